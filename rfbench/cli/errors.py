@@ -1,0 +1,39 @@
+"""Bad input ends with exit status 2 and one clear line on stderr (DESIGN §4)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class UserError(ValueError):
+    """Bad input from the user: reported in one line, no traceback."""
+
+
+def fail(message: str) -> None:
+    """Print ``rfbench: error: message`` to stderr and exit with status 2."""
+    print(f"rfbench: error: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+def user_errors(*kinds: type[BaseException]) -> Callable[[F], F]:
+    """Turn the given exception types (and UserError) into ``fail(str(exc))``."""
+    caught = (UserError, *kinds)
+
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except caught as exc:
+                fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+        return wrapper  # type: ignore[return-value]
+
+    return deco

@@ -1,0 +1,49 @@
+"""``rfbench list estimators|weights|datasets``: what the suite knows, as rich tables."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="List estimators, weights, datasets, ...", no_args_is_help=True)
+console = Console()
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+@app.command("estimators")
+def estimators() -> None:
+    """Every estimator name with its kernels, source paper, unbiasedness and theory."""
+    from rfbench.features.registry import list_estimators
+
+    table = Table(title="rfbench estimators (component@weights, hybrids, aliases)")
+    for col in ("name", "kernels", "paper", "unbiased", "theory"):
+        table.add_column(col, no_wrap=col == "name")
+    for info in list_estimators():
+        table.add_row(
+            info.name, ", ".join(info.kernels), info.paper, _yes(info.unbiased), _yes(info.theory)
+        )
+    console.print(table)
+
+
+@app.command("weights")
+def weights() -> None:
+    """Every coupling of the projections."""
+    from rfbench.features import registry
+
+    registry._load()
+    table = Table(title="rfbench weights (couplings of the projections)")
+    for col in ("name", "description", "paper", "rows N(0, I)", "rotation invariant"):
+        table.add_column(col)
+    for name, cls in registry.WEIGHTS.items():
+        table.add_row(
+            name,
+            cls.description,
+            cls.paper,
+            _yes(cls.marginally_gaussian),
+            _yes(cls.rotation_invariant),
+        )
+    console.print(table)

@@ -1,0 +1,306 @@
+"""The estimator contract (DESIGN §3): projections, log-space features, components, couplings.
+
+An estimator approximates K^(α)(x, y) = exp(α‖x‖²) SM(x, y) exp(α‖y‖²) by a bilinear product of
+feature maps. Randomness (a ``Draw``) is separate from applying it. Every feature map is held in log
+space as ``exp(log_scale[row]) * values[row]``: ``values`` are bounded by construction (each row is
+shifted by its own maximum log-magnitude), and the shift is carried exactly in ``log_scale`` — no
+additive epsilon, no clipping.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from rfbench.kernels import kernel_alpha, sq_norms
+
+Side = Literal["query", "key"]
+
+
+class EstimateRangeError(ArithmeticError):
+    """An estimate is not representable in float64 (it is reported, never clipped)."""
+
+
+@dataclass(frozen=True)
+class Projections:
+    """Random projections ω of one estimator, batched over independent draws.
+
+    W:        (draws, M, k) — rows ω_i restricted to the first k input coordinates (k = d unless a
+              rotation-invariant coupling was sampled in a k-dimensional frame).
+    sq_norms: (draws, M) — the full squared norms ‖ω_i‖² (needed by GERF/DERF even in a frame).
+    weights:  (M,) or (draws, M) quadrature weights a_i with K̂ = Σ_i a_i f1(ω_i, x) f2(ω_i, y);
+              None means the Monte Carlo weights 1/M. Signed weights (SGQ) are allowed.
+    d:        the dimension of the inputs the projections were drawn for.
+    """
+
+    W: np.ndarray
+    sq_norms: np.ndarray
+    d: int
+    weights: np.ndarray | None = None
+
+    @property
+    def draws(self) -> int:
+        return self.W.shape[0]
+
+    @property
+    def count(self) -> int:
+        return self.W.shape[1]
+
+    @property
+    def frame(self) -> int:
+        return self.W.shape[2]
+
+    def project(self, X: np.ndarray) -> np.ndarray:
+        """ωᵀx for every draw, row and projection: (draws, N, M). X is (N, k) or (draws, N, k)."""
+        X = check_inputs(X, self.frame)
+        return X @ np.swapaxes(self.W, -1, -2)
+
+    def quadrature_weights(self) -> np.ndarray:
+        """a_i broadcastable to (draws, M)."""
+        if self.weights is None:
+            return np.full((1, self.count), 1.0 / self.count)
+        return np.atleast_2d(self.weights)
+
+    def scaled(self, factor: float) -> Projections:
+        """The projections of ω·factor (e.g. a bandwidth 1/σ)."""
+        return Projections(self.W * factor, self.sq_norms * factor**2, self.d, self.weights)
+
+
+def check_inputs(X: np.ndarray, k: int | None = None) -> np.ndarray:
+    """Inputs as float arrays of shape (N, k) or (draws, N, k), finite, with the expected width."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[None, :]
+    if X.ndim not in (2, 3):
+        raise ValueError(f"inputs must have shape (N, d) or (draws, N, d), got {X.shape}")
+    if k is not None and X.shape[-1] != k:
+        raise ValueError(f"inputs have {X.shape[-1]} coordinates, projections have {k}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("inputs contain NaN or infinite values")
+    return X
+
+
+@dataclass(frozen=True)
+class Features:
+    """A batch of feature maps in log space: features = exp(log_scale)[..., None] * values.
+
+    values:    (draws, N, F) real or complex, each row shifted so its largest magnitude is ≤ 1.
+    log_scale: (draws, N) real.
+    """
+
+    values: np.ndarray
+    log_scale: np.ndarray
+
+    def dense(self) -> np.ndarray:
+        """The features themselves, (draws, N, F) (may overflow where the kernel does)."""
+        with np.errstate(over="ignore"):
+            return self.values * np.exp(self.log_scale)[..., None]
+
+    def concat(self, other: Features) -> Features:
+        """Concatenate two maps of the same rows along the feature axis, exactly."""
+        top = np.maximum(self.log_scale, other.log_scale)
+        a = self.values * np.exp(self.log_scale - top)[..., None]
+        b = other.values * np.exp(other.log_scale - top)[..., None]
+        return Features(np.concatenate([a, b], axis=-1), top)
+
+
+def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> Features:
+    """Features factor·exp(log_magnitude) over axes (draws, N, M, l), shifted per row.
+
+    ``factor`` (broadcastable, real or complex, |factor| ≤ 1) carries signs and phases, e.g.
+    sin/cos for trigonometric features. Values are flattened to (draws, N, M*l) and each row's
+    maximum log-magnitude is moved into ``log_scale``; a row whose features are all zero gets 0.
+    """
+    draws, n = log_magnitude.shape[:2]
+    top = np.max(log_magnitude.reshape(draws, n, -1), axis=-1)
+    top = np.where(np.isfinite(top), top, 0.0)
+    values = np.exp(log_magnitude - top[:, :, None, None])
+    if factor is not None:
+        values = values * factor
+    return Features(values.reshape(draws, n, -1), top)
+
+
+def bilinear_estimate(query: Features, key: Features) -> np.ndarray:
+    """K̂ = Re(φ(x)ᵀψ(y)) (bilinear, no conjugation) for every draw and pair: (draws, N, N')."""
+    gram = query.values @ np.swapaxes(key.values, -1, -2)
+    if np.iscomplexobj(gram):
+        gram = gram.real
+    log_scale = query.log_scale[..., :, None] + key.log_scale[..., None, :]
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = gram * np.exp(log_scale)
+    if not np.all(np.isfinite(out)):
+        bad = int(np.size(out) - np.count_nonzero(np.isfinite(out)))
+        raise EstimateRangeError(
+            f"{bad} estimate(s) overflow float64 (largest log-scale {np.max(log_scale):.1f}); "
+            "the kernel value itself is out of range — rescale the inputs"
+        )
+    return out
+
+
+class WeightsSampler(ABC):
+    """A coupling of the projection vectors ω (rows marginally N(0, I_d) unless stated)."""
+
+    name: str = ""
+    description: str = ""
+    paper: str = ""
+    #: every row is marginally N(0, I_d), so every unbiased component stays unbiased
+    marginally_gaussian: bool = True
+    #: the law of W is invariant under W -> W U for orthogonal U (enables k-dimensional frames)
+    rotation_invariant: bool = False
+    #: the number of rows is fixed by d (SGQ-det), not by m
+    fixed_count: bool = False
+
+    def __init__(self, **options: Any) -> None:
+        if options:
+            raise TypeError(f"weights {self.name!r} takes no options, got {sorted(options)}")
+
+    def sample(
+        self, rng: np.random.Generator, d: int, m: int, draws: int, frame: int | None = None
+    ) -> Projections:
+        """``draws`` independent draws of m projections in R^d (first ``frame`` coordinates)."""
+        _check_sizes(d, m, draws)
+        if frame is not None and frame < d:
+            if not self.rotation_invariant:
+                raise ValueError(f"weights {self.name!r} are not rotation invariant: no frames")
+            if frame < 1:
+                raise ValueError(f"frame must be at least 1, got {frame}")
+            return self._sample_frame(rng, d, m, draws, frame)
+        return self._sample(rng, d, m, draws)
+
+    @abstractmethod
+    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections: ...
+
+    def _sample_frame(
+        self, rng: np.random.Generator, d: int, m: int, draws: int, k: int
+    ) -> Projections:
+        raise NotImplementedError
+
+
+def _check_sizes(d: int, m: int, draws: int) -> None:
+    for label, value in (("d", d), ("m", m), ("draws", draws)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"{label} must be a positive integer, got {value!r}")
+
+
+def full_projections(W: np.ndarray, weights: np.ndarray | None = None) -> Projections:
+    """Projections from full rows W (draws, M, d)."""
+    return Projections(W, sq_norms(W), W.shape[-1], weights)
+
+
+class Component(ABC):
+    """A feature function pair (f1, f2) for the softmax kernel K^(0) (DERF Def. 2.1).
+
+    ``log_features`` returns per-projection features (before the quadrature weights) as
+    log-magnitudes (and phases for complex features) of shape (draws, N, M, l), plus a per-row
+    additive log term (draws, N) that does not depend on ω (e.g. -‖x‖²/2).
+    """
+
+    name: str = ""
+    description: str = ""
+    paper: str = ""
+    outputs: int = 1  # l: features per projection
+    positive: bool = True
+    unbiased: bool = True
+    data_dependent: bool = False
+    rotation_invariant: bool = True  # uses ω only through ωᵀx and ‖ω‖²
+    symmetric: bool = True  # f1 == f2
+    #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
+    kernels: tuple[str, ...] = ("softmax", "gaussian")
+
+    def __init__(self, **options: Any) -> None:
+        if options:
+            raise TypeError(f"component {self.name!r} takes no options, got {sorted(options)}")
+
+    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
+        """Parameters fitted from data statistics (data-dependent components only)."""
+        return {}
+
+    @abstractmethod
+    def log_terms(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """(log_magnitude (draws, N, M, l), factor or None, row_log (draws or 1, N)).
+
+        The feature f(ω_i, x)_l = factor · exp(log_magnitude + row_log); ``factor`` holds signs or
+        phases with |factor| ≤ 1 (None for positive features).
+        """
+
+    def features(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
+    ) -> Features:
+        """Weighted features: √|a_i| f1(ω_i, x) (query), sign(a_i)√|a_i| f2(ω_i, y) (key)."""
+        X = check_inputs(X, proj.frame)
+        log_mag, factor, row_log = self.log_terms(proj, X, side, params)
+        a = proj.quadrature_weights()[:, None, :, None]
+        with np.errstate(divide="ignore"):
+            log_mag = log_mag + 0.5 * np.log(np.abs(a))
+        if side == "key" and np.any(a < 0):
+            factor = np.sign(a) if factor is None else factor * np.sign(a)
+        out = shifted_exp(log_mag, factor)
+        row_log = np.broadcast_to(row_log, out.log_scale.shape)
+        return Features(out.values, out.log_scale + row_log)
+
+
+@dataclass
+class Draw:
+    """One batch of randomness of an estimator (plus fitted parameters)."""
+
+    projections: dict[str, Projections]
+    params: dict[str, Any] = field(default_factory=dict)
+    d: int = 0
+
+    @property
+    def draws(self) -> int:
+        return next(iter(self.projections.values())).draws
+
+
+class Estimator(ABC):
+    """The public estimator API (DESIGN §3)."""
+
+    name: str
+    kernel: str
+    m: int
+
+    @property
+    def alpha(self) -> float:
+        return kernel_alpha(self.kernel)
+
+    @abstractmethod
+    def sample(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        draws: int = 1,
+        fit: tuple[np.ndarray, np.ndarray] | None = None,
+        frame: int | None = None,
+    ) -> Draw: ...
+
+    @abstractmethod
+    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features: ...
+
+    @abstractmethod
+    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features: ...
+
+    def query_features(self, draw: Draw, X: np.ndarray) -> np.ndarray:
+        """φ(x): (draws, N, F), real or complex."""
+        return self.query_log_features(draw, X).dense()
+
+    def key_features(self, draw: Draw, Y: np.ndarray) -> np.ndarray:
+        """ψ(y): (draws, N', F)."""
+        return self.key_log_features(draw, Y).dense()
+
+    def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """K̂(x, y) = Re φ(x)ᵀψ(y) for every draw and pair: (draws, N, N')."""
+        return bilinear_estimate(self.query_log_features(draw, X), self.key_log_features(draw, Y))
+
+    @property
+    def unbiased(self) -> bool:
+        return False
+
+
+def kernel_row_log(alpha: float, X: np.ndarray) -> np.ndarray:
+    """α‖x‖² per row: turns softmax features into K^(α) features (DERF Sec. 2)."""
+    return alpha * sq_norms(np.asarray(X, dtype=float))

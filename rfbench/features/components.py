@@ -1,0 +1,78 @@
+"""Feature functions for the softmax kernel SM(x, y) = exp(xᵀy) (data-free ones).
+
+Each returns log-magnitudes (draws, N, M, l), a sign/phase factor, and a per-row log term; the
+kernel change to K^(α) and the quadrature weights (1/M for Monte Carlo) are applied by the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from rfbench.features.base import Component, Projections, Side
+from rfbench.features.registry import register_component
+from rfbench.kernels import sq_norms
+
+
+@register_component
+class Trig(Component):
+    """Trigonometric RFs: e^{‖u‖²/2}[sin ωᵀu, cos ωᵀu] (HRF Eq. 2; Rahimi & Recht)."""
+
+    name = "trig"
+    description = "trigonometric features [sin, cos] (random Fourier features)"
+    paper = "HRF Eq. 2"
+    outputs = 2
+    positive = False
+
+    def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
+        u = proj.project(X)
+        factor = np.stack([np.sin(u), np.cos(u)], axis=-1)
+        return np.zeros(u.shape + (1,)), factor, 0.5 * sq_norms(X)
+
+
+@register_component
+class Positive(Component):
+    """Positive RFs SM⁺: e^{-‖u‖²/2} e^{ωᵀu} (HRF §1.3; the clustering code's "FAVOR+")."""
+
+    name = "positive"
+    description = "positive features exp(ωᵀu - ‖u‖²/2) (SM+, PosRF)"
+    paper = "HRF §2.3 (A = I); SimRF Eq. 7; DERF PosRF"
+
+    def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
+        return proj.project(X)[..., None], None, -0.5 * sq_norms(X)
+
+
+@register_component
+class Hyperbolic(Component):
+    """Antithetic positive RFs SM⁺⁺ (FAVOR+): e^{-‖u‖²/2}[e^{ωᵀu}, e^{-ωᵀu}]/√2 (HRF Eq. 3, 34)."""
+
+    name = "hyperbolic"
+    description = "hyperbolic/antithetic positive features (SM++, FAVOR+)"
+    paper = "HRF Eq. 3"
+    outputs = 2
+
+    def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
+        u = proj.project(X)
+        log_mag = np.stack([u, -u], axis=-1) - 0.5 * np.log(2.0)
+        return log_mag, None, -0.5 * sq_norms(X)
+
+
+@register_component
+class Sign(Component):
+    """Sign features sgn(ωᵀu) (HRF Eq. 42): E = 1 - 2θ/π, the arc-cosine kernel of order 0.
+
+    Used by the angular hybrid through λ̂ = ½ - ½·(sign estimate) = θ/π estimated unbiasedly. As a
+    softmax estimator on its own it is meaningless; it estimates 1 - 2θ/π, not SM.
+    """
+
+    name = "sign"
+    description = "angle (Goemans–Williamson sign) features; estimates 1 - 2θ/π"
+    paper = "HRF Eq. 19, 42; CSE eq. 8"
+    unbiased = True  # for its own kernel, 1 - 2θ/π
+    kernels = ("angular",)
+    positive = False
+
+    def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
+        u = proj.project(X)
+        return np.zeros(u.shape + (1,)), np.sign(u)[..., None], np.zeros(X.shape[:-1])

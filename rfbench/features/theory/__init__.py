@@ -1,0 +1,64 @@
+"""Closed-form MSE of the estimators (DESIGN §2), dispatched by estimator name.
+
+Formula functions are registered per name (``component@weights`` or a hybrid name), take the
+estimator and arrays x, y of shape (..., d), and return the MSE of the **softmax** estimate with
+shape (...). ``mse`` converts to the estimator's kernel: K^(α) = e^{α‖x‖²} SM e^{α‖y‖²}, so
+MSE_α = e^{2α(‖x‖²+‖y‖²)} MSE_SM (HRF §1.4; DERF Sec. 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from rfbench.features.base import Estimator
+from rfbench.kernels import sq_norms
+
+TheoryFn = Callable[[Estimator, np.ndarray, np.ndarray], np.ndarray]
+FORMULAS: dict[str, TheoryFn] = {}
+
+
+def register_theory(*names: str) -> Callable[[TheoryFn], TheoryFn]:
+    """Register a softmax-MSE formula for the given estimator names."""
+
+    def deco(fn: TheoryFn) -> TheoryFn:
+        for name in names:
+            FORMULAS[name] = fn
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    from rfbench.features.theory import basic, coupled, derf, hybrid  # noqa: F401
+
+
+def has_theory(name: str) -> bool:
+    """Whether a closed-form MSE exists for the estimator called ``name``."""
+    _load()
+    return name in FORMULAS
+
+
+def mse(estimator: Estimator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Closed-form MSE of ``estimator`` at (x, y) in its own kernel; x, y of shape (..., d)."""
+    _load()
+    fn = FORMULAS.get(estimator.name)
+    if fn is None:
+        raise NotImplementedError(f"no closed-form MSE for {estimator.name}")
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    out = np.asarray(fn(estimator, x, y), dtype=float)
+    if estimator.kernel == "angular" or estimator.alpha == 0.0:
+        return out
+    return out * np.exp(2.0 * estimator.alpha * (sq_norms(x) + sq_norms(y)))
+
+
+def equal_norm_pair(r: float | np.ndarray, theta: float | np.ndarray, d: int) -> tuple:
+    """x, y ∈ R^d with ‖x‖ = ‖y‖ = r at angle θ (in the span of e_1, e_2), broadcast over r, θ."""
+    r, theta = np.broadcast_arrays(np.asarray(r, float), np.asarray(theta, float))
+    x = np.zeros(r.shape + (d,))
+    y = np.zeros(r.shape + (d,))
+    x[..., 0] = r
+    y[..., 0] = r * np.cos(theta)
+    y[..., 1] = r * np.sin(theta)
+    return x, y
