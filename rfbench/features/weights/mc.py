@@ -61,3 +61,30 @@ class ORF(_OrthogonalBlocks):
     name = "orf"
     description = "orthogonal blocks, Haar rotation, chi_d norms"
     paper = "SimRF (ORF), Spectraformer eq. 21"
+
+
+def simplex_directions(d: int) -> np.ndarray:
+    """The fixed simplex matrix S (SimRF Eq. 9, reconstructed in spec/simrf.md §1.2).
+
+    Rows are unit vectors with pairwise cosines -1/(d-1), summing to zero, last coordinate 0:
+    s_i = √(d/(d-1)) e_i - (√d+1)/(d-1)^{3/2} (1,…,1,0) for i < d, s_d = (d-1)^{-1/2} (1,…,1,0).
+    """
+    if d < 2:
+        raise ValueError(f"simplex couplings need d >= 2, got d = {d}")
+    ones = np.ones(d)
+    ones[-1] = 0.0
+    S = np.sqrt(d / (d - 1)) * np.eye(d) - (np.sqrt(d) + 1) / (d - 1) ** 1.5 * ones
+    S[-1] = ones / np.sqrt(d - 1)
+    return S
+
+
+@register_weights
+class SimRF(_OrthogonalBlocks):
+    """Simplex random features W = D S R (SimRF Eq. 8): maximally anti-correlated directions."""
+
+    name = "simrf"
+    description = "simplex blocks D S R, Haar rotation, chi_d norms"
+    paper = "SimRF Eq. 8"
+
+    def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
+        return np.broadcast_to(simplex_directions(d), (norms.shape[0], d, d))
