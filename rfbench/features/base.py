@@ -300,6 +300,11 @@ class Estimator(ABC):
     def unbiased(self) -> bool:
         return False
 
+    @property
+    def rotation_invariant(self) -> bool:
+        """Whether ``sample(..., frame=k)`` is allowed (inputs then live in R^k)."""
+        return False
+
 
 def kernel_row_log(alpha: float, X: np.ndarray) -> np.ndarray:
     """α‖x‖² per row: turns softmax features into K^(α) features (DERF Sec. 2)."""

@@ -44,6 +44,10 @@ class ComponentEstimator(Estimator):
     def unbiased(self) -> bool:
         return self.component.unbiased and self.weights.marginally_gaussian
 
+    @property
+    def rotation_invariant(self) -> bool:
+        return self.component.rotation_invariant and self.weights.rotation_invariant
+
     def sample(
         self,
         rng: np.random.Generator,

@@ -15,16 +15,23 @@ import numpy as np
 from rfbench.features.base import Estimator
 from rfbench.kernels import sq_norms
 
-TheoryFn = Callable[[Estimator, np.ndarray, np.ndarray], np.ndarray]
+TheoryFn = Callable[..., np.ndarray]
 FORMULAS: dict[str, TheoryFn] = {}
+DATA_DEPENDENT: set[str] = set()
 
 
-def register_theory(*names: str) -> Callable[[TheoryFn], TheoryFn]:
-    """Register a softmax-MSE formula for the given estimator names."""
+def register_theory(*names: str, data_dependent: bool = False) -> Callable[[TheoryFn], TheoryFn]:
+    """Register a softmax-MSE formula for the given estimator names.
+
+    A data-dependent formula is called as fn(estimator, x, y, params) with the fitted parameters
+    of a draw (``draw.params``); the others as fn(estimator, x, y).
+    """
 
     def deco(fn: TheoryFn) -> TheoryFn:
         for name in names:
             FORMULAS[name] = fn
+            if data_dependent:
+                DATA_DEPENDENT.add(name)
         return fn
 
     return deco
@@ -40,14 +47,26 @@ def has_theory(name: str) -> bool:
     return name in FORMULAS
 
 
-def mse(estimator: Estimator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Closed-form MSE of ``estimator`` at (x, y) in its own kernel; x, y of shape (..., d)."""
+def mse(
+    estimator: Estimator, x: np.ndarray, y: np.ndarray, params: dict | None = None
+) -> np.ndarray:
+    """Closed-form MSE of ``estimator`` at (x, y) in its own kernel; x, y of shape (..., d).
+
+    Data-dependent estimators (GERF/DERF) need ``params`` = ``draw.params`` of a fitted draw.
+    """
     _load()
     fn = FORMULAS.get(estimator.name)
     if fn is None:
         raise NotImplementedError(f"no closed-form MSE for {estimator.name}")
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    out = np.asarray(fn(estimator, x, y), dtype=float)
+    if estimator.name in DATA_DEPENDENT:
+        if params is None:
+            raise ValueError(
+                f"{estimator.name} is data-dependent: pass params=draw.params of a fitted draw"
+            )
+        out = np.asarray(fn(estimator, x, y, params), dtype=float)
+    else:
+        out = np.asarray(fn(estimator, x, y), dtype=float)
     if estimator.kernel == "angular" or estimator.alpha == 0.0:
         return out
     return out * np.exp(2.0 * estimator.alpha * (sq_norms(x) + sq_norms(y)))
