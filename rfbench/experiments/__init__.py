@@ -1,0 +1,84 @@
+"""Experiments (DESIGN §1): one module per experiment, registered by name.
+
+Each module in this package defines an :class:`~rfbench.experiments.base.Experiment` subclass and
+decorates it with :func:`register_experiment`; :func:`get_experiment` imports the modules on first
+use, so importing this package stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import TypeVar
+
+from rfbench.experiments.base import (
+    PROFILES,
+    RESERVED_KEYS,
+    ConfigError,
+    Experiment,
+    JobSpec,
+    job_key,
+)
+
+__all__ = [
+    "PROFILES",
+    "RESERVED_KEYS",
+    "ConfigError",
+    "Experiment",
+    "JobSpec",
+    "UnknownExperimentError",
+    "get_experiment",
+    "job_key",
+    "list_experiments",
+    "register_experiment",
+]
+
+EXPERIMENTS: dict[str, type[Experiment]] = {}
+E = TypeVar("E", bound=type[Experiment])
+_loaded = False
+
+
+class UnknownExperimentError(ConfigError):
+    """An experiment name the registry does not know."""
+
+
+def register_experiment(cls: E) -> E:
+    """Class decorator: make ``cls`` available under ``cls.name``."""
+    if not (isinstance(cls, type) and issubclass(cls, Experiment)) or not cls.name:
+        raise TypeError(f"{cls!r} must be an Experiment subclass with a non-empty name")
+    reserved = sorted(set(cls.defaults) & set(RESERVED_KEYS))
+    if reserved:
+        raise TypeError(f"{cls.__name__}.defaults uses reserved key(s) {reserved}")
+    known = EXPERIMENTS.get(cls.name)
+    if known is not None and known.__qualname__ != cls.__qualname__:
+        raise ValueError(f"experiment {cls.name!r} is already registered by {known!r}")
+    EXPERIMENTS[cls.name] = cls
+    return cls
+
+
+def _load() -> None:
+    """Import every experiment module of this package (registration happens on import)."""
+    global _loaded
+    if _loaded:
+        return
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "base" and not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+    _loaded = True
+
+
+def get_experiment(name: str) -> Experiment:
+    """A fresh instance of the experiment registered as ``name``."""
+    if name not in EXPERIMENTS:
+        _load()
+    try:
+        return EXPERIMENTS[name]()
+    except KeyError:
+        allowed = ", ".join(sorted(EXPERIMENTS)) or "none"
+        raise UnknownExperimentError(f"unknown experiment {name!r} (allowed: {allowed})") from None
+
+
+def list_experiments() -> list[Experiment]:
+    """One instance of every registered experiment, sorted by name."""
+    _load()
+    return [EXPERIMENTS[name]() for name in sorted(EXPERIMENTS)]

@@ -1,0 +1,247 @@
+"""The experiment interface (DESIGN §1, §6): a config expands into a grid of pure jobs.
+
+An :class:`Experiment` turns a resolved config into a list of :class:`JobSpec` (``grid``); each job
+is a pure function of its spec and a generator (``run_job``) returning tidy rows (DESIGN §5); the
+rows of all jobs, in grid order, may then be aggregated (``finalize``). The runner derives each
+job's generator from the root seed and ``{"experiment": name, **spec}`` (:func:`job_key`), so
+results depend neither on job order nor on the backend. Experiments know nothing of the CLI.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from rfbench.seeding import canonical_json
+
+#: Profiles every experiment and config file may name (DESIGN §4).
+PROFILES: tuple[str, ...] = ("quick", "paper")
+#: Config keys that describe a run rather than parametrise its jobs.
+RESERVED_KEYS: tuple[str, ...] = ("experiment", "name", "figure", "profile")
+
+
+class ConfigError(ValueError):
+    """A bad configuration value; the message names the value and what is allowed.
+
+    The CLI reports it in one line with exit status 2 (DESIGN §4).
+    """
+
+    @classmethod
+    def bad_value(cls, key: str, value: Any, allowed: str) -> ConfigError:
+        """``invalid value for 'key': value (allowed: ...)``."""
+        return cls(f"invalid value for {key!r}: {value!r} (allowed: {allowed})")
+
+
+def _freeze(key: str, value: Any) -> Any:
+    """A hashable, JSON-serialisable copy of a job parameter value."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(key, v) for v in value)
+    raise TypeError(
+        f"job parameter {key!r} = {value!r}: values must be str, int, float, bool, None "
+        "or lists of these"
+    )
+
+
+class JobSpec(Mapping[str, Any]):
+    """One job's key (DESIGN §6): an immutable mapping of parameters plus the repetition ``rep``.
+
+    ``JobSpec(estimator="trig@iid", r=1.5, m=128, rep=3)``. Values are scalars or tuples of them,
+    so a spec is hashable and JSON-serialisable; ``rep`` defaults to 0.
+    """
+
+    __slots__ = ("_items", "_json")
+
+    def __init__(self, params: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+        merged = {"rep": 0, **(params or {}), **kwargs}
+        for key in merged:
+            if not isinstance(key, str) or key == "experiment":
+                raise TypeError(
+                    f"job parameter names must be strings other than 'experiment': {key!r}"
+                )
+        rep = merged["rep"]
+        if isinstance(rep, bool) or not isinstance(rep, int | np.integer) or rep < 0:
+            raise TypeError(f"job repetition 'rep' must be a non-negative integer, got {rep!r}")
+        items = {k: _freeze(k, merged[k]) for k in sorted(merged)}
+        object.__setattr__(self, "_items", items)
+        object.__setattr__(self, "_json", canonical_json(items))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("JobSpec is immutable")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JobSpec):
+            return self._json == other._json
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"JobSpec({', '.join(f'{k}={v!r}' for k, v in self._items.items())})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (JobSpec, (dict(self._items),))
+
+    @property
+    def rep(self) -> int:
+        """The repetition index."""
+        return int(self._items["rep"])
+
+    def to_json(self) -> str:
+        """Canonical JSON of the spec (sorted keys; 1.0 and 1 are the same point)."""
+        return self._json
+
+    def replace(self, **changes: Any) -> JobSpec:
+        """A copy with some parameters changed."""
+        return JobSpec({**self._items, **changes})
+
+
+def job_key(experiment: str, spec: JobSpec) -> dict[str, Any]:
+    """The key whose stable hash seeds the job's generator: ``{"experiment": name, **spec}``."""
+    return {"experiment": experiment, **spec}
+
+
+def _check_type(key: str, value: Any, default: Any) -> Any:
+    """``value`` checked against the type of ``default`` (ints promote to floats)."""
+    if default is None or value is None:
+        return value
+    if isinstance(default, list | tuple):
+        items = value if isinstance(value, list | tuple) else [value]
+        if default:
+            items = [_check_type(key, v, default[0]) for v in items]
+        return list(items)
+    for kind, name in ((bool, "true or false"), (str, "a string"), (Mapping, "a table")):
+        if isinstance(default, kind):
+            if not isinstance(value, kind):
+                raise ConfigError.bad_value(key, value, name)
+            return dict(value) if kind is Mapping else value
+    if isinstance(value, bool):
+        raise ConfigError.bad_value(key, value, "a number")
+    if isinstance(default, int) and not isinstance(value, int):
+        raise ConfigError.bad_value(key, value, "an integer")
+    if isinstance(default, float):
+        if not isinstance(value, int | float):
+            raise ConfigError.bad_value(key, value, "a number")
+        return float(value)
+    return value
+
+
+class Experiment:
+    """Base class of experiments. Subclasses set ``name``, ``defaults`` and implement ``grid`` and
+    ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
+    ``cache_context``.
+
+    - ``defaults``: every parameter with its paper value; the type of a default is the type a
+      config value must have (a list default accepts a scalar as a one-element list).
+    - ``profiles``: per profile (``quick``, ``paper``), overrides of the defaults.
+    - ``version``: bump it when the rows a job returns change meaning, to invalidate job caches.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+    defaults: ClassVar[Mapping[str, Any]] = {}
+    profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
+
+    # ----------------------------------------------------------------------- configuration
+
+    def resolve_config(
+        self,
+        params: Mapping[str, Any] | None = None,
+        profile: str | None = None,
+        *,
+        name: str | None = None,
+        figure: str | None = None,
+    ) -> dict[str, Any]:
+        """defaults ⊕ profile overrides ⊕ ``params``, type-checked and validated.
+
+        The result also holds the reserved keys ``experiment``, ``name``, ``figure``, ``profile``.
+        """
+        if profile is not None and profile not in PROFILES:
+            raise ConfigError.bad_value("profile", profile, ", ".join(PROFILES))
+        merged: dict[str, Any] = {}
+        merged.update(self.profiles.get(profile, {}) if profile else {})
+        merged.update(params or {})
+        if name is not None:
+            merged["name"] = name
+        if figure is not None:
+            merged["figure"] = figure
+        merged["profile"] = profile
+        return self.check_config(merged)
+
+    def check_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill missing defaults, reject unknown keys, check types, run ``validate_config``.
+
+        Idempotent: a resolved config passes unchanged.
+        """
+        experiment = config.get("experiment", self.name)
+        if experiment != self.name:
+            raise ConfigError(f"config is for experiment {experiment!r}, not {self.name!r}")
+        unknown = sorted(k for k in config if k not in self.defaults and k not in RESERVED_KEYS)
+        if unknown:
+            allowed = ", ".join(self.defaults) or "none"
+            raise ConfigError(
+                f"unknown parameter(s) {', '.join(map(repr, unknown))} for experiment "
+                f"{self.name!r} (allowed: {allowed})"
+            )
+        resolved: dict[str, Any] = {
+            "experiment": self.name,
+            "name": config.get("name") or self.name,
+            "figure": config.get("figure") or "",
+            "profile": config.get("profile"),
+        }
+        for key in ("name", "figure"):
+            if not isinstance(resolved[key], str):
+                raise ConfigError.bad_value(key, resolved[key], "a string")
+        for key, default in self.defaults.items():
+            value = config[key] if key in config else copy.deepcopy(default)
+            resolved[key] = _check_type(key, value, default)
+        self.validate_config(resolved)
+        return resolved
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        """Semantic checks of a resolved config; raise :class:`ConfigError` naming the bad value."""
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What a job's rows depend on besides its spec, its seed and ``version`` (for the cache).
+
+        Default: the whole config (safe). Return ``{}`` when ``run_job`` reads only its spec, so a
+        grown grid (more points or repetitions) reuses the finished jobs.
+        """
+        return {k: v for k, v in config.items() if k not in RESERVED_KEYS}
+
+    # ----------------------------------------------------------------------- computation
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        """The jobs of a resolved config, in the order their rows appear in the output."""
+        raise NotImplementedError
+
+    def run_job(
+        self, spec: JobSpec, rng: np.random.Generator
+    ) -> Sequence[Mapping[str, Any]] | pd.DataFrame:
+        """The rows of one job: a pure function of ``spec`` and ``rng`` (no I/O, no printing)."""
+        raise NotImplementedError
+
+    def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        """Aggregate the rows of all jobs (in grid order); default: keep them as they are."""
+        return rows
+
+    def __repr__(self) -> str:
+        return f"<experiment {self.name!r}>"

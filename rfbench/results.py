@@ -1,0 +1,319 @@
+"""The result contract (DESIGN §5): tidy rows, their validation, atomic parquet with provenance.
+
+A result file holds one row per (experiment, estimator, parameter point, metric) with the columns of
+``REQUIRED_COLUMNS`` plus parameter columns (``PARAMETER_COLUMNS`` and any extra scalar column),
+and carries a JSON provenance object under the parquet key-value metadata key ``rfbench``.
+Plots and the report read these files only, through :func:`load_results`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import functools
+import json
+import os
+import platform
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import rfbench
+
+METADATA_KEY = b"rfbench"
+
+STRING, FLOAT, INT = "string", "float", "int"
+
+#: Columns every result row has: name -> kind.
+REQUIRED_COLUMNS: dict[str, str] = {
+    "experiment": STRING,
+    "figure": STRING,
+    "estimator": STRING,
+    "kernel": STRING,
+    "metric": STRING,
+    "value": FLOAT,
+    "stderr": FLOAT,
+    "n_trials": INT,
+}
+#: Required columns that may hold nulls (``figure`` may be empty but not null).
+NULLABLE_REQUIRED = frozenset({"stderr"})
+
+#: Known parameter columns (named as the CLI options) -> kind; null where not applicable.
+PARAMETER_COLUMNS: dict[str, str] = {
+    "d": INT,
+    "m": INT,
+    "n": INT,
+    "r": FLOAT,
+    "theta": FLOAT,
+    "sigma": FLOAT,
+    "alpha": FLOAT,
+    "dataset": STRING,
+    "regime": STRING,
+    "weights": STRING,
+    "rep": INT,
+}
+
+#: Metric names -> what they measure. One name, one quantity, forever (DESIGN §5).
+METRICS: dict[str, str] = {
+    "true": "the exact kernel value K",
+    "mean": "mean of the estimates K̂",
+    "bias": "mean(K̂) - K",
+    "mse": "mean (K̂ - K)²",
+    "rel_rmse": "√MSE / K",
+    "rel_mae": "mean |K̂ - K| / K",
+    "q05": "5% quantile of K̂",
+    "q50": "median of K̂",
+    "q95": "95% quantile of K̂",
+    "neg_fraction": "fraction of negative estimates K̂ < 0",
+    "theory_mse": "closed-form MSE",
+    "theory_rel_rmse": "√(closed-form MSE) / K",
+    "frob_sq": "Σ (K - K̂)² over a Gram matrix",
+    "rel_frob": "‖K - K̂‖_F / ‖K‖_F",
+    "log_rel_var": "log of Var(K̂) / K²",
+    "accuracy": "classification accuracy",
+    "time_s": "wall time in seconds",
+}
+
+
+class ResultSchemaError(ValueError):
+    """A result table that does not follow the contract of DESIGN §5."""
+
+
+def register_metric(name: str, description: str) -> str:
+    """Add a metric name; re-registering a name for a different quantity is an error."""
+    known = METRICS.get(name)
+    if known is not None and known != description:
+        raise ValueError(f"metric {name!r} already means {known!r}; choose a new name")
+    METRICS[name] = description
+    return name
+
+
+def register_parameter(name: str, kind: str) -> str:
+    """Fix the kind (``"string"``, ``"float"``, ``"int"``) of a parameter column."""
+    if kind not in (STRING, FLOAT, INT):
+        raise ValueError(f"unknown column kind {kind!r}; allowed: {STRING}, {FLOAT}, {INT}")
+    if name in REQUIRED_COLUMNS or PARAMETER_COLUMNS.get(name, kind) != kind:
+        raise ValueError(f"column {name!r} already has kind {_kind_of(name)!r}")
+    PARAMETER_COLUMNS[name] = kind
+    return name
+
+
+def _kind_of(name: str) -> str | None:
+    return REQUIRED_COLUMNS.get(name) or PARAMETER_COLUMNS.get(name)
+
+
+def _string_dtype() -> Any:
+    """The running pandas' default string dtype (``str`` in pandas 3, ``object`` before)."""
+    return pd.Series(["a"]).dtype
+
+
+_ACCEPTS: dict[str, frozenset[str]] = {
+    STRING: frozenset({"string", "empty"}),
+    FLOAT: frozenset({"floating", "integer", "mixed-integer-float", "empty"}),
+    INT: frozenset({"integer", "floating", "mixed-integer-float", "empty"}),
+}
+_INFERRED_KIND = {"string": STRING, "integer": INT, "floating": FLOAT, "mixed-integer-float": FLOAT}
+
+
+def _coerce_column(name: str, col: pd.Series) -> pd.Series:
+    """``col`` with the canonical dtype of its kind (known, else inferred from its values)."""
+    inferred = pd.api.types.infer_dtype(col, skipna=True)
+    kind = _kind_of(name)
+    if kind is None:  # an extra parameter column: its kind follows from its values
+        if inferred == "boolean":
+            return col.astype("boolean")
+        if inferred == "empty":
+            return col.astype(object).where(col.notna(), None)
+        kind = _INFERRED_KIND.get(inferred)
+        if kind is None:
+            raise ResultSchemaError(
+                f"column {name!r} holds {inferred} values; use strings or numbers"
+            )
+    if inferred not in _ACCEPTS[kind]:
+        raise ResultSchemaError(f"column {name!r} must hold {kind} values, got {inferred} values")
+    if kind == STRING:
+        return col.astype(_string_dtype())
+    if kind == FLOAT:
+        return col.astype("float64")
+    values = col.astype("Float64")
+    if (values.dropna() % 1 != 0).any():
+        raise ResultSchemaError(
+            f"column {name!r} must hold integers, got {values.dropna().iloc[0]}"
+        )
+    return values.astype("Int64")
+
+
+def validate_results(df: pd.DataFrame) -> pd.DataFrame:
+    """Check ``df`` against the schema; return it with canonical dtypes and column order.
+
+    Raises :class:`ResultSchemaError` naming the missing column, the bad type or the unknown metric.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ResultSchemaError(f"results must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ResultSchemaError(f"result table lacks required column(s): {', '.join(missing)}")
+    if df.columns.duplicated().any():
+        raise ResultSchemaError(f"duplicate columns: {list(df.columns[df.columns.duplicated()])}")
+    out = {}
+    for name in df.columns:
+        if not isinstance(name, str) or not name:
+            raise ResultSchemaError(f"column names must be non-empty strings, got {name!r}")
+        out[name] = _coerce_column(name, df[name].reset_index(drop=True))
+    res = pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+    for name in REQUIRED_COLUMNS:
+        if name not in NULLABLE_REQUIRED and res[name].isna().any():
+            raise ResultSchemaError(f"column {name!r} has null values (row {_first_na(res[name])})")
+    unknown = sorted(set(res["metric"]) - set(METRICS))
+    if unknown:
+        raise ResultSchemaError(
+            f"unknown metric(s) {', '.join(map(repr, unknown))}; known: {', '.join(METRICS)} "
+            "(add one with rfbench.results.register_metric)"
+        )
+    if (res["n_trials"] < 0).any():
+        raise ResultSchemaError("column 'n_trials' must be non-negative")
+    res["n_trials"] = res["n_trials"].astype("int64")
+    known = [c for c in PARAMETER_COLUMNS if c in res.columns]
+    extra = sorted(c for c in res.columns if c not in REQUIRED_COLUMNS and c not in known)
+    return res[[*REQUIRED_COLUMNS, *known, *extra]]
+
+
+def _first_na(col: pd.Series) -> int:
+    return int(np.flatnonzero(col.isna().to_numpy())[0])
+
+
+# ---------------------------------------------------------------------------------- provenance
+
+
+@functools.cache
+def git_info() -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the git checkout holding the rfbench package; (None, None) if unknown."""
+    cwd = Path(rfbench.__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(
+                ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None, None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return commit, (None if status is None else bool(status))
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, tuple | set | frozenset):
+        return list(obj)
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+
+
+def make_provenance(
+    *,
+    config: Mapping[str, Any],
+    seed: int,
+    command_line: str | Sequence[str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The provenance object of a result file (DESIGN §5), with the environment filled in."""
+    import scipy
+
+    if command_line is None:
+        command_line = sys.argv
+    if not isinstance(command_line, str):
+        import shlex
+
+        command_line = shlex.join(str(a) for a in command_line)
+    commit, dirty = git_info()
+    prov = {
+        "rfbench_version": rfbench.__version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "config": json.loads(json.dumps(dict(config), default=_json_default)),
+        "seed": int(seed),
+        "command_line": command_line,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "pandas": pd.__version__,
+        "platform": platform.platform(),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+    prov.update(extra)
+    return prov
+
+
+# ---------------------------------------------------------------------------------- files
+
+
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) -> Path:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
+
+    A crash or Ctrl-C at any moment leaves either the old file or the new one, never a partial one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Not mkstemp: its 0600 mode would stick to the result; a random suffix avoids collisions.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def write_table(
+    df: pd.DataFrame, path: str | os.PathLike[str], metadata: Mapping[bytes, bytes]
+) -> Path:
+    """Write ``df`` as parquet atomically with extra key-value schema metadata (no validation)."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    return atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+
+
+def write_results(
+    df: pd.DataFrame, path: str | os.PathLike[str], provenance: Mapping[str, Any]
+) -> Path:
+    """Validate ``df`` and write it atomically to ``path`` with ``provenance`` as metadata."""
+    for key in ("config", "seed"):
+        if key not in provenance:
+            raise ValueError(f"provenance lacks {key!r} (build it with make_provenance)")
+    df = validate_results(df)
+    blob = json.dumps(dict(provenance), default=_json_default, sort_keys=True).encode()
+    return write_table(df, path, {METADATA_KEY: blob})
+
+
+def load_results(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """The rows of a result file, validated, with canonical dtypes."""
+    return validate_results(pq.read_table(path).to_pandas())
+
+
+def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The provenance object of a result file."""
+    meta = pq.read_schema(path).metadata or {}
+    if METADATA_KEY not in meta:
+        raise ResultSchemaError(f"{path}: not an rfbench result file (no 'rfbench' metadata)")
+    return json.loads(meta[METADATA_KEY])

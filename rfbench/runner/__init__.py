@@ -1,0 +1,29 @@
+"""The experiment runner (DESIGN §1, §4-§6): config files, grids of jobs, backends, job cache.
+
+``run(experiment, config, seed=0, out=None, workers=None, backend="processes", force=False,
+quiet=False, command_line=None, scheduler=None) -> Path`` writes one result file;
+``load_config(path, profile)`` reads a TOML config file (shape documented in
+:mod:`rfbench.runner.config`).
+"""
+
+from __future__ import annotations
+
+from rfbench.runner.backends import BACKENDS, JobFailed, execute_job
+from rfbench.runner.cache import JobCache, cache_dir
+from rfbench.runner.config import ConfigFile, load_config, read_config_file, resolve_file
+from rfbench.runner.core import default_out, expand_grid, run
+
+__all__ = [
+    "BACKENDS",
+    "ConfigFile",
+    "JobCache",
+    "JobFailed",
+    "cache_dir",
+    "default_out",
+    "execute_job",
+    "expand_grid",
+    "load_config",
+    "read_config_file",
+    "resolve_file",
+    "run",
+]

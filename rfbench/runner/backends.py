@@ -1,0 +1,207 @@
+"""Backends that run jobs: ``serial`` (this process), ``processes`` (a process pool), ``dask``.
+
+Every backend calls :func:`execute_job`, whose result is a pure function of (experiment, spec,
+seed): the job's generator is ``job_rng(seed, {"experiment": name, **spec})`` (DESIGN §6) and the
+BLAS runs on one thread in every backend (a multi-threaded BLAS may sum in another order), so the
+rows are bit-identical whatever the backend, the number of workers or the order of completion.
+Backends yield ``(index, rows)`` as jobs finish; the caller orders them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent import futures
+from typing import Any
+
+import pandas as pd
+
+from rfbench.experiments import ConfigError, Experiment, JobSpec, job_key
+from rfbench.results import validate_results
+from rfbench.seeding import job_rng
+
+BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
+BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+Task = tuple[int, JobSpec]
+
+
+class JobFailed(RuntimeError):
+    """A job raised; the message names the job, the cause is chained."""
+
+    def __init__(self, experiment: str, spec: JobSpec, exc: BaseException) -> None:
+        super().__init__(f"job {spec!r} of experiment {experiment!r} failed: {exc!r}")
+        self.spec = spec
+
+
+def rows_frame(rows: Any, experiment: Experiment) -> pd.DataFrame:
+    """The rows returned by ``run_job`` as a DataFrame with a fresh index."""
+    if isinstance(rows, pd.DataFrame):
+        return rows.reset_index(drop=True)
+    if isinstance(rows, Sequence) and all(isinstance(r, Mapping) for r in rows):
+        return pd.DataFrame([dict(r) for r in rows])
+    raise TypeError(
+        f"{type(experiment).__name__}.run_job must return a list of dicts or a DataFrame, "
+        f"got {type(rows).__name__}"
+    )
+
+
+def execute_job(experiment: Experiment, spec: JobSpec, seed: int) -> pd.DataFrame:
+    """Run one job with its own generator; check its rows if ``finalize`` keeps them as they are."""
+    rows = rows_frame(
+        experiment.run_job(spec, job_rng(seed, job_key(experiment.name, spec))), experiment
+    )
+    if type(experiment).finalize is Experiment.finalize and len(rows):
+        filled = rows.assign(**{k: rows.get(k, "") for k in ("experiment", "figure")})
+        validate_results(filled)  # fail early, naming the job, rather than after the whole run
+    return rows
+
+
+# ----------------------------------------------------------------------------- BLAS threads
+
+
+def _threadpool_limits() -> Any:
+    """threadpoolctl's ``threadpool_limits`` (installed with scikit-learn), or None."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return None
+    return threadpool_limits
+
+
+def single_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """A context in which the BLAS of this process uses one thread."""
+    limits = _threadpool_limits()
+    return limits(limits=1) if limits is not None else contextlib.nullcontext()
+
+
+_pinned = False
+
+
+def pin_worker(ignore_sigint: bool = True) -> None:
+    """Worker initializer: one BLAS thread for the life of the process; Ctrl-C goes to the parent.
+
+    The environment variables reach libraries loaded later and child processes; threadpoolctl
+    limits the BLAS already loaded (workers forked from a parent that imported numpy).
+    """
+    global _pinned
+    for var in BLAS_THREAD_VARS:
+        os.environ[var] = "1"
+    limits = _threadpool_limits()
+    if limits is not None:
+        limits(limits=1)
+    if ignore_sigint:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _pinned = True
+
+
+def _execute_pinned(experiment: Experiment, spec: JobSpec, seed: int) -> pd.DataFrame:
+    if not _pinned:
+        pin_worker(ignore_sigint=False)
+    return execute_job(experiment, spec, seed)
+
+
+# ----------------------------------------------------------------------------- backends
+
+
+def run_serial(
+    experiment: Experiment, tasks: Sequence[Task], seed: int
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Run the jobs one after the other in this process."""
+    with single_blas_thread():
+        for index, spec in tasks:
+            try:
+                rows = execute_job(experiment, spec, seed)
+            except ConfigError:
+                raise
+            except Exception as exc:
+                raise JobFailed(experiment.name, spec, exc) from exc
+            yield index, rows
+
+
+def _abort_pool(pool: futures.ProcessPoolExecutor) -> None:
+    """Cancel pending jobs and stop the workers now (used on Ctrl-C)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            proc.terminate()
+
+
+def run_processes(
+    experiment: Experiment, tasks: Sequence[Task], seed: int, workers: int
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Run the jobs on a pool of ``workers`` processes with one BLAS thread each.
+
+    On a failing job, pending jobs are cancelled, running ones finish (and are yielded, so they are
+    cached), then :class:`JobFailed` is raised. On Ctrl-C the workers are stopped at once.
+    """
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    pool = futures.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context(method),
+        initializer=pin_worker,
+    )
+    failure: tuple[JobSpec, BaseException] | None = None
+    try:
+        pending = {pool.submit(execute_job, experiment, spec, seed): (i, spec) for i, spec in tasks}
+        for fut in futures.as_completed(pending):
+            if fut.cancelled():
+                continue
+            index, spec = pending[fut]
+            exc = fut.exception()
+            if exc is None:
+                yield index, fut.result()
+            elif failure is None:
+                failure = (spec, exc)
+                for other in pending:
+                    other.cancel()
+    except BaseException:
+        _abort_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    if failure is not None:
+        spec, exc = failure
+        if isinstance(exc, ConfigError):
+            raise exc
+        raise JobFailed(experiment.name, spec, exc) from exc
+
+
+def run_dask(
+    experiment: Experiment,
+    tasks: Sequence[Task],
+    seed: int,
+    workers: int,
+    scheduler: str | None,
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    """Run the jobs on Dask: the cluster at ``scheduler``, else a local one of ``workers``."""
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise ConfigError(
+            "backend 'dask' needs the optional dependency dask[distributed]: "
+            "pip install 'rfbench[dask]' (or use --backend processes)"
+        ) from None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        client = Client(n_workers=workers, threads_per_worker=1, processes=True)
+    with client:
+        pending = {
+            client.submit(_execute_pinned, experiment, spec, seed, pure=False): (i, spec)
+            for i, spec in tasks
+        }
+        try:
+            for fut in as_completed(pending):
+                index, spec = pending[fut]
+                try:
+                    rows = fut.result()
+                except ConfigError:
+                    raise
+                except Exception as exc:
+                    raise JobFailed(experiment.name, spec, exc) from exc
+                yield index, rows
+        finally:
+            client.cancel(list(pending))

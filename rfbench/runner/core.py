@@ -1,0 +1,150 @@
+"""``run``: expand a config into jobs, run the missing ones, write one result file (DESIGN §5-6).
+
+The output is a function of (experiment, resolved config, root seed) only: jobs are seeded from
+their keys, rows are assembled in grid order (never completion order) from the job cache, and the
+file is written atomically with its provenance. A run killed at any moment leaves the finished jobs
+in the cache and no partial output; running it again computes only the missing jobs and writes
+the same rows as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
+from rfbench.results import make_provenance, write_results
+from rfbench.runner.backends import BACKENDS, Task, run_dask, run_processes, run_serial
+from rfbench.runner.cache import JobCache, cache_dir
+from rfbench.runner.progress import JobProgress
+
+
+def default_out(experiment: str, name: str, root: str | os.PathLike[str] = "results") -> Path:
+    """``results/<experiment>/<name>.parquet`` (DESIGN §4)."""
+    return Path(root) / experiment / f"{name}.parquet"
+
+
+def expand_grid(experiment: Experiment, config: Mapping[str, Any]) -> list[JobSpec]:
+    """The experiment's jobs, checked: a non-empty list of distinct specs."""
+    specs = [s if isinstance(s, JobSpec) else JobSpec(s) for s in experiment.grid(config)]
+    if not specs:
+        raise ConfigError(f"experiment {experiment.name!r}: this config has no jobs")
+    seen: dict[JobSpec, int] = {}
+    for i, spec in enumerate(specs):
+        if spec in seen:
+            raise ValueError(
+                f"{type(experiment).__name__}.grid repeats job {spec!r} (positions {seen[spec]}, "
+                f"{i}): equal keys would draw the same random numbers"
+            )
+        seen[spec] = i
+    return specs
+
+
+def _check_options(seed: Any, out: Path, workers: Any, backend: str, scheduler: str | None) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError.bad_value("seed", seed, "a non-negative integer")
+    if backend not in BACKENDS:
+        raise ConfigError.bad_value("backend", backend, ", ".join(BACKENDS))
+    if workers is None:
+        workers = os.cpu_count() or 1
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError.bad_value("workers", workers, "a positive integer")
+    if scheduler and backend != "dask":
+        raise ConfigError(f"a scheduler address applies only to --backend dask, not {backend!r}")
+    if out.suffix != ".parquet":
+        raise ConfigError.bad_value("out", str(out), "a file name ending in .parquet")
+    if out.is_dir():
+        raise ConfigError(f"output {out} is a directory; give a file name ending in .parquet")
+    return workers
+
+
+def _backend_iter(
+    backend: str,
+    experiment: Experiment,
+    tasks: Sequence[Task],
+    seed: int,
+    workers: int,
+    scheduler: str | None,
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    if backend == "serial":
+        return run_serial(experiment, tasks, seed)
+    if backend == "processes":
+        return run_processes(experiment, tasks, seed, min(workers, len(tasks)))
+    return run_dask(experiment, tasks, seed, workers, scheduler)
+
+
+def _with_run_columns(rows: pd.DataFrame, experiment: str, figure: str) -> pd.DataFrame:
+    """Fill the ``experiment`` and ``figure`` columns where the rows lack them."""
+    if "experiment" not in rows.columns:
+        rows = rows.assign(experiment=experiment)
+    if "figure" not in rows.columns:
+        rows = rows.assign(figure=figure)
+    return rows
+
+
+def run(
+    experiment: Experiment | str,
+    config: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    out: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    backend: str = "processes",
+    force: bool = False,
+    quiet: bool = False,
+    command_line: str | Sequence[str] | None = None,
+    scheduler: str | None = None,
+) -> Path:
+    """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
+
+    ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults).
+    ``out`` defaults to ``results/<experiment>/<name>.parquet``; finished jobs are cached under
+    ``<out dir>/.cache/<out stem>/`` and reused unless ``force``. ``workers`` defaults to the
+    number of cores. Bad options raise :class:`ConfigError`; a failing job raises
+    :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished are cached.
+    """
+    exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
+    config = exp.check_config(config or {})
+    out = Path(out) if out is not None else default_out(exp.name, config["name"])
+    workers = _check_options(seed, out, workers, backend, scheduler)
+    specs = expand_grid(exp, config)
+    cache = JobCache(cache_dir(out), exp, seed, config)
+
+    frames: list[pd.DataFrame | None] = [None if force else cache.load(s) for s in specs]
+    tasks = [(i, spec) for i, spec in enumerate(specs) if frames[i] is None]
+    progress = JobProgress(
+        len(specs),
+        len(specs) - len(tasks),
+        description=config["name"],
+        enabled=bool(tasks) and not quiet,
+    )
+    if tasks:
+        jobs = _backend_iter(backend, exp, tasks, seed, workers, scheduler)
+        with progress, contextlib.closing(jobs):
+            for index, rows in jobs:
+                cache.store(specs[index], rows)
+                frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
+                progress.advance()
+
+    missing = [specs[i] for i, f in enumerate(frames) if f is None]
+    if missing:  # only if the cache folder changed under us
+        raise RuntimeError(f"job cache {cache.directory} lost job {missing[0]!r}; run again")
+    done = [f for f in frames if f is not None and len(f.columns)]
+    rows = pd.concat(done, ignore_index=True) if done else pd.DataFrame()
+    rows = _with_run_columns(rows, exp.name, config["figure"])
+    result = _with_run_columns(exp.finalize(rows, config), exp.name, config["figure"])
+    provenance = make_provenance(
+        config=config,
+        seed=seed,
+        command_line=command_line,
+        experiment=exp.name,
+        experiment_version=exp.version,
+        backend=backend,
+        workers=workers,
+        n_jobs=len(specs),
+    )
+    return write_results(result, out, provenance)

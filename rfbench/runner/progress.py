@@ -1,0 +1,80 @@
+"""A progress bar on stderr (jobs done/total, elapsed, ETA), shown for runs longer than ~1 s."""
+
+from __future__ import annotations
+
+import threading
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+
+class JobProgress:
+    """``with JobProgress(total, done, ...) as bar: bar.advance()``; appears after ``delay`` s."""
+
+    def __init__(
+        self,
+        total: int,
+        done: int = 0,
+        *,
+        description: str = "jobs",
+        enabled: bool = True,
+        delay: float = 1.0,
+        console: Console | None = None,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._started = False
+        self._closed = False
+        self._progress: Progress | None = None
+        self._timer: threading.Timer | None = None
+        if enabled:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("elapsed"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=console or Console(stderr=True),
+            )
+            self._task = self._progress.add_task(description, total=total, completed=done)
+            self._delay = delay
+
+    def __enter__(self) -> JobProgress:
+        if self._progress is not None:
+            self._timer = threading.Timer(self._delay, self._start)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._closed and self._progress is not None:
+                self._progress.start()
+                self._started = True
+
+    def advance(self, n: int = 1) -> None:
+        """Count ``n`` more finished jobs."""
+        if self._progress is not None:
+            self._progress.advance(self._task, n)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._closed = True
+            if self._started and self._progress is not None:
+                self._progress.stop()
