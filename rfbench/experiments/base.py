@@ -243,5 +243,12 @@ class Experiment:
         """Aggregate the rows of all jobs (in grid order); default: keep them as they are."""
         return rows
 
+    #: CLI help per parameter (``rfbench <experiment> --help``); missing keys get no help text
+    help: ClassVar[Mapping[str, str]] = {}
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """A few headline rows for the terminal (the CLI prints them as a table after a run)."""
+        return results.head(12)
+
     def __repr__(self) -> str:
         return f"<experiment {self.name!r}>"
