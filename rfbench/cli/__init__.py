@@ -1,10 +1,16 @@
-"""The ``rfbench`` command line (DESIGN §4): thin — parse, validate, call."""
+"""The ``rfbench`` command line (DESIGN §4): thin — parse, validate, call.
+
+``list`` and ``data`` are fixed Typer sub-apps; one subcommand per registered experiment is
+generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``.
+"""
 
 from __future__ import annotations
 
 import typer
 
 from rfbench.cli import data, listing
+from rfbench.cli.experiments import add_config_commands, add_experiment_command
+from rfbench.experiments import list_experiments
 
 app = typer.Typer(
     name="rfbench",
@@ -15,7 +21,10 @@ app = typer.Typer(
 )
 app.add_typer(listing.app, name="list")
 app.add_typer(data.app, name="data")
+for _experiment in list_experiments():
+    add_experiment_command(app, _experiment)
+add_config_commands(app)
 
 
 def main() -> None:  # pragma: no cover - console entry
-    app()
+    app(prog_name="rfbench")

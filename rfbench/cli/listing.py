@@ -47,3 +47,25 @@ def weights() -> None:
             _yes(cls.rotation_invariant),
         )
     console.print(table)
+
+
+@app.command("datasets")
+def datasets() -> None:
+    """Every data set: size after preprocessing, classes, download, source, licence, local copy."""
+    from rfbench.datasets import DATASETS, data_root, local_status
+
+    table = Table(title=f"rfbench data sets (data folder: {data_root()})")
+    for col in ("name", "rows x features", "classes", "download", "source", "licence", "local"):
+        table.add_column(col, no_wrap=col in ("name", "rows x features"))
+    for info in DATASETS.values():
+        size = f"{info.download_bytes / 1e6:.2f} MB" if info.download_bytes else "-"
+        table.add_row(
+            info.name,
+            info.shape,
+            info.classes,
+            size,
+            info.source,
+            info.licence,
+            local_status(info.name),
+        )
+    console.print(table)

@@ -1,0 +1,34 @@
+"""Rich tables for DataFrames (headline numbers after a run)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return f"{value:.4g}"
+    if value is None or value is pd.NA:
+        return ""
+    return str(value)
+
+
+def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
+    """Print up to ``max_rows`` rows of ``frame`` as a rich table (empty columns dropped)."""
+    frame = frame.dropna(axis=1, how="all").head(max_rows)
+    table = Table(title=title)
+    for column in frame.columns:
+        table.add_column(
+            str(column), justify="right" if frame[column].dtype.kind in "fiu" else "left"
+        )
+    for row in frame.itertuples(index=False):
+        table.add_row(*(_cell(v) for v in row))
+    console.print(table)
