@@ -1,0 +1,47 @@
+"""One-line data errors (DESIGN §4): name the data set, the path, what was expected, and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class DataError(ValueError):
+    """A data set cannot be used: unknown, missing, corrupt or unreadable; a one-line message."""
+
+
+def fix_hint(name: str, rel: str | None = None) -> str:
+    """The standard remedy, naming the command and the environment variable."""
+    where = f" that holds {rel}" if rel else ""
+    return f"fix: run `rfbench data fetch {name}`, or set RFBENCH_DATA to a folder{where}"
+
+
+def unknown(name: str, known: list[str]) -> DataError:
+    return DataError(f"unknown data set {name!r}; known data sets: {', '.join(known)}")
+
+
+def missing(name: str, path: Path, rel: str, why: str = "") -> DataError:
+    reason = f" ({why})" if why else ""
+    return DataError(
+        f"data set {name!r}: file {path} is missing{reason}; expected the file {rel} "
+        f"under the data folder; {fix_hint(name, rel)}"
+    )
+
+
+def mismatch(
+    name: str, path: Path, got: str, nbytes: int, want: str, want_bytes: int | None, what: str = ""
+) -> DataError:
+    content = f"{what} " if what else ""
+    size = f", {want_bytes:,} bytes" if want_bytes is not None else ""
+    return DataError(
+        f"data set {name!r}: {path} failed verification ({content}sha256 {got[:16]}…, "
+        f"{nbytes:,} bytes; expected sha256 {want[:16]}…{size}): the file is corrupt or "
+        f"truncated and was not used; fix: run `rfbench data fetch {name}` to download a fresh "
+        "copy, or set RFBENCH_DATA to a folder with a good copy"
+    )
+
+
+def unreadable(name: str, path: Path, expected: str, why: str) -> DataError:
+    why = " ".join(str(why).split()) or "unknown error"
+    return DataError(
+        f"data set {name!r}: cannot read {path} ({why}); expected {expected}; {fix_hint(name)}"
+    )
