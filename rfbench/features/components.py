@@ -75,4 +75,5 @@ class Sign(Component):
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
-        return np.zeros(u.shape + (1,)), np.sign(u)[..., None], np.zeros(X.shape[:-1])
+        signs = np.where(u >= 0, 1.0, -1.0)  # sgn(0) = +1 (spec/cse.md §2.3)
+        return np.zeros(u.shape + (1,)), signs[..., None], np.zeros(X.shape[:-1])

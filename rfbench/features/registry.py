@@ -52,7 +52,7 @@ def register_alias(alias: str, target: str, **options: Any) -> None:
 
 def _load() -> None:
     # Importing these modules registers their classes (kept here to avoid import cycles).
-    from rfbench.features import components, derf, hybrid, weights  # noqa: F401
+    from rfbench.features import complex_exp, components, derf, hybrid, weights  # noqa: F401
 
 
 class UnknownEstimatorError(ValueError):
@@ -167,16 +167,13 @@ def list_estimators() -> list[EstimatorInfo]:
                 )
             )
     for alias, (target, opts) in ALIASES.items():
+        head, weights = split_name(target)
+        if weights is None and head in HYBRIDS:
+            target = f"{head}@{HYBRIDS[head].default_weights}"
         base = next(r for r in rows if r.name == target)
         desc = f"alias of {target} ({', '.join(f'{k}={v}' for k, v in opts.items())})"
+        unbiased = base.unbiased and opts.get("variant") != "shared-all"
         rows.append(
-            EstimatorInfo(
-                alias,
-                base.kernels,
-                base.paper,
-                False if opts.get("variant") == "shared-all" else base.unbiased,
-                theory.has_theory(alias),
-                desc,
-            )
+            EstimatorInfo(alias, base.kernels, base.paper, unbiased, theory.has_theory(alias), desc)
         )
     return rows

@@ -11,7 +11,7 @@ import numpy as np
 
 from rfbench.features.base import Projections, WeightsSampler, full_projections
 from rfbench.features.registry import register_weights
-from rfbench.features.weights.blocks import chi_norms, haar_frames, stacked
+from rfbench.features.weights.blocks import chi_norms, haar_frames, n_blocks, stacked
 
 
 @register_weights
@@ -88,3 +88,76 @@ class SimRF(_OrthogonalBlocks):
 
     def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
         return np.broadcast_to(simplex_directions(d), (norms.shape[0], d, d))
+
+
+def simplex_plus_directions(norms: np.ndarray, passes: int = 5) -> np.ndarray:
+    """SimRF+ directions S′ for given norms (SimRF Eqs. 16–17; spec/simrf.md §1.2 "SimRFs+").
+
+    ``norms`` (count, d) are the w_i of each block. Starting from the simplex, sweep i = 1..d in
+    place (Gauss–Seidel): r_i = Σ_{j≠i} w_j ŝ_j, ŝ_i ← −r_i/‖r_i‖; ``passes`` full sweeps. When a
+    closed loop exists (max_i w_i ≤ Σ_{j≠i} w_j) the weighted resultant Σ_i w_i ŝ_i → 0, the
+    minimiser of the truncated conformity (SimRF Eq. 15). Returns (count, d, d), rows ŝ_i.
+    """
+    count, d = norms.shape
+    w = np.ascontiguousarray(norms.T)[..., None]  # (d, count, 1): vector i is contiguous
+    S = np.array(np.broadcast_to(simplex_directions(d)[:, None, :], (d, count, d)))
+    total = np.sum(w * S, axis=0)
+    for _ in range(passes):
+        for i in range(d):
+            rest = total - w[i] * S[i]
+            length = np.sqrt(np.einsum("cj,cj->c", rest, rest))[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                new = -rest / length
+            bad = ~(length[:, 0] > 0)  # r_i = 0 has probability 0; keep ŝ_i then
+            new[bad] = S[i, bad]
+            S[i] = new
+            total = rest + w[i] * new
+    return np.ascontiguousarray(np.swapaxes(S, 0, 1))
+
+
+@register_weights
+class SimRFPlus(_OrthogonalBlocks):
+    """SimRF+ (SimRF Eqs. 16–17): W = D S′ R with S′ optimised for the block's own norms D.
+
+    Options: ``passes`` (default 5, as the official code's ``sim_plus_iter``) and ``code_compat``.
+    By default every block gets fresh χ_d norms and its own optimisation (spec/simrf.md §1.2,
+    §4 item 7, the recommended resolution). ``code_compat=True`` reproduces the official code:
+    one draw of norms and one S′ per draw, reused by all its blocks (only R is redrawn).
+    Rotation invariant (R Haar, independent of D and S′), so frames work in both modes.
+    """
+
+    name = "simrf-plus"
+    description = "SimRF+: simplex directions optimised for the block's norms (weight-dependent)"
+    paper = "SimRF Eqs. 16-17 (SimRFs+)"
+
+    def __init__(self, passes: int = 5, code_compat: bool = False) -> None:
+        if isinstance(passes, bool) or int(passes) != passes or passes < 0:
+            raise ValueError(f"simrf-plus passes must be a non-negative integer, got {passes!r}")
+        if not isinstance(code_compat, bool | np.bool_):
+            raise ValueError(f"simrf-plus code_compat must be true or false, got {code_compat!r}")
+        self.passes, self.code_compat = int(passes), bool(code_compat)
+
+    def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
+        return simplex_plus_directions(norms, self.passes)
+
+    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
+        if self.code_compat:
+            return self._shared_blocks(rng, d, m, draws, d)
+        return super()._sample(rng, d, m, draws)
+
+    def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
+        if self.code_compat:
+            return self._shared_blocks(rng, d, m, draws, k)
+        return super()._sample_frame(rng, d, m, draws, k)
+
+    def _shared_blocks(
+        self, rng: np.random.Generator, d: int, m: int, draws: int, k: int
+    ) -> Projections:
+        """Code-compat: one D and S′ per draw, a fresh Haar R (d×k) for each of its blocks."""
+        nb = n_blocks(m, d)
+        norms = chi_norms(rng, (draws, d), d)
+        R = haar_frames(rng, draws * nb, d, k).reshape(draws, nb, d, k)
+        rows = self.directions(rng, norms, d)[:, None] @ R
+        W = (norms[:, None, :, None] * rows).reshape(draws, nb * d, k)[:, :m]
+        sq = np.tile(norms**2, (1, nb))[:, :m]
+        return Projections(np.ascontiguousarray(W), sq, d)
