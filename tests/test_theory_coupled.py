@@ -10,6 +10,7 @@ from scipy.special import gammaln, hyp1f1
 
 from rfbench.features import registry, theory
 from rfbench.features.theory import basic
+from rfbench.features.theory import conformity as F
 from rfbench.features.theory import coupled as C
 from rfbench.features.weights.mc import simplex_directions, simplex_plus_directions
 from rfbench.kernels import kernel_matrix, sq_norms
@@ -90,7 +91,7 @@ def test_fig4_conformity_reproduces_spec_run():
     # spec §3.1 "my run": one draw of χ_6 norms; default_rng(3) reproduces it to every digit.
     rng = np.random.default_rng(3)
     norms = np.sqrt(rng.chisquare(6, size=6))
-    out = C.fig4_conformities(norms, 1.0, rng)
+    out = F.fig4_conformities(norms, 1.0, rng)
     assert_printed(out["iid"][0], "2.734")
     assert_printed(out["iid"][1], "0.255")
     assert_printed(out["orf"], "2.625")
@@ -108,7 +109,7 @@ def test_config_conformity_averages_to_closed_form():
     n, d, v = 4000, 6, 1.0
     norms = np.sqrt(rng.chisquare(d, size=(n, d)))
     for coupling, directions in (("orf", np.eye(d)), ("simrf", simplex_directions(d))):
-        vals = C.config_conformity(norms[..., None] * directions, v)
+        vals = F.config_conformity(norms[..., None] * directions, v)
         se = vals.std() / np.sqrt(n)
         exact = float(C.rf_conformity(coupling, d, v))
         assert abs(vals.mean() - exact) < 5 * se
@@ -229,14 +230,14 @@ def test_pair_norm_densities():
     d = 6
     w = np.linspace(0.0, 25.0, 5001)
     for coupling in C.COUPLINGS:
-        p = C.pair_norm_density(coupling, d, w)
+        p = F.pair_norm_density(coupling, d, w)
         assert np.trapezoid(p, w) == pytest.approx(1.0, abs=1e-8)
     np.testing.assert_allclose(
-        C.pair_norm_density("orf", d, w), stats.chi(2 * d).pdf(w), rtol=1e-10, atol=1e-300
+        F.pair_norm_density("orf", d, w), stats.chi(2 * d).pdf(w), rtol=1e-10, atol=1e-300
     )
     # E_p[f(w, v)] = ρ (Eq. 10 with Eq. 20 = Eq. 24)
-    p = C.pair_norm_density("simrf", d, w)
-    rho = np.trapezoid(p * C.pair_conformity_integrand(d, w, 1.0), w)
+    p = F.pair_norm_density("simrf", d, w)
+    rho = np.trapezoid(p * F.pair_conformity_integrand(d, w, 1.0), w)
     assert_printed(rho, "2.181826061")
     # and the mean of ‖ω_i + ω_j‖ under the SimRF sampler matches the density
     est = registry.get("positive@simrf", m=2)
@@ -244,14 +245,14 @@ def test_pair_norm_densities():
     wij = np.linalg.norm(W[:, 0] + W[:, 1], axis=-1)
     mean = np.trapezoid(w * p, w)
     assert abs(wij.mean() - mean) < 5 * wij.std() / np.sqrt(wij.size)
-    assert abs(mean - np.trapezoid(w * C.pair_norm_density("orf", d, w), w)) > 0.2
+    assert abs(mean - np.trapezoid(w * F.pair_norm_density("orf", d, w), w)) > 0.2
 
 
 def test_optimality_statements():
     # §2.8 footnote 4: the expansion ratio E(w_ij⁴)/E(w_ij²) of orthogonal pairs is 2d + 2
     w = np.linspace(0.0, 40.0, 8001)
     for d in (6, 16):
-        p = C.pair_norm_density("orf", d, w)
+        p = F.pair_norm_density("orf", d, w)
         assert np.trapezoid(w**4 * p, w) / np.trapezoid(w**2 * p, w) == pytest.approx(2 * d + 2)
     # SimRFs+ minimises the k ≤ 1 truncation Σ_{i≠j} ‖w_i + w_j‖² = 2(m-2)Σ w_i² + 2‖Σ w_i‖²
     rng = np.random.default_rng(4)

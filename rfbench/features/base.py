@@ -10,6 +10,7 @@ additive epsilon, no clipping.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -99,12 +100,23 @@ class Features:
         with np.errstate(over="ignore"):
             return self.values * np.exp(self.log_scale)[..., None]
 
-    def concat(self, other: Features) -> Features:
-        """Concatenate two maps of the same rows along the feature axis, exactly."""
-        top = np.maximum(self.log_scale, other.log_scale)
-        a = self.values * np.exp(self.log_scale - top)[..., None]
-        b = other.values * np.exp(other.log_scale - top)[..., None]
-        return Features(np.concatenate([a, b], axis=-1), top)
+
+def concat_features(blocks: Sequence[Features]) -> Features:
+    """Concatenate maps of the same rows along the feature axis, exactly (log scales aligned).
+
+    A block whose row scale is -inf (an all-zero row) contributes zeros.
+    """
+    top = np.max(np.stack([f.log_scale for f in blocks]), axis=0)
+    top = np.where(np.isfinite(top), top, 0.0)
+    parts = [f.values * np.exp(f.log_scale - top)[..., None] for f in blocks]
+    return Features(np.concatenate(parts, axis=-1), top)
+
+
+def positive_int(label: str, value: int) -> int:
+    """``value`` as an int, or a ValueError naming ``label`` if it is not a positive integer."""
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{label} must be a positive integer, got {value!r}")
+    return int(value)
 
 
 def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> Features:

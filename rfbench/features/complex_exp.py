@@ -10,18 +10,17 @@ estimate is unbiased; A = iI reproduces trig exactly and A = I the single positi
 (spec/hrf.md §5 item 11 — not SM⁺⁺ as the paper says). For complex A the square must be the
 bilinear (Au)ᵀ(Au), not ‖Au‖² (spec/hrf.md §5 item 12).
 
-Also the pieces of the clustering hybrid (HRF Sec. 2.4, App. H): the diagonal A per pair of cluster
-centres (Eq. 83–88; spec/hrf.md §1.10) and the k-means clustering itself (spec/hrf.md §3.4).
+Also the diagonal A per pair of cluster centres used by the clustering hybrid (HRF Sec. 2.4,
+App. H, Eq. 83–88; spec/hrf.md §1.10).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rfbench.features.base import Component, Projections, Side, check_inputs
+from rfbench.features.base import Component, Projections, Side
 from rfbench.features.registry import register_component
 
 #: stand-in for the "large positive" entries of Eq. 86–88 (the released notebook uses 1e16)
@@ -136,37 +135,3 @@ def complex_diagonal_A(r_i: np.ndarray, r_j: np.ndarray, large: float = LARGE) -
         out = np.where(ratio > 0, 1j * np.sqrt(np.abs(ratio)), np.sqrt(np.abs(ratio)) + 0j)
     out = np.where(r_i == 0, np.where(r_j == 0, 1 + 1j, large + 0j), out)
     return np.where((r_i != 0) & (r_j == 0), (1 + 1j) / large, out)
-
-
-@dataclass(frozen=True)
-class Clustering:
-    """k-means clusters: centres (original space) and the assignment rule."""
-
-    centres: np.ndarray  # (k, d)
-    shift: np.ndarray  # standardisation: (u - shift) / scale
-    scale: np.ndarray
-
-    def assign(self, X: np.ndarray) -> np.ndarray:
-        """Nearest centre in standardised coordinates (= the k-means label of the fit data)."""
-        Z = (X - self.shift) / self.scale
-        C = (self.centres - self.shift) / self.scale
-        return np.argmin(((Z[..., None, :] - C) ** 2).sum(-1), axis=-1)
-
-
-def fit_clusters(
-    X: np.ndarray, k: int, rng: np.random.Generator, standardize: bool = True
-) -> Clustering:
-    """sklearn KMeans (seed drawn from ``rng``) on standardised data, centroids mapped back
-    (the released HRF notebook: StandardScaler, KMeans tol=1e-5; spec/hrf.md §3.4 step 6)."""
-    from sklearn.cluster import KMeans
-
-    X = check_inputs(X).reshape(-1, np.shape(X)[-1])
-    if len(X) < k:
-        raise ValueError(f"need at least {k} fit points for {k} clusters, got {len(X)}")
-    shift = X.mean(axis=0) if standardize else np.zeros(X.shape[1])
-    scale = X.std(axis=0) if standardize else np.ones(X.shape[1])
-    scale = np.where(scale > 0, scale, 1.0)
-    seed = int(rng.integers(2**31 - 1))
-    km = KMeans(n_clusters=k, n_init=10, tol=1e-5, max_iter=30000, random_state=seed)
-    km.fit((X - shift) / scale)
-    return Clustering(km.cluster_centers_ * scale + shift, shift, scale)

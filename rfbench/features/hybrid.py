@@ -11,7 +11,8 @@ A bipolar hybrid mixes SM⁺⁺ (hyperbolic) and trig with a linearisable coeffi
 - ``gaussian-hybrid``: g = n^{-1/2}[sin, cos](σ τᵀu), a = 1/ρ, c = -1/ρ, ρ = 1 - e^{-2σ²r²}
   (HRF App. F Eq. 67–70, σ restored inside sin/cos: spec/hrf.md §5 item 14); ``normalized=False``
   is the LM code's variant ρ := 1 (spec/hrf.md §1.8).
-- ``cluster-hybrid``: the zero-one mixture of complex-exponential estimators (HRF Def. H.2).
+- ``cluster-hybrid`` (rfbench.features.cluster_hybrid): the zero-one mixture of complex-exp
+  estimators (HRF Def. H.2).
 
 ``estimate`` combines Gram matrices directly (cheap); ``query_log_features``/``key_log_features``
 return the explicit real asymmetric maps of Lemma 2.3 (spec/hrf.md §1.7), which give the same
@@ -21,7 +22,6 @@ numbers. The coupling named after '@' is used for every projection set (ω and �
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,13 +35,9 @@ from rfbench.features.base import (
     WeightsSampler,
     bilinear_estimate,
     check_inputs,
+    concat_features,
     kernel_row_log,
-)
-from rfbench.features.complex_exp import (
-    ComplexExp,
-    complex_diagonal_A,
-    fit_clusters,
-    real_diagonal_A,
+    positive_int,
 )
 from rfbench.features.components import Hyperbolic, Sign, Trig
 from rfbench.features.registry import HybridEntry, make_weights, register_alias, register_hybrid
@@ -78,13 +74,6 @@ def _outer(g: Features, f: Features) -> Features:
     return Features(v.reshape(*v.shape[:-2], -1), g.log_scale + f.log_scale)
 
 
-def _concat(blocks: Sequence[Features]) -> Features:
-    """Concatenate maps of the same rows; a block with row scale -inf contributes zeros."""
-    top = np.max(np.stack([b.log_scale for b in blocks]), axis=0)
-    parts = [b.values * np.exp(b.log_scale - top)[..., None] for b in blocks]
-    return Features(np.concatenate(parts, axis=-1), top)
-
-
 def _first_rows(proj: Projections, n: int) -> Projections:
     """The first n projections (CSE variant S: τ_i = ω_i), quadrature weights renormalised."""
     w = proj.weights
@@ -93,13 +82,7 @@ def _first_rows(proj: Projections, n: int) -> Projections:
     return Projections(proj.W[:, :n], proj.sq_norms[:, :n], proj.d, w)
 
 
-def _count(label: str, value: int) -> int:
-    if int(value) != value or value < 1:
-        raise ValueError(f"{label} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-class _HybridBase(Estimator):
+class HybridBase(Estimator):
     """Shared checks: kernel, m, the coupling and the kernel row factor e^{α‖x‖²}."""
 
     family: str = ""
@@ -111,7 +94,7 @@ class _HybridBase(Estimator):
             raise ValueError(
                 f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
             )
-        self.kernel, self.m = kernel, _count("m (projections per base estimator)", m)
+        self.kernel, self.m = kernel, positive_int("m (projections per base estimator)", m)
         self.weights = make_weights("iid") if weights is None else weights
         self.name = f"{self.family}@{self.weights.name}"
 
@@ -121,7 +104,7 @@ class _HybridBase(Estimator):
         return Features(f.values, f.log_scale + kernel_row_log(self.alpha, X))
 
 
-class BipolarHybrid(_HybridBase):
+class BipolarHybrid(HybridBase):
     """λ̂·ŜM⁺⁺ + (1 − λ̂)·ŜM^trig with λ̂ = a + c·g(x)ᵀg(y) independent of the ω's (HRF Eq. 12)."""
 
     variants: tuple[str, ...] = VARIANTS[:2]
@@ -140,7 +123,7 @@ class BipolarHybrid(_HybridBase):
             raise ValueError(f"variant must be one of {', '.join(self.variants)}, got {variant!r}")
         self.variant = variant
         default = self.m if variant == "shared-all" else DEFAULT_N
-        self.n = _count("n (λ projections)", default if n is None else n)
+        self.n = positive_int("n (λ projections)", default if n is None else n)
         if variant == "shared-all" and self.n > self.m:
             raise ValueError(f"variant shared-all reuses ω as τ and needs n <= m, got n = {n}")
 
@@ -211,7 +194,7 @@ class BipolarHybrid(_HybridBase):
             for f, k in zip(maps, (a, c, 1.0 - a, -c), strict=True)
             if k != 0
         ]
-        return _concat(blocks)
+        return concat_features(blocks)
 
     def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
         return self._psi(draw, X, "query")
@@ -273,107 +256,7 @@ class GaussianHybrid(BipolarHybrid):
         return self.fourier.features(tau, check_inputs(X), side, {})
 
 
-class ClusterHybrid(_HybridBase):
-    """Σ_ij 1[x ∈ i]1[y ∈ j]·Re Ψ_{A_ij}(x)ᵀΨ_{(A_ij)⁻¹}(y): zero-one mixture (HRF Def. H.2).
-
-    A_ij is the real diagonal of Eq. 88 for the centre pair (``diagonal="complex"``: Eq. 86–87,
-    exact at the centres). One set of ω, from the coupling after '@' (default iid), is shared by all
-    pairs, as in the paper's experiment (spec/hrf.md §3.4 step 8). ``clusters`` = k or (n_q, n_k).
-    Data-dependent: sample() needs fit=(X, Y); the clustering is fitted once per sample() call and
-    shared by its draws. Inputs are (N, d).
-    """
-
-    family = "cluster-hybrid"
-    paper = "HRF Sec. 2.4, Def. H.2, Eq. 88"
-    description = "zero-one mixture of complex-exp estimators per k-means cluster pair (fit data)"
-
-    def __init__(
-        self,
-        kernel: str = "softmax",
-        m: int = 128,
-        n: int | None = None,
-        weights: WeightsSampler | None = None,
-        clusters: int | tuple[int, int] = 2,
-        diagonal: str = "real",
-        standardize: bool = True,
-    ) -> None:
-        super().__init__(kernel, m, weights)
-        if n is not None:
-            raise ValueError("cluster-hybrid has deterministic λ (cluster indicators): no n")
-        nq, nk = (clusters, clusters) if np.ndim(clusters) == 0 else tuple(clusters)
-        self.clusters = (_count("query clusters", nq), _count("key clusters", nk))
-        if diagonal not in ("real", "complex"):
-            raise ValueError(f"diagonal must be 'real' or 'complex', got {diagonal!r}")
-        self.diagonal, self.standardize = diagonal, bool(standardize)
-
-    @property
-    def unbiased(self) -> bool:
-        return self.weights.marginally_gaussian
-
-    def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
-    ) -> Draw:
-        if fit is None:
-            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
-        if frame is not None and frame < d:
-            raise ValueError(f"{self.name} uses diagonal A: it needs full projections, no frame")
-        query, key = (
-            fit_clusters(Z, k, rng, self.standardize)
-            for Z, k in zip(fit, self.clusters, strict=True)
-        )
-        make_A = real_diagonal_A if self.diagonal == "real" else complex_diagonal_A
-        pairs = [[ComplexExp(diag=make_A(ri, rj)) for rj in key.centres] for ri in query.centres]
-        proj = self.weights.sample(rng, d, self.m, draws)
-        return Draw({"omega": proj}, {"query": query, "key": key, "pairs": pairs}, d)
-
-    def _pair_features(self, draw: Draw, X: np.ndarray, i: int, j: int, side: Side) -> Features:
-        comp = draw.params["pairs"][i][j]
-        return self._with_kernel(comp.features(draw.projections["omega"], X, side, {}), X)
-
-    def _inputs(self, X: np.ndarray) -> np.ndarray:
-        X = check_inputs(X)
-        if X.ndim != 2:
-            raise ValueError(f"{self.name} takes inputs of shape (N, d), got {X.shape}")
-        return X
-
-    def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """Block by block: each (query-cluster, key-cluster) block uses its own estimator."""
-        X, Y = self._inputs(X), self._inputs(Y)
-        lx, ly = draw.params["query"].assign(X), draw.params["key"].assign(Y)
-        out = np.zeros((draw.draws, len(X), len(Y)))
-        for i, j in np.ndindex(*self.clusters):
-            rows, cols = np.flatnonzero(lx == i), np.flatnonzero(ly == j)
-            if rows.size and cols.size:
-                out[:, rows[:, None], cols[None, :]] = bilinear_estimate(
-                    self._pair_features(draw, X[rows], i, j, "query"),
-                    self._pair_features(draw, Y[cols], i, j, "key"),
-                )
-        return out
-
-    def _psi(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
-        """[1[c(u) = i]·Ψ_ij(u)]_(i,j): dimension n_q·n_k·m, one nonzero row of blocks."""
-        X = self._inputs(X)
-        labels = draw.params["query" if side == "query" else "key"].assign(X)
-        blocks = []
-        for i, j in np.ndindex(*self.clusters):
-            f = self._pair_features(draw, X, i, j, side)
-            mine = labels == (i if side == "query" else j)
-            blocks.append(Features(f.values, np.where(mine, f.log_scale, -np.inf)))
-        return _concat(blocks)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._psi(draw, X, "query")
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._psi(draw, Y, "key")
-
-
-for _cls in (AngularHybrid, GaussianHybrid, ClusterHybrid):
+for _cls in (AngularHybrid, GaussianHybrid):
     register_hybrid(HybridEntry(_cls.family, _cls, KERNELS, _cls.paper, True, _cls.description))
 # '@iid' in the target: registry.list_estimators looks alias targets up among full names.
 register_alias("cse", "angular-hybrid@iid", variant="shared-all")

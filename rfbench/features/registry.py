@@ -52,7 +52,14 @@ def register_alias(alias: str, target: str, **options: Any) -> None:
 
 def _load() -> None:
     # Importing these modules registers their classes (kept here to avoid import cycles).
-    from rfbench.features import complex_exp, components, derf, hybrid, weights  # noqa: F401
+    from rfbench.features import (  # noqa: F401
+        cluster_hybrid,
+        complex_exp,
+        components,
+        derf,
+        hybrid,
+        weights,
+    )
 
 
 class UnknownEstimatorError(ValueError):
