@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from rfbench.cli.show import console
+
 app = typer.Typer(help="List estimators, weights, datasets, ...", no_args_is_help=True)
-console = Console()
 
 
 def _yes(flag: bool) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+# A terminal gets its own width; a pipe or file gets wide rows rather than 80-column wrapping.
+console = Console() if sys.stdout.isatty() else Console(width=160)
 
 
 def _cell(value: object) -> str:

@@ -153,7 +153,7 @@ def list_estimators() -> list[EstimatorInfo]:
                 EstimatorInfo(
                     f"{c}@{w}",
                     comp.kernels,
-                    f"{comp.paper}; {ws.paper}",
+                    comp.paper,
                     comp.unbiased and ws.marginally_gaussian,
                     theory.has_theory(f"{c}@{w}"),
                     f"{comp.description}; {ws.description}",
