@@ -233,11 +233,12 @@ class Component(ABC):
     @abstractmethod
     def log_terms(
         self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
-    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
         """(log_magnitude (draws, N, M, l), factor or None, row_log (draws or 1, N)).
 
         The feature f(ω_i, x)_l = factor · exp(log_magnitude + row_log); ``factor`` holds signs or
-        phases with |factor| ≤ 1 (None for positive features).
+        phases with |factor| ≤ 1 (None for positive features). A bounded feature (trig, sign)
+        returns log_magnitude None: the factor is the feature, up to exp(row_log).
         """
 
     def features(
@@ -247,9 +248,14 @@ class Component(ABC):
         X = check_inputs(X, proj.frame)
         log_mag, factor, row_log = self.log_terms(proj, X, side, params)
         a = proj.quadrature_weights()[:, None, :, None]
+        signed = side == "key" and np.any(a < 0)
+        if log_mag is None:  # bounded features: no exponentials, no shift needed
+            weight = np.sqrt(np.abs(a)) * (np.sign(a) if signed else 1.0)
+            values = (factor * weight).reshape(factor.shape[0], factor.shape[1], -1)
+            return Features(values, np.broadcast_to(row_log, values.shape[:2]).astype(float))
         with np.errstate(divide="ignore"):
             log_mag = log_mag + 0.5 * np.log(np.abs(a))
-        if side == "key" and np.any(a < 0):
+        if signed:
             factor = np.sign(a) if factor is None else factor * np.sign(a)
         out = shifted_exp(log_mag, factor)
         row_log = np.broadcast_to(row_log, out.log_scale.shape)

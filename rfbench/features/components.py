@@ -27,8 +27,10 @@ class Trig(Component):
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
-        factor = np.stack([np.sin(u), np.cos(u)], axis=-1)
-        return np.zeros(u.shape + (1,)), factor, 0.5 * sq_norms(X)
+        factor = np.empty(u.shape + (2,))
+        np.sin(u, out=factor[..., 0])
+        np.cos(u, out=factor[..., 1])
+        return None, factor, 0.5 * sq_norms(X)
 
 
 @register_component
@@ -76,4 +78,4 @@ class Sign(Component):
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
         signs = np.where(u >= 0, 1.0, -1.0)  # sgn(0) = +1 (spec/cse.md §2.3)
-        return np.zeros(u.shape + (1,)), signs[..., None], np.zeros(X.shape[:-1])
+        return None, signs[..., None], np.zeros(X.shape[:-1])

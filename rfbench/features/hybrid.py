@@ -47,14 +47,6 @@ DEFAULT_N = 8  # λ projections (spec/hrf.md §2: m·n = M with n = 8)
 KERNELS = ("softmax", "gaussian")
 
 
-class _SignPlus(Sign):
-    """sgn(τᵀu) with sgn(0) := +1 (spec/cse.md §2.3), so x = y can never give 0·0."""
-
-    def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
-        u = proj.project(X)
-        return np.zeros(u.shape + (1,)), np.where(u >= 0, 1.0, -1.0)[..., None], np.zeros(1)
-
-
 class _Fourier(Trig):
     """[sin τᵀu, cos τᵀu] without e^{‖u‖²/2}: (1/n)Σ cos(τᵀ(x-y)) estimates e^{-‖x-y‖²/2}."""
 
@@ -109,6 +101,11 @@ class BipolarHybrid(HybridBase):
 
     variants: tuple[str, ...] = VARIANTS[:2]
     bases = (Hyperbolic(), Trig())
+
+    @property
+    def rotation_invariant(self) -> bool:
+        """Every piece uses ω, τ only through projections: frames work if the coupling allows."""
+        return self.weights.rotation_invariant
 
     def __init__(
         self,
@@ -210,7 +207,7 @@ class AngularHybrid(BipolarHybrid):
     paper = "HRF Sec. 2.4 Eq. 12, 19; CSE eq. 11"
     description = "λ̂ = θ/π (sign features) mixing SM++ and trig; variants I, II, S (shared-all)"
     variants = VARIANTS
-    sign = _SignPlus()
+    sign = Sign()
 
     def coefficients(self) -> tuple[float, float]:
         return 0.5, -0.5

@@ -1,0 +1,319 @@
+"""Pointwise estimation of one kernel value vs angle and radius (HRF Fig. 2, 5; CSE Figs 1–5).
+
+For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂) in R^d; spec/hrf.md §3.2),
+each estimator is drawn ``samples`` times per angle, θ on ``angles`` points of [0, π] (endpoints
+included). Rows per (estimator, r, θ, m, n, variant): the metrics of
+:func:`~rfbench.experiments.metrics.pointwise_metrics`, plus ``theory_mse``/``theory_rel_rmse``
+where a closed form exists (none for the biased CSE variant shared-all, spec/cse.md §5 item 17),
+and per curve ``neg_count``, the negatives among all angles × samples estimates (CSE Fig. 4).
+
+Estimators are named as in the registry, optionally with their sizes: ``name``, ``name:m`` or
+``name:m:n``. Without sizes, the budget list ``m`` (M) applies: M projections for every
+non-hybrid estimator; a bipolar hybrid (angular/gaussian, alias ``cse``) gets n = ``n`` λ
+projections (0: n = m, the CSE choice) and m = M // n base projections if ``flop_match``
+(m·n = M, (16, 8) for M = 128: spec/hrf.md §2, §5 item 20), else m = M. Hybrids run once per
+sharing variant in ``variants``; an alias with a fixed variant (``cse`` = shared-all) keeps it.
+
+Speed: rotation-invariant estimators are sampled in a 2-D frame (exact, DESIGN §3); with
+``common_draws`` all angles of a curve share each draw (common random numbers: every angle still
+has ``samples`` independent draws, and the x features are computed once); draws are chunked.
+Data-dependent estimators (GERF/DERF) are fitted on each pair (x, y) and drawn per angle.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.metrics import pointwise_metrics
+from rfbench.features import registry, theory
+from rfbench.features.base import Draw, Estimator
+from rfbench.features.hybrid import VARIANTS, BipolarHybrid
+from rfbench.features.theory import equal_norm_pair
+from rfbench.kernels import KERNEL_ALPHA, log_kernel
+from rfbench.results import register_metric, register_parameter
+
+NEG_COUNT = register_metric(
+    "neg_count", "number of negative estimates K̂ < 0 among n_trials (all angles of a curve)"
+)
+register_parameter("variant", "string")
+
+#: Bound on the elements of one working array (8 bytes each): draws are chunked to stay below it.
+CHUNK_ELEMENTS = 2**22
+#: Columns naming one curve (an estimator at one radius) in the rows.
+CURVE = ("estimator", "kernel", "d", "m", "n", "r", "sigma", "variant", "weights")
+
+
+def parse_estimator(text: str) -> tuple[str, int | None, int | None]:
+    """``"name[:m[:n]]"`` -> (name, m, n); sizes are positive integers or absent."""
+    name, *sizes = str(text).strip().split(":")
+    if not name or len(sizes) > 2 or not all(s.isdigit() and int(s) > 0 for s in sizes):
+        raise ConfigError.bad_value(
+            "estimators", text, "registry names, optionally 'name:m' or 'name:m:n' (m, n > 0)"
+        )
+    ints = [int(s) for s in sizes] + [None, None]
+    return name, ints[0], ints[1]
+
+
+def _family(name: str) -> tuple[type | None, dict[str, Any]]:
+    """(the hybrid class behind ``name`` or None, the options an alias fixes)."""
+    target, fixed = registry.ALIASES.get(name, (name, {}))
+    entry = registry.HYBRIDS.get(registry.split_name(target)[0])
+    return (entry.factory if entry else None), dict(fixed)
+
+
+def _accepts(factory: Any, option: str) -> bool:
+    return option in inspect.signature(factory).parameters
+
+
+def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The (estimator, m, n, variant, sigma) points one ``estimators`` entry expands into."""
+    name, m_fixed, n_fixed = parse_estimator(text)
+    family, fixed = _family(name)
+    bipolar = isinstance(family, type) and issubclass(family, BipolarHybrid)
+    if n_fixed is not None and not bipolar:
+        raise ConfigError.bad_value("estimators", text, "n only for angular/gaussian hybrids")
+    if family is not None and not bipolar:
+        raise ConfigError.bad_value("estimators", text, "no cluster-hybrid (needs clusters)")
+    sigma = config["sigma"] if bipolar and _accepts(family, "sigma") else None
+    for budget in [m_fixed] if m_fixed else config["m"]:
+        if not bipolar:
+            yield {"estimator": name, "m": budget, "n": None, "variant": None, "sigma": None}
+            continue
+        n = n_fixed or config["n"]
+        if m_fixed:
+            m, n = m_fixed, n or m_fixed
+        elif config["flop_match"]:
+            m = budget // n
+        else:
+            m, n = budget, n or budget
+        variants = [fixed["variant"]] if "variant" in fixed else config["variants"]
+        supported = [v for v in variants if v in family.variants]
+        if not supported:
+            raise ConfigError.bad_value("variants", variants, f"for {name}: {family.variants}")
+        for variant in supported:
+            yield {"estimator": name, "m": m, "n": n, "variant": variant, "sigma": sigma}
+
+
+def make_estimator(spec: Mapping[str, Any]) -> Estimator:
+    """The estimator of a job (the gaussian hybrid's normaliser ρ uses the job's radius)."""
+    family, fixed = _family(spec["estimator"])
+    options: dict[str, Any] = {}
+    if spec["variant"] is not None and "variant" not in fixed:
+        options["variant"] = spec["variant"]
+    if spec["sigma"] is not None:
+        options["sigma"] = spec["sigma"]
+    if family is not None and _accepts(family, "radius"):
+        options["radius"] = spec["r"]
+    return registry.get(
+        spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"], **options
+    )
+
+
+def _data_dependent(est: Estimator) -> bool:
+    return bool(getattr(getattr(est, "component", None), "data_dependent", False))
+
+
+def sampling_frame(est: Estimator, d: int) -> int | None:
+    """2 for rotation-invariant estimators, None (full d) otherwise."""
+    return 2 if est.rotation_invariant and d > 2 else None
+
+
+def draw_estimates(
+    est: Estimator,
+    x: np.ndarray,
+    y: np.ndarray,
+    samples: int,
+    common: bool,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, list[np.ndarray], list[Draw]]:
+    """(estimates (samples, A), angle groups, the last draw of each group) at pairs (x, y_a)."""
+    d = x.shape[-1]
+    frame = sampling_frame(est, d)
+    k = frame or d
+    xk, yk = x[:, :k], y[:, :k]
+    angles = len(y)
+    dependent = _data_dependent(est)
+    groups = [np.arange(angles)] if common and not dependent else np.arange(angles)[:, None]
+    width = 4 * est.m + 2 * (getattr(est, "n", None) or 0)
+    out = np.empty((samples, angles))
+    last: list[Draw] = []
+    for g in groups:
+        chunk = int(np.clip(CHUNK_ELEMENTS // (width * max(k, len(g) + 1)), 1, samples))
+        fit = (xk[g], yk[g]) if dependent else None
+        for start in range(0, samples, chunk):
+            size = min(chunk, samples - start)
+            draw = est.sample(rng, d=d, draws=size, fit=fit, frame=frame)
+            out[start : start + size, g] = est.estimate(draw, xk[:1], yk[g])[:, 0, :]
+        last.append(draw)
+    return out, list(groups), last
+
+
+def theory_mse(
+    est: Estimator,
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: list[np.ndarray],
+    draws: list[Draw],
+) -> np.ndarray | None:
+    """Closed-form MSE per angle, or None (no formula, e.g. CSE shared-all)."""
+    if not theory.has_theory(est.name):
+        return None
+    out = np.empty(len(y))
+    try:
+        for g, draw in zip(groups, draws, strict=True):
+            out[g] = theory.mse(est, x[g], y[g], params=draw.params)
+    except NotImplementedError:
+        return None
+    return out
+
+
+@register_experiment
+class Pointwise(Experiment):
+    """Relative error of kernel estimators vs θ and r (HRF Sec. 4.1, App. G; CSE Sec. 4)."""
+
+    name = "pointwise"
+    description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
+    version = 1
+    defaults = {
+        "estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],
+        "m": [128],
+        "n": 8,
+        "flop_match": True,
+        "variants": ["independent"],
+        "kernel": "softmax",
+        "angles": 25,
+        "samples": 10_000,
+        "d": 64,
+        "r": [1.0, 1.25, 1.5],
+        "sigma": 1.0,
+        "common_draws": True,
+    }
+    profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
+    help = {
+        "estimators": "registry names, optionally with fixed sizes m[:n], e.g. trig@iid:256, "
+        "angular-hybrid@iid:32:4",
+        "m": "feature budgets M: projections of non-hybrids (hybrids: see flop_match)",
+        "n": "λ projections of angular/gaussian hybrids; 0 means n = m (the CSE paper)",
+        "flop_match": "hybrids get m = M // n base projections (m·n = M, spec/hrf.md §2)",
+        "variants": f"sharing variants of the hybrids ({', '.join(VARIANTS)}); each hybrid runs "
+        "those it supports",
+        "kernel": "softmax or gaussian",
+        "angles": "number of angles θ in [0, π], endpoints included",
+        "samples": "independent draws per angle",
+        "d": "input dimension",
+        "r": "input norms ‖x‖ = ‖y‖ = r",
+        "sigma": "bandwidth σ of the gaussian hybrid's λ estimator (HRF App. F)",
+        "common_draws": "all angles of a curve share each draw (common random numbers)",
+    }
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        positive = {"angles": 2, "samples": 2, "d": 2}
+        for key, low in positive.items():
+            if config[key] < low:
+                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
+        if config["kernel"] not in KERNEL_ALPHA:
+            raise ConfigError.bad_value("kernel", config["kernel"], ", ".join(KERNEL_ALPHA))
+        for key in ("r", "m", "estimators", "variants"):
+            if not config[key]:
+                raise ConfigError.bad_value(key, config[key], "a non-empty list")
+        for r in config["r"]:
+            if not (np.isfinite(r) and r > 0):
+                raise ConfigError.bad_value("r", r, "positive finite numbers")
+        if any(m < 1 for m in config["m"]):
+            raise ConfigError.bad_value("m", config["m"], "positive integers")
+        for v in config["variants"]:
+            if v not in VARIANTS:
+                raise ConfigError.bad_value("variants", v, ", ".join(VARIANTS))
+        if not (np.isfinite(config["sigma"]) and config["sigma"] > 0):
+            raise ConfigError.bad_value("sigma", config["sigma"], "a positive number")
+        n = config["n"]
+        if n < 0 or (config["flop_match"] and not 0 < n <= min(config["m"])):
+            raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
+        for spec in self.grid(config):
+            try:
+                make_estimator(spec)
+            except (ValueError, TypeError) as exc:
+                raise ConfigError(f"estimator {spec['estimator']!r}: {exc}") from None
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        fixed = {k: config[k] for k in ("kernel", "d", "angles", "samples", "common_draws")}
+        return [
+            JobSpec(**fixed, r=r, **point)
+            for r in config["r"]
+            for text in config["estimators"]
+            for point in estimator_points(text, config)
+        ]
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        est = make_estimator(spec)
+        samples = spec["samples"]
+        thetas = np.linspace(0.0, np.pi, spec["angles"])
+        x, y = equal_norm_pair(spec["r"], thetas, spec["d"])
+        true = np.exp(log_kernel(spec["kernel"], x[:, None], y[:, None])[:, 0, 0])
+        values, groups, draws = draw_estimates(est, x, y, samples, spec["common_draws"], rng)
+        mse = theory_mse(est, x, y, groups, draws)
+        base = {k: spec[k] for k in CURVE if k in spec}
+        if "omega" in draws[0].projections:  # the rows drawn (weights like sgq fix their number)
+            base["m"] = draws[0].projections["omega"].count
+        base["weights"] = getattr(getattr(est, "weights", None), "name", None)
+        rows = []
+        for i, theta in enumerate(thetas):
+            metrics = pointwise_metrics(values[:, i], true[i])
+            if mse is not None:
+                metrics["theory_mse"] = (float(mse[i]), None)
+                metrics["theory_rel_rmse"] = (float(np.sqrt(mse[i]) / true[i]), None)
+            for metric, (value, se) in metrics.items():
+                trials = 0 if metric.startswith("theory_") else samples
+                point = {"theta": float(theta), "metric": metric, "value": value, "stderr": se}
+                rows.append({**base, **point, "n_trials": trials})
+        return rows
+
+    def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        """Append per curve ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4)."""
+        neg = rows[rows["metric"] == "neg_fraction"]
+        if neg.empty:
+            return rows
+        keys = [c for c in (*CURVE, "experiment", "figure") if c in rows.columns]
+        p, n = neg["value"].to_numpy(float), neg["n_trials"].to_numpy(float)
+        counts = neg[keys].assign(value=np.round(p * n), var=n * p * (1 - p), n_trials=n)
+        out = counts.groupby(keys, dropna=False, sort=False).sum().reset_index()
+        out = out.assign(stderr=np.sqrt(out.pop("var")), metric=NEG_COUNT, theta=np.nan)
+        return pd.concat([rows, out], ignore_index=True)
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Per curve: max over θ of the empirical and theoretical relative RMSE (the HRF claim:
+        the angular hybrid has the smallest max-relative-error) and of the relative mean absolute
+        error, the negative count, and the rank of max_rel_rmse at each r."""
+        keys = [c for c in ("estimator", "variant", "m", "n", "r") if c in results.columns]
+        out = []
+        for key, df in results.groupby(keys, dropna=False, sort=False):
+            emp = df[df["metric"] == "rel_rmse"]
+            if emp.empty:
+                continue
+            row = dict(zip(keys, key, strict=True))
+            row.update(
+                max_rel_rmse=emp["value"].max(),
+                theory_max=_max_of(df, "theory_rel_rmse"),
+                max_rel_mae=_max_of(df, "rel_mae"),
+                neg_count=_max_of(df, NEG_COUNT),
+            )
+            out.append(row)
+        table = pd.DataFrame(out)
+        if table.empty:
+            return table
+        table["rank"] = table.groupby("r")["max_rel_rmse"].rank(method="min").astype(int)
+        return table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
+
+
+def _max_of(df: pd.DataFrame, metric: str) -> float:
+    values = df.loc[df["metric"] == metric, "value"]
+    return float(values.max()) if len(values) else np.nan
