@@ -17,6 +17,8 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return ""
+        if value.is_integer() and abs(value) < 1e12:
+            return str(int(value))
         return f"{value:.4g}"
     if value is None or value is pd.NA:
         return ""
