@@ -10,6 +10,7 @@ import typer
 
 from rfbench.cli import data, listing
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
+from rfbench.cli.figures import figures
 from rfbench.experiments import list_experiments
 
 app = typer.Typer(
@@ -24,6 +25,7 @@ app.add_typer(data.app, name="data")
 for _experiment in list_experiments():
     add_experiment_command(app, _experiment)
 add_config_commands(app)
+app.command("figures")(figures)
 
 
 def main() -> None:  # pragma: no cover - console entry

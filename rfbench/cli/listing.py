@@ -69,3 +69,29 @@ def datasets() -> None:
             local_status(info.name),
         )
     console.print(table)
+
+
+@app.command("experiments")
+def experiments() -> None:
+    """Every experiment with its description."""
+    from rfbench.experiments import list_experiments
+
+    table = Table(title="rfbench experiments (rfbench <name> --help)")
+    table.add_column("name", no_wrap=True)
+    table.add_column("description")
+    for exp in list_experiments():
+        table.add_row(exp.name, exp.description)
+    console.print(table)
+
+
+@app.command("figures")
+def figures() -> None:
+    """Every figure id, the results it reads and what it shows."""
+    from rfbench.plots import list_figures
+
+    table = Table(title="rfbench figures (rfbench figures; results/figures/<id>.png|pdf)")
+    for col in ("figure", "reads results", "title"):
+        table.add_column(col, no_wrap=col == "figure")
+    for spec in list_figures():
+        table.add_row(spec.id, ", ".join(spec.needs), spec.title)
+    console.print(table)

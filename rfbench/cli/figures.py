@@ -1,0 +1,44 @@
+"""``rfbench figures``: every figure from the parquet files in results/ (never computes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from rfbench.cli.errors import handle_errors
+from rfbench.cli.show import console
+
+
+@handle_errors
+def figures(
+    results: str = typer.Option(
+        "results", help="Results folder: <results>/<experiment>/*.parquet."
+    ),
+    out: str = typer.Option("", help="Figure folder (default: <results>/figures)."),
+    only: str = typer.Option("", help="Comma-separated figure ids (default: all)."),
+    strict: bool = typer.Option(False, help="Exit 1 if any figure could not be drawn (CI)."),
+) -> None:
+    """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
+    from rfbench.plots import draw_all, list_figures
+
+    known = {spec.id for spec in list_figures()}
+    wanted = [f.strip() for f in only.split(",") if f.strip()]
+    unknown = sorted(set(wanted) - known)
+    if unknown:
+        raise ValueError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
+    out_dir = Path(out) if out else Path(results) / "figures"
+    outcomes = draw_all(Path(results), out_dir, wanted)
+    table = Table(title=f"figures from {results} -> {out_dir}")
+    for col in ("figure", "status"):
+        table.add_column(col)
+    for o in outcomes:
+        status = o.problem or ", ".join(p.name for p in o.paths)
+        table.add_row(o.id, f"[red]{status}[/red]" if o.problem else status)
+    console.print(table)
+    failed = [o for o in outcomes if o.problem]
+    drawn = len(outcomes) - len(failed)
+    console.print(f"{drawn} of {len(outcomes)} figures drawn")
+    if strict and failed:
+        raise typer.Exit(1)

@@ -1,0 +1,92 @@
+"""One function per paper figure, reading only parquet results (DESIGN §1).
+
+A figure function is registered with the result files it reads (by config name = figure id, found
+as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::
+
+    @register_figure("hrf-fig2", needs=["hrf-fig2"], title="HRF Fig. 2: ...")
+    def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure: ...
+
+``draw_all(results_dir, out_dir)`` draws every figure whose inputs exist and says, per figure,
+what it could not draw and why. Nothing here computes an estimate.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+FigureFn = Callable[[dict[str, pd.DataFrame]], Figure]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    id: str
+    needs: tuple[str, ...]
+    title: str
+    draw: FigureFn
+
+
+FIGURES: dict[str, FigureSpec] = {}
+
+
+def register_figure(
+    figure_id: str, needs: Sequence[str], title: str
+) -> Callable[[FigureFn], FigureFn]:
+    def deco(fn: FigureFn) -> FigureFn:
+        FIGURES[figure_id] = FigureSpec(figure_id, tuple(needs), title, fn)
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "style":
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def list_figures() -> list[FigureSpec]:
+    _load()
+    return list(FIGURES.values())
+
+
+def find_result(results_dir: Path, name: str) -> Path | None:
+    """``<results>/<experiment>/<name>.parquet`` for any experiment folder."""
+    hits = sorted(Path(results_dir).glob(f"*/{name}.parquet"))
+    return hits[0] if hits else None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: str
+    paths: tuple[Path, ...] = ()
+    problem: str = ""
+
+
+def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
+    """Draw one figure, or say which results it lacks."""
+    from rfbench.plots.style import save
+    from rfbench.results import load_results
+
+    found = {name: find_result(results_dir, name) for name in spec.needs}
+    missing = [name for name, path in found.items() if path is None]
+    if missing:
+        return Outcome(spec.id, problem=f"missing results: {', '.join(missing)}")
+    frames = {name: load_results(path) for name, path in found.items()}
+    empty = [name for name, df in frames.items() if df.empty]
+    if empty:
+        return Outcome(spec.id, problem=f"empty results: {', '.join(empty)}")
+    fig = spec.draw(frames)
+    return Outcome(spec.id, tuple(save(fig, out_dir, spec.id)))
+
+
+def draw_all(results_dir: Path, out_dir: Path, only: Sequence[str] = ()) -> list[Outcome]:
+    """Every registered figure (or those in ``only``) from ``results_dir`` into ``out_dir``."""
+    specs = [s for s in list_figures() if not only or s.id in only]
+    return [draw_figure(spec, Path(results_dir), Path(out_dir)) for spec in specs]
