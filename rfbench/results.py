@@ -151,10 +151,12 @@ def _coerce_column(name: str, col: pd.Series) -> pd.Series:
     return values.astype("Int64")
 
 
-def validate_results(df: pd.DataFrame) -> pd.DataFrame:
+def validate_results(df: pd.DataFrame, check_metrics: bool = True) -> pd.DataFrame:
     """Check ``df`` against the schema; return it with canonical dtypes and column order.
 
     Raises :class:`ResultSchemaError` naming the missing column, the bad type or the unknown metric.
+    ``check_metrics=False`` skips the metric-name check (done when the file was written; a reader
+    need not import the experiment module that registered the name).
     """
     if not isinstance(df, pd.DataFrame):
         raise ResultSchemaError(f"results must be a pandas DataFrame, got {type(df).__name__}")
@@ -172,7 +174,7 @@ def validate_results(df: pd.DataFrame) -> pd.DataFrame:
     for name in REQUIRED_COLUMNS:
         if name not in NULLABLE_REQUIRED and res[name].isna().any():
             raise ResultSchemaError(f"column {name!r} has null values (row {_first_na(res[name])})")
-    unknown = sorted(set(res["metric"]) - set(METRICS))
+    unknown = sorted(set(res["metric"]) - set(METRICS)) if check_metrics else []
     if unknown:
         raise ResultSchemaError(
             f"unknown metric(s) {', '.join(map(repr, unknown))}; known: {', '.join(METRICS)} "
@@ -308,7 +310,7 @@ def write_results(
 
 def load_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The rows of a result file, validated, with canonical dtypes."""
-    return validate_results(pq.read_table(path).to_pandas())
+    return validate_results(pq.read_table(path).to_pandas(), check_metrics=False)
 
 
 def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
