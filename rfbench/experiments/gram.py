@@ -1,0 +1,304 @@
+"""Gram-matrix approximation error: SimRF Fig. 7 and the Spectraformer CPU proxy grid.
+
+Two input models (``inputs``); the points come from the fixed ``data_seed`` (the same points in
+every cell), the job's generator draws only the random features:
+
+- ``"self"`` (SimRF §5.2, Fig. 7; spec/simrf.md §3.4): X = σZ, Z ~ N(0, I_d), N points, K = K(X, X)
+  diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij (K_ij - K̂_ij)²
+  (``frob_sq``) plotted "/d²": with N = d that is ``frob_sq_per_entry`` = frob_sq/N². Beside it the
+  closed-form expectation Σ_ij MSE(x_i, x_j) (spec/simrf.md §2.1, §2.6, via features.theory).
+- ``"attention"`` (spec/spectraformer.md §6 [ext], the CPU proxy of the LRA grid): Q, K = (r/√d)Z,
+  N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K) (``attn_rel_frob``,
+  with Â = K̂ / rowsum(K̂) from the same estimate).
+
+Every metric is a mean over ``reps`` independent draws with its standard error std/√reps. All
+kernels of a cell are estimated from the same draws (common random numbers). Estimator names may
+use ``*`` wildcards over component@weights names (``"*@*"``: every component × every weights
+sampler of the registry; hybrids must be named). A kernel that cannot be estimated (a component
+for another kernel, an overflow, a sampler that rejects the sizes) gives one ``skipped`` row with
+the reason in ``note`` — the grid never stops.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.features import registry, theory
+from rfbench.features.base import Draw, Estimator
+from rfbench.kernels import kernel_matrix
+from rfbench.results import INT, STRING, register_metric, register_parameter
+
+register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
+register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
+register_metric("theory_frob_sq_per_entry", "closed-form E Σ (K - K̂)² / (N·N')")
+register_metric("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)")
+register_metric("skipped", "1: the cell could not be computed; the reason is in column 'note'")
+for _name, _kind in (
+    ("inputs", STRING),
+    ("n_points", INT),
+    ("data_seed", INT),
+    ("projections", INT),
+    ("note", STRING),
+):
+    register_parameter(_name, _kind)
+
+MODES = ("self", "attention")
+KERNELS = ("softmax", "gaussian")
+_CHUNK_BYTES = 64e6  # memory budget of one chunk of draws
+_FAILURES = (ValueError, ArithmeticError, NotImplementedError)
+
+
+def expand_estimators(patterns: Sequence[str]) -> list[str]:
+    """Names with ``*`` wildcards expanded over every registered component@weights, in order."""
+    registry.estimator_names()  # loads the registry
+    pool = [f"{c}@{w}" for c in registry.COMPONENTS for w in registry.WEIGHTS]
+    out: list[str] = []
+    for pattern in patterns:
+        found = fnmatch.filter(pool, pattern) if "*" in pattern else [pattern]
+        out += [name for name in found if name not in out]
+    return out
+
+
+def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(X, Y) of a job: σZ twice (self) or (r/√d)(Z_q, Z_k) (attention), Z from ``data_seed``."""
+    d, n = spec["d"], spec["n_points"]
+    gen = np.random.default_rng(spec["data_seed"])
+    if spec["inputs"] == "self":
+        X = spec["sigma"] * gen.standard_normal((n, d))
+        return X, X
+    Z = gen.standard_normal((2, n, d)) * (spec["r"] / np.sqrt(d))
+    return Z[0], Z[1]
+
+
+def _attention(K: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return K / K.sum(axis=-1, keepdims=True)
+
+
+def _rel_frob(est: np.ndarray, true: np.ndarray) -> np.ndarray:
+    """‖est - true‖_F/‖true‖_F per draw (est: (draws, N, N'))."""
+    return np.sqrt(np.sum((est - true) ** 2, axis=(-2, -1)) / np.sum(true**2))
+
+
+def theory_frob_sq(est: Estimator, X: np.ndarray, Y: np.ndarray, draw: Draw) -> float | None:
+    """Σ_ij MSE(x_i, y_j) from the closed forms (None if there is none), rows in chunks."""
+    if not theory.has_theory(est.name):
+        return None
+    step = max(1, int(2e5 // Y.size))
+    try:
+        return float(
+            sum(
+                np.sum(theory.mse(est, X[i : i + step, None], Y[None], params=draw.params))
+                for i in range(0, len(X), step)
+            )
+        )
+    except NotImplementedError:
+        return None
+
+
+class _Cell:
+    """Per-draw errors of one (estimator, kernel) cell, accumulated over chunks of draws."""
+
+    def __init__(self, est: Estimator, K: np.ndarray, attention: bool) -> None:
+        self.est, self.K = est, K
+        self.A = _attention(K) if attention else None
+        self.errors: dict[str, list[np.ndarray]] = {"frob_sq": [], "rel_frob": []}
+        if attention:
+            self.errors["attn_rel_frob"] = []
+
+    def add(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> None:
+        K_hat = self.est.estimate(draw, X, Y)
+        self.errors["frob_sq"].append(np.sum((K_hat - self.K) ** 2, axis=(-2, -1)))
+        self.errors["rel_frob"].append(_rel_frob(K_hat, self.K))
+        if self.A is not None:
+            self.errors["attn_rel_frob"].append(_rel_frob(_attention(K_hat), self.A))
+
+
+def _chunk(spec: Mapping[str, Any], kernels: int) -> int:
+    """Draws per chunk: features (≤ 4m wide, complex) of both sides plus the N×N' estimates."""
+    n, d, m = spec["n_points"], spec["d"], spec["m"]
+    per_draw = 16 * (4 * m * 2 * n + (3 + kernels) * n * n + m * d)
+    return max(1, int(_CHUNK_BYTES // per_draw))
+
+
+def _row(
+    base: Mapping[str, Any],
+    kernel: str,
+    metric: str,
+    value: float,
+    stderr: float | None,
+    n_trials: int,
+    note: str | None = None,
+) -> dict[str, Any]:
+    row = {"kernel": kernel, "metric": metric, "value": value, "stderr": stderr}
+    return {**base, **row, "n_trials": n_trials, "note": note}
+
+
+def _stats(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
+    ok = np.isfinite(values)
+    v, note = values[ok], None
+    if not ok.all():
+        note = f"{int((~ok).sum())} of {values.size} draws non-finite (row sum of K̂ = 0)"
+    if v.size == 0:
+        return float("nan"), None, 0, note
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
+    return float(v.mean()), se, int(v.size), note
+
+
+@register_experiment
+class Gram(Experiment):
+    """Gram-matrix (and attention-matrix) errors of estimators over repeated draws."""
+
+    name = "gram"
+    description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
+    version = 1
+    defaults = {
+        "inputs": "self",
+        "estimators": ["positive@iid", "positive@orf", "positive@simrf", "positive@simrf-plus"],
+        "kernels": ["gaussian"],
+        "d": 64,
+        "n_points": 64,
+        "m": [64, 128, 256, 640],
+        "sigma": [0.1],
+        "r": [0.5, 1.0],
+        "reps": 1000,
+        "data_seed": 0,
+    }
+    profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
+    help = {
+        "inputs": "self: K(X, X), X ~ N(0, σ²I) (SimRF Fig. 7); attention: K(Q, K), Q, K ~ "
+        "N(0, r²I/d) plus the row-normalised attention (Spectraformer proxy)",
+        "estimators": "registry names; '*' wildcards over component@weights ('*@*' = all)",
+        "kernels": "softmax and/or gaussian",
+        "d": "input dimension",
+        "n_points": "number of points N (self) or of queries and of keys (attention)",
+        "m": "numbers of random projections",
+        "sigma": "per-coordinate standard deviation of the points (inputs = self)",
+        "r": "typical norm of queries and keys, std r/√d per coordinate (inputs = attention)",
+        "reps": "independent feature draws per cell",
+        "data_seed": "seed of the fixed input points",
+    }
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        if config["inputs"] not in MODES:
+            raise ConfigError.bad_value("inputs", config["inputs"], ", ".join(MODES))
+        for kernel in config["kernels"] or [None]:
+            if kernel not in KERNELS:
+                raise ConfigError.bad_value("kernels", kernel, ", ".join(KERNELS))
+        for key, low in (("d", 1), ("n_points", 1), ("reps", 2), ("data_seed", 0)):
+            if config[key] < low:
+                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
+        for key in ("m", "sigma", "r"):
+            bad = [v for v in config[key] if not v > 0] if config[key] else [config[key]]
+            if bad:
+                raise ConfigError.bad_value(key, bad[0], "a non-empty list of positive numbers")
+        for pattern in config["estimators"] or [""]:
+            names = expand_estimators([pattern])
+            if not names:
+                raise ConfigError.bad_value("estimators", pattern, "a pattern matching a name")
+            try:
+                registry.get(names[0], m=1)
+            except registry.UnknownEstimatorError as exc:
+                raise ConfigError(str(exc)) from None
+            except _FAILURES:
+                pass  # a known name that needs another kernel or options: a skipped cell
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}  # run_job reads only its spec
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        scale = "sigma" if config["inputs"] == "self" else "r"
+        common = {k: config[k] for k in ("inputs", "d", "n_points", "reps", "data_seed")}
+        return [
+            JobSpec(common, estimator=e, kernels=tuple(config["kernels"]), m=m, **{scale: s})
+            for e in expand_estimators(config["estimators"])
+            for m in config["m"]
+            for s in config[scale]
+        ]
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        X, Y = make_inputs(spec)
+        scale = "sigma" if spec["inputs"] == "self" else "r"
+        base = {k: spec[k] for k in ("estimator", "d", "m", "n_points", "inputs", "data_seed")}
+        base[scale] = spec[scale]
+        cells: dict[str, _Cell] = {}
+        failures: dict[str, str] = {}
+        for kernel in spec["kernels"]:
+            try:
+                est = registry.get(spec["estimator"], kernel=kernel, m=spec["m"])
+                cells[kernel] = _Cell(est, kernel_matrix(kernel, X, Y), scale == "r")
+            except _FAILURES as exc:
+                failures[kernel] = f"{type(exc).__name__}: {exc}"
+        first: Draw | None = None
+        done, chunk = 0, _chunk(spec, len(cells))
+        while cells and done < spec["reps"]:
+            size = min(chunk, spec["reps"] - done)
+            sampler = next(iter(cells.values())).est
+            try:
+                draw = sampler.sample(rng, d=spec["d"], draws=size, fit=(X, Y))
+            except _FAILURES as exc:
+                failures.update({k: f"{type(exc).__name__}: {exc}" for k in cells})
+                cells = {}
+                break
+            if first is None:
+                first = draw
+            for kernel in list(cells):
+                try:
+                    cells[kernel].add(draw, X, Y)
+                except _FAILURES as exc:
+                    failures[kernel] = f"{type(exc).__name__}: {exc}"
+                    del cells[kernel]
+            done += size
+        if first is not None:
+            base["projections"] = first.projections[next(iter(first.projections))].count
+        rows = [_row(base, k, "skipped", 1.0, None, 0, why) for k, why in failures.items()]
+        for kernel, cell in cells.items():
+            rows += self._cell_rows(base, kernel, cell, X, Y, first)
+        return rows
+
+    @staticmethod
+    def _cell_rows(base, kernel, cell: _Cell, X, Y, draw: Draw) -> list[dict[str, Any]]:
+        entries = X.shape[0] * Y.shape[0]
+        errors = {k: np.concatenate(v) for k, v in cell.errors.items()}
+        errors["frob_sq_per_entry"] = errors["frob_sq"] / entries
+        rows = []
+        for metric in ("frob_sq", "frob_sq_per_entry", "rel_frob", "attn_rel_frob"):
+            if metric in errors:
+                value, se, n, note = _stats(errors[metric])
+                rows.append(_row(base, kernel, metric, value, se, n, note))
+        expected = theory_frob_sq(cell.est, X, Y, draw)
+        if expected is not None:
+            for metric, value in (
+                ("theory_frob_sq", expected),
+                ("theory_frob_sq_per_entry", expected / entries),
+            ):
+                rows.append(_row(base, kernel, metric, value, None, 0))
+        return rows
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Fig. 7 at m = d (MC and theory per estimator); the grid's best/worst cells at r ≈ 1."""
+        parts = []
+        own = results[results["inputs"] == "self"] if "inputs" in results else results
+        at_d = own[(own["m"] == own["d"]) & own["metric"].str.endswith("frob_sq_per_entry")]
+        parts.append(at_d.assign(rank=""))
+        grid = results[results["inputs"] == "attention"] if "inputs" in results else own[:0]
+        if len(grid):
+            r_ref = grid["r"].iloc[(grid["r"] - 1.0).abs().argmin()]
+            for kernel, metric in (
+                ("softmax", "rel_frob"),
+                ("gaussian", "rel_frob"),
+                ("softmax", "attn_rel_frob"),
+            ):
+                sub = grid[(grid["kernel"] == kernel) & (grid["metric"] == metric)]
+                sub = sub[(sub["r"] == r_ref) & np.isfinite(sub["value"])]
+                parts += [sub.nsmallest(2, "value").assign(rank="best")]
+                parts += [sub.nlargest(2, "value").assign(rank="worst")]
+        cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
+        out = pd.concat(parts, ignore_index=True) if parts else results[:0]
+        return out[[c for c in [*cols, "stderr"] if c in out.columns]].head(15)

@@ -1,0 +1,294 @@
+"""Closed-form curves of the papers' theory figures (no Monte Carlo, except SimRF Fig. 4's draw).
+
+One job per curve (``curves``), each row tagged with its own figure id:
+
+- ``hrf-fig1`` (HRF Fig. 1; spec/hrf.md §3.1): softmax MSE surfaces over θ ∈ [0, π] and
+  r ∈ [0, r_max] of trig, hyperbolic (SM⁺⁺) and the angular hybrid, m = 10, n = 1 (HRF Lemma 2.2,
+  Eq. 7; Thm D.1, Eq. 47 corrected), at ‖x‖ = ‖y‖ = r. The paper mirrors r to [-5, 5]; we give
+  r ≥ 0. These MSEs do not depend on d, so the d column is left empty.
+- ``simrf-fig4`` (SimRF Fig. 4; spec/simrf.md §3.1): RF-conformity ρ (Eq. 12, one configuration, v,
+  d = m = 6) of one draw of χ_d norms under iid (mean ± sd over random directions), ORF, SimRF and
+  SimRF+ after 0..passes full passes, and the numerical optimum (L-BFGS), beside the expected ρ of
+  Eqs. 19, 23, 24 over the norms. The norms come from the job's generator.
+- ``simrf-fig5`` (SimRF Fig. 5; spec/simrf.md §3.2): densities of w_ij = ‖ω_i + ω_j‖ (iid Eq. 18,
+  ORF χ_{2d}, simplex p_θ of Eq. 20) and the integrand f(w, v) = 0F1(; d/2; v²w²/4) (Eqs. 31–33).
+- ``simrf-fig6`` (SimRF §5.1 Fig. 6; spec/simrf.md §3.3): MSE_X / MSE_IID of positive features vs
+  v = ‖x + y‖ (Eq. 11 with Eqs. 19, 23, 24), d = m = 64 (m is not stated; spec §4 item 3). The row
+  at v = 0 holds the v → 0 limit (0.0078 for SimRF, spec §2.5).
+
+The formulas live in rfbench.features.theory (basic, hybrid, coupled, conformity); this module only
+lays them out as tidy rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.features import registry, theory
+from rfbench.features.theory import conformity, coupled
+from rfbench.features.weights.blocks import chi_norms
+from rfbench.results import FLOAT, INT, register_metric, register_parameter
+
+register_metric("rf_conformity", "RF-conformity ρ of one configuration of vectors (SimRF Eq. 12)")
+register_metric("rf_conformity_sd", "sd of ρ over random iid directions of fixed norms (Fig. 4)")
+register_metric("theory_rf_conformity", "closed-form E ρ over χ_d norms (SimRF Eqs. 19, 23, 24)")
+register_metric("density", "probability density of w_ij = ‖ω_i + ω_j‖ (SimRF Eqs. 18, 20)")
+register_metric("conformity_integrand", "0F1(; d/2; v²w²/4), the angular mean of e^{ω_ijᵀv}")
+register_metric("mse_ratio", "closed-form MSE_coupling / MSE_iid at ‖x + y‖ = v (SimRF Eq. 11)")
+for _name, _kind in (("v", FLOAT), ("w", FLOAT), ("passes", INT)):
+    register_parameter(_name, _kind)
+
+CURVES = ("hrf-fig1", "simrf-fig4", "simrf-fig5", "simrf-fig6")
+COUPLINGS = ("iid", "orf", "simrf")
+#: the config keys of each curve: every key with this prefix (the norm draws make repetitions)
+_PREFIX = {
+    "hrf-fig1": "hrf_",
+    "simrf-fig4": "conformity_",
+    "simrf-fig5": "density_",
+    "simrf-fig6": "ratio_",
+}
+
+
+def _row(figure: str, estimator: str, kernel: str, metric: str, value: float, **params) -> dict:
+    """One closed-form row (no draws: n_trials = 0) unless params override stderr/n_trials."""
+    return {"figure": figure, "estimator": estimator, "kernel": kernel, "metric": metric,
+            "value": float(value), "stderr": None, "n_trials": 0, **params}  # fmt: skip
+
+
+def hrf_fig1(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """MSE and relative error surfaces on the sphere (HRF Fig. 1)."""
+    theta = np.linspace(0.0, np.pi, spec["hrf_theta_points"])
+    r = np.linspace(0.0, spec["hrf_r_max"], spec["hrf_r_points"])
+    x, y = theory.equal_norm_pair(r[:, None], theta[None, :], 2)
+    sm = np.exp(r[:, None] ** 2 * np.cos(theta[None, :]))
+    rows = []
+    for name in spec["hrf_estimators"]:
+        hybrid = registry.split_name(name)[0] in registry.HYBRIDS
+        n = spec["hrf_n"] if hybrid else None
+        est = registry.get(name, kernel="softmax", m=spec["hrf_m"], n=n)
+        mse = theory.mse(est, x, y)
+        for (i, j), value in np.ndenumerate(mse):
+            point = {"m": est.m, "n": n, "r": r[i], "theta": theta[j]}
+            rows.append(_row("hrf-fig1", name, "softmax", "theory_mse", value, **point))
+            rel = np.sqrt(value) / sm[i, j]
+            rows.append(_row("hrf-fig1", name, "softmax", "theory_rel_rmse", rel, **point))
+    return rows
+
+
+def simrf_fig4(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """ρ of one draw of norms under each coupling; SimRF+ per pass; the optimum (Fig. 4)."""
+    d, v = spec["conformity_d"], spec["conformity_v"]
+    norms = chi_norms(rng, (d,), d)
+    res = conformity.fig4_conformities(
+        norms, v, rng, spec["conformity_iid_couplings"], spec["conformity_passes"]
+    )
+    point = {"d": d, "m": d, "v": v, "rep": spec["rep"]}
+
+    def row(weights: str, metric: str, value: float, **extra) -> dict:
+        name = f"positive@{weights}" if weights != "optimum" else "numerical-optimum"
+        return _row(
+            "simrf-fig4", name, "gaussian", metric, value, weights=weights, **point, **extra
+        )
+
+    count = spec["conformity_iid_couplings"]
+    mean, sd = res["iid"]
+    rows = [
+        row("iid", "rf_conformity", mean, stderr=sd / np.sqrt(count - 1), n_trials=count),
+        row("iid", "rf_conformity_sd", sd, n_trials=count),
+        row("orf", "rf_conformity", res["orf"], n_trials=1),
+        row("simrf", "rf_conformity", res["simrf"], n_trials=1),
+        row("optimum", "rf_conformity", res["optimum"], n_trials=1),
+    ]
+    rows += [
+        row("simrf-plus", "rf_conformity", value, n_trials=1, passes=k)
+        for k, value in enumerate(res["simrf-plus"])
+    ]
+    rows += [
+        row(c, "theory_rf_conformity", coupled.rf_conformity(c, d, v), n_trials=0)
+        for c in COUPLINGS
+    ]
+    return rows
+
+
+def simrf_fig5(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """Densities of w_ij per coupling and the conformity integrand f(w, v) (Fig. 5)."""
+    d = spec["density_d"]
+    w = np.linspace(0.0, spec["density_w_max"], spec["density_w_points"])
+    rows = []
+    for c in COUPLINGS:
+        dens = conformity.pair_norm_density(c, d, w)
+        rows += [
+            _row("simrf-fig5", f"positive@{c}", "gaussian", "density", p, d=d, w=wi, weights=c)
+            for wi, p in zip(w, dens, strict=True)
+        ]
+    for v in spec["density_v"]:
+        f = conformity.pair_conformity_integrand(d, w, v)
+        rows += [
+            _row("simrf-fig5", "", "gaussian", "conformity_integrand", fi, d=d, w=wi, v=v)
+            for wi, fi in zip(w, f, strict=True)
+        ]
+    return rows
+
+
+def simrf_fig6(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """MSE ratios vs v (Fig. 6); v = 0 holds the v → 0 limit."""
+    d, m = spec["ratio_d"], spec["ratio_m"]
+    lo, hi = np.log10(spec["ratio_v_min"]), np.log10(spec["ratio_v_max"])
+    v = np.concatenate([[0.0], np.logspace(lo, hi, spec["ratio_v_points"])])
+    rows = []
+    for c in COUPLINGS:
+        ratio = coupled.mse_ratio(c, d, m, v)
+        rows += [
+            _row("simrf-fig6", f"positive@{c}", "gaussian", "mse_ratio", q, d=d, m=m, v=vi,
+                 weights=c)
+            for vi, q in zip(v, ratio, strict=True)
+        ]  # fmt: skip
+    return rows
+
+
+CURVE_FUNCTIONS: dict[str, Callable[[Mapping[str, Any], np.random.Generator], list[dict]]] = {
+    "hrf-fig1": hrf_fig1,
+    "simrf-fig4": simrf_fig4,
+    "simrf-fig5": simrf_fig5,
+    "simrf-fig6": simrf_fig6,
+}
+
+
+@register_experiment
+class TheoryCurves(Experiment):
+    """Closed-form theory curves of HRF Fig. 1 and SimRF Figs. 4–6."""
+
+    name = "theory"
+    description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
+    version = 1
+    defaults = {
+        "curves": list(CURVES),
+        "hrf_estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid"],
+        "hrf_m": 10,
+        "hrf_n": 1,
+        "hrf_r_max": 5.0,
+        "hrf_r_points": 51,
+        "hrf_theta_points": 61,
+        "conformity_d": 6,
+        "conformity_v": 1.0,
+        "conformity_iid_couplings": 100,
+        "conformity_passes": 15,
+        "conformity_norm_draws": 1,
+        "density_d": 6,
+        "density_w_max": 10.0,
+        "density_w_points": 201,
+        "density_v": [1.0],
+        "ratio_d": 64,
+        "ratio_m": 64,
+        "ratio_v_min": 1e-3,
+        "ratio_v_max": 100.0,
+        "ratio_v_points": 101,
+    }
+    profiles = {
+        "quick": {"hrf_r_points": 11, "hrf_theta_points": 13, "density_w_points": 41,
+                  "ratio_v_points": 21, "conformity_iid_couplings": 20},
+        "paper": {},
+    }  # fmt: skip
+    help = {
+        "curves": f"which figures: {', '.join(CURVES)}",
+        "hrf_estimators": "HRF Fig. 1 estimators (closed-form MSE needed)",
+        "hrf_m": "HRF Fig. 1: projections per base estimator",
+        "hrf_n": "HRF Fig. 1: λ projections of a hybrid",
+        "hrf_r_max": "HRF Fig. 1: largest input norm r",
+        "hrf_r_points": "HRF Fig. 1: grid points in r",
+        "hrf_theta_points": "HRF Fig. 1: grid points in θ ∈ [0, π]",
+        "conformity_d": "SimRF Fig. 4: d = m",
+        "conformity_v": "SimRF Fig. 4: v = ‖x + y‖",
+        "conformity_iid_couplings": "SimRF Fig. 4: random iid direction sets averaged",
+        "conformity_passes": "SimRF Fig. 4: SimRF+ full passes shown (0..passes)",
+        "conformity_norm_draws": "SimRF Fig. 4: independent draws of the norms (repetitions)",
+        "density_d": "SimRF Fig. 5: d",
+        "density_w_max": "SimRF Fig. 5: largest w_ij",
+        "density_w_points": "SimRF Fig. 5: grid points in w",
+        "density_v": "SimRF Fig. 5: v values of the integrand f(w, v)",
+        "ratio_d": "SimRF Fig. 6: d",
+        "ratio_m": "SimRF Fig. 6: m (one block if m <= d)",
+        "ratio_v_min": "SimRF Fig. 6: smallest v > 0 (log grid)",
+        "ratio_v_max": "SimRF Fig. 6: largest v",
+        "ratio_v_points": "SimRF Fig. 6: grid points in v (plus the v -> 0 limit at v = 0)",
+    }
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        for curve in config["curves"] or [""]:
+            if curve not in CURVES:
+                raise ConfigError.bad_value("curves", curve, ", ".join(CURVES))
+        for name in config["hrf_estimators"] or [""]:
+            if not theory.has_theory(name):
+                raise ConfigError.bad_value("hrf_estimators", name, "a name with a closed form")
+        lows = {"hrf_m": 1, "hrf_n": 1, "hrf_r_points": 2, "hrf_theta_points": 2,
+                "conformity_d": 2, "conformity_iid_couplings": 2, "conformity_passes": 0,
+                "conformity_norm_draws": 1, "density_d": 2, "density_w_points": 2,
+                "ratio_d": 2, "ratio_m": 1, "ratio_v_points": 2}  # fmt: skip
+        for key, low in lows.items():
+            if config[key] < low:
+                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
+        for key in ("hrf_r_max", "conformity_v", "density_w_max", "ratio_v_min"):
+            if not config[key] > 0:
+                raise ConfigError.bad_value(key, config[key], "a positive number")
+        if not config["ratio_v_max"] > config["ratio_v_min"]:
+            raise ConfigError.bad_value("ratio_v_max", config["ratio_v_max"], "> ratio_v_min")
+        for v in config["density_v"]:
+            if not v >= 0:
+                raise ConfigError.bad_value("density_v", v, "numbers >= 0")
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}  # run_job reads only its spec
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        jobs = []
+        for curve in dict.fromkeys(config["curves"]):
+            params = {
+                key: value
+                for key, value in config.items()
+                if key.startswith(_PREFIX[curve]) and key != "conformity_norm_draws"
+            }
+            reps = config["conformity_norm_draws"] if curve == "simrf-fig4" else 1
+            jobs += [JobSpec(params, curve=curve, rep=rep) for rep in range(reps)]
+        return jobs
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict]:
+        return CURVE_FUNCTIONS[spec["curve"]](spec, rng)
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Fig. 6 ratios (v → 0, v ≈ 1), Fig. 4 ρ, Fig. 5 mean w_ij, Fig. 1 endpoint MSE (r ≈ 1)."""
+        wanted = ["v", "rep", "passes", "r", "theta"]
+        res = results.reindex(columns=[*results.columns, *(c for c in wanted if c not in results)])
+        rows: list[dict] = []
+
+        def add(sub: pd.DataFrame, label: Callable[[dict], str]) -> None:
+            for rec in sub.to_dict("records"):
+                keys = ("figure", "estimator", "metric", "value", "stderr")
+                rows.append({**{k: rec[k] for k in keys}, "at": label(rec)})
+
+        fig6 = res[(res["figure"] == "simrf-fig6") & (res["estimator"] != "positive@iid")]
+        if len(fig6):
+            v1 = fig6["v"].iloc[(fig6["v"] - 1.0).abs().argmin()]
+            add(fig6[fig6["v"].isin([0.0, v1])], lambda r: f"v = {r['v']:.4g}")
+        fig4 = res[(res["figure"] == "simrf-fig4") & (res["metric"] == "rf_conformity")]
+        fig4 = fig4[fig4["rep"] == 0]
+        if len(fig4):
+            last = fig4["passes"].isna() | (fig4["passes"] == fig4["passes"].max())
+            add(fig4[last], lambda r: "" if pd.isna(r["passes"]) else f"{r['passes']} passes")
+        fig5 = res[(res["figure"] == "simrf-fig5") & (res["metric"] == "density")]
+        for name, curve in fig5.groupby("estimator", sort=False):
+            mean_w = np.trapezoid(curve["w"] * curve["value"], curve["w"])
+            rows.append({"figure": "simrf-fig5", "estimator": name, "metric": "mean of w_ij",
+                         "at": "∫ w p(w) dw", "value": mean_w, "stderr": None})  # fmt: skip
+        fig1 = res[(res["figure"] == "hrf-fig1") & (res["metric"] == "theory_mse")]
+        if len(fig1):
+            r1 = fig1["r"].iloc[(fig1["r"] - 1.0).abs().argmin()]
+            ends = fig1[(fig1["r"] == r1) & fig1["theta"].isin([0.0, np.pi])]
+            worst = ends.loc[ends.groupby("estimator", sort=False)["value"].idxmax()]
+            add(worst, lambda r: f"max over θ ∈ {{0, π}}, r = {r['r']:.3g}")
+        cols = ["figure", "estimator", "metric", "at", "value", "stderr"]
+        return pd.DataFrame(rows, columns=cols).head(15)
