@@ -1,0 +1,283 @@
+"""Kernel-regression classification: SimRF Fig. 8, Tables 2-3, Fig. 10 and DERF Fig. 3.
+
+Protocols (rfbench.experiments.classify_data, rfbench.experiments.kernel_regression):
+
+- ``simrf`` (spec/simrf.md §3.5-3.8): the authors' fixed 95/5 split (default_rng(42) permutation,
+  ``compat`` = their last-line drop, so the split is theirs), z-scored; inputs scaled by the
+  per-data-set σ (``sigma = [0]``; the SimRF code's values) or by each σ given (the Fig. 10 search);
+  m = ``m`` × d when ``m_per_d`` (m/d ∈ {1, 2, 4, 10}); ``pad`` zero-pads d to a power of two
+  (Table 3, m = d′). Accuracy on the test split, mean over ``trials`` draws ± std/√trials.
+- ``derf`` (spec/derf.md §3.2): 90/5/5 split; with ``tune``, σ is chosen per (data set,
+  estimator, M) by the mean validation accuracy over ``val_trials`` draws (``val_accuracy`` rows,
+  one per σ), then the test accuracy at that σ over ``trials`` draws (``accuracy`` row at the chosen
+  σ; the same ω are reused across σ and on test). Data-dependent features (GERF/DERF) are fitted
+  on (σ·queries, σ·train), the operator 𝒦(𝒳, 𝒴)R of spec §4 A5 (``fit = "train"``: train-vs-train).
+
+``count_features`` makes ``m`` count features rather than projections ω, so that a two-output map
+(trig's [sin, cos]) gets m/2 projections and every method has the same number of features (the
+DERF paper's "M RFs"; its random-phase TrigRF has one feature per ω).
+
+``exact`` adds the exact-kernel classifier (estimator ``exact``) at the same σ (or its own tuned σ)
+and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``max_work`` caps
+trials so that N_train·F·trials ≤ max_work per evaluation (F features per draw; at least
+``min_trials``): the rows' ``n_trials`` say what ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.datasets import PROTOCOLS, DataError
+from rfbench.datasets.registry import get as dataset_info
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.classify_data import UCI8, default_sigma, prepared
+from rfbench.experiments.classify_summary import classify_summary
+from rfbench.experiments.kernel_regression import (
+    exact_accuracy,
+    mean_pair_norm,
+    rf_accuracies,
+    slice_draws,
+)
+from rfbench.features import registry
+from rfbench.features.estimator import ComponentEstimator
+from rfbench.results import FLOAT, STRING, register_metric, register_parameter
+
+register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
+register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
+for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING)):
+    register_parameter(_name, _kind)
+
+EXACT = "exact"
+
+
+def fitted_params(est: ComponentEstimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
+    """Parameters of a data-dependent estimator fitted on (X, Y) (DERF eq. 8); {} otherwise."""
+    if not est.component.data_dependent:
+        return {}
+    return est.sample(rng, d, draws=1, fit=(X, Y)).params
+
+
+def capped_trials(
+    trials: int, max_work: float, n_train: int, features: int, min_trials: int
+) -> int:
+    """min(trials, max_work / (N_train · F)), at least ``min_trials`` (or ``trials`` if fewer)."""
+    if max_work <= 0:
+        return trials
+    return min(trials, max(min_trials, int(max_work // (n_train * features))))
+
+
+@register_experiment
+class Classify(Experiment):
+    """Kernel-regression classification with random features vs the exact kernel."""
+
+    name = "classify"
+    description = (
+        "Kernel-regression classification (SimRF Fig. 8, Tables 2-3, Fig. 10; DERF Fig. 3): "
+        "accuracy of random-feature estimators of the Gaussian kernel vs the exact kernel."
+    )
+    version = 1
+    defaults = {
+        "dataset": list(UCI8),
+        "protocol": "simrf",
+        "estimators": ["positive@iid", "positive@orf", "positive@simrf"],
+        "kernel": "gaussian",
+        "sigma": [0.0],
+        "m": [1, 2, 4, 10],
+        "m_per_d": True,
+        "pad": False,
+        "trials": 500,
+        "val_trials": 50,
+        "max_work": 0.0,
+        "min_trials": 10,
+        "count_features": False,
+        "tune": False,
+        "fit": "queries",
+        "exact": True,
+        "compat": True,
+        "split_seed": 42,
+        "subset": [0, 0],
+        "subset_datasets": ["nursery", "chess"],
+    }
+    profiles = {
+        "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
+        "paper": {},
+    }
+    help = {
+        "dataset": f"data sets (rfbench list datasets); the papers' eight: {', '.join(UCI8)}",
+        "protocol": "split: simrf (95/5 train/test) or derf (90/5/5 train/validation/test)",
+        "estimators": "component@weights names, e.g. positive@simrf, sderf@orf, trig@orf",
+        "kernel": "gaussian (the papers') or softmax",
+        "sigma": "input scales σ (x -> σx); 0 = the published per-data-set σ; several = a grid",
+        "m": "random projections M (times d when m_per_d)",
+        "m_per_d": "read m as multiples of d (SimRF m/d) instead of absolute M",
+        "pad": "zero-pad d to a power of two and use it for m/d (SimRF Table 3)",
+        "trials": "random-feature draws per point (the test accuracy's trials)",
+        "val_trials": "draws per σ on the validation split when tuning",
+        "max_work": "cap trials at max_work / (N_train · features) (0: no cap)",
+        "min_trials": "the cap never goes below this many trials",
+        "count_features": "m counts features, not projections (trig@*: m/2 projections)",
+        "tune": "choose σ per (data set, estimator, M) on the validation split (protocol derf)",
+        "fit": "data-dependent fit on (σ·queries, σ·train) [queries] or (σ·train, σ·train)",
+        "exact": "also the exact-kernel classifier",
+        "compat": "the SimRF authors' loader quirk (drops the last row), giving their split",
+        "split_seed": "seed of the fixed permutation split",
+        "subset": "first N_train, N_eval rows of subset_datasets (0,0 = all; SimRF Fig. 10)",
+        "subset_datasets": "data sets the subset applies to",
+    }
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        def check(key: str, ok: bool, allowed: str) -> None:
+            if not ok:
+                raise ConfigError.bad_value(key, config[key], allowed)
+
+        check("dataset", bool(config["dataset"]), "one or more data sets")
+        for name in config["dataset"]:
+            try:
+                dataset_info(name)
+            except DataError as exc:
+                raise ConfigError(str(exc)) from None
+        check("protocol", config["protocol"] in PROTOCOLS, ", ".join(PROTOCOLS))
+        check("kernel", config["kernel"] in ("gaussian", "softmax"), "gaussian, softmax")
+        check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
+        for name in config["estimators"]:
+            try:
+                est = registry.get(name, kernel=config["kernel"], m=1)
+            except (ValueError, TypeError) as exc:
+                raise ConfigError.bad_value("estimators", name, str(exc)) from None
+            check("estimators", isinstance(est, ComponentEstimator), "component@weights names")
+        sig = config["sigma"]
+        check("sigma", bool(sig) and all(s >= 0 for s in sig), "numbers >= 0")
+        check("sigma", 0 not in sig or len(sig) == 1, "0 alone, or positive values")
+        if 0 in sig:
+            missing = [n for n in config["dataset"] if default_sigma(n) is None]
+            check("sigma", not missing, f"positive values (no published σ for {missing})")
+        check("m", bool(config["m"]) and all(m >= 1 for m in config["m"]), "positive integers")
+        for key in ("trials", "val_trials", "min_trials"):
+            check(key, config[key] >= 1, "a positive integer")
+        check("max_work", config["max_work"] >= 0, "a number >= 0")
+        check("tune", not config["tune"] or config["protocol"] == "derf",
+              "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
+        check("tune", not config["tune"] or len(sig) > 1 or sig != [0.0], "a σ grid to tune")
+        check("fit", config["fit"] in ("queries", "train"), "queries, train")
+        sub = config["subset"]
+        check("subset", len(sub) == 2 and (sub == [0, 0] or min(sub) >= 1), "0,0 or two >= 1")
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        keys = ("protocol", "kernel", "m_per_d", "pad", "trials", "max_work", "fit", "compat")
+        common = {k: config[k] for k in (*keys, "split_seed")}
+        if config["max_work"] > 0:
+            common["min_trials"] = config["min_trials"]
+        if config["count_features"]:
+            common["count_features"] = True
+        if config["tune"]:
+            common["val_trials"] = config["val_trials"]
+        jobs = []
+        for name in config["dataset"]:
+            subset = config["subset"] if name in config["subset_datasets"] else [0, 0]
+            base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset}
+            sigmas = [default_sigma(name)] if config["sigma"] == [0.0] else config["sigma"]
+            points = [{"sigmas": sigmas}] if config["tune"] else [{"sigma": s} for s in sigmas]
+            for point in points:
+                if config["exact"]:
+                    jobs.append(JobSpec(base, estimator=EXACT, **point))
+                for est in config["estimators"]:
+                    for m in config["m"]:
+                        jobs.append(JobSpec(base, estimator=est, m=m, **point))
+        return jobs
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        data = prepared(
+            spec["dataset"], spec["protocol"], spec["split_seed"], spec["compat"],
+            tuple(spec["subset"]), spec["pad"],
+        )  # fmt: skip
+        if spec["estimator"] == EXACT:
+            rows = self._exact(spec, data)
+        else:
+            rows = self._random_features(spec, data, rng)
+        note = []
+        if spec["pad"]:
+            note.append(f"zero-padded from d = {data.d_raw} to {data.d}")
+        if spec["subset"]:
+            note.append(f"first {spec['subset'][0]} train / {spec['subset'][1]} eval rows")
+        common = {
+            "kernel": spec["kernel"], "dataset": spec["dataset"], "d": data.d,
+            "protocol": spec["protocol"], "note": "; ".join(note),
+        }  # fmt: skip
+        return [{**common, **row} for row in rows]
+
+    # ------------------------------------------------------------------ jobs
+
+    @staticmethod
+    def _sets(data, sigma: float, part: str):
+        """σ-scaled (train X, Y, query X, query y) for the evaluation ``part``."""
+        q = getattr(data, part)
+        return sigma * data.train.X, data.Y, sigma * q.X, q.y
+
+    def _exact(self, spec: JobSpec, data) -> list[dict[str, Any]]:
+        kernel = spec["kernel"]
+        base = {"estimator": EXACT, "stderr": None, "n_trials": 1}
+        if "sigmas" not in spec:
+            Xtr, Y, Xq, yq = self._sets(data, spec["sigma"], "test")
+            acc = exact_accuracy(kernel, Xtr, Y, Xq, yq)
+            return [
+                {**base, "sigma": spec["sigma"], "metric": "accuracy", "value": acc},
+                {**base, "sigma": spec["sigma"], "metric": "v_mean",
+                 "value": mean_pair_norm(Xq, Xtr)},
+            ]  # fmt: skip
+        rows = []
+        for sigma in spec["sigmas"]:
+            acc = exact_accuracy(kernel, *self._sets(data, sigma, "val"))
+            rows.append({**base, "sigma": sigma, "metric": "val_accuracy", "value": acc})
+        best = spec["sigmas"][int(np.argmax([r["value"] for r in rows]))]
+        acc = exact_accuracy(kernel, *self._sets(data, best, "test"))
+        return rows + [{**base, "sigma": best, "metric": "accuracy", "value": acc}]
+
+    def _random_features(self, spec: JobSpec, data, rng) -> list[dict[str, Any]]:
+        d = data.d
+        M = spec["m"] * d if spec["m_per_d"] else spec["m"]
+        outputs = registry.get(spec["estimator"], kernel=spec["kernel"], m=1).component.outputs
+        if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
+            M = max(1, -(-M // outputs))
+        est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)
+        features = M * outputs
+        n_train = len(data.train.X)
+        floor = spec.get("min_trials", 1)
+        n_test = capped_trials(spec["trials"], spec["max_work"], n_train, features, floor)
+        base = {"estimator": spec["estimator"], "m": M, "m_per_d": M / d}
+
+        def fit_sets(sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
+            Xtr, q = sigma * data.train.X, sigma * getattr(data, part).X
+            return (Xtr, Xtr) if spec["fit"] == "train" else (q, Xtr)
+
+        def evaluate(proj, sigma: float, part: str, metric: str) -> dict[str, Any]:
+            params = fitted_params(est, rng, d, *fit_sets(sigma, part))
+            acc = rf_accuracies(est, proj, params, *self._sets(data, sigma, part))
+            se = float(acc.std(ddof=1) / np.sqrt(len(acc))) if len(acc) > 1 else None
+            return {**base, "sigma": sigma, "metric": metric, "value": float(acc.mean()),
+                    "stderr": se, "n_trials": len(acc)}  # fmt: skip
+
+        if "sigmas" not in spec:
+            sigma = spec["sigma"]
+            draw = est.sample(rng, d, draws=n_test, fit=fit_sets(sigma, "test"))
+            return [evaluate(draw.projections["omega"], sigma, "test", "accuracy")]
+        n_val = capped_trials(spec["val_trials"], spec["max_work"], n_train, features, floor)
+        first = spec["sigmas"][0]
+        proj = est.sample(rng, d, draws=max(n_val, n_test), fit=fit_sets(first, "val"))
+        proj = proj.projections["omega"]
+        val_proj = slice_draws(proj, 0, n_val)
+        rows = [evaluate(val_proj, s, "val", "val_accuracy") for s in spec["sigmas"]]
+        best = spec["sigmas"][int(np.argmax([r["value"] for r in rows]))]
+        return rows + [evaluate(slice_draws(proj, 0, n_test), best, "test", "accuracy")]
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Per data set: accuracy of each estimator at the smallest m (m = d) vs exact and the
+        paper's Table 2/3 values (SimRF); the tuned test accuracy averaged over M and the SDERF −
+        GERF gap (DERF Fig. 3); the best σ per estimator (σ search, SimRF Fig. 10)."""
+        return classify_summary(results)
