@@ -130,7 +130,8 @@ def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> 
     draws, n = log_magnitude.shape[:2]
     top = np.max(log_magnitude.reshape(draws, n, -1), axis=-1)
     top = np.where(np.isfinite(top), top, 0.0)
-    values = np.exp(log_magnitude - top[:, :, None, None])
+    values = log_magnitude - top[:, :, None, None]
+    np.exp(values, out=values)
     if factor is not None:
         values = values * factor
     return Features(values.reshape(draws, n, -1), top)
@@ -254,8 +255,11 @@ class Component(ABC):
             weight = np.sqrt(np.abs(a)) * (np.sign(a) if signed else 1.0)
             values = (factor * weight).reshape(factor.shape[0], factor.shape[1], -1)
             return Features(values, np.broadcast_to(row_log, values.shape[:2]).astype(float))
-        with np.errstate(divide="ignore"):
-            log_mag = log_mag + 0.5 * np.log(np.abs(a))
+        if proj.weights is None:  # Monte Carlo 1/M: a constant, carried by the row scale
+            row_log = row_log - 0.5 * np.log(proj.count)
+        else:
+            with np.errstate(divide="ignore"):
+                log_mag = log_mag + 0.5 * np.log(np.abs(a))
         if signed:
             factor = np.sign(a) if factor is None else factor * np.sign(a)
         out = shifted_exp(log_mag, factor)
