@@ -11,6 +11,7 @@ import typer
 from rfbench.cli import data, listing
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
+from rfbench.cli.report import report
 from rfbench.experiments import list_experiments
 
 app = typer.Typer(
@@ -26,6 +27,7 @@ for _experiment in list_experiments():
     add_experiment_command(app, _experiment)
 add_config_commands(app)
 app.command("figures")(figures)
+app.command("report")(report)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -44,6 +44,7 @@ for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
 register_metric("cluster_s", "l(A_ij) = ‖A_ij r_i + A_ij⁻¹ r_j‖² of a cluster-centre pair (HRF s)")
 register_parameter("protocol", "string")
 register_parameter("pair", "string")
+register_parameter("pair_rank", "int")
 
 PAPER_ESTIMATORS = ("cluster-hybrid", "positive@iid", "trig@iid")
 PAPER_NAMES = {"cluster-hybrid": "Hybrid-Cluster", "positive@iid": "FAVOR+", "trig@iid": "Trig"}
@@ -264,9 +265,10 @@ class ClusterTable(Experiment):
     def _theory_rows(spec: JobSpec, pc: PaperClusters, base: dict) -> list[dict[str, Any]]:
         """The s-values of the four centre pairs and the closed-form MSE for every m."""
         hyb = {**base, "estimator": "cluster-hybrid", "weights": "iid"}
+        ranks = np.argsort(np.argsort(-np.asarray(pc.s))) + 1  # 1 = the largest s
         rows = [
-            _row(hyb, "cluster_s", s, None, 0, pair=f"{i}-{j}")
-            for (i, j), s in zip(np.ndindex(2, 2), pc.s, strict=True)
+            _row(hyb, "cluster_s", s, None, 0, pair=f"{i}-{j}", pair_rank=int(rank))
+            for (i, j), s, rank in zip(np.ndindex(2, 2), pc.s, ranks, strict=True)
         ]
         sums = unit_theory_mse(pc)
         rows += [

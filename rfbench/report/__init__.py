@@ -1,0 +1,117 @@
+"""``rfbench report``: the papers' published numbers and claims next to ours, with verdicts.
+
+Reads only the parquet files of a results folder (DESIGN §1) and the reference data
+(:mod:`rfbench.reference`), and writes ``REPORT.md``: a one-screen summary, then per paper each
+table side by side (paper, ours ± stderr, z, verdict), each claim with its verdict and reason,
+the errata (printed vs corrected) and links to the drawn figures.
+
+Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive,
+align), ``numbers`` (published numbers → verdicts), ``checks`` (claims → verdicts: selection,
+groups, outcome) with the per-kind rules in ``rankings`` (ordering, count), ``comparisons``
+(less_than, equals_within, ratio_at_least) and ``curves`` (monotone, limit), registered in
+``kinds``; ``verdicts`` (the verdict names and rules); ``render`` and ``summary`` (markdown).
+
+API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown file).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rfbench import reference
+from rfbench.report.checks import evaluate_claim
+from rfbench.report.numbers import evaluate_number
+from rfbench.report.rows import load_folder
+from rfbench.report.verdicts import (
+    CLAIM_VERDICTS,
+    NUMBER_VERDICTS,
+    ClaimResult,
+    NumberResult,
+)
+
+__all__ = [
+    "CLAIM_VERDICTS",
+    "NUMBER_VERDICTS",
+    "ClaimResult",
+    "NumberResult",
+    "Report",
+    "build_report",
+    "write_report",
+]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every reference entry with its verdict, and where the results came from."""
+
+    results_dir: Path
+    numbers: tuple[NumberResult, ...]
+    claims: tuple[ClaimResult, ...]
+    errata: tuple[reference.ErratumEntry, ...]
+    files: tuple[Path, ...] = ()
+    provenance: tuple[dict[str, Any], ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def number_counts(self, paper: str | None = None) -> Counter[str]:
+        """Verdict → number of published numbers (of one ``paper`` if given)."""
+        return Counter(r.verdict for r in self.numbers if paper in (None, r.entry.paper))
+
+    def claim_counts(self, paper: str | None = None) -> Counter[str]:
+        """Verdict → number of claims (of one ``paper`` if given)."""
+        return Counter(r.verdict for r in self.claims if paper in (None, r.entry.paper))
+
+    def surprises(self) -> list[ClaimResult]:
+        """Claims whose verdict contradicts the reference's ``expect``."""
+        return [r for r in self.claims if r.surprise]
+
+
+def build_report(results: str | Path = "results") -> Report:
+    """Evaluate every reference entry on the results in ``results`` (missing ones: "not run")."""
+    folder = Path(results)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"results folder {str(folder)!r} does not exist")
+    found = load_folder(folder)
+    entries = reference.load()
+    errata = [e for e in entries if isinstance(e, reference.ErratumEntry)]
+    numbers = [
+        evaluate_number(e, found, errata) for e in entries if isinstance(e, reference.NumberEntry)
+    ]
+    by_id = {r.entry.id: r for r in numbers}
+    claims = [
+        evaluate_claim(e, found, by_id, errata)
+        for e in entries
+        if isinstance(e, reference.ClaimEntry)
+    ]
+    return Report(
+        folder,
+        tuple(numbers),
+        tuple(claims),
+        tuple(errata),
+        found.files,
+        found.provenance,
+        found.problems,
+    )
+
+
+def write_report(
+    results: str | Path = "results",
+    out: str | Path | None = None,
+    figures: str | Path | None = None,
+) -> tuple[Path, Report]:
+    """Write the markdown report (default ``<results>/REPORT.md``); return its path and data.
+
+    ``figures`` is the folder of drawn figures (default ``<results>/figures``): those that exist
+    are linked with paths relative to the report.
+    """
+    from rfbench.report.render import render_markdown
+    from rfbench.results import atomic_write
+
+    report = build_report(results)
+    path = Path(out) if out else Path(results) / "REPORT.md"
+    fig_dir = Path(figures) if figures else Path(results) / "figures"
+    text = render_markdown(report, path, fig_dir)
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    return path, report

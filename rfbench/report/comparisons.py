@@ -1,0 +1,142 @@
+"""Check kinds comparing two sides or our numbers: ``less_than``, ``equals_within``,
+``ratio_at_least`` (vocabulary in :mod:`rfbench.reference`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from rfbench.report.checks import (
+    Context,
+    Unit,
+    aligned,
+    compare_le,
+    expression,
+    fmt_num,
+    point_columns,
+    point_where,
+    side_value,
+    summarise,
+    tolerance,
+)
+from rfbench.report.frames import aggregate, plain, quadrature
+from rfbench.report.verdicts import FAIL, NO_MATCH, NOT_RUN, PASS, Outcome
+
+
+def _operand(ctx: Context, pt: pd.Series, side: str, const: str, expr: str) -> tuple[float, Any]:
+    if side in ctx.check:
+        return side_value(pt, side)
+    if const in ctx.check:
+        return float(ctx.check[const]), None
+    return expression(ctx.check[expr], pt), None
+
+
+def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str, str]]) -> Outcome:
+    """Apply ``rule(a, sa, b, sb)`` at every aligned point of the lhs/rhs selectors."""
+    names = [n for n in ("lhs", "rhs") if n in ctx.check]
+    if not names:
+        a, _ = _operand(ctx, pd.Series(dtype=object), "lhs", "lhs_value", "")
+        b, _ = _operand(ctx, pd.Series(dtype=object), "rhs", "rhs_value", "rhs_expr")
+        return summarise([Unit("", *rule(a, None, b, None))], [])
+    parts, missing, bad = aligned(ctx, {n: ctx.side(n) for n in names})
+    if bad is not None:
+        return bad
+    units = []
+    for group, pts in parts:
+        cols = point_columns(pts)
+        for _, pt in pts.iterrows():
+            a, sa = _operand(ctx, pt, "lhs", "lhs_value", "")
+            rhs_const = "rhs_value" if "rhs_value" in ctx.check else "value"
+            rhs_expr = "rhs_expr" if "rhs_expr" in ctx.check else "value_expr"
+            b, sb = _operand(ctx, pt, "rhs", rhs_const, rhs_expr)
+            units.append(Unit(point_where(group, cols, pt), *rule(a, sa, b, sb)))
+    return summarise(units, missing)
+
+
+def less_than(ctx: Context) -> Outcome:
+    """lhs < rhs (≤ with ``strict = false``) at every point."""
+    strict = bool(ctx.check.get("strict", True))
+
+    def rule(a: float, sa: Any, b: float, sb: Any) -> tuple[str, str]:
+        status, z = compare_le(a, b, sa, sb, strict)
+        text = f"lhs {fmt_num(a)} vs rhs {fmt_num(b)}"
+        return status, text + (
+            f" (z = {fmt_num(z)})" if status != PASS and math.isfinite(z) else ""
+        )
+
+    return _two_sided(ctx, rule)
+
+
+def equals_within(ctx: Context) -> Outcome:
+    """lhs equals value / value_expr / rhs (or our numbers equal the published ones)."""
+    c = ctx.check
+    if "number" in c or "numbers" in c:
+        return _numbers_equal(ctx)
+
+    def rule(a: float, sa: Any, b: float, sb: Any) -> tuple[str, str]:
+        tol = tolerance(c, b, quadrature(sa, sb))
+        ok = abs(a - b) <= tol * (1 + 1e-12)
+        return (PASS if ok else FAIL), f"{fmt_num(a)} vs {fmt_num(b)} (tolerance {fmt_num(tol)})"
+
+    return _two_sided(ctx, rule)
+
+
+def _numbers_equal(ctx: Context) -> Outcome:
+    ids = [ctx.check["number"]] if "number" in ctx.check else list(ctx.check["numbers"])
+    units, missing = [], []
+    for nid in ids:
+        res = ctx.numbers.get(nid)
+        if res is None or res.ours is None:
+            verdict = res.verdict if res is not None else NOT_RUN
+            missing.append((verdict if verdict == NO_MATCH else NOT_RUN, f"{nid}: {verdict}"))
+            continue
+        target = res.entry.scaled
+        tol = tolerance(ctx.check, target, quadrature(res.stderr))
+        ok = abs(res.ours - target) <= tol * (1 + 1e-12)
+        text = f"ours {fmt_num(res.ours)} vs paper {fmt_num(target)} (tolerance {fmt_num(tol)})"
+        units.append(Unit(nid, PASS if ok else FAIL, text))
+    return summarise(units, missing)
+
+
+def _relative(se: Any, value: float) -> float | None:
+    return None if plain(se) is None or value == 0 else float(se) / abs(value)
+
+
+def ratio_at_least(ctx: Context) -> Outcome:
+    """numerator / denominator ≥ at_least (log ratio ≥ at_least_log).
+
+    The check-level ``aggregate`` reduces the ratio (formed point by point), as a number's
+    ``derive`` comes before its ``aggregate``: "up to e^10 over σ" is a max of the ratio.
+    """
+    c = ctx.check
+    picks = {n: ctx.side(n, check_aggregate=False) for n in ("numerator", "denominator")}
+    parts, missing, bad = aligned(ctx, picks)
+    if bad is not None:
+        return bad
+    units = []
+    for group, pts in parts:
+        num = pts["value:numerator"].to_numpy(dtype=float)
+        den = pts["value:denominator"].to_numpy(dtype=float)
+        snum, sden = pts["stderr:numerator"].tolist(), pts["stderr:denominator"].tolist()
+        frame = pts.drop(columns=[k for k in pts.columns if ":" in k]).copy()
+        if c.get("log_values"):  # the metric is a log: log ratio = difference
+            frame["value"] = num - den
+            se = [quadrature(a, b) for a, b in zip(snum, sden, strict=True)]
+        else:  # se of a log ratio = relative errors in quadrature
+            frame["value"] = [math.log(a / b) for a, b in zip(num, den, strict=True)]
+            se = [
+                quadrature(_relative(sa, a), _relative(sb, b))
+                for sa, sb, a, b in zip(snum, sden, num, den, strict=True)
+            ]
+        frame["stderr"], frame["n_trials"] = se, 0
+        frame = aggregate(frame, c.get("aggregate"))
+        cols = point_columns(frame)
+        bound = c["at_least_log"] if "at_least_log" in c else math.log(c["at_least"])
+        for _, row in frame.iterrows():
+            status, z = compare_le(bound, float(row["value"]), None, row["stderr"], strict=False)
+            text = f"log ratio {fmt_num(row['value'])} vs at least {fmt_num(bound)}"
+            units.append(Unit(point_where(group, cols, row), status, text))
+    return summarise(units, missing)

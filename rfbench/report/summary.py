@@ -1,0 +1,120 @@
+"""The summary of ``REPORT.md``: provenance, counts per paper, surprises, how to read it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rfbench import reference
+from rfbench.report.render import rel_path, table
+from rfbench.report.verdicts import (
+    DIFFERS,
+    DOES_NOT_HOLD,
+    HOLDS,
+    MANUAL,
+    NO_MATCH,
+    NOT_REPRODUCIBLE,
+    NOT_RUN,
+    ORDERING_CONFIRMED,
+    REL_TOL,
+    REPRODUCED,
+    WITHIN_NOISE,
+    Z_NOISE,
+    Z_REPRODUCED,
+)
+
+if TYPE_CHECKING:
+    from rfbench.report import Report
+
+NUMBER_COLUMNS = (REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
+CLAIM_COLUMNS = (HOLDS, WITHIN_NOISE, DOES_NOT_HOLD, MANUAL, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
+#: Surprises listed in the summary.
+SHOWN_SURPRISES = 8
+
+
+def provenance_line(report: Report, out_dir: Path) -> str:
+    """One line: how many files, their creation times and git commits."""
+    if not report.files:
+        return f"Results: no result files in `{rel_path(report.results_dir, out_dir)}`."
+    created = sorted(str(p.get("created", "?")) for p in report.provenance)
+    commits = sorted(
+        {
+            f"{str(p.get('git_commit') or 'unknown')[:10]}"
+            + (" (uncommitted changes)" if p.get("git_dirty") else "")
+            for p in report.provenance
+        }
+    )
+    when = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
+    return (
+        f"Results: {len(report.files)} files in `{rel_path(report.results_dir, out_dir)}`, "
+        f"created {when}; git commit {', '.join(commits)}."
+    )
+
+
+def summary(report: Report) -> list[str]:
+    n, c = report.number_counts(), report.claim_counts()
+    checked = n[REPRODUCED] + n[WITHIN_NOISE] + n[DIFFERS]
+    held = c[HOLDS] + c[ORDERING_CONFIRMED]
+    tested = held + c[WITHIN_NOISE] + c[DOES_NOT_HOLD]
+    lines = [
+        "## Summary",
+        "",
+        f"**Numbers**: {checked} of {len(report.numbers)} published numbers checked; "
+        f"{n[REPRODUCED] + n[WITHIN_NOISE]} hold ({n[REPRODUCED]} reproduced, "
+        f"{n[WITHIN_NOISE]} within noise), {n[DIFFERS]} differ. {n[NOT_RUN]} not run, "
+        f"{n[NO_MATCH]} without a matching row, {n[NOT_REPRODUCIBLE]} not reproducible here.",
+        "",
+        f"**Claims**: {tested} of {len(report.claims)} claims checked; {held} hold, "
+        f"{c[WITHIN_NOISE]} within noise, {c[DOES_NOT_HOLD]} do not hold. {c[MANUAL]} need a "
+        f"person, {c[NOT_RUN] + c[NO_MATCH]} not run or without rows, {c[NOT_REPRODUCIBLE]} "
+        "not reproducible here.",
+        "",
+    ]
+    papers = reference.papers()
+    rows = []
+    for p in [*papers, None]:
+        nc, cc = report.number_counts(p), report.claim_counts(p)
+        rows.append(
+            [p or "**all**", sum(nc.values())]
+            + [nc[v] for v in NUMBER_COLUMNS]
+            + [sum(cc.values()), cc[HOLDS] + cc[ORDERING_CONFIRMED]]
+            + [cc[v] for v in CLAIM_COLUMNS[1:]]
+        )
+    header = ["paper", "numbers", *NUMBER_COLUMNS, "claims", "hold", *CLAIM_COLUMNS[1:]]
+    lines += table(header, rows)
+    surprises = report.surprises()
+    if surprises:
+        lines.append(
+            f"Claims whose verdict contradicts the reference's expectation: {len(surprises)}"
+        )
+        lines += [
+            f"- `{r.entry.id}`: {r.verdict} ({r.surprise})" for r in surprises[:SHOWN_SURPRISES]
+        ]
+        if len(surprises) > SHOWN_SURPRISES:
+            lines.append(f"- ... {len(surprises) - SHOWN_SURPRISES} more (⚠ in the claim tables)")
+        lines.append("")
+    if report.problems:
+        lines += ["Unreadable result files:", *[f"- {p}" for p in report.problems], ""]
+    return lines
+
+
+def method() -> list[str]:
+    return [
+        "## How to read this report",
+        "",
+        f"- **Numbers** are compared in the paper's printed units: z = (ours − paper) / combined "
+        "standard error (ours, and the paper's printed ± — a ± of unstated nature is used as a "
+        "standard error —, plus the rounding of the printed digits, one unit/√12). Without any "
+        f"standard error, the tolerance is {REL_TOL:.0%} of the paper's value (z marked †). "
+        f"*reproduced*: |z| ≤ {Z_REPRODUCED:g} or equal to the printed digits; *within noise*: "
+        f"|z| ≤ {Z_NOISE:g}; *differs*: beyond (with the documented likely reason).",
+        "- *not run*: the results lack that figure or grid point; *no match*: results exist but "
+        "no row matches the reference `match` (shown, to be fixed); *not reproducible here*: "
+        "GPU/TPU-scale training, listed with the reason, not counted as failures.",
+        "- **Claims** are checked on the results (kinds in `rfbench/reference/__init__.py`): "
+        "*holds* / *ordering confirmed* (orderings, rankings, monotone trends, bounds), *within "
+        f"noise* (every failing comparison is within {Z_REPRODUCED:g} standard errors), *does "
+        "not hold*, *manual* (needs a person). ⚠ marks a verdict that contradicts the "
+        "reference's `expect`.",
+        "",
+    ]
