@@ -39,7 +39,7 @@ def _rows(**overrides: object) -> pd.DataFrame:
         "r": [1, 1.5, 2.0],
         "dataset": [None, None, "wine"],
         "angle_index": [0, 1, 2],
-        "note": ["a", None, "c"],
+        "zz_remark": ["a", None, "c"],
     }
     data.update(overrides)
     return pd.DataFrame(data)
@@ -53,14 +53,15 @@ def test_validate_canonical_dtypes_and_order() -> None:
         "r",
         "dataset",
         "angle_index",
-        "note",
-    ]  # known, then sorted
+        "zz_remark",
+    ]  # known, then sorted (a name no experiment registers)
     assert df["value"].dtype == np.float64 and df["stderr"].dtype == np.float64
     assert df["n_trials"].dtype == np.int64
     assert str(df["d"].dtype) == "Int64" and df["d"].isna().tolist() == [False, False, True]
     assert df["r"].dtype == np.float64  # a known float column stays float even if integral
     assert str(df["angle_index"].dtype) == "Int64"  # an extra column takes the kind of its values
-    assert pd.api.types.is_string_dtype(df["note"]) and pd.api.types.is_string_dtype(df["kernel"])
+    assert pd.api.types.is_string_dtype(df["zz_remark"])
+    assert pd.api.types.is_string_dtype(df["kernel"])
     assert np.isnan(df["stderr"].iloc[2])
     pd.testing.assert_frame_equal(validate_results(df), df)  # idempotent
 
