@@ -5,6 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 RFBENCH_DATA ?= $(abspath ../shared/data)
 export RFBENCH_DATA
+QUICK   ?= $(or $(TMPDIR),/tmp)/rfbench-quick-results
 
 .PHONY: install run test lint format figures reproduce bench clean
 
@@ -32,11 +33,19 @@ format: $(STAMP)
 	$(BIN)/ruff format rfbench tests benchmarks
 	$(BIN)/ruff check --fix rfbench tests benchmarks
 
+# Every figure from a fresh quick run (fails if any figure cannot be drawn), then the figures of
+# the committed paper results in results/ (never computes those).
 figures: $(STAMP)
-	@echo "make figures: not implemented yet (issue 5)"; exit 1
+	rm -rf $(QUICK)
+	$(BIN)/rfbench reproduce --profile quick --out-dir $(QUICK) --workers 2 --quiet
+	$(BIN)/rfbench figures --results $(QUICK) --strict
+	@if ls results/*/*.parquet >/dev/null 2>&1; then $(BIN)/rfbench figures --results results; fi
 
+# The papers' settings: every config (about 30 minutes on 2 cores), figures and REPORT.md.
 reproduce: $(STAMP)
-	@echo "make reproduce: not implemented yet (issue 4/5)"; exit 1
+	$(BIN)/rfbench reproduce --profile paper --out-dir results --workers 2
+	$(BIN)/rfbench figures --results results --strict
+	$(BIN)/rfbench report --results results
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_estimators.py

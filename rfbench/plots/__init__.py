@@ -83,7 +83,14 @@ def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
     if empty:
         return Outcome(spec.id, problem=f"empty results: {', '.join(empty)}")
     fig = spec.draw(frames)
-    return Outcome(spec.id, tuple(save(fig, out_dir, spec.id)))
+    if not any(ax.has_data() for ax in fig.axes):
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return Outcome(spec.id, problem="the figure has no data")
+    paths = tuple(save(fig, out_dir, spec.id))
+    small = [p.name for p in paths if p.stat().st_size < 1000]
+    return Outcome(spec.id, paths, f"empty file(s): {', '.join(small)}" if small else "")
 
 
 def draw_all(results_dir: Path, out_dir: Path, only: Sequence[str] = ()) -> list[Outcome]:
