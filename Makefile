@@ -49,6 +49,7 @@ reproduce: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_estimators.py
+	$(BIN)/python benchmarks/bench_pointwise.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
