@@ -80,6 +80,8 @@ def colour(estimator: str) -> str:
 
 def coupling_colour(estimator: str) -> str:
     """The colour of an estimator's coupling, for figures that compare couplings."""
+    if estimator in COUPLING_COLOURS:  # "exact" and bare coupling names
+        return COUPLING_COLOURS[estimator]
     _, coupling = _split(estimator)
     return COUPLING_COLOURS.get(coupling) or colour(estimator)
 
