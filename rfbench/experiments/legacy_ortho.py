@@ -1,7 +1,7 @@
 """Replay of the HRF clustering notebook's legacy random streams (HRF App. H.3; spec/hrf.md §3.4).
 
 The released ``Cluster_Estimator.ipynb`` draws everything from numpy's legacy global state
-(``np.random.seed``) and from the 2021 scipy ``ortho_group``. To regenerate the paper's data and
+(global numpy seeding) and from the 2021 scipy ``ortho_group``. To regenerate the paper's data and
 Table 3 exactly, this module replays those streams with explicit ``np.random.RandomState(seed)``
 instances (never the global state) and re-implements the 2021 ``ortho_group.rvs`` algorithm:
 modern scipy samples Haar matrices differently, which gives different data (spec/hrf.md §3.4).
