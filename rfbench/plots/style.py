@@ -141,7 +141,9 @@ def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:
     fig.tight_layout()
     for path in paths:
         tmp = path.with_suffix(path.suffix + ".tmp")
-        fig.savefig(tmp, format=path.suffix[1:])
+        fmt = path.suffix[1:]
+        # No creation date in the PDF: the same results give byte-identical files.
+        fig.savefig(tmp, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
         tmp.replace(path)
     plt.close(fig)
     return paths
