@@ -26,8 +26,10 @@ from rfbench.plots.pointwise import (
     band,
     curves,
     error_curves,
+    legend_strip,
     name,
     sizes,
+    tail_note,
     theory_handle,
     theta_axis,
     unique,
@@ -36,7 +38,7 @@ from rfbench.plots.pointwise import (
 ZERO_STYLE = {"color": "red", "linestyle": ":", "linewidth": 1.0}
 PANEL_HEIGHT = 1.55  # inches per (r, estimator) row
 SUMMARY_HEIGHT = 1.9
-KEY_HEIGHT = 0.35
+KEY_HEIGHT = 0.8  # +0.2 with a tail note
 
 
 def _left_limits(row: list[Curve]) -> tuple[float, float]:
@@ -71,18 +73,23 @@ def _panel(ax: Axes, twin: Axes, c: Curve) -> None:
         twin.plot(t, c.values("theory_rel_rmse"), color="0.15", **THEORY_STYLE)
 
 
-def _key(ax: Axes) -> None:
-    """The meaning of each line, in a strip of its own above the panels."""
-    ax.axis("off")
+def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
+    """The meaning of each line and colour, in a strip of its own above the panels."""
     grey = "0.45"
-    handles = [
+    meaning = [
         Line2D([], [], color="black", linewidth=1.3, label="true SM(x, y) (left axis)"),
         Patch(color=grey, alpha=0.35, label="5th–95th percentile of estimates (left)"),
-        Line2D([], [], color=grey, marker="o", label="empirical relative error √MSE/SM ±2 s.e."),
-        theory_handle("closed-form relative error"),
+        Line2D(
+            [], [], color=grey, marker="o", label="empirical rel. error √MSE/SM ±2 s.e. (right)"
+        ),
+        theory_handle("closed-form relative error (right)"),
         Line2D([], [], label="zero level", **ZERO_STYLE),
     ]
-    ax.legend(handles=handles, loc="center", ncol=3, handlelength=2.2, columnspacing=1.2)
+    colours = [
+        Line2D([], [], color=style.colour(e), marker=style.marker(e), label=name(e))
+        for e in estimators
+    ]
+    legend_strip(ax, meaning, colours, tail_note(items))
 
 
 def _trials(df: pd.DataFrame) -> int:
@@ -103,11 +110,12 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
     style.apply()
     import matplotlib.pyplot as plt
 
-    height = KEY_HEIGHT + PANEL_HEIGHT * nr + SUMMARY_HEIGHT + 0.4
+    key = KEY_HEIGHT + 0.2 * bool(tail_note(all_curves))
+    height = key + PANEL_HEIGHT * nr + SUMMARY_HEIGHT + 0.4
     fig = plt.figure(figsize=(style.FULL_WIDTH, height))
-    ratios = [KEY_HEIGHT, *([PANEL_HEIGHT] * nr), SUMMARY_HEIGHT]
+    ratios = [key, *([PANEL_HEIGHT] * nr), SUMMARY_HEIGHT]
     gs = fig.add_gridspec(nr + 2, cols, height_ratios=ratios)
-    _key(fig.add_subplot(gs[0, :]))
+    _key(fig.add_subplot(gs[0, :]), estimators, all_curves)
 
     for i, r in enumerate(radii):
         row = [by[(r, e)] for e in estimators if (r, e) in by]
@@ -143,8 +151,6 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
         ax.set_title(f"r = {r:g}: all estimators")
         if k == 0:
             ax.set_ylabel("relative error √MSE/SM")
-            handles, _ = ax.get_legend_handles_labels()
-            ax.legend(handles=[*handles, theory_handle()], loc="lower center", ncol=1)
     fig.suptitle(f"{title} (d = {int(df['d'].max())}, s = {_trials(df):,} estimates per angle)")
     return fig
 

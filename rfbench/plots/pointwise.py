@@ -32,7 +32,7 @@ PAPER_NAMES = {
     "positive@iid": r"$\widehat{\mathrm{SM}}^{+}$",
     "angular-hybrid@iid": "angular hybrid",
     "gaussian-hybrid@iid": "Gaussian hybrid",
-    "cse": "CSE (angular hybrid)",
+    "cse": "CSE (shared ω, τ = ω)",
 }
 #: Sharing variants of a bipolar hybrid (spec/cse.md §2.4): marker and line style.
 VARIANT_STYLE = {
@@ -117,6 +117,14 @@ def sizes(curve: Curve) -> str:
     return f"m = {curve.m}" + (f", n = {curve.n}" if curve.n is not None else "")
 
 
+def several_variants(items: Sequence[Curve]) -> set[str]:
+    """Estimators that appear with more than one sharing variant (their labels name it)."""
+    seen: dict[str, set[object]] = {}
+    for c in items:
+        seen.setdefault(c.estimator, set()).add(c.variant)
+    return {e for e, v in seen.items() if len(v) > 1}
+
+
 def label(curve: Curve, with_sizes: bool = False, with_variant: bool = False) -> str:
     """Legend text: paper name, optionally the sharing variant and the sizes."""
     parts = [name(curve.estimator)]
@@ -162,7 +170,8 @@ def band(
     if floor is not None:
         lo = np.maximum(lo, floor)
     colour = line.get("color")
-    ax.fill_between(x, lo, hi, color=colour, alpha=alpha, linewidth=0)
+    shown = y > EXACT  # no band around an exact (zero-error) point: it would be round-off
+    ax.fill_between(x, lo, hi, where=shown, color=colour, alpha=alpha, linewidth=0)
     ax.plot(x, y, **line)
 
 
@@ -171,25 +180,76 @@ def error_curves(
     items: Sequence[Curve],
     metric: str,
     theory: bool,
-    with_variant: bool = False,
 ) -> None:
     """``metric`` vs θ on a log axis for each curve (±2 s.e. band); the closed form dashed."""
     shown = [c for c in items if c.has(metric)]
+    varied = several_variants(shown)
     pool = [c.values(metric) for c in shown]
     if theory:
         pool += [c.values("theory_rel_rmse") for c in shown if c.has("theory_rel_rmse")]
     floor = log_floor(pool)
+    tops = [c.values(metric) + Z_BAND * c.stderr(metric) for c in shown]
+    top = max((float(np.nanmax(v)) for v in [*pool, *tops] if np.isfinite(v).any()), default=1.0)
     for c in shown:
         st = line_style(c)
         band(
             ax, c.theta, c.values(metric), c.stderr(metric), floor=floor,
-            label=label(c, with_variant=with_variant), **st,
+            label=label(c, with_variant=c.estimator in varied), **st,
         )  # fmt: skip
         if theory and c.has("theory_rel_rmse"):
             ax.plot(c.theta, c.values("theory_rel_rmse"), color=st["color"], **THEORY_STYLE)
     ax.set_yscale("log")
-    ax.set_ylim(bottom=floor)
+    ax.set_ylim(floor, max(2 * top, 2 * floor))
     theta_axis(ax)
+
+
+def legend_strip(ax: Axes, *rows: Sequence[object]) -> None:
+    """An axis holding only legends, one per list of handles, stacked top to bottom; each in
+    balanced rows of at most four entries."""
+    ax.axis("off")
+    rows = tuple(r for r in rows if len(r))
+    for i, handles in enumerate(rows):
+        lines = -(-len(handles) // 4)
+        leg = ax.legend(
+            handles=list(handles), loc="center", bbox_to_anchor=(0.5, 1.0 - (i + 0.5) / len(rows)),
+            ncol=-(-len(handles) // lines), handlelength=2.0,
+        )  # fmt: skip
+        ax.add_artist(leg)
+
+
+def curve_handles(items: Sequence[Curve]) -> list[object]:
+    """One legend entry per distinct (estimator, variant) of ``items``, in their style."""
+    from matplotlib.lines import Line2D
+
+    varied = several_variants(items)
+    out, seen = [], set()
+    for c in items:
+        if (c.estimator, c.variant) in seen:
+            continue
+        seen.add((c.estimator, c.variant))
+        text = label(c, with_variant=c.estimator in varied)
+        out.append(Line2D([], [], label=text, **line_style(c)))
+    return out
+
+
+def tail_note(items: Sequence[Curve]) -> list[object]:
+    """A text-only legend entry naming the estimators whose empirical √MSE lies far (> 2×) below
+    the closed form: their error has a heavy right tail that the draws rarely reach."""
+    from matplotlib.lines import Line2D
+
+    low = []
+    for c in items:
+        if c.has("theory_rel_rmse") and c.has("rel_rmse"):
+            upper = c.values("rel_rmse") + Z_BAND * c.stderr("rel_rmse")
+            if np.any(upper < c.values("theory_rel_rmse") / 2):
+                low.append(name(c.estimator))
+    if not low:
+        return []
+    text = (
+        f"empirical √MSE < ½ closed form for {', '.join(unique(low))}: "
+        "a heavy right tail the draws rarely reach"
+    )
+    return [Line2D([], [], linestyle="none", label=text)]
 
 
 def theory_handle(text: str = "closed form (theory)") -> object:
