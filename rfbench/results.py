@@ -58,6 +58,7 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "dataset": STRING,
     "regime": STRING,
     "weights": STRING,
+    "note": STRING,
     "rep": INT,
 }
 
@@ -73,6 +74,7 @@ METRICS: dict[str, str] = {
     "q50": "median of K̂",
     "q95": "95% quantile of K̂",
     "neg_fraction": "fraction of negative estimates K̂ < 0",
+    "skipped": "1: the cell could not be computed; the reason is in column 'note'",
     "theory_mse": "closed-form MSE",
     "theory_rel_rmse": "√(closed-form MSE) / K",
     "frob_sq": "Σ (K - K̂)² over a Gram matrix",

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from figure_helpers import draw as _draw
+from figure_helpers import frame as _frame
 from matplotlib.collections import QuadMesh
 from matplotlib.image import AxesImage
 
-from rfbench.plots import FIGURES, draw_figure, find_result, list_figures
+from rfbench.plots import FIGURES, draw_figure, list_figures
 from rfbench.plots.theory import MSE_FLOOR
-from rfbench.results import load_results
 from rfbench.runner import load_config, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,15 +40,6 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         target = out / config["experiment"] / f"{figure_id}.parquet"
         run(config["experiment"], config, out=target, backend="serial", quiet=True)
     return out
-
-
-def _frame(results_dir: Path, figure_id: str) -> pd.DataFrame:
-    return load_results(find_result(results_dir, figure_id))
-
-
-def _draw(results_dir: Path, figure_id: str):
-    list_figures()
-    return FIGURES[figure_id].draw({figure_id: _frame(results_dir, figure_id)})
 
 
 def _labels(ax) -> list[str]:

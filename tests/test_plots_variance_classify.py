@@ -11,13 +11,13 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from figure_helpers import draw as _draw
+from figure_helpers import frame as _frame
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
-from rfbench.plots import FIGURES, draw_figure, find_result, list_figures
-from rfbench.results import load_results
+from rfbench.plots import FIGURES, draw_figure, list_figures
 from rfbench.runner import load_config, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,15 +45,6 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Pat
         for figure_id in CONFIGS:
             _run(figure_id, out)
     return out
-
-
-def _frame(results_dir: Path, figure_id: str) -> pd.DataFrame:
-    return load_results(find_result(results_dir, figure_id))
-
-
-def _draw(results_dir: Path, figure_id: str):
-    list_figures()
-    return FIGURES[figure_id].draw({figure_id: _frame(results_dir, figure_id)})
 
 
 def _curves(ax) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -38,13 +38,11 @@ register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram
 register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
 register_metric("theory_frob_sq_per_entry", "closed-form E Σ (K - K̂)² / (N·N')")
 register_metric("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)")
-register_metric("skipped", "1: the cell could not be computed; the reason is in column 'note'")
 for _name, _kind in (
     ("inputs", STRING),
     ("n_points", INT),
     ("data_seed", INT),
     ("projections", INT),
-    ("note", STRING),
 ):
     register_parameter(_name, _kind)
 

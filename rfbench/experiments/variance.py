@@ -59,7 +59,6 @@ register_metric("log_mean_rel_var", "log of the mean over pairs of Var(K̂)/K²"
 register_metric("log_mean_var_over_k", "log of the mean over pairs of Var(K̂)/K")
 register_metric("log_rel_var_mc", "Monte Carlo mean over a subsample of pairs of log(MSE/K²)")
 register_metric("log_rel_var_mc_theory", "closed-form mean of log(Var/K²) on the MC subsample")
-register_metric("skipped", "1: the cell could not be computed; the reason is in column 'note'")
 for _name, _kind in (("mechanism", STRING), ("points", INT), ("note", STRING)):
     register_parameter(_name, _kind)
 

@@ -69,19 +69,28 @@ class Outcome:
     problem: str = ""
 
 
-def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
-    """Draw one figure, or say which results it lacks."""
-    from rfbench.plots.style import save
+def load_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The result tables a figure reads, or ({}, the reason they are not all there)."""
     from rfbench.results import load_results
 
     found = {name: find_result(results_dir, name) for name in spec.needs}
     missing = [name for name, path in found.items() if path is None]
     if missing:
-        return Outcome(spec.id, problem=f"missing results: {', '.join(missing)}")
+        return {}, f"missing results: {', '.join(missing)}"
     frames = {name: load_results(path) for name, path in found.items()}
     empty = [name for name, df in frames.items() if df.empty]
     if empty:
-        return Outcome(spec.id, problem=f"empty results: {', '.join(empty)}")
+        return {}, f"empty results: {', '.join(empty)}"
+    return frames, ""
+
+
+def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
+    """Draw one figure, or say which results it lacks."""
+    from rfbench.plots.style import save
+
+    frames, problem = load_inputs(spec, Path(results_dir))
+    if problem:
+        return Outcome(spec.id, problem=problem)
     fig = spec.draw(frames)
     if not any(ax.has_data() for ax in fig.axes):
         import matplotlib.pyplot as plt

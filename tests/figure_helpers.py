@@ -1,0 +1,27 @@
+"""Shared by the plot tests: a figure's input tables (loaded as the plots load them) and drawing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from rfbench.plots import FIGURES, list_figures, load_inputs
+
+
+def inputs(results_dir: Path, figure_id: str) -> dict[str, pd.DataFrame]:
+    list_figures()
+    frames, problem = load_inputs(FIGURES[figure_id], Path(results_dir))
+    assert not problem, problem
+    return frames
+
+
+def frame(results_dir: Path, figure_id: str) -> pd.DataFrame:
+    """The result table named after the figure."""
+    return inputs(results_dir, figure_id)[figure_id]
+
+
+def draw(results_dir: Path, figure_id: str) -> Figure:
+    """The figure drawn from the results (not saved)."""
+    return FIGURES[figure_id].draw(inputs(results_dir, figure_id))
