@@ -142,7 +142,7 @@ def test_exact_accuracy_and_trig() -> None:
     np.testing.assert_allclose(ours, brute, atol=1.5 / len(yq))  # at most one near-tie flip
 
 
-def test_published_table3_banknote(tmp_path: Path) -> None:
+def test_published_table3_banknote(tmp_path: Path, real_data_dir: Path) -> None:
     """SimRF Table 3, banknote (d′ = m = 4): IIDRF 0.6441 ± 0.0024, SimRF 0.7196 ± 0.0019.
     Tolerance 5·√(se² + se_paper²), smaller than the IID-SimRF gap the table shows."""
     _need("banknote")

@@ -47,7 +47,7 @@ def coupling_cosine(coupling: str, d: int) -> float | None:
     if coupling == "iid":
         return None
     if coupling == "simrf" and d < 2:
-        raise ValueError(f"simplex couplings need d >= 2, got d = {d}")
+        raise ValueError(f"simplex couplings need d >= 2 input features, got {d} feature(s)")
     return 0.0 if coupling == "orf" else -1.0 / (d - 1)
 
 

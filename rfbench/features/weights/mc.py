@@ -70,7 +70,7 @@ def simplex_directions(d: int) -> np.ndarray:
     s_i = √(d/(d-1)) e_i - (√d+1)/(d-1)^{3/2} (1,…,1,0) for i < d, s_d = (d-1)^{-1/2} (1,…,1,0).
     """
     if d < 2:
-        raise ValueError(f"simplex couplings need d >= 2, got d = {d}")
+        raise ValueError(f"simplex couplings need d >= 2 input features, got {d} feature(s)")
     ones = np.ones(d)
     ones[-1] = 0.0
     S = np.sqrt(d / (d - 1)) * np.eye(d) - (np.sqrt(d) + 1) / (d - 1) ** 1.5 * ones
