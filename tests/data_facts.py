@@ -11,12 +11,19 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
 
 
-def real_data() -> Path | None:
-    """The real data folder, or None (absent, or ``RFBENCH_TEST_DATA=fixtures``)."""
+def _find_real_data() -> Path | None:
     if os.environ.get("RFBENCH_TEST_DATA") == "fixtures":
         return None
     path = Path(os.environ.get("RFBENCH_DATA", SHARED_DATA))
     return path if path.is_dir() else None
+
+
+_REAL_DATA = _find_real_data()  # decided once, before any test points RFBENCH_DATA elsewhere
+
+
+def real_data() -> Path | None:
+    """The real data folder, or None (absent, or ``RFBENCH_TEST_DATA=fixtures``)."""
+    return _REAL_DATA
 
 
 def uses_fixtures() -> bool:
