@@ -37,6 +37,7 @@ from rfbench.experiments.legacy_ortho import (
 )
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections
+from rfbench.names import weights_of
 from rfbench.results import register_metric, register_parameter
 
 for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
@@ -250,7 +251,7 @@ class ClusterTable(Experiment):
                 "protocol": spec["protocol"],
                 "m": m,
                 "estimator": name,
-                "weights": registry.split_name(name)[1] or "iid",
+                "weights": weights_of(name),
             }
             rows += [_row(est, "mse", v, None, 1, rep=b) for b, v in enumerate(values)]
             se = float(values.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None

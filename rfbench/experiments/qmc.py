@@ -30,8 +30,8 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
-from rfbench.features.estimator import ComponentEstimator
 from rfbench.kernels import log_kernel
+from rfbench.names import split_name, weights_of
 from rfbench.results import register_metric
 
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
@@ -60,15 +60,15 @@ CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature arra
 
 def paper_column(estimator: str) -> str | None:
     """The column of HRF Table 1 an estimator stands for (None for our extra baselines)."""
-    head, weights = registry.split_name(estimator)
+    head, weights = split_name(estimator)
     if head == "angular-hybrid":
-        return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights or "iid")
+        return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights_of(estimator))
     return PAPER_COLUMN.get(weights or "")
 
 
 def is_hybrid(estimator: str) -> bool:
     """Whether ``estimator`` (name or alias) is a hybrid: it takes (m, n), not ``features``."""
-    return not isinstance(registry.get(estimator, m=1), ComponentEstimator)
+    return registry.describe(estimator).hybrid
 
 
 def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:
@@ -112,7 +112,7 @@ def pair_estimates(
     row by row, which avoids the pairs × pairs Gram matrix. Returns (reps, pairs).
     """
     pairs, d = X.shape
-    width = 4 * est.m * (1 + (getattr(est, "n", None) or 0))  # ≥ any map here: 4m(n+1), 2m
+    width = 4 * est.m * (1 + (est.n or 0))  # ≥ any map here: 4m(n+1), 2m
     chunk = max(1, min(reps, int(CHUNK_BYTES // (16 * pairs * width))))
     out = []
     for start in range(0, reps, chunk):
@@ -245,7 +245,7 @@ class QMCTable(Experiment):
             "d": X.shape[1],
             "m": spec["m"],
             "n": spec["n"],
-            "weights": registry.split_name(spec["estimator"])[1] or "iid",
+            "weights": registry.describe(spec["estimator"]).weights,
             "r": spec["norm"] if spec["scaling"] == "rows" else None,
             "norm": spec["norm"],
             "scaling": spec["scaling"],

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rfbench.kernels import kernel_alpha, sq_norms
+from rfbench.kernels import KERNELS, kernel_alpha, sq_norms
 
 Side = Literal["query", "key"]
 
@@ -222,7 +222,7 @@ class Component(ABC):
     rotation_invariant: bool = True  # uses ω only through ωᵀx and ‖ω‖²
     symmetric: bool = True  # f1 == f2
     #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
-    kernels: tuple[str, ...] = ("softmax", "gaussian")
+    kernels: tuple[str, ...] = KERNELS
 
     def __init__(self, **options: Any) -> None:
         if options:
@@ -286,6 +286,8 @@ class Estimator(ABC):
     name: str
     kernel: str
     m: int
+    #: λ projections of a bipolar hybrid (HRF Eq. 12); None for every other estimator
+    n: int | None = None
 
     @property
     def alpha(self) -> float:

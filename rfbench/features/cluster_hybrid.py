@@ -21,8 +21,9 @@ from rfbench.features.base import (
     positive_int,
 )
 from rfbench.features.complex_exp import ComplexExp, complex_diagonal_A, real_diagonal_A
-from rfbench.features.hybrid import KERNELS, HybridBase
+from rfbench.features.hybrid import HybridBase
 from rfbench.features.registry import HybridEntry, register_hybrid
+from rfbench.kernels import KERNELS
 
 
 @dataclass(frozen=True)
@@ -167,5 +168,6 @@ register_hybrid(
         ClusterHybrid.paper,
         True,
         ClusterHybrid.description,
+        data_dependent=True,
     )
 )

@@ -27,6 +27,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from rfbench.names import family_of, weights_of
 from rfbench.plots import register_figure, style
 from rfbench.plots.variance import DERF_NAMES, legend_on_top, panel_grid
 
@@ -50,7 +51,7 @@ JITTER = 0.025
 
 
 def _coupling(estimator: str) -> str:
-    return estimator.partition("@")[2] or "iid"
+    return weights_of(estimator)
 
 
 def _draws(rows: pd.DataFrame) -> str:
@@ -268,14 +269,14 @@ def _features_per_projection(estimator: str, kernel: str) -> int:
     from rfbench.features import registry
 
     try:
-        return int(registry.get(estimator, kernel=kernel, m=1).component.outputs)
-    except (ValueError, TypeError, KeyError, AttributeError):
+        return registry.describe(estimator).features_per_projection or 1
+    except registry.UnknownEstimatorError:
         return 1
 
 
 def derf_name(estimator: str) -> str:
     """DERF's name of a mechanism (trig@* is the [sin, cos] map here; spec/derf.md §3.2)."""
-    component = estimator.partition("@")[0]
+    component = family_of(estimator)
     return DERF_NAMES.get("trig-sincos" if component == "trig" else component, estimator)
 
 

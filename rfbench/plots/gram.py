@@ -22,6 +22,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from rfbench.names import split_name
 from rfbench.plots import register_figure, style
 from rfbench.plots.theory import THEORY_LINE, metric, simrf_name
 
@@ -106,7 +107,7 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _split(estimator: str) -> tuple[str, str]:
-    component, _, weights = estimator.partition("@")
+    component, weights = split_name(estimator)
     return component, weights or "—"
 
 

@@ -15,6 +15,8 @@ matplotlib.use("Agg")  # figures are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from rfbench.names import family_of, weights_of  # noqa: E402
+
 COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
 FULL_WIDTH = 7.0
 
@@ -66,8 +68,7 @@ _EXTRA = plt.get_cmap("tab10").colors
 
 
 def _split(estimator: str) -> tuple[str, str]:
-    family, _, coupling = estimator.partition("@")
-    return family, coupling or "iid"
+    return family_of(estimator), weights_of(estimator)
 
 
 def colour(estimator: str) -> str:

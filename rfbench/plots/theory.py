@@ -19,6 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from rfbench.names import weights_of
 from rfbench.plots import register_figure, style
 
 #: SimRF's names of the couplings (SimRF §3, Figs. 4–7); ``optimum`` is Fig. 4's optimiser.
@@ -49,7 +50,7 @@ def coupling(row_estimator: str, weights: object = None) -> str:
     """The coupling of a SimRF row: its ``weights`` column, else the part after ``@``."""
     if isinstance(weights, str) and weights:
         return weights
-    return row_estimator.partition("@")[2] or "iid"
+    return weights_of(row_estimator)
 
 
 def with_coupling(df: pd.DataFrame) -> pd.DataFrame:

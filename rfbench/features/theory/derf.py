@@ -31,6 +31,7 @@ from rfbench.features.base import Estimator
 from rfbench.features.derf import MECHANISMS, DerfParams
 from rfbench.features.theory import register_theory
 from rfbench.kernels import sq_norms
+from rfbench.names import DEFAULT_WEIGHTS, family_of, weights_of
 
 FREE = ("positive", "trig", "trig-sincos")  # parameter-free baselines of the variance experiment
 
@@ -106,8 +107,8 @@ def mechanism_form(name: str, params: dict[str, Any] | None, d: int) -> LogM2For
 
 
 def _mechanism(name: str, params: dict[str, Any] | None) -> str:
-    head, _, weights = name.partition("@")
-    if weights not in ("", "iid"):
+    head = family_of(name)
+    if weights_of(name) != DEFAULT_WEIGHTS:
         raise ValueError(f"closed forms hold for i.i.d. ω only, not {name!r}")
     if head in FREE:
         return head
@@ -208,4 +209,4 @@ def log_relative_variance(
 
 @register_theory("gerf@iid", "aderf@iid", "sderf@iid", "saderf@iid", data_dependent=True)
 def _fitted(est: Estimator, x: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    return derf_variance(est.name.partition("@")[0], params, x, y, est.m)
+    return derf_variance(family_of(est.name), params, x, y, est.m)
