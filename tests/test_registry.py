@@ -8,7 +8,6 @@ import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import rfbench.features
