@@ -28,21 +28,6 @@ class {cls}(Positive):
 '''
 
 
-@pytest.fixture
-def isolated(monkeypatch, tmp_path):
-    """Registries and plugin state restored after the test; ``tmp_path`` importable."""
-    registry.estimator_names()  # the built-ins are in before the copies are taken
-    for table in ("_COMPONENTS", "_WEIGHTS", "_HYBRIDS", "_ALIASES"):
-        monkeypatch.setattr(registry, table, dict(getattr(registry, table)))
-    monkeypatch.setattr(plugins, "_loaded", None)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    before = set(sys.modules)
-    yield tmp_path
-    for name in set(sys.modules) - before:
-        if name.startswith("rfb_test_"):
-            del sys.modules[name]
-
-
 def test_every_module_of_the_package_is_imported() -> None:
     registry.estimator_names()
     root = Path(rfbench.features.__file__).parent
@@ -51,8 +36,8 @@ def test_every_module_of_the_package_is_imported() -> None:
             assert info.name in sys.modules, info.name
 
 
-def test_a_module_dropped_into_a_package_registers_itself(isolated) -> None:
-    pkg = isolated / "rfb_test_pkg"
+def test_a_module_dropped_into_a_package_registers_itself(isolated_registry) -> None:
+    pkg = isolated_registry / "rfb_test_pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "sub" / "__init__.py").write_text("")
@@ -64,9 +49,13 @@ def test_a_module_dropped_into_a_package_registers_itself(isolated) -> None:
     assert registry.describe("rfb-new@orf").kind == "component"
 
 
-def test_plugins_load_once_and_a_broken_one_is_one_warning(isolated, monkeypatch, caplog) -> None:
-    (isolated / "rfb_test_good.py").write_text(COMPONENT_MODULE.format(cls="G", name="rfb-good"))
-    (isolated / "rfb_test_bad.py").write_text("import rfb_test_no_such_module\n")
+def test_plugins_load_once_and_a_broken_one_is_one_warning(
+    isolated_registry, monkeypatch, caplog
+) -> None:
+    (isolated_registry / "rfb_test_good.py").write_text(
+        COMPONENT_MODULE.format(cls="G", name="rfb-good")
+    )
+    (isolated_registry / "rfb_test_bad.py").write_text("import rfb_test_no_such_module\n")
     eps = [
         EntryPoint("good", "rfb_test_good", plugins.ENTRY_POINT_GROUP),
         EntryPoint("bad", "rfb_test_bad", plugins.ENTRY_POINT_GROUP),
@@ -90,8 +79,10 @@ def test_plugins_load_once_and_a_broken_one_is_one_warning(isolated, monkeypatch
     assert est.name == "rfb-good@iid" and est.unbiased
 
 
-def test_a_name_cannot_be_taken_twice(isolated) -> None:
-    (isolated / "rfb_test_dup.py").write_text(COMPONENT_MODULE.format(cls="D", name="positive"))
+def test_a_name_cannot_be_taken_twice(isolated_registry) -> None:
+    (isolated_registry / "rfb_test_dup.py").write_text(
+        COMPONENT_MODULE.format(cls="D", name="positive")
+    )
     with pytest.raises(ValueError, match="component 'positive' is already registered"):
         __import__("rfb_test_dup")
 
