@@ -36,23 +36,6 @@ from rfbench.results import register_metric
 
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
-#: HRF Table 1 (verbatim; MSE in units of 1e-3, "± std"): data set -> column -> (mean, ±)
-PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
-    "wine": {
-        "HRF-ort": (0.70, 0.08),
-        "HRF-iid": (0.85, 0.05),
-        "ORF-reg": (1.00, 0.04),
-        "ORF-Had": (1.10, 0.06),
-        "Halton-R": (4.02, 0.1),
-    },
-    "boston": {
-        "HRF-ort": (0.72, 0.06),
-        "HRF-iid": (0.79, 0.08),
-        "ORF-reg": (1.05, 0.03),
-        "ORF-Had": (1.14, 0.02),
-        "Halton-R": (2.53, 0.08),
-    },
-}
 #: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
 PAPER_COLUMN = {"orf": "ORF-reg", "sorf": "ORF-Had", "halton": "Halton-R"}
 CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature array
@@ -64,6 +47,16 @@ def paper_column(estimator: str) -> str | None:
     if head == "angular-hybrid":
         return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights_of(estimator))
     return PAPER_COLUMN.get(weights or "")
+
+
+def paper_table1() -> dict[tuple[str, str], tuple[float, float]]:
+    """HRF Table 1 (rfbench.reference): (data set, paper column) -> (MSE, ±) in units of 1e-3."""
+    from rfbench import reference
+
+    cells = reference.table("hrf-table1", "dataset", "estimator")
+    return {
+        (dataset, paper_column(est) or est): (e.value, e.std) for (dataset, est), e in cells.items()
+    }
 
 
 def is_hybrid(estimator: str) -> bool:
@@ -257,13 +250,13 @@ class QMCTable(Experiment):
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
         """MSE ± std in units of 1e-3 per (data set, estimator), beside the paper's Table 1."""
-        rows = []
+        rows, published = [], paper_table1()
         table = results.pivot_table(
             index=["dataset", "norm", "estimator"], columns="metric", values="value", sort=False
         )
         for (dataset, norm, est), row in table.iterrows():
             col = paper_column(est)
-            paper = PAPER_TABLE1.get(dataset, {}).get(col or "")
+            paper = published.get((dataset, col or ""))
             rows.append(
                 {
                     "dataset": dataset,

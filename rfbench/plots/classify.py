@@ -164,11 +164,8 @@ def _paper_table2() -> dict[tuple[str, str], float]:
     """(data set, estimator) -> SimRF Table 2 accuracy at m = d (rfbench.reference)."""
     from rfbench import reference
 
-    return {
-        (e.match["dataset"], e.match["estimator"]): e.scaled
-        for e in reference.by_figure("simrf-table2")
-        if isinstance(e, reference.NumberEntry) and e.match.get("metric") == "accuracy"
-    }
+    cells = reference.table("simrf-table2", "dataset", "estimator", metric="accuracy")
+    return {key: e.scaled for key, e in cells.items()}
 
 
 @register_figure(
