@@ -8,6 +8,7 @@ import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import rfbench.features
@@ -165,3 +166,25 @@ def test_name_helpers() -> None:
     assert split_name("trig@orf") == ("trig", "orf") and split_name("cse") == ("cse", None)
     assert weights_of("cse") == "iid" and weights_of("positive@sgq") == "sgq"
     assert family_of("angular-hybrid@orf") == "angular-hybrid" and family_of("cse") == "cse"
+
+
+def test_positive_int_helpers() -> None:
+    from rfbench.checks import all_positive_ints, is_positive_int, positive_int
+
+    assert all(is_positive_int(v) for v in (1, 3, 3.0, np.int64(2), np.float64(4.0)))
+    bad = (0, -1, 2.5, True, np.bool_(True), float("nan"), float("inf"), "3", None)
+    assert not any(is_positive_int(v) for v in bad)
+    assert positive_int("m", 4.0) == 4 and isinstance(positive_int("m", np.int64(4)), int)
+    with pytest.raises(ValueError, match="m must be a positive integer, got 0"):
+        positive_int("m", 0)
+    assert all_positive_ints([1, 2]) and not all_positive_ints([]) and not all_positive_ints([1, 0])
+    with pytest.raises(ValueError, match="m \\(number of projections\\) must be a positive"):
+        registry.get("trig@iid", m=2.5)
+
+
+def test_paper_names() -> None:
+    from rfbench.names import PAPER_NAMES, paper_name
+
+    assert paper_name("simrf-plus", "simrf") == "SimRFs+" and paper_name("x@y", "simrf") == "x@y"
+    assert list(PAPER_NAMES["derf"])[:3] == ["trig", "trig-sincos", "positive"]  # legend order
+    assert paper_name("positive@iid", "hrf-clusters") == "FAVOR+ (= SM⁺)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rfbench import reference
-from rfbench.names import weights_of
+from rfbench.names import family_of, weights_of
 
 
 def paper_table(figure: str) -> dict[str, dict[str, tuple[float, float]]]:
@@ -57,7 +57,7 @@ def classify_summary(results: pd.DataFrame) -> pd.DataFrame:
         return results.head(12)
     if (results["metric"] == "val_accuracy").any():  # DERF Fig. 3: tuned, mean over M
         rf = acc[acc["estimator"] != "exact"].copy()
-        rf["estimator"] = rf["estimator"].str.split("@").str[0]
+        rf["estimator"] = rf["estimator"].map(family_of)
         table = _pivot(pd.concat([rf, acc[acc["estimator"] == "exact"]]))
         table.loc["mean"] = table.mean().round(4)
         if {"sderf", "gerf"} <= set(table.columns):

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import all_positive_ints, is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.legacy_ortho import (
     DIM,
@@ -37,7 +38,7 @@ from rfbench.experiments.legacy_ortho import (
 )
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections
-from rfbench.names import weights_of
+from rfbench.names import paper_name, weights_of
 from rfbench.results import register_metric, register_parameter
 
 for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
@@ -48,7 +49,6 @@ register_parameter("pair", "string")
 register_parameter("pair_rank", "int")
 
 PAPER_ESTIMATORS = ("cluster-hybrid", "positive@iid", "trig@iid")
-PAPER_NAMES = {"cluster-hybrid": "Hybrid-Cluster", "positive@iid": "FAVOR+", "trig@iid": "Trig"}
 PROTOCOLS = ("paper", "rfbench")
 
 
@@ -180,9 +180,9 @@ class ClusterTable(Experiment):
 
         check("datasets", config["datasets"], list(SETTINGS))
         check("protocol", config["protocol"], PROTOCOLS)
-        if not config["m"] or min(config["m"]) < 1:
+        if not all_positive_ints(config["m"]):
             raise ConfigError.bad_value("m", config["m"], "positive integers")
-        if config["reps"] < 1:
+        if not is_positive_int(config["reps"]):
             raise ConfigError.bad_value("reps", config["reps"], "a positive integer")
         if config["kmeans_seed"] < 0:
             raise ConfigError.bad_value("kmeans_seed", config["kmeans_seed"], "an integer >= 0")
@@ -294,8 +294,9 @@ class ClusterTable(Experiment):
                 ours = (round(row[(est, "mse_min")], 4), round(row[(est, "mse_max")], 4))
                 ref = paper.get((dataset, int(m), est))
                 equal &= ours == ref
-                out[PAPER_NAMES[est]] = f"[{ours[0]:.4f}, {ours[1]:.4f}]"
-                out[f"{PAPER_NAMES[est]} (paper)"] = f"[{ref[0]:.4f}, {ref[1]:.4f}]" if ref else ""
+                column = paper_name(est, "hrf-clusters")
+                out[column] = f"[{ours[0]:.4f}, {ours[1]:.4f}]"
+                out[f"{column} (paper)"] = f"[{ref[0]:.4f}, {ref[1]:.4f}]" if ref else ""
             out["equal"] = equal
             rows.append(out)
         return pd.DataFrame(rows)

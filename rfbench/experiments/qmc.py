@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
-from rfbench.kernels import log_kernel
+from rfbench.kernels import KERNELS, log_kernel
 from rfbench.names import split_name, weights_of
 from rfbench.results import register_metric
 
@@ -176,7 +177,7 @@ class QMCTable(Experiment):
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
         for key in ("features", "m", "n"):
-            if config[key] < 1:
+            if not is_positive_int(config[key]):
                 raise ConfigError.bad_value(key, config[key], "a positive integer")
         for key in ("pairs", "reps"):
             if config[key] < 2:
@@ -187,8 +188,8 @@ class QMCTable(Experiment):
             raise ConfigError.bad_value("norm", config["norm"], "positive numbers")
         if config["scaling"] not in ("rows", "max", "mean"):
             raise ConfigError.bad_value("scaling", config["scaling"], "rows, max, mean")
-        if config["kernel"] not in ("softmax", "gaussian"):
-            raise ConfigError.bad_value("kernel", config["kernel"], "softmax, gaussian")
+        if config["kernel"] not in KERNELS:
+            raise ConfigError.bad_value("kernel", config["kernel"], ", ".join(KERNELS))
         if not config["estimators"]:
             raise ConfigError.bad_value("estimators", [], "at least one estimator name")
         for name in config["estimators"]:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from rfbench.checks import positive_int
 from rfbench.features.base import (
     Draw,
     Estimator,
@@ -37,7 +38,6 @@ from rfbench.features.base import (
     check_inputs,
     concat_features,
     kernel_row_log,
-    positive_int,
 )
 from rfbench.features.components import Hyperbolic, Sign, Trig
 from rfbench.features.registry import HybridEntry, make_weights, register_alias, register_hybrid

@@ -91,19 +91,6 @@ def marker(estimator: str) -> str:
     return COUPLING_MARKERS.get(_split(estimator)[1], "o")
 
 
-def label(estimator: str) -> str:
-    """Readable legend text: the paper's names where they differ from ours."""
-    names = {
-        "hyperbolic@iid": "SM⁺⁺ (FAVOR+)",
-        "trig@iid": "SM^trig",
-        "positive@iid": "SM⁺",
-        "angular-hybrid@iid": "angular hybrid",
-        "gaussian-hybrid@iid": "Gaussian hybrid",
-        "cse": "CSE (shared)",
-    }
-    return names.get(estimator, estimator)
-
-
 def apply() -> None:
     """The shared rcParams: small fonts for a paper column, light grid, no top/right spines."""
     plt.rcParams.update(

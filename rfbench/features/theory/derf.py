@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from rfbench.checks import positive_int
 from rfbench.features.base import Estimator
 from rfbench.features.derf import MECHANISMS, DerfParams
 from rfbench.features.theory import register_theory
@@ -125,8 +126,7 @@ def _mechanism(name: str, params: dict[str, Any] | None) -> str:
 
 def _log_variance(name, params, x, y, m: int, gram: bool) -> tuple[np.ndarray, np.ndarray]:
     """(log Var K̂, log K = xᵀy) of the softmax estimate with m i.i.d. projections."""
-    if int(m) != m or m < 1:
-        raise ValueError(f"m must be a positive integer, got {m!r}")
+    positive_int("m", m)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     head = _mechanism(name, params)
     if gram:
