@@ -188,3 +188,35 @@ def test_paper_names() -> None:
     assert paper_name("simrf-plus", "simrf") == "SimRFs+" and paper_name("x@y", "simrf") == "x@y"
     assert list(PAPER_NAMES["derf"])[:3] == ["trig", "trig-sincos", "positive"]  # legend order
     assert paper_name("positive@iid", "hrf-clusters") == "FAVOR+ (= SM⁺)"
+
+
+EXPERIMENT_MODULE = '''
+from rfbench.experiments import Experiment, register_experiment
+
+
+@register_experiment
+class Tiny(Experiment):
+    """A plugin's experiment (a test)."""
+
+    name = "rfb-test-tiny"
+    description = "a plugin experiment"
+    defaults = {"samples": 3}
+
+    def grid(self, config):
+        return []
+
+    def run_job(self, spec, rng):
+        return []
+'''
+
+
+def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
+    import rfbench.experiments as experiments
+
+    (isolated_registry / "rfb_test_exp.py").write_text(EXPERIMENT_MODULE)
+    ep = EntryPoint("tiny", "rfb_test_exp", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [ep])
+    monkeypatch.setattr(experiments, "EXPERIMENTS", dict(experiments.EXPERIMENTS))
+    monkeypatch.setattr(experiments, "_loaded", False)
+    assert "rfb-test-tiny" in [e.name for e in experiments.list_experiments()]
+    assert experiments.get_experiment("rfb-test-tiny").description == "a plugin experiment"
