@@ -60,10 +60,10 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
     from rfbench.plugins import import_submodules, load_plugins
 
     import_submodules(__name__, skip=("base",))
+    _loaded = True  # before the plugins: they may use this registry while imported
     load_plugins()
 
 

@@ -113,10 +113,10 @@ def _load() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
     from rfbench.plugins import import_submodules, load_plugins
 
     import_submodules("rfbench.features", skip=("theory",))  # theory: loaded on its first use
+    _loaded = True  # before the plugins: they may use this registry while imported
     load_plugins()
 
 
