@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from rfbench.features.base import Component, Estimator, WeightsSampler
-from rfbench.features.options import accepted_options, split_options
+from rfbench.features.options import WEIGHTS_PREFIX, accepted_options, split_options
 from rfbench.names import split_name
 
 __all__ = [
@@ -54,7 +54,8 @@ class HybridEntry:
 
     ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with random λ (HRF Eq. 12), sized by (m, n);
     ``default_n``: its λ projections when n is not given; ``variants``: its sharing variants (the
-    first is the default), of which ``biased_variants`` are biased (CSE's shared-all).
+    first is the default), of which ``biased_variants`` reuse ω as τ, are biased and take n = m
+    by default (CSE's shared-all).
     """
 
     name: str
@@ -229,7 +230,7 @@ def describe(name: str) -> EstimatorDescription:
     ws = _WEIGHTS[wname]
     opts = {
         **accepted_options(hybrid.factory if hybrid else _COMPONENTS[head], ("kernel", "m", "n")),
-        **{f"weights_{k}": v for k, v in accepted_options(ws).items()},
+        **{f"{WEIGHTS_PREFIX}{k}": v for k, v in accepted_options(ws).items()},
     }
     variant = fixed.get("variant")
     full = f"{head}@{wname}" if hybrid and hybrid.takes_weights else target
