@@ -9,6 +9,7 @@ Tests of the papers' published numbers take ``real_data_dir`` and skip without t
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -58,3 +59,24 @@ def real_data_dir() -> Path:
     if real is None:
         pytest.skip("published-number check: needs the real data files (set RFBENCH_DATA)")
     return real
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch, tmp_path):
+    """Estimator tables and plugin state restored after the test; ``tmp_path`` importable.
+
+    Modules the test imports whose name starts with ``rfb_test_`` or ``rfbench_example_plugin``
+    are forgotten afterwards, so their registrations do not leak into other tests.
+    """
+    from rfbench import plugins
+    from rfbench.features import registry
+
+    registry.estimator_names()  # the built-ins are in before the copies are taken
+    for table in ("_COMPONENTS", "_WEIGHTS", "_HYBRIDS", "_ALIASES"):
+        monkeypatch.setattr(registry, table, dict(getattr(registry, table)))
+    monkeypatch.setattr(plugins, "_loaded", None)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in list(sys.modules):
+        if name.startswith(("rfb_test_", "rfbench_example_plugin")):
+            del sys.modules[name]

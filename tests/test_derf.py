@@ -163,7 +163,7 @@ def test_objective_ordering_chain(seed):
 
 
 def _features(name, params, proj, X, side):
-    comp = registry.COMPONENTS[name]() if name != "positive" else Positive()
+    comp = registry.get(f"{name}@iid", m=1).component if name != "positive" else Positive()
     return comp.features(proj, X, side, params).dense()
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
-from rfbench.kernels import kernel_matrix
+from rfbench.kernels import KERNELS, kernel_matrix
 from rfbench.results import INT, STRING, register_metric, register_parameter
 
 register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
@@ -47,15 +47,13 @@ for _name, _kind in (
     register_parameter(_name, _kind)
 
 MODES = ("self", "attention")
-KERNELS = ("softmax", "gaussian")
 _CHUNK_BYTES = 64e6  # memory budget of one chunk of draws
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
 
 def expand_estimators(patterns: Sequence[str]) -> list[str]:
     """Names with ``*`` wildcards expanded over every registered component@weights, in order."""
-    registry.estimator_names()  # loads the registry
-    pool = [f"{c}@{w}" for c in registry.COMPONENTS for w in registry.WEIGHTS]
+    pool = [n for n in registry.estimator_names() if registry.describe(n).kind == "component"]
     out: list[str] = []
     for pattern in patterns:
         found = fnmatch.filter(pool, pattern) if "*" in pattern else [pattern]

@@ -22,7 +22,6 @@ Data-dependent estimators (GERF/DERF) are fitted on each pair (x, y) and drawn p
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -33,7 +32,7 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, register_exper
 from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
-from rfbench.features.hybrid import VARIANTS, BipolarHybrid
+from rfbench.features.hybrid import VARIANTS
 from rfbench.features.theory import equal_norm_pair
 from rfbench.kernels import KERNEL_ALPHA, log_kernel
 from rfbench.results import register_metric, register_parameter
@@ -60,27 +59,19 @@ def parse_estimator(text: str) -> tuple[str, int | None, int | None]:
     return name, ints[0], ints[1]
 
 
-def _family(name: str) -> tuple[type | None, dict[str, Any]]:
-    """(the hybrid class behind ``name`` or None, the options an alias fixes)."""
-    target, fixed = registry.ALIASES.get(name, (name, {}))
-    entry = registry.HYBRIDS.get(registry.split_name(target)[0])
-    return (entry.factory if entry else None), dict(fixed)
-
-
-def _accepts(factory: Any, option: str) -> bool:
-    return option in inspect.signature(factory).parameters
-
-
 def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The (estimator, m, n, variant, sigma) points one ``estimators`` entry expands into."""
     name, m_fixed, n_fixed = parse_estimator(text)
-    family, fixed = _family(name)
-    bipolar = isinstance(family, type) and issubclass(family, BipolarHybrid)
+    try:
+        desc = registry.describe(name)
+    except registry.UnknownEstimatorError as exc:
+        raise ConfigError(f"estimator {text!r}: {exc}") from None
+    bipolar = desc.bipolar
     if n_fixed is not None and not bipolar:
         raise ConfigError.bad_value("estimators", text, "n only for angular/gaussian hybrids")
-    if family is not None and not bipolar:
+    if desc.hybrid and not bipolar:
         raise ConfigError.bad_value("estimators", text, "no cluster-hybrid (needs clusters)")
-    sigma = config["sigma"] if bipolar and _accepts(family, "sigma") else None
+    sigma = config["sigma"] if bipolar and "sigma" in desc.options else None
     for budget in [m_fixed] if m_fixed else config["m"]:
         if not bipolar:
             yield {"estimator": name, "m": budget, "n": None, "variant": None, "sigma": None}
@@ -92,31 +83,27 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
             m = budget // n
         else:
             m, n = budget, n or budget
-        variants = [fixed["variant"]] if "variant" in fixed else config["variants"]
-        supported = [v for v in variants if v in family.variants]
+        variants = [desc.variant] if desc.variant else config["variants"]
+        supported = [v for v in variants if v in desc.variants]
         if not supported:
-            raise ConfigError.bad_value("variants", variants, f"for {name}: {family.variants}")
+            raise ConfigError.bad_value("variants", variants, f"for {name}: {desc.variants}")
         for variant in supported:
             yield {"estimator": name, "m": m, "n": n, "variant": variant, "sigma": sigma}
 
 
 def make_estimator(spec: Mapping[str, Any]) -> Estimator:
     """The estimator of a job (the gaussian hybrid's normaliser ρ uses the job's radius)."""
-    family, fixed = _family(spec["estimator"])
+    desc = registry.describe(spec["estimator"])
     options: dict[str, Any] = {}
-    if spec["variant"] is not None and "variant" not in fixed:
+    if spec["variant"] is not None and desc.variant is None:
         options["variant"] = spec["variant"]
     if spec["sigma"] is not None:
         options["sigma"] = spec["sigma"]
-    if family is not None and _accepts(family, "radius"):
+    if desc.hybrid and "radius" in desc.options:
         options["radius"] = spec["r"]
     return registry.get(
         spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"], **options
     )
-
-
-def _data_dependent(est: Estimator) -> bool:
-    return bool(getattr(getattr(est, "component", None), "data_dependent", False))
 
 
 def sampling_frame(est: Estimator, d: int) -> int | None:
@@ -138,9 +125,9 @@ def draw_estimates(
     k = frame or d
     xk, yk = x[:, :k], y[:, :k]
     angles = len(y)
-    dependent = _data_dependent(est)
+    dependent = registry.describe(est.name).data_dependent
     groups = [np.arange(angles)] if common and not dependent else np.arange(angles)[:, None]
-    width = 4 * est.m + 2 * (getattr(est, "n", None) or 0)
+    width = 4 * est.m + 2 * (est.n or 0)
     out = np.empty((samples, angles))
     last: list[Draw] = []
     for g in groups:
@@ -264,7 +251,7 @@ class Pointwise(Experiment):
         base = {k: spec[k] for k in CURVE if k in spec}
         if "omega" in draws[0].projections:  # the rows drawn (weights like sgq fix their number)
             base["m"] = draws[0].projections["omega"].count
-        base["weights"] = getattr(getattr(est, "weights", None), "name", None)
+        base["weights"] = registry.describe(spec["estimator"]).weights
         rows = []
         for i, theta in enumerate(thetas):
             metrics = pointwise_metrics(values[:, i], true[i])

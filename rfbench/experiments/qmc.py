@@ -28,31 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
-from rfbench.features.estimator import ComponentEstimator
-from rfbench.kernels import log_kernel
+from rfbench.kernels import KERNELS, log_kernel
+from rfbench.names import split_name, weights_of
 from rfbench.results import register_metric
 
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
-#: HRF Table 1 (verbatim; MSE in units of 1e-3, "± std"): data set -> column -> (mean, ±)
-PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
-    "wine": {
-        "HRF-ort": (0.70, 0.08),
-        "HRF-iid": (0.85, 0.05),
-        "ORF-reg": (1.00, 0.04),
-        "ORF-Had": (1.10, 0.06),
-        "Halton-R": (4.02, 0.1),
-    },
-    "boston": {
-        "HRF-ort": (0.72, 0.06),
-        "HRF-iid": (0.79, 0.08),
-        "ORF-reg": (1.05, 0.03),
-        "ORF-Had": (1.14, 0.02),
-        "Halton-R": (2.53, 0.08),
-    },
-}
 #: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
 PAPER_COLUMN = {"orf": "ORF-reg", "sorf": "ORF-Had", "halton": "Halton-R"}
 CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature array
@@ -60,15 +44,25 @@ CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature arra
 
 def paper_column(estimator: str) -> str | None:
     """The column of HRF Table 1 an estimator stands for (None for our extra baselines)."""
-    head, weights = registry.split_name(estimator)
+    head, weights = split_name(estimator)
     if head == "angular-hybrid":
-        return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights or "iid")
+        return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights_of(estimator))
     return PAPER_COLUMN.get(weights or "")
+
+
+def paper_table1() -> dict[tuple[str, str], tuple[float, float]]:
+    """HRF Table 1 (rfbench.reference): (data set, paper column) -> (MSE, ±) in units of 1e-3."""
+    from rfbench import reference
+
+    cells = reference.table("hrf-table1", "dataset", "estimator")
+    return {
+        (dataset, paper_column(est) or est): (e.value, e.std) for (dataset, est), e in cells.items()
+    }
 
 
 def is_hybrid(estimator: str) -> bool:
     """Whether ``estimator`` (name or alias) is a hybrid: it takes (m, n), not ``features``."""
-    return not isinstance(registry.get(estimator, m=1), ComponentEstimator)
+    return registry.describe(estimator).hybrid
 
 
 def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:
@@ -112,7 +106,7 @@ def pair_estimates(
     row by row, which avoids the pairs × pairs Gram matrix. Returns (reps, pairs).
     """
     pairs, d = X.shape
-    width = 4 * est.m * (1 + (getattr(est, "n", None) or 0))  # ≥ any map here: 4m(n+1), 2m
+    width = 4 * est.m * (1 + (est.n or 0))  # ≥ any map here: 4m(n+1), 2m
     chunk = max(1, min(reps, int(CHUNK_BYTES // (16 * pairs * width))))
     out = []
     for start in range(0, reps, chunk):
@@ -183,7 +177,7 @@ class QMCTable(Experiment):
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
         for key in ("features", "m", "n"):
-            if config[key] < 1:
+            if not is_positive_int(config[key]):
                 raise ConfigError.bad_value(key, config[key], "a positive integer")
         for key in ("pairs", "reps"):
             if config[key] < 2:
@@ -194,8 +188,8 @@ class QMCTable(Experiment):
             raise ConfigError.bad_value("norm", config["norm"], "positive numbers")
         if config["scaling"] not in ("rows", "max", "mean"):
             raise ConfigError.bad_value("scaling", config["scaling"], "rows, max, mean")
-        if config["kernel"] not in ("softmax", "gaussian"):
-            raise ConfigError.bad_value("kernel", config["kernel"], "softmax, gaussian")
+        if config["kernel"] not in KERNELS:
+            raise ConfigError.bad_value("kernel", config["kernel"], ", ".join(KERNELS))
         if not config["estimators"]:
             raise ConfigError.bad_value("estimators", [], "at least one estimator name")
         for name in config["estimators"]:
@@ -245,7 +239,7 @@ class QMCTable(Experiment):
             "d": X.shape[1],
             "m": spec["m"],
             "n": spec["n"],
-            "weights": registry.split_name(spec["estimator"])[1] or "iid",
+            "weights": registry.describe(spec["estimator"]).weights,
             "r": spec["norm"] if spec["scaling"] == "rows" else None,
             "norm": spec["norm"],
             "scaling": spec["scaling"],
@@ -257,13 +251,13 @@ class QMCTable(Experiment):
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
         """MSE ± std in units of 1e-3 per (data set, estimator), beside the paper's Table 1."""
-        rows = []
+        rows, published = [], paper_table1()
         table = results.pivot_table(
             index=["dataset", "norm", "estimator"], columns="metric", values="value", sort=False
         )
         for (dataset, norm, est), row in table.iterrows():
             col = paper_column(est)
-            paper = PAPER_TABLE1.get(dataset, {}).get(col or "")
+            paper = published.get((dataset, col or ""))
             rows.append(
                 {
                     "dataset": dataset,

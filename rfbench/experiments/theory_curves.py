@@ -68,7 +68,7 @@ def hrf_fig1(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
     sm = np.exp(r[:, None] ** 2 * np.cos(theta[None, :]))
     rows = []
     for name in spec["hrf_estimators"]:
-        hybrid = registry.split_name(name)[0] in registry.HYBRIDS
+        hybrid = registry.describe(name).hybrid
         n = spec["hrf_n"] if hybrid else None
         est = registry.get(name, kernel="softmax", m=spec["hrf_m"], n=n)
         mse = theory.mse(est, x, y)

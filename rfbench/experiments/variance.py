@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.derf_mc import estimator_name, mc_check
 from rfbench.experiments.derf_sets import (
@@ -133,11 +134,11 @@ class Variance(Experiment):
               and set(config["mechanisms"]) <= set(MECHANISMS), ", ".join(MECHANISMS))  # fmt: skip
         check("sigma", bool(config["sigma"]) and all(s > 0 for s in config["sigma"]),
               "positive numbers")  # fmt: skip
-        check("d", config["d"] >= 1, "a positive integer")
+        check("d", is_positive_int(config["d"]), "a positive integer")
         uses_images = any(image_sets(r) for r in config["regimes"])
         check("d", not uses_images or config["d"] == IMAGE_DIM, f"{IMAGE_DIM} for image regimes")
         check("points", config["points"] >= 2, "an integer >= 2")
-        check("set_pairs", config["set_pairs"] >= 1, "a positive integer")
+        check("set_pairs", is_positive_int(config["set_pairs"]), "a positive integer")
         check("power", config["power"] in (1, 2), "1 or 2")
         check("reduce", config["reduce"] in ("mean", "logmeanexp"), "mean, logmeanexp")
         check("mc_sigma_max", config["mc_sigma_max"] >= 0, "a number >= 0")

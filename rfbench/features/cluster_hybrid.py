@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rfbench.checks import positive_int
 from rfbench.features.base import (
     Draw,
     Features,
@@ -18,11 +19,11 @@ from rfbench.features.base import (
     bilinear_estimate,
     check_inputs,
     concat_features,
-    positive_int,
 )
 from rfbench.features.complex_exp import ComplexExp, complex_diagonal_A, real_diagonal_A
-from rfbench.features.hybrid import KERNELS, HybridBase
+from rfbench.features.hybrid import HybridBase
 from rfbench.features.registry import HybridEntry, register_hybrid
+from rfbench.kernels import KERNELS
 
 
 @dataclass(frozen=True)
@@ -167,5 +168,6 @@ register_hybrid(
         ClusterHybrid.paper,
         True,
         ClusterHybrid.description,
+        data_dependent=True,
     )
 )

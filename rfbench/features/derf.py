@@ -202,11 +202,7 @@ class _DenseExponential(Component):
     data_dependent = True
     rotation_invariant = False
 
-    takes_ridge = False  # option ``ridge``: relative ridge of singular statistics (spec §4 T9)
-
-    def __init__(self, **options: Any) -> None:
-        self.ridge = options.pop("ridge", None) if self.takes_ridge else None
-        super().__init__(**options)
+    ridge: float | None = None  # relative ridge of singular statistics (ADERF, SADERF only)
 
     def params(self, params: dict[str, Any]) -> DerfParams:
         if params.get("mechanism") != self.name or "derf" not in params:
@@ -251,7 +247,9 @@ class ADERF(_DenseExponential):
     description = "asymmetric dense-exponential RFs (scalar A, dense B1 != B2)"
     paper = "DERF Thm 4.2"
     symmetric = False
-    takes_ridge = True
+
+    def __init__(self, ridge: float | None = None) -> None:
+        self.ridge = ridge
 
     def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
         return fit_aderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)
@@ -277,7 +275,9 @@ class SADERF(_DenseExponential):
     description = "simplified asymmetric DERF: GERF on diag-rescaled inputs (FAVOR# GLUE)"
     paper = "DERF Sec. 4.3, eq. 12-13"
     symmetric = False
-    takes_ridge = True
+
+    def __init__(self, ridge: float | None = None) -> None:
+        self.ridge = ridge
 
     def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
         return fit_saderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from rfbench.checks import positive_int
 from rfbench.features.base import (
     Draw,
     Estimator,
@@ -37,14 +38,13 @@ from rfbench.features.base import (
     check_inputs,
     concat_features,
     kernel_row_log,
-    positive_int,
 )
 from rfbench.features.components import Hyperbolic, Sign, Trig
 from rfbench.features.registry import HybridEntry, make_weights, register_alias, register_hybrid
+from rfbench.kernels import KERNELS
 
 VARIANTS = ("independent", "shared-base", "shared-all")
 DEFAULT_N = 8  # λ projections (spec/hrf.md §2: m·n = M with n = 8)
-KERNELS = ("softmax", "gaussian")
 
 
 class _Fourier(Trig):
@@ -254,6 +254,19 @@ class GaussianHybrid(BipolarHybrid):
 
 
 for _cls in (AngularHybrid, GaussianHybrid):
-    register_hybrid(HybridEntry(_cls.family, _cls, KERNELS, _cls.paper, True, _cls.description))
+    register_hybrid(
+        HybridEntry(
+            _cls.family,
+            _cls,
+            KERNELS,
+            _cls.paper,
+            True,
+            _cls.description,
+            bipolar=True,
+            default_n=DEFAULT_N,
+            variants=_cls.variants,
+            biased_variants=("shared-all",) if "shared-all" in _cls.variants else (),
+        )
+    )
 # '@iid' in the target: registry.list_estimators looks alias targets up among full names.
 register_alias("cse", "angular-hybrid@iid", variant="shared-all")

@@ -27,22 +27,14 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from rfbench.names import PAPER_NAMES, family_of, paper_name, weights_of
 from rfbench.plots import register_figure, style
-from rfbench.plots.variance import DERF_NAMES, legend_on_top, panel_grid
+from rfbench.plots.variance import legend_on_top, panel_grid
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.
 #: (style.colour: ``coupling_colour("exact")`` would read "exact" as a family with coupling iid.)
 EXACT_LINE = {"color": style.colour(EXACT), "linestyle": ":", "linewidth": 1.1}
-#: SimRF's names of the couplings (SimRF §3, Fig. 8).
-SIMRF_NAMES = {
-    "iid": "IIDRFs",
-    "orf": "ORFs",
-    "simrf": "SimRFs",
-    "simrf-plus": "SimRFs+",
-    "orf-fast": "ORFs (fast)",
-    "simrf-fast": "SimRFs (fast)",
-}
 #: σ ticks of SimRF Fig. 10 (the grid is 20 log-spaced values on [0.1, 2]).
 SIGMA_TICKS = (0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
 #: Relative horizontal spread of the error bars of different estimators on a log x-axis.
@@ -50,7 +42,7 @@ JITTER = 0.025
 
 
 def _coupling(estimator: str) -> str:
-    return estimator.partition("@")[2] or "iid"
+    return weights_of(estimator)
 
 
 def _draws(rows: pd.DataFrame) -> str:
@@ -163,11 +155,8 @@ def _paper_table2() -> dict[tuple[str, str], float]:
     """(data set, estimator) -> SimRF Table 2 accuracy at m = d (rfbench.reference)."""
     from rfbench import reference
 
-    return {
-        (e.match["dataset"], e.match["estimator"]): e.scaled
-        for e in reference.by_figure("simrf-table2")
-        if isinstance(e, reference.NumberEntry) and e.match.get("metric") == "accuracy"
-    }
+    cells = reference.table("simrf-table2", "dataset", "estimator", metric="accuracy")
+    return {key: e.scaled for key, e in cells.items()}
 
 
 @register_figure(
@@ -186,7 +175,7 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
         return f"d = {int(r['d'])}, σ = {float(r['sigma']):.3g}, {_draws(rf)}"
 
     fig, panels = accuracy_grid(
-        df, "m_per_d", style.coupling_colour, lambda e: SIMRF_NAMES.get(_coupling(e), e), subtitle
+        df, "m_per_d", style.coupling_colour, lambda e: paper_name(_coupling(e), "simrf"), subtitle
     )
     padded = df["note"].fillna("").str.contains("padded").any()
     table2 = {} if padded else _paper_table2()
@@ -232,7 +221,7 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
             y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
             c = style.coupling_colour(est)
             ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
-            ax.plot(line["sigma"], y, color=c, label=f"{SIMRF_NAMES.get(_coupling(est), est)}")
+            ax.plot(line["sigma"], y, color=c, label=paper_name(_coupling(est), "simrf"))
         ex = part[part["estimator"] == EXACT].sort_values("sigma")
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]
@@ -268,15 +257,15 @@ def _features_per_projection(estimator: str, kernel: str) -> int:
     from rfbench.features import registry
 
     try:
-        return int(registry.get(estimator, kernel=kernel, m=1).component.outputs)
-    except (ValueError, TypeError, KeyError, AttributeError):
+        return registry.describe(estimator).features_per_projection or 1
+    except registry.UnknownEstimatorError:
         return 1
 
 
 def derf_name(estimator: str) -> str:
     """DERF's name of a mechanism (trig@* is the [sin, cos] map here; spec/derf.md §3.2)."""
-    component = estimator.partition("@")[0]
-    return DERF_NAMES.get("trig-sincos" if component == "trig" else component, estimator)
+    component = family_of(estimator)
+    return PAPER_NAMES["derf"].get("trig-sincos" if component == "trig" else component, estimator)
 
 
 @register_figure(

@@ -15,15 +15,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from rfbench.names import paper_name
 from rfbench.plots import register_figure, style
 from rfbench.plots.theory import THEORY_LINE, metric
 
-#: HRF Fig. 6 / Table 3's names.
-PAPER_NAMES = {
-    "cluster-hybrid": "Hybrid-Cluster",
-    "positive@iid": "FAVOR+ (= SM⁺)",
-    "trig@iid": "Trig",
-}
 PROTOCOL_NAMES = {
     "paper": "paper replay\n(notebook's streams)",
     "rfbench": "rfbench protocol\n(registry, job seeds)",
@@ -53,7 +48,13 @@ def _key(ax, estimators: list[str], reps: int) -> None:
     """The legend in a strip of its own above the panels."""
     ax.axis("off")
     handles = [
-        Line2D([], [], color=style.colour(e), marker=style.marker(e), label=PAPER_NAMES.get(e, e))
+        Line2D(
+            [],
+            [],
+            color=style.colour(e),
+            marker=style.marker(e),
+            label=paper_name(e, "hrf-clusters"),
+        )
         for e in estimators
     ]
     handles += [

@@ -33,10 +33,15 @@ from rfbench.plots.pointwise import (
     unique,
 )
 
-#: CSE Sec. 4, text after Fig. 4: "even with 89 negative scores from the trig estimator through
-#: 10,000 iterations, the angular hybrid yields 0 negative scores" (also rfbench/reference/cse.toml,
-#: ids cse-fig4-trig-negatives and cse-fig4-cse-negatives).
-PAPER_NEGATIVES = {"trig@iid": 89, "cse": 0}
+
+def paper_negatives() -> dict[str, int]:
+    """CSE Sec. 4, text after Fig. 4: negative estimates among 10,000, per estimator (trig and
+    the hybrid; rfbench.reference, ids cse-fig4-trig-negatives and cse-fig4-cse-negatives)."""
+    from rfbench import reference
+
+    return {est: int(e.value) for (est,), e in reference.table("cse-fig4", "estimator").items()}
+
+
 ROWS = (
     ("rel_mae", False, "mean |K̂ − K| / K"),
     ("rel_rmse", True, "√MSE / K"),
@@ -137,7 +142,8 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
     ms = unique(counts["m"])
     width = 0.8 / len(ms)
     top = float((counts["value"] + Z_BAND * counts["stderr"].fillna(0)).max())
-    top = max(top, *PAPER_NEGATIVES.values()) * 1.25 + 1
+    paper = paper_negatives()
+    top = max(top, *paper.values()) * 1.25 + 1
     for i, est in enumerate(estimators):
         for k, m in enumerate(ms):
             row = counts[(counts["estimator"] == est) & (counts["m"] == m)]
@@ -151,12 +157,11 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
             )  # fmt: skip
             ax.text(x, value + Z_BAND * se + 0.02 * top, f"{value:.0f}\nm={m}", ha="center",
                     va="bottom", fontsize=6)  # fmt: skip
-        if est in PAPER_NEGATIVES:
-            ref = PAPER_NEGATIVES[est]
+        if est in paper:
+            ref = paper[est]
             ax.hlines(ref, i - 0.45, i + 0.45, color="red", linestyle="--", linewidth=1.2)
     ticks = [
-        name(e).replace(" ", "\n", 1)
-        + (f"\n(paper: {PAPER_NEGATIVES[e]})" if e in PAPER_NEGATIVES else "")
+        name(e).replace(" ", "\n", 1) + (f"\n(paper: {paper[e]})" if e in paper else "")
         for e in estimators
     ]
     ax.set_xticks(range(len(estimators)), ticks)

@@ -22,6 +22,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from rfbench.names import PAPER_NAMES, split_name
 from rfbench.plots import register_figure, style
 from rfbench.plots.theory import THEORY_LINE, metric, simrf_name
 
@@ -97,8 +98,6 @@ GRID_PANELS = (
     ("rel_frob", "gaussian", "‖K̂ − K‖_F / ‖K‖_F, Gaussian"),
     ("attn_rel_frob", "softmax", "‖Â − A‖_F / ‖A‖_F, softmax attention"),
 )
-#: Spectraformer's names of our components and weights (spec/spectraformer.md §2–3).
-SPECTRAFORMER_NAMES = "trig = TrigRF, positive = PosRF, gerf = OPRF, saderf = SADERF, iid = Base"
 SKIPPED_CELL = {"facecolor": "0.88", "hatch": "////", "edgecolor": "0.6", "linewidth": 0}
 CELL_TEXT = {"ha": "center", "va": "center", "fontsize": 4.8}
 COLOUR_PERCENTILE = 95
@@ -106,7 +105,7 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _split(estimator: str) -> tuple[str, str]:
-    component, _, weights = estimator.partition("@")
+    component, weights = split_name(estimator)
     return component, weights or "—"
 
 
@@ -230,7 +229,7 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
     text = [
         f"Cells: mean over draws; colour log-scaled per panel from its smallest value to its "
         f"{COLOUR_PERCENTILE}th percentile (darker = larger error; larger values saturate). "
-        f"Names: {SPECTRAFORMER_NAMES}.",
+        f"Names: {', '.join(f'{k} = {v}' for k, v in PAPER_NAMES['spectraformer'].items())}.",
         *lines,
     ]
     wrapped = [textwrap.fill(t, 140, subsequent_indent="    ") for t in text]

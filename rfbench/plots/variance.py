@@ -26,20 +26,13 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from rfbench.names import PAPER_NAMES
 from rfbench.plots import register_figure, style
 
 #: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
 REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifar10")
 #: Mechanism -> DERF's name; also the legend order.
-DERF_NAMES = {
-    "trig": "TrigRF",
-    "trig-sincos": "TrigRF [sin, cos]",
-    "positive": "PosRF",
-    "gerf": "GERF",
-    "aderf": "ADERF",
-    "sderf": "SDERF",
-    "saderf": "SADERF",
-}
+DERF_NAMES = PAPER_NAMES["derf"]
 #: Mechanisms the paper does not plot: dashed, and said so in the legend.
 NOT_IN_PAPER = ("saderf", "trig-sincos")
 #: Main metric name -> y-axis label (rfbench.experiments.variance.METRIC).

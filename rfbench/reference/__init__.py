@@ -71,7 +71,8 @@ Expressions (``rhs_expr``, ``value_expr``) are arithmetic in the group's paramet
 d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_expr` evaluates them.
 
 API: :func:`load` (all entries or one paper's), :func:`by_figure`, :func:`get` (by id),
-:func:`papers`, :func:`header`.
+:func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`.
+Experiments and figures read published numbers only through this API.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ __all__ = [
     "header",
     "load",
     "papers",
+    "table",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -184,6 +186,24 @@ def load(paper: str | None = None) -> list[Entry]:
 def by_figure(figure_id: str) -> list[Entry]:
     """The entries serving one figure/table id (e.g. ``"hrf-table3"``)."""
     return [e for e in load() if e.figure == figure_id]
+
+
+def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], NumberEntry]:
+    """The numbers of one figure/table whose ``match`` has the values ``where``, keyed by the
+    tuple of their ``match`` values for ``keys`` (None where absent).
+
+    ``table("hrf-table3", "dataset", "m", "estimator", "aggregate", metric="mse")`` maps
+    ``("s1", 20, "trig@iid", "min over rep")`` to that cell's :class:`NumberEntry`.
+    """
+    out: dict[tuple[Any, ...], NumberEntry] = {}
+    for e in by_figure(figure_id):
+        if not isinstance(e, NumberEntry) or any(e.match.get(k) != v for k, v in where.items()):
+            continue
+        key = tuple(e.match.get(k) for k in keys)
+        if key in out:
+            raise ReferenceDataError(f"{figure_id}: {keys} = {key} names {out[key].id} and {e.id}")
+        out[key] = e
+    return out
 
 
 def get(entry_id: str) -> Entry:

@@ -37,8 +37,19 @@ def register_theory(*names: str, data_dependent: bool = False) -> Callable[[Theo
     return deco
 
 
+_loaded = False
+
+
 def _load() -> None:
-    from rfbench.features.theory import basic, coupled, derf, hybrid  # noqa: F401
+    """Import every formula module of this package, then the plugins (they may add formulas)."""
+    global _loaded
+    if _loaded:
+        return
+    from rfbench.plugins import import_submodules, load_plugins
+
+    import_submodules(__name__)
+    _loaded = True  # before the plugins: they may use this registry while imported
+    load_plugins()
 
 
 def has_theory(name: str) -> bool:

@@ -27,10 +27,12 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from rfbench.checks import positive_int
 from rfbench.features.base import Estimator
 from rfbench.features.derf import MECHANISMS, DerfParams
 from rfbench.features.theory import register_theory
 from rfbench.kernels import sq_norms
+from rfbench.names import DEFAULT_WEIGHTS, family_of, weights_of
 
 FREE = ("positive", "trig", "trig-sincos")  # parameter-free baselines of the variance experiment
 
@@ -106,8 +108,8 @@ def mechanism_form(name: str, params: dict[str, Any] | None, d: int) -> LogM2For
 
 
 def _mechanism(name: str, params: dict[str, Any] | None) -> str:
-    head, _, weights = name.partition("@")
-    if weights not in ("", "iid"):
+    head = family_of(name)
+    if weights_of(name) != DEFAULT_WEIGHTS:
         raise ValueError(f"closed forms hold for i.i.d. ω only, not {name!r}")
     if head in FREE:
         return head
@@ -124,8 +126,7 @@ def _mechanism(name: str, params: dict[str, Any] | None) -> str:
 
 def _log_variance(name, params, x, y, m: int, gram: bool) -> tuple[np.ndarray, np.ndarray]:
     """(log Var K̂, log K = xᵀy) of the softmax estimate with m i.i.d. projections."""
-    if int(m) != m or m < 1:
-        raise ValueError(f"m must be a positive integer, got {m!r}")
+    positive_int("m", m)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     head = _mechanism(name, params)
     if gram:
@@ -208,4 +209,4 @@ def log_relative_variance(
 
 @register_theory("gerf@iid", "aderf@iid", "sderf@iid", "saderf@iid", data_dependent=True)
 def _fitted(est: Estimator, x: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    return derf_variance(est.name.partition("@")[0], params, x, y, est.m)
+    return derf_variance(family_of(est.name), params, x, y, est.m)
