@@ -31,6 +31,7 @@ import pandas as pd
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
 from rfbench.features.estimator import ComponentEstimator
+from rfbench.features.theory import resolution
 from rfbench.kernels import log_kernel
 from rfbench.results import register_metric
 
@@ -251,8 +252,12 @@ class QMCTable(Experiment):
             "scaling": spec["scaling"],
             "pairs": spec["pairs"],
         }
+        flags = {k: _resolved(est, X, Y, reps, o) for k, o in (("mse", 2), ("mse_std", 2))}
+        flags["bias"] = _resolved(est, X, Y, reps, 1)
         return [
-            {**base, "metric": k, "value": v, "stderr": s, "n_trials": t} for k, v, s, t in metrics
+            {**base, "metric": k, "value": v, "stderr": s, "n_trials": t}
+            | {"resolved": flags.get(k, True)}  # theory_mse: exact
+            for k, v, s, t in metrics
         ]
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
@@ -278,3 +283,9 @@ class QMCTable(Experiment):
                 }
             )
         return pd.DataFrame(rows)
+
+
+def _resolved(est, X: np.ndarray, Y: np.ndarray, reps: int, order: int) -> bool | None:
+    """Every pair (x_i, y_i) resolved by ``reps`` draws (rfbench.features.theory.resolution)."""
+    ok = resolution.resolved(est, X, Y, reps, order)
+    return None if ok is None else bool(np.all(ok))

@@ -58,28 +58,66 @@ def assessable(est: Estimator) -> bool:
     return head in BOUNDED | EXPONENTIAL | BIPOLAR | DERF
 
 
+def _tilt_maps(
+    est: Estimator, order: int, params: dict[str, Any] | None
+) -> tuple[np.ndarray, np.ndarray] | str | None:
+    """(P1, P2) with the tilted mean μ_k = P1 x + P2 y (as row maps: x @ P1), "bounded",
+    "infinite", or None (not assessed)."""
+    if not assessable(est):
+        return None
+    head, _ = _head(est)
+    if head in BOUNDED:
+        return "bounded"
+    if head in EXPONENTIAL or head in BIPOLAR:
+        return np.asarray(float(order)), np.asarray(float(order))
+    derf = (params or {}).get("derf")
+    if derf is None:
+        return None
+    denom = 1.0 - 4.0 * order * np.asarray(derf.a, dtype=float)
+    if np.any(denom <= 0):
+        return "infinite"
+    return order * derf.B1.T / denom, order * derf.B2.T / denom
+
+
+def _apply(P: np.ndarray, X: np.ndarray) -> np.ndarray:
+    return P * X if P.ndim == 0 else X @ P
+
+
 def tilted_mean_norm(
     est: Estimator, x: np.ndarray, y: np.ndarray, order: int, params: dict[str, Any] | None = None
 ) -> np.ndarray | None:
     """‖μ_k‖ of the law carrying E f^k at pairs x, y (..., d): 0 if bounded, inf if E f^k = ∞,
     None if not assessed."""
-    if not assessable(est):
+    maps = _tilt_maps(est, order, params)
+    if maps is None:
         return None
-    head, _ = _head(est)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     shape = np.broadcast_shapes(x.shape, y.shape)[:-1]
-    if head in BOUNDED:
-        return np.zeros(shape)
-    if head in EXPONENTIAL or head in BIPOLAR:
-        return order * np.sqrt(np.sum((x + y) ** 2, axis=-1))
-    derf = (params or {}).get("derf")
-    if derf is None:
-        return None
-    b = x @ derf.B1.T + y @ derf.B2.T
-    denom = 1.0 - 4.0 * order * np.asarray(derf.a, dtype=float)
-    if np.any(denom <= 0):
-        return np.full(shape, np.inf)
-    return order * np.sqrt(np.sum((b / denom) ** 2, axis=-1))
+    if isinstance(maps, str):
+        return np.full(shape, 0.0 if maps == "bounded" else np.inf)
+    mu = _apply(maps[0], x) + _apply(maps[1], y)
+    return np.sqrt(np.sum(mu**2, axis=-1))
+
+
+def pairs_resolved(
+    est: Estimator,
+    X: np.ndarray,
+    Y: np.ndarray,
+    samples: int,
+    order: int = 2,
+    params: dict[str, Any] | None = None,
+) -> bool | None:
+    """Whether ``samples`` estimates resolve the moment at every pair (x_i, y_j) of two sets
+    (a Gram-matrix or pair-set statistic): decided by the pair with the largest ‖μ_k‖, found in
+    O(N·N') memory. None if not assessed."""
+    maps = _tilt_maps(est, order, params)
+    if maps is None or isinstance(maps, str):
+        return None if maps is None else maps == "bounded"
+    U, V = _apply(maps[0], np.asarray(X, float)), _apply(maps[1], np.asarray(Y, float))
+    sq = np.sum(U**2, axis=1)[:, None] + np.sum(V**2, axis=1)[None, :] + 2 * U @ V.T
+    norm = np.sqrt(max(float(sq.max()), 0.0))
+    count = samples * projections_per_estimate(est) * np.exp(log_ndtr(-norm))
+    return bool(count >= MIN_TAIL_DRAWS)
 
 
 def projections_per_estimate(est: Estimator) -> int:
