@@ -48,6 +48,8 @@ CASES = [
     ("hyperbolic@iid", {"kernel": "gaussian"}),
     ("angular-hybrid@iid", {"n": 4}),
     ("gaussian-hybrid@iid", {"n": 4}),
+    ("gerf@iid", {}),
+    ("sderf@iid", {}),
 ]
 
 
@@ -61,12 +63,13 @@ def test_closed_form_standard_errors_match_replications(name, options):
     d, reps, n = 4, 400, 500
     x, y = _pair(0.6, 1.2, d)
     true = np.exp(log_kernel(est.kernel, x[:, None], y[:, None])[0, 0])
-    assert resolution.resolved(est, x, y, n)[0]
-    draw = est.sample(rng, d=d, draws=reps * n)
+    fit = (x, y) if getattr(getattr(est, "component", None), "data_dependent", False) else None
+    draw = est.sample(rng, d=d, draws=reps * n, fit=fit)
+    assert resolution.resolved(est, x, y, n, params=draw.params)[0]
     k = est.estimate(draw, x, y)[:, 0, 0].reshape(reps, n)
-    mse = theory.mse(est, x, y)
+    mse = theory.mse(est, x, y, params=draw.params)
     se_mean = moments.mean_stderr(mse, n)[0]
-    se_mse = moments.mse_stderr(est, x, y, mse, n)[0]
+    se_mse = moments.mse_stderr(est, x, y, mse, n, draw.params)[0]
     assert abs(np.std(k.mean(axis=1)) / se_mean - 1) < 0.2
     assert abs(np.std(((k - true) ** 2).mean(axis=1)) / se_mse - 1) < 0.2
 

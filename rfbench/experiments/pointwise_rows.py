@@ -57,7 +57,9 @@ def curve_rows(
     values, groups, last = draws
     samples = len(values)
     closed = mse if mse is not None and est.unbiased else None
-    fourth = moments.central_fourth(est, x, y) if closed is not None else None
+    fourth = None
+    if closed is not None:
+        fourth = per_group(moments.central_fourth, est, x, y, groups, last)
     flags = {k: per_group(resolution.resolved, est, x, y, groups, last, samples, k) for k in (1, 2)}
     needed = per_group(resolution.draws_needed, est, x, y, groups, last, 2)
     rows = []

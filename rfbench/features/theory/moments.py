@@ -7,6 +7,11 @@ One projection's term of the softmax estimate, with u = ωᵀv/‖v‖ ~ N(0, 1)
 (Gaussian integrals E e^{a u} = e^{a²/2}; cos(ut) = cosh(iut)). K̂ averages m i.i.d. terms, so its
 cumulants are κ_j(f)/m^{j-1} and  E(K̂ - K)⁴ = κ₄(f)/m³ + 3 (κ₂(f)/m)².
 
+GERF/DERF (DERF Thm 4.1, diagonal A = diag(a), fitted parameters): f = D² e^{2ωᵀAω + ωᵀb + c}
+with b = B1 x + B2 y, c = xᵀC1x + yᵀC2y, so (Gaussian integral, finite iff 4k·a < 1)
+  log E f^k = 2k log D + k c - ½ Σ log(1 - 4k a) + ½ k² Σ b²/(1 - 4k a);
+the 4th moment is infinite when some a ≥ 1/16 (then the SE of the sample MSE is infinite).
+
 Bipolar hybrids, variant "independent" (HRF Eq. 12, Thm 3.1): K̂ - K = λ̂a + (1 - λ̂)b with λ̂,
 a = K̂⁺⁺ - K and b = K̂^trig - K independent, a and b centred, hence
   E(K̂ - K)⁴ = E[λ̂⁴] E a⁴ + 6 E[λ̂²(1 - λ̂)²] E a² E b² + E[(1 - λ̂)⁴] E b⁴,
@@ -16,7 +21,7 @@ where λ̂ = α + β·(mean of n i.i.d. terms): angular α = 0, β = 1, Bernoull
 Standard errors of N independent estimates: SE(mean) = √(MSE/N) for unbiased estimators (the
 closed-form MSE of ``rfbench.features.theory.mse``), SE(sample MSE) = √((E(K̂ - K)⁴ - MSE²)/N).
 ``central_fourth`` returns None where no closed form is implemented here — ORF/SimRF (dependent
-rows), the shared-base/shared-all hybrid variants, GERF/DERF, complex exponentials — and callers
+rows), the shared-base/shared-all hybrid variants, complex exponentials — and callers
 fall back to the sample standard error (marked by the ``resolved`` flag of
 ``rfbench.features.theory.resolution``). Differences of raw moments lose relative precision where
 the central moments are tiny (trig near θ = 0); the result is clipped at 0 there.
@@ -33,6 +38,7 @@ from rfbench.kernels import sq_norms
 
 ORDERS = (1, 2, 3, 4)
 COMPONENTS = ("positive", "hyperbolic", "trig")
+DERF = ("gerf", "aderf", "sderf", "saderf")
 
 
 def term_moments(kind: str, v: np.ndarray) -> list[np.ndarray]:
@@ -93,6 +99,25 @@ def component_central(component: str, m: int, x: np.ndarray, y: np.ndarray):
         return mean_central(raw, m)
 
 
+def derf_central(derf, x: np.ndarray, y: np.ndarray, m: int):
+    """(E(K̂ - K)², E(K̂ - K)⁴) of a GERF/DERF with m i.i.d. projections (module docstring)."""
+    a = np.asarray(derf.a, dtype=float)
+    b = x @ derf.B1.T + y @ derf.B2.T
+    c = np.einsum("...i,ij,...j->...", x, derf.C1, x) + np.einsum(
+        "...i,ij,...j->...", y, derf.C2, y
+    )
+    raw = []
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for k in ORDERS:
+            denom = 1.0 - 4.0 * k * a
+            if np.any(denom <= 0):
+                raw.append(np.full(c.shape, np.inf))
+                continue
+            log = 2 * k * derf.log_D + k * c - 0.5 * np.sum(np.log(denom))
+            raw.append(np.exp(log + 0.5 * k * k * np.sum(b**2 / denom, axis=-1)))
+        return mean_central(raw, m)
+
+
 def lambda_products(est: Estimator, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
     """[E λ̂⁴, E λ̂²(1-λ̂)², E (1-λ̂)⁴] of a bipolar hybrid's λ̂ (module docstring)."""
     from rfbench.features.theory.hybrid import angle
@@ -113,13 +138,20 @@ def lambda_products(est: Estimator, x: np.ndarray, y: np.ndarray) -> list[np.nda
     return out
 
 
-def central_fourth(est: Estimator, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
-    """E(K̂ - K)⁴ of ``est`` at pairs x, y (..., d) in its kernel, or None (no closed form)."""
+def central_fourth(
+    est: Estimator, x: np.ndarray, y: np.ndarray, params: dict | None = None
+) -> np.ndarray | None:
+    """E(K̂ - K)⁴ of ``est`` at pairs x, y (..., d) in its kernel, or None (no closed form).
+    GERF/DERF need their fitted ``params`` (``draw.params``)."""
     head, _, weights = est.name.partition("@")
     if weights != "iid" or est.kernel == "angular":
         return None
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if head in COMPONENTS:
+    if head in DERF:
+        if not params or "derf" not in params:
+            return None
+        out = derf_central(params["derf"], x, y, est.m)[1]
+    elif head in COMPONENTS:
         out = component_central(head, est.m, x, y)[1]
     elif head in ("angular-hybrid", "gaussian-hybrid") and est.variant == "independent":
         a2, a4 = component_central("hyperbolic", est.m, x, y)
@@ -139,10 +171,15 @@ def mean_stderr(mse: np.ndarray, samples: int) -> np.ndarray:
 
 
 def mse_stderr(
-    est: Estimator, x: np.ndarray, y: np.ndarray, mse: np.ndarray, samples: int
+    est: Estimator,
+    x: np.ndarray,
+    y: np.ndarray,
+    mse: np.ndarray,
+    samples: int,
+    params: dict | None = None,
 ) -> np.ndarray | None:
     """SE of the sample MSE of ``samples`` estimates: √((E(K̂-K)⁴ - MSE²)/N), or None."""
-    fourth = central_fourth(est, x, y)
+    fourth = central_fourth(est, x, y, params)
     if fourth is None:
         return None
     with np.errstate(over="ignore", invalid="ignore"):
