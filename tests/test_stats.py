@@ -56,8 +56,9 @@ CASES = [
 @pytest.mark.parametrize(("name", "options"), CASES)
 def test_closed_form_standard_errors_match_replications(name, options):
     """Where the sample resolves the moments, the closed-form SEs of the mean and of the sample
-    MSE equal the spread of those statistics over 400 independent replications: the spread's
-    relative standard error is ≈ 1/√800 = 3.5 %, so ±20 % is > 5 of its SEs (and catches √2)."""
+    MSE equal the spread of those statistics over 400 independent replications (the spread's
+    relative standard error is ≈ 1/√800 = 3.5 %, so ±20 % is > 5 of its SEs and catches √2), and
+    the sample standard errors of the pooled, resolved draws."""
     rng = np.random.default_rng(11)
     est = registry.get(name, m=16, **options)
     d, reps, n = 4, 400, 500
@@ -72,6 +73,9 @@ def test_closed_form_standard_errors_match_replications(name, options):
     se_mse = moments.mse_stderr(est, x, y, mse, n, draw.params)[0]
     assert abs(np.std(k.mean(axis=1)) / se_mean - 1) < 0.2
     assert abs(np.std(((k - true) ** 2).mean(axis=1)) / se_mse - 1) < 0.2
+    # and the sample standard errors of the pooled draws (resolved) agree with them
+    assert abs(np.std(k) / np.sqrt(n) / se_mean - 1) < 0.2
+    assert abs(np.std((k - true) ** 2) / np.sqrt(n) / se_mse - 1) < 0.2
 
 
 def test_no_closed_fourth_moment_for_couplings_and_shared_variants():

@@ -2,11 +2,12 @@
 
 Per angle: the metrics of :func:`~rfbench.experiments.metrics.pointwise_metrics` (standard errors
 from the closed-form MSE and 4th moment where they exist, ``rfbench.features.theory.moments``),
-``theory_mse``/``theory_rel_rmse``, ``samples_needed`` (estimates the sample would need to
-resolve the MSE) and, with ``importance``, ``is_mse``/``is_rel_rmse``
-(:mod:`rfbench.experiments.importance`). Every row has the boolean ``resolved``: the criterion of
-:mod:`rfbench.features.theory.resolution` for mean-type (k = 1) and MSE-type (k = 2) statistics;
-True for quantiles, fractions and closed forms; null where the estimator is not assessed.
+``theory_mse``/``theory_rel_rmse``, ``samples_needed`` and ``samples_needed_mean`` (estimates
+the sample would need to resolve the MSE and the mean) and, with ``importance``,
+``is_mse``/``is_rel_rmse`` (:mod:`rfbench.experiments.importance`). Every row has the boolean
+``resolved``: the criterion of :mod:`rfbench.features.theory.resolution` for mean-type (k = 1)
+and MSE-type (k = 2) statistics; True for quantiles, fractions and exact values; null where the
+estimator is not assessed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ SAMPLES_NEEDED = register_metric(
     "estimates needed to resolve the MSE: >= 30 expected draws where its tail lives "
     "(rfbench.features.theory.resolution)",
 )
-EXACT = ("true", "theory_mse", "theory_rel_rmse", SAMPLES_NEEDED)
+SAMPLES_NEEDED_MEAN = register_metric(
+    "samples_needed_mean",
+    "estimates needed to resolve the mean: >= 30 expected draws where its tail lives "
+    "(rfbench.features.theory.resolution)",
+)
+EXACT = ("true", "theory_mse", "theory_rel_rmse", SAMPLES_NEEDED, SAMPLES_NEEDED_MEAN)
 
 
 def per_group(fn, est: Estimator, x, y, groups: list[np.ndarray], draws: list[Draw], *args):
@@ -61,7 +67,10 @@ def curve_rows(
     if closed is not None:
         fourth = per_group(moments.central_fourth, est, x, y, groups, last)
     flags = {k: per_group(resolution.resolved, est, x, y, groups, last, samples, k) for k in (1, 2)}
-    needed = per_group(resolution.draws_needed, est, x, y, groups, last, 2)
+    needed = {
+        metric: per_group(resolution.draws_needed, est, x, y, groups, last, k)
+        for metric, k in ((SAMPLES_NEEDED_MEAN, 1), (SAMPLES_NEEDED, 2))
+    }
     rows = []
     for i, theta in enumerate(thetas):
         metrics = pointwise_metrics(
@@ -73,8 +82,9 @@ def curve_rows(
         if mse is not None:
             metrics["theory_mse"] = (float(mse[i]), None)
             metrics["theory_rel_rmse"] = (float(np.sqrt(mse[i]) / true[i]), None)
-        if needed is not None:
-            metrics[SAMPLES_NEEDED] = (float(needed[i]), None)
+        for metric, counts in needed.items():
+            if counts is not None:
+                metrics[metric] = (float(counts[i]), None)
         for metric, (value, se) in metrics.items():
             order = MOMENT_ORDER.get(metric)
             ok = True if order is None else flags[order]
