@@ -303,4 +303,4 @@ class Gram(Experiment):
                 parts += [sub.nlargest(2, "value").assign(rank="worst")]
         cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
-        return out[[c for c in [*cols, "stderr"] if c in out.columns]].head(15)
+        return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)

@@ -222,7 +222,8 @@ class Pointwise(Experiment):
         "sigma": "bandwidth σ of the gaussian hybrid's λ estimator (HRF App. F)",
         "common_draws": "all angles of a curve share each draw (common random numbers)",
         "importance": "add importance-sampled MSEs is_mse/is_rel_rmse (component@iid estimators)",
-        "paired": "estimators of one radius share their base randomness (one job per r)",
+        "paired": "estimators of one radius share their base randomness (one job per r; "
+        "iid/orf/simrf component estimators share one Gaussian array, all angles each draw)",
         "reference": "the estimators entry diff_mse compares against (default: the first)",
     }
 
