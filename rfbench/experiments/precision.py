@@ -10,7 +10,8 @@ max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the s
   ``nonfinite_fraction`` (of the ``samples`` estimates K̂), ``rel_rmse`` and ``rel_mae`` against
   the exact exp(xᵀy) in float64 over the finite estimates, and ``dtype_rel_mae``, the mean
   |K̂_dtype − K̂_float64| / K over the same draws (the error the dtype adds to rfbench's float64
-  estimate).
+  estimate), and ``dtype_to_mc``, the same mean |K̂_dtype − K̂_float64| in units of the Monte
+  Carlo RMSE of the float64 estimate (below 1: the dtype costs less than the sampling noise).
 - attention: L queries and L keys of norm r in uniformly random directions; the row-normalised
   weights P̂ = D̂⁻¹Â (in the dtype) against softmax P = D⁻¹A (float64). Metrics per (dtype, form):
   ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
@@ -33,6 +34,7 @@ from rfbench.experiments import precision_maps as pm
 from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.features import registry
 from rfbench.features.base import Estimator
+from rfbench.features.hybrid import BipolarHybrid
 from rfbench.features.theory import equal_norm_pair
 from rfbench.kernels import log_softmax_kernel
 from rfbench.results import register_metric, register_parameter
@@ -40,6 +42,10 @@ from rfbench.results import register_metric, register_parameter
 NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
 DTYPE_ERR = register_metric(
     "dtype_rel_mae", "mean |K̂_dtype - K̂_float64| / K over the same draws (the dtype's own error)"
+)
+DTYPE_TO_MC = register_metric(
+    "dtype_to_mc",
+    "mean |K̂_dtype - K̂_float64| / RMSE of K̂_float64 (the dtype's error in units of the MC error)",
 )
 ATTN_NONFINITE = register_metric(
     "attn_nonfinite_fraction", "fraction of attention rows D̂⁻¹Â with an inf or NaN weight"
@@ -52,10 +58,12 @@ for _col in ("dtype", "form"):
 
 
 def make(name: str, m: int, n: int) -> Estimator:
-    """The estimator ``name`` with M = m projections (hybrids: m // n per base, n for λ)."""
-    family = registry.split_name(name)[0]
-    if family in registry.HYBRIDS:
-        return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
+    """The estimator ``name`` with M = m projections (bipolar hybrids: m // n per base and n for
+    λ, m·n = M as in HRF Sec. 4)."""
+    entry = registry.HYBRIDS.get(registry.split_name(name)[0])
+    if entry is not None and isinstance(entry.factory, type):
+        if issubclass(entry.factory, BipolarHybrid):
+            return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
     return registry.get(name, kernel="softmax", m=m)
 
 
@@ -107,11 +115,10 @@ def _point_rows(
         for name in ("rel_rmse", "rel_mae"):
             metrics[name] = (*stats[name], int(ok.sum()))
         dev = np.abs(k_hat[ok] - ref[ok]) / true
-        metrics[DTYPE_ERR] = (
-            float(dev.mean()),
-            float(dev.std(ddof=1) / np.sqrt(dev.size)),
-            dev.size,
-        )
+        se = float(dev.std(ddof=1) / np.sqrt(dev.size))
+        metrics[DTYPE_ERR] = (float(dev.mean()), se, dev.size)
+        mc = np.sqrt(np.mean((ref - true) ** 2)) / true  # the float64 estimator's relative RMSE
+        metrics[DTYPE_TO_MC] = (float(dev.mean() / mc), float(se / mc), dev.size)
     return [
         {**point, "metric": k, "value": v, "stderr": se, "n_trials": t}
         for k, (v, se, t) in metrics.items()
