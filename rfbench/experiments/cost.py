@@ -68,16 +68,19 @@ def _data_dependent(est: Estimator) -> bool:
 def errors(
     est: Estimator, X: np.ndarray, Y: np.ndarray, samples: int, rng: np.random.Generator
 ) -> dict[str, float]:
-    """RMS relative Frobenius error: empirical (``samples`` draws) and closed form if any."""
+    """RMS relative Frobenius error: name -> (value, standard error), empirical (``samples``
+    draws, se by the delta method) and in closed form if rfbench has one."""
     K = softmax_kernel(X, Y)
     norm = np.linalg.norm(K)
     draw = est.sample(rng, d=X.shape[1], draws=samples, fit=(X, Y))
     sq = ((est.estimate(draw, X, Y) - K) ** 2).sum(axis=(1, 2))
-    out = {RMS: float(np.sqrt(sq.mean()) / norm)}
+    rms = np.sqrt(sq.mean())
+    se = sq.std(ddof=1) / np.sqrt(samples) / (2 * rms) if rms > 0 else 0.0  # delta method
+    out = {RMS: (float(rms / norm), float(se / norm))}
     if theory.has_theory(est.name):
         params = draw.params if _data_dependent(est) else None
         mse = theory.mse(est, X[:, None, :], Y[None, :, :], params=params)
-        out[THEORY_RMS] = float(np.sqrt(mse.sum()) / norm)
+        out[THEORY_RMS] = (float(np.sqrt(mse.sum()) / norm), None)
     return out
 
 
@@ -116,9 +119,9 @@ def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[d
     ]
     rows.append({"step": None, "metric": WIDTH, "value": float(width),
                  "n_trials": 0})  # fmt: skip
-    for k, v in errors(est, X, Y, spec["samples"], rng).items():
-        rows.append({"step": None, "metric": k, "value": v, "n_trials": 0 if "theory" in k
-                     else spec["samples"]})  # fmt: skip
+    for k, (v, se) in errors(est, X, Y, spec["samples"], rng).items():
+        rows.append({"step": None, "metric": k, "value": v, "stderr": se,
+                     "n_trials": 0 if "theory" in k else spec["samples"]})  # fmt: skip
     return rows
 
 
@@ -126,7 +129,7 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     d, N, target = spec["d"], spec["points"], spec["target"]
     X, Y = random_directions(rng, N, d, spec["r"]), random_directions(rng, N, d, spec["r"])
     err = errors(est, X, Y, spec["samples"], rng)
-    used = err.get(THEORY_RMS, err[RMS])
+    used = err.get(THEORY_RMS, err[RMS])[0]
     draw = est.sample(rng, d=d, draws=1, fit=(X, Y))
     width = _width(est.query_features(draw, X[:2]))
     scale = max(1.0, (used / target) ** 2)  # never fewer projections than M₀
@@ -135,8 +138,9 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     fit_rate = cm.draw_flops(est, counts, d, 1) - draw0
     per_point = cm.feature_flops(est, counts, d, width * scale)
     L = cm.crossover_length(d, d, draw0, per_point, width * scale, fit_rate)
-    rows = [{"metric": k, "value": v, "n_trials": 0 if "theory" in k else spec["samples"]}
-            for k, v in err.items()]  # fmt: skip
+    rows = [{"metric": k, "value": v, "stderr": se,
+             "n_trials": 0 if "theory" in k else spec["samples"]}
+            for k, (v, se) in err.items()]  # fmt: skip
     rows.append({"metric": M_NEEDED, "value": float(math.ceil(spec["m"] * scale)), "n_trials": 0})
     rows.append({"metric": CROSSOVER, "value": L, "n_trials": 0})
     return [{**row, "target": target} for row in rows]
@@ -263,11 +267,12 @@ class Cost(Experiment):
         est = make(spec["estimator"], spec["m"], spec["n"])
         part = _frontier if spec["part"] == "frontier" else _crossover
         out = pd.DataFrame(part(est, spec, rng))
+        out["stderr"] = out.get("stderr", pd.Series(np.nan, index=out.index)).astype(float)
         weights = getattr(est, "weights", None)
         return out.assign(
             part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
             points=spec["points"],
-            m=spec["m"], r=spec["r"], stderr=np.nan, weights=getattr(weights, "name", None),
+            m=spec["m"], r=spec["r"], weights=getattr(weights, "name", None),
         )  # fmt: skip
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
