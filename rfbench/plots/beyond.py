@@ -35,6 +35,8 @@ FORM_STYLES = {"naive": ":", "stabilised": "--", "logspace": "-"}
 COST_COLOURS = {"trig": "#D55E00", "positive": "#56B4E9", "hyperbolic": "#0072B2",
                 "gerf": "#CC79A7", "sderf": "#8C564B", "angular-hybrid": "#009E73",
                 "cluster-hybrid": "#E69F00"}  # fmt: skip
+#: r above which the kernel value itself, exp(r²) at θ = 0, exceeds float16's largest number
+KERNEL_RANGE = float(np.sqrt(np.log(65504.0)))
 SAFETY = LinearSegmentedColormap.from_list("safety", ["#f7f7f7", "#fdae61", "#d7191c", "#67001f"])
 
 
@@ -68,6 +70,8 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     rows = df[df["metric"] == "nonfinite_fraction"].assign(
         component=lambda t: t["estimator"].map(_component)
     )
+    attention = df[df["metric"] == "attn_nonfinite_fraction"]
+    attention = attention.assign(component=attention["estimator"].map(_component))
     comps, radii = _components(rows), sorted(rows["r"].unique())
     dtypes = [d for d in DTYPES if d in set(rows["dtype"])]
     forms = [f for f in FORMS if f in set(rows["form"])]
@@ -82,12 +86,26 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
             grid = grid.reindex(index=comps, columns=radii)
             image = ax.imshow(grid.to_numpy(float), cmap=SAFETY, vmin=0, vmax=1, aspect="auto")
             for (a, b), v in np.ndenumerate(grid.to_numpy(float)):
-                if v > 0:
+                if 0 < v < 0.01:
+                    ax.plot(b, a, "o", color="#d7191c", ms=1.8)
+                elif v > 0:
                     text = "1" if v >= 0.995 else f"{v:.2f}".lstrip("0")
                     ax.text(b, a, text, ha="center", va="center", fontsize=4.5,
                             color="white" if v > 0.5 else "black")  # fmt: skip
+            attn = attention[(attention["form"] == form) & (attention["dtype"] == dtype)]
+            bad = attn.pivot_table(index="component", columns="r", values="value", aggfunc="max")
+            bad = bad.reindex(index=comps, columns=radii).fillna(0).to_numpy(float)
+            for a, b in zip(*np.nonzero(bad > 0), strict=True):
+                ax.plot(b + 0.32, a - 0.28, "v", color="#2b83ba", ms=2.6, mec="white", mew=0.3)
+            if dtype == "float16" and radii[0] < KERNEL_RANGE < radii[-1]:
+                at = np.interp(KERNEL_RANGE, radii, np.arange(len(radii)))
+                ax.axvline(at, color="0.35", lw=0.6, ls="--")
+                if i == 1:
+                    ax.text(at - 0.15, (len(comps) - 1) / 2, "K(x, x) = exp(r²) > 65504 →",
+                            rotation=90, fontsize=5, ha="right", va="center", color="0.3")  # fmt: skip
             ax.grid(False)
-            ax.set_xticks(range(len(radii)), [f"{r:g}" for r in radii], fontsize=5.5)
+            labels = [f"{r:g}" if float(r).is_integer() else "" for r in radii]
+            ax.set_xticks(range(len(radii)), labels, fontsize=5.5)
             ax.set_yticks(range(len(comps)), comps if j == 0 else [], fontsize=6)
             if i == 0:
                 ax.set_title(dtype, fontsize=8, fontweight="bold")
@@ -95,7 +113,8 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
                 ax.set_ylabel(FORMS[form], fontsize=6.5)
     fig.supxlabel("input norm r = ‖x‖ = ‖y‖", fontsize=8, x=0.5, y=0.01)
     bar = fig.colorbar(image, ax=axes, shrink=0.6, pad=0.02, fraction=0.03)
-    bar.set_label("non-finite fraction of K̂ (worst θ, worst coupling)", fontsize=6.5)
+    bar.set_label("non-finite fraction of K̂ (worst θ, worst coupling; • below 1%)\n"
+                  "▼ some attention rows D̂⁻¹Â non-finite", fontsize=6.5)  # fmt: skip
     m, d = int(df["m"].max()), int(df["d"].max())
     fig.suptitle(
         f"Which random-feature maps overflow? softmax kernel exp(xᵀy), M = {m}, d = {d}",
@@ -205,7 +224,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     ds = np.array(sorted(cross["d"].unique()), float)
     if len(ds):
         ax.plot(ds, 18 * ds * np.log(ds), "k:", lw=1.2, label="L = 18·d·ln d (a folk rule)")
-        ax.legend(loc="lower right", fontsize=6)
+        ax.legend(loc="upper left", fontsize=6)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("head dimension d (= d_v)")
