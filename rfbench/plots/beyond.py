@@ -102,7 +102,8 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
                 ax.axvline(at, color="0.35", lw=0.6, ls="--")
                 if i == 1:
                     ax.text(at - 0.15, (len(comps) - 1) / 2, "K(x, x) = exp(r²) > 65504 →",
-                            rotation=90, fontsize=5, ha="right", va="center", color="0.3")  # fmt: skip
+                            rotation=90, fontsize=5, ha="right", va="center",
+                            color="0.3")  # fmt: skip
             ax.grid(False)
             labels = [f"{r:g}" if float(r).is_integer() else "" for r in radii]
             ax.set_xticks(range(len(radii)), labels, fontsize=5.5)
