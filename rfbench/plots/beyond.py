@@ -205,7 +205,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     fig.set_figheight(3.6)
     estimators = list(dict.fromkeys(front["estimator"]))
     for ax, metric, xlabel in (
-        (axes[0, 0], "time_s", "seconds (min of repeats): draw + maps + ΦΨᵀ"),
+        (axes[0, 0], "time_s", "seconds (per-step minima): draw + maps + ΦΨᵀ"),
         (axes[0, 1], "flops", "FLOPs (model): draw + maps + ΦΨᵀ"),
     ):
         x = total[total["metric"] == metric].set_index(["estimator", "m"])["value"]
