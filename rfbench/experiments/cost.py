@@ -62,8 +62,7 @@ def _width(features: np.ndarray) -> int:
 
 
 def _data_dependent(est: Estimator) -> bool:
-    comp = getattr(est, "component", None)
-    return bool(getattr(comp, "data_dependent", False) or hasattr(est, "clusters"))
+    return registry.describe(est.name).data_dependent
 
 
 def errors(
@@ -229,7 +228,7 @@ class Cost(Experiment):
                 make(name, config["m"][0], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None
-            if registry.split_name(name)[0] in ("sign",):
+            if registry.describe(name).component == "sign":
                 raise ConfigError.bad_value("estimators", name, "softmax-kernel estimators")
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
@@ -270,11 +269,10 @@ class Cost(Experiment):
         part = _frontier if spec["part"] == "frontier" else _crossover
         out = pd.DataFrame(part(est, spec, rng))
         out["stderr"] = out.get("stderr", pd.Series(np.nan, index=out.index)).astype(float)
-        weights = getattr(est, "weights", None)
         return out.assign(
             part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
             points=spec["points"],
-            m=spec["m"], r=spec["r"], weights=getattr(weights, "name", None),
+            m=spec["m"], r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
         )  # fmt: skip
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:

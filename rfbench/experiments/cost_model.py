@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from rfbench.features import registry
 from rfbench.features.base import Draw, Estimator
 
 ORTHOGONAL = ("orf", "simrf", "simrf-plus")
@@ -39,8 +40,7 @@ KMEANS_INITS, KMEANS_ITERS = 10, 20
 
 
 def _coupling(est: Estimator) -> str:
-    weights = getattr(est, "weights", None)
-    return getattr(weights, "name", "iid")
+    return registry.describe(est.name).weights or "iid"
 
 
 def _component(est: Estimator) -> str:

@@ -34,7 +34,6 @@ from rfbench.experiments import precision_maps as pm
 from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.features import registry
 from rfbench.features.base import Estimator
-from rfbench.features.hybrid import BipolarHybrid
 from rfbench.features.theory import equal_norm_pair
 from rfbench.kernels import log_softmax_kernel
 from rfbench.results import register_metric, register_parameter
@@ -60,10 +59,8 @@ for _col in ("dtype", "form"):
 def make(name: str, m: int, n: int) -> Estimator:
     """The estimator ``name`` with M = m projections (bipolar hybrids: m // n per base and n for
     λ, m·n = M as in HRF Sec. 4)."""
-    entry = registry.HYBRIDS.get(registry.split_name(name)[0])
-    if entry is not None and isinstance(entry.factory, type):
-        if issubclass(entry.factory, BipolarHybrid):
-            return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
+    if registry.describe(name).bipolar:
+        return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
     return registry.get(name, kernel="softmax", m=m)
 
 
@@ -239,10 +236,9 @@ class Precision(Experiment):
         est = make(spec["estimator"], spec["m"], spec["n"])
         rows = _kernel_rows(est, spec, rng) + _attention_rows(est, spec, rng)
         out = pd.DataFrame(rows)
-        weights = getattr(est, "weights", None)
         return out.assign(
             estimator=spec["estimator"], kernel="softmax", d=spec["d"], m=spec["m"],
-            n=getattr(est, "n", None), r=spec["r"], weights=getattr(weights, "name", None),
+            n=est.n, r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
         )  # fmt: skip
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
