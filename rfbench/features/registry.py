@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from rfbench.errors import UserError
 from rfbench.features.base import Component, Estimator, WeightsSampler
 
 COMPONENTS: dict[str, type[Component]] = {}
@@ -62,7 +63,7 @@ def _load() -> None:
     )
 
 
-class UnknownEstimatorError(ValueError):
+class UnknownEstimatorError(UserError):
     """An estimator name the registry does not know."""
 
 

@@ -35,6 +35,7 @@ class JobFailed(RuntimeError):
     def __init__(self, experiment: str, spec: JobSpec, exc: BaseException) -> None:
         super().__init__(f"job {spec!r} of experiment {experiment!r} failed: {exc!r}")
         self.spec = spec
+        self.experiment = experiment
 
 
 def rows_frame(rows: Any, experiment: Experiment) -> pd.DataFrame:
