@@ -15,18 +15,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments import Experiment, JobSpec, register_experiment
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.results import load_results
 from rfbench.runner import run
 from rfbench.runner.cache import cache_dir, cache_usage
-from rfbench.runner.digest import PACKAGE_DIR, code_tag
+from rfbench.runner.digest import PACKAGE_DIR, check_workers, code_tag
 
 PROBE = """
 import os
-from rfbench.experiments import Experiment, JobSpec, register_experiment
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 
 
 @register_experiment
@@ -141,3 +142,17 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
 
     missing = runner.invoke(app, ["cache", "info", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_workers_with_other_code_are_refused() -> None:
+    class FakeClient:  # what distributed.Client.run returns: {worker address: fn() there}
+        def __init__(self, **changes: str) -> None:
+            self.changes = changes
+
+        def run(self, fn):
+            return {"tcp://a:1": fn(), "tcp://b:2": {**fn(), **self.changes}}
+
+    check_workers(FakeClient())
+    for change in ({"code": "0" * 64}, {"numpy": "1.0.0"}):
+        with pytest.raises(ConfigError, match=r"dask worker tcp://b:2 runs other code"):
+            check_workers(FakeClient(**change))

@@ -21,6 +21,7 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, job_key
 from rfbench.results import validate_results
+from rfbench.runner.digest import check_workers
 from rfbench.seeding import job_rng
 
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
@@ -190,6 +191,7 @@ def run_dask(
     else:
         client = Client(n_workers=workers, threads_per_worker=1, processes=True)
     with client:
+        check_workers(client)
         pending = {
             client.submit(_execute_pinned, experiment, spec, seed, pure=False): (i, spec)
             for i, spec in tasks

@@ -15,10 +15,12 @@ import hashlib
 import inspect
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 import rfbench
+from rfbench.experiments import ConfigError
 from rfbench.seeding import canonical_json
 
 PACKAGE_DIR = Path(rfbench.__file__).resolve().parent
@@ -71,3 +73,18 @@ def external_sources(cls: type) -> str | None:
         if path.is_file() and PACKAGE_DIR not in path.parents:
             files.add(path)
     return _digest_files(files) if files else None
+
+
+def check_workers(client: Any) -> None:
+    """Raise :class:`ConfigError` if a connected Dask worker runs other code than this process.
+
+    Its rows would be cached under this process's digest. Workers that join later are not checked.
+    """
+    here = environment()
+    for worker, env in client.run(environment).items():
+        if env != here:
+            diff = ", ".join(f"{k} {env.get(k, '?')[:12]} here {v[:12]}" for k, v in here.items())
+            raise ConfigError(
+                f"dask worker {worker} runs other code than this client ({diff}): install the "
+                "same rfbench, numpy and scipy on every worker"
+            )
