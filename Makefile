@@ -5,7 +5,6 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 RFBENCH_DATA ?= $(abspath ../shared/data)
 export RFBENCH_DATA
-QUICK   ?= $(or $(TMPDIR),/tmp)/rfbench-quick-results
 
 .PHONY: install run test lint format figures reproduce bench clean
 
@@ -33,12 +32,14 @@ format: $(STAMP)
 	$(BIN)/ruff format rfbench tests benchmarks
 	$(BIN)/ruff check --fix rfbench tests benchmarks
 
-# Every figure from a fresh quick run (fails if any figure cannot be drawn), then the figures of
-# the committed paper results in results/ (never computes those).
+# Every figure from a fresh quick run in a temporary folder of its own (removed at the end, so
+# two runs on one machine never share it; fails if any figure cannot be drawn), then the figures
+# of the committed paper results in results/ (never computes those).
 figures: $(STAMP)
-	rm -rf $(QUICK)
-	$(BIN)/rfbench reproduce --profile quick --out-dir $(QUICK) --workers 2 --quiet
-	$(BIN)/rfbench figures --results $(QUICK) --strict
+	@quick=$$(mktemp -d "$${TMPDIR:-/tmp}/rfbench-quick.XXXXXX") && trap 'rm -rf "$$quick"' EXIT && \
+	set -x && \
+	$(BIN)/rfbench reproduce --profile quick --out-dir "$$quick" --workers 2 --quiet && \
+	$(BIN)/rfbench figures --results "$$quick" --strict
 	@if ls results/*/*.parquet >/dev/null 2>&1; then $(BIN)/rfbench figures --results results; fi
 
 # The papers' settings: every config (about 30 minutes on 2 cores), figures and REPORT.md.

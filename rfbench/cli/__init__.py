@@ -1,14 +1,19 @@
 """The ``rfbench`` command line (docs/architecture.md#cli): thin — parse, validate, call.
 
-``list`` and ``data`` are fixed Typer sub-apps; one subcommand per registered experiment is
-generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``.
+``list``, ``data`` and ``cache`` are fixed Typer sub-apps; one subcommand per registered experiment
+is generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``. How
+errors end (exit status 2 for user errors, 1 for bugs): :mod:`rfbench.cli.errors`.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+
 import typer
 
-from rfbench.cli import data, listing
+from rfbench.cli import cache, data, listing
+from rfbench.cli.errors import USER_EXIT, report_exception, set_debug
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
 from rfbench.cli.report import report
@@ -22,8 +27,20 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _global_options(
+    debug: bool = typer.Option(
+        False, "--debug", help="Print the traceback of any error (also: RFBENCH_DEBUG=1)."
+    ),
+) -> None:
+    set_debug(debug)
+
+
 app.add_typer(listing.app, name="list")
 app.add_typer(data.app, name="data")
+app.add_typer(cache.app, name="cache")
 for _experiment in list_experiments():
     add_experiment_command(app, _experiment)
 add_config_commands(app)
@@ -32,5 +49,30 @@ app.command("report")(report)
 app.command("site")(site)
 
 
+def cli(args: Sequence[str] | None = None) -> int:
+    """Run the command line on ``args`` (default: sys.argv) and return its exit status.
+
+    Usage errors (an unknown option, a missing argument) end in one line with status 2, like every
+    user error; an exception no command caught is reported as an internal error (status 1).
+    """
+    try:
+        status = app(args=args, prog_name="rfbench", standalone_mode=False)
+    except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `rfbench`: the help, as click does
+            print(exc.format_message())
+            return USER_EXIT
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        message = " ".join(exc.format_message().split())
+        print(f"rfbench: error: {message}{hint}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", USER_EXIT))
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        return report_exception(exc)
+    return status if isinstance(status, int) else 0
+
+
 def main() -> None:  # pragma: no cover - console entry
-    app(prog_name="rfbench")
+    sys.exit(cli())

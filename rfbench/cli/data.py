@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from rfbench.cli.errors import fail, user_errors
+from rfbench.cli.errors import fail, handle_errors
 from rfbench.datasets import DataError
 
 app = typer.Typer(help="Download and verify data sets.", no_args_is_help=True)
 
 
 @app.command("fetch")
-@user_errors(DataError)
+@handle_errors
 def fetch(
     name: str = typer.Argument(..., help="A data set name (see `rfbench list datasets`) or all."),
     url: str = typer.Option(

@@ -1,72 +1,130 @@
-"""Bad input ends with exit status 2 and one clear line on stderr (docs/architecture.md#cli)."""
+"""How the command line ends on an exception: a user error or a bug.
+
+- A user error (:class:`rfbench.errors.UserError`: a bad option or config, an unknown estimator or
+  data set, a missing or corrupt file; also when a job raised it; a command-line usage error) ends
+  with exit status 2 and one line ``rfbench: error: <message>``, and no output file.
+- Anything else is a bug: exit status 1 and one line ``rfbench: internal error: <type>: <message>
+  (traceback in <log file>)``. The log file (one per error, in ``$RFBENCH_LOG_DIR``, else the
+  per-user log folder, else the temporary folder) holds the command line and the traceback.
+
+``rfbench --debug ...`` or ``RFBENCH_DEBUG=1`` also prints the traceback on stderr.
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import os
 import sys
+import tempfile
+import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
 
 import typer
 
+from rfbench.errors import UserError
+
+__all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
+
 F = TypeVar("F", bound=Callable[..., Any])
+USER_EXIT, INTERNAL_EXIT = 2, 1
+_debug = False
 
 
-class UserError(ValueError):
-    """Bad input from the user: reported in one line, no traceback."""
+def set_debug(on: bool) -> None:
+    """Print tracebacks (the global ``--debug`` option)."""
+    global _debug
+    _debug = on
 
 
-def fail(message: str) -> None:
+def debug_enabled() -> bool:
+    """``--debug`` was given or RFBENCH_DEBUG is set (to anything but 0)."""
+    return _debug or os.environ.get("RFBENCH_DEBUG", "0") not in ("", "0")
+
+
+def fail(message: str) -> NoReturn:
     """Print ``rfbench: error: message`` to stderr and exit with status 2."""
     print(f"rfbench: error: {message}", file=sys.stderr)
-    raise typer.Exit(2)
+    raise typer.Exit(USER_EXIT)
 
 
-USER_ERRORS = (ValueError, LookupError, OSError, ArithmeticError)
-
-
-def handle_errors(fn: F) -> F:
-    """Report bad input (ValueError and its kin, a failed job) in one line with exit status 2.
-
-    RFBENCH_DEBUG=1 shows the traceback instead.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if os.environ.get("RFBENCH_DEBUG"):
-            return fn(*args, **kwargs)
-        from rfbench.runner import JobFailed
-
-        try:
-            return fn(*args, **kwargs)
-        except USER_ERRORS as exc:
-            fail(_first_line(exc))
-        except JobFailed as exc:  # bad input met inside a job: one line; a bug: the traceback
-            if isinstance(exc.__cause__, USER_ERRORS):
-                fail(_first_line(exc.__cause__))
-            raise
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name if it has none)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def user_errors(*kinds: type[BaseException]) -> Callable[[F], F]:
-    """Turn the given exception types (and UserError) into ``fail(str(exc))``."""
-    caught = (UserError, *kinds)
+def user_error(exc: BaseException) -> BaseException | None:
+    """The user error behind ``exc`` (itself, or the cause of a failed job), else None."""
+    from rfbench.runner import JobFailed
 
-    def deco(fn: F) -> F:
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except caught as exc:
-                fail(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+    if isinstance(exc, JobFailed) and isinstance(exc.__cause__, UserError):
+        return exc.__cause__
+    return exc if isinstance(exc, UserError) else None
 
-        return wrapper  # type: ignore[return-value]
 
-    return deco
+def describe(exc: BaseException) -> str:
+    """``<type>: <message>``; for a failed job, its cause's and the job's name."""
+    from rfbench.runner import JobFailed
+
+    if isinstance(exc, JobFailed) and exc.__cause__ is not None:
+        cause = exc.__cause__
+        job = f" in job {exc.spec!r} of experiment {exc.experiment!r}"
+        return f"{type(cause).__name__}: {first_line(cause)}{job}"
+    return f"{type(exc).__name__}: {first_line(exc)}"
+
+
+def log_folder() -> Path:
+    """Where internal-error logs go: $RFBENCH_LOG_DIR, else the per-user log folder."""
+    import platformdirs
+
+    return Path(os.environ.get("RFBENCH_LOG_DIR") or platformdirs.user_log_dir("rfbench"))
+
+
+def write_log(exc: BaseException) -> Path:
+    """A new log file holding the command line, the versions and the traceback of ``exc``."""
+    import rfbench
+
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    prefix = f"rfbench-{stamp}-{os.getpid()}-"
+    try:
+        folder = log_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".log", dir=folder)
+    except OSError:
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"command: {' '.join(sys.argv)}\n")
+        fh.write(f"rfbench {rfbench.__version__}, python {sys.version.split()[0]}, {stamp}\n\n")
+        fh.write("".join(traceback.format_exception(exc)))
+    return Path(name)
+
+
+def report_exception(exc: BaseException) -> int:
+    """Print the one line for ``exc`` (and its traceback with --debug); return the exit status."""
+    if debug_enabled():
+        traceback.print_exception(exc, file=sys.stderr)
+    user = user_error(exc)
+    if user is not None:
+        print(f"rfbench: error: {first_line(user)}", file=sys.stderr)
+        return USER_EXIT
+    log = write_log(exc)
+    print(f"rfbench: internal error: {describe(exc)} (traceback in {log})", file=sys.stderr)
+    return INTERNAL_EXIT
+
+
+def handle_errors(fn: F) -> F:
+    """Decorate a command: user errors exit 2 in one line, bugs exit 1 naming a log file."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise  # exits and usage errors: the command line's own handling
+        except Exception as exc:
+            raise typer.Exit(report_exception(exc)) from None
+
+    return wrapper  # type: ignore[return-value]

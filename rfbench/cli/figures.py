@@ -9,6 +9,7 @@ from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console
+from rfbench.errors import UserError
 
 
 @handle_errors
@@ -27,7 +28,7 @@ def figures(
     wanted = [f.strip() for f in only.split(",") if f.strip()]
     unknown = sorted(set(wanted) - known)
     if unknown:
-        raise ValueError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
+        raise UserError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
     out_dir = Path(out) if out else Path(results) / "figures"
     outcomes = draw_all(Path(results), out_dir, wanted)
     table = Table(title=f"figures from {results} -> {out_dir}")

@@ -8,6 +8,7 @@ import typer
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console
+from rfbench.errors import UserError
 
 
 @handle_errors
@@ -21,7 +22,7 @@ def site(
     from rfbench.site import build_site
 
     if not Path(results).is_dir():
-        raise FileNotFoundError(f"results folder {results!r} does not exist")
+        raise UserError(f"results folder {results!r} does not exist")
     out_dir = Path(out) if out else Path(results) / "site"
     pages = build_site(results, out_dir)
     console.print(f"{len(pages)} pages -> {out_dir / 'index.html'}")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rfbench.errors import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError):
     """A data set cannot be used: unknown, missing, corrupt or unreadable; a one-line message."""
 
 

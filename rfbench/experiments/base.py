@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from rfbench.errors import UserError
 from rfbench.seeding import canonical_json
 
 #: Profiles every experiment and config file may name (docs/architecture.md#cli).
@@ -26,7 +27,7 @@ PROFILES: tuple[str, ...] = ("quick", "paper")
 RESERVED_KEYS: tuple[str, ...] = ("experiment", "name", "figure", "profile")
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """A bad configuration value; the message names the value and what is allowed.
 
     The CLI reports it in one line with exit status 2 (docs/architecture.md#cli).
@@ -154,12 +155,10 @@ class Experiment:
     - ``defaults``: every parameter with its paper value; the type of a default is the type a
       config value must have (a list default accepts a scalar as a one-element list).
     - ``profiles``: per profile (``quick``, ``paper``), overrides of the defaults.
-    - ``version``: bump it when the rows a job returns change meaning, to invalidate job caches.
     """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    version: ClassVar[int] = 1
     defaults: ClassVar[Mapping[str, Any]] = {}
     profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
 
@@ -223,7 +222,7 @@ class Experiment:
         """Semantic checks of a resolved config; raise :class:`ConfigError` naming the bad value."""
 
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        """What a job's rows depend on besides its spec, its seed and ``version`` (for the cache).
+        """What a job's rows depend on besides its spec, its seed and the code (for the cache).
 
         Default: the whole config (safe). Return ``{}`` when ``run_job`` reads only its spec, so a
         grown grid (more points or repetitions) reuses the finished jobs.

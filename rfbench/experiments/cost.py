@@ -153,7 +153,6 @@ class Cost(Experiment):
 
     name = "cost"
     description = "error vs wall time and FLOPs, and the L where RF attention beats exact"
-    version = 1
     defaults = {
         "estimators": [
             "trig@iid",

@@ -157,7 +157,6 @@ class Gram(Experiment):
 
     name = "gram"
     description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
-    version = 1
     defaults = {
         "inputs": "self",
         "estimators": ["positive@iid", "positive@orf", "positive@simrf", "positive@simrf-plus"],

@@ -177,7 +177,6 @@ class Pointwise(Experiment):
 
     name = "pointwise"
     description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
-    version = 1
     defaults = {
         "estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],
         "m": [128],

@@ -157,7 +157,6 @@ class Precision(Experiment):
 
     name = "precision"
     description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
-    version = 1
     defaults = {
         "components": ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
         "couplings": ["iid", "orf", "simrf"],

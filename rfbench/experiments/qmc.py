@@ -132,7 +132,6 @@ class QMCTable(Experiment):
 
     name = "qmc"
     description = "HRF Table 1: angular hybrids vs ORF, SORF and Halton on wine and Boston pairs"
-    version = 1
     defaults = {
         "datasets": ["wine", "boston"],
         "estimators": [

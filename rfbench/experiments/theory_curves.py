@@ -169,7 +169,6 @@ class TheoryCurves(Experiment):
 
     name = "theory"
     description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
-    version = 1
     defaults = {
         "curves": list(CURVES),
         "hrf_estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid"],

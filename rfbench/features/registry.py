@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
+from rfbench.errors import UserError
 from rfbench.features.base import Component, Estimator, WeightsSampler
 from rfbench.features.options import WEIGHTS_PREFIX, accepted_options, split_options
 from rfbench.names import split_name
@@ -121,7 +122,7 @@ def _load() -> None:
     load_plugins()
 
 
-class UnknownEstimatorError(ValueError):
+class UnknownEstimatorError(UserError):
     """An estimator name the registry does not know."""
 
 

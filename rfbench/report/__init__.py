@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench import reference
+from rfbench.errors import UserError
 from rfbench.report.checks import evaluate_claim
 from rfbench.report.numbers import evaluate_number
 from rfbench.report.rows import load_folder
@@ -72,7 +73,7 @@ def build_report(results: str | Path = "results") -> Report:
     """Evaluate every reference entry on the results in ``results`` (missing ones: "not run")."""
     folder = Path(results)
     if not folder.is_dir():
-        raise FileNotFoundError(f"results folder {str(folder)!r} does not exist")
+        raise UserError(f"results folder {str(folder)!r} does not exist")
     found = load_folder(folder)
     entries = reference.load()
     errata = [e for e in entries if isinstance(e, reference.ErratumEntry)]

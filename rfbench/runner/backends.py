@@ -22,6 +22,7 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, job_key
 from rfbench.results import validate_results
+from rfbench.runner.digest import check_workers
 from rfbench.seeding import job_rng
 
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
@@ -36,6 +37,7 @@ class JobFailed(RuntimeError):
     def __init__(self, experiment: str, spec: JobSpec, exc: BaseException) -> None:
         super().__init__(f"job {spec!r} of experiment {experiment!r} failed: {exc!r}")
         self.spec = spec
+        self.experiment = experiment
 
 
 def rows_frame(rows: Any, experiment: Experiment) -> pd.DataFrame:
@@ -190,6 +192,7 @@ def run_dask(
     else:
         client = Client(n_workers=workers, threads_per_worker=1, processes=True)
     with client:
+        check_workers(client)
         pending = {
             client.submit(_execute_pinned, experiment, spec, seed, pure=False): (i, spec)
             for i, spec in tasks

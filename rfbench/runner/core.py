@@ -22,6 +22,7 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
 from rfbench.results import make_provenance, write_results
 from rfbench.runner.backends import BACKENDS, Task, run_dask, run_processes, run_serial
 from rfbench.runner.cache import JobCache, cache_dir
+from rfbench.runner.digest import code_digest
 from rfbench.runner.progress import JobProgress
 
 
@@ -143,7 +144,7 @@ def run(
         seed=seed,
         command_line=command_line,
         experiment=exp.name,
-        experiment_version=exp.version,
+        code_digest=code_digest(),
         backend=backend,
         workers=workers,
         n_jobs=len(specs),

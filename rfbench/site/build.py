@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.errors import UserError
 from rfbench.site import charts, html
 from rfbench.site.html import esc
 
@@ -192,7 +193,7 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     out = Path(out) if out is not None else results / "site"
     files = result_files(results)
     if not files:
-        raise FileNotFoundError(f"no result files (*/*.parquet) under {results}")
+        raise UserError(f"no result files (*/*.parquet) under {results}")
     (out / "img").mkdir(parents=True, exist_ok=True)
     _assets(out)
     pages: list[Path] = []

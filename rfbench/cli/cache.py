@@ -1,0 +1,76 @@
+"""``rfbench cache info|clear [FOLDER ...]``: the job caches under results folders.
+
+A job file is *current* if it was written by the code now installed (same rfbench source digest,
+numpy and scipy versions); the others are *stale*: no run of this code reads them again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from rfbench.cli.errors import handle_errors
+from rfbench.cli.show import console
+from rfbench.errors import UserError
+
+app = typer.Typer(help="Show or remove the job caches of results folders.", no_args_is_help=True)
+
+FOLDERS = typer.Argument(None, help="Results folders to search for caches (default: results).")
+
+
+def _caches(folders: list[str] | None) -> list[Path]:
+    from rfbench.runner.cache import find_caches
+
+    roots = [Path(f) for f in folders or ["results"]]
+    missing = [str(r) for r in roots if not r.is_dir()]
+    if missing:
+        raise UserError(f"folder {missing[0]!r} does not exist")
+    return sorted({c for r in roots for c in find_caches(r)})
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
+
+
+@app.command("info")
+@handle_errors
+def info(folders: list[str] | None = FOLDERS) -> None:
+    """Per output folder: caches, job files, size, and how many are current or stale."""
+    from rfbench.runner.cache import cache_usage
+    from rfbench.runner.digest import code_tag, environment
+
+    env = environment()
+    table = Table(
+        title=f"job caches (current code {code_tag()}: rfbench source sha256 "
+        f"{env['code'][:12]}, numpy {env['numpy']}, scipy {env['scipy']})"
+    )
+    for col in ("folder", "caches", "job files", "size", "current", "stale"):
+        table.add_column(col, justify="left" if col == "folder" else "right")
+    for root in _caches(folders):
+        u = cache_usage(root)
+        row = (u.caches, u.files, _size(u.size), u.current, u.stale)
+        table.add_row(str(u.folder), *map(str, row))
+    console.print(table)
+
+
+@app.command("clear")
+@handle_errors
+def clear(
+    folders: list[str] | None = FOLDERS,
+    stale_only: bool = typer.Option(
+        False, "--stale-only", help="Keep the job files of the current code."
+    ),
+) -> None:
+    """Remove the job caches (or only the stale job files) under the folders."""
+    from rfbench.runner.cache import cache_usage, clear_cache
+
+    files = size = 0
+    for root in _caches(folders):
+        before = cache_usage(root)
+        clear_cache(root, stale_only)
+        after = cache_usage(root) if root.is_dir() else None
+        files += before.files - (after.files if after else 0)
+        size += before.size - (after.size if after else 0)
+    typer.echo(f"removed {files} job file(s), {_size(size)}")

@@ -1,0 +1,90 @@
+"""What the job cache keys on besides the job: a digest of the code that computes it.
+
+:func:`code_digest` is the SHA-256 of every ``.py`` and ``.toml`` file of the installed ``rfbench``
+package (sorted relative paths and contents), computed once per process. :func:`environment` adds
+the numpy and scipy versions; :func:`code_tag` names the cache folder of that environment, so the
+caches of older code are told apart (``rfbench cache info``) and removed (``rfbench cache clear
+--stale-only``) without being opened. An experiment class defined outside the package (a plugin or
+a test) adds the digest of its own source files (:func:`external_sources`) to the job key.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import rfbench
+from rfbench.experiments import ConfigError
+from rfbench.seeding import canonical_json
+
+PACKAGE_DIR = Path(rfbench.__file__).resolve().parent
+SOURCE_SUFFIXES = (".py", ".toml")
+
+
+def _digest_files(paths: Iterable[Path], root: Path | None = None) -> str:
+    """SHA-256 over (relative path, size, content) of the files, in sorted order."""
+    sha = hashlib.sha256()
+    named = sorted((p.relative_to(root).as_posix() if root else str(p), p) for p in paths)
+    for name, path in named:
+        data = path.read_bytes()
+        sha.update(f"{name}\0{len(data)}\0".encode())
+        sha.update(data)
+    return sha.hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """SHA-256 of the rfbench package source (every .py and .toml file under it)."""
+    files = (
+        p
+        for p in PACKAGE_DIR.rglob("*")
+        if p.suffix in SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
+    )
+    return _digest_files(files, PACKAGE_DIR)
+
+
+@functools.cache
+def environment() -> dict[str, str]:
+    """The code digest with the numpy and scipy versions (both change floating-point results)."""
+    import scipy
+
+    return {"code": code_digest(), "numpy": np.__version__, "scipy": scipy.__version__}
+
+
+def code_tag() -> str:
+    """16 hex digits naming :func:`environment`: the cache folder of the current code."""
+    return hashlib.sha256(canonical_json(environment()).encode()).hexdigest()[:16]
+
+
+def external_sources(cls: type) -> str | None:
+    """Digest of the source files of ``cls`` and its bases defined outside rfbench, or None."""
+    files = set()
+    for base in cls.__mro__:
+        try:
+            path = Path(inspect.getsourcefile(base) or "").resolve()
+        except TypeError:  # built-in classes (object) have no source file
+            continue
+        if path.is_file() and PACKAGE_DIR not in path.parents:
+            files.add(path)
+    return _digest_files(files) if files else None
+
+
+def check_workers(client: Any) -> None:
+    """Raise :class:`ConfigError` if a connected Dask worker runs other code than this process.
+
+    Its rows would be cached under this process's digest. Workers that join later are not checked.
+    """
+    here = environment()
+    for worker, env in client.run(environment).items():
+        if env != here:
+            diff = ", ".join(f"{k} {env.get(k, '?')[:12]} here {v[:12]}" for k, v in here.items())
+            raise ConfigError(
+                f"dask worker {worker} runs other code than this client ({diff}): install the "
+                "same rfbench, numpy and scipy on every worker"
+            )
