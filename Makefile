@@ -39,14 +39,17 @@ figures: $(STAMP)
 	@quick=$$(mktemp -d "$${TMPDIR:-/tmp}/rfbench-quick.XXXXXX") && trap 'rm -rf "$$quick"' EXIT && \
 	set -x && \
 	$(BIN)/rfbench reproduce --profile quick --out-dir "$$quick" --workers 2 --quiet && \
-	$(BIN)/rfbench figures --results "$$quick" --strict
-	@if ls results/*/*.parquet >/dev/null 2>&1; then $(BIN)/rfbench figures --results results; fi
+	$(BIN)/rfbench figures --results "$$quick" --strict && \
+	$(BIN)/rfbench site --results "$$quick" --out "$$quick/site"
+	@if ls results/*/*.parquet >/dev/null 2>&1; then \
+		$(BIN)/rfbench figures --results results && $(BIN)/rfbench site --results results; fi
 
 # The papers' settings: every config (about 30 minutes on 2 cores), figures and REPORT.md.
 reproduce: $(STAMP)
 	$(BIN)/rfbench reproduce --profile paper --out-dir results --workers 2
 	$(BIN)/rfbench figures --results results --strict
 	$(BIN)/rfbench report --results results
+	$(BIN)/rfbench site --results results
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_estimators.py
