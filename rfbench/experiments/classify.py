@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.datasets import PROTOCOLS, DataError
-from rfbench.datasets.registry import get as dataset_info
+from rfbench.datasets import check as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.classify_data import UCI8, default_sigma, prepared
 from rfbench.experiments.classify_summary import classify_summary
