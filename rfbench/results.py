@@ -30,7 +30,7 @@ import rfbench
 
 METADATA_KEY = b"rfbench"
 
-STRING, FLOAT, INT = "string", "float", "int"
+STRING, FLOAT, INT, BOOL = "string", "float", "int", "bool"
 
 #: Columns every result row has: name -> kind.
 REQUIRED_COLUMNS: dict[str, str] = {
@@ -60,6 +60,9 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "weights": STRING,
     "note": STRING,
     "rep": INT,
+    # Whether the sample resolves this empirical statistic (rfbench.features.theory.resolution);
+    # null: not assessed; a file without the column: every row resolved.
+    "resolved": BOOL,
 }
 
 #: Metric names -> what they measure. One name, one quantity, forever (DESIGN §5).
@@ -99,9 +102,9 @@ def register_metric(name: str, description: str) -> str:
 
 
 def register_parameter(name: str, kind: str) -> str:
-    """Fix the kind (``"string"``, ``"float"``, ``"int"``) of a parameter column."""
-    if kind not in (STRING, FLOAT, INT):
-        raise ValueError(f"unknown column kind {kind!r}; allowed: {STRING}, {FLOAT}, {INT}")
+    """Fix the kind (``"string"``, ``"float"``, ``"int"``, ``"bool"``) of a parameter column."""
+    if kind not in (STRING, FLOAT, INT, BOOL):
+        raise ValueError(f"unknown column kind {kind!r}; allowed: {STRING}, {FLOAT}, {INT}, {BOOL}")
     if name in REQUIRED_COLUMNS or PARAMETER_COLUMNS.get(name, kind) != kind:
         raise ValueError(f"column {name!r} already has kind {_kind_of(name)!r}")
     PARAMETER_COLUMNS[name] = kind
@@ -121,6 +124,7 @@ _ACCEPTS: dict[str, frozenset[str]] = {
     STRING: frozenset({"string", "empty"}),
     FLOAT: frozenset({"floating", "integer", "mixed-integer-float", "empty"}),
     INT: frozenset({"integer", "floating", "mixed-integer-float", "empty"}),
+    BOOL: frozenset({"boolean", "empty"}),
 }
 _INFERRED_KIND = {"string": STRING, "integer": INT, "floating": FLOAT, "mixed-integer-float": FLOAT}
 
@@ -145,6 +149,8 @@ def _coerce_column(name: str, col: pd.Series) -> pd.Series:
         return col.astype(_string_dtype())
     if kind == FLOAT:
         return col.astype("float64")
+    if kind == BOOL:
+        return col.astype("boolean")
     values = col.astype("Float64")
     if (values.dropna() % 1 != 0).any():
         raise ResultSchemaError(

@@ -5,7 +5,6 @@ from sklearn.utils.estimator_checks import check_estimator, parametrize_with_che
 from rfbench.kernels import kernel_matrix
 from rfbench.sklearn import RandomFeatures
 
-
 # One of each kind of coupling (iid, Haar, simplex, structured, QMC), a data-dependent component
 # and a hybrid, on both kernels: scikit-learn's whole conformance suite on each.
 CONFORMANCE = [

@@ -38,6 +38,7 @@ from rfbench.experiments.legacy_ortho import (
 )
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections
+from rfbench.features.theory import resolution
 from rfbench.names import paper_name, weights_of
 from rfbench.results import register_metric, register_parameter
 
@@ -107,6 +108,16 @@ def rfbench_mse(
     draw = est.sample(rng, d=DIM, draws=reps, fit=(pc.Q, pc.K))
     sse = [estimator_gram_sse(est, draw_slice(draw, b), pc) for b in range(reps)]
     return np.array(sse) / pc.T.size
+
+
+def _resolved(name: str, m: int, pc: PaperClusters, draws: int) -> bool | None:
+    """Gram MSE of ``draws`` draws resolved at every (query, key) pair
+    (rfbench.features.theory.resolution; the cluster hybrid is not assessed: None)."""
+    try:
+        est = registry.get(name, m=m)
+    except (ValueError, TypeError):
+        return None
+    return resolution.pairs_resolved(est, pc.Q, pc.K, draws, 2)
 
 
 def _frame2(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -242,12 +253,15 @@ class ClusterTable(Experiment):
                 "estimator": name,
                 "weights": weights_of(name),
             }
-            rows += [_row(est, "mse", v, None, 1, rep=b) for b, v in enumerate(values)]
+            one, all_reps = (_resolved(name, m, pc, n) for n in (1, reps))
+            rows += [
+                _row(est, "mse", v, None, 1, rep=b, resolved=one) for b, v in enumerate(values)
+            ]
             se = float(values.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None
             rows += [
-                _row(est, "mse_mean", values.mean(), se, reps),
-                _row(est, "mse_min", values.min(), None, reps),
-                _row(est, "mse_max", values.max(), None, reps),
+                _row(est, "mse_mean", values.mean(), se, reps, resolved=all_reps),
+                _row(est, "mse_min", values.min(), None, reps, resolved=one),
+                _row(est, "mse_max", values.max(), None, reps, resolved=one),
             ]
         return rows
 

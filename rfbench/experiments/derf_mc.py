@@ -15,6 +15,7 @@ import numpy as np
 
 from rfbench.features import registry
 from rfbench.features.derf import MECHANISMS as FITTED
+from rfbench.features.theory import resolution
 from rfbench.features.theory.derf import log_relative_variance
 
 #: the ``estimator`` column of mechanisms whose name is not ``<mechanism>@iid``
@@ -70,3 +71,14 @@ def mc_check(
     mc = float(np.mean(np.log(mse / K**2)))
     theory = log_relative_variance(mechanism, params, xs, ys, m=1, power=2, reduce="mean")
     return mc, float(np.mean(se / mse)), theory
+
+
+def mc_resolved(
+    mechanism: str, params: dict[str, Any] | None, X: np.ndarray, Y: np.ndarray, samples: int
+) -> bool | None:
+    """Whether ``samples`` one-feature estimates resolve the MSE at every pair of X × Y (a
+    superset of the check's subsample; rfbench.features.theory.resolution). TrigRF: bounded."""
+    if mechanism == "trig":
+        return True
+    est = registry.get(estimator_name(mechanism), m=1)
+    return resolution.pairs_resolved(est, X, Y, samples, 2, params)

@@ -11,7 +11,9 @@ every cell), the job's generator draws only the random features:
   N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K) (``attn_rel_frob``,
   with Â = K̂ / rowsum(K̂) from the same estimate).
 
-Every metric is a mean over ``reps`` independent draws with its standard error std/√reps. All
+Every metric is a mean over ``reps`` independent draws with its standard error std/√reps, and a
+``resolved`` flag: the worst pair of the matrix meets the criterion of
+``rfbench.features.theory.resolution`` (MSE-type, k = 2; null where not assessed). All
 kernels of a cell are estimated from the same draws (common random numbers). Estimator names may
 use ``*`` wildcards over component@weights names (``"*@*"``: every component × every weights
 sampler of the registry; hybrids must be named). A kernel that cannot be estimated (a component
@@ -32,6 +34,7 @@ from rfbench.datasets import user
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
+from rfbench.features.theory import resolution
 from rfbench.kernels import KERNELS, kernel_matrix
 from rfbench.results import INT, STRING, register_metric, register_parameter
 
@@ -289,14 +292,15 @@ class Gram(Experiment):
         for metric in ("frob_sq", "frob_sq_per_entry", "rel_frob", "attn_rel_frob"):
             if metric in errors:
                 value, se, n, note = _stats(errors[metric])
-                rows.append(_row(base, kernel, metric, value, se, n, note))
+                ok = resolution.pairs_resolved(cell.est, X, Y, n, 2, draw.params) if n else None
+                rows.append({**_row(base, kernel, metric, value, se, n, note), "resolved": ok})
         expected = theory_frob_sq(cell.est, X, Y, draw)
         if expected is not None:
             for metric, value in (
                 ("theory_frob_sq", expected),
                 ("theory_frob_sq_per_entry", expected / entries),
             ):
-                rows.append(_row(base, kernel, metric, value, None, 0))
+                rows.append({**_row(base, kernel, metric, value, None, 0), "resolved": True})
         return rows
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
@@ -319,4 +323,4 @@ class Gram(Experiment):
                 parts += [sub.nlargest(2, "value").assign(rank="worst")]
         cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
-        return out[[c for c in [*cols, "stderr"] if c in out.columns]].head(15)
+        return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)

@@ -18,6 +18,13 @@ Speed: rotation-invariant estimators are sampled in a 2-D frame (exact, DESIGN �
 ``common_draws`` all angles of a curve share each draw (common random numbers: every angle still
 has ``samples`` independent draws, and the x features are computed once); draws are chunked.
 Data-dependent estimators (GERF/DERF) are fitted on each pair (x, y) and drawn per angle.
+
+Statistics (:mod:`rfbench.experiments.pointwise_rows`): standard errors from the closed forms where
+they exist, a ``resolved`` flag on every row, ``importance`` adds importance-sampled MSEs
+(``is_mse``, ``is_rel_rmse``), and ``paired`` runs all estimators of one radius in one job on
+shared randomness (:mod:`rfbench.experiments.paired`) with ``diff_mse`` rows against
+``reference`` (unpaired runs get the same rows with independent standard errors). The summary
+ranks by the closed form where one exists.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.metrics import pointwise_metrics
+from rfbench.experiments import paired as pairing
+from rfbench.experiments.pointwise_rows import curve_rows
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.hybrid import VARIANTS
@@ -180,6 +188,9 @@ class Pointwise(Experiment):
         "r": [1.0, 1.25, 1.5],
         "sigma": 1.0,
         "common_draws": True,
+        "importance": False,
+        "paired": False,
+        "reference": "",
     }
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
     help = {
@@ -197,6 +208,10 @@ class Pointwise(Experiment):
         "r": "input norms ‖x‖ = ‖y‖ = r",
         "sigma": "bandwidth σ of the gaussian hybrid's λ estimator (HRF App. F)",
         "common_draws": "all angles of a curve share each draw (common random numbers)",
+        "importance": "add importance-sampled MSEs is_mse/is_rel_rmse (component@iid estimators)",
+        "paired": "estimators of one radius share their base randomness (one job per r; "
+        "iid/orf/simrf component estimators share one Gaussian array, all angles each draw)",
+        "reference": "the estimators entry diff_mse compares against (default: the first)",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -222,7 +237,9 @@ class Pointwise(Experiment):
         n = config["n"]
         if n < 0 or (config["flop_match"] and not 0 < n <= min(config["m"])):
             raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
-        for spec in self.grid(config):
+        if config["reference"] and config["reference"] not in config["estimators"]:
+            raise ConfigError.bad_value("reference", config["reference"], "an estimators entry")
+        for spec in self._points(config):
             try:
                 make_estimator(spec)
             except (ValueError, TypeError) as exc:
@@ -231,8 +248,11 @@ class Pointwise(Experiment):
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}
 
-    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+    def _points(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        """One spec per curve (an estimator point at one radius)."""
         fixed = {k: config[k] for k in ("kernel", "d", "angles", "samples", "common_draws")}
+        if config["importance"]:  # only when set, so the keys (and seeds) of other runs stay
+            fixed["importance"] = True
         return [
             JobSpec(**fixed, r=r, **point)
             for r in config["r"]
@@ -240,46 +260,64 @@ class Pointwise(Experiment):
             for point in estimator_points(text, config)
         ]
 
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        points = self._points(config)
+        if not config["paired"]:
+            return points
+        reference = config["reference"] or config["estimators"][0]
+        jobs = []
+        for r in config["r"]:
+            curves = [p for p in points if p["r"] == r]
+            shared = {k: v for k, v in curves[0].items() if k not in pairing.POINT}
+            rows = tuple(tuple(p[k] for k in pairing.POINT) for p in curves)
+            jobs.append(JobSpec(shared, points=rows, reference=reference))
+        return jobs
+
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-        est = make_estimator(spec)
-        samples = spec["samples"]
         thetas = np.linspace(0.0, np.pi, spec["angles"])
         x, y = equal_norm_pair(spec["r"], thetas, spec["d"])
         true = np.exp(log_kernel(spec["kernel"], x[:, None], y[:, None])[:, 0, 0])
-        values, groups, draws = draw_estimates(est, x, y, samples, spec["common_draws"], rng)
-        mse = theory_mse(est, x, y, groups, draws)
-        base = {k: spec[k] for k in CURVE if k in spec}
-        if "omega" in draws[0].projections:  # the rows drawn (weights like sgq fix their number)
-            base["m"] = draws[0].projections["omega"].count
-        base["weights"] = registry.describe(spec["estimator"]).weights
-        rows = []
-        for i, theta in enumerate(thetas):
-            metrics = pointwise_metrics(values[:, i], true[i])
-            if mse is not None:
-                metrics["theory_mse"] = (float(mse[i]), None)
-                metrics["theory_rel_rmse"] = (float(np.sqrt(mse[i]) / true[i]), None)
-            for metric, (value, se) in metrics.items():
-                trials = 0 if metric.startswith("theory_") else samples
-                point = {"theta": float(theta), "metric": metric, "value": value, "stderr": se}
-                rows.append({**base, **point, "n_trials": trials})
+        specs = pairing.curve_specs(spec) if "points" in spec else [spec]
+        ests = [make_estimator(s) for s in specs]
+        paired = "points" in spec
+        shared = pairing.paired_estimates(ests, x, y, spec["samples"], rng) if paired else {}
+        rows, values, bases, flags = [], [], [], []
+        for i, (one, est) in enumerate(zip(specs, ests, strict=True)):
+            if i in shared:  # the same laws; only the joint law across estimators changes
+                draws = (shared[i][0], [np.arange(len(y))], [shared[i][1]])
+            else:
+                draws = draw_estimates(est, x, y, one["samples"], one["common_draws"], rng)
+            mse = theory_mse(est, x, y, draws[1], draws[2])
+            base = {k: one[k] for k in CURVE if k in one}
+            if "omega" in draws[2][0].projections:  # the rows drawn (e.g. sgq fixes their number)
+                base["m"] = draws[2][0].projections["omega"].count
+            base["weights"] = registry.describe(one["estimator"]).weights
+            is_draws = one["samples"] if one.get("importance") else 0
+            curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng)
+            flags.append([row["resolved"] for row in curve if row["metric"] == "mse"])
+            rows += curve
+            values.append(draws[0])
+            bases.append(base)
+        if paired:
+            rows += pairing.diff_rows(bases, values, flags, true, thetas, spec["reference"])
         return rows
 
     def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
-        """Append per curve ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4)."""
-        neg = rows[rows["metric"] == "neg_fraction"]
-        if neg.empty:
+        """Append per curve ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4) and, for
+        unpaired runs, ``diff_mse`` against ``reference`` with independent standard errors."""
+        rows = _neg_counts(rows)
+        if config["paired"] or len(config["estimators"]) < 2:
             return rows
-        keys = [c for c in (*CURVE, "experiment", "figure") if c in rows.columns]
-        p, n = neg["value"].to_numpy(float), neg["n_trials"].to_numpy(float)
-        counts = neg[keys].assign(value=np.round(p * n), var=n * p * (1 - p), n_trials=n)
-        out = counts.groupby(keys, dropna=False, sort=False).sum().reset_index()
-        out = out.assign(stderr=np.sqrt(out.pop("var")), metric=NEG_COUNT, theta=np.nan)
-        return pd.concat([rows, out], ignore_index=True)
+        diffs = pairing.unpaired_diffs(rows, config["reference"] or config["estimators"][0])
+        return pd.concat([rows, diffs], ignore_index=True) if len(diffs) else rows
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
-        """Per curve: max over θ of the empirical and theoretical relative RMSE (the HRF claim:
-        the angular hybrid has the smallest max-relative-error) and of the relative mean absolute
-        error, the negative count, and the rank of max_rel_rmse at each r."""
+        """Per curve: max over θ of the closed-form and empirical relative RMSE (the HRF claim:
+        the angular hybrid has the smallest max-relative-error), whether the sample resolves it
+        (at the empirical and the closed-form argmax), the importance-sampled max where run, the
+        relative mean absolute error and the negative count; ranked at each r by the closed form
+        where one exists (else by the empirical max). The footnote (``attrs``) explains the marks.
+        """
         keys = [c for c in ("estimator", "variant", "m", "n", "r") if c in results.columns]
         out = []
         for key, df in results.groupby(keys, dropna=False, sort=False):
@@ -287,9 +325,12 @@ class Pointwise(Experiment):
             if emp.empty:
                 continue
             row = dict(zip(keys, key, strict=True))
+            flags = _max_flags(df, emp)
             row.update(
-                max_rel_rmse=emp["value"].max(),
                 theory_max=_max_of(df, "theory_rel_rmse"),
+                max_rel_rmse=emp["value"].max(),
+                resolved=_all_resolved(flags),
+                is_max=_max_of(df, "is_rel_rmse"),
                 max_rel_mae=_max_of(df, "rel_mae"),
                 neg_count=_max_of(df, NEG_COUNT),
             )
@@ -297,10 +338,60 @@ class Pointwise(Experiment):
         table = pd.DataFrame(out)
         if table.empty:
             return table
-        table["rank"] = table.groupby("r")["max_rel_rmse"].rank(method="min").astype(int)
-        return table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
+        table["ranked_by"] = np.where(table["theory_max"].notna(), "theory", "empirical")
+        order = table["theory_max"].fillna(table["max_rel_rmse"])
+        table["rank"] = order.groupby(table["r"]).rank(method="min").astype(int)
+        front = [*keys, "rank", "ranked_by"]
+        table = table[front + [c for c in table.columns if c not in front]]
+        table = table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
+        table.attrs["footnote"] = SUMMARY_FOOTNOTE
+        return table
+
+
+#: Printed under the pointwise summary (rfbench.cli.show.print_frame).
+SUMMARY_FOOTNOTE = (
+    "rank: by the closed-form max theory_max where one exists (ranked_by), else by the empirical "
+    "max_rel_rmse. resolved = False: at the angle of the empirical or the closed-form max "
+    "(without a closed form: at some angle) fewer than 30 draws are expected in the region "
+    "carrying the MSE (rfbench.features.theory.resolution), so max_rel_rmse is unreliable "
+    "(typically far too small, sometimes one huge outlier); the rows' samples_needed says how "
+    "many estimates would resolve it; importance = true adds the importance-sampled is_max."
+)
+
+
+def _max_flags(curve: pd.DataFrame, emp: pd.DataFrame) -> pd.Series:
+    """``resolved`` of the empirical rel_rmse at its own argmax θ and at the closed-form argmax θ
+    (without a closed form: at every θ)."""
+    if "resolved" not in emp:
+        return pd.Series([True])
+    exact = curve[curve["metric"] == "theory_rel_rmse"].dropna(subset=["value"])
+    if exact.empty:
+        return emp["resolved"]
+    thetas = (exact.loc[exact["value"].idxmax(), "theta"], emp.loc[emp["value"].idxmax(), "theta"])
+    return emp.loc[emp["theta"].isin(thetas), "resolved"]
+
+
+def _all_resolved(flags: pd.Series) -> bool | None:
+    """False if any angle is unresolved, None if none is assessed, else True."""
+    known = flags.dropna()
+    if (~known.astype(bool)).any():
+        return False
+    return None if known.empty else True
 
 
 def _max_of(df: pd.DataFrame, metric: str) -> float:
     values = df.loc[df["metric"] == metric, "value"]
     return float(values.max()) if len(values) else np.nan
+
+
+def _neg_counts(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with per curve ``neg_count`` = Σ_θ neg_fraction·n_trials appended."""
+    neg = rows[rows["metric"] == "neg_fraction"]
+    if neg.empty:
+        return rows
+    keys = [c for c in (*CURVE, "experiment", "figure") if c in rows.columns]
+    p, n = neg["value"].to_numpy(float), neg["n_trials"].to_numpy(float)
+    counts = neg[keys].assign(value=np.round(p * n), var=n * p * (1 - p), n_trials=n)
+    out = counts.groupby(keys, dropna=False, sort=False).sum().reset_index()
+    out = out.assign(stderr=np.sqrt(out.pop("var")), metric=NEG_COUNT, theta=np.nan, resolved=True)
+    return pd.concat([rows, out], ignore_index=True)

@@ -19,7 +19,8 @@ one-feature estimates (the registry estimators ``*@iid``, m = 1; the random-phas
 directly) gives the mean of log(MSE/K²); ``log_rel_var_mc_theory`` is the closed form on the same
 pairs. Its stderr is the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share
 ω, so this is the conservative, fully correlated bound). The positive estimators are heavy-tailed
-(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales.
+(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales, which its
+``resolved`` flag states (rfbench.features.theory.resolution, worst pair of the first set pair).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import pandas as pd
 
 from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.derf_mc import estimator_name, mc_check
+from rfbench.experiments.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.experiments.derf_sets import (
     IMAGE_DIM,
     REGIMES,
@@ -190,11 +191,12 @@ class Variance(Experiment):
                         rng, mech, params, X, Y, spec["mc_pairs"], spec["mc_samples"]
                     )
                     n_mc = spec["mc_samples"]
+                    ok = mc_resolved(mech, params, X, Y, n_mc)
                     mc_rows += [
                         {"mechanism": mech, "metric": "log_rel_var_mc", "value": mc,
-                         "stderr": se, "n_trials": n_mc},
+                         "stderr": se, "n_trials": n_mc, "resolved": ok},
                         {"mechanism": mech, "metric": "log_rel_var_mc_theory", "value": th,
-                         "stderr": None, "n_trials": n_mc},
+                         "stderr": None, "n_trials": n_mc, "resolved": True},
                     ]  # fmt: skip
         n = spec["set_pairs"]
         rows = [
@@ -204,6 +206,7 @@ class Variance(Experiment):
                 "value": float(np.mean(v)),
                 "stderr": float(np.std(v, ddof=1) / np.sqrt(n)) if n > 1 else None,
                 "n_trials": n,
+                "resolved": True,  # closed forms, averaged over the set pairs
             }
             for mech, v in values.items()
         ]
