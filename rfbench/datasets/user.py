@@ -118,15 +118,16 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
     if suffix in TABLES:
         return {"X": _numeric(path, _read_table(path))}
     try:
-        with np.load(path, allow_pickle=False) as loaded:
-            if suffix == ".npy":
-                return {"X": np.asarray(loaded)}
-            return {key: np.asarray(loaded[key]) for key in loaded.files}
+        loaded = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         why = " ".join(str(exc).split())[:120]
         raise DataError(f"data file {path}: not a NumPy {suffix} file ({why})") from None
-    except AttributeError:  # np.load of a .npy returns an array, which has no context manager
-        return {"X": np.load(path, allow_pickle=False)}
+    if isinstance(loaded, np.ndarray):
+        if suffix != ".npy":
+            raise DataError(f"data file {path}: a .npy array in a {suffix} file")
+        return {"X": loaded}
+    with loaded:
+        return {key: np.asarray(loaded[key]) for key in loaded.files}
 
 
 def default_sigma(name: str) -> float:

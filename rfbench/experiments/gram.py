@@ -321,6 +321,12 @@ class Gram(Experiment):
                 sub = sub[(sub["r"] == r_ref) & np.isfinite(sub["value"])]
                 parts += [sub.nsmallest(2, "value").assign(rank="best")]
                 parts += [sub.nlargest(2, "value").assign(rank="worst")]
+        files = results[results["inputs"] == "file"] if "inputs" in results else own[:0]
+        if len(files):  # the user's points: every estimator at its largest m, best first
+            top = files[files["m"] == files.groupby("estimator")["m"].transform("max")]
+            wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
+            order = wanted.sort_values(["kernel", "metric", "value"], ascending=[True, False, True])
+            parts.append(order.assign(rank=""))
         cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
         return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)
