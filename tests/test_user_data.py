@@ -79,8 +79,8 @@ def test_gram_on_user_queries_and_keys(files, tmp_path: Path) -> None:
     exp = get_experiment("gram")
     ref = user.reference(files["qk.npz"])
     config = exp.resolve_config(
-        {"inputs": "file", "data": ref, "kernels": ["softmax"], "m": [64], "reps": 400,
-         "estimators": ["positive@iid"]}
+        {"inputs": "file", "data": ref, "kernels": ["softmax"], "m": [64], "reps": 2000,
+         "estimators": ["trig@iid"]}
     )  # fmt: skip
     path = run(exp, config, out=tmp_path / "g.parquet", backend="serial", quiet=True)
     rows = load_results(path).set_index("metric")
