@@ -1,4 +1,5 @@
-"""The result contract (DESIGN §5): tidy rows, their validation, atomic parquet with provenance.
+"""The result contract (docs/architecture.md#result-schema): tidy rows, their validation, atomic
+parquet with provenance.
 
 A result file holds one row per (experiment, estimator, parameter point, metric) with the columns of
 ``REQUIRED_COLUMNS`` plus parameter columns (``PARAMETER_COLUMNS`` and any extra scalar column),
@@ -65,7 +66,8 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "resolved": BOOL,
 }
 
-#: Metric names -> what they measure. One name, one quantity, forever (DESIGN §5).
+#: Metric names -> what they measure. One name, one quantity, forever
+#: (docs/architecture.md#result-schema).
 METRICS: dict[str, str] = {
     "true": "the exact kernel value K",
     "mean": "mean of the estimates K̂",
@@ -89,7 +91,7 @@ METRICS: dict[str, str] = {
 
 
 class ResultSchemaError(ValueError):
-    """A result table that does not follow the contract of DESIGN §5."""
+    """A result table that does not follow the contract of docs/architecture.md#result-schema."""
 
 
 def register_metric(name: str, description: str) -> str:
@@ -243,7 +245,8 @@ def make_provenance(
     command_line: str | Sequence[str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The provenance object of a result file (DESIGN §5), with the environment filled in."""
+    """The provenance object of a result file (docs/architecture.md#result-schema), with the
+    environment filled in."""
     import scipy
 
     if command_line is None:

@@ -55,7 +55,8 @@ def test_fig7_rows(fig7) -> None:
 
 
 def test_fig7_matches_the_closed_form(fig7) -> None:
-    """E Σ(K - K̂)² = Σ_ij MSE(x_i, x_j) (spec/simrf.md §3.4), within 5 standard errors."""
+    """E Σ(K - K̂)² = Σ_ij MSE(x_i, x_j) (SimRF Sec. 5.2, Fig. 7; docs/experiments.md#simrf-fig7),
+    within 5 standard errors."""
     rows = fig7.set_index(["estimator", "m", "metric"])["value"]
     errs = fig7.set_index(["estimator", "m", "metric"])["stderr"]
     for weights in ("iid", "orf", "simrf"):
@@ -65,7 +66,8 @@ def test_fig7_matches_the_closed_form(fig7) -> None:
             expected = rows[name, m, "theory_frob_sq_per_entry"]
             assert 5 * se < 0.5 * expected  # a factor-2 error would be caught
             assert abs(mc - expected) < 5 * se, (name, m, mc, expected, se)
-    # the reference numbers of spec §3.4 (m = d, expected error / d²) and the ordering
+    # the reference numbers of SimRF Sec. 5.2, Fig. 7; docs/experiments.md#simrf-fig7 (m = d,
+    # expected error / d²) and the ordering
     theory = {
         w: rows[f"positive@{w}", 64, "theory_frob_sq_per_entry"] for w in ("iid", "orf", "simrf")
     }
@@ -73,7 +75,7 @@ def test_fig7_matches_the_closed_form(fig7) -> None:
     assert theory["orf"] == pytest.approx(0.0109, abs=6e-4)
     assert theory["simrf"] == pytest.approx(0.0050, abs=6e-4)
     assert theory["simrf"] < theory["orf"] < theory["iid"]
-    # m = n d: the expected error scales exactly as 1/n (spec §2.6)
+    # m = n d: the expected error scales exactly as 1/n (SimRF Sec. 3; docs/methods.md#stacking)
     for w in ("iid", "orf", "simrf"):
         assert rows[f"positive@{w}", 128, "theory_frob_sq"] == pytest.approx(
             rows[f"positive@{w}", 64, "theory_frob_sq"] / 2, rel=1e-9

@@ -1,5 +1,6 @@
 """The pointwise experiment (HRF Fig. 2/5, CSE Figs 1–5): quick profiles end to end, the spec's
-reference relative errors (spec/hrf.md §3.2) from Monte Carlo, config expansion and errors."""
+reference relative errors (docs/experiments.md#hrf-fig2) from Monte Carlo, config expansion and
+errors."""
 
 from __future__ import annotations
 
@@ -94,8 +95,9 @@ def test_negative_counts_cse_fig4(quick):
     assert neg.loc["trig@iid", "value"] == round(frac["trig@iid"] * config["samples"])
 
 
-# spec/hrf.md §3.2 reference table: ε_{θ,r} = √MSE/SM, trig and SM++ with M = 128, angular
-# hybrids (16, 8) and (32, 4); θ = π/4, π/2, 3π/4 (θ = π: trig 0.4534 = max over θ at r = 1).
+# HRF Fig. 2, App. G; docs/experiments.md#hrf-fig2 reference table: ε_{θ,r} = √MSE/SM, trig and SM++
+# with M = 128, angular hybrids (16, 8) and (32, 4); θ = π/4, π/2, 3π/4 (θ = π: trig 0.4534 = max
+# over θ at r = 1).
 TABLE = {
     ("trig@iid", 128, 1.0): {1: 0.0371, 2: 0.1469, 3: 0.3332, 4: 0.4534},
     ("hyperbolic@iid", 128, 1.0): {0: 0.4534, 1: 0.3332, 2: 0.1469, 3: 0.0371},
@@ -106,8 +108,8 @@ TABLE = {
     ("angular-hybrid@iid", 16, 1.5): {2: 1.2439},
 }
 # Points where the squared errors are light-tailed enough for the delta-method standard error:
-# SM++ (alone or inside a hybrid) only at small ‖x + y‖ (spec/hrf.md §6; at θ = π/2 a hybrid's
-# SM++ part with m = 16 makes the sample MSE heavy-tailed).
+# SM++ (alone or inside a hybrid) only at small ‖x + y‖ (docs/methods.md#heavy-tails; at θ = π/2 a
+# hybrid's SM++ part with m = 16 makes the sample MSE heavy-tailed).
 MONTE_CARLO = [
     ("trig@iid", 128, 1.0, 1),
     ("trig@iid", 128, 1.0, 2),
@@ -159,7 +161,7 @@ def test_empirical_relative_error_matches_spec_table(reference, est, m, r, k):
 
 def test_unbiased_means(reference):
     """|mean − K| < 5·σ/√N for the unbiased estimators (the metric's own standard error), at
-    r = 1 (at r = 1.5 the SM++ tail makes the sample σ unreliable, spec/hrf.md §6)."""
+    r = 1 (at r = 1.5 the SM++ tail makes the sample σ unreliable, docs/methods.md#heavy-tails)."""
     ref = reference[reference["r"] == 1.0]
     mean = ref[ref["metric"] == "mean"].set_index([*CURVE, "theta"])
     true = ref[ref["metric"] == "true"].set_index([*CURVE, "theta"])["value"]
@@ -182,8 +184,9 @@ def test_summary_angular_hybrid_has_smallest_theoretical_max(reference):
 
 
 def test_gaussian_kernel_and_data_dependent_estimators(tmp_path):
-    """Gaussian kernel: K = e^{-2r²sin²(θ/2)}, relative errors as for softmax (HRF §1.4);
-    GERF is fitted per pair (angle by angle), SDERF needs full projections (no frame)."""
+    """Gaussian kernel: K = e^{-2r²sin²(θ/2)}, relative errors as for softmax (HRF Sec. 2;
+    docs/methods.md#notation); GERF is fitted per pair (angle by angle), SDERF needs full
+    projections (no frame)."""
     params = {"estimators": ["trig@iid", "gerf@iid", "sderf@iid"], "r": [0.5], "d": 6}
     params |= {"angles": 3, "samples": 400}
     gauss = _run(tmp_path, {**params, "kernel": "gaussian"}, "g")

@@ -1,4 +1,4 @@
-"""The ``rfbench`` command line (DESIGN §4): thin — parse, validate, call.
+"""The ``rfbench`` command line (docs/architecture.md#cli): thin — parse, validate, call.
 
 ``list`` and ``data`` are fixed Typer sub-apps; one subcommand per registered experiment is
 generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``.

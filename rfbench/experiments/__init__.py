@@ -1,4 +1,4 @@
-"""Experiments (DESIGN §1): one module per experiment, registered by name.
+"""Experiments (docs/architecture.md#flow): one module per experiment, registered by name.
 
 Each module in this package defines an :class:`~rfbench.experiments.base.Experiment` subclass and
 decorates it with :func:`register_experiment`; :func:`get_experiment` imports the modules on first

@@ -1,10 +1,11 @@
 """HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data.
 
 Data, clusters and (protocol ``paper``) projections replay the released notebook exactly
-(spec/hrf.md §3.4; :mod:`rfbench.experiments.legacy_ortho`): four data sets s1–s4 of 2 × 1000
-queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10 (s3, s4). Per repetition
-the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries of (K̂ − exp(qᵀk))².
-The paper's "FAVOR+" here is SM⁺ (``positive@iid``; spec/hrf.md §1.3, §5 item 18).
+(HRF App. H.3; docs/experiments.md#hrf-fig6; :mod:`rfbench.experiments.legacy_ortho`): four data
+sets s1–s4 of 2 × 1000 queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10 (s3,
+s4). Per repetition the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries of
+(K̂ − exp(qᵀk))². The paper's "FAVOR+" here is SM⁺ (``positive@iid``; HRF; docs/methods.md#positive,
+#hrf-erratum-18).
 
 - ``protocol = "paper"``: the notebook's legacy streams (``RandomState(1234 + rep)``) for the
   projections, the library's estimator formulas; reproduces Table 3 exactly for σ = 1.
@@ -15,7 +16,7 @@ The paper's "FAVOR+" here is SM⁺ (``positive@iid``; spec/hrf.md §1.3, §5 ite
 Rows: per repetition ``mse`` (column ``rep``); per (protocol, data set, m, estimator) ``mse_mean``
 (stderr = std/√reps), ``mse_min``, ``mse_max`` over the repetitions; per data set the four
 ``cluster_s`` values (column ``pair`` = "i-j") and the closed-form ``theory_mse`` (mean over the
-entries of the per-pair MSE of spec/hrf.md §1.1, §1.3, §1.9; iid projections).
+entries of the per-pair MSE of HRF; docs/methods.md#trig, #positive, #complex-exp; iid projections).
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def unit_theory_mse(pc: PaperClusters) -> dict[str, float]:
 
     trig@iid and positive@iid via the theory dispatcher; the cluster hybrid's block (i, j) is the
     complex-exponential estimator with real A = A_ij, i.e. SM⁺ applied to (A_ij q, A_ij⁻¹ k)
-    (spec/hrf.md §1.9: MSE = (SM²/m)(e^{l(A)} − 1)), so its MSE is positive@iid's at those points.
+    (HRF Sec. 2.3, Lemma 2.4; docs/methods.md#complex-exp: MSE = (SM²/m)(e^{l(A)} − 1)), so its MSE
+    is positive@iid's at those points.
     """
     one = {name: registry.get(name, m=1) for name in ("positive@iid", "trig@iid")}
     out = {name: _theory_sum(est, pc.Q, pc.K) for name, est in one.items()}

@@ -1,10 +1,10 @@
-"""Monte Carlo check of the closed-form DERF-family variances (spec/derf.md §2, §5).
+"""Monte Carlo check of the closed-form DERF-family variances (docs/methods.md#derf-family).
 
 On a subsample of pairs (x_i, y_j), ``samples`` one-feature estimates (m = 1) of the softmax kernel
 give the empirical MSE (= Var, the estimators are unbiased); the mean of log(MSE/K²) is compared
 with the closed form (rfbench.features.theory.derf) on the same pairs. The registry estimators
-``*@iid`` are used; the paper's random-phase TrigRF (spec §2.1), which the registry does not
-hold (its ``trig@iid`` is the [sin, cos] map), is drawn here directly.
+``*@iid`` are used; the paper's random-phase TrigRF (DERF Eqs. 4-5; docs/methods.md#trig), which the
+registry does not hold (its ``trig@iid`` is the [sin, cos] map), is drawn here directly.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ _MC_CHUNK = 4_000_000  # estimates per Monte Carlo chunk (32 MB)
 
 
 def _trig_phase_estimates(rng: np.random.Generator, xs, ys, n: int) -> np.ndarray:
-    """n random-phase TrigRF estimates 2e^{(‖x‖²+‖y‖²)/2} cos(ωᵀx+θ) cos(ωᵀy+θ) (spec §2.1)."""
+    """n random-phase TrigRF estimates 2e^{(‖x‖²+‖y‖²)/2} cos(ωᵀx+θ) cos(ωᵀy+θ) (DERF Eqs. 4-5;
+    docs/methods.md#trig)."""
     W = rng.standard_normal((n, xs.shape[1]))
     theta = rng.uniform(0.0, 2.0 * np.pi, size=(n, 1))
     cx, cy = np.cos(W @ xs.T + theta), np.cos(W @ ys.T + theta)

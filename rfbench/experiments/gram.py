@@ -3,13 +3,14 @@
 Two input models (``inputs``); the points come from the fixed ``data_seed`` (the same points in
 every cell), the job's generator draws only the random features:
 
-- ``"self"`` (SimRF §5.2, Fig. 7; spec/simrf.md §3.4): X = σZ, Z ~ N(0, I_d), N points, K = K(X, X)
-  diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij (K_ij - K̂_ij)²
-  (``frob_sq``) plotted "/d²": with N = d that is ``frob_sq_per_entry`` = frob_sq/N². Beside it the
-  closed-form expectation Σ_ij MSE(x_i, x_j) (spec/simrf.md §2.1, §2.6, via features.theory).
-- ``"attention"`` (spec/spectraformer.md §6 [ext], the CPU proxy of the LRA grid): Q, K = (r/√d)Z,
-  N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K) (``attn_rel_frob``,
-  with Â = K̂ / rowsum(K̂) from the same estimate).
+- ``"self"`` (SimRF §5.2, Fig. 7; docs/experiments.md#simrf-fig7): X = σZ, Z ~ N(0, I_d), N points,
+  K = K(X, X) diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij
+  (K_ij - K̂_ij)² (``frob_sq``) plotted "/d²": with N = d that is
+  ``frob_sq_per_entry`` = frob_sq/N². Beside it the closed-form expectation Σ_ij MSE(x_i, x_j)
+  (SimRF; docs/methods.md#coupled-mse, #stacking, via features.theory).
+- ``"attention"`` (docs/experiments.md#spectraformer-grid, the CPU proxy of the LRA grid): Q,
+  K = (r/√d)Z, N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K)
+  (``attn_rel_frob``, with Â = K̂ / rowsum(K̂) from the same estimate).
 
 Every metric is a mean over ``reps`` independent draws with its standard error std/√reps, and a
 ``resolved`` flag: the worst pair of the matrix meets the criterion of

@@ -1,4 +1,5 @@
-"""Summary metrics of repeated estimates of one kernel value (DESIGN §5 metric names)."""
+"""Summary metrics of repeated estimates of one kernel value (docs/architecture.md#result-schema
+metric names)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,26 @@
 """Pointwise estimation of one kernel value vs angle and radius (HRF Fig. 2, 5; CSE Figs 1–5).
 
-For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂) in R^d; spec/hrf.md §3.2),
-each estimator is drawn ``samples`` times per angle, θ on ``angles`` points of [0, π] (endpoints
-included). Rows per (estimator, r, θ, m, n, variant): the metrics of
+For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂) in R^d; HRF Fig. 2, App. G;
+docs/experiments.md#hrf-fig2), each estimator is drawn ``samples`` times per angle, θ on ``angles``
+points of [0, π] (endpoints included). Rows per (estimator, r, θ, m, n, variant): the metrics of
 :func:`~rfbench.experiments.metrics.pointwise_metrics`, plus ``theory_mse``/``theory_rel_rmse``
-where a closed form exists (none for the biased CSE variant shared-all, spec/cse.md §5 item 17),
-and per curve ``neg_count``, the negatives among all angles × samples estimates (CSE Fig. 4).
+where a closed form exists (none for the biased CSE variant shared-all,
+docs/methods.md#cse-erratum-17), and per curve ``neg_count``, the negatives among all
+angles × samples estimates (CSE Fig. 4).
 
 Estimators are named as in the registry, optionally with their sizes: ``name``, ``name:m`` or
 ``name:m:n``. Without sizes, the budget list ``m`` (M) applies: M projections for every
 non-hybrid estimator; a bipolar hybrid (angular/gaussian, alias ``cse``) gets n = ``n`` λ
 projections (0: n = m, the CSE choice) and m = M // n base projections if ``flop_match``
-(m·n = M, (16, 8) for M = 128: spec/hrf.md §2, §5 item 20), else m = M. Hybrids run once per
-sharing variant in ``variants``; an alias with a fixed variant (``cse`` = shared-all) keeps it.
+(m·n = M, (16, 8) for M = 128: HRF; docs/methods.md#hrf-flop-matching, #hrf-erratum-20), else
+m = M. Hybrids run once per sharing variant in ``variants``; an alias with a fixed variant
+(``cse`` = shared-all) keeps it.
 
-Speed: rotation-invariant estimators are sampled in a 2-D frame (exact, DESIGN §3); with
-``common_draws`` all angles of a curve share each draw (common random numbers: every angle still
-has ``samples`` independent draws, and the x features are computed once); draws are chunked.
-Data-dependent estimators (GERF/DERF) are fitted on each pair (x, y) and drawn per angle.
+Speed: rotation-invariant estimators are sampled in a 2-D frame (exact,
+docs/architecture.md#estimator-contract); with ``common_draws`` all angles of a curve share each
+draw (common random numbers: every angle still has ``samples`` independent draws, and the x features
+are computed once); draws are chunked. Data-dependent estimators (GERF/DERF) are fitted on each pair
+(x, y) and drawn per angle.
 
 Statistics (:mod:`rfbench.experiments.pointwise_rows`): standard errors from the closed forms where
 they exist, a ``resolved`` flag on every row, ``importance`` adds importance-sampled MSEs
@@ -201,7 +204,8 @@ class Pointwise(Experiment):
         "angular-hybrid@iid:32:4",
         "m": "feature budgets M: projections of non-hybrids (hybrids: see flop_match)",
         "n": "λ projections of angular/gaussian hybrids; 0 means n = m (the CSE paper)",
-        "flop_match": "hybrids get m = M // n base projections (m·n = M, spec/hrf.md §2)",
+        "flop_match": "hybrids get m = M // n base projections (m·n = M, "
+        "docs/methods.md#hrf-flop-matching)",
         "variants": f"sharing variants of the hybrids ({', '.join(VARIANTS)}); each hybrid runs "
         "those it supports",
         "kernel": "softmax or gaussian",

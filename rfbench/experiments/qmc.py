@@ -1,6 +1,8 @@
-"""HRF Table 1: hybrids vs QMC/structured baselines on UCI wine and Boston (spec/hrf.md §3.3).
+"""HRF Table 1: hybrids vs QMC/structured baselines on UCI wine and Boston
+(docs/experiments.md#hrf-table1).
 
-Protocol (the paper states little; choices documented here and in spec/hrf.md §3.3, §5 item 22):
+Protocol (the paper states little; choices documented here and in HRF;
+docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22):
 
 - Data: ``rfbench.datasets.load(name)`` then ``standardize_and_scale(norm=, mode=scaling)``:
   z-score every column over all rows, then scale every row to L2 norm ``norm`` (default 1, i.e.
@@ -8,10 +10,10 @@ Protocol (the paper states little; choices documented here and in spec/hrf.md §
 - Pairs: ``pairs`` (100) pairs (x_i, x_j), i ≠ j uniform, drawn once from
   ``np.random.default_rng(pair_seed)`` (default seed 0) — the same pairs for every estimator.
 - Estimators (512 projections for the baselines; FLOP-matched hybrids with (m, n) = (64, 8),
-  spec/hrf.md §2): HRF-ort = ``angular-hybrid@orf`` (ω and τ orthogonal), HRF-iid =
-  ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@sorf``, Halton-R = ``@halton``; the
-  paper does not say which base the baselines use, so both ``trig`` and ``hyperbolic`` (SM⁺⁺)
-  run; ``@iid`` baselines are added for reference.
+  HRF App. I; docs/methods.md#hrf-flop-matching): HRF-ort = ``angular-hybrid@orf`` (ω and τ
+  orthogonal), HRF-iid = ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@sorf``,
+  Halton-R = ``@halton``; the paper does not say which base the baselines use, so both ``trig`` and
+  ``hyperbolic`` (SM⁺⁺) run; ``@iid`` baselines are added for reference.
 - One repetition = one draw of the features applied to all pairs (as an estimator is used on a
   data set); its MSE is the mean over pairs of (K̂ − SM)². ``mse`` is the mean over ``reps``
   repetitions (stderr = std/√reps); ``mse_std`` the standard deviation over repetitions (our
@@ -67,7 +69,8 @@ def is_hybrid(estimator: str) -> bool:
 
 
 def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:
-    """(m, n): hybrids take (m, n) (FLOP-matched, spec/hrf.md §2), the others (features, None)."""
+    """(m, n): hybrids take (m, n) (FLOP-matched, HRF App. I; docs/methods.md#hrf-flop-matching),
+    the others (features, None)."""
     if is_hybrid(estimator):
         return config["m"], config["n"]
     return config["features"], None
@@ -103,8 +106,9 @@ def pair_estimates(
 ) -> np.ndarray:
     """K̂(x_p, y_p) = Re φ(x_p)ᵀψ(y_p) for ``reps`` independent draws, each applied to every pair.
 
-    Uses the explicit feature maps (DESIGN §3: they give the same numbers as ``estimate``) paired
-    row by row, which avoids the pairs × pairs Gram matrix. Returns (reps, pairs).
+    Uses the explicit feature maps (docs/architecture.md#estimator-contract: they give the same
+    numbers as ``estimate``) paired row by row, which avoids the pairs × pairs Gram matrix. Returns
+    (reps, pairs).
     """
     pairs, d = X.shape
     width = 4 * est.m * (1 + (est.n or 0))  # ≥ any map here: 4m(n+1), 2m

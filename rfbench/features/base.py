@@ -1,4 +1,5 @@
-"""The estimator contract (DESIGN §3): projections, log-space features, components, couplings.
+"""The estimator contract (docs/architecture.md#estimator-contract): projections, log-space
+features, components, couplings.
 
 An estimator approximates K^(α)(x, y) = exp(α‖x‖²) SM(x, y) exp(α‖y‖²) by a bilinear product of
 feature maps. Randomness (a ``Draw``) is separate from applying it. Every feature map is held in log
@@ -274,7 +275,7 @@ class Draw:
 
 
 class Estimator(ABC):
-    """The public estimator API (DESIGN §3)."""
+    """The public estimator API (docs/architecture.md#estimator-contract)."""
 
     name: str
     kernel: str

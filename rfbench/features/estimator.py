@@ -1,4 +1,5 @@
-"""``component@weights``: a feature function applied to a coupling of projections (DESIGN §3)."""
+"""``component@weights``: a feature function applied to a coupling of projections
+(docs/architecture.md#estimator-contract)."""
 
 from __future__ import annotations
 

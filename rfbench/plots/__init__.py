@@ -1,4 +1,4 @@
-"""One function per paper figure, reading only parquet results (DESIGN §1).
+"""One function per paper figure, reading only parquet results (docs/architecture.md#flow).
 
 A figure function is registered with the result files it reads (by config name = figure id, found
 as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::

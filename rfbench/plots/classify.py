@@ -1,16 +1,17 @@
 """Kernel-regression classification figures (experiment ``classify``).
 
-- ``simrf-fig8`` (SimRF §5.3 Fig. 8, spec/simrf.md §3.5): test accuracy vs m/d ∈ {1, 2, 4, 10}, one
-  panel per UCI data set plus the average over data sets (the paper's ninth panel), IIDRFs / ORFs /
-  SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel accuracy as a dotted
-  line; added: SimRF Table 2's published m = d accuracies (open stars) and the number of draws.
-- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, §3.8): accuracy vs the input scale σ (log axis), IIDRFs
-  at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the IIDRF peak (solid
-  vertical) and the σ the SimRF code uses (dashed vertical).
-- ``derf-fig3`` (DERF §5.2 Fig. 3, spec/derf.md §3.2): test accuracy (%) at the validation-chosen σ
-  vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus the average (the
-  paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e. bars; added: the
-  exact kernel at its own tuned σ (dotted).
+- ``simrf-fig8`` (SimRF §5.3 Fig. 8, docs/experiments.md#simrf-fig8): test accuracy vs m/d ∈ {1, 2,
+  4, 10}, one panel per UCI data set plus the average over data sets (the paper's ninth panel),
+  IIDRFs / ORFs / SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel
+  accuracy as a dotted line; added: SimRF Table 2's published m = d accuracies (open stars) and the
+  number of draws.
+- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, docs/experiments.md#simrf-fig10): accuracy vs the input
+  scale σ (log axis), IIDRFs at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the
+  IIDRF peak (solid vertical) and the σ the SimRF code uses (dashed vertical).
+- ``derf-fig3`` (DERF §5.2 Fig. 3, docs/experiments.md#derf-fig3): test accuracy (%) at the
+  validation-chosen σ vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus
+  the average (the paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e.
+  bars; added: the exact kernel at its own tuned σ (dotted).
 
 Couplings are coloured with ``style.coupling_colour`` (SimRF), mechanisms with ``style.colour``
 (DERF); markers are ``style.marker`` throughout.
@@ -165,7 +166,8 @@ def _paper_table2() -> dict[tuple[str, str], float]:
     title="SimRF Fig. 8: kernel-regression accuracy vs m/d per UCI data set, IID/ORF/SimRF",
 )
 def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
-    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8, spec/simrf.md §3.5)."""
+    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8,
+    docs/experiments.md#simrf-fig8)."""
     df = results["simrf-fig8"]
     df = df.assign(m_per_d=df["m_per_d"].astype(float))
 
@@ -263,7 +265,8 @@ def _features_per_projection(estimator: str, kernel: str) -> int:
 
 
 def derf_name(estimator: str) -> str:
-    """DERF's name of a mechanism (trig@* is the [sin, cos] map here; spec/derf.md §3.2)."""
+    """DERF's name of a mechanism (trig@* is the [sin, cos] map here;
+    docs/experiments.md#derf-fig3)."""
     component = family_of(estimator)
     return PAPER_NAMES["derf"].get("trig-sincos" if component == "trig" else component, estimator)
 

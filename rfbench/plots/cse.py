@@ -1,10 +1,11 @@
-"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; spec/cse.md §4): relative error vs angle of trig,
-FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4.
+"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; docs/experiments.md#cse): relative error vs angle of
+trig, FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4.
 
 The paper plots per-angle error distributions. We plot, on log axes, the mean absolute relative
 error mean|K̂ − K|/K (the paper's "relative error") and, in a second row, the relative RMSE √MSE/K
-against its closed form (spec/cse.md §3.4; none for the paper's shared-all CSE, which is biased,
-§5 item 17), each with a ±2 s.e. band. Columns: r (Fig. 2), m (Fig. 3), one column otherwise.
+against its closed form (CSE eqs. 44-49; docs/methods.md#hrf-angular-hybrid; none for the paper's
+shared-all CSE, which is biased, docs/methods.md#cse-erratum-17), each with a ±2 s.e. band. Columns:
+r (Fig. 2), m (Fig. 3), one column otherwise.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def _column_title(split: str | None, value: object, group: list[Curve]) -> str:
 
 def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent") -> None:
     """√MSE of each sharing variant over that of ``reference`` (±2 s.e., delta method; the
-    closed-form ratio dashed): HRF Thm 3.1 / spec/cse.md §3.3, sharing never increases the MSE."""
+    closed-form ratio dashed): HRF Thm 3.1 / CSE Thm 3.1; docs/methods.md#hrf-sharing-variants,
+    sharing never increases the MSE."""
     refs = {(c.r, c.m): c for c in items if c.variant == reference}
     for c in items:
         ref = refs.get((c.r, c.m))
@@ -214,7 +216,7 @@ def _register(figure_id: str, split: str | None) -> None:
     def draw(results: dict[str, pd.DataFrame]) -> Figure:
         return error_figure(results[figure_id], split, PAPER_TITLES[figure_id])
 
-    draw.__doc__ = f"{PAPER_TITLES[figure_id]} (spec/cse.md §4)."
+    draw.__doc__ = f"{PAPER_TITLES[figure_id]} (CSE Sec. 4; docs/experiments.md#cse)."
 
 
 for _id, _split in (("cse-fig1", None), ("cse-fig2", "r"), ("cse-fig3", "m"), ("cse-fig5", None)):

@@ -26,7 +26,7 @@ Z_BAND = 2.0
 #: Relative errors below this are round-off of an exact estimate (θ = 0 or π): off the log axis.
 EXACT = 1e-10
 
-#: Sharing variants of a bipolar hybrid (spec/cse.md §2.4): marker and line style.
+#: Sharing variants of a bipolar hybrid (CSE eq. 11; docs/methods.md#cse): marker and line style.
 VARIANT_STYLE = {
     "independent": ("o", "-"),
     "shared-base": ("s", "-."),

@@ -1,14 +1,17 @@
 """The closed-form theory figures (experiment ``theory``): HRF Fig. 1 and SimRF Figs. 4–6.
 
-- ``hrf-fig1`` (HRF Fig. 1, spec/hrf.md §3.1): softmax MSE of SM^trig, SM⁺⁺ and the angular hybrid
-  (m = 10, n = 1) over θ and r as three heat maps on one log colour scale, r mirrored to [−r, r]
-  as in the paper, plus the grey slice at fixed r drawn as curves: only the hybrid vanishes at both
-  θ = 0 and θ = π.
-- ``simrf-fig4`` (SimRF Fig. 4, spec/simrf.md §3.1): RF-conformity ρ of one draw of χ_d norms per
-  coupling, SimRF+ per full pass, the numerical optimum; added: the closed-form E ρ (dashed).
-- ``simrf-fig5`` (SimRF Fig. 5, §3.2): densities of w_ij per coupling and f(w, v) on a log right
-  axis; added: E f(w_ij, v) per coupling in the legend (the quantity ρ averages).
-- ``simrf-fig6`` (SimRF Fig. 6, §3.3): MSE ratios vs v on a log axis, with the v → 0 limits.
+- ``hrf-fig1`` (HRF Fig. 1, docs/experiments.md#hrf-fig1): softmax MSE of SM^trig, SM⁺⁺ and the
+  angular hybrid (m = 10, n = 1) over θ and r as three heat maps on one log colour scale, r mirrored
+  to [−r, r] as in the paper, plus the grey slice at fixed r drawn as curves: only the hybrid
+  vanishes at both θ = 0 and θ = π.
+- ``simrf-fig4`` (SimRF Fig. 4, docs/experiments.md#simrf-fig4): RF-conformity ρ of one draw of χ_d
+  norms per coupling, SimRF+ per full pass, the numerical optimum; added: the closed-form E ρ
+  (dashed).
+- ``simrf-fig5`` (SimRF Fig. 5, docs/experiments.md#simrf-fig5): densities of w_ij per coupling and
+  f(w, v) on a log right axis; added: E f(w_ij, v) per coupling in the legend (the quantity ρ
+  averages).
+- ``simrf-fig6`` (SimRF Fig. 6, docs/experiments.md#simrf-fig6): MSE ratios vs v on a log axis, with
+  the v → 0 limits.
 """
 
 from __future__ import annotations

@@ -21,10 +21,11 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
 - **erratum**: ``printed`` form, ``corrected`` form, ``magnitude`` (how much it matters, when the
   spec measured it), ``category``: formula | text | notation | inconsistency.
 
-``match`` (numbers) and check *selectors* use result-column names (DESIGN §5): ``experiment``,
-``figure``, ``estimator`` (registry names, e.g. ``angular-hybrid@iid``, ``positive@simrf``,
-``cse``), ``kernel``, ``metric``, any parameter column (``d, m, n, r, theta, sigma, dataset,
-regime, variant, v, m_per_d, pair_rank, rep, ...``; a list means "any of"), and:
+``match`` (numbers) and check *selectors* use result-column names
+(docs/architecture.md#result-schema): ``experiment``, ``figure``, ``estimator`` (registry names,
+e.g. ``angular-hybrid@iid``, ``positive@simrf``, ``cse``), ``kernel``, ``metric``, any parameter
+column (``d, m, n, r, theta, sigma, dataset, regime, variant, v, m_per_d, pair_rank, rep, ...``; a
+list means "any of"), and:
 
 - ``derive``: ``value`` (default: the selected row's value), ``difference`` (row(estimator) −
   row(baseline)) or ``ratio`` (row(estimator) / row(baseline)), with ``baseline`` an estimator;
