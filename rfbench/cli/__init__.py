@@ -6,8 +6,11 @@ generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``repr
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
+import rfbench
 from rfbench.cli import data, listing
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
@@ -18,9 +21,30 @@ app = typer.Typer(
     name="rfbench",
     help="Benchmarks of random-feature kernel estimators (HRF, SimRF, DERF, CSE, Spectraformer).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's layout: all option names readable at 80 columns
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"rfbench {rfbench.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
 app.add_typer(listing.app, name="list")
 app.add_typer(data.app, name="data")
 for _experiment in list_experiments():

@@ -86,6 +86,7 @@ class Classify(Experiment):
         "Kernel-regression classification (SimRF Fig. 8, Tables 2-3, Fig. 10; DERF Fig. 3): "
         "accuracy of random-feature estimators of the Gaussian kernel vs the exact kernel."
     )
+    tagline = "Kernel-regression classification accuracy (SimRF, DERF)."
     version = 1
     defaults = {
         "dataset": list(UCI8),

@@ -166,6 +166,7 @@ class Gram(Experiment):
 
     name = "gram"
     description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
+    tagline = "Gram and attention matrix error vs closed form (SimRF)."
     version = 1
     defaults = {
         "inputs": "self",

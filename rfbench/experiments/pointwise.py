@@ -178,6 +178,7 @@ class Pointwise(Experiment):
 
     name = "pointwise"
     description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
+    tagline = "Error of one kernel value vs angle and norm (HRF, CSE)."
     version = 1
     defaults = {
         "estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],

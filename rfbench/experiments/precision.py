@@ -160,6 +160,7 @@ class Precision(Experiment):
 
     name = "precision"
     description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
+    tagline = "Overflow and error of feature maps in 64/32/16-bit floats."
     version = 1
     defaults = {
         "components": ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
