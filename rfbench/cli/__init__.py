@@ -15,6 +15,7 @@ from rfbench.cli import data, listing
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
 from rfbench.cli.report import report
+from rfbench.cli.site import site
 from rfbench.experiments import list_experiments
 
 app = typer.Typer(
@@ -52,6 +53,7 @@ for _experiment in list_experiments():
 add_config_commands(app)
 app.command("figures")(figures)
 app.command("report")(report)
+app.command("site")(site)
 
 
 def main() -> None:  # pragma: no cover - console entry
