@@ -6,7 +6,8 @@ import numpy as np
 import typer
 from typer.testing import CliRunner
 
-from rfbench.cli.experiments import add_config_commands, add_experiment_command, parse_value
+from rfbench.cli.experiments import add_config_commands, add_experiment_command
+from rfbench.cli.params import parse_value
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.results import load_provenance, load_results
 

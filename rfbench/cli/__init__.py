@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Annotated
 
 import typer
 
+import rfbench
 from rfbench.cli import cache, data, listing
 from rfbench.cli.errors import USER_EXIT, report_exception, set_debug
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
@@ -24,16 +26,30 @@ app = typer.Typer(
     name="rfbench",
     help="Benchmarks of random-feature kernel estimators (HRF, SimRF, DERF, CSE, Spectraformer).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's layout: all option names readable at 80 columns
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"rfbench {rfbench.__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
 def _global_options(
-    debug: bool = typer.Option(
-        False, "--debug", help="Print the traceback of any error (also: RFBENCH_DEBUG=1)."
-    ),
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help="Print the traceback of any error (also: RFBENCH_DEBUG=1)."),
+    ] = False,
 ) -> None:
     set_debug(debug)
 

@@ -1,9 +1,10 @@
 """One subcommand per registered experiment, built from its ``defaults`` (docs/architecture.md#cli).
 
-Each parameter of an experiment becomes an option named after it (``r`` -> ``--r``,
-``hybrid_m`` -> ``--hybrid-m``); list parameters take comma-separated values. Only the options a
-user gives override the experiment's defaults (or the chosen ``--profile``). The commands are
-ordinary Typer commands whose signatures are synthesised from the parameters.
+Each parameter becomes an option (rfbench.cli.params: the naming rule, ``--x/--no-x`` booleans,
+typed metavars); only the options a user gives override the experiment's defaults (or the chosen
+``--profile``). An experiment with a ``data`` parameter also takes ``--data PATH`` and
+``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer commands whose
+signatures are synthesised from the parameters.
 """
 
 from __future__ import annotations
@@ -17,66 +18,49 @@ from typing import Annotated, Any
 
 import typer
 
+from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
+from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
 from rfbench.experiments import ConfigError, Experiment
 
 BACKENDS = ("serial", "processes", "dask")
 PROFILES = ("quick", "paper")
+RUN_PANEL = "Run options"
 
 
-def _option(name: str, kind: Any, default: Any, help_text: str) -> inspect.Parameter:
+def _option(
+    name: str, kind: Any, default: Any, help_text: str, metavar: str | None = None
+) -> inspect.Parameter:
     flag = "--" + name.replace("_", "-")
-    annotation = Annotated[kind, typer.Option(flag, help=help_text)]
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
-    )
+    return option(name, (flag,), kind, help_text, default=default, metavar=metavar, panel=RUN_PANEL)
 
 
 RUN_OPTIONS: list[inspect.Parameter] = [
-    _option("seed", int, 0, "Root seed."),
-    _option("out", str | None, None, "Output file (default: results/<experiment>/<name>.parquet)."),
+    _option("seed", int, 0, "Root seed.", "INT"),
+    _option(
+        "out",
+        str | None,
+        None,
+        "Output file (default: results/<experiment>/<name>.parquet).",
+        "PATH",
+    ),
     _option(
         "profile",
         str | None,
         None,
         "quick (seconds, same code path) or paper (the papers' settings).",
+        "quick|paper",
     ),
-    _option("workers", int | None, None, "Worker processes (default: cores)."),
-    _option("backend", str, "processes", "serial, processes or dask."),
-    _option("scheduler", str | None, None, "Dask scheduler address (with --backend dask)."),
-    _option("force", bool, False, "Ignore the job cache and recompute."),
-    _option("quiet", bool, False, "No progress bar and no summary table."),
+    _option("workers", int | None, None, "Worker processes (default: cores).", "INT"),
+    _option("backend", str, "processes", "serial, processes or dask.", "TEXT"),
+    _option(
+        "scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"
+    ),
+    _option("force", bool, False, "Ignore the job cache and recompute.", ""),
+    _option("quiet", bool, False, "No progress bar and no summary table.", ""),
 ]
 RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
-
-
-def parse_value(key: str, text: str, default: Any) -> Any:
-    """A command-line string as the type of the parameter's default (lists: comma-separated)."""
-    if isinstance(default, list | tuple):
-        kind = type(default[0]) if default else str
-        if kind is int and any(isinstance(v, float) for v in default):
-            kind = float
-        return [_scalar(key, part.strip(), kind) for part in text.split(",") if part.strip()]
-    return _scalar(key, text, type(default) if default is not None else str)
-
-
-def _scalar(key: str, text: str, kind: type) -> Any:
-    if kind is bool:
-        if text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text.lower() in ("0", "false", "no", "off"):
-            return False
-    elif kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    else:
-        return text
-    raise ConfigError(
-        f"invalid value for '--{key.replace('_', '-')}': {text!r} (expected {kind.__name__})"
-    )
 
 
 def check_run_options(options: Mapping[str, Any]) -> None:
@@ -127,26 +111,31 @@ def _with_signature(
 
 
 def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
-    """``rfbench <experiment> [--param value ...] [run options]``."""
+    """``rfbench <experiment> [--param value ...] [--data PATH] [run options]``."""
     defaults = dict(experiment.defaults)
+    data_options = user_data.data_options(experiment)
+    shown = {k: v for k, v in defaults.items() if not (data_options and k == "data")}
+    taken = {flag for p in RUN_OPTIONS + data_options for flag in _flags(p)}
 
     @handle_errors
     def command(**given: Any) -> None:
         options = {k: given.pop(k) for k in RUN_KEYS}
+        data = {k: given.pop(k) for k in user_data.KEYS if k in given}
         check_run_options(options)
         params = {k: parse_value(k, v, defaults[k]) for k, v in given.items() if v is not None}
+        params = user_data.apply(experiment, params, **data)
         execute(experiment, experiment.resolve_config(params, options["profile"]), options)
 
-    params = []
-    for key, default in defaults.items():
-        shown = default if not isinstance(default, list | tuple) else ",".join(map(str, default))
-        help_text = f"{experiment.help.get(key, '')} (default: {shown})".strip()
-        params.append(_option(key, str | None, None, help_text))
-    name = experiment.name
-    summary = experiment.description.split(". ")[0]
-    app.command(name, help=experiment.description, short_help=summary)(
-        _with_signature(command, params + RUN_OPTIONS)
-    )
+    params = parameter_options(shown, experiment.help, taken)
+    app.command(
+        experiment.name, help=experiment.description, short_help=experiment.short_description()
+    )(_with_signature(command, params + data_options + RUN_OPTIONS))
+
+
+def _flags(param: inspect.Parameter) -> list[str]:
+    """The option names a synthesised parameter declares."""
+    info = param.annotation.__metadata__[0]
+    return [flag for decl in info.param_decls for flag in decl.split("/")]
 
 
 def config_files(root: Path | None = None) -> list[Path]:

@@ -14,7 +14,7 @@ Files live in ``$RFBENCH_DATA`` (default: the per-user cache dir), in the layout
 ``$RFBENCH_DATA_URL`` points downloads at a mirror laid out the same way.
 """
 
-from rfbench.datasets.api import available, fetch, load, local_status, options
+from rfbench.datasets.api import available, check, fetch, load, local_status, options
 from rfbench.datasets.cache import data_root
 from rfbench.datasets.dataset import Dataset, Split
 from rfbench.datasets.errors import DataError
@@ -30,6 +30,7 @@ __all__ = [
     "FileSpec",
     "Split",
     "available",
+    "check",
     "data_root",
     "fetch",
     "load",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rfbench.datasets import builtin, cache, errors, images, uci
+from rfbench.datasets import builtin, cache, errors, images, uci, user
 from rfbench.datasets.dataset import Dataset
 from rfbench.datasets.registry import DATASETS, DatasetInfo, get
 
@@ -21,7 +21,9 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 
 
 def options(name: str) -> dict[str, Any]:
-    """The keyword options of a data set's loader with their defaults."""
+    """The keyword options of a data set's loader with their defaults (a user file has none)."""
+    if user.is_reference(name):
+        return {}
     sig = inspect.signature(LOADERS[get(name).kind])
     return {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
 
@@ -29,11 +31,16 @@ def options(name: str) -> dict[str, Any]:
 def load(name: str, **opts: Any) -> Dataset:
     """Load a data set by name (case-insensitive; aliases ``krkopt``, ``housing``).
 
+    A user's table is named ``PATH#TARGET[@SHA]`` (see :mod:`rfbench.datasets.user`).
     Files are verified against their pinned sha256 on every load; a missing file is downloaded
     into the data folder unless ``download=False``. Options per kind: UCI tables ``compat``
     (the authors' last-line drop); ``mnist`` ``split``, ``size``; ``cifar10`` ``variant``,
     ``split``, ``size``, ``grayscale``. Every failure is a one-line :class:`DataError`.
     """
+    if user.is_reference(name):
+        if opts:
+            raise errors.DataError(f"data file {name!r} takes no options (got {', '.join(opts)})")
+        return user.load_table(name)
     info = get(name)
     allowed = options(info.name)
     bad = sorted(set(opts) - set(allowed))
@@ -43,6 +50,16 @@ def load(name: str, **opts: Any) -> Dataset:
             f"allowed: {', '.join(allowed) or 'none'}"
         )
     return LOADERS[info.kind](info, **opts)
+
+
+def check(name: str) -> str:
+    """``name`` if it names a usable data set — a registry name, or a readable labelled user
+    table ``PATH#TARGET`` (:mod:`rfbench.datasets.user`) — else a one-line DataError."""
+    if user.is_reference(name):
+        user.load_table(name)
+    else:
+        get(name)
+    return name
 
 
 def _variant_present(info: DatasetInfo, variant: str, verify: bool) -> bool:

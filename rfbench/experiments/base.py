@@ -12,6 +12,7 @@ Experiments know nothing of the CLI.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -159,6 +160,8 @@ class Experiment:
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    #: one line for command lists (``rfbench --help``); empty: the description's first sentence
+    tagline: ClassVar[str] = ""
     defaults: ClassVar[Mapping[str, Any]] = {}
     profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
 
@@ -252,5 +255,27 @@ class Experiment:
         """A few headline rows for the terminal (the CLI prints them as a table after a run)."""
         return results.head(12)
 
+    @classmethod
+    def short_description(cls) -> str:
+        """``tagline``, else the first sentence of ``description``."""
+        return cls.tagline or first_sentence(cls.description)
+
     def __repr__(self) -> str:
         return f"<experiment {self.name!r}>"
+
+
+#: words a period follows without ending the sentence ("SimRF Fig. 8", "Eq. 7", "e.g. trig")
+_ABBREVIATIONS = frozenset(
+    "fig figs eq eqs tab thm app sec ref no vs cf al e.g i.e resp approx".split()
+)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text``: up to the first period that ends a word other than an
+    abbreviation such as "Fig." or "e.g."."""
+    text = " ".join(text.split())
+    for match in re.finditer(r"\.(?=\s|$)", text):
+        word = text[: match.start()].rsplit(" ", 1)[-1].lstrip("(").lower()
+        if word not in _ABBREVIATIONS:
+            return text[: match.end()]
+    return text

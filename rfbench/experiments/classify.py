@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.datasets import PROTOCOLS, DataError
-from rfbench.datasets.registry import get as dataset_info
+from rfbench.datasets import check as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.classify_data import UCI8, default_sigma, prepared
 from rfbench.experiments.classify_summary import classify_summary
@@ -72,6 +72,11 @@ def capped_trials(
     return min(trials, max(min_trials, int(max_work // (n_train * features))))
 
 
+def datasets(config: Mapping[str, Any]) -> list[str]:
+    """The data sets a config runs on: the user's table (``data``) if given, else ``dataset``."""
+    return [config["data"]] if config["data"] else list(config["dataset"])
+
+
 @register_experiment
 class Classify(Experiment):
     """Kernel-regression classification with random features vs the exact kernel."""
@@ -81,6 +86,7 @@ class Classify(Experiment):
         "Kernel-regression classification (SimRF Fig. 8, Tables 2-3, Fig. 10; DERF Fig. 3): "
         "accuracy of random-feature estimators of the Gaussian kernel vs the exact kernel."
     )
+    tagline = "Kernel-regression classification accuracy (SimRF, DERF)."
     defaults = {
         "dataset": list(UCI8),
         "protocol": "simrf",
@@ -102,6 +108,7 @@ class Classify(Experiment):
         "split_seed": 42,
         "subset": [0, 0],
         "subset_datasets": ["nursery", "chess"],
+        "data": "",
     }
     profiles = {
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
@@ -128,6 +135,8 @@ class Classify(Experiment):
         "split_seed": "seed of the fixed permutation split",
         "subset": "first N_train, N_eval rows of subset_datasets (0,0 = all; SimRF Fig. 10)",
         "subset_datasets": "data sets the subset applies to",
+        "data": "the user's table instead of the data sets: PATH#TARGET[@SHA] of a .csv/.parquet "
+        "(TARGET = the label column, the other columns numeric features; σ default 1/√d)",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -135,8 +144,8 @@ class Classify(Experiment):
             if not ok:
                 raise ConfigError.bad_value(key, config[key], allowed)
 
-        check("dataset", bool(config["dataset"]), "one or more data sets")
-        for name in config["dataset"]:
+        check("dataset", bool(datasets(config)), "one or more data sets")
+        for name in datasets(config):
             try:
                 dataset_info(name)
             except DataError as exc:
@@ -154,7 +163,7 @@ class Classify(Experiment):
         check("sigma", bool(sig) and all(s >= 0 for s in sig), "numbers >= 0")
         check("sigma", 0 not in sig or len(sig) == 1, "0 alone, or positive values")
         if 0 in sig:
-            missing = [n for n in config["dataset"] if default_sigma(n) is None]
+            missing = [n for n in datasets(config) if default_sigma(n) is None]
             check("sigma", not missing, f"positive values (no published σ for {missing})")
         check("m", bool(config["m"]) and all(m >= 1 for m in config["m"]), "positive integers")
         for key in ("trials", "val_trials", "min_trials"):
@@ -177,7 +186,7 @@ class Classify(Experiment):
         if config["tune"]:
             common["val_trials"] = config["val_trials"]
         jobs = []
-        for name in config["dataset"]:
+        for name in datasets(config):
             subset = config["subset"] if name in config["subset_datasets"] else [0, 0]
             base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset}
             sigmas = [default_sigma(name)] if config["sigma"] == [0.0] else config["sigma"]

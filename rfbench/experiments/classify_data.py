@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rfbench.datasets import load, options, split
+from rfbench.datasets import load, options, split, user
 from rfbench.features.weights.structured import padded_dim
 
 #: The 8 UCI benchmarks of SimRF Fig. 8 / Tables 2-3 and (inferred) DERF Fig. 3.
@@ -40,7 +40,10 @@ OUR_SIGMA: dict[str, float] = {"wine": SIGMA_GRID_SIMRF[8]}
 
 
 def default_sigma(name: str) -> float | None:
-    """The published (SimRF code) or our documented σ of a data set, or None."""
+    """The published (SimRF code) or our documented σ of a data set (a user table: 1/√d), or
+    None."""
+    if user.is_reference(name):
+        return user.default_sigma(name)
     return SIMRF_SIGMA.get(name, OUR_SIGMA.get(name))
 
 

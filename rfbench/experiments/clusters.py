@@ -166,6 +166,7 @@ class ClusterTable(Experiment):
 
     name = "clusters"
     description = "HRF Fig. 6 / Table 3: zero-one cluster hybrid vs SM+ and trig, clustered data"
+    tagline = "Cluster hybrid vs SM+ and trig on clustered data (HRF)."
     defaults = {
         "datasets": list(SETTINGS),
         "m": [20, 50, 80, 100, 120, 150, 200],

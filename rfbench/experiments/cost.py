@@ -153,6 +153,7 @@ class Cost(Experiment):
 
     name = "cost"
     description = "error vs wall time and FLOPs, and the L where RF attention beats exact"
+    tagline = "Error vs wall time and FLOPs; where RF attention beats exact."
     defaults = {
         "estimators": [
             "trig@iid",

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.datasets import user
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
@@ -50,7 +51,7 @@ for _name, _kind in (
 ):
     register_parameter(_name, _kind)
 
-MODES = ("self", "attention")
+MODES = ("self", "attention", "file")
 _CHUNK_BYTES = 64e6  # memory budget of one chunk of draws
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
@@ -66,7 +67,10 @@ def expand_estimators(patterns: Sequence[str]) -> list[str]:
 
 
 def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(X, Y) of a job: σZ twice (self) or (r/√d)(Z_q, Z_k) (attention), Z from ``data_seed``."""
+    """(X, Y) of a job: σZ twice (self) or (r/√d)(Z_q, Z_k) (attention), Z from ``data_seed``;
+    the user's points (file: Q and K, or X twice; see :mod:`rfbench.datasets.user`)."""
+    if spec["inputs"] == "file":
+        return user.load_points(spec["data"])
     d, n = spec["d"], spec["n_points"]
     gen = np.random.default_rng(spec["data_seed"])
     if spec["inputs"] == "self":
@@ -74,6 +78,11 @@ def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         return X, X
     Z = gen.standard_normal((2, n, d)) * (spec["r"] / np.sqrt(d))
     return Z[0], Z[1]
+
+
+def _scale(inputs: str) -> str | None:
+    """The parameter that scales synthetic inputs (none for the user's own points)."""
+    return {"self": "sigma", "attention": "r"}.get(inputs)
 
 
 def _attention(K: np.ndarray) -> np.ndarray:
@@ -157,6 +166,7 @@ class Gram(Experiment):
 
     name = "gram"
     description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
+    tagline = "Gram and attention matrix error vs closed form (SimRF)."
     defaults = {
         "inputs": "self",
         "estimators": ["positive@iid", "positive@orf", "positive@simrf", "positive@simrf-plus"],
@@ -168,6 +178,7 @@ class Gram(Experiment):
         "r": [0.5, 1.0],
         "reps": 1000,
         "data_seed": 0,
+        "data": "",
     }
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
     help = {
@@ -182,11 +193,17 @@ class Gram(Experiment):
         "r": "typical norm of queries and keys, std r/√d per coordinate (inputs = attention)",
         "reps": "independent feature draws per cell",
         "data_seed": "seed of the fixed input points",
+        "data": "inputs = file: the user's points, PATH[@SHA] of a .npy/.npz (X, or Q and K), "
+        ".csv or .parquet (numeric columns); d and n_points come from the file",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         if config["inputs"] not in MODES:
             raise ConfigError.bad_value("inputs", config["inputs"], ", ".join(MODES))
+        if (config["inputs"] == "file") != bool(config["data"]):
+            raise ConfigError.bad_value("data", config["data"], "a file exactly when inputs = file")
+        if config["data"]:
+            user.load_points(config["data"])  # a one-line DataError if unusable
         for kernel in config["kernels"] or [None]:
             if kernel not in KERNELS:
                 raise ConfigError.bad_value("kernels", kernel, ", ".join(KERNELS))
@@ -212,26 +229,32 @@ class Gram(Experiment):
         return {}  # run_job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
-        scale = "sigma" if config["inputs"] == "self" else "r"
+        scale = _scale(config["inputs"])
         common = {k: config[k] for k in ("inputs", "d", "n_points", "reps", "data_seed")}
+        if config["inputs"] == "file":
+            X, _ = user.load_points(config["data"])
+            common.update(data=config["data"], d=X.shape[1], n_points=len(X), data_seed=0)
         return [
-            JobSpec(common, estimator=e, kernels=tuple(config["kernels"]), m=m, **{scale: s})
+            JobSpec(common, estimator=e, kernels=tuple(config["kernels"]), m=m, **point)
             for e in expand_estimators(config["estimators"])
             for m in config["m"]
-            for s in config[scale]
+            for point in ([{scale: s} for s in config[scale]] if scale else [{}])
         ]
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         X, Y = make_inputs(spec)
-        scale = "sigma" if spec["inputs"] == "self" else "r"
+        scale = _scale(spec["inputs"])
         base = {k: spec[k] for k in ("estimator", "d", "m", "n_points", "inputs", "data_seed")}
-        base[scale] = spec[scale]
+        if scale:
+            base[scale] = spec[scale]
+        else:
+            base["dataset"] = spec["data"]
         cells: dict[str, _Cell] = {}
         failures: dict[str, str] = {}
         for kernel in spec["kernels"]:
             try:
                 est = registry.get(spec["estimator"], kernel=kernel, m=spec["m"])
-                cells[kernel] = _Cell(est, kernel_matrix(kernel, X, Y), scale == "r")
+                cells[kernel] = _Cell(est, kernel_matrix(kernel, X, Y), scale != "sigma")
             except _FAILURES as exc:
                 failures[kernel] = f"{type(exc).__name__}: {exc}"
         first: Draw | None = None
@@ -299,6 +322,12 @@ class Gram(Experiment):
                 sub = sub[(sub["r"] == r_ref) & np.isfinite(sub["value"])]
                 parts += [sub.nsmallest(2, "value").assign(rank="best")]
                 parts += [sub.nlargest(2, "value").assign(rank="worst")]
+        files = results[results["inputs"] == "file"] if "inputs" in results else own[:0]
+        if len(files):  # the user's points: every estimator at its largest m, best first
+            top = files[files["m"] == files.groupby("estimator")["m"].transform("max")]
+            wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
+            order = wanted.sort_values(["kernel", "metric", "value"], ascending=[True, False, True])
+            parts.append(order.assign(rank=""))
         cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
         return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)

@@ -40,6 +40,7 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments import paired as pairing
+from rfbench.experiments.pointwise_pairs import angles, inputs_for, load_pairs, pair_columns
 from rfbench.experiments.pointwise_rows import curve_rows
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
@@ -110,8 +111,8 @@ def make_estimator(spec: Mapping[str, Any]) -> Estimator:
         options["variant"] = spec["variant"]
     if spec["sigma"] is not None:
         options["sigma"] = spec["sigma"]
-    if desc.hybrid and "radius" in desc.options:
-        options["radius"] = spec["r"]
+    if desc.hybrid and "radius" in desc.options:  # the user's pairs: their median norm
+        options["radius"] = spec["r"] if spec["r"] is not None else spec["radius"]
     return registry.get(
         spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"], **options
     )
@@ -147,7 +148,7 @@ def draw_estimates(
         for start in range(0, samples, chunk):
             size = min(chunk, samples - start)
             draw = est.sample(rng, d=d, draws=size, fit=fit, frame=frame)
-            out[start : start + size, g] = est.estimate(draw, xk[:1], yk[g])[:, 0, :]
+            out[start : start + size, g] = est.estimate(draw, xk[g[:1]], yk[g])[:, 0, :]
         last.append(draw)
     return out, list(groups), last
 
@@ -177,6 +178,7 @@ class Pointwise(Experiment):
 
     name = "pointwise"
     description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
+    tagline = "Error of one kernel value vs angle and norm (HRF, CSE)."
     defaults = {
         "estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],
         "m": [128],
@@ -193,6 +195,8 @@ class Pointwise(Experiment):
         "importance": False,
         "paired": False,
         "reference": "",
+        "data": "",
+        "pairs": 25,
     }
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
     help = {
@@ -215,6 +219,9 @@ class Pointwise(Experiment):
         "paired": "estimators of one radius share their base randomness (one job per r; "
         "iid/orf/simrf component estimators share one Gaussian array, all angles each draw)",
         "reference": "the estimators entry diff_mse compares against (default: the first)",
+        "data": "the user's pairs instead of the (r, θ) grid: PATH[@SHA] of an .npz with Q and K "
+        "(pairs Q[i], K[i]) or a matrix X (.npy/.npz/.csv/.parquet; pairs X[2i], X[2i+1])",
+        "pairs": "with data: the first this many pairs",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -240,6 +247,12 @@ class Pointwise(Experiment):
         n = config["n"]
         if n < 0 or (config["flop_match"] and not 0 < n <= min(config["m"])):
             raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
+        if config["data"]:
+            if config["paired"]:
+                raise ConfigError.bad_value("paired", True, "false with data (not supported yet)")
+            if config["pairs"] < 1:
+                raise ConfigError.bad_value("pairs", config["pairs"], "a positive integer")
+            load_pairs(config["data"], config["pairs"])  # a one-line DataError if unusable
         if config["reference"] and config["reference"] not in config["estimators"]:
             raise ConfigError.bad_value("reference", config["reference"], "an estimators entry")
         for spec in self._points(config):
@@ -256,9 +269,14 @@ class Pointwise(Experiment):
         fixed = {k: config[k] for k in ("kernel", "d", "angles", "samples", "common_draws")}
         if config["importance"]:  # only when set, so the keys (and seeds) of other runs stay
             fixed["importance"] = True
+        if config["data"]:  # the user's pairs replace the (r, θ) grid
+            x, _ = load_pairs(config["data"], config["pairs"])
+            radius = float(np.median(np.linalg.norm(x, axis=1)))
+            fixed.update(data=config["data"], pairs=len(x), d=x.shape[1], radius=radius)
+            fixed["common_draws"] = False
         return [
             JobSpec(**fixed, r=r, **point)
-            for r in config["r"]
+            for r in ([None] if config["data"] else config["r"])
             for text in config["estimators"]
             for point in estimator_points(text, config)
         ]
@@ -277,8 +295,12 @@ class Pointwise(Experiment):
         return jobs
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-        thetas = np.linspace(0.0, np.pi, spec["angles"])
-        x, y = equal_norm_pair(spec["r"], thetas, spec["d"])
+        if "data" in spec:
+            x, y = load_pairs(spec["data"], spec["pairs"])
+            thetas, extra = angles(x, y), pair_columns(x, y)
+        else:
+            thetas, extra = np.linspace(0.0, np.pi, spec["angles"]), None
+            x, y = equal_norm_pair(spec["r"], thetas, spec["d"])
         true = np.exp(log_kernel(spec["kernel"], x[:, None], y[:, None])[:, 0, 0])
         specs = pairing.curve_specs(spec) if "points" in spec else [spec]
         ests = [make_estimator(s) for s in specs]
@@ -286,6 +308,8 @@ class Pointwise(Experiment):
         shared = pairing.paired_estimates(ests, x, y, spec["samples"], rng) if paired else {}
         rows, values, bases, flags = [], [], [], []
         for i, (one, est) in enumerate(zip(specs, ests, strict=True)):
+            if extra is not None:
+                x, y = inputs_for(est, *load_pairs(spec["data"], spec["pairs"]))
             if i in shared:  # the same laws; only the joint law across estimators changes
                 draws = (shared[i][0], [np.arange(len(y))], [shared[i][1]])
             else:
@@ -296,7 +320,7 @@ class Pointwise(Experiment):
                 base["m"] = draws[2][0].projections["omega"].count
             base["weights"] = registry.describe(one["estimator"]).weights
             is_draws = one["samples"] if one.get("importance") else 0
-            curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng)
+            curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng, extra)
             flags.append([row["resolved"] for row in curve if row["metric"] == "mse"])
             rows += curve
             values.append(draws[0])
@@ -343,7 +367,8 @@ class Pointwise(Experiment):
             return table
         table["ranked_by"] = np.where(table["theory_max"].notna(), "theory", "empirical")
         order = table["theory_max"].fillna(table["max_rel_rmse"])
-        table["rank"] = order.groupby(table["r"]).rank(method="min").astype(int)
+        by_r = table["r"].fillna(-1.0)  # the user's pairs (no r) rank together
+        table["rank"] = order.groupby(by_r).rank(method="min").astype(int)
         front = [*keys, "rank", "ranked_by"]
         table = table[front + [c for c in table.columns if c not in front]]
         table = table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)

@@ -58,8 +58,11 @@ def curve_rows(
     mse: np.ndarray | None,
     importance_draws: int,
     rng: np.random.Generator,
+    extra: list[Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The rows of one curve; ``draws`` = (estimates (N, A), angle groups, a draw per group)."""
+    """The rows of one curve; ``draws`` = (estimates (N, A), angle groups, a draw per group);
+    ``extra`` adds columns per point (the user's pairs: index and norms)."""
+    extra = extra or [{}] * len(thetas)
     values, groups, last = draws
     samples = len(values)
     closed = mse if mse is not None and est.unbiased else None
@@ -96,12 +99,12 @@ def curve_rows(
                 "n_trials": 0 if metric in EXACT else samples,
                 "resolved": ok if ok is None or ok is True else bool(ok[i]),
             }
-            rows.append({**base, **point})
+            rows.append({**base, **extra[i], **point})
     if importance_draws and importance.supports(est):
         found = importance.importance_mse(est, x, y, true, importance_draws, rng)
         for metric, (value, se, ok) in found.items():
             for i, theta in enumerate(thetas):
                 point = {"theta": float(theta), "metric": metric, "value": float(value[i])}
                 point.update(stderr=float(se[i]), n_trials=importance_draws, resolved=bool(ok[i]))
-                rows.append({**base, **point})
+                rows.append({**base, **extra[i], **point})
     return rows

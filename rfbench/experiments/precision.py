@@ -157,6 +157,7 @@ class Precision(Experiment):
 
     name = "precision"
     description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
+    tagline = "Overflow and error of feature maps in 64/32/16-bit floats."
     defaults = {
         "components": ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
         "couplings": ["iid", "orf", "simrf"],

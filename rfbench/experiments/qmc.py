@@ -132,6 +132,7 @@ class QMCTable(Experiment):
 
     name = "qmc"
     description = "HRF Table 1: angular hybrids vs ORF, SORF and Halton on wine and Boston pairs"
+    tagline = "Hybrids vs ORF, SORF and Halton on data pairs (HRF Table 1)."
     defaults = {
         "datasets": ["wine", "boston"],
         "estimators": [

@@ -169,6 +169,7 @@ class TheoryCurves(Experiment):
 
     name = "theory"
     description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
+    tagline = "Closed-form MSE curves (HRF Fig. 1, SimRF Figs. 4-6)."
     defaults = {
         "curves": list(CURVES),
         "hrf_estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid"],

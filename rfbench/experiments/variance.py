@@ -85,6 +85,7 @@ class Variance(Experiment):
         "DERF Fig. 1-2: closed-form log relative variance of TrigRF/PosRF/GERF/ADERF/SDERF "
         "(+SADERF) on six regimes of point sets, with a Monte Carlo check."
     )
+    tagline = "Relative variance of DERF feature maps on six regimes."
     defaults = {
         "regimes": list(REGIMES),
         "sigma": [round(0.1 * k, 1) for k in range(1, 11)],

@@ -1,0 +1,83 @@
+"""``--data PATH`` and ``--target COLUMN``: an experiment on the user's own file (README "Your own
+data").
+
+Every experiment with a ``data`` config key gets both options. The path becomes a pinned
+reference ``PATH[#TARGET]@SHA256PREFIX`` (rfbench.datasets.user.reference), so the results'
+provenance names the file and its content, and the job cache recomputes when the file changes.
+``--target`` names the label column of a table and applies where the data is one (classify).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from rfbench.cli.errors import UserError
+from rfbench.cli.params import flags, option
+from rfbench.datasets import user
+from rfbench.experiments import Experiment
+
+#: config values ``--data`` sets besides ``data`` (gram reads its points from the file)
+ALSO_SETS: Mapping[str, Mapping[str, Any]] = {"gram": {"inputs": "file"}}
+#: experiments whose ``--data`` is a labelled table, with the parameter the table replaces
+TABLES: Mapping[str, str] = {"classify": "dataset"}
+KEYS = ("user_data", "user_target")
+PANEL = "Your own data"
+_HELP = {
+    "points": "your own points instead of the built-in inputs: .npy/.npz (X, or Q and K) or "
+    ".csv/.parquet numeric columns; its path and sha256 are recorded with the results",
+    "table": "your own table (.csv/.parquet) instead of the data sets: the --target column holds "
+    "the labels, the others numeric features; its path and sha256 are recorded",
+}
+
+
+def takes_data(experiment: Experiment) -> bool:
+    """Whether the experiment has a ``data`` parameter (and so ``--data``/``--target``)."""
+    return "data" in experiment.defaults
+
+
+def data_options(experiment: Experiment) -> list[inspect.Parameter]:
+    """``--data PATH`` and ``--target COLUMN`` (none for an experiment without ``data``)."""
+    if not takes_data(experiment):
+        return []
+    table = experiment.name in TABLES
+    target_help = "the label column of --data" if table else "(classify only: a label column)"
+    return [
+        option("user_data", ("--data",), str | None, _HELP["table" if table else "points"],
+               metavar="PATH", panel=PANEL),
+        option("user_target", ("--target",), str | None, target_help, metavar="COLUMN",
+               panel=PANEL),
+    ]  # fmt: skip
+
+
+def apply(
+    experiment: Experiment,
+    params: Mapping[str, Any],
+    user_data: str | None = None,
+    user_target: str | None = None,
+) -> dict[str, Any]:
+    """``params`` with ``data`` set to the pinned reference of ``user_data`` (plus what the
+    experiment needs with it); a :class:`UserError` for a combination that cannot work."""
+    name = experiment.name
+    if user_target and not user_data:
+        raise UserError("--target names a column of --data; give --data PATH too")
+    if not user_data:
+        return dict(params)
+    if user_target and name not in TABLES:
+        raise UserError(
+            f"--target applies to a labelled table ({', '.join(TABLES)}); "
+            f"{name} uses every column of --data"
+        )
+    replaced = TABLES.get(name)
+    if replaced in params:
+        flag = flags(replaced, experiment.defaults[replaced])[0]
+        raise UserError(f"--data replaces {flag}: give one of them")
+    for key, value in ALSO_SETS.get(name, {}).items():
+        if key in params and params[key] != value:
+            raise UserError(f"--data needs --{key} {value} (got {params[key]!r})")
+    return {
+        **ALSO_SETS.get(name, {}),
+        **params,
+        "data": user.reference(user_data, user_target or ""),
+    }

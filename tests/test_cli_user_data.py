@@ -1,0 +1,127 @@
+"""``--data PATH`` / ``--target COLUMN`` on the command line: the user's own points through gram
+and pointwise, a labelled table through classify; bad files exit 2 with one line and no output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+from rfbench.datasets import user
+from rfbench.results import load_provenance, load_results
+
+RUN = ("--backend", "serial", "--quiet")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, [*map(str, args), *RUN])
+
+
+def ok(res) -> None:
+    assert res.exit_code == 0, res.output
+
+
+def one_line_error(res, *needles: str) -> str:
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rfbench: error:"), res.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    table = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=np.where(X[:, 0] > 0, "p", "n"))
+    table.to_csv(tmp_path / "t.csv", index=False)
+    np.savez(tmp_path / "qk.npz", Q=0.3 * rng.normal(size=(6, 5)), K=0.3 * rng.normal(size=(8, 5)))
+    np.save(tmp_path / "x.npy", 0.3 * rng.normal(size=(8, 5)))
+    return {p.name: p for p in tmp_path.iterdir()}
+
+
+def gram_run(path: Path, out: Path):
+    return invoke("gram", "--data", path, "--kernel", "softmax", "--m", "8", "--reps", "20",
+                  "--estimator", "trig@iid", "--out", out)  # fmt: skip
+
+
+def test_gram_on_queries_and_keys_records_the_pinned_file(files, tmp_path: Path) -> None:
+    out = tmp_path / "g.parquet"
+    ok(gram_run(files["qk.npz"], out))
+    config = load_provenance(out)["config"]
+    assert config["data"] == user.reference(files["qk.npz"]) and config["inputs"] == "file"
+    assert config["data"].startswith(f"{files['qk.npz']}@")
+    rows = load_results(out)
+    assert set(rows["d"]) == {5} and set(rows["dataset"]) == {config["data"]}
+    before = rows.set_index("metric").loc["frob_sq", "value"]
+    # a changed file is a new reference: its jobs are computed again, not read from the cache
+    np.savez(files["qk.npz"], Q=np.zeros((6, 5)), K=np.zeros((8, 5)))
+    user.load_points.cache_clear()
+    ok(gram_run(files["qk.npz"], out))
+    again = load_provenance(out)["config"]["data"]
+    assert again != config["data"] and again == user.reference(files["qk.npz"])
+    assert load_results(out).set_index("metric").loc["frob_sq", "value"] != before
+
+
+def test_pointwise_on_a_pair_file(files, tmp_path: Path) -> None:
+    out = tmp_path / "p.parquet"
+    ok(invoke("pointwise", "--data", files["x.npy"], "--estimator", "trig@iid", "--m", "16",
+              "--samples", "50", "--pairs", "3", "--out", out))  # fmt: skip
+    assert load_provenance(out)["config"]["data"] == user.reference(files["x.npy"])
+    mse = load_results(out).query("metric == 'mse'")
+    assert sorted(mse["pair_index"]) == [0, 1, 2]
+
+
+def test_classify_on_a_csv_with_a_label_column(files, tmp_path: Path) -> None:
+    out = tmp_path / "c.parquet"
+    ok(invoke("classify", "--data", files["t.csv"], "--target", "label", "--m", "2",
+              "--trials", "5", "--estimator", "positive@iid", "--out", out))  # fmt: skip
+    ref = load_provenance(out)["config"]["data"]
+    assert ref == user.reference(files["t.csv"], "label") and "#label@" in ref
+    acc = load_results(out).query("metric == 'accuracy'")
+    assert set(acc["dataset"]) == {ref} and set(acc["estimator"]) == {"positive@iid", "exact"}
+
+
+@pytest.mark.parametrize(
+    "name, content, command, needle",
+    [
+        ("flat.npy", np.ones(5), "gram", "shape (5,)"),
+        ("nan.csv", "a,b\n1,2\n3,\n", "gram", "NaN or infinite"),
+        ("text.csv", "a,b,label\n1,2,p\n3,x,n\n", "classify", "column 'b' is not numeric"),
+        ("fake.npy", "not an array", "gram", "not a NumPy .npy file"),
+        ("fake.parquet", "\x00\x01garbage", "pointwise", "not a readable parquet file"),
+        ("t.csv", None, "classify", "no column 'nope'"),
+        ("missing.npz", None, "gram", "no such file"),
+    ],
+)
+def test_bad_files_exit_2_with_one_line_and_no_output(
+    files, tmp_path: Path, name: str, content, command: str, needle: str
+) -> None:
+    path = tmp_path / name
+    if isinstance(content, np.ndarray):
+        np.save(path, content)
+    elif content is not None:
+        path.write_text(content)
+    target = ("--target", "nope" if name == "t.csv" else "label") if command == "classify" else ()
+    out = tmp_path / "out.parquet"
+    line = one_line_error(invoke(command, "--data", path, *target, "--out", out), needle)
+    assert str(path) in line and not out.exists()
+
+
+def test_misused_target_and_data_options(files, tmp_path: Path) -> None:
+    out = tmp_path / "out.parquet"
+    one_line_error(invoke("gram", "--data", files["qk.npz"], "--target", "a", "--out", out),
+                   "--target applies to a labelled table")  # fmt: skip
+    one_line_error(invoke("classify", "--target", "label", "--out", out), "give --data")
+    one_line_error(invoke("classify", "--data", files["t.csv"], "--out", out), "--target COLUMN")
+    one_line_error(invoke("classify", "--data", files["t.csv"], "--target", "label",
+                          "--dataset", "wine", "--out", out), "--datasets")  # fmt: skip
+    one_line_error(invoke("gram", "--data", files["qk.npz"], "--inputs", "self", "--out", out),
+                   "--inputs file")  # fmt: skip
+    one_line_error(invoke("classify", "--data", files["qk.npz"], "--out", out), "needs a table")
+    assert not out.exists()
