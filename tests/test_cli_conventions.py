@@ -63,6 +63,8 @@ def test_command_list_shows_whole_summaries() -> None:
         summary = get_experiment(name).short_description()
         assert f"{name} " in res.output and summary in res.output, (name, res.output)
         assert len(summary) <= 64 and not summary.endswith(("Fig.", "Fig"))
+    commands = res.output[res.output.index("Commands:") :]
+    assert "..." not in commands  # no summary cut by the help formatter
 
 
 def test_first_sentence_skips_abbreviations() -> None:

@@ -54,15 +54,19 @@ def _global_options(
     set_debug(debug)
 
 
-app.add_typer(listing.app, name="list")
+app.add_typer(
+    listing.app,
+    name="list",
+    short_help="List estimators, weights, data sets, experiments, figures.",
+)
 app.add_typer(data.app, name="data")
 app.add_typer(cache.app, name="cache")
 for _experiment in list_experiments():
     add_experiment_command(app, _experiment)
 add_config_commands(app)
-app.command("figures")(figures)
-app.command("report")(report)
-app.command("site")(site)
+app.command("figures", short_help="Redraw every figure (PNG, PDF) from the results.")(figures)
+app.command("report", short_help="REPORT.md: the papers' numbers and claims vs ours.")(report)
+app.command("site", short_help="A browsable HTML site of the results (works offline).")(site)
 
 
 def cli(args: Sequence[str] | None = None) -> int:
