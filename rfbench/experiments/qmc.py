@@ -9,9 +9,10 @@ Protocol (the paper states little; choices documented here and in spec/hrf.md §
   ``np.random.default_rng(pair_seed)`` (default seed 0) — the same pairs for every estimator.
 - Estimators (512 projections for the baselines; FLOP-matched hybrids with (m, n) = (64, 8),
   spec/hrf.md §2): HRF-ort = ``angular-hybrid@orf`` (ω and τ orthogonal), HRF-iid =
-  ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@sorf``, Halton-R = ``@halton``; the
-  paper does not say which base the baselines use, so both ``trig`` and ``hyperbolic`` (SM⁺⁺)
-  run; ``@iid`` baselines are added for reference.
+  ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@orf-fast`` (Hadamard ORF with χ row
+  norms, unbiased; ``@sorf`` with fixed row norms, biased, runs beside it), Halton-R =
+  ``@halton``; the paper does not say which base the baselines use, so both ``trig`` and
+  ``hyperbolic`` (SM⁺⁺) run; ``@iid`` baselines are added for reference.
 - One repetition = one draw of the features applied to all pairs (as an estimator is used on a
   data set); its MSE is the mean over pairs of (K̂ − SM)². ``mse`` is the mean over ``reps``
   repetitions (stderr = std/√reps); ``mse_std`` the standard deviation over repetitions (our
@@ -54,7 +55,12 @@ PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
     },
 }
 #: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
-PAPER_COLUMN = {"orf": "ORF-reg", "sorf": "ORF-Had", "halton": "Halton-R"}
+PAPER_COLUMN = {
+    "orf": "ORF-reg",
+    "orf-fast": "ORF-Had",
+    "sorf": "ORF-Had (fixed norms)",
+    "halton": "Halton-R",
+}
 CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature array
 
 
@@ -141,6 +147,8 @@ class QMCTable(Experiment):
             "angular-hybrid@iid",
             "trig@orf",
             "hyperbolic@orf",
+            "trig@orf-fast",
+            "hyperbolic@orf-fast",
             "trig@sorf",
             "hyperbolic@sorf",
             "trig@halton",
