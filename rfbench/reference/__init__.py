@@ -64,14 +64,22 @@ one value per value of ``along``). "Smaller" means a smaller metric value.
   quadrature for two sides); or ``number`` /
   ``numbers``: our value of those number entries (their ``match``) equals the published value.
 - ``count``: in each ``for_each`` group, is ``estimator`` the best (``best``: min | max) value of
-  ``by``, within ``abs_tol`` (ties count as best)? Holds if the fraction of groups where it is
-  best is ≥ ``at_least_fraction``.
+  ``by``, within ``abs_tol`` (ties count as best) or, with ``range_tol``, within that fraction of
+  the metric's range over the group's ``panel`` (the plotted axis: "on par" as a reader sees it)?
+  Holds if the fraction of groups where it is best is ≥ ``at_least_fraction``.
 - ``monotone``: the ``select``-ed rows, ordered by parameter ``along``, are ``increasing`` or
   ``decreasing`` (``direction``; non-strict unless ``strict``).
 - ``limit``: the value at the ``toward`` (min | max) end of parameter ``along`` equals ``value``
   / ``value_expr`` within ``abs_tol`` / ``rel_tol``.
 - ``manual``: not checkable from experiment results (``reason``: e.g. GPU-only, or covered by
   unit tests of the estimator library).
+
+Optional on any check: ``theory_metric`` (e.g. ``"theory_rel_rmse"``): each row of ``metric``
+takes the closed form at the same point where the rows have one (exact, so always resolved);
+``theory_stderr`` (e.g. ``"theory_mse"``): a bias/mean row's standard error is √(MSE/n) from
+the closed form, valid under the claim that the estimator is unbiased. Rows with ``resolved``
+false are left out of every comparison; a check with nothing else is "untestable at this sample
+size" (rfbench/report/checks.py).
 
 Expressions (``rhs_expr``, ``value_expr``) are arithmetic in the group's parameters (``r, m, n,
 d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_expr` evaluates them.
