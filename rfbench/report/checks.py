@@ -14,7 +14,7 @@ A comparison resting on a row whose sample does not resolve its statistic (``res
 see :func:`rfbench.report.frames.is_resolved`) is *unresolved*: it is left out of the verdict,
 and a check with only unresolved comparisons is "untestable at this sample size" (with the
 ``n_needed`` of its rows when they give it), never "does not hold". With ``theory_metric`` a
-check compares the closed form of each row where one exists (:func:`prefer_closed_form`), so
+check compares the closed form of each row where one exists (:mod:`rfbench.report.closed_forms`), so
 only rows without a closed form can be unresolved.
 """
 
@@ -28,10 +28,10 @@ from typing import Any
 import pandas as pd
 
 from rfbench.reference import ClaimEntry, ErratumEntry, evaluate_expr
+from rfbench.report.closed_forms import closed_form_note, closed_form_stderr, prefer_closed_form
 from rfbench.report.frames import (
     align,
     groups,
-    key_columns,
     params_of,
     plain,
     quadrature,
@@ -295,80 +295,6 @@ def tolerance(check: Mapping[str, Any], target: float, se: float) -> float:
     return max(tols)
 
 
-def _theory_values(rows: pd.DataFrame, theory_metric: str) -> dict[tuple[Any, ...], float]:
-    """Point (key columns but ``metric``) → value of the ``theory_metric`` row there."""
-    keys = [c for c in key_columns(rows) if c != "metric"]
-    theory = rows[rows["metric"] == theory_metric]
-    return {
-        tuple(plain(v) for v in row): float(value)
-        for row, value in zip(
-            theory[keys].itertuples(index=False, name=None), theory["value"], strict=True
-        )
-    }
-
-
-def _point_keys(rows: pd.DataFrame) -> list[tuple[Any, ...]]:
-    keys = [c for c in key_columns(rows) if c != "metric"]
-    return [tuple(plain(v) for v in row) for row in rows[keys].itertuples(index=False, name=None)]
-
-
-def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> pd.DataFrame:
-    """Rows of ``metric`` with the value of ``theory_metric`` at the same point where it exists.
-
-    A closed form is exact (standard error 0) and needs no sample, so it is resolved; rows
-    without one keep their empirical value (and their ``resolved`` flag). The column
-    ``closed_form`` records which.
-    """
-    if rows.empty or "metric" not in rows.columns:
-        return rows
-    theory = _theory_values(rows, theory_metric)
-    out = rows.copy()
-    out["closed_form"] = False
-    mask = (out["metric"] == metric).to_numpy()
-    idx = [i for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True) if k in theory]
-    if idx:
-        keys = _point_keys(out.loc[idx])
-        out.loc[idx, "value"] = [theory[k] for k in keys]
-        out.loc[idx, "stderr"] = 0.0
-        out.loc[idx, "closed_form"] = True
-        if "resolved" in out.columns:
-            out.loc[idx, "resolved"] = True
-    return out
-
-
-def closed_form_stderr(rows: pd.DataFrame, metric: str, theory_mse: str) -> pd.DataFrame:
-    """Rows of ``metric`` (a bias or mean) with standard error √(MSE/n) from the closed-form MSE.
-
-    Under the claim that the estimator is unbiased its variance is its MSE, so the standard
-    error of a mean of ``n_trials`` estimates is √(theory_mse / n_trials); the sample standard
-    error of a heavy-tailed estimator (SM⁺⁺ at large ‖x + y‖) is far too small.
-    """
-    if rows.empty or "metric" not in rows.columns:
-        return rows
-    theory = _theory_values(rows, theory_mse)
-    out = rows.copy()
-    mask = (out["metric"] == metric).to_numpy()
-    for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True):
-        n = plain(out.at[i, "n_trials"])
-        if k in theory and n:
-            out.at[i, "stderr"] = math.sqrt(theory[k] / float(n))
-    return out
-
-
-def _closed_form_note(rows: pd.DataFrame, check: Mapping[str, Any]) -> str:
-    """Which values the check compares: closed forms, closed-form standard errors."""
-    if "theory_metric" in check and "closed_form" in rows.columns:
-        mine = rows[rows["metric"] == check["metric"]]
-        n = int(mine["closed_form"].sum())
-        return (
-            f"by closed form ({check['theory_metric']}) for {n} of {len(mine)} rows, "
-            "empirical values elsewhere"
-        )
-    if "theory_stderr" in check:
-        return f"standard errors from the closed form √({check['theory_stderr']}/n)"
-    return ""
-
-
 def evaluate_claim(
     entry: ClaimEntry,
     result: ResultSet,
@@ -400,7 +326,7 @@ def evaluate_claim(
             rows = prefer_closed_form(rows, check["metric"], check["theory_metric"])
         if "theory_stderr" in check:
             rows = closed_form_stderr(rows, check["metric"], check["theory_stderr"])
-        note = _closed_form_note(rows, check)
+        note = closed_form_note(rows, check)
     else:
         rows, note = pd.DataFrame(), ""
     evaluate: Callable[[Context], Outcome] = KINDS[check["kind"]]
