@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rfbench.features.theory.negatives import trig_negative_probability
 from rfbench.plots import FIGURES, draw_figure, list_figures
 from rfbench.plots.pointwise import EXACT, Curve, curves, log_floor, tail_note
 from rfbench.results import load_results
@@ -156,7 +157,12 @@ def test_cse_fig4_bars_and_the_papers_count(results):
     assert heights == list(counts[["trig@iid", "hyperbolic@iid", "cse"]])
     assert counts["hyperbolic@iid"] == 0  # positive by construction
     assert any(np.allclose(seg[:, 1], 89) for c in bars.collections for seg in c.get_segments())
-    assert len(fractions.get_lines()) == 3
+    lines = fractions.get_lines()
+    assert len(lines) == 3 + len(df.loc[df["estimator"] == "trig@iid", "m"].unique())
+    exact = lines[0]  # drawn before trig's measured curve: P(K̂ < 0 | θ, m, r) in %
+    trig = next(c for c in curves(df) if c.estimator == "trig@iid")
+    want = 100 * trig_negative_probability(exact.get_xdata(), int(trig.m), trig.r)
+    np.testing.assert_allclose(exact.get_ydata(), want)
 
 
 def test_log_floor_ignores_round_off_of_exact_estimates():

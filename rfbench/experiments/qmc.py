@@ -11,7 +11,8 @@ docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22):
   ``np.random.default_rng(pair_seed)`` (default seed 0) — the same pairs for every estimator.
 - Estimators (512 projections for the baselines; FLOP-matched hybrids with (m, n) = (64, 8),
   HRF App. I; docs/methods.md#hrf-flop-matching): HRF-ort = ``angular-hybrid@orf`` (ω and τ
-  orthogonal), HRF-iid = ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@sorf``,
+  orthogonal), HRF-iid = ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@orf-fast``
+  (Hadamard ORF with χ row norms, unbiased; ``@sorf`` with fixed row norms, biased, runs beside it),
   Halton-R = ``@halton``; the paper does not say which base the baselines use, so both ``trig`` and
   ``hyperbolic`` (SM⁺⁺) run; ``@iid`` baselines are added for reference.
 - One repetition = one draw of the features applied to all pairs (as an estimator is used on a
@@ -41,7 +42,12 @@ from rfbench.results import register_metric
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
 #: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
-PAPER_COLUMN = {"orf": "ORF-reg", "sorf": "ORF-Had", "halton": "Halton-R"}
+PAPER_COLUMN = {
+    "orf": "ORF-reg",
+    "orf-fast": "ORF-Had",
+    "sorf": "ORF-Had (fixed norms)",
+    "halton": "Halton-R",
+}
 CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature array
 
 
@@ -140,6 +146,8 @@ class QMCTable(Experiment):
             "angular-hybrid@iid",
             "trig@orf",
             "hyperbolic@orf",
+            "trig@orf-fast",
+            "hyperbolic@orf-fast",
             "trig@sorf",
             "hyperbolic@sorf",
             "trig@halton",

@@ -174,22 +174,37 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
     ax.set_title(f"count of K̂ < 0 (±{Z_BAND:g} s.e.; red: paper)")
 
 
-def _fractions(ax: Axes, items: list[Curve]) -> None:
-    """Fraction of negative estimates per angle (%), per estimator and m."""
+def exact_trig_negatives(c: Curve, theta: np.ndarray) -> np.ndarray:
+    """P(K̂_trig < 0) at the angles ``theta`` for the curve's m and r (exact, by inversion)."""
+    from rfbench.features.theory.negatives import trig_negative_probability
+
+    return trig_negative_probability(theta, int(c.m or 0), float(c.r))
+
+
+def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
+    """Fraction of negative estimates per angle (%), per estimator and m; for trig the exact
+    fraction P(K̂ < 0 | θ, m, r) (characteristic-function inversion) dashed, with the exact
+    expected count over the plotted angles."""
     ms = unique(c.m for c in items)
+    fine = np.linspace(0.0, np.pi, 181)
     for c in items:
         st = line_style(c)
         if len(ms) > 1 and ms.index(c.m) > 0:
             st = {**st, "linestyle": "--", "marker": "x"}
+        label = f"{name(c.estimator)}, m = {c.m}"
+        if c.estimator.startswith("trig@iid") and c.m:
+            expected = exact_trig_negatives(c, c.theta).sum() * per_angle
+            ax.plot(fine, 100 * exact_trig_negatives(c, fine), color=st["color"], **THEORY_STYLE)
+            label += f" (exact: {expected:.1f} expected)"
         band(
             ax, c.theta, 100 * c.values("neg_fraction"), 100 * c.stderr("neg_fraction"),
-            label=f"{name(c.estimator)}, m = {c.m}", **st,
+            label=label, **st,
         )  # fmt: skip
     theta_axis(ax)
     ax.set_ylim(bottom=0)
     ax.set_ylabel("negative estimates (% of draws)")
     ax.legend(loc="upper left")
-    ax.set_title("where they occur: fraction K̂ < 0 per angle")
+    ax.set_title("fraction K̂ < 0 per angle (dashed: exact)")
 
 
 @register_figure(
@@ -200,8 +215,8 @@ def cse_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     df = results["cse-fig4"]
     fig, axes = style.new_figure(ncols=2, height=2.9)
     _bars(axes[0, 0], _counts(df))
-    _fractions(axes[0, 1], curves(df))
     per_angle = int(df.loc[df["metric"] == "neg_fraction", "n_trials"].max())
+    _fractions(axes[0, 1], curves(df), per_angle)
     angles = df["theta"].dropna().nunique()
     r = ", ".join(f"{v:g}" for v in unique(df["r"].dropna()))
     fig.suptitle(

@@ -21,6 +21,12 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
 - **erratum**: ``printed`` form, ``corrected`` form, ``magnitude`` (how much it matters, when the
   spec measured it), ``category``: formula | text | notation | inconsistency.
 
+A fourth array, ``[[reason]]``, is the table of *measured* reasons: ``ids`` (number or claim ids),
+``text`` (why our result differs from the paper, or why the claim does not hold, with the
+numbers that show it) and optionally ``reading`` (when the verdict depends on how the paper's
+text is read: the reading used and the others). The report prints it on every *differs* and
+*does not hold* row (:func:`reason`); a test requires one on each such row.
+
 ``match`` (numbers) and check *selectors* use result-column names
 (docs/architecture.md#result-schema): ``experiment``, ``figure``, ``estimator`` (registry names,
 e.g. ``angular-hybrid@iid``, ``positive@simrf``, ``cse``), ``kernel``, ``metric``, any parameter
@@ -59,8 +65,9 @@ one value per value of ``along``). "Smaller" means a smaller metric value.
   quadrature for two sides); or ``number`` /
   ``numbers``: our value of those number entries (their ``match``) equals the published value.
 - ``count``: in each ``for_each`` group, is ``estimator`` the best (``best``: min | max) value of
-  ``by``, within ``abs_tol`` (ties count as best)? Holds if the fraction of groups where it is
-  best is ≥ ``at_least_fraction``.
+  ``by``, within ``abs_tol`` (ties count as best) or, with ``range_tol``, within that fraction of
+  the metric's range over the group's ``panel`` (the plotted axis: "on par" as a reader sees it)?
+  Holds if the fraction of groups where it is best is ≥ ``at_least_fraction``.
 - ``monotone``: the ``select``-ed rows, ordered by parameter ``along``, are ``increasing`` or
   ``decreasing`` (``direction``; non-strict unless ``strict``).
 - ``limit``: the value at the ``toward`` (min | max) end of parameter ``along`` equals ``value``
@@ -68,12 +75,20 @@ one value per value of ``along``). "Smaller" means a smaller metric value.
 - ``manual``: not checkable from experiment results (``reason``: e.g. GPU-only, or covered by
   unit tests of the estimator library).
 
+Optional on any check: ``theory_metric`` (e.g. ``"theory_rel_rmse"``): each row of ``metric``
+takes the closed form at the same point where the rows have one (exact, so always resolved);
+``theory_stderr`` (e.g. ``"theory_mse"``): a bias/mean row's standard error is √(MSE/n) from
+the closed form, valid under the claim that the estimator is unbiased. Rows with ``resolved``
+false are left out of every comparison; a check with nothing else is "untestable at this sample
+size" (rfbench/report/checks.py).
+
 Expressions (``rhs_expr``, ``value_expr``) are arithmetic in the group's parameters (``r, m, n,
 d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_expr` evaluates them.
 
 API: :func:`load` (all entries or one paper's), :func:`by_figure`, :func:`get` (by id),
-:func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`.
-Experiments and figures read published numbers only through this API.
+:func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`,
+:func:`reason` (the measured reason of an entry). Experiments and figures read published
+numbers only through this API.
 """
 
 from __future__ import annotations
@@ -111,6 +126,7 @@ __all__ = [
     "header",
     "load",
     "papers",
+    "reason",
     "table",
 ]
 
@@ -142,7 +158,7 @@ def _load_file(paper: str) -> tuple[Entry, ...]:
         raise ReferenceDataError(f"{path.name}: {exc}") from None
     if doc.get("paper") != paper:
         raise ReferenceDataError(f"{path.name}: top-level paper must be {paper!r}")
-    unknown = sorted(set(doc) - {"paper", "title", "text", "spec", *KINDS})
+    unknown = sorted(set(doc) - {"paper", "title", "text", "spec", "reason", *KINDS})
     if unknown:
         raise ReferenceDataError(f"{path.name}: unknown top-level key(s) {unknown}")
     return tuple(
@@ -213,3 +229,35 @@ def get(entry_id: str) -> Entry:
         if e.id == entry_id:
             return e
     raise KeyError(entry_id)
+
+
+@cache
+def _reasons() -> dict[str, tuple[str, str]]:
+    """Entry id → (measured reason, reading) from every paper's ``[[reason]]`` table."""
+    ids = {e.id for e in load()}
+    out: dict[str, tuple[str, str]] = {}
+    for paper in PAPERS:
+        doc = tomllib.loads((HERE / f"{paper}.toml").read_text(encoding="utf-8"))
+        for i, raw in enumerate(doc.get("reason", [])):
+            where = f"{paper}.toml: reason #{i + 1}"
+            unknown = sorted(set(raw) - {"ids", "text", "reading"})
+            if unknown:
+                raise ReferenceDataError(f"{where}: unknown field(s) {unknown}")
+            if not isinstance(raw.get("text"), str) or not raw["text"].strip():
+                raise ReferenceDataError(f"{where}: missing text")
+            names = raw.get("ids")
+            if not isinstance(names, list) or not names:
+                raise ReferenceDataError(f"{where}: ids must be a non-empty list of entry ids")
+            for name in names:
+                if name not in ids:
+                    raise ReferenceDataError(f"{where}: unknown id {name!r}")
+                if name in out:
+                    raise ReferenceDataError(f"{where}: {name!r} already has a reason")
+                text, reading = raw["text"], raw.get("reading", "")
+                out[name] = (" ".join(text.split()), " ".join(reading.split()))
+    return out
+
+
+def reason(entry_id: str) -> tuple[str, str]:
+    """(measured reason, reading) of an entry from the ``[[reason]]`` tables (empty if none)."""
+    return _reasons().get(entry_id, ("", ""))

@@ -35,12 +35,18 @@ EXPR_NAMES = frozenset({"exp", "log", "sqrt", "sin", "cos", "pi", "e"})
 TOLERANCES = {"abs_tol", "rel_tol", "n_stderr"}
 #: Check kinds: (required keys, optional keys) besides the common ones.
 CHECK_COMMON = {"kind", "experiment", "metric", "figure", "where", "for_each", "aggregate"}
+#: Optional everywhere: compare closed forms where rows have them (``theory_metric``), take
+#: standard errors of a bias from the closed-form MSE (``theory_stderr``).
+CHECK_COMMON |= {"theory_metric", "theory_stderr"}
 CHECKS: dict[str, tuple[set[str], set[str]]] = {
     "ordering": ({"order"}, {"by", "strict"}),
     "less_than": (set(), set("lhs lhs_value rhs rhs_value rhs_expr strict".split())),
     "ratio_at_least": ({"numerator", "denominator"}, {"at_least", "at_least_log", "log_values"}),
     "equals_within": (set(), set("lhs rhs value value_expr number numbers".split()) | TOLERANCES),
-    "count": ({"estimator", "best", "for_each", "at_least_fraction"}, {"by", "abs_tol"}),
+    "count": (
+        {"estimator", "best", "for_each", "at_least_fraction"},
+        {"by", "abs_tol", "range_tol", "panel"},
+    ),
     "monotone": ({"select", "along", "direction"}, {"strict"}),
     "limit": ({"select", "along", "toward"}, {"value", "value_expr", "abs_tol", "rel_tol"}),
     "manual": ({"reason"}, set()),

@@ -9,7 +9,8 @@ Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggreg
 align), ``numbers`` (published numbers → verdicts), ``checks`` (claims → verdicts: selection,
 groups, outcome) with the per-kind rules in ``rankings`` (ordering, count), ``comparisons``
 (less_than, equals_within, ratio_at_least) and ``curves`` (monotone, limit), registered in
-``kinds``; ``verdicts`` (the verdict names and rules); ``render`` and ``summary`` (markdown).
+``kinds``; ``closed_forms`` (closed forms preferred to empirical values); ``verdicts`` (the
+verdict names and rules); ``render`` and ``summary`` (markdown).
 
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown file).
 """

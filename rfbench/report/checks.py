@@ -9,6 +9,13 @@ comparison; the per-kind rules are in :mod:`rfbench.report.kinds`.
 
 A comparison that fails by at most 2 combined standard errors is "within noise"; a claim whose
 every failure is within noise gets that verdict instead of "does not hold".
+
+A comparison resting on a row whose sample does not resolve its statistic (``resolved`` false,
+see :func:`rfbench.report.frames.is_resolved`) is *unresolved*: it is left out of the verdict,
+and a check with only unresolved comparisons is "untestable at this sample size" (with the
+``n_needed`` of its rows when they give it), never "does not hold". With ``theory_metric`` a
+check compares the closed form of each row where one exists (:mod:`rfbench.report.closed_forms`), so
+only rows without a closed form can be unresolved.
 """
 
 from __future__ import annotations
@@ -21,7 +28,16 @@ from typing import Any
 import pandas as pd
 
 from rfbench.reference import ClaimEntry, ErratumEntry, evaluate_expr
-from rfbench.report.frames import align, groups, params_of, plain, quadrature, sort_key, varying
+from rfbench.report.closed_forms import closed_form_note, closed_form_stderr, prefer_closed_form
+from rfbench.report.frames import (
+    align,
+    groups,
+    params_of,
+    plain,
+    quadrature,
+    sort_key,
+    varying,
+)
 from rfbench.report.rows import Picked, ResultSet, explain_empty, pick, select
 from rfbench.report.verdicts import (
     FAIL,
@@ -31,6 +47,7 @@ from rfbench.report.verdicts import (
     NOT_REPRODUCIBLE,
     NOT_RUN,
     PASS,
+    UNRESOLVED,
     Z_REPRODUCED,
     ClaimResult,
     NumberResult,
@@ -47,7 +64,7 @@ RANKINGS = frozenset({"ordering", "count"})
 ROUND_OFF = 1e-10
 #: Failures listed in a claim's detail.
 SHOWN = 3
-_RANK = {PASS: 0, NOISE: 1, FAIL: 2}
+_RANK = {PASS: 0, NOISE: 1, FAIL: 2, UNRESOLVED: 3}
 #: (verdict, why) of the groups that had no rows to compare.
 Missing = list[tuple[str, str]]
 
@@ -75,6 +92,31 @@ class Unit:
     where: str
     status: str
     detail: str = ""
+    needed: float = math.nan
+
+
+def resolution(pt: pd.Series, names: Sequence[str]) -> tuple[bool, float]:
+    """(all resolved, largest n_needed) of the sides ``names`` at an aligned point (the name
+    ``""``: the row's own ``resolved`` and ``n_needed``)."""
+    ok, need = True, math.nan
+    for name in names:
+        suffix = f":{name}" if name else ""
+        res = plain(pt.get(f"resolved{suffix}"))
+        ok &= res is None or bool(res)
+        n = plain(pt.get(f"n_needed{suffix}"))
+        if not (res is None or bool(res)) and n is not None and not math.isnan(float(n)):
+            need = float(n) if math.isnan(need) else max(need, float(n))
+    return ok, need
+
+
+def judged(where: str, status: str, detail: str, pt: pd.Series, names: Sequence[str]) -> Unit:
+    """A comparison, unresolved when any of its sides rests on an unresolved sample."""
+    ok, need = resolution(pt, names)
+    if ok:
+        return Unit(where, status, detail)
+    bad = [n for n in names if not resolution(pt, [n])[0]]
+    label = ", ".join(n or "value" for n in bad)
+    return Unit(where, UNRESOLVED, f"{detail} (unresolved: {label})", need)
 
 
 def compare_le(a: float, b: float, sa: Any, sb: Any, strict: bool) -> tuple[str, float]:
@@ -151,6 +193,10 @@ def summarise(units: list[Unit], missing: Missing, at_least: float | None = None
     if not units:
         kind = NO_MATCH if any(v == NO_MATCH for v, _ in missing) else NOT_RUN
         return Outcome(kind, "; ".join(t for _, t in missing[:SHOWN]) or "no rows to compare")
+    unresolved = [u for u in units if u.status == UNRESOLVED]
+    units = [u for u in units if u.status != UNRESOLVED]
+    if not units:
+        return _untestable(unresolved)
     failed = [u for u in units if u.status == FAIL]
     noisy = [u for u in units if u.status == NOISE]
     n, n_pass = len(units), len(units) - len(failed) - len(noisy)
@@ -169,11 +215,26 @@ def summarise(units: list[Unit], missing: Missing, at_least: float | None = None
         parts.append(f"... {len(bad) - SHOWN} more")
     if missing:
         parts.append(f"{len(missing)} group(s) without rows (e.g. {missing[0][1]})")
+    if unresolved:
+        parts.append(
+            f"{len(unresolved)} more comparison(s) left out: their samples do not resolve the "
+            f"statistic (e.g. {unresolved[0].where})"
+        )
     return Outcome(status, "; ".join(parts))
 
 
+def _untestable(units: list[Unit]) -> Outcome:
+    """Every comparison rests on unresolved rows: the n that would resolve them, if known."""
+    needs = [u.needed for u in units if not math.isnan(u.needed)]
+    head = f"all {len(units)} comparisons rest on samples that do not resolve the statistic"
+    if needs:
+        head += f"; resolving them needs n ≥ {max(needs):.3g} draws"
+    shown = [f"{u.where}: {u.detail}" if u.where else u.detail for u in units[:SHOWN]]
+    return Outcome(UNRESOLVED, "; ".join([head, *shown]))
+
+
 def worst(a: str, b: str) -> str:
-    """The worse of two statuses (fail > noise > pass)."""
+    """The worse of two statuses (unresolved > fail > noise > pass)."""
     return a if _RANK[a] >= _RANK[b] else b
 
 
@@ -261,11 +322,18 @@ def evaluate_claim(
         if picked.empty:
             return claim_verdict(entry, Outcome(*explain_empty(rows, where)))
         rows = picked.reset_index(drop=True)
+        if "theory_metric" in check:
+            rows = prefer_closed_form(rows, check["metric"], check["theory_metric"])
+        if "theory_stderr" in check:
+            rows = closed_form_stderr(rows, check["metric"], check["theory_stderr"])
+        note = closed_form_note(rows, check)
     else:
-        rows = pd.DataFrame()
+        rows, note = pd.DataFrame(), ""
     evaluate: Callable[[Context], Outcome] = KINDS[check["kind"]]
     try:
         outcome = evaluate(Context(entry, rows, numbers))
     except (KeyError, NameError, ValueError, ZeroDivisionError, TypeError) as exc:
         outcome = Outcome(NO_MATCH, f"check could not be evaluated: {type(exc).__name__}: {exc}")
+    if note and outcome.status in (PASS, FAIL, NOISE, UNRESOLVED):
+        outcome = Outcome(outcome.status, f"{note}; {outcome.detail}")
     return claim_verdict(entry, outcome, likely_reason(entry, list(errata)))

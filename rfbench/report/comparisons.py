@@ -16,6 +16,7 @@ from rfbench.report.checks import (
     compare_le,
     expression,
     fmt_num,
+    judged,
     point_columns,
     point_where,
     side_value,
@@ -23,7 +24,7 @@ from rfbench.report.checks import (
     tolerance,
 )
 from rfbench.report.frames import aggregate, plain, quadrature
-from rfbench.report.verdicts import FAIL, NO_MATCH, NOT_RUN, PASS, Outcome
+from rfbench.report.verdicts import FAIL, NO_MATCH, NOISE, NOT_RUN, PASS, Z_REPRODUCED, Outcome
 
 
 def _operand(ctx: Context, pt: pd.Series, side: str, const: str, expr: str) -> tuple[float, Any]:
@@ -52,7 +53,7 @@ def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str,
             rhs_const = "rhs_value" if "rhs_value" in ctx.check else "value"
             rhs_expr = "rhs_expr" if "rhs_expr" in ctx.check else "value_expr"
             b, sb = _operand(ctx, pt, "rhs", rhs_const, rhs_expr)
-            units.append(Unit(point_where(group, cols, pt), *rule(a, sa, b, sb)))
+            units.append(judged(point_where(group, cols, pt), *rule(a, sa, b, sb), pt, names))
     return summarise(units, missing)
 
 
@@ -71,15 +72,29 @@ def less_than(ctx: Context) -> Outcome:
 
 
 def equals_within(ctx: Context) -> Outcome:
-    """lhs equals value / value_expr / rhs (or our numbers equal the published ones)."""
+    """lhs equals value / value_expr / rhs (or our numbers equal the published ones).
+
+    The difference is judged with its standard error se = √(se_lhs² + se_rhs²): beyond the
+    tolerance by at most 2 se it is "within noise" (with ``n_stderr`` the tolerance already
+    counts se, so there is no such margin).
+    """
     c = ctx.check
     if "number" in c or "numbers" in c:
         return _numbers_equal(ctx)
 
     def rule(a: float, sa: Any, b: float, sb: Any) -> tuple[str, str]:
-        tol = tolerance(c, b, quadrature(sa, sb))
-        ok = abs(a - b) <= tol * (1 + 1e-12)
-        return (PASS if ok else FAIL), f"{fmt_num(a)} vs {fmt_num(b)} (tolerance {fmt_num(tol)})"
+        se = quadrature(sa, sb)
+        tol = tolerance(c, b, se)
+        diff = abs(a - b)
+        text = f"{fmt_num(a)} vs {fmt_num(b)}: difference {fmt_num(a - b)}"
+        text += f" ± {fmt_num(se)}" if math.isfinite(se) else ""
+        text += f" (tolerance {fmt_num(tol)})"
+        if diff <= tol * (1 + 1e-12):
+            return PASS, text
+        noisy = "n_stderr" not in c and math.isfinite(se) and se > 0
+        if noisy and (diff - tol) / se <= Z_REPRODUCED:
+            return NOISE, text
+        return FAIL, text
 
     return _two_sided(ctx, rule)
 
@@ -122,6 +137,8 @@ def ratio_at_least(ctx: Context) -> Outcome:
         den = pts["value:denominator"].to_numpy(dtype=float)
         snum, sden = pts["stderr:numerator"].tolist(), pts["stderr:denominator"].tolist()
         frame = pts.drop(columns=[k for k in pts.columns if ":" in k]).copy()
+        frame["resolved"] = pts["resolved:numerator"] & pts["resolved:denominator"]
+        frame["n_needed"] = pts[["n_needed:numerator", "n_needed:denominator"]].max(axis=1)
         if c.get("log_values"):  # the metric is a log: log ratio = difference
             frame["value"] = num - den
             se = [quadrature(a, b) for a, b in zip(snum, sden, strict=True)]
@@ -138,5 +155,5 @@ def ratio_at_least(ctx: Context) -> Outcome:
         for _, row in frame.iterrows():
             status, z = compare_le(bound, float(row["value"]), None, row["stderr"], strict=False)
             text = f"log ratio {fmt_num(row['value'])} vs at least {fmt_num(bound)}"
-            units.append(Unit(point_where(group, cols, row), status, text))
+            units.append(judged(point_where(group, cols, row), status, text, row, [""]))
     return summarise(units, missing)

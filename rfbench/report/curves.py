@@ -16,12 +16,13 @@ from rfbench.report.checks import (
     fmt_key,
     fmt_num,
     grouped,
+    judged,
     summarise,
     tolerance,
     worst,
 )
-from rfbench.report.frames import groups, split_at
-from rfbench.report.verdicts import FAIL, NO_MATCH, NOT_RUN, PASS, Outcome
+from rfbench.report.frames import groups, is_resolved, split_at
+from rfbench.report.verdicts import FAIL, NO_MATCH, NOT_RUN, PASS, UNRESOLVED, Outcome
 
 
 def _curves(
@@ -59,8 +60,13 @@ def monotone(ctx: Context) -> Outcome:
             missing.append((NOT_RUN, f"{where}: one value of {along} only"))
             continue
         vals, ses, pos = g["value"].to_numpy(float), g["stderr"].tolist(), g[along].tolist()
-        status, text = PASS, ""
+        ok = is_resolved(g)
+        need = g["n_needed"].tolist() if "n_needed" in g else [math.nan] * len(g)
+        status, text, steps = PASS, "", 0
         for i in range(len(vals) - 1):
+            if not (ok[i] and ok[i + 1]):  # a step on an unresolved sample decides nothing
+                continue
+            steps += 1
             a, b, sa, sb = vals[i], vals[i + 1], ses[i], ses[i + 1]
             if c["direction"] == "decreasing":
                 a, b, sa, sb = b, a, sb, sa
@@ -69,6 +75,13 @@ def monotone(ctx: Context) -> Outcome:
                 text = f"{along} {fmt_num(pos[i])} → {fmt_num(pos[i + 1])}: "
                 text += f"{fmt_num(vals[i])} → {fmt_num(vals[i + 1])}"
             status = worst(status, s)
+        if not steps:
+            unknown = [float(n) for n, r in zip(need, ok, strict=True) if not r]
+            known = [n for n in unknown if math.isfinite(n)]
+            units.append(
+                Unit(where, UNRESOLVED, f"{len(vals)} points", max(known) if known else math.nan)
+            )
+            continue
         units.append(Unit(where, status, text or f"{len(vals)} points"))
     return summarise(units, missing)
 
@@ -87,5 +100,5 @@ def limit(ctx: Context) -> Outcome:
         v = float(row["value"])
         ok = abs(v - target) <= tol * (1 + 1e-12)
         text = f"{fmt_num(v)} at {c['along']} = {fmt_num(row[c['along']])} vs {fmt_num(target)}"
-        units.append(Unit(where, PASS if ok else FAIL, text))
+        units.append(judged(where, PASS if ok else FAIL, text, row, [""]))
     return summarise(units, missing)

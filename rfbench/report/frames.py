@@ -16,8 +16,12 @@ import pandas as pd
 
 from rfbench.reference.loader import AGGREGATE
 
-#: Columns that measure rather than identify a row (``note`` is free text).
-NON_KEYS = frozenset({"value", "stderr", "n_trials", "note"})
+#: Columns that measure rather than identify a row (``note`` is free text). ``resolved`` says
+#: whether the sample resolves an empirical statistic (absent or null: resolved); ``n_needed``,
+#: when given, is the sample size that would resolve it.
+NON_KEYS = frozenset({"value", "stderr", "n_trials", "note", "resolved", "n_needed", "closed_form"})
+#: The per-row resolution columns carried through aggregate, derive and align.
+RESOLUTION = ("resolved", "n_needed")
 
 
 def plain(value: Any) -> Any:
@@ -88,7 +92,37 @@ def quadrature(*errors: Any) -> float:
     return math.sqrt(sum(e * e for e in known)) if known else math.nan
 
 
+def is_resolved(df: pd.DataFrame) -> np.ndarray:
+    """Per row: does its sample resolve it? (no ``resolved`` column, or a null, means yes)."""
+    if "resolved" not in df.columns:
+        return np.ones(len(df), dtype=bool)
+    return np.array([plain(v) is None or bool(v) for v in df["resolved"]], dtype=bool)
+
+
+def needed(df: pd.DataFrame) -> float:
+    """The largest ``n_needed`` of the rows (NaN if unknown)."""
+    if "n_needed" not in df.columns:
+        return math.nan
+    vals = df["n_needed"].to_numpy(dtype=float, na_value=np.nan)
+    return float(np.nanmax(vals)) if np.isfinite(vals).any() else math.nan
+
+
+def _with_resolution(row: pd.Series, g: pd.DataFrame) -> pd.Series:
+    """A reduced row is resolved only if every row it merges is (min/max/mean/sum alike)."""
+    if "resolved" in g.columns:
+        row["resolved"] = bool(is_resolved(g).all())
+    if "n_needed" in g.columns:
+        row["n_needed"] = needed(g)
+    return row
+
+
 def _reduce(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
+    if not at:
+        return _with_resolution(_reduce_values(g, how, at, param), g)
+    return _reduce_values(g, how, at, param)
+
+
+def _reduce_values(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
     values = g["value"].to_numpy(dtype=float)
     ses = g["stderr"].to_numpy(dtype=float, na_value=np.nan)
     if at:
@@ -178,7 +212,10 @@ def derive(rows: pd.DataFrame, baseline: pd.DataFrame, how: str) -> pd.DataFrame
     if how == "value":
         return rows
     on = [c for c in varying(rows) if c in set(varying(baseline)) and c != "estimator"]
-    base = baseline[[*on, "value", "stderr"]].rename(columns={"value": "_b", "stderr": "_bse"})
+    baseline = baseline.assign(_bres=is_resolved(baseline))
+    base = baseline[[*on, "value", "stderr", "_bres"]].rename(
+        columns={"value": "_b", "stderr": "_bse"}
+    )
     both = rows.merge(base, on=on, how="inner") if on else rows.merge(base, how="cross")
     a, b = both["value"].to_numpy(dtype=float), both["_b"].to_numpy(dtype=float)
     sa = both["stderr"].to_numpy(dtype=float, na_value=np.nan)
@@ -192,11 +229,14 @@ def derive(rows: pd.DataFrame, baseline: pd.DataFrame, how: str) -> pd.DataFrame
             value = a / b
             se = np.abs(value) * np.sqrt((sa0 / a) ** 2 + (sb0 / b) ** 2)
     both["value"], both["stderr"] = value, np.where(known, se, np.nan)
-    return both.drop(columns=["_b", "_bse"])
+    if "resolved" in both.columns or not both["_bres"].all():
+        both["resolved"] = is_resolved(both) & both["_bres"].to_numpy(dtype=bool)
+    return both.drop(columns=["_b", "_bse", "_bres"])
 
 
 def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The points where every side has a row: columns ``value:<side>``, ``stderr:<side>``.
+    """The points where every side has a row: columns ``value:<side>``, ``stderr:<side>``,
+    ``resolved:<side>`` and ``n_needed:<side>``.
 
     Sides are joined on the key columns that vary in both; a column constant in a side is
     broadcast (so trig at m = 128 meets the hybrid at m = 16). Constant columns are kept, the
@@ -213,6 +253,12 @@ def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         cols = sorted(vary)
         small = df[[*cols, "value", "stderr"]].rename(
             columns={"value": f"value:{name}", "stderr": f"stderr:{name}"}
+        )
+        small[f"resolved:{name}"] = is_resolved(df)
+        small[f"n_needed:{name}"] = (
+            df["n_needed"].to_numpy(dtype=float, na_value=np.nan)
+            if "n_needed" in df.columns
+            else np.nan
         )
         if acc is None:
             acc = small

@@ -7,15 +7,19 @@ Each takes a :class:`rfbench.report.checks.Context` and returns an
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from rfbench.report.checks import (
     Context,
-    Unit,
     aligned,
     compare_le,
     fmt_key,
     fmt_num,
     grouped,
+    judged,
     point_columns,
     point_where,
     side_value,
@@ -47,12 +51,28 @@ def ordering(ctx: Context) -> Outcome:
                     text = f"{lo} {fmt_num(a)} {'≥' if strict else '>'} {hi} {fmt_num(b)}"
                     text += f" (z = {fmt_num(z)})" if math.isfinite(z) else ""
                 status = worst(status, s)
-            units.append(Unit(point_where(group, cols, pt), status, text))
+            units.append(judged(point_where(group, cols, pt), status, text, pt, order))
     return summarise(units, missing)
 
 
+def _panel_ranges(ctx: Context, rows: pd.DataFrame) -> dict[tuple[Any, ...], float]:
+    """Panel (values of ``panel``) → range of the metric over its rows (the plotted axis)."""
+    panel = list(ctx.check.get("panel", []))
+    out = {}
+    for key, g in groups(rows, panel):
+        vals = g["value"].to_numpy(dtype=float)
+        vals = vals[np.isfinite(vals)]
+        out[tuple(key.values())] = float(vals.max() - vals.min()) if len(vals) else 0.0
+    return out
+
+
 def count(ctx: Context) -> Outcome:
-    """Is ``estimator`` the best (``best`` min | max) value of ``by`` in enough groups?"""
+    """Is ``estimator`` the best (``best`` min | max) value of ``by`` in enough groups?
+
+    Ties count as best within ``abs_tol`` or, with ``range_tol``, within that fraction of the
+    range of the metric over the group's ``panel`` (the axis of the plotted panel: what a
+    reader of the figure calls "on par").
+    """
     c = ctx.check
     by, est, tol = c.get("by", "estimator"), str(c["estimator"]), float(c.get("abs_tol", 0.0))
     picked = ctx.side(None)
@@ -60,6 +80,8 @@ def count(ctx: Context) -> Outcome:
         return Outcome(picked.verdict, picked.detail)
     if not (picked.rows[by].astype(object) == est).any():
         return Outcome(*explain_empty(picked.rows, {by: est}))
+    panel = list(c.get("panel", []))
+    ranges = _panel_ranges(ctx, picked.rows) if "range_tol" in c else {}
     units, missing = [], []
     for key, frames in grouped({"all": picked.rows}, ctx.for_each):
         where = fmt_key(key, nulls=True)
@@ -68,6 +90,9 @@ def count(ctx: Context) -> Outcome:
             why = "no competitor" if est in comp else f"no {est} rows"
             missing.append((NOT_RUN, f"{where}: {why}"))
             continue
+        g_tol = tol
+        if ranges:
+            g_tol = max(tol, float(c["range_tol"]) * ranges[tuple(key[p] for p in panel)])
         pts = align({est: comp.pop(est), **comp})
         cols = point_columns(pts)
         for _, pt in pts.iterrows():
@@ -77,9 +102,11 @@ def count(ctx: Context) -> Outcome:
             other = pick(vals, key=lambda o: vals[o][0])
             o, so = vals[other]
             if c["best"] == "min":
-                status, _ = compare_le(v - tol, o, sv, so, strict=False)
+                status, _ = compare_le(v - g_tol, o, sv, so, strict=False)
             else:
-                status, _ = compare_le(o, v + tol, so, sv, strict=False)
+                status, _ = compare_le(o, v + g_tol, so, sv, strict=False)
             text = f"{est} {fmt_num(v)} vs {other} {fmt_num(o)}"
-            units.append(Unit(point_where(where, cols, pt), status, text))
+            if ranges and status != PASS:
+                text += f" (on par within {fmt_num(g_tol)})"
+            units.append(judged(point_where(where, cols, pt), status, text, pt, [est, other]))
     return summarise(units, missing, float(c["at_least_fraction"]))

@@ -18,6 +18,7 @@ from rfbench.report.verdicts import (
     ORDERING_CONFIRMED,
     REL_TOL,
     REPRODUCED,
+    UNTESTABLE,
     WITHIN_NOISE,
     Z_NOISE,
     Z_REPRODUCED,
@@ -27,7 +28,16 @@ if TYPE_CHECKING:
     from rfbench.report import Report
 
 NUMBER_COLUMNS = (REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
-CLAIM_COLUMNS = (HOLDS, WITHIN_NOISE, DOES_NOT_HOLD, MANUAL, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
+CLAIM_COLUMNS = (
+    HOLDS,
+    WITHIN_NOISE,
+    DOES_NOT_HOLD,
+    UNTESTABLE,
+    MANUAL,
+    NOT_RUN,
+    NO_MATCH,
+    NOT_REPRODUCIBLE,
+)
 #: Surprises listed in the summary.
 SHOWN_SURPRISES = 8
 
@@ -55,7 +65,7 @@ def summary(report: Report) -> list[str]:
     n, c = report.number_counts(), report.claim_counts()
     checked = n[REPRODUCED] + n[WITHIN_NOISE] + n[DIFFERS]
     held = c[HOLDS] + c[ORDERING_CONFIRMED]
-    tested = held + c[WITHIN_NOISE] + c[DOES_NOT_HOLD]
+    tested = held + c[WITHIN_NOISE] + c[DOES_NOT_HOLD] + c[UNTESTABLE]
     lines = [
         "## Summary",
         "",
@@ -65,7 +75,8 @@ def summary(report: Report) -> list[str]:
         f"{n[NO_MATCH]} without a matching row, {n[NOT_REPRODUCIBLE]} not reproducible here.",
         "",
         f"**Claims**: {tested} of {len(report.claims)} claims checked; {held} hold, "
-        f"{c[WITHIN_NOISE]} within noise, {c[DOES_NOT_HOLD]} do not hold. {c[MANUAL]} need a "
+        f"{c[WITHIN_NOISE]} within noise, {c[DOES_NOT_HOLD]} do not hold, {c[UNTESTABLE]} "
+        f"untestable at this sample size. {c[MANUAL]} need a "
         f"person, {c[NOT_RUN] + c[NO_MATCH]} not run or without rows, {c[NOT_REPRODUCIBLE]} "
         "not reproducible here.",
         "",
@@ -114,7 +125,14 @@ def method() -> list[str]:
         "- **Claims** are checked on the results (kinds in `rfbench/reference/__init__.py`): "
         "*holds* / *ordering confirmed* (orderings, rankings, monotone trends, bounds), *within "
         f"noise* (every failing comparison is within {Z_REPRODUCED:g} standard errors), *does "
-        "not hold*, *manual* (needs a person). ⚠ marks a verdict that contradicts the "
-        "reference's `expect`.",
+        "not hold*, *untestable at this sample size* (every comparison rests on rows whose sample "
+        "does not resolve the statistic, column `resolved`; with the n that would), *manual* "
+        "(needs a person). ⚠ marks a verdict that contradicts the reference's `expect`.",
+        "- Comparisons of estimators' errors use the closed form where the rows have one "
+        "(`theory_*` metrics) and empirical values only where resolved; a claim that two "
+        "estimators agree is judged on their difference and its standard error √(se₁² + se₂²).",
+        "- Every *differs* and *does not hold* row carries a measured reason (`measured:`, from "
+        "the `[[reason]]` tables of `rfbench/reference/`), and says which reading of the paper it "
+        "uses when the verdict depends on one (`reading-dependent:`).",
         "",
     ]

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from rfbench.reference import ClaimEntry, ErratumEntry, NumberEntry
+from rfbench.reference import reason as measured_reason
 
 REPRODUCED = "reproduced"
 WITHIN_NOISE = "within noise"
@@ -22,6 +23,7 @@ NOT_REPRODUCIBLE = "not reproducible here"
 HOLDS = "holds"
 ORDERING_CONFIRMED = "ordering confirmed"
 DOES_NOT_HOLD = "does not hold"
+UNTESTABLE = "untestable at this sample size"
 MANUAL = "manual"
 
 NUMBER_VERDICTS = (REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
@@ -30,6 +32,7 @@ CLAIM_VERDICTS = (
     ORDERING_CONFIRMED,
     WITHIN_NOISE,
     DOES_NOT_HOLD,
+    UNTESTABLE,
     MANUAL,
     NOT_RUN,
     NO_MATCH,
@@ -44,8 +47,9 @@ REL_TOL = 0.05
 #: Check kinds whose success is reported as "ordering confirmed" rather than "holds".
 ORDER_KINDS = frozenset({"ordering", "count", "monotone", "less_than"})
 
-# Outcomes of a check, before they become verdicts.
-PASS, FAIL, NOISE = "pass", "fail", "noise"
+# Outcomes of a check, before they become verdicts (UNRESOLVED: every comparison rests on a
+# sample that does not resolve its statistic).
+PASS, FAIL, NOISE, UNRESOLVED = "pass", "fail", "noise", "unresolved"
 
 
 @dataclass(frozen=True)
@@ -118,10 +122,16 @@ def first_sentence(text: str, limit: int = 160) -> str:
 
 
 def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -> str:
-    """The documented reason a result may differ, in one line: the spec's note on the entry
-    (an ambiguity), else the entry's note, and the errata of its figure (typos in the paper)."""
+    """Why a result differs, in one line: the measured reason (``[[reason]]`` tables) with the
+    reading it depends on, else the spec's note on the entry (an ambiguity) or the entry's note;
+    and the errata of its figure (typos in the paper)."""
     parts = []
-    if entry.spec_note:
+    text, reading = measured_reason(entry.id)
+    if text:
+        parts.append(f"measured: {text}")
+        if reading:
+            parts.append(f"reading-dependent: {reading}")
+    elif entry.spec_note:
         parts.append(f"documented ambiguity: {first_sentence(entry.spec_note)}")
     elif entry.note:
         parts.append(f"note: {first_sentence(entry.note)}")
@@ -141,6 +151,7 @@ def claim_verdict(entry: ClaimEntry, outcome: Outcome, reason: str = "") -> Clai
         PASS: ORDERING_CONFIRMED if kind in ORDER_KINDS else HOLDS,
         FAIL: DOES_NOT_HOLD,
         NOISE: WITHIN_NOISE,
+        UNRESOLVED: UNTESTABLE,
     }.get(outcome.status, outcome.status)
     surprise = ""
     if entry.expect == "pass" and verdict == DOES_NOT_HOLD:
