@@ -219,8 +219,9 @@ class _DenseExponential(Component):
         if proj.frame != proj.d:
             raise ValueError(f"{self.name} needs full projections, got a {proj.frame}-d frame")
         B, C = derf.side(side)
-        quad = np.einsum("bmd,d,bmd->bm", proj.W, derf.a, proj.W)
-        log_mag = proj.project(X @ B.T) + quad[:, None, :]
+        dtype = X.dtype  # float64, or float32 if the caller chose it (kernel regression)
+        quad = np.einsum("bmd,d,bmd->bm", proj.W, derf.a, proj.W).astype(dtype, copy=False)
+        log_mag = proj.project(X @ B.T.astype(dtype, copy=False)) + quad[:, None, :]
         row_log = derf.log_D + np.einsum("...i,ij,...j->...", X, C, X)
         return log_mag[..., None], None, row_log
 
