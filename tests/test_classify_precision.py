@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rfbench.cli.experiments import parse_value
 from rfbench.datasets import available
 from rfbench.experiments import ConfigError
 from rfbench.experiments import kernel_regression as kr
@@ -102,6 +103,7 @@ def test_trials_by_dataset() -> None:
     )  # fmt: skip
     trials = {(j["dataset"], j["estimator"]): j["trials"] for j in exp.grid(config)}
     assert trials[("banknote", "positive@iid")] == 7 and trials[("cmc", "positive@iid")] == 30
+    assert parse_value("trials_by_dataset", "cmc=30, wifi=8", {}) == {"cmc": 30, "wifi": 8}
     for bad in ({"trials_by_dataset": {"cmc": 0}}, {"dtype": "float16"}):
         with pytest.raises(ConfigError):
             exp.check_config(bad)

@@ -52,7 +52,11 @@ RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
 
 def parse_value(key: str, text: str, default: Any) -> Any:
-    """A command-line string as the type of the parameter's default (lists: comma-separated)."""
+    """A command-line string as the type of the parameter's default (lists: comma-separated;
+    tables: ``name=value,name=value`` with integer values)."""
+    if isinstance(default, Mapping):
+        pairs = [part.partition("=") for part in text.split(",") if part.strip()]
+        return {k.strip(): _scalar(key, v.strip(), int) for k, _, v in pairs}
     if isinstance(default, list | tuple):
         kind = type(default[0]) if default else str
         if kind is int and any(isinstance(v, float) for v in default):
