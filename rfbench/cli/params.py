@@ -51,7 +51,9 @@ def element_type(default: Any) -> type:
 
 
 def metavar(default: Any) -> str:
-    """``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``."""
+    """``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``; tables ``NAME=INT[,...]``."""
+    if isinstance(default, Mapping):
+        return "NAME=INT[,NAME=INT...]"
     name = _METAVARS.get(element_type(default), "TEXT")
     return f"{name}[,{name}...]" if isinstance(default, list | tuple) else name
 
@@ -62,6 +64,8 @@ def shown(key: str, default: Any) -> str:
         return ("" if default else "no-") + key.replace("_", "-")
     if isinstance(default, list | tuple):
         return ", ".join(map(str, default))
+    if isinstance(default, Mapping):
+        return ",".join(f"{k}={v}" for k, v in default.items())
     return "" if default in ("", None) else str(default)
 
 
@@ -120,10 +124,14 @@ def parameter_options(
 
 
 def parse_value(key: str, text: str | bool, default: Any) -> Any:
-    """A command-line value as the type of the parameter's default (lists: comma-separated)."""
+    """A command-line value as the type of the parameter's default (lists: comma-separated;
+    tables: ``name=value,name=value`` with integer values)."""
     if isinstance(text, bool):
         return text
     kind, flag = element_type(default), flags(key, default)[0]
+    if isinstance(default, Mapping):
+        pairs = [part.partition("=") for part in text.split(",") if part.strip()]
+        return {k.strip(): _scalar(flag, v.strip(), int) for k, _, v in pairs}
     if isinstance(default, list | tuple):
         return [_scalar(flag, part.strip(), kind) for part in text.split(",") if part.strip()]
     return _scalar(flag, text, kind)

@@ -20,9 +20,10 @@ Protocols (rfbench.experiments.classify_data, rfbench.experiments.kernel_regress
 DERF paper's "M RFs"; its random-phase TrigRF has one feature per ω).
 
 ``exact`` adds the exact-kernel classifier (estimator ``exact``) at the same σ (or its own tuned σ)
-and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``max_work`` caps
-trials so that N_train·F·trials ≤ max_work per evaluation (F features per draw; at least
-``min_trials``): the rows' ``n_trials`` say what ran.
+and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``trials_by_dataset``
+sets the trials of single data sets (e.g. enough that the standard error is at most a paper's
+printed ±); ``dtype`` = auto computes in float32 wherever its exponents stay accurate
+(rfbench.experiments.kernel_regression), float64 otherwise.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING))
     register_parameter(_name, _kind)
 
 EXACT = "exact"
+#: the ``dtype`` option: float32 with a float64 fallback (auto), or one precision throughout
+DTYPES: dict[str, Any] = {"auto": "auto", "float32": np.float32, "float64": np.float64}
 
 
 def fitted_params(est: ComponentEstimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
@@ -61,15 +64,6 @@ def fitted_params(est: ComponentEstimator, rng, d: int, X: np.ndarray, Y: np.nda
     if not est.component.data_dependent:
         return {}
     return est.sample(rng, d, draws=1, fit=(X, Y)).params
-
-
-def capped_trials(
-    trials: int, max_work: float, n_train: int, features: int, min_trials: int
-) -> int:
-    """min(trials, max_work / (N_train · F)), at least ``min_trials`` (or ``trials`` if fewer)."""
-    if max_work <= 0:
-        return trials
-    return min(trials, max(min_trials, int(max_work // (n_train * features))))
 
 
 def datasets(config: Mapping[str, Any]) -> list[str]:
@@ -97,9 +91,9 @@ class Classify(Experiment):
         "m_per_d": True,
         "pad": False,
         "trials": 500,
+        "trials_by_dataset": {},
         "val_trials": 50,
-        "max_work": 0.0,
-        "min_trials": 10,
+        "dtype": "auto",
         "count_features": False,
         "tune": False,
         "fit": "queries",
@@ -125,8 +119,8 @@ class Classify(Experiment):
         "pad": "zero-pad d to a power of two and use it for m/d (SimRF Table 3)",
         "trials": "random-feature draws per point (the test accuracy's trials)",
         "val_trials": "draws per σ on the validation split when tuning",
-        "max_work": "cap trials at max_work / (N_train · features) (0: no cap)",
-        "min_trials": "the cap never goes below this many trials",
+        "trials_by_dataset": "trials of single data sets, overriding trials (a table name = n)",
+        "dtype": "auto (float32 where exact enough, else float64), float32 or float64",
         "count_features": "m counts features, not projections (trig@*: m/2 projections)",
         "tune": "choose σ per (data set, estimator, M) on the validation split (protocol derf)",
         "fit": "data-dependent fit on (σ·queries, σ·train) [queries] or (σ·train, σ·train)",
@@ -166,9 +160,13 @@ class Classify(Experiment):
             missing = [n for n in datasets(config) if default_sigma(n) is None]
             check("sigma", not missing, f"positive values (no published σ for {missing})")
         check("m", bool(config["m"]) and all(m >= 1 for m in config["m"]), "positive integers")
-        for key in ("trials", "val_trials", "min_trials"):
+        for key in ("trials", "val_trials"):
             check(key, config[key] >= 1, "a positive integer")
-        check("max_work", config["max_work"] >= 0, "a number >= 0")
+        by_set = config["trials_by_dataset"]
+        check("trials_by_dataset",
+              all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
+                  for n in by_set.values()), "a table of data set = positive integer")  # fmt: skip
+        check("dtype", config["dtype"] in DTYPES, ", ".join(DTYPES))
         check("tune", not config["tune"] or config["protocol"] == "derf",
               "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
         check("tune", not config["tune"] or len(sig) > 1 or sig != [0.0], "a σ grid to tune")
@@ -177,10 +175,8 @@ class Classify(Experiment):
         check("subset", len(sub) == 2 and (sub == [0, 0] or min(sub) >= 1), "0,0 or two >= 1")
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
-        keys = ("protocol", "kernel", "m_per_d", "pad", "trials", "max_work", "fit", "compat")
+        keys = ("protocol", "kernel", "m_per_d", "pad", "fit", "compat", "dtype")
         common = {k: config[k] for k in (*keys, "split_seed")}
-        if config["max_work"] > 0:
-            common["min_trials"] = config["min_trials"]
         if config["count_features"]:
             common["count_features"] = True
         if config["tune"]:
@@ -188,7 +184,9 @@ class Classify(Experiment):
         jobs = []
         for name in datasets(config):
             subset = config["subset"] if name in config["subset_datasets"] else [0, 0]
-            base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset}
+            trials = config["trials_by_dataset"].get(name, config["trials"])
+            base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset,
+                    "trials": trials}  # fmt: skip
             sigmas = [default_sigma(name)] if config["sigma"] == [0.0] else config["sigma"]
             points = [{"sigmas": sigmas}] if config["tune"] else [{"sigma": s} for s in sigmas]
             for point in points:
@@ -256,10 +254,7 @@ class Classify(Experiment):
         if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
             M = max(1, -(-M // outputs))
         est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)
-        features = M * outputs
-        n_train = len(data.train.X)
-        floor = spec.get("min_trials", 1)
-        n_test = capped_trials(spec["trials"], spec["max_work"], n_train, features, floor)
+        n_test = spec["trials"]
         base = {"estimator": spec["estimator"], "m": M, "m_per_d": M / d}
 
         def fit_sets(sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
@@ -268,7 +263,8 @@ class Classify(Experiment):
 
         def evaluate(proj, sigma: float, part: str, metric: str) -> dict[str, Any]:
             params = fitted_params(est, rng, d, *fit_sets(sigma, part))
-            acc = rf_accuracies(est, proj, params, *self._sets(data, sigma, part))
+            sets = self._sets(data, sigma, part)
+            acc = rf_accuracies(est, proj, params, *sets, dtype=DTYPES[spec["dtype"]])
             se = float(acc.std(ddof=1) / np.sqrt(len(acc))) if len(acc) > 1 else None
             return {**base, "sigma": sigma, "metric": metric, "value": float(acc.mean()),
                     "stderr": se, "n_trials": len(acc)}  # fmt: skip
@@ -277,7 +273,7 @@ class Classify(Experiment):
             sigma = spec["sigma"]
             draw = est.sample(rng, d, draws=n_test, fit=fit_sets(sigma, "test"))
             return [evaluate(draw.projections["omega"], sigma, "test", "accuracy")]
-        n_val = capped_trials(spec["val_trials"], spec["max_work"], n_train, features, floor)
+        n_val = spec["val_trials"]
         first = spec["sigmas"][0]
         proj = est.sample(rng, d, draws=max(n_val, n_test), fit=fit_sets(first, "val"))
         proj = proj.projections["omega"]

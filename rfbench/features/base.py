@@ -75,7 +75,9 @@ class Projections:
 
 def check_inputs(X: np.ndarray, k: int | None = None) -> np.ndarray:
     """Inputs as float arrays of shape (N, k) or (draws, N, k), finite, with the expected width."""
-    X = np.asarray(X, dtype=float)
+    X = np.asarray(X)
+    if X.dtype != np.float32:  # float64 unless the caller chose float32 (kernel regression)
+        X = X.astype(float, copy=False)
     if X.ndim == 1:
         X = X[None, :]
     if X.ndim not in (2, 3):

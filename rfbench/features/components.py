@@ -27,7 +27,7 @@ class Trig(Component):
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
-        factor = np.empty(u.shape + (2,))
+        factor = np.empty(u.shape + (2,), dtype=u.dtype)
         np.sin(u, out=factor[..., 0])
         np.cos(u, out=factor[..., 1])
         return None, factor, 0.5 * sq_norms(X)

@@ -225,8 +225,10 @@ class _DenseExponential(Component):
         if proj.frame != proj.d:
             raise ValueError(f"{self.name} needs full projections, got a {proj.frame}-d frame")
         B, C = derf.side(side)
-        quad = np.einsum("bmd,d,bmd->bm", proj.W, derf.a, proj.W)
-        log_mag = proj.project(X @ B.T) + quad[:, None, :]
+        dtype = X.dtype  # float64, or float32 if the caller chose it (kernel regression)
+        quad = np.einsum("bmd,d,bmd->bm", proj.W, derf.a, proj.W).astype(dtype, copy=False)
+        log_mag = proj.project(X @ B.T.astype(dtype, copy=False))
+        log_mag += quad[:, None, :]
         row_log = derf.log_D + np.einsum("...i,ij,...j->...", X, C, X)
         return log_mag[..., None], None, row_log
 
@@ -245,7 +247,9 @@ class GERF(_DenseExponential):
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         derf, A = self.params(params), params["A"]
-        log_mag = np.sqrt(1.0 - 4.0 * A) * proj.project(X) + A * proj.sq_norms[:, None, :]
+        log_mag = proj.project(X)  # a new array: updated in place
+        log_mag *= np.sqrt(1.0 - 4.0 * A)
+        log_mag += A * proj.sq_norms[:, None, :]
         return log_mag[..., None], None, derf.log_D - 0.5 * sq_norms(X)
 
 

@@ -47,7 +47,7 @@ def _coupling(estimator: str) -> str:
 
 
 def _draws(rows: pd.DataFrame) -> str:
-    """'n draws' or 'n₁–n₂ draws' (the trials behind each point; capped for large data sets)."""
+    """'n draws' or 'n₁–n₂ draws' (the trials behind each point; per data set in Tables 2-3)."""
     n = rows["n_trials"].dropna().astype(int)
     if n.empty:
         return ""

@@ -1,0 +1,132 @@
+"""Classification time per trial: rfbench against the bare exp+matmul limit and a plain loop.
+
+One trial of kernel-regression classification (SimRF §5.3) with positive@iid features: the
+training features exp(Xωᵀ - ‖x‖²) (N_train × M exponentials, an N_train × d × M product), their
+reduction Ψᵀ Y, the test side and the argmax. Rows, per trial, CPU and wall milliseconds with BLAS
+on one thread (as in the runner's workers):
+
+- bare float32 / float64: that arithmetic alone in numpy, one trial at a time (the limit);
+- plain loop: the papers' scripts' form, per trial the dense float64 features and the kernel
+  matrix Φ_train Φ_testᵀ, then argmax((Φ_train Φ_testᵀ)ᵀ Y);
+- rfbench auto / float64: ``rf_accuracies`` over a batch of draws (merged draws, row chunks,
+  per-column log-domain shifts; auto = float32 with the float64 fallback).
+
+Cases: chess at m = 10d (M = 400, 26,653 training rows) and wifi at m = d (M = 7, 1,900 rows:
+per-trial overheads dominate). ``measure()`` returns the rows; ``main()`` prints them.
+
+Usage: python benchmarks/bench_classify.py [--trials 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from rfbench.experiments.classify_data import default_sigma, prepared
+from rfbench.experiments.kernel_regression import rf_accuracies
+from rfbench.features import registry
+
+CASES: tuple[tuple[str, int, int], ...] = (("chess", 10, 1), ("wifi", 1, 50))
+
+
+@dataclass(frozen=True)
+class Row:
+    """Per-trial milliseconds of one method on one case."""
+
+    case: str
+    method: str
+    cpu_ms: float
+    wall_ms: float
+    accuracy: float
+
+
+def _timed(fn: Callable[[], np.ndarray], trials: int) -> tuple[float, float, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    acc = fn()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return 1e3 * cpu / trials, 1e3 * wall / trials, float(np.mean(acc))
+
+
+def bare(W: np.ndarray, X, Y, Xq, yq, dtype) -> np.ndarray:
+    """The limit: exponentials and products of each trial, nothing else (column shifts only)."""
+    X, Xq, Y = (np.ascontiguousarray(a, dtype=dtype) for a in (X, Xq, Y))
+    r = -np.einsum("ij,ij->i", X, X)[:, None]
+    out = []
+    for w in W.astype(dtype):
+        A = X @ w.T
+        A += r
+        c = A.max(axis=0)
+        A -= c
+        np.exp(A, out=A)
+        S = A.T @ Y
+        B = Xq @ w.T
+        B += c
+        B -= B.max(axis=1, keepdims=True)
+        np.exp(B, out=B)
+        out.append(np.mean(np.argmax(B @ S, axis=1) == yq))
+    return np.array(out)
+
+
+def plain_loop(W: np.ndarray, X, Y, Xq, yq) -> np.ndarray:
+    """The papers' scripts' form: dense float64 features, the train × test kernel matrix."""
+    out = []
+    for w in W:
+        # Gaussian PRFs: e^{-‖x‖²/2} · e^{ωᵀx - ‖x‖²/2} / √M
+        phi_tr = np.exp(X @ w.T - np.sum(X**2, axis=1)[:, None]) / np.sqrt(len(w))
+        phi_te = np.exp(Xq @ w.T - np.sum(Xq**2, axis=1)[:, None]) / np.sqrt(len(w))
+        K = phi_tr @ phi_te.T
+        out.append(np.mean(np.argmax(K.T @ Y, axis=1) == yq))
+    return np.array(out)
+
+
+def measure(trials: int = 20) -> list[Row]:
+    """Per-trial times of every method on every case (BLAS on one thread)."""
+    rows = []
+    with threadpool_limits(limits=1):
+        for name, m_per_d, scale in CASES:
+            data = prepared(name, "simrf", 42, True)
+            s = default_sigma(name)
+            X, Xq, yq, Y = s * data.train.X, s * data.test.X, data.test.y, data.Y
+            n = trials * scale
+            est = registry.get("positive@iid", kernel="gaussian", m=m_per_d * data.d)
+            proj = est.sample(np.random.default_rng(0), data.d, draws=n).projections["omega"]
+            case = f"{name} m={m_per_d}d (M={est.m}, N={len(X)})"
+            sets = (X, Y, Xq, yq)
+            methods: dict[str, Callable[[], np.ndarray]] = {
+                "bare float32": partial(bare, proj.W, *sets, np.float32),
+                "bare float64": partial(bare, proj.W, *sets, np.float64),
+                "plain loop (papers' form)": partial(plain_loop, proj.W, *sets),
+                "rfbench auto (float32)": partial(rf_accuracies, est, proj, {}, *sets, "auto"),
+                "rfbench float64": partial(rf_accuracies, est, proj, {}, *sets),
+            }
+            for method, fn in methods.items():
+                rows.append(Row(case, method, *_timed(fn, n)))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=20, help="trials per case (x50 for wifi)")
+    rows = measure(ap.parse_args().trials)
+    print("Classification, time per trial (positive@iid, BLAS 1 thread)")
+    head = f"{'CPU ms':>9}{'wall ms':>9}{'/bare32':>9}{'plain/this':>11}{'acc':>7}"
+    print(f"{'case / method':<34}{head}")
+    for case in dict.fromkeys(r.case for r in rows):
+        sub = {r.method: r for r in rows if r.case == case}
+        ref, plain = sub["bare float32"].cpu_ms, sub["plain loop (papers' form)"].cpu_ms
+        print(case)
+        for r in sub.values():
+            print(
+                f"  {r.method:<32}{r.cpu_ms:>9.3f}{r.wall_ms:>9.3f}{r.cpu_ms / ref:>9.2f}"
+                f"{plain / r.cpu_ms:>11.1f}{r.accuracy:>7.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
