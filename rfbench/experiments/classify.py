@@ -44,6 +44,8 @@ from rfbench.experiments.kernel_regression import (
     rf_accuracies,
     slice_draws,
 )
+from rfbench.experiments.simrf_replay import RELEASED, RELEASED_FAST, released_jobs, released_rows
+from rfbench.experiments.simrf_replay import check_config as check_stream
 from rfbench.features import registry
 from rfbench.features.estimator import ComponentEstimator
 from rfbench.results import FLOAT, STRING, register_metric, register_parameter
@@ -103,6 +105,7 @@ class Classify(Experiment):
         "split_seed": 42,
         "subset": [0, 0],
         "subset_datasets": ["nursery", "chess"],
+        "stream": "rfbench",
     }
     profiles = {
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
@@ -129,6 +132,8 @@ class Classify(Experiment):
         "split_seed": "seed of the fixed permutation split",
         "subset": "first N_train, N_eval rows of subset_datasets (0,0 = all; SimRF Fig. 10)",
         "subset_datasets": "data sets the subset applies to",
+        "stream": "rfbench, or released: replay the SimRF authors' code (rfbench.experiments."
+        "simrf_replay)",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -167,6 +172,7 @@ class Classify(Experiment):
         check("fit", config["fit"] in ("queries", "train"), "queries, train")
         sub = config["subset"]
         check("subset", len(sub) == 2 and (sub == [0, 0] or min(sub) >= 1), "0,0 or two >= 1")
+        check_stream(config)
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("protocol", "kernel", "m_per_d", "pad", "trials", "max_work", "fit", "compat")
@@ -189,6 +195,8 @@ class Classify(Experiment):
                 for est in config["estimators"]:
                     for m in config["m"]:
                         jobs.append(JobSpec(base, estimator=est, m=m, **point))
+        if config["stream"] == "released":
+            return released_jobs(jobs, config["estimators"])
         return jobs
 
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -201,6 +209,8 @@ class Classify(Experiment):
         )  # fmt: skip
         if spec["estimator"] == EXACT:
             rows = self._exact(spec, data)
+        elif spec["estimator"] in (RELEASED, RELEASED_FAST):
+            rows = released_rows(spec, data, rng)
         else:
             rows = self._random_features(spec, data, rng)
         note = []
