@@ -3,7 +3,8 @@
 SimRF (Reid, Choromanski, Likhosherstov, Weller, ICML 2023), Sec. 5.3, Fig. 8, Tables 2-3; the
 released code is github.com/isaac-reid/simplex_random_features (``example.py``, ``utils.py``).
 Classify's ``stream = "released"`` runs this module instead of the registry estimators, so that
-a result can be shown equal to what the released code computes (docs/experiments.md#simrf-table2).
+a result can be shown equal to what the released code computes
+(docs/experiments.md#simrf-table2-released).
 
 The released protocol, in words (``m`` = N·d features, N = m/d blocks of d):
 
