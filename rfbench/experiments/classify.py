@@ -45,6 +45,8 @@ from rfbench.experiments.kernel_regression import (
     rf_accuracies,
     slice_draws,
 )
+from rfbench.experiments.simrf_replay import RELEASED, RELEASED_FAST, released_jobs, released_rows
+from rfbench.experiments.simrf_replay import check_config as check_stream
 from rfbench.features import registry
 from rfbench.features.estimator import ComponentEstimator
 from rfbench.results import FLOAT, STRING, register_metric, register_parameter
@@ -103,6 +105,7 @@ class Classify(Experiment):
         "subset": [0, 0],
         "subset_datasets": ["nursery", "chess"],
         "data": "",
+        "stream": "rfbench",
     }
     profiles = {
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
@@ -131,6 +134,8 @@ class Classify(Experiment):
         "subset_datasets": "data sets the subset applies to",
         "data": "the user's table instead of the data sets: PATH#TARGET[@SHA] of a .csv/.parquet "
         "(TARGET = the label column, the other columns numeric features; σ default 1/√d)",
+        "stream": "rfbench, or released: replay the SimRF authors' code (rfbench.experiments."
+        "simrf_replay)",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -173,6 +178,7 @@ class Classify(Experiment):
         check("fit", config["fit"] in ("queries", "train"), "queries, train")
         sub = config["subset"]
         check("subset", len(sub) == 2 and (sub == [0, 0] or min(sub) >= 1), "0,0 or two >= 1")
+        check_stream(config)
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("protocol", "kernel", "m_per_d", "pad", "fit", "compat", "dtype")
@@ -195,6 +201,8 @@ class Classify(Experiment):
                 for est in config["estimators"]:
                     for m in config["m"]:
                         jobs.append(JobSpec(base, estimator=est, m=m, **point))
+        if config["stream"] == "released":
+            return released_jobs(jobs, config["estimators"])
         return jobs
 
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -207,6 +215,8 @@ class Classify(Experiment):
         )  # fmt: skip
         if spec["estimator"] == EXACT:
             rows = self._exact(spec, data)
+        elif spec["estimator"] in (RELEASED, RELEASED_FAST):
+            rows = released_rows(spec, data, rng)
         else:
             rows = self._random_features(spec, data, rng)
         note = []
