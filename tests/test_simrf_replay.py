@@ -212,7 +212,6 @@ def test_released_stream_config_errors() -> None:
         {"stream": "paper"},
         {"estimators": ["trig@orf"]},
         {"protocol": "derf"},
-        {"max_work": 1e6},
         {"estimators": ["positive@orf-fast"], "pad": False},
     ):
         with pytest.raises(ConfigError):
