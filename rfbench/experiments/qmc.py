@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.chunks import chunks
 from rfbench.features import registry, theory
 from rfbench.features.estimator import ComponentEstimator
 from rfbench.kernels import log_kernel
@@ -55,7 +56,6 @@ PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
 }
 #: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
 PAPER_COLUMN = {"orf": "ORF-reg", "sorf": "ORF-Had", "halton": "Halton-R"}
-CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature array
 
 
 def paper_column(estimator: str) -> str | None:
@@ -113,10 +113,9 @@ def pair_estimates(
     """
     pairs, d = X.shape
     width = 4 * est.m * (1 + (getattr(est, "n", None) or 0))  # ≥ any map here: 4m(n+1), 2m
-    chunk = max(1, min(reps, int(CHUNK_BYTES // (16 * pairs * width))))
     out = []
-    for start in range(0, reps, chunk):
-        draw = est.sample(rng, d=d, draws=min(chunk, reps - start))
+    for start, stop in chunks(reps, 16 * pairs * width):
+        draw = est.sample(rng, d=d, draws=stop - start)
         q, k = est.query_log_features(draw, X), est.key_log_features(draw, Y)
         dot = np.einsum("bpf,bpf->bp", q.values, k.values)
         with np.errstate(over="ignore"):
