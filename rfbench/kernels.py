@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 KERNEL_ALPHA: dict[str, float] = {"softmax": 0.0, "gaussian": -0.5}
+#: The kernels every estimator of the K^(α) family can be asked for.
+KERNELS: tuple[str, ...] = tuple(KERNEL_ALPHA)
 
 
 def kernel_alpha(kernel: str | float) -> float:

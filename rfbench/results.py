@@ -1,4 +1,5 @@
-"""The result contract (DESIGN §5): tidy rows, their validation, atomic parquet with provenance.
+"""The result contract (docs/architecture.md#result-schema): tidy rows, their validation, atomic
+parquet with provenance.
 
 A result file holds one row per (experiment, estimator, parameter point, metric) with the columns of
 ``REQUIRED_COLUMNS`` plus parameter columns (``PARAMETER_COLUMNS`` and any extra scalar column),
@@ -30,7 +31,7 @@ import rfbench
 
 METADATA_KEY = b"rfbench"
 
-STRING, FLOAT, INT = "string", "float", "int"
+STRING, FLOAT, INT, BOOL = "string", "float", "int", "bool"
 
 #: Columns every result row has: name -> kind.
 REQUIRED_COLUMNS: dict[str, str] = {
@@ -60,9 +61,13 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "weights": STRING,
     "note": STRING,
     "rep": INT,
+    # Whether the sample resolves this empirical statistic (rfbench.features.theory.resolution);
+    # null: not assessed; a file without the column: every row resolved.
+    "resolved": BOOL,
 }
 
-#: Metric names -> what they measure. One name, one quantity, forever (DESIGN §5).
+#: Metric names -> what they measure. One name, one quantity, forever
+#: (docs/architecture.md#result-schema).
 METRICS: dict[str, str] = {
     "true": "the exact kernel value K",
     "mean": "mean of the estimates K̂",
@@ -86,7 +91,7 @@ METRICS: dict[str, str] = {
 
 
 class ResultSchemaError(ValueError):
-    """A result table that does not follow the contract of DESIGN §5."""
+    """A result table that does not follow the contract of docs/architecture.md#result-schema."""
 
 
 def register_metric(name: str, description: str) -> str:
@@ -99,9 +104,9 @@ def register_metric(name: str, description: str) -> str:
 
 
 def register_parameter(name: str, kind: str) -> str:
-    """Fix the kind (``"string"``, ``"float"``, ``"int"``) of a parameter column."""
-    if kind not in (STRING, FLOAT, INT):
-        raise ValueError(f"unknown column kind {kind!r}; allowed: {STRING}, {FLOAT}, {INT}")
+    """Fix the kind (``"string"``, ``"float"``, ``"int"``, ``"bool"``) of a parameter column."""
+    if kind not in (STRING, FLOAT, INT, BOOL):
+        raise ValueError(f"unknown column kind {kind!r}; allowed: {STRING}, {FLOAT}, {INT}, {BOOL}")
     if name in REQUIRED_COLUMNS or PARAMETER_COLUMNS.get(name, kind) != kind:
         raise ValueError(f"column {name!r} already has kind {_kind_of(name)!r}")
     PARAMETER_COLUMNS[name] = kind
@@ -121,6 +126,7 @@ _ACCEPTS: dict[str, frozenset[str]] = {
     STRING: frozenset({"string", "empty"}),
     FLOAT: frozenset({"floating", "integer", "mixed-integer-float", "empty"}),
     INT: frozenset({"integer", "floating", "mixed-integer-float", "empty"}),
+    BOOL: frozenset({"boolean", "empty"}),
 }
 _INFERRED_KIND = {"string": STRING, "integer": INT, "floating": FLOAT, "mixed-integer-float": FLOAT}
 
@@ -145,6 +151,8 @@ def _coerce_column(name: str, col: pd.Series) -> pd.Series:
         return col.astype(_string_dtype())
     if kind == FLOAT:
         return col.astype("float64")
+    if kind == BOOL:
+        return col.astype("boolean")
     values = col.astype("Float64")
     if (values.dropna() % 1 != 0).any():
         raise ResultSchemaError(
@@ -237,7 +245,8 @@ def make_provenance(
     command_line: str | Sequence[str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The provenance object of a result file (DESIGN §5), with the environment filled in."""
+    """The provenance object of a result file (docs/architecture.md#result-schema), with the
+    environment filled in."""
     import scipy
 
     if command_line is None:

@@ -1,4 +1,4 @@
-"""Deterministic per-job random streams (DESIGN §6).
+"""Deterministic per-job random streams (docs/architecture.md#seeding).
 
 A job's generator is ``SeedSequence(root, spawn_key=stable_hash(key))``: it depends only on the root
 seed and the job's key, never on job order, worker count or backend. ``stable_hash`` is SHA-256 of a

@@ -5,10 +5,11 @@
 >>> Z = rf.fit_transform(X)            # query-side features φ(x)
 >>> Zk = rf.transform_key(Y)           # key-side features ψ(y); K̂(X, Y) = Z @ Zk.T
 
-``n_components`` is the number of random projections m (DESIGN §3), not the output width: a trig
-or hyperbolic map has 2m columns (``n_features_out_``). For asymmetric estimators (aderf, saderf,
-complex-exp, hybrids, SGQ's signed weights) the key side differs from the query side; use
-``transform_key``. Complex features are returned as real arrays [Re φ, Im φ] (query) and
+``n_components`` is the number of random projections m (docs/architecture.md#estimator-contract),
+not the output width: a trig or hyperbolic map has 2m columns (``n_features_out_``). For asymmetric
+estimators (aderf, saderf, complex-exp, hybrids, SGQ's signed weights) the key side differs from the
+query side; use ``transform_key``. Complex features are returned as real arrays [Re φ, Im φ] (query)
+and
 [Re ψ, -Im ψ] (key), so that the real dot product equals Re(φᵀψ), the estimate.
 """
 

@@ -1,14 +1,40 @@
-"""Shared fixtures: the offline data folder and deterministic generators."""
+"""Shared fixtures: the data folder (the real files, else the synthetic fixtures) and generators.
+
+``data_dir`` is the real data folder when there is one (``RFBENCH_DATA``, else ../shared/data
+beside the checkout), otherwise ``tests/fixtures/data``: small synthetic files in every raw
+format the loaders read, whose checksums replace the registry's pins for the session. So every
+loader and parser runs on a fresh clone; ``RFBENCH_TEST_DATA=fixtures`` forces the fixtures.
+Tests of the papers' published numbers take ``real_data_dir`` and skip without the real files.
+"""
 
 from __future__ import annotations
 
-import os
+import sys
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from data_facts import FIXTURE_DATA, real_data
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+def _pin_fixtures() -> None:
+    """Point the registry's pins at the fixture files (checksums from PINS.toml)."""
+    import rfbench.datasets as D
+
+    pins = tomllib.loads((FIXTURE_DATA / "PINS.toml").read_text())
+    for name, info in list(D.DATASETS.items()):
+        variants = {
+            key: tuple(
+                replace(f, sha256=pins[f.path]["sha256"], size=pins[f.path]["size"])
+                if f.path in pins
+                else f
+                for f in files
+            )
+            for key, files in info.variants.items()
+        }
+        D.DATASETS[name] = replace(info, variants=variants)
 
 
 @pytest.fixture
@@ -18,8 +44,39 @@ def rng() -> np.random.Generator:
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    """The folder holding the raw data files (RFBENCH_DATA, else ../shared/data); skip if absent."""
-    path = Path(os.environ.get("RFBENCH_DATA", SHARED_DATA))
-    if not path.is_dir():
-        pytest.skip(f"data folder {path} not present (set RFBENCH_DATA)")
-    return path
+    """The folder holding the raw data files: the real ones if present, else the fixtures."""
+    real = real_data()
+    if real is not None:
+        return real
+    _pin_fixtures()
+    return FIXTURE_DATA
+
+
+@pytest.fixture(scope="session")
+def real_data_dir() -> Path:
+    """The real data folder, for checks against the papers' numbers; skip without it."""
+    real = real_data()
+    if real is None:
+        pytest.skip("published-number check: needs the real data files (set RFBENCH_DATA)")
+    return real
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch, tmp_path):
+    """Estimator tables and plugin state restored after the test; ``tmp_path`` importable.
+
+    Modules the test imports whose name starts with ``rfb_test_`` or ``rfbench_example_plugin``
+    are forgotten afterwards, so their registrations do not leak into other tests.
+    """
+    from rfbench import plugins
+    from rfbench.features import registry
+
+    registry.estimator_names()  # the built-ins are in before the copies are taken
+    for table in ("_COMPONENTS", "_WEIGHTS", "_HYBRIDS", "_ALIASES"):
+        monkeypatch.setattr(registry, table, dict(getattr(registry, table)))
+    monkeypatch.setattr(plugins, "_loaded", None)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in list(sys.modules):
+        if name.startswith(("rfb_test_", "rfbench_example_plugin")):
+            del sys.modules[name]

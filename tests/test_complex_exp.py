@@ -1,4 +1,4 @@
-"""Complex-exponential features (HRF Sec. 2.3; spec/hrf.md §1.9–1.10)."""
+"""Complex-exponential features (HRF Sec. 2.3; docs/methods.md#complex-exp, #hrf-cluster-hybrid)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def draws_of(name: str, seed: int, N: int, d: int, frame=None, kernel="softmax",
 @pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
 @pytest.mark.parametrize("frame", [None, 2])
 def test_iI_is_trig_and_I_is_positive(kernel, frame):
-    """A = iI: Re(estimate) ≡ trig; A = I: ≡ SM⁺ (same ω; spec/hrf.md §1.9, §5 item 11)."""
+    """A = iI: Re(estimate) ≡ trig; A = I: ≡ SM⁺ (same ω; HRF; docs/methods.md#complex-exp,
+    #hrf-erratum-11)."""
     d = 3
     Xf, Yf = (X, Y) if frame is None else (X[:, :2], Y[:, :2])
     for options, other in (({}, "trig@iid"), ({"A": 1.0}, "positive@iid")):
@@ -95,7 +96,8 @@ A_CASES = {
 
 @pytest.mark.parametrize("case", sorted(A_CASES))
 def test_unbiased_and_mse_matches_theory(case):
-    """E[Re K̂] = SM and MC MSE = the closed form of spec/hrf.md §1.9 (tolerances from it)."""
+    """E[Re K̂] = SM and MC MSE = the closed form of HRF Sec. 2.3, Lemma 2.4;
+    docs/methods.md#complex-exp (tolerances from it)."""
     x, y = np.array([0.5, -0.3, 0.2]), np.array([0.3, 0.4, -0.1])
     N = 100_000
     est, draw = draws_of("complex-exp@iid", 11, N, 3, m=4, **A_CASES[case])
@@ -152,7 +154,8 @@ def test_complex_diagonal_is_exact_at_centres(seed):
 
 
 def test_diagonal_edge_cases():
-    """Zero coordinates (spec/hrf.md §1.10): both 0 -> 1 (real) or 1 + i; one 0 -> large/small."""
+    """Zero coordinates (HRF App. H.2; docs/methods.md#hrf-cluster-hybrid): both 0 -> 1 (real) or
+    1 + i; one 0 -> large/small."""
     ri, rj = np.array([0.0, 0.0, 0.5, 1.0]), np.array([0.0, 0.7, 0.0, -4.0])
     a = real_diagonal_A(ri, rj, large=1e8)
     np.testing.assert_allclose(a, [1.0, 1e8, 1e-8, 2.0])

@@ -1,5 +1,6 @@
-"""Data loaders on the offline files in ../shared/data (skipped when absent), preprocessing,
-and the one-line errors for missing, corrupt, unreadable and unknown data."""
+"""Data loaders on the data folder of the session (the real files, else the synthetic fixtures:
+tests/data_facts.py), preprocessing, and the one-line errors for missing, corrupt, unreadable
+and unknown data."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import shutil
 from pathlib import Path
 
+import data_facts as facts
 import numpy as np
 import pytest
 
@@ -16,20 +18,7 @@ import rfbench.datasets as D
 from rfbench.datasets import cache, preprocess
 from rfbench.datasets.images import read_cifar_tarball
 
-# name: (rows, features after encoding, classes) — spec/simrf.md §3.5 table (n, classes, encoded d)
-SHAPES = {
-    "abalone": (4177, 10, 28),
-    "banknote": (1372, 4, 2),
-    "car": (1728, 21, 4),
-    "yeast": (1484, 8, 10),
-    "cmc": (1473, 9, 3),
-    "nursery": (12960, 27, 5),
-    "wifi": (2000, 7, 4),
-    "chess": (28056, 40, 18),
-    "letter": (20000, 16, 26),
-    "boston": (506, 13, 0),
-}
-# class counts from each SOURCE.md
+# class counts of the real files, from each SOURCE.md (fixtures: counted from the raw text)
 COUNTS = {
     "banknote": {"0": 762, "1": 610},
     "car": {"unacc": 1210, "acc": 384, "good": 69, "vgood": 65},
@@ -66,8 +55,8 @@ def shared(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return data_dir
 
 
-def test_registry_pins_equal_the_shared_readme(data_dir: Path) -> None:
-    text = (data_dir / "README.md").read_text()
+def test_registry_pins_equal_the_shared_readme(real_data_dir: Path) -> None:
+    text = (real_data_dir / "README.md").read_text()
     pins = dict(re.findall(r"\| shared/data/(\S+) \| [\d,]+ \| `([0-9a-f]{64})` \|", text))
     for folder_sums in re.findall(r"\| shared/data/(\S+)/ \(.*?SHA256SUMS: `([0-9a-f]{64})`", text):
         pins[folder_sums[0] + "/SHA256SUMS"] = folder_sums[1]
@@ -80,10 +69,9 @@ def test_registry_pins_equal_the_shared_readme(data_dir: Path) -> None:
     assert checked == 12  # 10 UCI tables + 2 CIFAR manifests
 
 
-@pytest.mark.parametrize(
-    "spec", [f for i in D.DATASETS.values() for f in i.files], ids=lambda f: f.path
-)
-def test_every_present_file_verifies(shared: Path, spec: D.FileSpec) -> None:
+@pytest.mark.parametrize("path", [f.path for i in D.DATASETS.values() for f in i.files])
+def test_every_present_file_verifies(shared: Path, path: str) -> None:
+    spec = next(f for i in D.DATASETS.values() for f in i.files if f.path == path)
     if not cache.present(spec):
         pytest.skip(f"{spec.path} not in the offline folder")
     path = cache.verify("x", spec)
@@ -91,10 +79,10 @@ def test_every_present_file_verifies(shared: Path, spec: D.FileSpec) -> None:
         assert path.stat().st_size == spec.size
 
 
-@pytest.mark.parametrize("name", list(SHAPES))
+@pytest.mark.parametrize("name", list(facts.REAL_SHAPES))
 def test_table_loaders(shared: Path, name: str) -> None:
     ds = D.load(name)
-    n, d, k = SHAPES[name]
+    n, d, k = facts.shapes()[name]
     assert (ds.n, ds.d, ds.n_classes) == (n, d, k)
     assert ds.X.dtype == np.float64
     assert np.isfinite(ds.X).all() and len(ds.feature_names) == d
@@ -103,9 +91,17 @@ def test_table_loaders(shared: Path, name: str) -> None:
         assert ds.onehot().sum(axis=0).min() >= 1
     if name in COUNTS:
         got = dict(zip(ds.classes, np.bincount(ds.y).tolist(), strict=True))
-        assert got == COUNTS[name]
+        assert got == (_raw_counts(shared, name) if facts.uses_fixtures() else COUNTS[name])
     assert ds.metadata["sha256"] == D.DATASETS[name].files[0].sha256
     assert ds.metadata["compat"] is False and ds.label == name
+
+
+def _raw_counts(root: Path, name: str) -> dict[str, int]:
+    """Class counts parsed from the raw text (label = last field; yeast/wifi: whitespace)."""
+    spec = D.DATASETS[name].files[0]
+    sep = None if name in ("yeast", "wifi") else ","
+    labels = [row[-1] for row in facts.raw_rows(root / spec.path, sep)]
+    return {c: labels.count(c) for c in sorted(set(labels), key=labels.index)}
 
 
 def test_encoding_follows_the_authors_column_order(shared: Path) -> None:
@@ -115,16 +111,17 @@ def test_encoding_follows_the_authors_column_order(shared: Path) -> None:
         "shell_weight",
     )  # fmt: skip
     assert ab.feature_names[7:] == ("sex=F", "sex=I", "sex=M")
-    np.testing.assert_array_equal(
-        ab.X[0], [0.455, 0.365, 0.095, 0.514, 0.2245, 0.101, 0.15, 0, 0, 1]
-    )
-    assert ab.classes[ab.y[0]] == "15"
+    first = facts.raw_rows(shared / "abalone/abalone.data")[0]  # e.g. M,0.455,...,0.15,15
+    sex = [float(first[0] == s) for s in "FIM"]
+    np.testing.assert_array_equal(ab.X[0], [float(v) for v in first[1:8]] + sex)
+    assert ab.classes[ab.y[0]] == first[-1]
     yeast = D.load("yeast")
     assert "sequence_name" not in yeast.feature_names
     chess = D.load("chess")
     assert chess.X[:, :].sum(axis=1).tolist() == [6.0] * chess.n  # six one-hot blocks per row
     boston = D.load("housing")  # alias
-    assert boston.name == "boston" and boston.y.dtype == np.float64 and boston.y[0] == 24.0
+    medv = float(facts.raw_rows(shared / "boston/housing.data", None)[0][-1])
+    assert boston.name == "boston" and boston.y.dtype == np.float64 and boston.y[0] == medv
 
 
 @pytest.mark.parametrize("name", UCI8)
@@ -160,7 +157,9 @@ def test_split_rows_are_the_permutation_of_the_raw_rows(shared: Path) -> None:
     s = D.split(ds, "derf", standardize=False)
     perm = np.random.default_rng(42).permutation(ds.n)
     n_tr, n_va, n_te = s.metadata["split_sizes"]
-    assert (n_tr, n_va, n_te) == (1234, 68, 68) and s.metadata["split_unused_rows"] == 2
+    n = ds.n  # real banknote: 1234 / 68 / 68, 2 rows unused
+    assert (n_tr, n_va, n_te) == (int(0.9 * n), int(0.05 * n), int(0.05 * n))
+    assert s.metadata["split_unused_rows"] == n - n_tr - n_va - n_te
     np.testing.assert_array_equal(s.train.X, ds.X[perm[:n_tr]])
     np.testing.assert_array_equal(s.val.X, ds.X[perm[n_tr : n_tr + n_va]])
     np.testing.assert_array_equal(s.test.X, ds.X[perm[-n_te:]])
@@ -170,11 +169,13 @@ def test_split_rows_are_the_permutation_of_the_raw_rows(shared: Path) -> None:
 def test_derf_split_and_subset(shared: Path) -> None:
     ds = D.load("nursery")
     s = D.split(ds, "derf")
-    assert (s.train.n, s.val.n, s.test.n) == (11664, 648, 648)
-    sub = D.split(ds, "simrf", subset=(1000, 100))
+    n = ds.n  # real nursery: 11664 / 648 / 648
+    assert (s.train.n, s.val.n, s.test.n) == (int(0.9 * n), int(0.05 * n), int(0.05 * n))
+    n_sub = (1000, 100) if n > 2000 else (100, 5)  # the authors' restriction; smaller on fixtures
+    sub = D.split(ds, "simrf", subset=n_sub)
     full = D.split(ds, "simrf")
-    assert (sub.train.n, sub.test.n) == (1000, 100) and sub.metadata["subset"] == [1000, 100]
-    np.testing.assert_array_equal(sub.train.X, full.train.X[:1000])  # statistics of the full split
+    assert (sub.train.n, sub.test.n) == n_sub and sub.metadata["subset"] == list(n_sub)
+    np.testing.assert_array_equal(sub.train.X, full.train.X[: n_sub[0]])  # full-split statistics
 
 
 def test_constant_training_column_gives_no_nan() -> None:
@@ -224,8 +225,9 @@ def test_area_resize_is_exact_box_averaging() -> None:
 
 def test_mnist_test_split(shared: Path) -> None:
     ds = D.load("mnist")
-    assert ds.label == "mnist[test]" and (ds.n, ds.d) == (10000, 64)
-    assert np.bincount(ds.y).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+    assert ds.label == "mnist[test]" and (ds.n, ds.d) == (facts.images()[0], 64)
+    counts = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+    assert np.bincount(ds.y).tolist() == ([6] * 10 if facts.uses_fixtures() else counts)
     assert ds.X.min() >= 0.0 and ds.X.max() <= 1.0 and ds.X.max() > 0.9
     raw = D.load("mnist", split="test", size=None)
     assert raw.d == 784 and raw.X[0].reshape(28, 28)[:4].sum() == 0  # blank top rows
@@ -234,14 +236,19 @@ def test_mnist_test_split(shared: Path) -> None:
 
 
 def test_cifar10_sample_is_labelled_and_ordered(shared: Path) -> None:
+    n_train, n_test = facts.images()[1:]
     train = D.load("cifar10")
-    assert train.label == "cifar10[sample-train]" and (train.n, train.d) == (200, 64)
-    first = ["frog", "truck", "truck", "deer", "automobile", "automobile", "bird", "horse"]
+    assert train.label == "cifar10[sample-train]" and (train.n, train.d) == (n_train, 64)
+    csv = (shared / "cifar10/kaggle_train_0001-0200/trainLabels.csv").read_text().split()
+    first = [row.split(",")[1] for row in csv[:8]]  # real: frog, truck, truck, deer, ...
     assert [train.classes[i] for i in train.y[:8]] == first  # start of data_batch_1
     test = D.load("cifar10", split="test")
-    assert test.y.tolist() == [3, 8, 8, 0, 6, 6, 1, 6, 3, 1, 0, 9, 5, 7, 9, 8, 5, 7, 8, 6]
+    names = sorted((shared / "cifar10/foolbox_test_00-19").glob("cifar10_*_*.png"))
+    assert test.y.tolist() == [int(p.stem.rsplit("_", 1)[1]) for p in names]
+    if not facts.uses_fixtures():
+        assert test.y.tolist() == [3, 8, 8, 0, 6, 6, 1, 6, 3, 1, 0, 9, 5, 7, 9, 8, 5, 7, 8, 6]
     both = D.load("cifar10", split="all", grayscale=False, size=None)
-    assert (both.n, both.d) == (220, 3072) and both.metadata["variant"] == "sample"
+    assert (both.n, both.d) == (n_train + n_test, 3072) and both.metadata["variant"] == "sample"
     assert 0.0 <= train.X.min() and train.X.max() <= 1.0
 
 
@@ -307,9 +314,8 @@ def test_corrupt_file_is_refused(
     path.write_bytes(bytes(raw))
     with pytest.raises(D.DataError) as exc:
         D.load("car")
-    _one_line(
-        exc, "'car'", str(path), "sha256", "51,867 bytes", "rfbench data fetch car", "RFBENCH_DATA"
-    )
+    size = f"{D.DATASETS['car'].files[0].size:,} bytes"  # real: 51,867
+    _one_line(exc, "'car'", str(path), "sha256", size, "rfbench data fetch car", "RFBENCH_DATA")
     assert not D.available("car", verify=True) and D.available("car")
 
 
@@ -318,14 +324,14 @@ def test_corrupt_gzip_is_refused(data_dir: Path, tmp_path: Path, monkeypatch) ->
     for rel in ("mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz"):
         _copy(data_dir, rel, tmp_path)
     path = tmp_path / "mnist/t10k-images-idx3-ubyte.gz"
-    path.write_bytes(path.read_bytes()[:-5000])
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(D.DataError) as exc:
         D.load("mnist", split="test")
     _one_line(exc, "'mnist'", str(path), "gzip", "rfbench data fetch mnist")
     # a different gzip wrapper around the same bytes is accepted (pinned on decompressed content)
     raw = gzip.decompress((data_dir / "mnist/t10k-images-idx3-ubyte.gz").read_bytes())
     path.write_bytes(gzip.compress(raw, compresslevel=1, mtime=0))
-    assert D.load("mnist", split="test").n == 10000
+    assert D.load("mnist", split="test").n == facts.images()[0]
 
 
 def test_corrupt_png_in_sample_is_refused(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
@@ -427,5 +433,5 @@ def test_mnist_auto_prefers_the_train_split(data_dir: Path, tmp_path: Path, monk
         specs.append(D.FileSpec(fake.relative_to(tmp_path).as_posix(), sha, size, gz=True))
     _pin(monkeypatch, "mnist", "train", tuple(specs))
     ds = D.load("mnist")
-    assert ds.label == "mnist" and ds.metadata["split"] == "train" and ds.n == 10000
+    assert ds.label == "mnist" and ds.metadata["split"] == "train" and ds.n == facts.images()[0]
     assert D.local_status("mnist") == "yes"

@@ -1,4 +1,5 @@
-"""DERF-family features (GERF/OPRF, ADERF, SDERF, SADERF) and their closed forms (spec/derf.md)."""
+"""DERF-family features (GERF/OPRF, ADERF, SDERF, SADERF) and their closed forms
+(docs/methods.md#derf-family)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def objective(params, X, Y):
 
 @pytest.mark.parametrize("phi", [0.0, 0.01, 0.5, 3.0, 50.0])
 def test_a_star_is_the_scalar_minimiser(phi):
-    """spec/derf.md §5: Lemma A.1 matches bounded scalar minimisation; eq. (15) form agrees."""
+    """DERF; docs/methods.md#derf-family: Lemma A.1 matches bounded scalar minimisation; eq. (15)
+    form agrees."""
 
     def f(A):
         return np.log(1 - 4 * A) - 0.5 * np.log(1 - 8 * A) + phi / (1 - 8 * A)
@@ -114,7 +116,8 @@ def test_unbiased(name, kernel):
     N = 20_000
     est, draw, x, y, K_hat, K = sample_estimates(name, kernel, m=2, N=N, seed=3)
     tol = 5 * np.sqrt(derf_mse(est, draw.params, x[:, None], y[None]) / N)
-    assert np.all(tol < 0.1 * K)  # a 10% bias (e.g. spec §4 T2's e^{(‖x‖²+‖y‖²)/4}) is caught
+    # a 10% bias (e.g. DERF; docs/methods.md#derf-erratum-t2's e^{(‖x‖²+‖y‖²)/4}) is caught
+    assert np.all(tol < 0.1 * K)
     assert np.all(np.abs(K_hat.mean(0) - K) < tol)
 
 
@@ -130,7 +133,8 @@ def test_empirical_variance_matches_closed_form(name):
 
 
 def test_random_phase_trig_variance_monte_carlo():
-    """spec/derf.md §2.1 (TrigRF, sign fixed): log m2 = ‖x‖²+‖y‖²+log(1 + ½e^{-2‖x-y‖²})."""
+    """DERF Eqs. 4-5; docs/methods.md#trig (TrigRF, sign fixed): log
+    m2 = ‖x‖²+‖y‖²+log(1 + ½e^{-2‖x-y‖²})."""
     rng = np.random.default_rng(5)
     x, y, N = np.array([0.5, -0.3, 0.2, 0.4]), np.array([0.1, 0.6, -0.2, 0.3]), 400_000
     w, th = rng.standard_normal((N, 4)), rng.uniform(0, 2 * np.pi, N)
@@ -152,18 +156,20 @@ def test_parameter_free_forms_match_basic_theory():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_objective_ordering_chain(seed):
-    """PosRF ⊂ GERF ⊂ SADERF ⊂ ADERF and GERF ⊂ SDERF (spec §0, §6.3): fitted L̄ ordered."""
+    """PosRF ⊂ GERF ⊂ SADERF ⊂ ADERF and GERF ⊂ SDERF (DERF; docs/methods.md#derf-family,
+    docs/experiments.md#derf-claims): fitted L̄ ordered."""
     X, Y = make_sets(np.random.default_rng(seed), L=60)
     L = {k: objective(f(X, Y, 6), X, Y) for k, f in FITS.items()}
     pos = objective(gerf_params(0.0, 6), X, Y)
     assert L["aderf"] <= L["saderf"] + 1e-9 <= L["gerf"] + 2e-9 <= pos + 3e-9
     assert L["sderf"] <= L["gerf"] + 1e-9
     assert L["aderf"] < L["gerf"] - 0.01  # the sets are asymmetric: strict gains
-    assert min(L.values()) >= 2 * X.mean(0) @ Y.mean(0)  # the zero-variance floor (§1.1, T6)
+    # the zero-variance floor (DERF Eq. 8; docs/methods.md#derf-objective, T6)
+    assert min(L.values()) >= 2 * X.mean(0) @ Y.mean(0)
 
 
 def _features(name, params, proj, X, side):
-    comp = registry.COMPONENTS[name]() if name != "positive" else Positive()
+    comp = registry.get(f"{name}@iid", m=1).component if name != "positive" else Positive()
     return comp.features(proj, X, side, params).dense()
 
 
@@ -187,7 +193,7 @@ def test_forced_special_cases_coincide(A):
 
 
 def test_aderf_on_equal_sets_reduces_to_gerf():
-    """spec §2.6 remark: M1 = M2 gives F = I; SADERF gives Ψ = I."""
+    """DERF Thm 4.2; docs/methods.md#aderf remark: M1 = M2 gives F = I; SADERF gives Ψ = I."""
     X, _ = make_sets(np.random.default_rng(9), L=50)
     ad, ga, sa = fit_aderf(X, X, 6), fit_gerf(X, X, 6), fit_saderf(X, X, 6)
     np.testing.assert_allclose(ad["T1"].T @ ad["T1"], np.eye(6), atol=1e-8)
@@ -205,7 +211,8 @@ def test_gerf_closed_form_minimises_grid():
 
 
 def test_aderf_matches_theorem_4_2_and_is_optimal():
-    """eq. (10) value, F = geometric mean of M1⁻¹ and M2 (spec §2.6), no better feasible point."""
+    """eq. (10) value, F = geometric mean of M1⁻¹ and M2 (DERF Thm 4.2; docs/methods.md#aderf), no
+    better feasible point."""
     rng = np.random.default_rng(12)
     X, Y = make_sets(rng, d=5, L=300)
     p = fit_aderf(X, Y, 5)
@@ -253,7 +260,8 @@ def test_saderf_psi_and_A_are_optimal():
         assert objective(saderf_params(A, psi), X, Y) >= best
 
 
-# --- spec/derf.md §3.1 reference values (sanity anchors, d = 64, L = 1024, 5 set pairs) --------
+# --- DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2 reference values (sanity anchors,
+# d = 64, L = 1024, 5 set pairs) --------
 
 ANCHORS = {  # regime, σ -> TrigRF, PosRF, GERF, ADERF, SDERF
     ("sphere", 1.0): (1.86, 1.85, 1.72, 1.69, 1.72),
@@ -336,7 +344,8 @@ def test_singular_statistics_use_the_ridge(case):
     assert L["aderf"] <= L["gerf"] + 1e-6 and L["saderf"] <= L["gerf"] + 1e-6
     if case == "identical points":
         assert L["aderf"] == pytest.approx(L["gerf"], abs=1e-6)
-    if case == "d > L":  # spec §4 T9: the objective decreases to the infimum as ε -> 0
+    # DERF; docs/methods.md#derf-erratum-t9: the objective decreases to the infimum as ε -> 0
+    if case == "d > L":
         path = [objective(fit_aderf(X, Y, d, ridge=r), X, Y) for r in (1e-2, 1e-6, 1e-10)]
         assert path[0] > path[1] - 1e-9 > path[2] - 2e-9
     for name in MECHANISMS:

@@ -3,8 +3,8 @@
 - ``unbiased`` estimators: |mean − K| < 5 SE (SE from the closed form where one exists), with
   5 SE < K/2 asserted, so a factor-2 error in the estimate cannot pass.
 - biased couplings (SORF-type structure, moment matching, sparse-grid quadrature, CSE variant S):
-  the bias stays within the 10 % these constructions are documented to reach at d = 6 (spec/
-  spectraformer.md §3); a factor-2 error cannot pass either.
+  the bias stays within the 10 % these constructions are documented to reach at d = 6 (Spectraformer
+  Sec. 3.3; docs/methods.md#couplings); a factor-2 error cannot pass either.
 - wherever ``theory.py`` has the MSE: empirical MSE within 5 standard errors of the closed form,
   with 5 SE < theory/2 asserted (a factor-2 error in the variance cannot pass).
 """

@@ -14,7 +14,7 @@ from rfbench.datasets import available
 from rfbench.experiments import ConfigError, get_experiment
 from rfbench.experiments.classify import Classify
 from rfbench.experiments.classify_data import prepared
-from rfbench.experiments.classify_summary import TABLE3
+from rfbench.experiments.classify_summary import paper_table
 from rfbench.experiments.kernel_regression import (
     COMMON_SHIFT_SPREAD,
     exact_accuracy,
@@ -142,7 +142,7 @@ def test_exact_accuracy_and_trig() -> None:
     np.testing.assert_allclose(ours, brute, atol=1.5 / len(yq))  # at most one near-tie flip
 
 
-def test_published_table3_banknote(tmp_path: Path) -> None:
+def test_published_table3_banknote(tmp_path: Path, real_data_dir: Path) -> None:
     """SimRF Table 3, banknote (d′ = m = 4): IIDRF 0.6441 ± 0.0024, SimRF 0.7196 ± 0.0019.
     Tolerance 5·√(se² + se_paper²), smaller than the IID-SimRF gap the table shows."""
     _need("banknote")
@@ -152,9 +152,10 @@ def test_published_table3_banknote(tmp_path: Path) -> None:
          "pad": True, "trials": 300, "exact": False}
     )  # fmt: skip
     res = load_results(run(exp, config, out=tmp_path / "t3.parquet", backend="serial", quiet=True))
-    gap = TABLE3["banknote"]["positive@simrf"][0] - TABLE3["banknote"]["positive@iid"][0]
+    table3 = paper_table("simrf-table3")["banknote"]
+    gap = table3["positive@simrf"][0] - table3["positive@iid"][0]
     for _, row in res.iterrows():
-        ref, ref_se = TABLE3["banknote"][row["estimator"]]
+        ref, ref_se = table3[row["estimator"]]
         tol = 5 * math.hypot(row["stderr"], ref_se)
         assert tol < gap
         assert abs(row["value"] - ref) < tol, (row["estimator"], row["value"], ref)

@@ -9,7 +9,7 @@ import pytest
 from rfbench.experiments import ConfigError, get_experiment
 from rfbench.experiments.clusters import (
     PAPER_ESTIMATORS,
-    PAPER_S,
+    paper_s,
     paper_table3,
     rfbench_mse,
     unit_theory_mse,
@@ -62,7 +62,7 @@ def test_data_shapes_and_norms():
 def test_s_values_equal_the_papers(dataset):
     """The s-lists of Table 3 (rounded to 2 decimals, the notebook's label order)."""
     s = paper_clusters(dataset, 0).s
-    assert tuple(round(v, 2) for v in s) == PAPER_S[dataset]
+    assert tuple(round(v, 2) for v in s) == paper_s()[dataset]
 
 
 def test_table3_s1_m20_equal_to_published():
@@ -77,14 +77,16 @@ def test_table3_s1_m20_equal_to_published():
 def test_table3_more_rows_equal_to_published(dataset, m):
     """More rows of HRF Table 3 (the paper profile's summary checks all 14 σ = 1 rows). The
     σ = √10 rows also come out equal with kmeans_seed 0 and scikit-learn 1.9 (their k-means
-    partition is data-sensitive, spec/hrf.md §3.4), so s3 is checked here too."""
+    partition is data-sensitive, HRF App. H.3; docs/experiments.md#hrf-fig6), so s3 is checked here
+    too."""
     ours = _replayed_min_max(dataset, m)
     for est in PAPER_ESTIMATORS:
         assert ours[est] == TABLE3[(dataset, m, est)], (dataset, m, est)
 
 
 def test_theory_equals_spec_reference():
-    """Closed-form Gram MSE for (s1, m = 20): spec/hrf.md §3.4 gives 0.0069, 0.0710, 0.0302."""
+    """Closed-form Gram MSE for (s1, m = 20): HRF App. H.3; docs/experiments.md#hrf-fig6 gives
+    0.0069, 0.0710, 0.0302."""
     sums = unit_theory_mse(paper_clusters("s1", 0))
     got = {k: round(v / 20, 4) for k, v in sums.items()}
     assert got == {"cluster-hybrid": 0.0069, "positive@iid": 0.0710, "trig@iid": 0.0302}
@@ -95,7 +97,7 @@ def test_rfbench_protocol_matches_theory(estimator, rng):
     """Registry estimators (job-style Generator) on every 5th point of s1 (400 × 400 Gram): mean
     Gram MSE within 5 SE of the closed form, a tolerance that would catch a factor-2 error.
     (positive@iid is left out: its Gram MSE is heavy-tailed, CV ≈ 1.6 per repetition, and its
-    empirical mean runs low — spec/hrf.md §3.4.)"""
+    empirical mean runs low — HRF App. H.3; docs/experiments.md#hrf-fig6.)"""
     rows = np.arange(0, 2000, 5)
     pc = fit_paper_clusters(clustered_data("s1"), rows, rows, kmeans_seed=0)
     m, reps = 20, 150
@@ -120,7 +122,7 @@ def test_quick_profile_end_to_end(tmp_path):
         agg = part.set_index("metric")["value"]
         assert 0 < agg["mse_min"] <= agg["mse_mean"] <= agg["mse_max"] < 1, (protocol, est)
     s = df[df["metric"] == "cluster_s"].sort_values("pair")["value"].round(2)
-    assert tuple(s) == PAPER_S["s1"]
+    assert tuple(s) == paper_s()["s1"]
     theory = df[df["metric"] == "theory_mse"]
     assert set(theory["estimator"]) == set(PAPER_ESTIMATORS)
     summary = exp.summary(df)

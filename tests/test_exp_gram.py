@@ -15,6 +15,9 @@ from rfbench.features.theory import coupled
 from rfbench.results import load_results
 from rfbench.runner import load_config, run
 
+#: every registered component (feature function) name
+COMPONENTS = {d.component for d in registry.list_estimators() if d.kind == "component"}
+
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 FIG7_REPS = 500
 
@@ -55,7 +58,8 @@ def test_fig7_rows(fig7) -> None:
 
 
 def test_fig7_matches_the_closed_form(fig7) -> None:
-    """E Σ(K - K̂)² = Σ_ij MSE(x_i, x_j) (spec/simrf.md §3.4), within 5 standard errors."""
+    """E Σ(K - K̂)² = Σ_ij MSE(x_i, x_j) (SimRF Sec. 5.2, Fig. 7; docs/experiments.md#simrf-fig7),
+    within 5 standard errors."""
     rows = fig7.set_index(["estimator", "m", "metric"])["value"]
     errs = fig7.set_index(["estimator", "m", "metric"])["stderr"]
     for weights in ("iid", "orf", "simrf"):
@@ -65,7 +69,8 @@ def test_fig7_matches_the_closed_form(fig7) -> None:
             expected = rows[name, m, "theory_frob_sq_per_entry"]
             assert 5 * se < 0.5 * expected  # a factor-2 error would be caught
             assert abs(mc - expected) < 5 * se, (name, m, mc, expected, se)
-    # the reference numbers of spec §3.4 (m = d, expected error / d²) and the ordering
+    # the reference numbers of SimRF Sec. 5.2, Fig. 7; docs/experiments.md#simrf-fig7 (m = d,
+    # expected error / d²) and the ordering
     theory = {
         w: rows[f"positive@{w}", 64, "theory_frob_sq_per_entry"] for w in ("iid", "orf", "simrf")
     }
@@ -73,7 +78,7 @@ def test_fig7_matches_the_closed_form(fig7) -> None:
     assert theory["orf"] == pytest.approx(0.0109, abs=6e-4)
     assert theory["simrf"] == pytest.approx(0.0050, abs=6e-4)
     assert theory["simrf"] < theory["orf"] < theory["iid"]
-    # m = n d: the expected error scales exactly as 1/n (spec §2.6)
+    # m = n d: the expected error scales exactly as 1/n (SimRF Sec. 3; docs/methods.md#stacking)
     for w in ("iid", "orf", "simrf"):
         assert rows[f"positive@{w}", 128, "theory_frob_sq"] == pytest.approx(
             rows[f"positive@{w}", 64, "theory_frob_sq"] / 2, rel=1e-9
@@ -99,7 +104,7 @@ def test_grid_covers_every_component_and_weights(grid) -> None:
     names = set(grid["estimator"])
     comps = {n.split("@")[0] for n in names}
     weights = {n.split("@")[1] for n in names}
-    assert comps == set(registry.COMPONENTS) and weights == set(registry.WEIGHTS)
+    assert comps == COMPONENTS and weights == set(registry.weights_samplers())
     assert not grid["value"].isna().any()
     skipped = grid[grid["metric"] == "skipped"]
     assert set(skipped["estimator"]) == {"sign@iid"}  # the angular-kernel component
@@ -126,7 +131,7 @@ def test_grid_inputs_follow_the_spec() -> None:
 
 def test_wildcards_and_bad_configs() -> None:
     assert expand_estimators(["positive@orf", "positive@*"])[0] == "positive@orf"
-    assert len(expand_estimators(["*@*"])) == len(registry.COMPONENTS) * len(registry.WEIGHTS)
+    assert len(expand_estimators(["*@*"])) == len(COMPONENTS) * len(registry.weights_samplers())
     exp = get_experiment("gram")
     for bad in (
         {"inputs": "pairs"},

@@ -38,7 +38,8 @@ def results(tmp_path_factory) -> dict[str, pd.DataFrame]:
 
 
 def test_hrf_fig1_surfaces(results) -> None:
-    """HRF Fig. 1 vs the equal-norm forms of spec/hrf.md §1.1, §1.2, §1.7 (m = 10, n = 1)."""
+    """HRF Fig. 1 vs the equal-norm forms of docs/methods.md#trig, #hyperbolic, #hrf-angular-hybrid
+    (m = 10, n = 1)."""
     df = results["hrf-fig1"]
     assert len(df) == 3 * 11 * 13 * 2 and (df["value"] >= 0).all()
     mse = df[df["metric"] == "theory_mse"].pivot_table(
@@ -68,12 +69,12 @@ def test_simrf_fig6_against_the_spec_table(results) -> None:
     df = results["simrf-fig6"]
     ratio = df.pivot_table(index="v", columns="estimator", values="value")
     assert (ratio["positive@iid"] == 1.0).all()
-    # spec/simrf.md §3.3 table (mpmath, d = m = 64)
+    # SimRF Sec. 5.1, Fig. 6; docs/experiments.md#simrf-fig6 table (mpmath, d = m = 64)
     assert ratio.loc[0.1, "positive@orf"] == pytest.approx(0.99525, abs=1e-5)
     assert ratio.loc[0.1, "positive@simrf"] == pytest.approx(0.008214, abs=1e-6)
     assert ratio.loc[1.0, "positive@orf"] == pytest.approx(0.73109, abs=1e-5)
     assert ratio.loc[1.0, "positive@simrf"] == pytest.approx(0.17050, abs=1e-5)
-    # the v -> 0 limit (row v = 0): 0.0078 (spec §2.5), ORF -> 1
+    # the v -> 0 limit (row v = 0): 0.0078 (SimRF Sec. 5.1; docs/methods.md#simrf-small-v), ORF -> 1
     assert ratio.loc[0.0, "positive@simrf"] == pytest.approx(0.0077817, abs=1e-7)
     assert ratio.loc[0.0, "positive@simrf"] == pytest.approx(coupled.small_v_ratio(64), rel=1e-6)
     assert ratio.loc[0.0, "positive@orf"] == pytest.approx(1.0, abs=1e-9)
@@ -89,7 +90,8 @@ def test_simrf_fig5_densities(results) -> None:
         w, p = curve["w"].to_numpy(), curve["value"].to_numpy()
         assert np.trapezoid(p, w) == pytest.approx(1.0, abs=1e-4)
         means[name] = np.trapezoid(w * p, w)
-    # iid: ω_i + ω_j ~ N(0, 2I), E w = √2 E χ_6; ORF: χ_12 (spec §2.3)
+    # iid: ω_i + ω_j ~ N(0, 2I), E w = √2 E χ_6; ORF: χ_12 (SimRF Eqs. 18-24;
+    # docs/methods.md#rf-conformity)
     assert means["positive@iid"] == pytest.approx(np.sqrt(2) * 2.349964, rel=1e-4)
     assert means["positive@orf"] == pytest.approx(3.392734, rel=1e-4)
     # simplex pairs against Monte Carlo of the SimRF sampler (one pair per draw: independent)
@@ -110,11 +112,12 @@ def test_simrf_fig4_conformities(results) -> None:
     plus = rho[rho["passes"].notna()].set_index("passes")["value"]
     assert list(plus.index) == list(range(6))
     assert plus[0] == pytest.approx(one["simrf"], rel=1e-12)  # SimRF+ starts from the simplex
-    # the ordering of Fig. 4 (spec §3.1, §5 claim 4)
+    # the ordering of Fig. 4 (docs/experiments.md#simrf-fig4, #simrf-claims)
     assert one["iid"] > one["orf"] > one["simrf"] > plus.iloc[-1] >= one["optimum"] - 1e-9
     expected = df[df["metric"] == "theory_rf_conformity"].set_index("weights")["value"]
     assert expected["iid"] == pytest.approx(np.e, rel=1e-12)
-    assert expected["orf"] == pytest.approx(2.579561821, rel=1e-8)  # spec §2.3 table, d = 6
+    # SimRF Eqs. 18-24; docs/methods.md#rf-conformity table, d = 6
+    assert expected["orf"] == pytest.approx(2.579561821, rel=1e-8)
     assert expected["simrf"] == pytest.approx(2.181826061, rel=1e-8)
 
 

@@ -17,8 +17,9 @@ from rfbench.runner import run
 from rfbench.runner.config import read_config_file
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "derf"
-#: spec/derf.md §3.1 sanity anchors (mean over 5 set pairs of log(Var/K²), L = 1024, d = 64)
-#: (the data-free TrigRF/PosRF anchors vary more between set pairs; the MC test checks them)
+#: DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2 sanity anchors (mean over 5 set pairs of
+#: log(Var/K²), L = 1024, d = 64) (the data-free TrigRF/PosRF anchors vary more between set pairs;
+#: the MC test checks them)
 ANCHORS = {
     ("normal", 0.5): {"gerf": 19.30, "aderf": 19.08, "sderf": 19.19},
     ("heterogen", 0.5): {"gerf": 25.20, "aderf": 20.52, "sderf": 20.47},
@@ -78,7 +79,8 @@ def test_quick_profile_schema_and_rows(quick) -> None:
 
 
 def test_headline_gaps(quick) -> None:
-    """SDERF well below GERF where the sets are asymmetric (spec §6.4), on par on the sphere."""
+    """SDERF well below GERF where the sets are asymmetric (DERF; docs/experiments.md#derf-claims),
+    on par on the sphere."""
     table = quick[quick["metric"] == "log_rel_var"].pivot_table(
         index=["regime", "sigma"], columns="mechanism", values="value"
     )

@@ -60,7 +60,8 @@ def agree(est, draw, Xq, Yk, cancellation=False):
 @pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
 @pytest.mark.parametrize("weights", ["iid", "orf"])
 def test_angular_feature_map(variant, kernel, weights):
-    """Lemma 2.3 (spec/hrf.md §1.7): real asymmetric map of dimension 4m(n+1) = direct form."""
+    """Lemma 2.3 (HRF Sec. 2.4, Eq. 19, Lemma 3.2; docs/methods.md#hrf-angular-hybrid): real
+    asymmetric map of dimension 4m(n+1) = direct form."""
     m, n = 5, (5 if variant == "shared-all" else 3)
     est = registry.get(f"angular-hybrid@{weights}", kernel=kernel, m=m, n=n, variant=variant)
     draw = est.sample(np.random.default_rng(1), 3, draws=4)
@@ -156,7 +157,8 @@ def test_angular_endpoints_exact(variant):
 
 def test_angular_frames_pointwise_setting():
     """d = 64 drawn in 2-D frames (the pointwise experiment): ε = 0.3116 at r = 1, θ = π/2
-    (spec/hrf.md §3.2) within MC error; ORF frames are accepted too."""
+    (HRF Fig. 2, App. G; docs/experiments.md#hrf-fig2) within MC error; ORF frames are accepted
+    too."""
     est = registry.get("angular-hybrid@iid", m=16, n=8)
     x, y = equal_norm_pair(1.0, np.pi / 2, 64)
     k = mc(est, x, y, 40_000, frame=2)
@@ -166,8 +168,8 @@ def test_angular_frames_pointwise_setting():
 
 
 def test_shared_all_bias():
-    """CSE variant S (τ_i = ω_i) is biased (spec/cse.md §8.3): the MC bias matches the quadrature
-    of theory.hybrid.shared_all_bias (checked against the spec's m = n = 128 numbers in
+    """CSE variant S (τ_i = ω_i) is biased (docs/methods.md#cse-bias): the MC bias matches the
+    quadrature of theory.hybrid.shared_all_bias (checked against the spec's m = n = 128 numbers in
     test_theory_reference); m = n = 16 here makes the bias (∝ 1/m) large and the test cheap.
     Variant I at the same point shows none."""
     x, y = equal_norm_pair(1.0, 2.5, 64)
@@ -226,7 +228,8 @@ def cluster_draw(seed=0, draws=3, **options):
 @pytest.mark.parametrize("kernel", ["softmax", "gaussian"])
 def test_cluster_feature_map_and_blocks(diagonal, kernel):
     """Def. H.2: the masked feature map = the block-wise direct form; each block is the
-    complex-exp estimator of its centre pair with the shared ω (spec/hrf.md §3.4 step 8)."""
+    complex-exp estimator of its centre pair with the shared ω (HRF App. H.3;
+    docs/experiments.md#hrf-fig6, step 8)."""
     est, draw, Xf, Yf = cluster_draw(diagonal=diagonal, kernel=kernel)
     Xs, Ys = Xf[::9], Yf[::7]
     Phi = agree(est, draw, Xs, Ys)
@@ -252,8 +255,8 @@ def test_cluster_exact_at_centres_with_complex_A():
 
 
 def test_cluster_mse_matches_theory():
-    """Real A (Eq. 88): per pair MSE = (SM²/m)(e^{‖Ax + A⁻¹y‖²} - 1) (spec/hrf.md §1.9), MC-checked;
-    at the centres ‖·‖² = 4Σ_{same sign} r_i r_j."""
+    """Real A (Eq. 88): per pair MSE = (SM²/m)(e^{‖Ax + A⁻¹y‖²} - 1) (HRF Sec. 2.3, Lemma 2.4;
+    docs/methods.md#complex-exp), MC-checked; at the centres ‖·‖² = 4Σ_{same sign} r_i r_j."""
     N = 60_000
     est, draw, Xf, Yf = cluster_draw(draws=N, seed=1)
     Xs, Ys = Xf[[3, 50]], Yf[[5, 60]]

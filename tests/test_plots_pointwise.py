@@ -127,7 +127,7 @@ def test_cse_fig1_rows_hold_mae_and_rmse_with_theory_only_where_it_exists(result
     mae, rmse = fig.axes[1], fig.axes[2]
     items = {c.estimator: c for c in curves(df)}
     assert len(mae.get_lines()) == 3  # trig, FAVOR+, CSE
-    # the shared-all CSE is biased and has no closed form (spec/cse.md §5 item 17)
+    # the shared-all CSE is biased and has no closed form (docs/methods.md#cse-erratum-17)
     assert not items["cse"].has("theory_rel_rmse")
     assert len(rmse.get_lines()) == 3 + 2
     np.testing.assert_array_equal(mae.get_lines()[2].get_ydata(), items["cse"].values("rel_mae"))

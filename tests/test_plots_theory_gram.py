@@ -128,7 +128,8 @@ def test_simrf_fig6(results_dir: Path) -> None:
     assert len(curves) == 3
     np.testing.assert_allclose(curves[2].get_ydata(), simrf["value"])
     limits = sorted(float(t.get_text().split(": ")[1]) for t in ax.texts)
-    assert limits[0] == pytest.approx(0.0077818, abs=2e-6)  # SimRF v -> 0 (spec/simrf.md §3.3)
+    # SimRF v -> 0 (docs/experiments.md#simrf-fig6)
+    assert limits[0] == pytest.approx(0.0077818, abs=2e-6)
     assert limits[-1] == pytest.approx(1.0)  # ORF v -> 0
 
 

@@ -117,7 +117,8 @@ def test_expressions_reproduce_the_specs_values() -> None:
     assert reference.evaluate_expr(eq26, {"r": 1.0, "m": 128}) == pytest.approx(0.4534, abs=1e-4)
     bound = reference.get("cse-thm3.5-bound").check["rhs_expr"]
     got = reference.evaluate_expr(bound, {"r": 1.0, "m": 128, "n": 128})
-    assert got == pytest.approx(0.257, abs=5e-4)  # spec/cse.md §3.5 (true max 0.1043)
+    # CSE Lemma 3.4, Thm 3.5; docs/methods.md#hrf-max-error (true max 0.1043)
+    assert got == pytest.approx(0.257, abs=5e-4)
     hrf_bound = reference.get("hrf-thm3.5-bound").check["rhs_expr"]
     assert reference.evaluate_expr(hrf_bound, {"r": 1.0, "m": 128, "n": 128}) == pytest.approx(got)
     with pytest.raises(ReferenceDataError, match="unknown name"):
@@ -125,7 +126,8 @@ def test_expressions_reproduce_the_specs_values() -> None:
 
 
 def test_simrf_small_v_prefactor_matches_the_formula() -> None:
-    """0.0078 = 1 − π d Γ(d+1)² / (2^{2d+1} Γ(d/2+1)⁴) at d = 64 (spec/simrf.md §2.5)."""
+    """0.0078 = 1 − π d Γ(d+1)² / (2^{2d+1} Γ(d/2+1)⁴) at d = 64 (SimRF Sec. 5.1;
+    docs/methods.md#simrf-small-v)."""
     d = 64
     log_term = math.log(math.pi * d) + 2 * gammaln(d + 1) - (2 * d + 1) * math.log(2)
     prefactor = 1 - math.exp(log_term - 4 * gammaln(d / 2 + 1))

@@ -1,4 +1,5 @@
-"""The result contract (DESIGN §5): schema validation, atomic parquet files, provenance."""
+"""The result contract (docs/architecture.md#result-schema): schema validation, atomic parquet
+files, provenance."""
 
 from __future__ import annotations
 

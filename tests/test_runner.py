@@ -1,4 +1,5 @@
-"""The experiment runner (DESIGN §1, §4-§6) on a toy Monte Carlo experiment.
+"""The experiment runner (docs/architecture.md#flow, #cli, #result-schema, #seeding) on a toy Monte
+Carlo experiment.
 
 The toy job draws ``samples`` standard normals shifted by ``mu`` from its generator and reports
 their mean. Every claim of the runner is checked: jobs draw from

@@ -1,17 +1,31 @@
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import check_estimator
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 from rfbench.kernels import kernel_matrix
 from rfbench.sklearn import RandomFeatures
 
+# One of each kind of coupling (iid, Haar, simplex, structured, QMC), a data-dependent component
+# and a hybrid, on both kernels: scikit-learn's whole conformance suite on each.
+CONFORMANCE = [
+    RandomFeatures("trig@iid", n_components=8),
+    RandomFeatures("hyperbolic@orf", n_components=16, kernel="gaussian"),
+    RandomFeatures("positive@simrf", n_components=8, kernel="gaussian"),
+    RandomFeatures("trig@orf-fast", n_components=8),
+    RandomFeatures("positive@sobol", n_components=8),
+    RandomFeatures("gerf@iid", n_components=8),
+    RandomFeatures("angular-hybrid@iid", n_components=4, n=4),
+]
 
-def test_passes_sklearn_check_estimator():
-    check_estimator(RandomFeatures("hyperbolic@orf", n_components=16, kernel="gaussian"))
+
+@parametrize_with_checks(CONFORMANCE)
+def test_sklearn_conformance(estimator, check):
+    check(estimator)
 
 
-def test_check_estimator_trig_softmax():
-    check_estimator(RandomFeatures("trig@iid", n_components=8))
+def test_check_estimator_names_the_feature_count():
+    """A coupling that needs d >= 2 says so in scikit-learn's words ("1 feature(s)")."""
+    check_estimator(RandomFeatures("positive@simrf-plus", n_components=4, kernel="gaussian"))
 
 
 @pytest.mark.parametrize("name", ["trig@orf", "hyperbolic@iid", "positive@simrf"])

@@ -1,4 +1,5 @@
-"""Closed-form theory of coupled RFs (spec/simrf.md §2–3): reference values, identities, MC."""
+"""Closed-form theory of coupled RFs (SimRF; docs/methods.md#coupled-mse,
+docs/experiments.md#simrf): reference values, identities, MC."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def assert_printed(value: float, printed: str) -> None:
 
 # --- reference values printed in the spec ------------------------------------------------------
 
-CONFORMITY_TABLE = [  # spec §2.3: d, v, ρ_IID, ρ_ORF, ρ_SimRF
+CONFORMITY_TABLE = [  # SimRF Eqs. 18-24; docs/methods.md#rf-conformity: d, v, ρ_IID, ρ_ORF, ρ_SimRF
     (3, 1.0, ("2.718281828", "2.513357668", "1.732710704")),
     (6, 0.5, ("1.284025417", "1.279255257", "1.223226224")),
     (6, 1.0, ("2.718281828", "2.579561821", "2.181826061")),
@@ -44,7 +45,8 @@ def test_conformity_reference_table(d, v, printed):
             assert series == pytest.approx(float(C.rf_conformity(coupling, d, v)), rel=1e-13)
 
 
-FIG6_TABLE = [  # spec §3.3: v, ORF/IID, SimRF/IID at d = m = 64
+# SimRF Sec. 5.1, Fig. 6; docs/experiments.md#simrf-fig6: v, ORF/IID, SimRF/IID at d = m = 64
+FIG6_TABLE = [
     (0.001, "0.99999952", "0.0077818"),
     (0.01, "0.999952", "0.0077859"),
     (0.1, "0.99525", "0.008214"),
@@ -73,7 +75,8 @@ def test_fig6_saturation():
 def test_small_v_prefactor():
     for d, printed in [(64, "0.0077817"), (6, "0.0796"), (16, "0.0307"), (128, "0.0039")]:
         assert_printed(C.small_v_ratio(d), printed)
-        # the spec's closed form (§2.5) equals the v → 0 limit of the Eq. 24 series
+        # the spec's closed form (SimRF Sec. 5.1; docs/methods.md#simrf-small-v) equals the v → 0
+        # limit of the Eq. 24 series
         assert float(C.mse_ratio("simrf", d, d, 0.0)) == pytest.approx(C.small_v_ratio(d), 1e-9)
     for m in (2, 5, 9):  # general m ≤ d: the correction scales with (m-1)/(d-1)
         assert float(C.mse_ratio("simrf", 12, m, 1e-4)) == pytest.approx(
@@ -88,7 +91,8 @@ def test_small_v_prefactor():
 
 
 def test_fig4_conformity_reproduces_spec_run():
-    # spec §3.1 "my run": one draw of χ_6 norms; default_rng(3) reproduces it to every digit.
+    # SimRF Fig. 4; docs/experiments.md#simrf-fig4 "my run": one draw of χ_6 norms; default_rng(3)
+    # reproduces it to every digit.
     rng = np.random.default_rng(3)
     norms = np.sqrt(rng.chisquare(6, size=6))
     out = F.fig4_conformities(norms, 1.0, rng)
@@ -100,7 +104,7 @@ def test_fig4_conformity_reproduces_spec_run():
     assert abs(out["simrf-plus"][2] - out["simrf-plus"][-1]) < 1e-4  # converged after 2 passes
     assert_printed(out["optimum"], "2.112")
     assert out["simrf-plus"][0] == out["simrf"]
-    # SimRF+ closes the weighted loop (spec §1.2)
+    # SimRF+ closes the weighted loop (docs/methods.md#simrf)
     assert np.linalg.norm(norms @ simplex_plus_directions(norms[None], 5)[0]) < 1e-12
 
 
@@ -157,12 +161,14 @@ def test_rff_closed_forms():
 
 
 def test_rff_sign_change_and_spec_mc_values():
-    # §2.7: first z with a negative ORF gap (the spec scanned a grid of step 0.02)
+    # SimRF Sec. 4.1; docs/methods.md#rff-coupled: first z with a negative ORF gap (the spec scanned
+    # a grid of step 0.02)
     for d, printed in [(4, 3.1), (8, 2.96), (16, 3.28), (64, 6.92)]:
         z = np.linspace(2.0, 8.0, 60001)
         root = z[np.argmax(C.rff_orthogonality_gap(d, d, z) < 0)]
         assert printed - 0.02 < root <= printed
-    # §2.7: d = 64, z = 1, m = d (spec's MC): ORF 3.08e-4, SimRF 3.53e-4, IID 3.13e-3
+    # SimRF Sec. 4.1; docs/methods.md#rff-coupled: d = 64, z = 1, m = d (spec's MC): ORF 3.08e-4,
+    # SimRF 3.53e-4, IID 3.13e-3
     x, y = np.eye(64)[0], np.zeros(64)
     vals = {c: float(C.rff_mse(c, x, y, 64)) for c in C.COUPLINGS}
     for c, ref in (("orf", 3.08e-4), ("simrf", 3.53e-4), ("iid", 3.13e-3)):
@@ -249,7 +255,8 @@ def test_pair_norm_densities():
 
 
 def test_optimality_statements():
-    # §2.8 footnote 4: the expansion ratio E(w_ij⁴)/E(w_ij²) of orthogonal pairs is 2d + 2
+    # SimRF Thm 3.4; docs/methods.md#coupled-mse footnote 4: the expansion ratio E(w_ij⁴)/E(w_ij²)
+    # of orthogonal pairs is 2d + 2
     w = np.linspace(0.0, 40.0, 8001)
     for d in (6, 16):
         p = F.pair_norm_density("orf", d, w)
@@ -269,7 +276,8 @@ def test_optimality_statements():
 
 
 def test_gram_expectation_spec_values_and_scaling():
-    # spec §3.4: expected error / d² at m = d = N = 64, σ = 0.1 (spec: mean of 10 data draws)
+    # SimRF Sec. 5.2, Fig. 7; docs/experiments.md#simrf-fig7: expected error / d² at m = d = N = 64,
+    # σ = 0.1 (spec: mean of 10 data draws)
     rng = np.random.default_rng(0)
     draws = [0.1 * rng.standard_normal((64, 64)) for _ in range(40)]
     for coupling, printed in (("iid", 0.0150), ("orf", 0.0109), ("simrf", 0.0050)):

@@ -1,8 +1,10 @@
 """Closed forms of the hybrids reproduce the specs' reference numbers to the printed digits.
 
-Sources: spec/hrf.md §3.2 (pointwise table), §5 item 6 (Eq. 47 corrected), §7 (Thm 3.1 I/II,
-Thm 3.5); spec/cse.md §3.5 (bounds, limits, ratios), §3.6 (reference table), §8.3 (variant S bias).
-No randomness here: every number comes from rfbench.features.theory.
+Sources: HRF Fig. 2, App. G; docs/experiments.md#hrf-fig2 (pointwise table), HRF;
+docs/methods.md#hrf-erratum-6 (Eq. 47 corrected), HRF Thm 3.1; docs/methods.md#hrf-sharing-variants
+(Thm 3.1 I/II, Thm 3.5); CSE Lemma 3.4, Thm 3.5; docs/methods.md#hrf-max-error (bounds, limits,
+ratios), CSE Sec. 3; docs/methods.md#cse (reference table), docs/methods.md#cse-bias (variant S
+bias). No randomness here: every number comes from rfbench.features.theory.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def angular(r: float, theta: float, m: int, n: int) -> float:
     return float(np.sqrt(theory.mse(est, x, y)) / np.exp(x @ y))
 
 
-# spec/hrf.md §3.2: r, θ, SM, trig M=128, SM++ M=128, angular (16, 8), angular (32, 4)
+# HRF Fig. 2, App. G; docs/experiments.md#hrf-fig2: r, θ, SM, trig M=128, SM++ M=128, angular (16,
+# 8), angular (32, 4)
 HRF_TABLE = [
     (1.0, 0.0, "2.7183", "0", "0.4534", "0", "0"),
     (1.0, PI / 4, "2.0281", "0.0371", "0.3332", "0.2878", "0.2279"),
@@ -75,7 +78,8 @@ def test_hrf_max_relative_error(row):
     assert_printed(th.max_angular_relative_error(r, 32, 4)[0], ang32)
 
 
-# spec/cse.md §3.6 (m = n): at θ = π/6, π/3, π/2 (trig, ++, CSE); max ε(CSE) and its θ ≤ π/2
+# CSE Sec. 3; docs/methods.md#cse (m = n): at θ = π/6, π/3, π/2 (trig, ++, CSE); max ε(CSE) and its
+# θ ≤ π/2
 CSE_TABLE = {
     (1, 64): ([("0.02375", "0.5575", "0.0985"), ("0.09212", "0.3764", "0.1415"),
                ("0.2077", "0.2077", "0.1480")], "0.148", None),
@@ -116,7 +120,7 @@ def test_cse_reference_table(key):
 
 
 def test_cse_bounds_limits_and_ratios():
-    """spec/cse.md §3.5 at m = n = 128."""
+    """CSE Lemma 3.4, Thm 3.5; docs/methods.md#hrf-max-error at m = n = 128."""
     m = n = 128
     for r, paper, rigorous, ratio in ((1, "0.257", "0.257", "0.230"), (2, "52.7", "53.1", "0.0995"),
                                       (3, "7.7e5", "7.85e5", "0.0667")):  # fmt: skip
@@ -136,7 +140,8 @@ def test_cse_bounds_limits_and_ratios():
 @pytest.mark.parametrize("r", [1.0, 1.25, 1.5, 2.0, 3.0])
 @pytest.mark.parametrize("n", [1, 2, 8, 64])
 def test_thm35_bound_holds(r, n):
-    """spec/hrf.md §1.7: Eq. 27 holds, the exact max being 36–85 % of the bound."""
+    """HRF Sec. 2.4, Eq. 19, Lemma 3.2; docs/methods.md#hrf-angular-hybrid: Eq. 27 holds, the exact
+    max being 36–85 % of the bound."""
     frac = th.max_angular_relative_error(r, 16, n)[0] / th.thm35_bound(r, 16, n)
     assert 0.35 < frac < 0.86
 
@@ -153,7 +158,8 @@ def test_thm35_limits(r):
 
 
 def test_eq47_corrected():
-    """spec/hrf.md §5 item 6: (r, θ, m, n) = (0.9, 1.3, 2, 3): 0.8345; the printed Eq. 47: 0.674."""
+    """HRF; docs/methods.md#hrf-erratum-6: (r, θ, m, n) = (0.9, 1.3, 2, 3): 0.8345; the printed
+    Eq. 47: 0.674."""
     r, theta, m, n = 0.9, 1.3, 2, 3
     x, y = equal_norm_pair(r, theta, 3)
     for variant in ("independent", "shared-base"):  # equal norms: I = II
@@ -166,8 +172,8 @@ def test_eq47_corrected():
 
 
 def test_thm31_general_norms():
-    """spec/hrf.md §7: (‖x‖, ‖y‖, θ) = (0.6, 0.3, 2.5): I 0.011098, II 0.009627 (m = 3, n = 2,
-    the only small (m, n) matching the printed values)."""
+    """HRF Thm 3.1; docs/methods.md#hrf-sharing-variants: (‖x‖, ‖y‖, θ) = (0.6, 0.3, 2.5): I
+    0.011098, II 0.009627 (m = 3, n = 2, the only small (m, n) matching the printed values)."""
     x, y = np.array([0.6, 0.0]), 0.3 * np.array([np.cos(2.5), np.sin(2.5)])
     for variant, printed in (("independent", "0.011098"), ("shared-base", "0.009627")):
         est = registry.get("angular-hybrid@iid", m=3, n=2, variant=variant)
@@ -217,7 +223,8 @@ def test_gaussian_hybrid_moments_limits():
 
 
 def test_complex_exp_special_cases():
-    """spec/hrf.md §1.9: A = iI gives MSE(trig), A = I MSE(SM⁺), real A (SM²/m)(e^l - 1)."""
+    """HRF Sec. 2.3, Lemma 2.4; docs/methods.md#complex-exp: A = iI gives MSE(trig), A = I MSE(SM⁺),
+    real A (SM²/m)(e^l - 1)."""
     rng = np.random.default_rng(4)
     x, y = rng.normal(size=(2, 20, 3)) * 0.6
     m = 7
@@ -233,7 +240,8 @@ def test_complex_exp_special_cases():
 
 
 def test_gaussian_kernel_conversion():
-    """MSE of the Gaussian-kernel hybrid = e^{-‖x‖²-‖y‖²}·MSE (spec/hrf.md §1.4)."""
+    """MSE of the Gaussian-kernel hybrid = e^{-‖x‖²-‖y‖²}·MSE (HRF Sec. 2;
+    docs/methods.md#notation)."""
     x, y = np.array([0.5, 0.2]), np.array([-0.3, 0.7])
     soft = registry.get("angular-hybrid@iid", m=5, n=3)
     gauss = registry.get("angular-hybrid@iid", kernel="gaussian", m=5, n=3)
@@ -243,7 +251,7 @@ def test_gaussian_kernel_conversion():
 
 @pytest.mark.parametrize(("r", "printed", "se"), [(1.0, 0.0070, 0.0006), (2.0, 1.38, 0.13)])
 def test_shared_all_bias_matches_spec_simulation(r, printed, se):
-    """spec/cse.md §8.3 (MC, 20 000 trials, d = 64, m = n = 128, θ = 2.5): relative bias of
+    """docs/methods.md#cse-bias (MC, 20 000 trials, d = 64, m = n = 128, θ = 2.5): relative bias of
     variant S +0.70 % ± 0.06 % (r = 1) and +138 % ± 13 % (r = 2); the quadrature agrees."""
     x, y = equal_norm_pair(r, 2.5, 64)
     bias = float(th.shared_all_bias(x, y, 128) / np.exp(x @ y))

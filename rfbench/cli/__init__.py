@@ -1,4 +1,4 @@
-"""The ``rfbench`` command line (DESIGN §4): thin — parse, validate, call.
+"""The ``rfbench`` command line (docs/architecture.md#cli): thin — parse, validate, call.
 
 ``list`` and ``data`` are fixed Typer sub-apps; one subcommand per registered experiment is
 generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``.
@@ -12,6 +12,7 @@ from rfbench.cli import data, listing
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
 from rfbench.cli.report import report
+from rfbench.cli.site import site
 from rfbench.experiments import list_experiments
 
 app = typer.Typer(
@@ -28,6 +29,7 @@ for _experiment in list_experiments():
 add_config_commands(app)
 app.command("figures")(figures)
 app.command("report")(report)
+app.command("site")(site)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -1,4 +1,4 @@
-"""Bad input ends with exit status 2 and one clear line on stderr (DESIGN §4)."""
+"""Bad input ends with exit status 2 and one clear line on stderr (docs/architecture.md#cli)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One subcommand per registered experiment, built from its ``defaults`` (DESIGN §4).
+"""One subcommand per registered experiment, built from its ``defaults`` (docs/architecture.md#cli).
 
 Each parameter of an experiment becomes an option named after it (``r`` -> ``--r``,
 ``hybrid_m`` -> ``--hybrid-m``); list parameters take comma-separated values. Only the options a

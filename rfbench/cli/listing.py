@@ -32,13 +32,12 @@ def estimators() -> None:
 @app.command("weights")
 def weights() -> None:
     """Every coupling of the projections."""
-    from rfbench.features import registry
+    from rfbench.features.registry import weights_samplers
 
-    registry._load()
     table = Table(title="rfbench weights (couplings of the projections)")
     for col in ("name", "description", "paper", "rows N(0, I)", "rotation invariant"):
         table.add_column(col)
-    for name, cls in registry.WEIGHTS.items():
+    for name, cls in weights_samplers().items():
         table.add_row(
             name,
             cls.description,

@@ -26,7 +26,9 @@ def _cell(value: object) -> str:
 
 
 def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
-    """Print up to ``max_rows`` rows of ``frame`` as a rich table (empty columns dropped)."""
+    """Print up to ``max_rows`` rows of ``frame`` as a rich table (empty columns dropped), then
+    the footnote in ``frame.attrs["footnote"]`` if any."""
+    footnote = frame.attrs.get("footnote")
     frame = frame.dropna(axis=1, how="all").head(max_rows)
     table = Table(title=title)
     for column in frame.columns:
@@ -36,3 +38,5 @@ def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
     for row in frame.itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
+    if footnote:
+        console.print(footnote)

@@ -1,10 +1,13 @@
-"""Real data sets: built-in (scikit-learn), UCI files, MNIST, CIFAR-10 (DESIGN §7).
+"""Real data sets: built-in (scikit-learn), UCI files, MNIST, CIFAR-10 (docs/architecture.md#data).
 
 >>> ds = load("wine")                         # built in, works offline
->>> parts = split(load("abalone"), "simrf")   # 95/5, default_rng(42), z-scored: spec/simrf.md §3.5
->>> parts = split(load("car"), "derf")        # 90/5/5 train/validation/test: spec/derf.md §3.2
->>> pts = standardize_and_scale(load("boston"), norm=1.0)  # HRF Table 1: spec/hrf.md §3.3
->>> img = load("mnist")                       # 8x8 area-resized, [0, 1], 64-d: spec/derf.md §3.1
+>>> # 95/5, default_rng(42), z-scored: docs/experiments.md#simrf-fig8
+>>> parts = split(load("abalone"), "simrf")
+>>> # 90/5/5 train/validation/test: docs/experiments.md#derf-fig3
+>>> parts = split(load("car"), "derf")
+>>> # HRF Table 1: docs/experiments.md#hrf-table1
+>>> pts = standardize_and_scale(load("boston"), norm=1.0)
+>>> img = load("mnist")  # 8x8 area-resized, [0, 1], 64-d: docs/experiments.md#derf-fig2
 
 Files live in ``$RFBENCH_DATA`` (default: the per-user cache dir), in the layout of
 ../shared/data, and are checked against pinned sha256 values on download and on every load.

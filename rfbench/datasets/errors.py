@@ -1,4 +1,5 @@
-"""One-line data errors (DESIGN §4): name the data set, the path, what was expected, and the fix."""
+"""One-line data errors (docs/architecture.md#cli): name the data set, the path, what was expected,
+and the fix."""
 
 from __future__ import annotations
 

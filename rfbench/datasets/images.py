@@ -1,6 +1,7 @@
 """MNIST (IDX files) and CIFAR-10 (python tarball, or the 220-image PNG sample) for the DERF
-variance experiment: spec/derf.md §3.1 and §4 A3 — grayscale (ITU-R 601) for CIFAR, exact area
-resize to 8x8, pixels in [0, 1], flattened to 64 dimensions (``size=None`` keeps full size).
+variance experiment: docs/experiments.md#derf-fig2 and docs/experiments.md#derf-a3 — grayscale
+(ITU-R 601) for CIFAR, exact area resize to 8x8, pixels in [0, 1], flattened to 64 dimensions
+(``size=None`` keeps full size).
 
 The CIFAR tarball is read in place on every load (after its sha256 check; ~1 s), so no unpinned
 extracted copy is ever trusted. Its batches are pickles: they are unpickled only after the

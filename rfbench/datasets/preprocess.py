@@ -1,10 +1,12 @@
 """Preprocessing as the papers' code did it: fixed permutation splits, z-scoring with training
 statistics, norm scaling for the QMC table, grayscale and area resizing for the image sets.
 
-References: spec/simrf.md §3.5 (the SimRF authors' ``load_data_onehot``: 95/5 split from
-``np.random.default_rng(42).permutation``, z-score with the training mean and population std);
-spec/derf.md §3.2 (90/5/5 train/validation/test) and §3.1, §4 A3 (8x8 area resize, ITU-R 601
-grayscale, pixels in [0, 1]); spec/hrf.md §3.3 (standardise, then scale to a stated norm).
+References: SimRF Sec. 5.3, Fig. 8; docs/experiments.md#simrf-fig8 (the SimRF authors'
+``load_data_onehot``: 95/5 split from ``np.random.default_rng(42).permutation``, z-score with the
+training mean and population std); DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3 (90/5/5
+train/validation/test) and DERF; docs/experiments.md#derf-fig2, #derf-a3 (8x8 area resize, ITU-R 601
+grayscale, pixels in [0, 1]); HRF Table 1; docs/experiments.md#hrf-table1 (standardise, then scale
+to a stated norm).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rfbench.datasets.dataset import Dataset, Split
 # int(n·0.95) / int(n·0.05) (checked equal for every n < 200000). Train is the head of the
 # permutation, test its tail, validation right after train; the 0-2 leftover rows are unused.
 PROTOCOLS: dict[str, tuple[int, int, int]] = {"simrf": (95, 0, 5), "derf": (90, 5, 5)}
-GRAY_WEIGHTS = (0.299, 0.587, 0.114)  # ITU-R BT.601 luma, spec/derf.md §4 A3
+GRAY_WEIGHTS = (0.299, 0.587, 0.114)  # ITU-R BT.601 luma, DERF; docs/experiments.md#derf-a3
 
 
 def split_sizes(n: int, protocol: str) -> tuple[int, int, int]:
@@ -46,14 +48,15 @@ def split(
     standardize: bool = True,
     subset: tuple[int, int] | None = None,
 ) -> Split:
-    """A fixed permutation split (spec/simrf.md §3.5; spec/derf.md §3.2).
+    """A fixed permutation split (SimRF Sec. 5.3, Fig. 8; docs/experiments.md#simrf-fig8; DERF
+    Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3).
 
     ``protocol``: ``"simrf"`` = 95/5 train/test, ``"derf"`` = 90/5/5 train/validation/test.
     The permutation is ``np.random.default_rng(seed).permutation(n)`` (seed 42 in the SimRF code;
     the DERF paper gives none, 42 is ours). With ``standardize`` every column, one-hot columns
     included, is z-scored with the training mean and population std. ``subset=(a, b)`` keeps the
     first ``a`` training and ``b`` validation/test rows after standardising (the SimRF code's
-    nursery/chess restriction, spec/simrf.md §4 item 9; off by default).
+    nursery/chess restriction, docs/methods.md#simrf-erratum-9; off by default).
     """
     n = ds.n
     n_train, n_val, n_test = split_sizes(n, protocol)
@@ -91,10 +94,11 @@ def split(
 
 
 def standardize_and_scale(ds: Dataset, *, norm: float = 1.0, mode: str = "rows") -> Dataset:
-    """HRF Table 1 preprocessing (spec/hrf.md §3.3; the paper states none): z-score each column
-    over all rows (ddof=0), then scale to L2 norm ``norm``: ``mode="rows"`` scales every row to
-    norm ``norm`` (equal norms, the setting of HRF's theory); ``"max"`` / ``"mean"`` scale all rows
-    by one factor so that the largest / mean row norm is ``norm`` (keeps relative norms)."""
+    """HRF Table 1 preprocessing (docs/experiments.md#hrf-table1; the paper states none): z-score
+    each column over all rows (ddof=0), then scale to L2 norm ``norm``: ``mode="rows"`` scales every
+    row to norm ``norm`` (equal norms, the setting of HRF's theory); ``"max"`` / ``"mean"`` scale
+    all rows by one factor so that the largest / mean row norm is ``norm`` (keeps relative
+    norms)."""
     if not norm > 0:
         raise ValueError(f"norm must be > 0, got {norm}")
     mean, std, constant = zscore_stats(ds.X)
@@ -144,6 +148,6 @@ def area_resize(images: np.ndarray, size: int, chunk: int = 10_000) -> np.ndarra
 
 
 def grayscale(rgb: np.ndarray) -> np.ndarray:
-    """ITU-R 601 luma of (..., 3) RGB values (spec/derf.md §4 A3), float64."""
+    """ITU-R 601 luma of (..., 3) RGB values (DERF; docs/experiments.md#derf-a3), float64."""
     r, g, b = (np.asarray(rgb[..., c], dtype=np.float64) for c in range(3))
     return GRAY_WEIGHTS[0] * r + GRAY_WEIGHTS[1] * g + GRAY_WEIGHTS[2] * b

@@ -1,7 +1,7 @@
 """The data set registry: files with pinned checksums, URLs, parser options, source, licence.
 
 The table itself is data, in ``registry.toml`` beside this module (checksums from
-../shared/data/README.md and each SOURCE.md; spec/data-sources.md §1, §5). Paths are relative
+../shared/data/README.md and each SOURCE.md; docs/experiments.md#datasets). Paths are relative
 to the data folder (``RFBENCH_DATA``) and follow the layout of ../shared/data, which the
 download cache reproduces file for file.
 """
@@ -48,7 +48,8 @@ class Table:
 
     columns: tuple[str, ...]
     sep: str | None = ","  # None: any whitespace
-    categorical: tuple[str, ...] = ()  # one-hot encoded (spec/simrf.md §3.5 TEXT_FEAT_INDICES)
+    # one-hot encoded (SimRF Sec. 5.3, Fig. 8; docs/experiments.md#simrf-fig8 TEXT_FEAT_INDICES)
+    categorical: tuple[str, ...] = ()
     drop: tuple[str, ...] = ()  # not used at all (yeast's sequence name)
     label: str = ""  # default: the last column
     regression: bool = False  # label is a numeric target, not a class

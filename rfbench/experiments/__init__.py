@@ -1,4 +1,4 @@
-"""Experiments (DESIGN §1): one module per experiment, registered by name.
+"""Experiments (docs/architecture.md#flow): one module per experiment, registered by name.
 
 Each module in this package defines an :class:`~rfbench.experiments.base.Experiment` subclass and
 decorates it with :func:`register_experiment`; :func:`get_experiment` imports the modules on first
@@ -7,8 +7,6 @@ use, so importing this package stays cheap.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import TypeVar
 
 from rfbench.experiments.base import (
@@ -57,14 +55,16 @@ def register_experiment(cls: E) -> E:
 
 
 def _load() -> None:
-    """Import every experiment module of this package (registration happens on import)."""
+    """Import every experiment module of this package, then the plugins (registration happens
+    on import; :mod:`rfbench.plugins`)."""
     global _loaded
     if _loaded:
         return
-    for info in pkgutil.iter_modules(__path__):
-        if info.name != "base" and not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-    _loaded = True
+    from rfbench.plugins import import_submodules, load_plugins
+
+    import_submodules(__name__, skip=("base",))
+    _loaded = True  # before the plugins: they may use this registry while imported
+    load_plugins()
 
 
 def get_experiment(name: str) -> Experiment:

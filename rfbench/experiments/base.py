@@ -1,10 +1,12 @@
-"""The experiment interface (DESIGN §1, §6): a config expands into a grid of pure jobs.
+"""The experiment interface (docs/architecture.md#flow, #seeding): a config expands into a grid of
+pure jobs.
 
 An :class:`Experiment` turns a resolved config into a list of :class:`JobSpec` (``grid``); each job
-is a pure function of its spec and a generator (``run_job``) returning tidy rows (DESIGN §5); the
-rows of all jobs, in grid order, may then be aggregated (``finalize``). The runner derives each
-job's generator from the root seed and ``{"experiment": name, **spec}`` (:func:`job_key`), so
-results depend neither on job order nor on the backend. Experiments know nothing of the CLI.
+is a pure function of its spec and a generator (``run_job``) returning tidy rows
+(docs/architecture.md#result-schema); the rows of all jobs, in grid order, may then be aggregated
+(``finalize``). The runner derives each job's generator from the root seed and ``{"experiment":
+name, **spec}`` (:func:`job_key`), so results depend neither on job order nor on the backend.
+Experiments know nothing of the CLI.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 
 from rfbench.seeding import canonical_json
 
-#: Profiles every experiment and config file may name (DESIGN §4).
+#: Profiles every experiment and config file may name (docs/architecture.md#cli).
 PROFILES: tuple[str, ...] = ("quick", "paper")
 #: Config keys that describe a run rather than parametrise its jobs.
 RESERVED_KEYS: tuple[str, ...] = ("experiment", "name", "figure", "profile")
@@ -27,7 +29,7 @@ RESERVED_KEYS: tuple[str, ...] = ("experiment", "name", "figure", "profile")
 class ConfigError(ValueError):
     """A bad configuration value; the message names the value and what is allowed.
 
-    The CLI reports it in one line with exit status 2 (DESIGN §4).
+    The CLI reports it in one line with exit status 2 (docs/architecture.md#cli).
     """
 
     @classmethod
@@ -51,7 +53,8 @@ def _freeze(key: str, value: Any) -> Any:
 
 
 class JobSpec(Mapping[str, Any]):
-    """One job's key (DESIGN §6): an immutable mapping of parameters plus the repetition ``rep``.
+    """One job's key (docs/architecture.md#seeding): an immutable mapping of parameters plus the
+    repetition ``rep``.
 
     ``JobSpec(estimator="trig@iid", r=1.5, m=128, rep=3)``. Values are scalars or tuples of them,
     so a spec is hashable and JSON-serialisable; ``rep`` defaults to 0.

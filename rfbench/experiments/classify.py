@@ -2,16 +2,18 @@
 
 Protocols (rfbench.experiments.classify_data, rfbench.experiments.kernel_regression):
 
-- ``simrf`` (spec/simrf.md §3.5-3.8): the authors' fixed 95/5 split (default_rng(42) permutation,
-  ``compat`` = their last-line drop, so the split is theirs), z-scored; inputs scaled by the
-  per-data-set σ (``sigma = [0]``; the SimRF code's values) or by each σ given (the Fig. 10 search);
+- ``simrf`` (SimRF; docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10): the
+  authors' fixed 95/5 split (default_rng(42) permutation, ``compat`` = their last-line drop, so the
+  split is theirs), z-scored; inputs scaled by the per-data-set σ (``sigma = [0]``; the SimRF code's
+  values) or by each σ given (the Fig. 10 search);
   m = ``m`` × d when ``m_per_d`` (m/d ∈ {1, 2, 4, 10}); ``pad`` zero-pads d to a power of two
   (Table 3, m = d′). Accuracy on the test split, mean over ``trials`` draws ± std/√trials.
-- ``derf`` (spec/derf.md §3.2): 90/5/5 split; with ``tune``, σ is chosen per (data set,
-  estimator, M) by the mean validation accuracy over ``val_trials`` draws (``val_accuracy`` rows,
-  one per σ), then the test accuracy at that σ over ``trials`` draws (``accuracy`` row at the chosen
-  σ; the same ω are reused across σ and on test). Data-dependent features (GERF/DERF) are fitted
-  on (σ·queries, σ·train), the operator 𝒦(𝒳, 𝒴)R of spec §4 A5 (``fit = "train"``: train-vs-train).
+- ``derf`` (DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3): 90/5/5 split; with ``tune``, σ is
+  chosen per (data set, estimator, M) by the mean validation accuracy over ``val_trials`` draws
+  (``val_accuracy`` rows, one per σ), then the test accuracy at that σ over ``trials`` draws
+  (``accuracy`` row at the chosen σ; the same ω are reused across σ and on test). Data-dependent
+  features (GERF/DERF) are fitted on (σ·queries, σ·train), the operator 𝒦(𝒳, 𝒴)R of
+  docs/experiments.md#derf-a5 (``fit = "train"``: train-vs-train).
 
 ``count_features`` makes ``m`` count features rather than projections ω, so that a two-output map
 (trig's [sin, cos]) gets m/2 projections and every method has the same number of features (the

@@ -1,5 +1,7 @@
-"""Data of the classification experiments: fixed splits, σ tables, padding (spec/simrf.md §3.5-3.8,
-spec/derf.md §3.2). Everything here is a pure function of its arguments (cached per process).
+"""Data of the classification experiments: fixed splits, σ tables, padding (SimRF;
+docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10, DERF Sec. 5.2, Fig. 3;
+docs/experiments.md#derf-fig3). Everything here is a pure function of its arguments (cached per
+process).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from rfbench.features.weights.structured import padded_dim
 UCI8: tuple[str, ...] = ("abalone", "banknote", "car", "yeast", "cmc", "nursery", "wifi", "chess")
 
 #: Per-data-set σ (inputs scaled x -> σx, Gaussian kernel of unit bandwidth) from the SimRF
-#: authors' code (spec/simrf.md §3.5): points of exp(linspace(log 0.1, log 2, 20)).
+#: authors' code (docs/experiments.md#simrf-fig8): points of exp(linspace(log 0.1, log 2, 20)).
 SIMRF_SIGMA: dict[str, float] = {
     "abalone": 0.41331138,
     "banknote": 1.06445901,
@@ -27,7 +29,7 @@ SIMRF_SIGMA: dict[str, float] = {
     "wifi": 0.21997651,
     "chess": 0.25754408,
 }
-#: The SimRF σ grid (inferred, spec/simrf.md §3.5): 20 log-spaced values on [0.1, 2].
+#: The SimRF σ grid (inferred, docs/experiments.md#simrf-fig8): 20 log-spaced values on [0.1, 2].
 SIGMA_GRID_SIMRF: tuple[float, ...] = tuple(
     float(s) for s in np.exp(np.linspace(np.log(0.1), np.log(2.0), 20))
 )

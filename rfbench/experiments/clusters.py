@@ -1,10 +1,11 @@
 """HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data.
 
 Data, clusters and (protocol ``paper``) projections replay the released notebook exactly
-(spec/hrf.md §3.4; :mod:`rfbench.experiments.legacy_ortho`): four data sets s1–s4 of 2 × 1000
-queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10 (s3, s4). Per repetition
-the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries of (K̂ − exp(qᵀk))².
-The paper's "FAVOR+" here is SM⁺ (``positive@iid``; spec/hrf.md §1.3, §5 item 18).
+(HRF App. H.3; docs/experiments.md#hrf-fig6; :mod:`rfbench.experiments.legacy_ortho`): four data
+sets s1–s4 of 2 × 1000 queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10 (s3,
+s4). Per repetition the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries of
+(K̂ − exp(qᵀk))². The paper's "FAVOR+" here is SM⁺ (``positive@iid``; HRF; docs/methods.md#positive,
+#hrf-erratum-18).
 
 - ``protocol = "paper"``: the notebook's legacy streams (``RandomState(1234 + rep)``) for the
   projections, the library's estimator formulas; reproduces Table 3 exactly for σ = 1.
@@ -15,7 +16,7 @@ The paper's "FAVOR+" here is SM⁺ (``positive@iid``; spec/hrf.md §1.3, §5 ite
 Rows: per repetition ``mse`` (column ``rep``); per (protocol, data set, m, estimator) ``mse_mean``
 (stderr = std/√reps), ``mse_min``, ``mse_max`` over the repetitions; per data set the four
 ``cluster_s`` values (column ``pair`` = "i-j") and the closed-form ``theory_mse`` (mean over the
-entries of the per-pair MSE of spec/hrf.md §1.1, §1.3, §1.9; iid projections).
+entries of the per-pair MSE of HRF; docs/methods.md#trig, #positive, #complex-exp; iid projections).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import all_positive_ints, is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.legacy_ortho import (
     DIM,
@@ -37,6 +39,8 @@ from rfbench.experiments.legacy_ortho import (
 )
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections
+from rfbench.features.theory import resolution
+from rfbench.names import paper_name, weights_of
 from rfbench.results import register_metric, register_parameter
 
 for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
@@ -47,43 +51,31 @@ register_parameter("pair", "string")
 register_parameter("pair_rank", "int")
 
 PAPER_ESTIMATORS = ("cluster-hybrid", "positive@iid", "trig@iid")
-PAPER_NAMES = {"cluster-hybrid": "Hybrid-Cluster", "positive@iid": "FAVOR+", "trig@iid": "Trig"}
 PROTOCOLS = ("paper", "rfbench")
-#: HRF Table 3 s-lists (the notebook's printed output), data set -> s for pairs 0-0, 0-1, 1-0, 1-1
-PAPER_S = {
-    "s1": (0.08, 0.05, 0.04, 0.03),
-    "s2": (0.11, 0.09, 0.08, 0.07),
-    "s3": (0.05, 0.03, 0.03, 0.02),
-    "s4": (0.07, 0.06, 0.05, 0.04),
-}
-#: HRF Table 3 (verbatim): (data set, m) -> [min, max] for Hybrid-Cluster, FAVOR+, Trig
-_TABLE3 = """
-s1 20 .0016 .0183 .0071 .1455 .0039 .0808|s1 50 .0011 .0081 .0026 .2541 .0031 .0510
-s1 80 .0005 .0052 .0032 .0282 .0010 .0281|s1 100 .0006 .0036 .0022 .0528 .0013 .0170
-s1 120 .0004 .0025 .0028 .0534 .0012 .0135|s1 150 .0003 .0020 .0014 .0582 .0007 .0134
-s1 200 .0002 .0010 .0013 .0205 .0004 .0087|s2 20 .0032 .0265 .0095 .2071 .0036 .0989
-s2 50 .0012 .0079 .0036 .2123 .0019 .0565|s2 80 .0007 .0059 .0037 .0570 .0008 .0208
-s2 100 .0007 .0040 .0016 .0280 .0010 .0164|s2 120 .0005 .0025 .0013 .0262 .0007 .0246
-s2 150 .0004 .0024 .0010 .0407 .0004 .0190|s2 200 .0003 .0018 .0018 .0236 .0004 .0134
-s3 20 .0083 .0300 .0362 .1218 .0174 .0490|s3 50 .0046 .0183 .0125 .1262 .0081 .0249
-s3 80 .0029 .0105 .0108 .0281 .0044 .0143|s3 100 .0024 .0056 .0077 .0421 .0041 .0095
-s3 120 .0020 .0046 .0077 .0402 .0034 .0077|s3 150 .0015 .0041 .0049 .0395 .0025 .0073
-s3 200 .0011 .0031 .0037 .0150 .0018 .0050|s4 20 .0097 .0294 .0332 .1553 .0179 .0485
-s4 50 .0049 .0172 .0176 .1345 .0058 .0260|s4 80 .0031 .0113 .0113 .0415 .0038 .0110
-s4 100 .0028 .0061 .0080 .0292 .0031 .0100|s4 120 .0022 .0045 .0065 .0185 .0028 .0128
-s4 150 .0016 .0044 .0045 .0235 .0021 .0094|s4 200 .0012 .0031 .0046 .0166 .0015 .0067
-"""
+
+
+def paper_s() -> dict[str, tuple[float, ...]]:
+    """HRF Table 3's s-lists (App. H.3, rfbench.reference): data set -> s, largest first."""
+    from rfbench import reference
+
+    cells = reference.table("hrf-table3", "dataset", "pair_rank", metric="cluster_s")
+    out: dict[str, list[tuple[int, float]]] = {}
+    for (dataset, rank), entry in cells.items():
+        out.setdefault(dataset, []).append((rank, entry.value))
+    return {dataset: tuple(v for _, v in sorted(pairs)) for dataset, pairs in out.items()}
 
 
 def paper_table3() -> dict[tuple[str, int, str], tuple[float, float]]:
-    """HRF Table 3 as {(data set, m, estimator): (min, max)}."""
-    out = {}
-    for row in _TABLE3.replace("\n", "|").split("|"):
-        if row.strip():
-            name, m, *vals = row.split()
-            for k, est in enumerate(PAPER_ESTIMATORS):
-                out[(name, int(m), est)] = (float(vals[2 * k]), float(vals[2 * k + 1]))
-    return out
+    """HRF Table 3 (rfbench.reference) as {(data set, m, estimator): (min, max)}."""
+    from rfbench import reference
+
+    keys = ("dataset", "m", "estimator", "aggregate")
+    cells = reference.table("hrf-table3", *keys, metric="mse")
+    return {
+        (dataset, m, est): (entry.value, cells[dataset, m, est, "max over rep"].value)
+        for (dataset, m, est, aggregate), entry in cells.items()
+        if aggregate == "min over rep"
+    }
 
 
 def _row(
@@ -119,6 +111,16 @@ def rfbench_mse(
     return np.array(sse) / pc.T.size
 
 
+def _resolved(name: str, m: int, pc: PaperClusters, draws: int) -> bool | None:
+    """Gram MSE of ``draws`` draws resolved at every (query, key) pair
+    (rfbench.features.theory.resolution; the cluster hybrid is not assessed: None)."""
+    try:
+        est = registry.get(name, m=m)
+    except (ValueError, TypeError):
+        return None
+    return resolution.pairs_resolved(est, pc.Q, pc.K, draws, 2)
+
+
 def _frame2(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair (x_i, y_j) as 2-D vectors with the same norms and inner product: (N, N', 2).
 
@@ -143,7 +145,8 @@ def unit_theory_mse(pc: PaperClusters) -> dict[str, float]:
 
     trig@iid and positive@iid via the theory dispatcher; the cluster hybrid's block (i, j) is the
     complex-exponential estimator with real A = A_ij, i.e. SM⁺ applied to (A_ij q, A_ij⁻¹ k)
-    (spec/hrf.md §1.9: MSE = (SM²/m)(e^{l(A)} − 1)), so its MSE is positive@iid's at those points.
+    (HRF Sec. 2.3, Lemma 2.4; docs/methods.md#complex-exp: MSE = (SM²/m)(e^{l(A)} − 1)), so its MSE
+    is positive@iid's at those points.
     """
     one = {name: registry.get(name, m=1) for name in ("positive@iid", "trig@iid")}
     out = {name: _theory_sum(est, pc.Q, pc.K) for name, est in one.items()}
@@ -190,9 +193,9 @@ class ClusterTable(Experiment):
 
         check("datasets", config["datasets"], list(SETTINGS))
         check("protocol", config["protocol"], PROTOCOLS)
-        if not config["m"] or min(config["m"]) < 1:
+        if not all_positive_ints(config["m"]):
             raise ConfigError.bad_value("m", config["m"], "positive integers")
-        if config["reps"] < 1:
+        if not is_positive_int(config["reps"]):
             raise ConfigError.bad_value("reps", config["reps"], "a positive integer")
         if config["kmeans_seed"] < 0:
             raise ConfigError.bad_value("kmeans_seed", config["kmeans_seed"], "an integer >= 0")
@@ -250,14 +253,17 @@ class ClusterTable(Experiment):
                 "protocol": spec["protocol"],
                 "m": m,
                 "estimator": name,
-                "weights": registry.split_name(name)[1] or "iid",
+                "weights": weights_of(name),
             }
-            rows += [_row(est, "mse", v, None, 1, rep=b) for b, v in enumerate(values)]
+            one, all_reps = (_resolved(name, m, pc, n) for n in (1, reps))
+            rows += [
+                _row(est, "mse", v, None, 1, rep=b, resolved=one) for b, v in enumerate(values)
+            ]
             se = float(values.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None
             rows += [
-                _row(est, "mse_mean", values.mean(), se, reps),
-                _row(est, "mse_min", values.min(), None, reps),
-                _row(est, "mse_max", values.max(), None, reps),
+                _row(est, "mse_mean", values.mean(), se, reps, resolved=all_reps),
+                _row(est, "mse_min", values.min(), None, reps, resolved=one),
+                _row(est, "mse_max", values.max(), None, reps, resolved=one),
             ]
         return rows
 
@@ -304,8 +310,9 @@ class ClusterTable(Experiment):
                 ours = (round(row[(est, "mse_min")], 4), round(row[(est, "mse_max")], 4))
                 ref = paper.get((dataset, int(m), est))
                 equal &= ours == ref
-                out[PAPER_NAMES[est]] = f"[{ours[0]:.4f}, {ours[1]:.4f}]"
-                out[f"{PAPER_NAMES[est]} (paper)"] = f"[{ref[0]:.4f}, {ref[1]:.4f}]" if ref else ""
+                column = paper_name(est, "hrf-clusters")
+                out[column] = f"[{ours[0]:.4f}, {ours[1]:.4f}]"
+                out[f"{column} (paper)"] = f"[{ref[0]:.4f}, {ref[1]:.4f}]" if ref else ""
             out["equal"] = equal
             rows.append(out)
         return pd.DataFrame(rows)

@@ -1,10 +1,10 @@
-"""Monte Carlo check of the closed-form DERF-family variances (spec/derf.md §2, §5).
+"""Monte Carlo check of the closed-form DERF-family variances (docs/methods.md#derf-family).
 
 On a subsample of pairs (x_i, y_j), ``samples`` one-feature estimates (m = 1) of the softmax kernel
 give the empirical MSE (= Var, the estimators are unbiased); the mean of log(MSE/K²) is compared
 with the closed form (rfbench.features.theory.derf) on the same pairs. The registry estimators
-``*@iid`` are used; the paper's random-phase TrigRF (spec §2.1), which the registry does not
-hold (its ``trig@iid`` is the [sin, cos] map), is drawn here directly.
+``*@iid`` are used; the paper's random-phase TrigRF (DERF Eqs. 4-5; docs/methods.md#trig), which the
+registry does not hold (its ``trig@iid`` is the [sin, cos] map), is drawn here directly.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import numpy as np
 from rfbench.experiments.chunks import chunks
 from rfbench.features import registry
 from rfbench.features.derf import MECHANISMS as FITTED
+from rfbench.features.theory import resolution
 from rfbench.features.theory.derf import log_relative_variance
 
 #: the ``estimator`` column of mechanisms whose name is not ``<mechanism>@iid``
@@ -28,7 +29,8 @@ def estimator_name(mechanism: str) -> str:
 
 
 def _trig_phase_estimates(rng: np.random.Generator, xs, ys, n: int) -> np.ndarray:
-    """n random-phase TrigRF estimates 2e^{(‖x‖²+‖y‖²)/2} cos(ωᵀx+θ) cos(ωᵀy+θ) (spec §2.1)."""
+    """n random-phase TrigRF estimates 2e^{(‖x‖²+‖y‖²)/2} cos(ωᵀx+θ) cos(ωᵀy+θ) (DERF Eqs. 4-5;
+    docs/methods.md#trig)."""
     W = rng.standard_normal((n, xs.shape[1]))
     theta = rng.uniform(0.0, 2.0 * np.pi, size=(n, 1))
     cx, cy = np.cos(W @ xs.T + theta), np.cos(W @ ys.T + theta)
@@ -67,3 +69,14 @@ def mc_check(
     mc = float(np.mean(np.log(mse / K**2)))
     theory = log_relative_variance(mechanism, params, xs, ys, m=1, power=2, reduce="mean")
     return mc, float(np.mean(se / mse)), theory
+
+
+def mc_resolved(
+    mechanism: str, params: dict[str, Any] | None, X: np.ndarray, Y: np.ndarray, samples: int
+) -> bool | None:
+    """Whether ``samples`` one-feature estimates resolve the MSE at every pair of X × Y (a
+    superset of the check's subsample; rfbench.features.theory.resolution). TrigRF: bounded."""
+    if mechanism == "trig":
+        return True
+    est = registry.get(estimator_name(mechanism), m=1)
+    return resolution.pairs_resolved(est, X, Y, samples, 2, params)

@@ -1,12 +1,13 @@
-"""The point sets of the DERF variance experiment (spec/derf.md §3.1, Fig. 1 right and Fig. 2).
+"""The point sets of the DERF variance experiment (docs/experiments.md#derf-fig2, Fig. 1 right and
+Fig. 2).
 
 Six regimes of pairs of sets (𝒳, 𝒴), each of L points in R^d, at scale σ:
 
 - ``normal``: x, y ~ N(0, σ²I);  ``sphere``: x, y uniform on σ·S^{d-1};
 - ``heterogen``: x ~ N(0, σ²I), y ~ N(σ·1, σ²I);
 - ``mnist``, ``cifar10``: σ times random images (8×8 area-resized, CIFAR in ITU-R 601 grayscale,
-  pixels in [0, 1], d = 64; spec §4 A3), drawn without replacement within a set when the pool
-  holds at least L images, else with replacement (the 220-image CIFAR-10 sample);
+  pixels in [0, 1], d = 64; DERF; docs/experiments.md#derf-a3), drawn without replacement within a
+  set when the pool holds at least L images, else with replacement (the 220-image CIFAR-10 sample);
 - ``mnist/cifar10``: x from ``mnist``, y from ``cifar10``.
 
 Image pools come from ``rfbench.datasets``; a regime whose data are not available locally is
@@ -89,7 +90,8 @@ def regime_note(regime: str, L: int) -> str:
 def sample_sets(
     rng: np.random.Generator, regime: str, sigma: float, d: int, L: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One pair of sets (X, Y), each (L, d), of a regime at scale σ (spec/derf.md §3.1)."""
+    """One pair of sets (X, Y), each (L, d), of a regime at scale σ (DERF Sec. 5.1, Figs. 1-2;
+    docs/experiments.md#derf-fig2)."""
     if regime == "normal":
         return sigma * rng.standard_normal((L, d)), sigma * rng.standard_normal((L, d))
     if regime == "sphere":

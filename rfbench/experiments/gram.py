@@ -3,15 +3,18 @@
 Two input models (``inputs``); the points come from the fixed ``data_seed`` (the same points in
 every cell), the job's generator draws only the random features:
 
-- ``"self"`` (SimRF §5.2, Fig. 7; spec/simrf.md §3.4): X = σZ, Z ~ N(0, I_d), N points, K = K(X, X)
-  diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij (K_ij - K̂_ij)²
-  (``frob_sq``) plotted "/d²": with N = d that is ``frob_sq_per_entry`` = frob_sq/N². Beside it the
-  closed-form expectation Σ_ij MSE(x_i, x_j) (spec/simrf.md §2.1, §2.6, via features.theory).
-- ``"attention"`` (spec/spectraformer.md §6 [ext], the CPU proxy of the LRA grid): Q, K = (r/√d)Z,
-  N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K) (``attn_rel_frob``,
-  with Â = K̂ / rowsum(K̂) from the same estimate).
+- ``"self"`` (SimRF §5.2, Fig. 7; docs/experiments.md#simrf-fig7): X = σZ, Z ~ N(0, I_d), N points,
+  K = K(X, X) diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij
+  (K_ij - K̂_ij)² (``frob_sq``) plotted "/d²": with N = d that is
+  ``frob_sq_per_entry`` = frob_sq/N². Beside it the closed-form expectation Σ_ij MSE(x_i, x_j)
+  (SimRF; docs/methods.md#coupled-mse, #stacking, via features.theory).
+- ``"attention"`` (docs/experiments.md#spectraformer-grid, the CPU proxy of the LRA grid): Q,
+  K = (r/√d)Z, N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K)
+  (``attn_rel_frob``, with Â = K̂ / rowsum(K̂) from the same estimate).
 
-Every metric is a mean over ``reps`` independent draws with its standard error std/√reps. All
+Every metric is a mean over ``reps`` independent draws with its standard error std/√reps, and a
+``resolved`` flag: the worst pair of the matrix meets the criterion of
+``rfbench.features.theory.resolution`` (MSE-type, k = 2; null where not assessed). All
 kernels of a cell are estimated from the same draws (common random numbers). Estimator names may
 use ``*`` wildcards over component@weights names (``"*@*"``: every component × every weights
 sampler of the registry; hybrids must be named). A kernel that cannot be estimated (a component
@@ -32,7 +35,8 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, register_exper
 from rfbench.experiments.chunks import chunks
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
-from rfbench.kernels import kernel_matrix
+from rfbench.features.theory import resolution
+from rfbench.kernels import KERNELS, kernel_matrix
 from rfbench.results import INT, STRING, register_metric, register_parameter
 
 register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
@@ -48,14 +52,12 @@ for _name, _kind in (
     register_parameter(_name, _kind)
 
 MODES = ("self", "attention")
-KERNELS = ("softmax", "gaussian")
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
 
 def expand_estimators(patterns: Sequence[str]) -> list[str]:
     """Names with ``*`` wildcards expanded over every registered component@weights, in order."""
-    registry.estimator_names()  # loads the registry
-    pool = [f"{c}@{w}" for c in registry.COMPONENTS for w in registry.WEIGHTS]
+    pool = [n for n in registry.estimator_names() if registry.describe(n).kind == "component"]
     out: list[str] = []
     for pattern in patterns:
         found = fnmatch.filter(pool, pattern) if "*" in pattern else [pattern]
@@ -268,14 +270,15 @@ class Gram(Experiment):
         for metric in ("frob_sq", "frob_sq_per_entry", "rel_frob", "attn_rel_frob"):
             if metric in errors:
                 value, se, n, note = _stats(errors[metric])
-                rows.append(_row(base, kernel, metric, value, se, n, note))
+                ok = resolution.pairs_resolved(cell.est, X, Y, n, 2, draw.params) if n else None
+                rows.append({**_row(base, kernel, metric, value, se, n, note), "resolved": ok})
         expected = theory_frob_sq(cell.est, X, Y, draw)
         if expected is not None:
             for metric, value in (
                 ("theory_frob_sq", expected),
                 ("theory_frob_sq_per_entry", expected / entries),
             ):
-                rows.append(_row(base, kernel, metric, value, None, 0))
+                rows.append({**_row(base, kernel, metric, value, None, 0), "resolved": True})
         return rows
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
@@ -298,4 +301,4 @@ class Gram(Experiment):
                 parts += [sub.nlargest(2, "value").assign(rank="worst")]
         cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
-        return out[[c for c in [*cols, "stderr"] if c in out.columns]].head(15)
+        return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)

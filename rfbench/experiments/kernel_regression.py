@@ -3,8 +3,8 @@
 The classifier scores a query x* by the unnormalised Nadaraya–Watson numerator
 r̂(x*) = Σ_i K̂(x*, x_i) y_i = φ(x*)ᵀ(Ψᵀ Y), Y the one-hot training labels, and predicts its argmax
 (the positive denominator does not change the argmax; for sign-indefinite trig features the
-unnormalised form must be kept, spec/derf.md §3.2; the SimRF code does the same,
-spec/simrf.md §3.5).
+unnormalised form must be kept, DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3; the SimRF code
+does the same, docs/experiments.md#simrf-fig8).
 
 Vectorised over trials: the ``draws`` of one estimator draw are merged into a single set of
 draws·M projections (features are per-projection, so this is exact), the training features are

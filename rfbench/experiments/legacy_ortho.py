@@ -1,10 +1,12 @@
-"""Replay of the HRF clustering notebook's legacy random streams (HRF App. H.3; spec/hrf.md §3.4).
+"""Replay of the HRF clustering notebook's legacy random streams (HRF App. H.3;
+docs/experiments.md#hrf-fig6).
 
 The released ``Cluster_Estimator.ipynb`` draws everything from numpy's legacy global state
 (global numpy seeding) and from the 2021 scipy ``ortho_group``. To regenerate the paper's data and
 Table 3 exactly, this module replays those streams with explicit ``np.random.RandomState(seed)``
 instances (never the global state) and re-implements the 2021 ``ortho_group.rvs`` algorithm:
-modern scipy samples Haar matrices differently, which gives different data (spec/hrf.md §3.4).
+modern scipy samples Haar matrices differently, which gives different data (HRF App. H.3;
+docs/experiments.md#hrf-fig6).
 
 Seeds (all from the notebook): 1263 (centres Q0, K0), 1265 (two orthogonal matrices), 679 (the
 Gaussian samples around the centres), 1234 + rep (the projections of repetition rep). The
@@ -27,7 +29,8 @@ from rfbench.features.complex_exp import ComplexExp, real_diagonal_A
 
 DIM = 50  # input dimension
 POINTS = 1000  # points per cluster
-QUERY_NORM, KEY_NORM = 0.1, 1.0  # row norms after normalisation (spec/hrf.md §3.4 step 5)
+# row norms after normalisation (HRF App. H.3; docs/experiments.md#hrf-fig6, step 5)
+QUERY_NORM, KEY_NORM = 0.1, 1.0
 SEED_CENTRES, SEED_ORTHO, SEED_SAMPLES, SEED_REPS = 1263, 1265, 679, 1234
 
 #: the four data sets of HRF Fig. 6 / Table 3: (variance σ², coordinates whose sign is kept)
@@ -43,8 +46,9 @@ def ortho_group_2021(dim: int, rs: np.random.RandomState) -> np.ndarray:
     """A Haar orthogonal matrix by scipy's 2021 ``ortho_group.rvs`` algorithm (Householder product).
 
     H = I; for n = 0..dim-1: x ~ N(0, I_{dim-n}), D = sign(x₀) (1 if x₀ = 0), x₀ += D‖x‖, x rescaled
-    so that ‖x‖² = 2, H[:, n:] = -D (H[:, n:] - (H[:, n:] x) xᵀ) (spec/hrf.md §3.4 step 2). Draws
-    dim(dim+1)/2 normals from ``rs`` in this order, as the notebook's calls did.
+    so that ‖x‖² = 2, H[:, n:] = -D (H[:, n:] - (H[:, n:] x) xᵀ) (HRF App. H.3;
+    docs/experiments.md#hrf-fig6, step 2). Draws dim(dim+1)/2 normals from ``rs`` in this order, as
+    the notebook's calls did.
     """
     H = np.eye(dim)
     for n in range(dim):
@@ -87,7 +91,8 @@ class ClusteredData:
 
 
 def centres() -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """(Q0, K0, [O1, O2]) from the notebook's seeds 1263 and 1265 (spec/hrf.md §3.4 steps 1–2)."""
+    """(Q0, K0, [O1, O2]) from the notebook's seeds 1263 and 1265 (HRF App. H.3;
+    docs/experiments.md#hrf-fig6 steps 1–2)."""
     rs = np.random.RandomState(SEED_CENTRES)
     q0 = rs.uniform(low=-4, high=-3, size=DIM)
     q0 = q0 * (2 * rs.randint(0, 1) - 1)  # randint(0, 1) is always 0: Q0 ∈ [3, 4]^50
@@ -104,7 +109,8 @@ def _normalise(X: np.ndarray, norm: float) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def clustered_data(name: str) -> ClusteredData:
-    """The data set ``name`` ∈ {s1, s2, s3, s4} exactly as the notebook generated it (§3.4 3–5)."""
+    """The data set ``name`` ∈ {s1, s2, s3, s4} exactly as the notebook generated it (HRF App. H.3;
+    docs/experiments.md#hrf-fig6 3–5)."""
     if name not in SETTINGS:
         raise ValueError(f"unknown clustered data set {name!r}; allowed: {', '.join(SETTINGS)}")
     variance, keep = SETTINGS[name]
@@ -244,7 +250,8 @@ def cluster_gram_sse(pc: PaperClusters, proj: Projections) -> float:
 
 
 def estimator_gram_sse(est: Estimator, draw: Draw, pc: PaperClusters) -> float:
-    """Σ (K̂ − K)² of a registry estimator's one-draw Gram matrix Re Φ(Q)Ψ(K)ᵀ (DESIGN §3)."""
+    """Σ (K̂ − K)² of a registry estimator's one-draw Gram matrix Re Φ(Q)Ψ(K)ᵀ
+    (docs/architecture.md#estimator-contract)."""
     phi, psi = est.query_features(draw, pc.Q)[0], est.key_features(draw, pc.K)[0]
     return gram_sse(real_gram(phi, psi), pc.T)
 

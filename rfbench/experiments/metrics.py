@@ -1,4 +1,5 @@
-"""Summary metrics of repeated estimates of one kernel value (DESIGN §5 metric names)."""
+"""Summary metrics of repeated estimates of one kernel value (docs/architecture.md#result-schema
+metric names)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,20 @@ import numpy as np
 Metric = tuple[float, float | None]  # (value, standard error or None)
 
 
-def pointwise_metrics(estimates: np.ndarray, true: float) -> dict[str, Metric]:
+def pointwise_metrics(
+    estimates: np.ndarray,
+    true: float,
+    closed_mse: float | None = None,
+    closed_fourth: float | None = None,
+) -> dict[str, Metric]:
     """true, mean, bias, mse, rel_rmse, rel_mae, q05/q50/q95, neg_fraction of N estimates.
 
-    Standard errors: σ/√N for means; std of the squared errors /√N for the MSE; the delta method
-    se(MSE)/(2√MSE)/K for the relative RMSE.
+    Standard errors come from the closed forms where given (an unbiased estimator's MSE
+    ``closed_mse`` and 4th central moment ``closed_fourth``, ``rfbench.features.theory.moments``):
+    √(MSE/N) for the mean and bias, √((E(K̂-K)⁴ - MSE²)/N) for the MSE. Otherwise from the sample:
+    σ/√N for means, std of the squared errors /√N for the MSE. The relative RMSE gets the delta
+    method se(MSE)/(2√MSE)/K (√MSE closed-form where given). Heavy-tailed samples understate
+    the sample-based errors: see the ``resolved`` flag (``rfbench.features.theory.resolution``).
     """
     k = np.asarray(estimates, dtype=float)
     n = k.size
@@ -20,8 +30,13 @@ def pointwise_metrics(estimates: np.ndarray, true: float) -> dict[str, Metric]:
     mse = float(sq.mean())
     se_mse = float(sq.std(ddof=1) / np.sqrt(n)) if n > 1 else None
     se_mean = float(k.std(ddof=1) / np.sqrt(n)) if n > 1 else None
+    if closed_mse is not None and np.isfinite(closed_mse):
+        se_mean = float(np.sqrt(closed_mse / n))
+        if closed_fourth is not None:
+            se_mse = float(np.sqrt(max(closed_fourth - closed_mse**2, 0.0) / n))
     rel_rmse = np.sqrt(mse) / true
-    se_rel_rmse = se_mse / (2 * np.sqrt(mse) * true) if se_mse is not None and mse > 0 else None
+    scale = closed_mse if closed_mse is not None and closed_mse > 0 else mse
+    se_rel_rmse = se_mse / (2 * np.sqrt(scale) * true) if se_mse is not None and scale > 0 else None
     abs_rel = np.abs(err) / true
     q05, q50, q95 = np.quantile(k, [0.05, 0.5, 0.95])
     neg = float(np.mean(k < 0))
@@ -40,3 +55,8 @@ def pointwise_metrics(estimates: np.ndarray, true: float) -> dict[str, Metric]:
         "q95": (float(q95), None),
         "neg_fraction": (neg, float(np.sqrt(neg * (1 - neg) / n))),
     }
+
+
+#: The moment of K̂ each empirical statistic rests on (1: mean-type, 2: MSE-type); a statistic
+#: absent here (quantiles, fractions, exact values) is resolved by boundedness.
+MOMENT_ORDER: dict[str, int] = {"mean": 1, "bias": 1, "rel_mae": 1, "mse": 2, "rel_rmse": 2}

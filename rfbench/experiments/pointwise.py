@@ -1,28 +1,37 @@
 """Pointwise estimation of one kernel value vs angle and radius (HRF Fig. 2, 5; CSE Figs 1–5).
 
-For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂) in R^d; spec/hrf.md §3.2),
-each estimator is drawn ``samples`` times per angle, θ on ``angles`` points of [0, π] (endpoints
-included). Rows per (estimator, r, θ, m, n, variant): the metrics of
+For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂) in R^d; HRF Fig. 2, App. G;
+docs/experiments.md#hrf-fig2), each estimator is drawn ``samples`` times per angle, θ on ``angles``
+points of [0, π] (endpoints included). Rows per (estimator, r, θ, m, n, variant): the metrics of
 :func:`~rfbench.experiments.metrics.pointwise_metrics`, plus ``theory_mse``/``theory_rel_rmse``
-where a closed form exists (none for the biased CSE variant shared-all, spec/cse.md §5 item 17),
-and per curve ``neg_count``, the negatives among all angles × samples estimates (CSE Fig. 4).
+where a closed form exists (none for the biased CSE variant shared-all,
+docs/methods.md#cse-erratum-17), and per curve ``neg_count``, the negatives among all
+angles × samples estimates (CSE Fig. 4).
 
 Estimators are named as in the registry, optionally with their sizes: ``name``, ``name:m`` or
 ``name:m:n``. Without sizes, the budget list ``m`` (M) applies: M projections for every
 non-hybrid estimator; a bipolar hybrid (angular/gaussian, alias ``cse``) gets n = ``n`` λ
 projections (0: n = m, the CSE choice) and m = M // n base projections if ``flop_match``
-(m·n = M, (16, 8) for M = 128: spec/hrf.md §2, §5 item 20), else m = M. Hybrids run once per
-sharing variant in ``variants``; an alias with a fixed variant (``cse`` = shared-all) keeps it.
+(m·n = M, (16, 8) for M = 128: HRF; docs/methods.md#hrf-flop-matching, #hrf-erratum-20), else
+m = M. Hybrids run once per sharing variant in ``variants``; an alias with a fixed variant
+(``cse`` = shared-all) keeps it.
 
-Speed: rotation-invariant estimators are sampled in a 2-D frame (exact, DESIGN §3); with
-``common_draws`` all angles of a curve share each draw (common random numbers: every angle still
-has ``samples`` independent draws, and the x features are computed once); draws are chunked.
-Data-dependent estimators (GERF/DERF) are fitted on each pair (x, y) and drawn per angle.
+Speed: rotation-invariant estimators are sampled in a 2-D frame (exact,
+docs/architecture.md#estimator-contract); with ``common_draws`` all angles of a curve share each
+draw (common random numbers: every angle still has ``samples`` independent draws, and the x features
+are computed once); draws are chunked. Data-dependent estimators (GERF/DERF) are fitted on each pair
+(x, y) and drawn per angle.
+
+Statistics (:mod:`rfbench.experiments.pointwise_rows`): standard errors from the closed forms where
+they exist, a ``resolved`` flag on every row, ``importance`` adds importance-sampled MSEs
+(``is_mse``, ``is_rel_rmse``), and ``paired`` runs all estimators of one radius in one job on
+shared randomness (:mod:`rfbench.experiments.paired`) with ``diff_mse`` rows against
+``reference`` (unpaired runs get the same rows with independent standard errors). The summary
+ranks by the closed form where one exists.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,11 +39,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments import paired as pairing
 from rfbench.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
-from rfbench.experiments.metrics import pointwise_metrics
+from rfbench.experiments.pointwise_rows import curve_rows
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
-from rfbench.features.hybrid import VARIANTS, BipolarHybrid
+from rfbench.features.hybrid import VARIANTS
 from rfbench.features.theory import equal_norm_pair
 from rfbench.kernels import KERNEL_ALPHA, log_kernel
 from rfbench.results import register_metric, register_parameter
@@ -59,27 +69,19 @@ def parse_estimator(text: str) -> tuple[str, int | None, int | None]:
     return name, ints[0], ints[1]
 
 
-def _family(name: str) -> tuple[type | None, dict[str, Any]]:
-    """(the hybrid class behind ``name`` or None, the options an alias fixes)."""
-    target, fixed = registry.ALIASES.get(name, (name, {}))
-    entry = registry.HYBRIDS.get(registry.split_name(target)[0])
-    return (entry.factory if entry else None), dict(fixed)
-
-
-def _accepts(factory: Any, option: str) -> bool:
-    return option in inspect.signature(factory).parameters
-
-
 def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The (estimator, m, n, variant, sigma) points one ``estimators`` entry expands into."""
     name, m_fixed, n_fixed = parse_estimator(text)
-    family, fixed = _family(name)
-    bipolar = isinstance(family, type) and issubclass(family, BipolarHybrid)
+    try:
+        desc = registry.describe(name)
+    except registry.UnknownEstimatorError as exc:
+        raise ConfigError(f"estimator {text!r}: {exc}") from None
+    bipolar = desc.bipolar
     if n_fixed is not None and not bipolar:
         raise ConfigError.bad_value("estimators", text, "n only for angular/gaussian hybrids")
-    if family is not None and not bipolar:
+    if desc.hybrid and not bipolar:
         raise ConfigError.bad_value("estimators", text, "no cluster-hybrid (needs clusters)")
-    sigma = config["sigma"] if bipolar and _accepts(family, "sigma") else None
+    sigma = config["sigma"] if bipolar and "sigma" in desc.options else None
     for budget in [m_fixed] if m_fixed else config["m"]:
         if not bipolar:
             yield {"estimator": name, "m": budget, "n": None, "variant": None, "sigma": None}
@@ -91,31 +93,27 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
             m = budget // n
         else:
             m, n = budget, n or budget
-        variants = [fixed["variant"]] if "variant" in fixed else config["variants"]
-        supported = [v for v in variants if v in family.variants]
+        variants = [desc.variant] if desc.variant else config["variants"]
+        supported = [v for v in variants if v in desc.variants]
         if not supported:
-            raise ConfigError.bad_value("variants", variants, f"for {name}: {family.variants}")
+            raise ConfigError.bad_value("variants", variants, f"for {name}: {desc.variants}")
         for variant in supported:
             yield {"estimator": name, "m": m, "n": n, "variant": variant, "sigma": sigma}
 
 
 def make_estimator(spec: Mapping[str, Any]) -> Estimator:
     """The estimator of a job (the gaussian hybrid's normaliser ρ uses the job's radius)."""
-    family, fixed = _family(spec["estimator"])
+    desc = registry.describe(spec["estimator"])
     options: dict[str, Any] = {}
-    if spec["variant"] is not None and "variant" not in fixed:
+    if spec["variant"] is not None and desc.variant is None:
         options["variant"] = spec["variant"]
     if spec["sigma"] is not None:
         options["sigma"] = spec["sigma"]
-    if family is not None and _accepts(family, "radius"):
+    if desc.hybrid and "radius" in desc.options:
         options["radius"] = spec["r"]
     return registry.get(
         spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"], **options
     )
-
-
-def _data_dependent(est: Estimator) -> bool:
-    return bool(getattr(getattr(est, "component", None), "data_dependent", False))
 
 
 def sampling_frame(est: Estimator, d: int) -> int | None:
@@ -137,9 +135,9 @@ def draw_estimates(
     k = frame or d
     xk, yk = x[:, :k], y[:, :k]
     angles = len(y)
-    dependent = _data_dependent(est)
+    dependent = registry.describe(est.name).data_dependent
     groups = [np.arange(angles)] if common and not dependent else np.arange(angles)[:, None]
-    width = 8 * (4 * est.m + 2 * (getattr(est, "n", None) or 0))  # bytes of a point's features
+    width = 8 * (4 * est.m + 2 * (est.n or 0))  # bytes of a point's features
     out = np.empty((samples, angles))
     last: list[Draw] = []
     for g in groups:
@@ -194,6 +192,9 @@ class Pointwise(Experiment):
         "r": [1.0, 1.25, 1.5],
         "sigma": 1.0,
         "common_draws": True,
+        "importance": False,
+        "paired": False,
+        "reference": "",
     }
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
     help = {
@@ -201,7 +202,8 @@ class Pointwise(Experiment):
         "angular-hybrid@iid:32:4",
         "m": "feature budgets M: projections of non-hybrids (hybrids: see flop_match)",
         "n": "λ projections of angular/gaussian hybrids; 0 means n = m (the CSE paper)",
-        "flop_match": "hybrids get m = M // n base projections (m·n = M, spec/hrf.md §2)",
+        "flop_match": "hybrids get m = M // n base projections (m·n = M, "
+        "docs/methods.md#hrf-flop-matching)",
         "variants": f"sharing variants of the hybrids ({', '.join(VARIANTS)}); each hybrid runs "
         "those it supports",
         "kernel": "softmax or gaussian",
@@ -211,6 +213,10 @@ class Pointwise(Experiment):
         "r": "input norms ‖x‖ = ‖y‖ = r",
         "sigma": "bandwidth σ of the gaussian hybrid's λ estimator (HRF App. F)",
         "common_draws": "all angles of a curve share each draw (common random numbers)",
+        "importance": "add importance-sampled MSEs is_mse/is_rel_rmse (component@iid estimators)",
+        "paired": "estimators of one radius share their base randomness (one job per r; "
+        "iid/orf/simrf component estimators share one Gaussian array, all angles each draw)",
+        "reference": "the estimators entry diff_mse compares against (default: the first)",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -236,7 +242,9 @@ class Pointwise(Experiment):
         n = config["n"]
         if n < 0 or (config["flop_match"] and not 0 < n <= min(config["m"])):
             raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
-        for spec in self.grid(config):
+        if config["reference"] and config["reference"] not in config["estimators"]:
+            raise ConfigError.bad_value("reference", config["reference"], "an estimators entry")
+        for spec in self._points(config):
             try:
                 make_estimator(spec)
             except (ValueError, TypeError) as exc:
@@ -245,8 +253,11 @@ class Pointwise(Experiment):
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}
 
-    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+    def _points(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        """One spec per curve (an estimator point at one radius)."""
         fixed = {k: config[k] for k in ("kernel", "d", "angles", "samples", "common_draws")}
+        if config["importance"]:  # only when set, so the keys (and seeds) of other runs stay
+            fixed["importance"] = True
         return [
             JobSpec(**fixed, r=r, **point)
             for r in config["r"]
@@ -254,46 +265,64 @@ class Pointwise(Experiment):
             for point in estimator_points(text, config)
         ]
 
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        points = self._points(config)
+        if not config["paired"]:
+            return points
+        reference = config["reference"] or config["estimators"][0]
+        jobs = []
+        for r in config["r"]:
+            curves = [p for p in points if p["r"] == r]
+            shared = {k: v for k, v in curves[0].items() if k not in pairing.POINT}
+            rows = tuple(tuple(p[k] for k in pairing.POINT) for p in curves)
+            jobs.append(JobSpec(shared, points=rows, reference=reference))
+        return jobs
+
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-        est = make_estimator(spec)
-        samples = spec["samples"]
         thetas = np.linspace(0.0, np.pi, spec["angles"])
         x, y = equal_norm_pair(spec["r"], thetas, spec["d"])
         true = np.exp(log_kernel(spec["kernel"], x[:, None], y[:, None])[:, 0, 0])
-        values, groups, draws = draw_estimates(est, x, y, samples, spec["common_draws"], rng)
-        mse = theory_mse(est, x, y, groups, draws)
-        base = {k: spec[k] for k in CURVE if k in spec}
-        if "omega" in draws[0].projections:  # the rows drawn (weights like sgq fix their number)
-            base["m"] = draws[0].projections["omega"].count
-        base["weights"] = getattr(getattr(est, "weights", None), "name", None)
-        rows = []
-        for i, theta in enumerate(thetas):
-            metrics = pointwise_metrics(values[:, i], true[i])
-            if mse is not None:
-                metrics["theory_mse"] = (float(mse[i]), None)
-                metrics["theory_rel_rmse"] = (float(np.sqrt(mse[i]) / true[i]), None)
-            for metric, (value, se) in metrics.items():
-                trials = 0 if metric.startswith("theory_") else samples
-                point = {"theta": float(theta), "metric": metric, "value": value, "stderr": se}
-                rows.append({**base, **point, "n_trials": trials})
+        specs = pairing.curve_specs(spec) if "points" in spec else [spec]
+        ests = [make_estimator(s) for s in specs]
+        paired = "points" in spec
+        shared = pairing.paired_estimates(ests, x, y, spec["samples"], rng) if paired else {}
+        rows, values, bases, flags = [], [], [], []
+        for i, (one, est) in enumerate(zip(specs, ests, strict=True)):
+            if i in shared:  # the same laws; only the joint law across estimators changes
+                draws = (shared[i][0], [np.arange(len(y))], [shared[i][1]])
+            else:
+                draws = draw_estimates(est, x, y, one["samples"], one["common_draws"], rng)
+            mse = theory_mse(est, x, y, draws[1], draws[2])
+            base = {k: one[k] for k in CURVE if k in one}
+            if "omega" in draws[2][0].projections:  # the rows drawn (e.g. sgq fixes their number)
+                base["m"] = draws[2][0].projections["omega"].count
+            base["weights"] = registry.describe(one["estimator"]).weights
+            is_draws = one["samples"] if one.get("importance") else 0
+            curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng)
+            flags.append([row["resolved"] for row in curve if row["metric"] == "mse"])
+            rows += curve
+            values.append(draws[0])
+            bases.append(base)
+        if paired:
+            rows += pairing.diff_rows(bases, values, flags, true, thetas, spec["reference"])
         return rows
 
     def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
-        """Append per curve ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4)."""
-        neg = rows[rows["metric"] == "neg_fraction"]
-        if neg.empty:
+        """Append per curve ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4) and, for
+        unpaired runs, ``diff_mse`` against ``reference`` with independent standard errors."""
+        rows = _neg_counts(rows)
+        if config["paired"] or len(config["estimators"]) < 2:
             return rows
-        keys = [c for c in (*CURVE, "experiment", "figure") if c in rows.columns]
-        p, n = neg["value"].to_numpy(float), neg["n_trials"].to_numpy(float)
-        counts = neg[keys].assign(value=np.round(p * n), var=n * p * (1 - p), n_trials=n)
-        out = counts.groupby(keys, dropna=False, sort=False).sum().reset_index()
-        out = out.assign(stderr=np.sqrt(out.pop("var")), metric=NEG_COUNT, theta=np.nan)
-        return pd.concat([rows, out], ignore_index=True)
+        diffs = pairing.unpaired_diffs(rows, config["reference"] or config["estimators"][0])
+        return pd.concat([rows, diffs], ignore_index=True) if len(diffs) else rows
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
-        """Per curve: max over θ of the empirical and theoretical relative RMSE (the HRF claim:
-        the angular hybrid has the smallest max-relative-error) and of the relative mean absolute
-        error, the negative count, and the rank of max_rel_rmse at each r."""
+        """Per curve: max over θ of the closed-form and empirical relative RMSE (the HRF claim:
+        the angular hybrid has the smallest max-relative-error), whether the sample resolves it
+        (at the empirical and the closed-form argmax), the importance-sampled max where run, the
+        relative mean absolute error and the negative count; ranked at each r by the closed form
+        where one exists (else by the empirical max). The footnote (``attrs``) explains the marks.
+        """
         keys = [c for c in ("estimator", "variant", "m", "n", "r") if c in results.columns]
         out = []
         for key, df in results.groupby(keys, dropna=False, sort=False):
@@ -301,9 +330,12 @@ class Pointwise(Experiment):
             if emp.empty:
                 continue
             row = dict(zip(keys, key, strict=True))
+            flags = _max_flags(df, emp)
             row.update(
-                max_rel_rmse=emp["value"].max(),
                 theory_max=_max_of(df, "theory_rel_rmse"),
+                max_rel_rmse=emp["value"].max(),
+                resolved=_all_resolved(flags),
+                is_max=_max_of(df, "is_rel_rmse"),
                 max_rel_mae=_max_of(df, "rel_mae"),
                 neg_count=_max_of(df, NEG_COUNT),
             )
@@ -311,10 +343,60 @@ class Pointwise(Experiment):
         table = pd.DataFrame(out)
         if table.empty:
             return table
-        table["rank"] = table.groupby("r")["max_rel_rmse"].rank(method="min").astype(int)
-        return table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
+        table["ranked_by"] = np.where(table["theory_max"].notna(), "theory", "empirical")
+        order = table["theory_max"].fillna(table["max_rel_rmse"])
+        table["rank"] = order.groupby(table["r"]).rank(method="min").astype(int)
+        front = [*keys, "rank", "ranked_by"]
+        table = table[front + [c for c in table.columns if c not in front]]
+        table = table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
+        table.attrs["footnote"] = SUMMARY_FOOTNOTE
+        return table
+
+
+#: Printed under the pointwise summary (rfbench.cli.show.print_frame).
+SUMMARY_FOOTNOTE = (
+    "rank: by the closed-form max theory_max where one exists (ranked_by), else by the empirical "
+    "max_rel_rmse. resolved = False: at the angle of the empirical or the closed-form max "
+    "(without a closed form: at some angle) fewer than 30 draws are expected in the region "
+    "carrying the MSE (rfbench.features.theory.resolution), so max_rel_rmse is unreliable "
+    "(typically far too small, sometimes one huge outlier); the rows' samples_needed says how "
+    "many estimates would resolve it; importance = true adds the importance-sampled is_max."
+)
+
+
+def _max_flags(curve: pd.DataFrame, emp: pd.DataFrame) -> pd.Series:
+    """``resolved`` of the empirical rel_rmse at its own argmax θ and at the closed-form argmax θ
+    (without a closed form: at every θ)."""
+    if "resolved" not in emp:
+        return pd.Series([True])
+    exact = curve[curve["metric"] == "theory_rel_rmse"].dropna(subset=["value"])
+    if exact.empty:
+        return emp["resolved"]
+    thetas = (exact.loc[exact["value"].idxmax(), "theta"], emp.loc[emp["value"].idxmax(), "theta"])
+    return emp.loc[emp["theta"].isin(thetas), "resolved"]
+
+
+def _all_resolved(flags: pd.Series) -> bool | None:
+    """False if any angle is unresolved, None if none is assessed, else True."""
+    known = flags.dropna()
+    if (~known.astype(bool)).any():
+        return False
+    return None if known.empty else True
 
 
 def _max_of(df: pd.DataFrame, metric: str) -> float:
     values = df.loc[df["metric"] == metric, "value"]
     return float(values.max()) if len(values) else np.nan
+
+
+def _neg_counts(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with per curve ``neg_count`` = Σ_θ neg_fraction·n_trials appended."""
+    neg = rows[rows["metric"] == "neg_fraction"]
+    if neg.empty:
+        return rows
+    keys = [c for c in (*CURVE, "experiment", "figure") if c in rows.columns]
+    p, n = neg["value"].to_numpy(float), neg["n_trials"].to_numpy(float)
+    counts = neg[keys].assign(value=np.round(p * n), var=n * p * (1 - p), n_trials=n)
+    out = counts.groupby(keys, dropna=False, sort=False).sum().reset_index()
+    out = out.assign(stderr=np.sqrt(out.pop("var")), metric=NEG_COUNT, theta=np.nan, resolved=True)
+    return pd.concat([rows, out], ignore_index=True)

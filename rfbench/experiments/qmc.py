@@ -1,6 +1,8 @@
-"""HRF Table 1: hybrids vs QMC/structured baselines on UCI wine and Boston (spec/hrf.md §3.3).
+"""HRF Table 1: hybrids vs QMC/structured baselines on UCI wine and Boston
+(docs/experiments.md#hrf-table1).
 
-Protocol (the paper states little; choices documented here and in spec/hrf.md §3.3, §5 item 22):
+Protocol (the paper states little; choices documented here and in HRF;
+docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22):
 
 - Data: ``rfbench.datasets.load(name)`` then ``standardize_and_scale(norm=, mode=scaling)``:
   z-score every column over all rows, then scale every row to L2 norm ``norm`` (default 1, i.e.
@@ -8,10 +10,10 @@ Protocol (the paper states little; choices documented here and in spec/hrf.md §
 - Pairs: ``pairs`` (100) pairs (x_i, x_j), i ≠ j uniform, drawn once from
   ``np.random.default_rng(pair_seed)`` (default seed 0) — the same pairs for every estimator.
 - Estimators (512 projections for the baselines; FLOP-matched hybrids with (m, n) = (64, 8),
-  spec/hrf.md §2): HRF-ort = ``angular-hybrid@orf`` (ω and τ orthogonal), HRF-iid =
-  ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@sorf``, Halton-R = ``@halton``; the
-  paper does not say which base the baselines use, so both ``trig`` and ``hyperbolic`` (SM⁺⁺)
-  run; ``@iid`` baselines are added for reference.
+  HRF App. I; docs/methods.md#hrf-flop-matching): HRF-ort = ``angular-hybrid@orf`` (ω and τ
+  orthogonal), HRF-iid = ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@sorf``,
+  Halton-R = ``@halton``; the paper does not say which base the baselines use, so both ``trig`` and
+  ``hyperbolic`` (SM⁺⁺) run; ``@iid`` baselines are added for reference.
 - One repetition = one draw of the features applied to all pairs (as an estimator is used on a
   data set); its MSE is the mean over pairs of (K̂ − SM)². ``mse`` is the mean over ``reps``
   repetitions (stderr = std/√reps); ``mse_std`` the standard deviation over repetitions (our
@@ -28,51 +30,47 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import chunks
 from rfbench.features import registry, theory
-from rfbench.features.estimator import ComponentEstimator
-from rfbench.kernels import log_kernel
+from rfbench.features.theory import resolution
+from rfbench.kernels import KERNELS, log_kernel
+from rfbench.names import split_name, weights_of
 from rfbench.results import register_metric
 
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
-#: HRF Table 1 (verbatim; MSE in units of 1e-3, "± std"): data set -> column -> (mean, ±)
-PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
-    "wine": {
-        "HRF-ort": (0.70, 0.08),
-        "HRF-iid": (0.85, 0.05),
-        "ORF-reg": (1.00, 0.04),
-        "ORF-Had": (1.10, 0.06),
-        "Halton-R": (4.02, 0.1),
-    },
-    "boston": {
-        "HRF-ort": (0.72, 0.06),
-        "HRF-iid": (0.79, 0.08),
-        "ORF-reg": (1.05, 0.03),
-        "ORF-Had": (1.14, 0.02),
-        "Halton-R": (2.53, 0.08),
-    },
-}
 #: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
 PAPER_COLUMN = {"orf": "ORF-reg", "sorf": "ORF-Had", "halton": "Halton-R"}
 
 
 def paper_column(estimator: str) -> str | None:
     """The column of HRF Table 1 an estimator stands for (None for our extra baselines)."""
-    head, weights = registry.split_name(estimator)
+    head, weights = split_name(estimator)
     if head == "angular-hybrid":
-        return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights or "iid")
+        return {"orf": "HRF-ort", "iid": "HRF-iid"}.get(weights_of(estimator))
     return PAPER_COLUMN.get(weights or "")
+
+
+def paper_table1() -> dict[tuple[str, str], tuple[float, float]]:
+    """HRF Table 1 (rfbench.reference): (data set, paper column) -> (MSE, ±) in units of 1e-3."""
+    from rfbench import reference
+
+    cells = reference.table("hrf-table1", "dataset", "estimator")
+    return {
+        (dataset, paper_column(est) or est): (e.value, e.std) for (dataset, est), e in cells.items()
+    }
 
 
 def is_hybrid(estimator: str) -> bool:
     """Whether ``estimator`` (name or alias) is a hybrid: it takes (m, n), not ``features``."""
-    return not isinstance(registry.get(estimator, m=1), ComponentEstimator)
+    return registry.describe(estimator).hybrid
 
 
 def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:
-    """(m, n): hybrids take (m, n) (FLOP-matched, spec/hrf.md §2), the others (features, None)."""
+    """(m, n): hybrids take (m, n) (FLOP-matched, HRF App. I; docs/methods.md#hrf-flop-matching),
+    the others (features, None)."""
     if is_hybrid(estimator):
         return config["m"], config["n"]
     return config["features"], None
@@ -108,11 +106,12 @@ def pair_estimates(
 ) -> np.ndarray:
     """K̂(x_p, y_p) = Re φ(x_p)ᵀψ(y_p) for ``reps`` independent draws, each applied to every pair.
 
-    Uses the explicit feature maps (DESIGN §3: they give the same numbers as ``estimate``) paired
-    row by row, which avoids the pairs × pairs Gram matrix. Returns (reps, pairs).
+    Uses the explicit feature maps (docs/architecture.md#estimator-contract: they give the same
+    numbers as ``estimate``) paired row by row, which avoids the pairs × pairs Gram matrix. Returns
+    (reps, pairs).
     """
     pairs, d = X.shape
-    width = 4 * est.m * (1 + (getattr(est, "n", None) or 0))  # ≥ any map here: 4m(n+1), 2m
+    width = 4 * est.m * (1 + (est.n or 0))  # ≥ any map here: 4m(n+1), 2m
     out = []
     for start, stop in chunks(reps, 16 * pairs * width):
         draw = est.sample(rng, d=d, draws=stop - start)
@@ -182,7 +181,7 @@ class QMCTable(Experiment):
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
         for key in ("features", "m", "n"):
-            if config[key] < 1:
+            if not is_positive_int(config[key]):
                 raise ConfigError.bad_value(key, config[key], "a positive integer")
         for key in ("pairs", "reps"):
             if config[key] < 2:
@@ -193,8 +192,8 @@ class QMCTable(Experiment):
             raise ConfigError.bad_value("norm", config["norm"], "positive numbers")
         if config["scaling"] not in ("rows", "max", "mean"):
             raise ConfigError.bad_value("scaling", config["scaling"], "rows, max, mean")
-        if config["kernel"] not in ("softmax", "gaussian"):
-            raise ConfigError.bad_value("kernel", config["kernel"], "softmax, gaussian")
+        if config["kernel"] not in KERNELS:
+            raise ConfigError.bad_value("kernel", config["kernel"], ", ".join(KERNELS))
         if not config["estimators"]:
             raise ConfigError.bad_value("estimators", [], "at least one estimator name")
         for name in config["estimators"]:
@@ -244,36 +243,60 @@ class QMCTable(Experiment):
             "d": X.shape[1],
             "m": spec["m"],
             "n": spec["n"],
-            "weights": registry.split_name(spec["estimator"])[1] or "iid",
+            "weights": registry.describe(spec["estimator"]).weights,
             "r": spec["norm"] if spec["scaling"] == "rows" else None,
             "norm": spec["norm"],
             "scaling": spec["scaling"],
             "pairs": spec["pairs"],
         }
+        flags = {k: _resolved(est, X, Y, reps, o) for k, o in (("mse", 2), ("mse_std", 2))}
+        flags["bias"] = _resolved(est, X, Y, reps, 1)
         return [
-            {**base, "metric": k, "value": v, "stderr": s, "n_trials": t} for k, v, s, t in metrics
+            {**base, "metric": k, "value": v, "stderr": s, "n_trials": t}
+            | {"resolved": flags.get(k, True)}  # theory_mse: exact
+            for k, v, s, t in metrics
         ]
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
-        """MSE ± std in units of 1e-3 per (data set, estimator), beside the paper's Table 1."""
-        rows = []
+        """MSE ± std in units of 1e-3 per (data set, estimator), beside the paper's Table 1; a
+        trailing * marks an MSE its sample does not resolve (footnote in ``attrs``)."""
+        rows, published = [], paper_table1()
+        keys = ["dataset", "norm", "estimator"]
+        mse = results[results["metric"] == "mse"]
+        unresolved = set()
+        if "resolved" in mse:
+            bad = mse[mse["resolved"].eq(False).fillna(False).astype(bool)]
+            unresolved = set(bad[keys].itertuples(index=False, name=None))
         table = results.pivot_table(
             index=["dataset", "norm", "estimator"], columns="metric", values="value", sort=False
         )
         for (dataset, norm, est), row in table.iterrows():
             col = paper_column(est)
-            paper = PAPER_TABLE1.get(dataset, {}).get(col or "")
+            paper = published.get((dataset, col or ""))
             rows.append(
                 {
                     "dataset": dataset,
                     "norm": norm,
                     "estimator": est,
                     "paper column": col or "",
-                    "mse×1e3": f"{1e3 * row['mse']:.3f} ± {1e3 * row['mse_std']:.3f}",
+                    "mse×1e3": f"{1e3 * row['mse']:.3f} ± {1e3 * row['mse_std']:.3f}"
+                    + (" *" if (dataset, norm, est) in unresolved else ""),
                     "theory×1e3": f"{1e3 * row['theory_mse']:.3f}"
                     if pd.notna(row.get("theory_mse"))
                     else "",
                     "paper×1e3": f"{paper[0]:.2f} ± {paper[1]:.2f}" if paper else "",
                 }
             )
-        return pd.DataFrame(rows)
+        out = pd.DataFrame(rows)
+        if unresolved:
+            out.attrs["footnote"] = (
+                "* the sample does not resolve this MSE: fewer than 30 draws expected where its "
+                "tail lives for some pair (rfbench.features.theory.resolution)"
+            )
+        return out
+
+
+def _resolved(est, X: np.ndarray, Y: np.ndarray, reps: int, order: int) -> bool | None:
+    """Every pair (x_i, y_i) resolved by ``reps`` draws (rfbench.features.theory.resolution)."""
+    ok = resolution.resolved(est, X, Y, reps, order)
+    return None if ok is None else bool(np.all(ok))

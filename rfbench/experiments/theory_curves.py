@@ -2,19 +2,23 @@
 
 One job per curve (``curves``), each row tagged with its own figure id:
 
-- ``hrf-fig1`` (HRF Fig. 1; spec/hrf.md §3.1): softmax MSE surfaces over θ ∈ [0, π] and
+- ``hrf-fig1`` (HRF Fig. 1; docs/experiments.md#hrf-fig1): softmax MSE surfaces over θ ∈ [0, π] and
   r ∈ [0, r_max] of trig, hyperbolic (SM⁺⁺) and the angular hybrid, m = 10, n = 1 (HRF Lemma 2.2,
   Eq. 7; Thm D.1, Eq. 47 corrected), at ‖x‖ = ‖y‖ = r. The paper mirrors r to [-5, 5]; we give
   r ≥ 0. These MSEs do not depend on d, so the d column is left empty.
-- ``simrf-fig4`` (SimRF Fig. 4; spec/simrf.md §3.1): RF-conformity ρ (Eq. 12, one configuration, v,
+- ``simrf-fig4`` (SimRF Fig. 4; docs/experiments.md#simrf-fig4): RF-conformity ρ (Eq. 12, one
+  configuration, v,
   d = m = 6) of one draw of χ_d norms under iid (mean ± sd over random directions), ORF, SimRF and
   SimRF+ after 0..passes full passes, and the numerical optimum (L-BFGS), beside the expected ρ of
   Eqs. 19, 23, 24 over the norms. The norms come from the job's generator.
-- ``simrf-fig5`` (SimRF Fig. 5; spec/simrf.md §3.2): densities of w_ij = ‖ω_i + ω_j‖ (iid Eq. 18,
-  ORF χ_{2d}, simplex p_θ of Eq. 20) and the integrand f(w, v) = 0F1(; d/2; v²w²/4) (Eqs. 31–33).
-- ``simrf-fig6`` (SimRF §5.1 Fig. 6; spec/simrf.md §3.3): MSE_X / MSE_IID of positive features vs
-  v = ‖x + y‖ (Eq. 11 with Eqs. 19, 23, 24), d = m = 64 (m is not stated; spec §4 item 3). The row
-  at v = 0 holds the v → 0 limit (0.0078 for SimRF, spec §2.5).
+- ``simrf-fig5`` (SimRF Fig. 5; docs/experiments.md#simrf-fig5): densities of w_ij = ‖ω_i + ω_j‖
+  (iid Eq. 18, ORF χ_{2d}, simplex p_θ of Eq. 20) and the integrand f(w, v) = 0F1(; d/2; v²w²/4)
+  (Eqs. 31–33).
+- ``simrf-fig6`` (SimRF §5.1 Fig. 6; docs/experiments.md#simrf-fig6): MSE_X / MSE_IID of positive
+  features vs
+  v = ‖x + y‖ (Eq. 11 with Eqs. 19, 23, 24), d = m = 64 (m is not stated;
+  docs/methods.md#simrf-erratum-3). The row at v = 0 holds the v → 0 limit (0.0078 for SimRF,
+  docs/methods.md#simrf-small-v).
 
 The formulas live in rfbench.features.theory (basic, hybrid, coupled, conformity); this module only
 lays them out as tidy rows.
@@ -68,7 +72,7 @@ def hrf_fig1(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
     sm = np.exp(r[:, None] ** 2 * np.cos(theta[None, :]))
     rows = []
     for name in spec["hrf_estimators"]:
-        hybrid = registry.split_name(name)[0] in registry.HYBRIDS
+        hybrid = registry.describe(name).hybrid
         n = spec["hrf_n"] if hybrid else None
         est = registry.get(name, kernel="softmax", m=spec["hrf_m"], n=n)
         mse = theory.mse(est, x, y)

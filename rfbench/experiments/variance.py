@@ -1,17 +1,18 @@
-"""DERF variance comparison: DERF Fig. 1 (right) and Fig. 2 (spec/derf.md §3.1, §4 A1-A4, §6).
+"""DERF variance comparison: DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2,
+#derf-a1, #derf-a2, #derf-a3, #derf-a4, #derf-claims).
 
 For each regime (rfbench.experiments.derf_sets) and scale σ, ``set_pairs`` pairs of sets (𝒳, 𝒴) of
 L points in R^d are drawn; the data-dependent mechanisms (GERF, ADERF, SDERF, SADERF) are fitted
 on each pair (DERF eq. 8, Theorems 4.2-4.3) and the closed-form relative variance of the softmax
-estimate with one random feature (M = 1; DERF eq. 7, 9 and spec §2.1 for TrigRF, via
+estimate with one random feature (M = 1; DERF eq. 7, 9 and docs/methods.md#trig for TrigRF, via
 rfbench.features.theory.derf) is averaged over all L² pairs (x_i, y_j): by default the mean of
-log(Var K̂ / K²) (spec §4 A1-A2; ``power = 1`` gives the paper's literal Var/K, ``reduce =
-"logmeanexp"`` the log of the mean, each under its own metric name). The value is the mean over
-the set pairs, its stderr their std/√set_pairs.
+log(Var K̂ / K²) (docs/experiments.md#derf-a1, #derf-a2; ``power = 1`` gives the paper's literal
+Var/K, ``reduce = "logmeanexp"`` the log of the mean, each under its own metric name). The value is
+the mean over the set pairs, its stderr their std/√set_pairs.
 
-TrigRF: ``trig`` is the paper's random-phase map √2 e^{‖x‖²/2} cos(ωᵀx + θ) (spec §2.1, sign fixed),
-reported as estimator ``trig-phase@iid`` (not a registry name: the registry's ``trig@iid`` is
-the [sin, cos] map, available here as mechanism ``trig-sincos``).
+TrigRF: ``trig`` is the paper's random-phase map √2 e^{‖x‖²/2} cos(ωᵀx + θ) (DERF Eqs. 4-5;
+docs/methods.md#trig, sign fixed), reported as estimator ``trig-phase@iid`` (not a registry name:
+the registry's ``trig@iid`` is the [sin, cos] map, available here as mechanism ``trig-sincos``).
 
 Monte Carlo check (``log_rel_var_mc``): at σ ≤ ``mc_sigma_max``, on a random subsample of
 ``mc_pairs`` × ``mc_pairs`` pairs of the first set pair, the empirical MSE of ``mc_samples``
@@ -19,7 +20,8 @@ one-feature estimates (the registry estimators ``*@iid``, m = 1; the random-phas
 directly) gives the mean of log(MSE/K²); ``log_rel_var_mc_theory`` is the closed form on the same
 pairs. Its stderr is the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share
 ω, so this is the conservative, fully correlated bound). The positive estimators are heavy-tailed
-(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales.
+(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales, which its
+``resolved`` flag states (rfbench.features.theory.resolution, worst pair of the first set pair).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.derf_mc import estimator_name, mc_check
+from rfbench.experiments.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.experiments.derf_sets import (
     IMAGE_DIM,
     REGIMES,
@@ -47,7 +50,7 @@ from rfbench.features.theory.derf import log_relative_variance
 from rfbench.results import INT, STRING, register_metric, register_parameter
 
 MECHANISMS = ("trig", "trig-sincos", "positive", *FITTED)
-#: (power, reduce) -> metric name: one name per quantity (DESIGN §5)
+#: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
 METRIC = {
     (2, "mean"): "log_rel_var",
     (1, "mean"): "log_var_over_k",
@@ -133,11 +136,11 @@ class Variance(Experiment):
               and set(config["mechanisms"]) <= set(MECHANISMS), ", ".join(MECHANISMS))  # fmt: skip
         check("sigma", bool(config["sigma"]) and all(s > 0 for s in config["sigma"]),
               "positive numbers")  # fmt: skip
-        check("d", config["d"] >= 1, "a positive integer")
+        check("d", is_positive_int(config["d"]), "a positive integer")
         uses_images = any(image_sets(r) for r in config["regimes"])
         check("d", not uses_images or config["d"] == IMAGE_DIM, f"{IMAGE_DIM} for image regimes")
         check("points", config["points"] >= 2, "an integer >= 2")
-        check("set_pairs", config["set_pairs"] >= 1, "a positive integer")
+        check("set_pairs", is_positive_int(config["set_pairs"]), "a positive integer")
         check("power", config["power"] in (1, 2), "1 or 2")
         check("reduce", config["reduce"] in ("mean", "logmeanexp"), "mean, logmeanexp")
         check("mc_sigma_max", config["mc_sigma_max"] >= 0, "a number >= 0")
@@ -189,11 +192,12 @@ class Variance(Experiment):
                         rng, mech, params, X, Y, spec["mc_pairs"], spec["mc_samples"]
                     )
                     n_mc = spec["mc_samples"]
+                    ok = mc_resolved(mech, params, X, Y, n_mc)
                     mc_rows += [
                         {"mechanism": mech, "metric": "log_rel_var_mc", "value": mc,
-                         "stderr": se, "n_trials": n_mc},
+                         "stderr": se, "n_trials": n_mc, "resolved": ok},
                         {"mechanism": mech, "metric": "log_rel_var_mc_theory", "value": th,
-                         "stderr": None, "n_trials": n_mc},
+                         "stderr": None, "n_trials": n_mc, "resolved": True},
                     ]  # fmt: skip
         n = spec["set_pairs"]
         rows = [
@@ -203,6 +207,7 @@ class Variance(Experiment):
                 "value": float(np.mean(v)),
                 "stderr": float(np.std(v, ddof=1) / np.sqrt(n)) if n > 1 else None,
                 "n_trials": n,
+                "resolved": True,  # closed forms, averaged over the set pairs
             }
             for mech, v in values.items()
         ]
@@ -235,8 +240,9 @@ class Variance(Experiment):
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
         """Per regime: GERF − SDERF and GERF − ADERF gaps (nats) at σ = 0.5 and the largest σ,
-        next to the paper's claims (spec/derf.md §3.1: ≈ e^5 heterogen/mnist/mnist-cifar10,
-        ≈ e^10 cifar10 for SDERF; ≈ e^3 for ADERF on mnist/cifar10)."""
+        next to the paper's claims (DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2: ≈ e^5
+        heterogen/mnist/mnist-cifar10, ≈ e^10 cifar10 for SDERF; ≈ e^3 for ADERF on
+        mnist/cifar10)."""
         return variance_summary(results)
 
 

@@ -1,4 +1,5 @@
-"""The estimator contract (DESIGN §3): projections, log-space features, components, couplings.
+"""The estimator contract (docs/architecture.md#estimator-contract): projections, log-space
+features, components, couplings.
 
 An estimator approximates K^(α)(x, y) = exp(α‖x‖²) SM(x, y) exp(α‖y‖²) by a bilinear product of
 feature maps. Randomness (a ``Draw``) is separate from applying it. Every feature map is held in log
@@ -16,7 +17,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rfbench.kernels import kernel_alpha, sq_norms
+from rfbench.checks import positive_int
+from rfbench.kernels import KERNELS, kernel_alpha, sq_norms
 
 Side = Literal["query", "key"]
 
@@ -114,13 +116,6 @@ def concat_features(blocks: Sequence[Features]) -> Features:
     return Features(np.concatenate(parts, axis=-1), top)
 
 
-def positive_int(label: str, value: int) -> int:
-    """``value`` as an int, or a ValueError naming ``label`` if it is not a positive integer."""
-    if isinstance(value, bool) or int(value) != value or value < 1:
-        raise ValueError(f"{label} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> Features:
     """Features factor·exp(log_magnitude) over axes (draws, N, M, l), shifted per row.
 
@@ -200,8 +195,7 @@ class WeightsSampler(ABC):
 
 def _check_sizes(d: int, m: int, draws: int) -> None:
     for label, value in (("d", d), ("m", m), ("draws", draws)):
-        if int(value) != value or value < 1:
-            raise ValueError(f"{label} must be a positive integer, got {value!r}")
+        positive_int(label, value)
 
 
 def full_projections(W: np.ndarray, weights: np.ndarray | None = None) -> Projections:
@@ -227,7 +221,7 @@ class Component(ABC):
     rotation_invariant: bool = True  # uses ω only through ωᵀx and ‖ω‖²
     symmetric: bool = True  # f1 == f2
     #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
-    kernels: tuple[str, ...] = ("softmax", "gaussian")
+    kernels: tuple[str, ...] = KERNELS
 
     def __init__(self, **options: Any) -> None:
         if options:
@@ -298,11 +292,13 @@ class Draw:
 
 
 class Estimator(ABC):
-    """The public estimator API (DESIGN §3)."""
+    """The public estimator API (docs/architecture.md#estimator-contract)."""
 
     name: str
     kernel: str
     m: int
+    #: λ projections of a bipolar hybrid (HRF Eq. 12); None for every other estimator
+    n: int | None = None
 
     @property
     def alpha(self) -> float:

@@ -1,4 +1,5 @@
-"""Clustering-based hybrid (HRF Sec. 2.4, App. H.2–H.3, Def. H.2; spec/hrf.md §1.10, §3.4).
+"""Clustering-based hybrid (HRF Sec. 2.4, App. H.2–H.3, Def. H.2;
+docs/methods.md#hrf-cluster-hybrid, docs/experiments.md#hrf-fig6).
 
 k-means clusters of the query and key sets; one complex-exponential estimator per pair of cluster
 centres with the diagonal A of Eq. 86–88; λ̂ = indicator of the pair (zero-one mixture).
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rfbench.checks import positive_int
 from rfbench.features.base import (
     Draw,
     Features,
@@ -18,11 +20,11 @@ from rfbench.features.base import (
     bilinear_estimate,
     check_inputs,
     concat_features,
-    positive_int,
 )
 from rfbench.features.complex_exp import ComplexExp, complex_diagonal_A, real_diagonal_A
-from rfbench.features.hybrid import KERNELS, HybridBase
+from rfbench.features.hybrid import HybridBase
 from rfbench.features.registry import HybridEntry, register_hybrid
+from rfbench.kernels import KERNELS
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,8 @@ def fit_clusters(
     X: np.ndarray, k: int, rng: np.random.Generator, standardize: bool = True
 ) -> Clustering:
     """sklearn KMeans (seed drawn from ``rng``) on standardised data, centroids mapped back
-    (the released HRF notebook: StandardScaler, KMeans tol=1e-5; spec/hrf.md §3.4 step 6)."""
+    (the released HRF notebook: StandardScaler, KMeans tol=1e-5; docs/experiments.md#hrf-fig6, step
+    6)."""
     from sklearn.cluster import KMeans
 
     X = check_inputs(X).reshape(-1, np.shape(X)[-1])
@@ -64,9 +67,9 @@ class ClusterHybrid(HybridBase):
 
     A_ij is the real diagonal of Eq. 88 for the centre pair (``diagonal="complex"``: Eq. 86–87,
     exact at the centres). One set of ω, from the coupling after '@' (default iid), is shared by all
-    pairs, as in the paper's experiment (spec/hrf.md §3.4 step 8). ``clusters`` = k or (n_q, n_k).
-    Data-dependent: sample() needs fit=(X, Y); the clustering is fitted once per sample() call and
-    shared by its draws. Inputs are (N, d).
+    pairs, as in the paper's experiment (HRF App. H.3; docs/experiments.md#hrf-fig6, step 8).
+    ``clusters`` = k or (n_q, n_k). Data-dependent: sample() needs fit=(X, Y); the clustering is
+    fitted once per sample() call and shared by its draws. Inputs are (N, d).
     """
 
     family = "cluster-hybrid"
@@ -167,5 +170,6 @@ register_hybrid(
         ClusterHybrid.paper,
         True,
         ClusterHybrid.description,
+        data_dependent=True,
     )
 )

@@ -1,4 +1,5 @@
-"""Complex-exponential random features (HRF Sec. 2.3, Lemma 2.4, Eq. 13–18; spec/hrf.md §1.9).
+"""Complex-exponential random features (HRF Sec. 2.3, Lemma 2.4, Eq. 13–18;
+docs/methods.md#complex-exp).
 
 For ω ~ N(0, I_d) and z ∈ C^d, E[exp(ωᵀz)] = exp(z²/2) with the bilinear square z² = Σ_k z_k².
 With an invertible A ∈ C^{d×d} and B = (Aᵀ)⁻¹, (Ax)ᵀ(By) = xᵀy, so
@@ -7,11 +8,11 @@ With an invertible A ∈ C^{d×d} and B = (Aᵀ)⁻¹, (Ax)ᵀ(By) = xᵀy, so
 
 give SM(x, y) = E[Ψ_A(x)ᵀΨ_B(y)] under the bilinear product (HRF Eq. 15–16). The real part of the
 estimate is unbiased; A = iI reproduces trig exactly and A = I the single positive map SM⁺
-(spec/hrf.md §5 item 11 — not SM⁺⁺ as the paper says). For complex A the square must be the
-bilinear (Au)ᵀ(Au), not ‖Au‖² (spec/hrf.md §5 item 12).
+(docs/methods.md#hrf-erratum-11 — not SM⁺⁺ as the paper says). For complex A the square must be the
+bilinear (Au)ᵀ(Au), not ‖Au‖² (HRF; docs/methods.md#hrf-erratum-12).
 
 Also the diagonal A per pair of cluster centres used by the clustering hybrid (HRF Sec. 2.4,
-App. H, Eq. 83–88; spec/hrf.md §1.10).
+App. H, Eq. 83–88; docs/methods.md#hrf-cluster-hybrid).
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def real_diagonal_A(r_i: np.ndarray, r_j: np.ndarray, large: float = LARGE) -> n
 
     a_k = sqrt(|r_jk / r_ik|); ``large`` if r_ik = 0 ≠ r_jk (the notebook's 1e16); 1 if both are 0;
     and 1/``large`` if r_ik ≠ 0 = r_jk (Eq. 88 would give a singular 0 there; documented choice).
-    The minimum is l = 4 Σ_{k: r_ik r_jk > 0} r_ik r_jk (spec/hrf.md §1.10).
+    The minimum is l = 4 Σ_{k: r_ik r_jk > 0} r_ik r_jk (HRF App. H.2;
+    docs/methods.md#hrf-cluster-hybrid).
     """
     r_i, r_j = _pair(r_i, r_j)
     with np.errstate(divide="ignore", invalid="ignore"):

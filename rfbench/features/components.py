@@ -51,7 +51,8 @@ class Trig(Component):
 
 @register_component
 class Positive(Component):
-    """Positive RFs SM⁺: e^{-‖u‖²/2} e^{ωᵀu} (HRF §1.3; the clustering code's "FAVOR+")."""
+    """Positive RFs SM⁺: e^{-‖u‖²/2} e^{ωᵀu} (HRF Sec. 2.3 with A = I; docs/methods.md#positive; the
+    clustering code's "FAVOR+")."""
 
     name = "positive"
     description = "positive features exp(ωᵀu - ‖u‖²/2) (SM+, PosRF)"
@@ -92,5 +93,5 @@ class Sign(Component):
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
-        signs = np.where(u >= 0, 1.0, -1.0)  # sgn(0) = +1 (spec/cse.md §2.3)
+        signs = np.where(u >= 0, 1.0, -1.0)  # sgn(0) = +1 (CSE eqs. 8-10; docs/methods.md#sign)
         return None, signs[..., None], np.zeros(X.shape[:-1])

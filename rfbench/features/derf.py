@@ -1,7 +1,8 @@
 """Data-dependent exponential RFs of the DERF paper (Likhosherstov et al., NeurIPS 2023).
 
-GERF (= OPRF / FAVOR++), ADERF, SDERF and SADERF for the softmax kernel K^(0) (spec/derf.md §2).
-Each is a dense-exponential RF (DERF Theorem 4.1, spec/derf.md §2.5) with diagonal A,
+GERF (= OPRF / FAVOR++), ADERF, SDERF and SADERF for the softmax kernel K^(0) (DERF Sec. 3-4;
+docs/methods.md#derf-family). Each is a dense-exponential RF (DERF Theorem 4.1,
+docs/methods.md#derf-general) with diagonal A,
 
     f^(k)(ω, x) = D exp(ωᵀAω + ωᵀB^(k)x + xᵀC^(k)x),   ω ~ N(0, I_d),  k = 1 (query), 2 (key),
 
@@ -10,7 +11,7 @@ whose parameters minimise the shifted log-variance (DERF eq. 8) over the query s
 ``psi`` of SADERF, ``T1``/``T2`` of ADERF, ``a``/``Q`` of SDERF) and the general form ``derf``
 (a ``DerfParams``). Features are built in log space (``log_D`` instead of D), and positive.
 The kernel change K^(0) -> K^(α) is applied by ComponentEstimator; the optimal parameters are the
-same for every α (spec/derf.md §1).
+same for every α (DERF Sec. 2; docs/methods.md#notation).
 """
 
 from __future__ import annotations
@@ -24,14 +25,16 @@ from rfbench.features.base import Component, Projections, Side
 from rfbench.features.registry import register_component
 from rfbench.kernels import sq_norms
 
-#: relative ridge ε/(mean eigenvalue of the second moments) for singular statistics (spec §4 T9)
+#: relative ridge ε/(mean eigenvalue of the second moments) for singular statistics (DERF;
+#: docs/methods.md#derf-erratum-t9)
 RIDGE = 1e-10
 MECHANISMS = ("gerf", "aderf", "sderf", "saderf")
 
 
 def a_star(phi: np.ndarray | float) -> np.ndarray:
-    """Lemma A.1 (eq. 15), cancellation-free form of spec/derf.md §2.4: argmin over A < 1/8 of
-    log(1-4A) - ½log(1-8A) + φ/(1-8A), i.e. -φ / (1 - 2φ + √((2φ+1)² + 8φ)), for φ ≥ 0."""
+    """Lemma A.1 (eq. 15), cancellation-free form of DERF Lemma A.1; docs/methods.md#lemma-a1:
+    argmin over A < 1/8 of log(1-4A) - ½log(1-8A) + φ/(1-8A), i.e. -φ / (1 - 2φ + √((2φ+1)² + 8φ)),
+    for φ ≥ 0."""
     phi = np.asarray(phi, dtype=float)
     if np.any(phi < 0):
         raise ValueError(f"Lemma A.1 needs φ >= 0, got min {np.min(phi)!r}")
@@ -77,7 +80,8 @@ def _check_A(a: np.ndarray) -> np.ndarray:
 
 
 def gerf_params(A: float, d: int) -> dict[str, Any]:
-    """GERF (eq. 6, spec §2.3; exponent -‖x‖²/2 per spec §4 T2): A·I, B = √(1-4A)·I, C = -½I."""
+    """GERF (eq. 6, DERF Eqs. 6-7; docs/methods.md#gerf; exponent -‖x‖²/2 per DERF;
+    docs/methods.md#derf-erratum-t2): A·I, B = √(1-4A)·I, C = -½I."""
     a = _check_A(np.full(d, float(A)))
     b = np.sqrt(1.0 - 4.0 * A) * np.eye(d)
     C = -0.5 * np.eye(d)
@@ -85,7 +89,8 @@ def gerf_params(A: float, d: int) -> dict[str, Any]:
 
 
 def saderf_params(A: float, psi: np.ndarray) -> dict[str, Any]:
-    """SADERF (spec §2.8): GERF on Ψx and Ψ⁻¹y; B1 = bΨ, B2 = bΨ⁻¹, C1 = -½Ψ², C2 = -½Ψ⁻²."""
+    """SADERF (DERF Sec. 4.3; docs/methods.md#saderf): GERF on Ψx and Ψ⁻¹y; B1 = bΨ, B2 = bΨ⁻¹,
+    C1 = -½Ψ², C2 = -½Ψ⁻²."""
     psi = np.asarray(psi, dtype=float)
     if np.any(~np.isfinite(psi)) or np.any(psi <= 0):
         raise ValueError("SADERF needs a positive finite diagonal Ψ")
@@ -103,7 +108,8 @@ def saderf_params(A: float, psi: np.ndarray) -> dict[str, Any]:
 
 
 def aderf_params(A: float, T1: np.ndarray, T2: np.ndarray | None = None) -> dict[str, Any]:
-    """ADERF (Theorem 4.2, spec §2.6) with B1 = √(1-4A)·T1 and B2 = √(1-4A)·T2, T2 = T1^{-T}.
+    """ADERF (Theorem 4.2, DERF Thm 4.2; docs/methods.md#aderf) with B1 = √(1-4A)·T1 and
+    B2 = √(1-4A)·T2, T2 = T1^{-T}.
 
     In the theorem T1 = Σ^{1/2}UᵀΛ1^{-1/2}Q1ᵀ and T2 = Σ^{-1/2}UᵀΛ1^{1/2}Q1ᵀ; then
     C_k = -½T_kᵀT_k, and F = T1ᵀT1 (F⁻¹ = T2ᵀT2) is the geometric mean of M1⁻¹ and M2.
@@ -118,7 +124,8 @@ def aderf_params(A: float, T1: np.ndarray, T2: np.ndarray | None = None) -> dict
 
 
 def sderf_params(a: np.ndarray, Q: np.ndarray) -> dict[str, Any]:
-    """SDERF (Theorem 4.3, spec §2.7): A = diag(a), B = (I-4A)^{1/2}Qᵀ, C = -½I (Q orthogonal)."""
+    """SDERF (Theorem 4.3, DERF Thm 4.3; docs/methods.md#sderf): A = diag(a), B = (I-4A)^{1/2}Qᵀ,
+    C = -½I (Q orthogonal)."""
     a = _check_A(a)
     Q = np.asarray(Q, dtype=float)
     B = np.sqrt(1.0 - 4.0 * a)[:, None] * Q.T
@@ -147,7 +154,8 @@ def ridge_eps(trace1: float, trace2: float, d: int, ridge: float | None = None) 
 
 
 def fit_gerf(X: np.ndarray, Y: np.ndarray, d: int) -> dict[str, Any]:
-    """OPRF/FAVOR++ (spec §2.3): A = A⋆(S̄/d), S̄ = mean_ij ‖x_i + y_j‖² (O(Ld)).
+    """OPRF/FAVOR++ (DERF Eqs. 6-7; docs/methods.md#gerf): A = A⋆(S̄/d), S̄ = mean_ij ‖x_i + y_j‖²
+    (O(Ld)).
 
     X and Y may be given in a k ≤ d dimensional frame (S̄ is rotation invariant); d is the true d.
     """
@@ -157,8 +165,8 @@ def fit_gerf(X: np.ndarray, Y: np.ndarray, d: int) -> dict[str, Any]:
 
 
 def fit_saderf(X: np.ndarray, Y: np.ndarray, d: int, ridge: float | None = None) -> dict[str, Any]:
-    """SADERF (spec §2.8, eq. 13 with means): Ψ_l = ((mean y_l² + ε)/(mean x_l² + ε))^{1/4},
-    then the GERF A fitted on {Ψx} and {Ψ⁻¹y}."""
+    """SADERF (DERF Sec. 4.3; docs/methods.md#saderf, eq. 13 with means): Ψ_l = ((mean
+    y_l² + ε)/(mean x_l² + ε))^{1/4}, then the GERF A fitted on {Ψx} and {Ψ⁻¹y}."""
     _check_sets(X, Y, d)
     mx2, my2 = np.mean(X**2, axis=0), np.mean(Y**2, axis=0)
     eps = ridge_eps(mx2.sum(), my2.sum(), d, ridge)
@@ -167,7 +175,8 @@ def fit_saderf(X: np.ndarray, Y: np.ndarray, d: int, ridge: float | None = None)
 
 
 def fit_aderf(X: np.ndarray, Y: np.ndarray, d: int, ridge: float | None = None) -> dict[str, Any]:
-    """ADERF (Theorem 4.2, spec §2.6): eig of M1, M2 (+εI, T9), SVD, φ = 2(d⁻¹ΣΣ_ll + μ3) (T4)."""
+    """ADERF (Theorem 4.2, DERF Thm 4.2; docs/methods.md#aderf): eig of M1, M2 (+εI, T9), SVD,
+    φ = 2(d⁻¹ΣΣ_ll + μ3) (T4)."""
     _check_sets(X, Y, d)
     M1, M2 = X.T @ X / len(X), Y.T @ Y / len(Y)
     eps = ridge_eps(np.trace(M1), np.trace(M2), d, ridge)
@@ -184,7 +193,8 @@ def fit_aderf(X: np.ndarray, Y: np.ndarray, d: int, ridge: float | None = None) 
 
 
 def fit_sderf(X: np.ndarray, Y: np.ndarray, d: int) -> dict[str, Any]:
-    """SDERF (Theorem 4.3, spec §2.7): N = mean_ij (x+y)(x+y)ᵀ = QΛQᵀ, A_ll = A⋆(Λ_ll)."""
+    """SDERF (Theorem 4.3, DERF Thm 4.3; docs/methods.md#sderf): N = mean_ij (x+y)(x+y)ᵀ = QΛQᵀ,
+    A_ll = A⋆(Λ_ll)."""
     _check_sets(X, Y, d)
     mx, my = X.mean(0), Y.mean(0)
     N = X.T @ X / len(X) + Y.T @ Y / len(Y) + np.outer(mx, my) + np.outer(my, mx)
@@ -202,11 +212,7 @@ class _DenseExponential(Component):
     data_dependent = True
     rotation_invariant = False
 
-    takes_ridge = False  # option ``ridge``: relative ridge of singular statistics (spec §4 T9)
-
-    def __init__(self, **options: Any) -> None:
-        self.ridge = options.pop("ridge", None) if self.takes_ridge else None
-        super().__init__(**options)
+    ridge: float | None = None  # relative ridge of singular statistics (ADERF, SADERF only)
 
     def params(self, params: dict[str, Any]) -> DerfParams:
         if params.get("mechanism") != self.name or "derf" not in params:
@@ -251,7 +257,9 @@ class ADERF(_DenseExponential):
     description = "asymmetric dense-exponential RFs (scalar A, dense B1 != B2)"
     paper = "DERF Thm 4.2"
     symmetric = False
-    takes_ridge = True
+
+    def __init__(self, ridge: float | None = None) -> None:
+        self.ridge = ridge
 
     def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
         return fit_aderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)
@@ -277,7 +285,9 @@ class SADERF(_DenseExponential):
     description = "simplified asymmetric DERF: GERF on diag-rescaled inputs (FAVOR# GLUE)"
     paper = "DERF Sec. 4.3, eq. 12-13"
     symmetric = False
-    takes_ridge = True
+
+    def __init__(self, ridge: float | None = None) -> None:
+        self.ridge = ridge
 
     def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
         return fit_saderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)

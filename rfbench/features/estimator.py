@@ -1,4 +1,5 @@
-"""``component@weights``: a feature function applied to a coupling of projections (DESIGN §3)."""
+"""``component@weights``: a feature function applied to a coupling of projections
+(docs/architecture.md#estimator-contract)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from rfbench.checks import positive_int
 from rfbench.features.base import (
     Component,
     Draw,
@@ -25,13 +27,11 @@ class ComponentEstimator(Estimator):
     def __init__(
         self, component: Component, weights: WeightsSampler, kernel: str = "softmax", m: int = 128
     ) -> None:
-        if int(m) != m or m < 1:
-            raise ValueError(f"m (number of projections) must be a positive integer, got {m!r}")
         self.component, self.weights = component, weights
         if kernel not in component.kernels:
             allowed = ", ".join(component.kernels)
             raise ValueError(f"{component.name} estimates kernel(s) {allowed}, not {kernel!r}")
-        self.kernel, self.m = kernel, int(m)
+        self.kernel, self.m = kernel, positive_int("m (number of projections)", m)
         self.name = f"{component.name}@{weights.name}"
 
     def __repr__(self) -> str:

@@ -7,16 +7,17 @@ A bipolar hybrid mixes SM⁺⁺ (hyperbolic) and trig with a linearisable coeffi
 
 - ``angular-hybrid``: g = n^{-1/2} sgn(τᵀu), a = ½, c = -½: λ̂ estimates θ/π (HRF Eq. 19; CSE 8–11).
   Variants "independent" (I: independent ω for the two bases), "shared-base" (II: the same ω),
-  "shared-all" (CSE variant S: τ_i = ω_i, biased — spec/cse.md §2.4, §8.3). Alias ``cse``.
+  "shared-all" (CSE variant S: τ_i = ω_i, biased — docs/methods.md#cse, #cse-bias). Alias ``cse``.
 - ``gaussian-hybrid``: g = n^{-1/2}[sin, cos](σ τᵀu), a = 1/ρ, c = -1/ρ, ρ = 1 - e^{-2σ²r²}
-  (HRF App. F Eq. 67–70, σ restored inside sin/cos: spec/hrf.md §5 item 14); ``normalized=False``
-  is the LM code's variant ρ := 1 (spec/hrf.md §1.8).
+  (HRF App. F Eq. 67–70, σ restored inside sin/cos: docs/methods.md#hrf-erratum-14);
+  ``normalized=False`` is the LM code's variant ρ := 1 (docs/methods.md#hrf-gaussian-hybrid).
 - ``cluster-hybrid`` (rfbench.features.cluster_hybrid): the zero-one mixture of complex-exp
   estimators (HRF Def. H.2).
 
 ``estimate`` combines Gram matrices directly (cheap); ``query_log_features``/``key_log_features``
-return the explicit real asymmetric maps of Lemma 2.3 (spec/hrf.md §1.7), which give the same
-numbers. The coupling named after '@' is used for every projection set (ω and τ).
+return the explicit real asymmetric maps of Lemma 2.3 (HRF Sec. 2.4, Eq. 19, Lemma 3.2;
+docs/methods.md#hrf-angular-hybrid), which give the same numbers. The coupling named after '@' is
+used for every projection set (ω and τ).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from rfbench.checks import positive_int
 from rfbench.features.base import (
     Draw,
     Estimator,
@@ -37,14 +39,13 @@ from rfbench.features.base import (
     check_inputs,
     concat_features,
     kernel_row_log,
-    positive_int,
 )
 from rfbench.features.components import Hyperbolic, Sign, Trig
 from rfbench.features.registry import HybridEntry, make_weights, register_alias, register_hybrid
+from rfbench.kernels import KERNELS
 
 VARIANTS = ("independent", "shared-base", "shared-all")
-DEFAULT_N = 8  # λ projections (spec/hrf.md §2: m·n = M with n = 8)
-KERNELS = ("softmax", "gaussian")
+DEFAULT_N = 8  # λ projections (HRF App. I; docs/methods.md#hrf-flop-matching: m·n = M with n = 8)
 
 
 class _Fourier(Trig):
@@ -181,7 +182,8 @@ class BipolarHybrid(HybridBase):
     def _psi(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         """Lemma 2.3, real asymmetric: query [√|a|φ₁; √|c| g⊗φ₁; √|1-a|φ₂; √|c| g⊗φ₂]; the key
         side carries the signs of (a, c, 1 - a, -c). Blocks with a zero coefficient are dropped,
-        so the angular map has 4m(n+1) entries (spec/hrf.md §1.7)."""
+        so the angular map has 4m(n+1) entries (HRF Sec. 2.4, Eq. 19, Lemma 3.2;
+        docs/methods.md#hrf-angular-hybrid)."""
         a, c = self.coefficients()
         g = self.lambda_features(draw, X, side)
         f1, f2 = self.base_features(draw, X, side)
@@ -254,6 +256,19 @@ class GaussianHybrid(BipolarHybrid):
 
 
 for _cls in (AngularHybrid, GaussianHybrid):
-    register_hybrid(HybridEntry(_cls.family, _cls, KERNELS, _cls.paper, True, _cls.description))
+    register_hybrid(
+        HybridEntry(
+            _cls.family,
+            _cls,
+            KERNELS,
+            _cls.paper,
+            True,
+            _cls.description,
+            bipolar=True,
+            default_n=DEFAULT_N,
+            variants=_cls.variants,
+            biased_variants=("shared-all",) if "shared-all" in _cls.variants else (),
+        )
+    )
 # '@iid' in the target: registry.list_estimators looks alias targets up among full names.
 register_alias("cse", "angular-hybrid@iid", variant="shared-all")

@@ -98,7 +98,7 @@ def check_pair(
             theory_mse = None
     se_mean = np.sqrt(theory_mse / draws) if theory_mse else k.std(ddof=1) / np.sqrt(draws)
     return PairCheck(
-        name=est.name if name not in registry.ALIASES else name,
+        name=name if registry.describe(name).kind == "alias" else est.name,
         kernel=kernel,
         draws=draws,
         true=true,

@@ -1,4 +1,4 @@
-"""One function per paper figure, reading only parquet results (DESIGN §1).
+"""One function per paper figure, reading only parquet results (docs/architecture.md#flow).
 
 A figure function is registered with the result files it reads (by config name = figure id, found
 as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::
@@ -12,8 +12,6 @@ what it could not draw and why. Nothing here computes an estimate.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,9 +44,11 @@ def register_figure(
 
 
 def _load() -> None:
-    for module in pkgutil.iter_modules(__path__):
-        if module.name != "style":
-            importlib.import_module(f"{__name__}.{module.name}")
+    """Import every figure module of this package, then the plugins (:mod:`rfbench.plugins`)."""
+    from rfbench.plugins import import_submodules, load_plugins
+
+    import_submodules(__name__, skip=("style",))
+    load_plugins()
 
 
 def list_figures() -> list[FigureSpec]:

@@ -1,16 +1,17 @@
 """Kernel-regression classification figures (experiment ``classify``).
 
-- ``simrf-fig8`` (SimRF §5.3 Fig. 8, spec/simrf.md §3.5): test accuracy vs m/d ∈ {1, 2, 4, 10}, one
-  panel per UCI data set plus the average over data sets (the paper's ninth panel), IIDRFs / ORFs /
-  SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel accuracy as a dotted
-  line; added: SimRF Table 2's published m = d accuracies (open stars) and the number of draws.
-- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, §3.8): accuracy vs the input scale σ (log axis), IIDRFs
-  at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the IIDRF peak (solid
-  vertical) and the σ the SimRF code uses (dashed vertical).
-- ``derf-fig3`` (DERF §5.2 Fig. 3, spec/derf.md §3.2): test accuracy (%) at the validation-chosen σ
-  vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus the average (the
-  paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e. bars; added: the
-  exact kernel at its own tuned σ (dotted).
+- ``simrf-fig8`` (SimRF §5.3 Fig. 8, docs/experiments.md#simrf-fig8): test accuracy vs m/d ∈ {1, 2,
+  4, 10}, one panel per UCI data set plus the average over data sets (the paper's ninth panel),
+  IIDRFs / ORFs / SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel
+  accuracy as a dotted line; added: SimRF Table 2's published m = d accuracies (open stars) and the
+  number of draws.
+- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, docs/experiments.md#simrf-fig10): accuracy vs the input
+  scale σ (log axis), IIDRFs at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the
+  IIDRF peak (solid vertical) and the σ the SimRF code uses (dashed vertical).
+- ``derf-fig3`` (DERF §5.2 Fig. 3, docs/experiments.md#derf-fig3): test accuracy (%) at the
+  validation-chosen σ vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus
+  the average (the paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e.
+  bars; added: the exact kernel at its own tuned σ (dotted).
 
 Couplings are coloured with ``style.coupling_colour`` (SimRF), mechanisms with ``style.colour``
 (DERF); markers are ``style.marker`` throughout.
@@ -27,22 +28,14 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from rfbench.names import PAPER_NAMES, family_of, paper_name, weights_of
 from rfbench.plots import register_figure, style
-from rfbench.plots.variance import DERF_NAMES, legend_on_top, panel_grid
+from rfbench.plots.variance import legend_on_top, panel_grid
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.
 #: (style.colour: ``coupling_colour("exact")`` would read "exact" as a family with coupling iid.)
 EXACT_LINE = {"color": style.colour(EXACT), "linestyle": ":", "linewidth": 1.1}
-#: SimRF's names of the couplings (SimRF §3, Fig. 8).
-SIMRF_NAMES = {
-    "iid": "IIDRFs",
-    "orf": "ORFs",
-    "simrf": "SimRFs",
-    "simrf-plus": "SimRFs+",
-    "orf-fast": "ORFs (fast)",
-    "simrf-fast": "SimRFs (fast)",
-}
 #: σ ticks of SimRF Fig. 10 (the grid is 20 log-spaced values on [0.1, 2]).
 SIGMA_TICKS = (0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
 #: Relative horizontal spread of the error bars of different estimators on a log x-axis.
@@ -50,7 +43,7 @@ JITTER = 0.025
 
 
 def _coupling(estimator: str) -> str:
-    return estimator.partition("@")[2] or "iid"
+    return weights_of(estimator)
 
 
 def _draws(rows: pd.DataFrame) -> str:
@@ -163,11 +156,8 @@ def _paper_table2() -> dict[tuple[str, str], float]:
     """(data set, estimator) -> SimRF Table 2 accuracy at m = d (rfbench.reference)."""
     from rfbench import reference
 
-    return {
-        (e.match["dataset"], e.match["estimator"]): e.scaled
-        for e in reference.by_figure("simrf-table2")
-        if isinstance(e, reference.NumberEntry) and e.match.get("metric") == "accuracy"
-    }
+    cells = reference.table("simrf-table2", "dataset", "estimator", metric="accuracy")
+    return {key: e.scaled for key, e in cells.items()}
 
 
 @register_figure(
@@ -176,7 +166,8 @@ def _paper_table2() -> dict[tuple[str, str], float]:
     title="SimRF Fig. 8: kernel-regression accuracy vs m/d per UCI data set, IID/ORF/SimRF",
 )
 def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
-    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8, spec/simrf.md §3.5)."""
+    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8,
+    docs/experiments.md#simrf-fig8)."""
     df = results["simrf-fig8"]
     df = df.assign(m_per_d=df["m_per_d"].astype(float))
 
@@ -186,7 +177,7 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
         return f"d = {int(r['d'])}, σ = {float(r['sigma']):.3g}, {_draws(rf)}"
 
     fig, panels = accuracy_grid(
-        df, "m_per_d", style.coupling_colour, lambda e: SIMRF_NAMES.get(_coupling(e), e), subtitle
+        df, "m_per_d", style.coupling_colour, lambda e: paper_name(_coupling(e), "simrf"), subtitle
     )
     padded = df["note"].fillna("").str.contains("padded").any()
     table2 = {} if padded else _paper_table2()
@@ -232,7 +223,7 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
             y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
             c = style.coupling_colour(est)
             ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
-            ax.plot(line["sigma"], y, color=c, label=f"{SIMRF_NAMES.get(_coupling(est), est)}")
+            ax.plot(line["sigma"], y, color=c, label=paper_name(_coupling(est), "simrf"))
         ex = part[part["estimator"] == EXACT].sort_values("sigma")
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]
@@ -268,15 +259,16 @@ def _features_per_projection(estimator: str, kernel: str) -> int:
     from rfbench.features import registry
 
     try:
-        return int(registry.get(estimator, kernel=kernel, m=1).component.outputs)
-    except (ValueError, TypeError, KeyError, AttributeError):
+        return registry.describe(estimator).features_per_projection or 1
+    except registry.UnknownEstimatorError:
         return 1
 
 
 def derf_name(estimator: str) -> str:
-    """DERF's name of a mechanism (trig@* is the [sin, cos] map here; spec/derf.md §3.2)."""
-    component = estimator.partition("@")[0]
-    return DERF_NAMES.get("trig-sincos" if component == "trig" else component, estimator)
+    """DERF's name of a mechanism (trig@* is the [sin, cos] map here;
+    docs/experiments.md#derf-fig3)."""
+    component = family_of(estimator)
+    return PAPER_NAMES["derf"].get("trig-sincos" if component == "trig" else component, estimator)
 
 
 @register_figure(

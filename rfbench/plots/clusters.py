@@ -1,11 +1,13 @@
-"""HRF Fig. 6 (App. H.3, spec/hrf.md §3.4): Gram-matrix MSE vs m on the clustered data sets s1–s4.
+"""HRF Fig. 6 (App. H.3, docs/experiments.md#hrf-fig6): Gram-matrix MSE vs m on the clustered data
+sets s1–s4.
 
 As in the paper, one panel per data set, the mean MSE over the repetitions vs the number of random
-features m for Hybrid-Cluster, "FAVOR+" (here SM⁺ = ``positive@iid``; spec/hrf.md §1.3, §5 item 18)
-and trig, on a log axis. Added: the min–max band over the repetitions (HRF Table 3's numbers) and
-the closed-form expected MSE (dashed; iid projections, spec/hrf.md §1.1, §1.3, §1.9). The top row
-is the exact replay of the paper's notebook (protocol ``paper``), the row below, where present, the
-same experiment with rfbench's own estimators and random streams (protocol ``rfbench``).
+features m for Hybrid-Cluster, "FAVOR+" (here SM⁺ = ``positive@iid``; HRF; docs/methods.md#positive,
+#hrf-erratum-18) and trig, on a log axis. Added: the min–max band over the repetitions (HRF
+Table 3's numbers) and the closed-form expected MSE (dashed; iid projections, docs/methods.md#trig,
+#positive, #complex-exp). The top row is the exact replay of the paper's notebook (protocol
+``paper``), the row below, where present, the same experiment with rfbench's own estimators and
+random streams (protocol ``rfbench``).
 """
 
 from __future__ import annotations
@@ -15,15 +17,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from rfbench.names import paper_name
 from rfbench.plots import register_figure, style
 from rfbench.plots.theory import THEORY_LINE, metric
 
-#: HRF Fig. 6 / Table 3's names.
-PAPER_NAMES = {
-    "cluster-hybrid": "Hybrid-Cluster",
-    "positive@iid": "FAVOR+ (= SM⁺)",
-    "trig@iid": "Trig",
-}
 PROTOCOL_NAMES = {
     "paper": "paper replay\n(notebook's streams)",
     "rfbench": "rfbench protocol\n(registry, job seeds)",
@@ -53,7 +50,13 @@ def _key(ax, estimators: list[str], reps: int) -> None:
     """The legend in a strip of its own above the panels."""
     ax.axis("off")
     handles = [
-        Line2D([], [], color=style.colour(e), marker=style.marker(e), label=PAPER_NAMES.get(e, e))
+        Line2D(
+            [],
+            [],
+            color=style.colour(e),
+            marker=style.marker(e),
+            label=paper_name(e, "hrf-clusters"),
+        )
         for e in estimators
     ]
     handles += [

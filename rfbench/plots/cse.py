@@ -1,10 +1,11 @@
-"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; spec/cse.md §4): relative error vs angle of trig,
-FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4.
+"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; docs/experiments.md#cse): relative error vs angle of
+trig, FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4.
 
 The paper plots per-angle error distributions. We plot, on log axes, the mean absolute relative
 error mean|K̂ − K|/K (the paper's "relative error") and, in a second row, the relative RMSE √MSE/K
-against its closed form (spec/cse.md §3.4; none for the paper's shared-all CSE, which is biased,
-§5 item 17), each with a ±2 s.e. band. Columns: r (Fig. 2), m (Fig. 3), one column otherwise.
+against its closed form (CSE eqs. 44-49; docs/methods.md#hrf-angular-hybrid; none for the paper's
+shared-all CSE, which is biased, docs/methods.md#cse-erratum-17), each with a ±2 s.e. band. Columns:
+r (Fig. 2), m (Fig. 3), one column otherwise.
 """
 
 from __future__ import annotations
@@ -33,10 +34,15 @@ from rfbench.plots.pointwise import (
     unique,
 )
 
-#: CSE Sec. 4, text after Fig. 4: "even with 89 negative scores from the trig estimator through
-#: 10,000 iterations, the angular hybrid yields 0 negative scores" (also rfbench/reference/cse.toml,
-#: ids cse-fig4-trig-negatives and cse-fig4-cse-negatives).
-PAPER_NEGATIVES = {"trig@iid": 89, "cse": 0}
+
+def paper_negatives() -> dict[str, int]:
+    """CSE Sec. 4, text after Fig. 4: negative estimates among 10,000, per estimator (trig and
+    the hybrid; rfbench.reference, ids cse-fig4-trig-negatives and cse-fig4-cse-negatives)."""
+    from rfbench import reference
+
+    return {est: int(e.value) for (est,), e in reference.table("cse-fig4", "estimator").items()}
+
+
 ROWS = (
     ("rel_mae", False, "mean |K̂ − K| / K"),
     ("rel_rmse", True, "√MSE / K"),
@@ -61,7 +67,8 @@ def _column_title(split: str | None, value: object, group: list[Curve]) -> str:
 
 def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent") -> None:
     """√MSE of each sharing variant over that of ``reference`` (±2 s.e., delta method; the
-    closed-form ratio dashed): HRF Thm 3.1 / spec/cse.md §3.3, sharing never increases the MSE."""
+    closed-form ratio dashed): HRF Thm 3.1 / CSE Thm 3.1; docs/methods.md#hrf-sharing-variants,
+    sharing never increases the MSE."""
     refs = {(c.r, c.m): c for c in items if c.variant == reference}
     for c in items:
         ref = refs.get((c.r, c.m))
@@ -137,7 +144,8 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
     ms = unique(counts["m"])
     width = 0.8 / len(ms)
     top = float((counts["value"] + Z_BAND * counts["stderr"].fillna(0)).max())
-    top = max(top, *PAPER_NEGATIVES.values()) * 1.25 + 1
+    paper = paper_negatives()
+    top = max(top, *paper.values()) * 1.25 + 1
     for i, est in enumerate(estimators):
         for k, m in enumerate(ms):
             row = counts[(counts["estimator"] == est) & (counts["m"] == m)]
@@ -151,12 +159,11 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
             )  # fmt: skip
             ax.text(x, value + Z_BAND * se + 0.02 * top, f"{value:.0f}\nm={m}", ha="center",
                     va="bottom", fontsize=6)  # fmt: skip
-        if est in PAPER_NEGATIVES:
-            ref = PAPER_NEGATIVES[est]
+        if est in paper:
+            ref = paper[est]
             ax.hlines(ref, i - 0.45, i + 0.45, color="red", linestyle="--", linewidth=1.2)
     ticks = [
-        name(e).replace(" ", "\n", 1)
-        + (f"\n(paper: {PAPER_NEGATIVES[e]})" if e in PAPER_NEGATIVES else "")
+        name(e).replace(" ", "\n", 1) + (f"\n(paper: {paper[e]})" if e in paper else "")
         for e in estimators
     ]
     ax.set_xticks(range(len(estimators)), ticks)
@@ -209,7 +216,7 @@ def _register(figure_id: str, split: str | None) -> None:
     def draw(results: dict[str, pd.DataFrame]) -> Figure:
         return error_figure(results[figure_id], split, PAPER_TITLES[figure_id])
 
-    draw.__doc__ = f"{PAPER_TITLES[figure_id]} (spec/cse.md §4)."
+    draw.__doc__ = f"{PAPER_TITLES[figure_id]} (CSE Sec. 4; docs/experiments.md#cse)."
 
 
 for _id, _split in (("cse-fig1", None), ("cse-fig2", "r"), ("cse-fig3", "m"), ("cse-fig5", None)):

@@ -1,13 +1,13 @@
 """Gram-matrix figures (experiment ``gram``): SimRF Fig. 7 and the Spectraformer CPU-proxy grid.
 
-- ``simrf-fig7`` (SimRF §5.2 Fig. 7, spec/simrf.md §3.4): the squared Frobenius error of the
-  Gaussian Gram matrix per entry (the paper's "/d²" with N = d) vs m/d, mean ± 1 standard error
+- ``simrf-fig7`` (SimRF §5.2 Fig. 7, docs/experiments.md#simrf-fig7): the squared Frobenius error of
+  the Gaussian Gram matrix per entry (the paper's "/d²" with N = d) vs m/d, mean ± 1 standard error
   (the paper's shading), log y; added: the closed-form expectation Σ_ij MSE(x_i, x_j) dashed and,
   below, the ratio empirical / closed form with ±1 s.e. (a direct check of the theory).
-- ``spectraformer-grid`` (spec/spectraformer.md §6 [ext]; no paper figure): component × weights
-  heat maps of the mean relative Frobenius error of K̂ (softmax, Gaussian) and of the row-normalised
-  softmax attention Â, one row of panels per input norm r, cells annotated; cells that could not
-  be computed are hatched and numbered, with the reason in a footnote.
+- ``spectraformer-grid`` (docs/experiments.md#spectraformer-grid; no paper figure):
+  component × weights heat maps of the mean relative Frobenius error of K̂ (softmax, Gaussian) and
+  of the row-normalised softmax attention Â, one row of panels per input norm r, cells annotated;
+  cells that could not be computed are hatched and numbered, with the reason in a footnote.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from rfbench.names import PAPER_NAMES, split_name
 from rfbench.plots import register_figure, style
 from rfbench.plots.theory import THEORY_LINE, metric, simrf_name
 
@@ -91,14 +92,13 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
 
 # ---------------------------------------------------------------- Spectraformer grid
 
-#: Panels (metric, kernel) in order; the attention is the softmax one (spec/spectraformer.md §6).
+#: Panels (metric, kernel) in order; the attention is the softmax one
+#: (docs/experiments.md#spectraformer-grid).
 GRID_PANELS = (
     ("rel_frob", "softmax", "‖K̂ − K‖_F / ‖K‖_F, softmax"),
     ("rel_frob", "gaussian", "‖K̂ − K‖_F / ‖K‖_F, Gaussian"),
     ("attn_rel_frob", "softmax", "‖Â − A‖_F / ‖A‖_F, softmax attention"),
 )
-#: Spectraformer's names of our components and weights (spec/spectraformer.md §2–3).
-SPECTRAFORMER_NAMES = "trig = TrigRF, positive = PosRF, gerf = OPRF, saderf = SADERF, iid = Base"
 SKIPPED_CELL = {"facecolor": "0.88", "hatch": "////", "edgecolor": "0.6", "linewidth": 0}
 CELL_TEXT = {"ha": "center", "va": "center", "fontsize": 4.8}
 COLOUR_PERCENTILE = 95
@@ -106,7 +106,7 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _split(estimator: str) -> tuple[str, str]:
-    component, _, weights = estimator.partition("@")
+    component, weights = split_name(estimator)
     return component, weights or "—"
 
 
@@ -230,7 +230,7 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
     text = [
         f"Cells: mean over draws; colour log-scaled per panel from its smallest value to its "
         f"{COLOUR_PERCENTILE}th percentile (darker = larger error; larger values saturate). "
-        f"Names: {SPECTRAFORMER_NAMES}.",
+        f"Names: {', '.join(f'{k} = {v}' for k, v in PAPER_NAMES['spectraformer'].items())}.",
         *lines,
     ]
     wrapped = [textwrap.fill(t, 140, subsequent_indent="    ") for t in text]
@@ -239,7 +239,8 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
     sizes = {k: int(df[k].max()) for k in ("d", "m", "n_points")}
     n = int(df[df["metric"].isin([p[0] for p in panels])]["n_trials"].max())
     fig.suptitle(
-        f"Spectraformer CPU proxy (spec §6): q, k ~ N(0, r²I/d), d = {sizes['d']}, "
+        f"Spectraformer CPU proxy (docs/experiments.md#spectraformer-grid): q, k ~ N(0, r²I/d), d "
+        f"= {sizes['d']}, "
         f"m = {sizes['m']}, {sizes['n_points']} queries and keys, {n} draws per cell",
         fontsize=8,
     )

@@ -3,9 +3,10 @@
 Layout as in the paper: one panel per (r, estimator), rows r, columns trig / FAVOR+ / angular
 hybrid / Gaussian hybrid. Left axis: the true SM(x, y) and the 5th–95th percentiles of the s
 estimates; right axis: the empirical relative error √MSE/SM (ε_{θ,r} of HRF Def. 3.3) with a ±2 s.e.
-band and, added here, its closed form (spec/hrf.md §1, §3.2) dashed. The red dotted line marks
-zero on both axes (their zeros are aligned). A bottom row overlays all estimators per r on a log
-axis, where the paper's claim (smallest max-relative-error for the angular hybrid) is read off.
+band and, added here, its closed form (docs/methods.md#components, docs/experiments.md#hrf-fig2)
+dashed. The red dotted line marks zero on both axes (their zeros are aligned). A bottom row overlays
+all estimators per r on a log axis, where the paper's claim (smallest max-relative-error for the
+angular hybrid) is read off.
 """
 
 from __future__ import annotations

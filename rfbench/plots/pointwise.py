@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from rfbench.names import paper_name
 from rfbench.plots import style
 
 #: Columns naming one curve, in the order used for labels and grouping.
@@ -25,16 +26,7 @@ Z_BAND = 2.0
 #: Relative errors below this are round-off of an exact estimate (θ = 0 or π): off the log axis.
 EXACT = 1e-10
 
-#: The papers' names (HRF Eq. 2, 3, 19, 20; CSE Sec. 4 captions) as mathtext.
-PAPER_NAMES = {
-    "trig@iid": r"$\widehat{\mathrm{SM}}^{\mathrm{trig}}$",
-    "hyperbolic@iid": r"FAVOR+ $\widehat{\mathrm{SM}}^{++}$",
-    "positive@iid": r"$\widehat{\mathrm{SM}}^{+}$",
-    "angular-hybrid@iid": "angular hybrid",
-    "gaussian-hybrid@iid": "Gaussian hybrid",
-    "cse": "CSE (shared ω, τ = ω)",
-}
-#: Sharing variants of a bipolar hybrid (spec/cse.md §2.4): marker and line style.
+#: Sharing variants of a bipolar hybrid (CSE eq. 11; docs/methods.md#cse): marker and line style.
 VARIANT_STYLE = {
     "independent": ("o", "-"),
     "shared-base": ("s", "-."),
@@ -107,7 +99,7 @@ def unique(items: Iterable[object]) -> list:
 
 def name(estimator: str) -> str:
     """The paper's name of an estimator (the shared style's label otherwise)."""
-    return PAPER_NAMES.get(estimator, style.label(estimator))
+    return paper_name(estimator, "hrf")
 
 
 def sizes(curve: Curve) -> str:

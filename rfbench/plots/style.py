@@ -15,6 +15,8 @@ matplotlib.use("Agg")  # figures are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from rfbench.names import family_of, weights_of  # noqa: E402
+
 COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
 FULL_WIDTH = 7.0
 
@@ -66,8 +68,7 @@ _EXTRA = plt.get_cmap("tab10").colors
 
 
 def _split(estimator: str) -> tuple[str, str]:
-    family, _, coupling = estimator.partition("@")
-    return family, coupling or "iid"
+    return family_of(estimator), weights_of(estimator)
 
 
 def colour(estimator: str) -> str:
@@ -88,19 +89,6 @@ def coupling_colour(estimator: str) -> str:
 
 def marker(estimator: str) -> str:
     return COUPLING_MARKERS.get(_split(estimator)[1], "o")
-
-
-def label(estimator: str) -> str:
-    """Readable legend text: the paper's names where they differ from ours."""
-    names = {
-        "hyperbolic@iid": "SM⁺⁺ (FAVOR+)",
-        "trig@iid": "SM^trig",
-        "positive@iid": "SM⁺",
-        "angular-hybrid@iid": "angular hybrid",
-        "gaussian-hybrid@iid": "Gaussian hybrid",
-        "cse": "CSE (shared)",
-    }
-    return names.get(estimator, estimator)
 
 
 def apply() -> None:

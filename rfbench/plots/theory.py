@@ -1,14 +1,17 @@
 """The closed-form theory figures (experiment ``theory``): HRF Fig. 1 and SimRF Figs. 4–6.
 
-- ``hrf-fig1`` (HRF Fig. 1, spec/hrf.md §3.1): softmax MSE of SM^trig, SM⁺⁺ and the angular hybrid
-  (m = 10, n = 1) over θ and r as three heat maps on one log colour scale, r mirrored to [−r, r]
-  as in the paper, plus the grey slice at fixed r drawn as curves: only the hybrid vanishes at both
-  θ = 0 and θ = π.
-- ``simrf-fig4`` (SimRF Fig. 4, spec/simrf.md §3.1): RF-conformity ρ of one draw of χ_d norms per
-  coupling, SimRF+ per full pass, the numerical optimum; added: the closed-form E ρ (dashed).
-- ``simrf-fig5`` (SimRF Fig. 5, §3.2): densities of w_ij per coupling and f(w, v) on a log right
-  axis; added: E f(w_ij, v) per coupling in the legend (the quantity ρ averages).
-- ``simrf-fig6`` (SimRF Fig. 6, §3.3): MSE ratios vs v on a log axis, with the v → 0 limits.
+- ``hrf-fig1`` (HRF Fig. 1, docs/experiments.md#hrf-fig1): softmax MSE of SM^trig, SM⁺⁺ and the
+  angular hybrid (m = 10, n = 1) over θ and r as three heat maps on one log colour scale, r mirrored
+  to [−r, r] as in the paper, plus the grey slice at fixed r drawn as curves: only the hybrid
+  vanishes at both θ = 0 and θ = π.
+- ``simrf-fig4`` (SimRF Fig. 4, docs/experiments.md#simrf-fig4): RF-conformity ρ of one draw of χ_d
+  norms per coupling, SimRF+ per full pass, the numerical optimum; added: the closed-form E ρ
+  (dashed).
+- ``simrf-fig5`` (SimRF Fig. 5, docs/experiments.md#simrf-fig5): densities of w_ij per coupling and
+  f(w, v) on a log right axis; added: E f(w_ij, v) per coupling in the legend (the quantity ρ
+  averages).
+- ``simrf-fig6`` (SimRF Fig. 6, docs/experiments.md#simrf-fig6): MSE ratios vs v on a log axis, with
+  the v → 0 limits.
 """
 
 from __future__ import annotations
@@ -19,26 +22,13 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from rfbench.names import paper_name, weights_of
 from rfbench.plots import register_figure, style
 
-#: SimRF's names of the couplings (SimRF §3, Figs. 4–7); ``optimum`` is Fig. 4's optimiser.
-SIMRF_NAMES = {
-    "iid": "IIDRFs",
-    "orf": "ORFs",
-    "simrf": "SimRFs",
-    "simrf-plus": "SimRFs+",
-    "optimum": "numerically optimised",
-}
 #: Closed-form curves are dashed in every figure of this module and of rfbench.plots.gram.
 THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 #: Black dash-dot: the reference curve of a panel (Fig. 4: the optimum; Fig. 5: f(w, v)).
 REFERENCE_LINE = {"color": "black", "linestyle": "-.", "linewidth": 1.0}
-#: HRF's names (HRF Eqs. 2, 3, 19).
-HRF_NAMES = {
-    "trig@iid": r"$\widehat{\mathrm{SM}}^{\mathrm{trig}}_m$",
-    "hyperbolic@iid": r"$\widehat{\mathrm{SM}}^{++}_m$",
-    "angular-hybrid@iid": "angular hybrid",
-}
 #: HRF Fig. 1: MSEs below this are shown as "≈ 0" (exact at r = 0, θ = 0 or π up to round-off).
 MSE_FLOOR = 1e-8
 #: HRF Fig. 1: the radius of the grey slice (nearest grid value).
@@ -49,7 +39,7 @@ def coupling(row_estimator: str, weights: object = None) -> str:
     """The coupling of a SimRF row: its ``weights`` column, else the part after ``@``."""
     if isinstance(weights, str) and weights:
         return weights
-    return row_estimator.partition("@")[2] or "iid"
+    return weights_of(row_estimator)
 
 
 def with_coupling(df: pd.DataFrame) -> pd.DataFrame:
@@ -62,7 +52,7 @@ def with_coupling(df: pd.DataFrame) -> pd.DataFrame:
 def simrf_name(estimator: str) -> str:
     """SimRF's name of the coupling of ``estimator`` (e.g. ``positive@orf`` -> ``ORFs``)."""
     c = coupling(estimator)
-    return SIMRF_NAMES.get(c, c)
+    return paper_name(c, "simrf")
 
 
 def simrf_colour(c: str) -> str:
@@ -124,7 +114,7 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
         ax.contour(theta, r, logz, levels=levels, colors="white", linewidths=0.4, alpha=0.7)
         for sign in (-1, 1):
             ax.axhline(sign * r_slice, color="0.55", linewidth=1.4)
-        ax.set_title(HRF_NAMES.get(name, style.label(name)))
+        ax.set_title(paper_name(name, "hrf"))
         ax.grid(False)
         _theta_ticks(ax)
         ax.set_ylabel("input norm r (mirrored)" if k == 0 else "")
@@ -140,7 +130,7 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
         theta, r, z = surfaces[name]
         row = z[np.argmin(np.abs(r - r_slice))]
         line = {"color": style.colour(name), "marker": style.marker(name)}
-        label = HRF_NAMES.get(name, style.label(name))
+        label = paper_name(name, "hrf")
         every = max(1, len(theta) // 12)
         ax.plot(theta, np.clip(row, MSE_FLOOR, None), markevery=every, label=label, **line)
     ax.set_yscale("log")
@@ -191,14 +181,14 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
         for c, value in zip(conf["coupling"], conf["value"], strict=True):
             if c != "simrf-plus":
                 line = REFERENCE_LINE if c == "optimum" else {"color": simrf_colour(c)}
-                ax.plot(span, [value, value], label=SIMRF_NAMES.get(c, c), **line)
+                ax.plot(span, [value, value], label=paper_name(c, "simrf"), **line)
             if c == "iid" and len(sd):
                 band = (value - sd["value"].iloc[0], value + sd["value"].iloc[0])
                 text = f"IIDRFs ±1 sd ({int(sd['n_trials'].iloc[0])} sets)"
                 ax.fill_between(span, *band, alpha=0.18, color=simrf_colour(c), lw=0, label=text)
         if len(plus):
             line = {"color": simrf_colour("simrf-plus"), "marker": "v"}
-            ax.plot(x, plus["value"], label=SIMRF_NAMES["simrf-plus"], **line)
+            ax.plot(x, plus["value"], label=paper_name("simrf-plus", "simrf"), **line)
         theory = metric(df, "theory_rf_conformity")
         for c, value in zip(theory["coupling"], theory["value"], strict=True):
             ax.plot(span, [value, value], color=simrf_colour(c), alpha=0.8, **THEORY_LINE)
@@ -243,7 +233,7 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
     for c, g in with_coupling(dens).groupby("coupling", sort=False):
         g = g.sort_values("w")
         w, p = g["w"].to_numpy(float), g["value"].to_numpy(float)
-        label = SIMRF_NAMES.get(c, c)
+        label = paper_name(c, "simrf")
         if f_of:  # E f(w_ij, v) at the first v: what ρ averages over the pairs
             f = next(iter(f_of.values()))["value"].to_numpy(float)
             label += f" (E f = {np.trapezoid(p * f, w):.3g})"
@@ -287,7 +277,7 @@ def simrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
     for c, g in with_coupling(df).groupby("coupling", sort=False):
         g = g.sort_values("v")
         pos = g[g["v"] > 0]
-        text = "IIDRFs (reference)" if c == "iid" else f"{SIMRF_NAMES.get(c, c)} / IIDRFs"
+        text = "IIDRFs (reference)" if c == "iid" else f"{paper_name(c, 'simrf')} / IIDRFs"
         ax.plot(pos["v"], pos["value"], color=simrf_colour(c), label=text)
         limit = g[g["v"] == 0]["value"]
         if len(limit) and c != "iid":

@@ -1,19 +1,20 @@
 """DERF variance figures (experiment ``variance``): DERF Fig. 1 (right) and Fig. 2.
 
-- ``derf-fig2`` (DERF §5.1 Fig. 2, spec/derf.md §3.1): one panel per regime (normal, sphere,
-  heterogen, mnist, cifar10, mnist/cifar10), the mean over all point pairs and set pairs of
+- ``derf-fig2`` (DERF §5.1 Fig. 2, docs/experiments.md#derf-fig2): one panel per regime (normal,
+  sphere, heterogen, mnist, cifar10, mnist/cifar10), the mean over all point pairs and set pairs of
   log(Var K̂ / K²) with one random feature (M = 1) vs the scale σ ∈ [0.1, 1], for TrigRF (the
   paper's random-phase map, ``trig-phase@iid``), PosRF, GERF, ADERF, SDERF and, dashed, SADERF
-  (computed but not plotted in the paper). The curves are the closed forms (DERF eq. 7, 9; spec
-  §2.1), shaded ±1 s.e. over the set pairs; added: the Monte Carlo check (markers, ±1 s.e.) at
-  small σ and, per panel, its largest |MC − closed form| / s.e. on the same subsample of pairs.
-  A regime without data is an empty panel that says why.
+  (computed but not plotted in the paper). The curves are the closed forms (DERF eq. 7, 9;
+  docs/methods.md#trig), shaded ±1 s.e. over the set pairs; added: the Monte Carlo check (markers,
+  ±1 s.e.) at small σ and, per panel, its largest |MC − closed form| / s.e. on the same subsample of
+  pairs. A regime without data is an empty panel that says why.
 - ``derf-fig1`` (DERF Fig. 1 right): the same panels for the regimes of that run (cifar10 and
   mnist/cifar10), with the GERF − SDERF gap at the largest σ marked (the paper's "up to ≈ e^10
   and ≈ e^5").
 
 The y-axis is linear in the log relative variance, as in the paper; the metric (Var/K² or the
-literal Var/K, mean of logs or log of the mean; spec §4 A1-A2) is read from the results.
+literal Var/K, mean of logs or log of the mean; DERF; docs/experiments.md#derf-a1, #derf-a2) is read
+from the results.
 """
 
 from __future__ import annotations
@@ -26,20 +27,13 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from rfbench.names import PAPER_NAMES
 from rfbench.plots import register_figure, style
 
 #: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
 REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifar10")
 #: Mechanism -> DERF's name; also the legend order.
-DERF_NAMES = {
-    "trig": "TrigRF",
-    "trig-sincos": "TrigRF [sin, cos]",
-    "positive": "PosRF",
-    "gerf": "GERF",
-    "aderf": "ADERF",
-    "sderf": "SDERF",
-    "saderf": "SADERF",
-}
+DERF_NAMES = PAPER_NAMES["derf"]
 #: Mechanisms the paper does not plot: dashed, and said so in the legend.
 NOT_IN_PAPER = ("saderf", "trig-sincos")
 #: Main metric name -> y-axis label (rfbench.experiments.variance.METRIC).
@@ -291,7 +285,7 @@ def variance_figure(
 )
 def derf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
     """Log relative variance of TrigRF/PosRF/GERF/ADERF/SDERF(/SADERF) vs σ, one panel per
-    regime (DERF Fig. 2, spec/derf.md §3.1)."""
+    regime (DERF Fig. 2, docs/experiments.md#derf-fig2)."""
     return variance_figure(results["derf-fig2"], "derf-fig2", "DERF Fig. 2", ncols=3)
 
 

@@ -21,10 +21,11 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
 - **erratum**: ``printed`` form, ``corrected`` form, ``magnitude`` (how much it matters, when the
   spec measured it), ``category``: formula | text | notation | inconsistency.
 
-``match`` (numbers) and check *selectors* use result-column names (DESIGN §5): ``experiment``,
-``figure``, ``estimator`` (registry names, e.g. ``angular-hybrid@iid``, ``positive@simrf``,
-``cse``), ``kernel``, ``metric``, any parameter column (``d, m, n, r, theta, sigma, dataset,
-regime, variant, v, m_per_d, pair_rank, rep, ...``; a list means "any of"), and:
+``match`` (numbers) and check *selectors* use result-column names
+(docs/architecture.md#result-schema): ``experiment``, ``figure``, ``estimator`` (registry names,
+e.g. ``angular-hybrid@iid``, ``positive@simrf``, ``cse``), ``kernel``, ``metric``, any parameter
+column (``d, m, n, r, theta, sigma, dataset, regime, variant, v, m_per_d, pair_rank, rep, ...``; a
+list means "any of"), and:
 
 - ``derive``: ``value`` (default: the selected row's value), ``difference`` (row(estimator) −
   row(baseline)) or ``ratio`` (row(estimator) / row(baseline)), with ``baseline`` an estimator;
@@ -71,7 +72,8 @@ Expressions (``rhs_expr``, ``value_expr``) are arithmetic in the group's paramet
 d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_expr` evaluates them.
 
 API: :func:`load` (all entries or one paper's), :func:`by_figure`, :func:`get` (by id),
-:func:`papers`, :func:`header`.
+:func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`.
+Experiments and figures read published numbers only through this API.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ __all__ = [
     "header",
     "load",
     "papers",
+    "table",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -184,6 +187,24 @@ def load(paper: str | None = None) -> list[Entry]:
 def by_figure(figure_id: str) -> list[Entry]:
     """The entries serving one figure/table id (e.g. ``"hrf-table3"``)."""
     return [e for e in load() if e.figure == figure_id]
+
+
+def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], NumberEntry]:
+    """The numbers of one figure/table whose ``match`` has the values ``where``, keyed by the
+    tuple of their ``match`` values for ``keys`` (None where absent).
+
+    ``table("hrf-table3", "dataset", "m", "estimator", "aggregate", metric="mse")`` maps
+    ``("s1", 20, "trig@iid", "min over rep")`` to that cell's :class:`NumberEntry`.
+    """
+    out: dict[tuple[Any, ...], NumberEntry] = {}
+    for e in by_figure(figure_id):
+        if not isinstance(e, NumberEntry) or any(e.match.get(k) != v for k, v in where.items()):
+            continue
+        key = tuple(e.match.get(k) for k in keys)
+        if key in out:
+            raise ReferenceDataError(f"{figure_id}: {keys} = {key} names {out[key].id} and {e.id}")
+        out[key] = e
+    return out
 
 
 def get(entry_id: str) -> Entry:

@@ -1,6 +1,6 @@
 """``rfbench report``: the papers' published numbers and claims next to ours, with verdicts.
 
-Reads only the parquet files of a results folder (DESIGN §1) and the reference data
+Reads only the parquet files of a results folder (docs/architecture.md#flow) and the reference data
 (:mod:`rfbench.reference`), and writes ``REPORT.md``: a one-screen summary, then per paper each
 table side by side (paper, ours ± stderr, z, verdict), each claim with its verdict and reason,
 the errata (printed vs corrected) and links to the drawn figures.

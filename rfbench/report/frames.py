@@ -1,8 +1,8 @@
 """Operations on tidy result rows used by numbers and checks: grouping, aggregate, derive, align.
 
-Rows are the tidy rows of DESIGN §5; every column except :data:`NON_KEYS` identifies a row
-("key columns"). Nulls are values of their own (a trig row has no ``n``). The vocabulary
-(``aggregate``, ``derive``) is documented in :mod:`rfbench.reference`.
+Rows are the tidy rows of docs/architecture.md#result-schema; every column except :data:`NON_KEYS`
+identifies a row ("key columns"). Nulls are values of their own (a trig row has no ``n``). The
+vocabulary (``aggregate``, ``derive``) is documented in :mod:`rfbench.reference`.
 """
 
 from __future__ import annotations

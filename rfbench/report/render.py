@@ -183,6 +183,7 @@ def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
     """The whole report as markdown (links relative to ``out_path``'s folder)."""
+    from rfbench.report.beyond import beyond_section
     from rfbench.report.summary import method, provenance_line, summary
 
     out_dir = out_path.parent
@@ -203,4 +204,5 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         lines += _numbers([r for r in report.numbers if r.entry.paper == paper])
         lines += _claims([r for r in report.claims if r.entry.paper == paper])
         lines += _errata([e for e in report.errata if e.paper == paper])
+    lines += beyond_section(report.results_dir, out_dir, fig_dir)
     return "\n".join(lines).rstrip() + "\n"

@@ -1,4 +1,5 @@
-"""The experiment runner (DESIGN §1, §4-§6): config files, grids of jobs, backends, job cache.
+"""The experiment runner (docs/architecture.md#flow, #cli, #result-schema, #seeding): config files,
+grids of jobs, backends, job cache.
 
 ``run(experiment, config, seed=0, out=None, workers=None, backend="processes", force=False,
 quiet=False, command_line=None, scheduler=None) -> Path`` writes one result file;

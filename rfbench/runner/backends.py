@@ -1,10 +1,11 @@
 """Backends that run jobs: ``serial`` (this process), ``processes`` (a process pool), ``dask``.
 
 Every backend calls :func:`execute_job`, whose result is a pure function of (experiment, spec,
-seed): the job's generator is ``job_rng(seed, {"experiment": name, **spec})`` (DESIGN §6) and the
-BLAS runs on one thread in every backend (a multi-threaded BLAS may sum in another order), so the
-rows are bit-identical whatever the backend, the number of workers or the order of completion.
-Backends yield ``(index, rows)`` as jobs finish; the caller orders them. A job's in-job progress
+seed): the job's generator is ``job_rng(seed, {"experiment": name, **spec})``
+(docs/architecture.md#seeding) and the BLAS runs on one thread in every backend (a multi-threaded
+BLAS may sum in another order), so the rows are bit-identical whatever the backend, the number of
+workers or the order of completion. Backends yield ``(index, rows)`` as jobs finish; the caller
+orders them. A job's in-job progress
 (:func:`rfbench.experiments.chunks.advance`) reaches ``on_progress(index, fraction)`` from the
 serial and processes backends (through a queue from the workers); Dask reports whole jobs only.
 """

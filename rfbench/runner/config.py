@@ -1,4 +1,4 @@
-"""Config files (DESIGN §1, §4): one TOML file per paper figure or table.
+"""Config files (docs/architecture.md#flow, #cli): one TOML file per paper figure or table.
 
 The shape of a config file::
 

@@ -1,4 +1,5 @@
-"""``run``: expand a config into jobs, run the missing ones, write one result file (DESIGN §5-6).
+"""``run``: expand a config into jobs, run the missing ones, write one result file
+(docs/architecture.md#result-schema, #seeding).
 
 The output is a function of (experiment, resolved config, root seed) only: jobs are seeded from
 their keys, rows are assembled in grid order (never completion order) from the job cache, and the
@@ -32,7 +33,7 @@ from rfbench.runner.progress import JobProgress
 
 
 def default_out(experiment: str, name: str, root: str | os.PathLike[str] = "results") -> Path:
-    """``results/<experiment>/<name>.parquet`` (DESIGN §4)."""
+    """``results/<experiment>/<name>.parquet`` (docs/architecture.md#cli)."""
     return Path(root) / experiment / f"{name}.parquet"
 
 

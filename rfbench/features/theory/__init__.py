@@ -1,9 +1,9 @@
-"""Closed-form MSE of the estimators (DESIGN §2), dispatched by estimator name.
+"""Closed-form MSE of the estimators (docs/architecture.md#layout), dispatched by estimator name.
 
 Formula functions are registered per name (``component@weights`` or a hybrid name), take the
 estimator and arrays x, y of shape (..., d), and return the MSE of the **softmax** estimate with
 shape (...). ``mse`` converts to the estimator's kernel: K^(α) = e^{α‖x‖²} SM e^{α‖y‖²}, so
-MSE_α = e^{2α(‖x‖²+‖y‖²)} MSE_SM (HRF §1.4; DERF Sec. 2).
+MSE_α = e^{2α(‖x‖²+‖y‖²)} MSE_SM (HRF Sec. 2; docs/methods.md#notation; DERF Sec. 2).
 """
 
 from __future__ import annotations
@@ -37,8 +37,19 @@ def register_theory(*names: str, data_dependent: bool = False) -> Callable[[Theo
     return deco
 
 
+_loaded = False
+
+
 def _load() -> None:
-    from rfbench.features.theory import basic, coupled, derf, hybrid  # noqa: F401
+    """Import every formula module of this package, then the plugins (they may add formulas)."""
+    global _loaded
+    if _loaded:
+        return
+    from rfbench.plugins import import_submodules, load_plugins
+
+    import_submodules(__name__)
+    _loaded = True  # before the plugins: they may use this registry while imported
+    load_plugins()
 
 
 def has_theory(name: str) -> bool:

@@ -27,13 +27,13 @@ def trig_mse(m: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def positive_mse(m: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """HRF §1.3 [derived]: (1/m) SM² (e^{‖z‖²} - 1)."""
+    """HRF Sec. 2.3 with A = I; docs/methods.md#positive [derived]: (1/m) SM² (e^{‖z‖²} - 1)."""
     z2, _, xy = _pair_terms(x, y)
     return np.exp(2 * xy + z2 - np.log(m)) * (-np.expm1(-z2))
 
 
 def hyperbolic_mse(m: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """HRF Lemma 2.2, f_2·f_3 (the corrected form of spec/hrf.md §1.2)."""
+    """HRF Lemma 2.2, f_2·f_3 (the corrected form of docs/methods.md#hyperbolic)."""
     z2, _, xy = _pair_terms(x, y)
     return np.exp(z2 + 2 * xy - np.log(2 * m)) * (-np.expm1(-z2)) ** 2
 

@@ -1,4 +1,5 @@
-"""RF-conformity of fixed configurations and the pair-norm densities (SimRF Fig. 4, 5; §3.1–3.2).
+"""RF-conformity of fixed configurations and the pair-norm densities (SimRF Fig. 4, 5;
+docs/experiments.md#simrf-fig4, #simrf-fig5).
 
 ρ of a configuration of rows (Eq. 12, expectation over rotations removed), its numerical optimum
 over directions for fixed norms, and the density of w_ij = ‖ω_i + ω_j‖ per coupling (Eqs. 18–20).
@@ -86,7 +87,8 @@ def fig4_conformities(
     iid_couplings: int = 100,
     passes: int = 15,
 ) -> dict[str, np.ndarray | float]:
-    """Fig. 4 (spec §3.1): ρ_config of one draw of norms (d = m) under each coupling.
+    """Fig. 4 (SimRF Fig. 4; docs/experiments.md#simrf-fig4): ρ_config of one draw of norms (d = m)
+    under each coupling.
 
     iid: (mean, population sd) over random directions; orf, simrf: one value (rotation invariant);
     simrf-plus: values after 0..passes full passes; optimum: L-BFGS value.

@@ -1,24 +1,28 @@
-"""Closed-form MSE of coupled random features: iid, ORF, SimRF (Reid et al. 2023; spec/simrf.md §2).
+"""Closed-form MSE of coupled random features: iid, ORF, SimRF (Reid et al. 2023;
+docs/methods.md#coupled-mse).
 
 Every coupled estimator here is K̂ = (1/m) Σ_i g(ω_i) with pairs of rows (i, j) either coupled (same
 block: ‖ω_i‖, ‖ω_j‖ ~ χ_d independent, directions at a fixed angle, cos θ = 0 for ORF, -1/(d-1) for
 SimRF, Eq. 9) or independent. Its MSE is (1/m)[Var g - (P/m) D], where P = n d(d-1) + r(r-1) is the
-number of coupled ordered pairs for m = n d + r (ceil(m/d) stacked blocks, first m rows; §2.6) and D
-is the covariance lost to the coupling, written with the conformity deficit
+number of coupled ordered pairs for m = n d + r (ceil(m/d) stacked blocks, first m rows; SimRF
+Sec. 3; docs/methods.md#stacking) and D is the covariance lost to the coupling, written with the
+conformity deficit
     Δ_c(s) = e^s - ρ_c(s),  ρ_c(v²) = E[exp((ω_i + ω_j)ᵀv)]  (Def. 3.1, Eq. 10; ρ_iid = e^{v²}),
 with s = ‖x+y‖², t = ‖x-y‖² and Δ̄_c = ½(Δ_c + Δ_{-c}) (ω_i - ω_j is at cos θ = -c):
   positive (SimRF Eq. 7, Thm 3.2 = Eq. 34):  Var = e^{2s} - e^s,       D = Δ_c(s)
   hyperbolic (cosh ωᵀ(x+y), [derived]):      Var = (e^s - 1)²/2,      D = Δ̄_c(s)
-  trig (RFFs, §2.7, Thm 4.5; v → iz):        Var = (1 - e^{-t})²/2,   D = Δ̄_c(-t)
+  trig (RFFs, docs/methods.md#rff-coupled, Thm 4.5; v → iz):  Var = (1 - e^{-t})²/2,   D = Δ̄_c(-t)
 Softmax-kernel prefactors in this codebase's maps (components.py): e^{-‖x‖²-‖y‖²} for positive and
 hyperbolic, e^{‖x‖²+‖y‖²} for trig; the Gaussian kernel multiplies each by e^{-‖x‖²-‖y‖²}, which for
-positive features gives exactly the paper's Gaussian PRF map m^{-1/2} e^{-‖u‖²} e^{ωᵀu} (§1.1).
+positive features gives exactly the paper's Gaussian PRF map m^{-1/2} e^{-‖u‖²} e^{ωᵀu} (SimRF
+Eq. 7; docs/methods.md#positive).
 
 ρ_c(s) = E_φ[1F1(d; d/2; s(1 + c sin φ)/2)] with φ ∈ [0, π] weighted by sin^{d-1}φ (Eq. 21, spec's
 1F1 form), evaluated (a) for |s| ≤ 4 as the power series of Δ_c (Eq. 24 coefficients, precomputed
 per (d, c), no cancellation at small v), (b) beyond in log space (s > 0) or directly (s < 0, RFFs)
 by Gauss–Legendre quadrature in φ. No closed form for SimRFs+ (weight-dependent directions from an
-iterative optimisation, spec §1.2): "positive@simrf-plus" is not registered.
+iterative optimisation, SimRF Sec. 3, Eq. 8-9; docs/methods.md#simrf): "positive@simrf-plus" is not
+registered.
 """
 
 from __future__ import annotations
@@ -41,18 +45,19 @@ _LOG_1F1_SWITCH = 600.0  # 1F1(d; d/2; x) overflows past x ≈ 700: Kummer, e^x 
 
 
 def coupling_cosine(coupling: str, d: int) -> float | None:
-    """cos θ of coupled directions: None (iid), 0 (ORF), -1/(d-1) (SimRF, spec §1.2)."""
+    """cos θ of coupled directions: None (iid), 0 (ORF), -1/(d-1) (SimRF, docs/methods.md#simrf)."""
     if coupling not in COUPLINGS:
         raise ValueError(f"unknown coupling {coupling!r}; allowed: {', '.join(COUPLINGS)}")
     if coupling == "iid":
         return None
     if coupling == "simrf" and d < 2:
-        raise ValueError(f"simplex couplings need d >= 2, got d = {d}")
+        raise ValueError(f"simplex couplings need d >= 2 input features, got {d} feature(s)")
     return 0.0 if coupling == "orf" else -1.0 / (d - 1)
 
 
 def coupled_pairs(m: int, d: int) -> int:
-    """Coupled ordered pairs P = n d(d-1) + r(r-1) for m = n d + r (spec §2.6)."""
+    """Coupled ordered pairs P = n d(d-1) + r(r-1) for m = n d + r (SimRF Sec. 3;
+    docs/methods.md#stacking)."""
     n, r = divmod(int(m), int(d))
     return n * d * (d - 1) + r * (r - 1)
 
@@ -109,7 +114,8 @@ def log_conformity(d: int, c: float, v2: np.ndarray) -> np.ndarray:
 
 
 def rff_conformity(d: int, c: float, z2: np.ndarray) -> np.ndarray:
-    """ρ_c(-z²) = E cos((ω_i + ω_j)ᵀz): PRF conformity at v → iz (§2.7; ORF: 1F1(d; d/2; -z²/2))."""
+    """ρ_c(-z²) = E cos((ω_i + ω_j)ᵀz): PRF conformity at v → iz (SimRF Sec. 4.1;
+    docs/methods.md#rff-coupled; ORF: 1F1(d; d/2; -z²/2))."""
     z2 = np.asarray(z2, dtype=float)
     if c == 0.0:
         return hyp1f1(d, d / 2, -z2 / 2)
@@ -191,14 +197,16 @@ def mse(
 def prf_mse(
     coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
 ) -> np.ndarray:
-    """Positive RFs (Thm 3.2, Eq. 11 = 34; stacked blocks §2.6)."""
+    """Positive RFs (Thm 3.2, Eq. 11 = 34; stacked blocks SimRF Sec. 3;
+    docs/methods.md#stacking)."""
     return mse("positive", coupling, x, y, m, kernel=kernel)
 
 
 def rff_mse(
     coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
 ) -> np.ndarray:
-    """Random Fourier features (§2.7; IID: (1 - e^{-z²})²/(2m), ORF: Thm 4.5)."""
+    """Random Fourier features (SimRF Sec. 4.1; docs/methods.md#rff-coupled; IID:
+    (1 - e^{-z²})²/(2m), ORF: Thm 4.5)."""
     return mse("trig", coupling, x, y, m, kernel=kernel)
 
 
@@ -217,7 +225,8 @@ def rf_conformity(coupling: str, d: int, v) -> np.ndarray:
 
 
 def mse_ratio(coupling: str, d: int, m: int, v, component: str = "positive") -> np.ndarray:
-    """MSE_coupling / MSE_iid at ‖x+y‖ = v (trig: ‖x-y‖ = v); depends on the data only via v (§3.3).
+    """MSE_coupling / MSE_iid at ‖x+y‖ = v (trig: ‖x-y‖ = v); depends on the data only via v (SimRF
+    Sec. 5.1, Fig. 6; docs/experiments.md#simrf-fig6).
 
     v = 0 gives the v → 0 limit (evaluated at v² = 1e-100).
     """
@@ -226,7 +235,8 @@ def mse_ratio(coupling: str, d: int, m: int, v, component: str = "positive") -> 
 
 
 def small_v_ratio(d: int, m: int | None = None) -> float:
-    """lim_{v→0} MSE_SimRF/MSE_IID = 1 - (m-1)/(d-1) · π d Γ(d+1)² / (2^{2d+1} Γ(d/2+1)⁴) (§2.5)."""
+    """lim_{v→0} MSE_SimRF/MSE_IID = 1 - (m-1)/(d-1) · π d Γ(d+1)² / (2^{2d+1} Γ(d/2+1)⁴) (SimRF
+    Sec. 5.1; docs/methods.md#simrf-small-v)."""
     m = d if m is None else m
     log_t = (
         np.log(np.pi * d) + 2 * gammaln(d + 1) - (2 * d + 1) * np.log(2) - 4 * gammaln(d / 2 + 1)
@@ -249,7 +259,8 @@ def rff_orthogonality_gap(d: int, m: int, z) -> np.ndarray:
 def gram_frobenius_expectation(
     coupling: str, X: np.ndarray, m: int, *, kernel: str | float = "gaussian", component="positive"
 ) -> float:
-    """E Σ_ij (K_ij - K̂_ij)² = Σ_ij MSE(x_i, x_j), diagonal included (Fig. 7, spec §3.4)."""
+    """E Σ_ij (K_ij - K̂_ij)² = Σ_ij MSE(x_i, x_j), diagonal included (Fig. 7, SimRF Sec. 5.2,
+    Fig. 7; docs/experiments.md#simrf-fig7)."""
     X = np.asarray(X, dtype=float)
     return float(np.sum(mse(component, coupling, X[:, None, :], X[None, :, :], m, kernel=kernel)))
 
@@ -258,7 +269,7 @@ def _registered(component: str, coupling: str):
     def formula(est: Estimator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return mse(component, coupling, x, y, est.m, kernel="softmax")
 
-    formula.__doc__ = f"Softmax-kernel MSE of {component}@{coupling} (spec/simrf.md §2)."
+    formula.__doc__ = f"Softmax-kernel MSE of {component}@{coupling} (docs/methods.md#coupled-mse)."
     return formula
 
 

@@ -1,12 +1,14 @@
-"""Closed-form variance of the DERF-family estimators for i.i.d. ω (DERF eq. 7, 9; spec/derf.md).
+"""Closed-form variance of the DERF-family estimators for i.i.d. ω (DERF eq. 7, 9;
+docs/methods.md#derf-family).
 
 For every mechanism the log second moment log m2(x, y) = log E[f1(ω,x)² f2(ω,y)²] = log(Var + K²)
 is a quadratic form, held as ``LogM2Form``:  c + xᵀGx x + yᵀGy y + xᵀGxy y.
 ``mechanism_form`` writes each mechanism's own closed form (GERF eq. 7, ADERF's F form, SDERF's
-per-direction form, SADERF = GERF on Ψx, Ψ⁻¹y; spec §2.2-2.8); ``derf_form`` writes the general
-eq. (9) from the DERF parameters (the tests check that the two agree). TrigRF (spec §2.1) is not a
-DERF and is handled separately. With m i.i.d. projections Var K̂ = (m2 - K²)/m, computed as
-exp(log m2)·(1 - exp(2xᵀy - log m2))/m so that large inputs stay finite.
+per-direction form, SADERF = GERF on Ψx, Ψ⁻¹y; DERF; docs/methods.md#positive, #gerf, #lemma-a1,
+#derf-general, #aderf, #sderf, #saderf); ``derf_form`` writes the general eq. (9) from the DERF
+parameters (the tests check that the two agree). TrigRF (docs/methods.md#trig) is not a DERF and is
+handled separately. With m i.i.d. projections Var K̂ = (m2 - K²)/m, computed as exp(log
+m2)·(1 - exp(2xᵀy - log m2))/m so that large inputs stay finite.
 
 **Data-dependent theory.** The variance depends on the parameters fitted to the sets (X, Y):
 ``theory.mse(estimator, x, y, params=draw.params)`` forwards them. Callers can also do::
@@ -14,7 +16,8 @@ exp(log m2)·(1 - exp(2xᵀy - log m2))/m so that large inputs stay finite.
     draw = est.sample(rng, d, draws, fit=(X, Y))
     derf_mse(est, draw.params, x, y)               # MSE in the estimator's kernel, m = est.m
     derf_variance("sderf", draw.params, x, y, m)   # softmax variance
-    log_relative_variance("sderf", draw.params, X, Y, m=1)   # Fig. 1-2 metric (spec §3.1)
+    log_relative_variance("sderf", draw.params, X, Y, m=1)  # Fig. 1-2 metric
+    (docs/experiments.md#derf-fig2)
 
 where ``draw.params`` equals ``est.component.fit(X, Y, d)``.
 """
@@ -27,10 +30,12 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from rfbench.checks import positive_int
 from rfbench.features.base import Estimator
 from rfbench.features.derf import MECHANISMS, DerfParams
 from rfbench.features.theory import register_theory
 from rfbench.kernels import sq_norms
+from rfbench.names import DEFAULT_WEIGHTS, family_of, weights_of
 
 FREE = ("positive", "trig", "trig-sincos")  # parameter-free baselines of the variance experiment
 
@@ -86,30 +91,31 @@ def _gerf_form(A: float, d: int, Px: np.ndarray, Py: np.ndarray) -> LogM2Form:
 
 
 def mechanism_form(name: str, params: dict[str, Any] | None, d: int) -> LogM2Form:
-    """Each mechanism's own closed form of log m2 (spec/derf.md §2.2, 2.3, 2.6, 2.7, 2.8)."""
+    """Each mechanism's own closed form of log m2 (DERF; docs/methods.md#positive, #gerf, #aderf,
+    #sderf, #saderf)."""
     name = _mechanism(name, params)
     eye = np.eye(d)
-    if name == "positive":  # spec §2.2: ‖x+y‖² + 2xᵀy
+    if name == "positive":  # DERF Sec. 2; docs/methods.md#positive: ‖x+y‖² + 2xᵀy
         return LogM2Form(0.0, eye, eye, 4.0 * eye)
     if name == "gerf":
         return _gerf_form(params["A"], d, eye, eye)
     if name == "saderf":
         psi = params["psi"]
         return _gerf_form(params["A"], d, np.diag(psi), np.diag(1.0 / psi))
-    if name == "aderf":  # spec §2.6 per-pair form, F = T1ᵀT1, F⁻¹ = T2ᵀT2
+    if name == "aderf":  # DERF Thm 4.2; docs/methods.md#aderf per-pair form, F = T1ᵀT1, F⁻¹ = T2ᵀT2
         A, T1, T2 = params["A"], params["T1"], params["T2"]
         c = d * (np.log1p(-4.0 * A) - 0.5 * np.log1p(-8.0 * A))
         r = 1.0 / (1.0 - 8.0 * A)
         return LogM2Form(float(c), r * T1.T @ T1, r * T2.T @ T2, 4.0 * (1.0 - 4.0 * A) * r * eye)
-    a, Q = params["a"], params["Q"]  # sderf, spec §2.7 per-pair form
+    a, Q = params["a"], params["Q"]  # sderf, DERF Thm 4.3; docs/methods.md#sderf per-pair form
     c = np.sum(np.log1p(-4.0 * a) - 0.5 * np.log1p(-8.0 * a))
     G = (Q * (1.0 + 1.0 / (1.0 - 8.0 * a))[None, :]) @ Q.T
     return LogM2Form(float(c), G - eye, G - eye, 2.0 * G)
 
 
 def _mechanism(name: str, params: dict[str, Any] | None) -> str:
-    head, _, weights = name.partition("@")
-    if weights not in ("", "iid"):
+    head = family_of(name)
+    if weights_of(name) != DEFAULT_WEIGHTS:
         raise ValueError(f"closed forms hold for i.i.d. ω only, not {name!r}")
     if head in FREE:
         return head
@@ -126,8 +132,7 @@ def _mechanism(name: str, params: dict[str, Any] | None) -> str:
 
 def _log_variance(name, params, x, y, m: int, gram: bool) -> tuple[np.ndarray, np.ndarray]:
     """(log Var K̂, log K = xᵀy) of the softmax estimate with m i.i.d. projections."""
-    if int(m) != m or m < 1:
-        raise ValueError(f"m must be a positive integer, got {m!r}")
+    positive_int("m", m)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     head = _mechanism(name, params)
     if gram:
@@ -141,7 +146,8 @@ def _log_variance(name, params, x, y, m: int, gram: bool) -> tuple[np.ndarray, n
         if head == "trig-sincos":  # HRF Lemma 2.2: (1/2m) e^{‖x‖²+‖y‖²}(1 - e^{-‖x-y‖²})²
             with np.errstate(divide="ignore"):
                 return nx + ny - np.log(2.0 * m) + 2.0 * np.log(-np.expm1(-dist2)), log_k
-        # random-phase TrigRF, spec §2.1: log m2 = ‖x‖² + ‖y‖² + log(1 + ½e^{-2‖x-y‖²})
+        # random-phase TrigRF, DERF Eqs. 4-5; docs/methods.md#trig: log
+        # m2 = ‖x‖² + ‖y‖² + log(1 + ½e^{-2‖x-y‖²})
         lm2 = nx + ny + np.log1p(0.5 * np.exp(-2.0 * dist2))
     else:
         form = mechanism_form(head, params, x.shape[-1])
@@ -190,12 +196,13 @@ def log_relative_variance(
     power: int = 2,
     reduce: str = "mean",
 ) -> float:
-    """The Fig. 1-2 metric (spec/derf.md §3.1): over all pairs (x_i, y_j) of the sets, the mean of
-    log(Var K̂ / K^power) for the softmax kernel with m i.i.d. ω. ``power=2`` (default, scale-free)
-    or 1 (the paper's literal Var/K, §4 A1); ``reduce="mean"`` (mean of logs, default) or
-    ``"logmeanexp"`` (log of the mean, §4 A2). ``component_name``: gerf, aderf, sderf, saderf
-    (with fitted params), positive (PosRF), trig (random-phase TrigRF, §2.1) or trig-sincos
-    (the [sin, cos] map of ``trig@iid``, HRF Lemma 2.2)."""
+    """The Fig. 1-2 metric (DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2): over all pairs
+    (x_i, y_j) of the sets, the mean of log(Var K̂ / K^power) for the softmax kernel with m i.i.d.
+    ω. ``power=2`` (default, scale-free) or 1 (the paper's literal Var/K, DERF;
+    docs/experiments.md#derf-a1); ``reduce="mean"`` (mean of logs, default) or ``"logmeanexp"`` (log
+    of the mean, DERF; docs/experiments.md#derf-a2). ``component_name``: gerf, aderf, sderf, saderf
+    (with fitted params), positive (PosRF), trig (random-phase TrigRF, DERF Eqs. 4-5;
+    docs/methods.md#trig) or trig-sincos (the [sin, cos] map of ``trig@iid``, HRF Lemma 2.2)."""
     if power not in (1, 2):
         raise ValueError(f"power must be 1 or 2, got {power!r}")
     X, Y = np.atleast_2d(np.asarray(X, float)), np.atleast_2d(np.asarray(Y, float))
@@ -210,4 +217,4 @@ def log_relative_variance(
 
 @register_theory("gerf@iid", "aderf@iid", "sderf@iid", "saderf@iid", data_dependent=True)
 def _fitted(est: Estimator, x: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
-    return derf_variance(est.name.partition("@")[0], params, x, y, est.m)
+    return derf_variance(family_of(est.name), params, x, y, est.m)

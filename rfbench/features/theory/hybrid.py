@@ -4,11 +4,13 @@
   CSE Thm 3.1): MSE_I = E[λ̂²]·MSE⁺⁺ + E[(1-λ̂)²]·MSE^trig; MSE_II (shared ω) subtracts
   (2/m)·SM²·(1 - cos(‖x‖² - ‖y‖²))·E[λ̂(1-λ̂)].
 - Angular λ̂: n·λ̂ ~ Binomial(n, θ/π) (Lemma 3.2, Eq. 24); with Thm 3.1 this is Thm D.1 (Eq. 45–46)
-  and, for equal norms, Eq. 47 with its second coefficient corrected to E[(1-λ̂)²] (spec/hrf.md §5
-  item 6; CSE eq. 46, spec/cse.md §3.4).
-- Gaussian λ̂ (HRF Thm F.1, Eq. 71–73). Complex exponential, real part (spec/hrf.md §1.9 [derived]).
+  and, for equal norms, Eq. 47 with its second coefficient corrected to E[(1-λ̂)²] (HRF;
+  docs/methods.md#hrf-erratum-6; CSE eq. 46, docs/methods.md#hrf-angular-hybrid).
+- Gaussian λ̂ (HRF Thm F.1, Eq. 71–73). Complex exponential, real part (docs/methods.md#complex-exp
+  [derived]).
 - On the sphere S(r): relative errors ε_{θ,r} (Lemma 3.4, Eq. 48–50), max-relative-error and the
-  Thm 3.5 bound (Eq. 27; spec/hrf.md §5 item 8, spec/cse.md §3.5), and the bias of CSE variant S.
+  Thm 3.5 bound (Eq. 27; HRF; docs/methods.md#hrf-erratum-8, CSE Lemma 3.4, Thm 3.5;
+  docs/methods.md#hrf-max-error), and the bias of CSE variant S.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def angle(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def angular_lambda_moments(p: np.ndarray, n: int) -> LambdaMoments:
-    """HRF Lemma 3.2 (Eq. 24) and its corollaries (spec/hrf.md §1.7), p = θ/π."""
+    """HRF Lemma 3.2 (Eq. 24) and its corollaries (docs/methods.md#hrf-angular-hybrid), p = θ/π."""
     p = np.asarray(p, dtype=float)
     return LambdaMoments(
         p, p * (p - p / n + 1 / n), (1 - p) * (1 - p + p / n), p * (1 - p) * (1 - 1 / n)
@@ -84,7 +86,9 @@ def bipolar_mse(
 @register_theory("angular-hybrid@iid")
 def _angular(est: Estimator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if est.variant == "shared-all":
-        raise NotImplementedError("CSE variant shared-all is biased: no closed form (cse.md §8.3)")
+        raise NotImplementedError(
+            "CSE variant shared-all is biased: no closed form (docs/methods.md#cse-bias)"
+        )
     mom = angular_lambda_moments(angle(x, y) / np.pi, est.n)
     return bipolar_mse(est.m, x, y, mom, shared=est.variant == "shared-base")
 
@@ -96,7 +100,8 @@ def _gaussian(est: Estimator, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def complex_exp_mse(m: int, z: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    """MSE of Re ŜM^cexp (spec/hrf.md §1.9): (SM²/2m)[e^{|z|²} + Re e^{zᵀz} - 2], z = Ax + (Aᵀ)⁻¹y.
+    """MSE of Re ŜM^cexp (HRF Sec. 2.3, Lemma 2.4; docs/methods.md#complex-exp):
+    (SM²/2m)[e^{|z|²} + Re e^{zᵀz} - 2], z = Ax + (Aᵀ)⁻¹y.
 
     Written as e^{2xᵀy + |z|²}/(2m) · [1 - e^{-|z|²} + e^{-|z|²}(Re e^{zᵀz} - 1)], with
     Re e^{q} - 1 = expm1(Re q)·cos(Im q) - 2 sin²(Im q/2) and Re q ≤ |z|², so nothing overflows
@@ -170,8 +175,9 @@ def thm35_bound(r: float, m: int, n: int, form: str = "paper") -> float:
     """Upper bounds on ε_{S(r)}(anghyb_{m,n}) for r ≥ 1 (HRF Thm 3.5, Eq. 27; CSE eq. 22).
 
     "paper": (1/r)(2m)^{-1/2} W(r) √(1/π - 1/(nπ) + 1/(n√π)) (HRF Eq. 27; CSE eq. 22 corrected);
-    "rigorous": (2m)^{-1/2} W(r) √((1-1/n)/(πr²) + 1/(n√π r)) (the proof's slip fixed, spec/hrf.md
-    §5 item 8, spec/cse.md §3.5); "cse-printed": CSE eq. 22 with √W — violated (spec/cse.md §3.5).
+    "rigorous": (2m)^{-1/2} W(r) √((1-1/n)/(πr²) + 1/(n√π r)) (the proof's slip fixed,
+    docs/methods.md#hrf-erratum-8, docs/methods.md#hrf-max-error); "cse-printed": CSE eq. 22 with √W
+    — violated (docs/methods.md#hrf-max-error).
     """
     base = W(r) / np.sqrt(2 * m)
     paper = np.sqrt(1 / np.pi - 1 / (n * np.pi) + 1 / (n * np.sqrt(np.pi))) / r
@@ -190,7 +196,8 @@ def limit_slope(r: float, m: int, n: int) -> float:
 
 
 def shared_all_bias(x: np.ndarray, y: np.ndarray, m: int, nodes: int = 256) -> np.ndarray:
-    """E[K̂] - SM of the CSE variant S (τ_i = ω_i, n ≤ m, iid ω) [derived; spec/cse.md §8.3].
+    """E[K̂] - SM of the CSE variant S (τ_i = ω_i, n ≤ m, iid ω) [derived;
+    docs/methods.md#cse-bias].
 
     Only the m pairs τ_j = ω_j correlate λ̂ with the bases, so the bias is
     (1/m)·E[1(sgn ωᵀx ≠ sgn ωᵀy)·(k⁺⁺(ω) - k^trig(ω))], independent of n. In polar coordinates of

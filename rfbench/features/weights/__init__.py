@@ -1,6 +1,5 @@
-"""Couplings of the projection vectors ω (DESIGN §2; spec/spectraformer.md §3, spec/simrf.md §1.2).
+"""Couplings of the projection vectors ω (Spectraformer's weight components; SimRF's couplings).
 
-Importing this package registers every sampler with the registry.
+Every module of this package is imported by the registry on first use, which registers its
+samplers (``@register_weights``).
 """
-
-from rfbench.features.weights import mc, qmc, quadrature, structured  # noqa: F401

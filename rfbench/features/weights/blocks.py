@@ -29,7 +29,8 @@ def chi_norms(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.nd
 
 
 def n_blocks(m: int, block: int) -> int:
-    """ceil(m / block): stacked independent blocks, truncated to m rows (spec/simrf.md §1.3)."""
+    """ceil(m / block): stacked independent blocks, truncated to m rows (SimRF Sec. 3, footnote 2;
+    docs/methods.md#stacking)."""
     return -(-m // block)
 
 

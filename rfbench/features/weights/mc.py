@@ -2,7 +2,7 @@
 
 All are rotation invariant (W and W·U have the same law for orthogonal U), so each can be drawn
 restricted to a k-dimensional frame: W[:, :k] with the full row norms, at O(d·k²) per block instead
-of O(d³) (DESIGN §3).
+of O(d³) (docs/architecture.md#estimator-contract).
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ class _OrthogonalBlocks(WeightsSampler):
 
 @register_weights
 class ORF(_OrthogonalBlocks):
-    """Orthogonal random features W = D R, R Haar, D ~ χ_d (Yu et al. 2016; SimRF §1.2)."""
+    """Orthogonal random features W = D R, R Haar, D ~ χ_d (Yu et al. 2016; SimRF Sec. 3, Eq. 8-9;
+    docs/methods.md#simrf)."""
 
     name = "orf"
     description = "orthogonal blocks, Haar rotation, chi_d norms"
@@ -64,13 +65,13 @@ class ORF(_OrthogonalBlocks):
 
 
 def simplex_directions(d: int) -> np.ndarray:
-    """The fixed simplex matrix S (SimRF Eq. 9, reconstructed in spec/simrf.md §1.2).
+    """The fixed simplex matrix S (SimRF Eq. 9, reconstructed in docs/methods.md#simrf).
 
     Rows are unit vectors with pairwise cosines -1/(d-1), summing to zero, last coordinate 0:
     s_i = √(d/(d-1)) e_i - (√d+1)/(d-1)^{3/2} (1,…,1,0) for i < d, s_d = (d-1)^{-1/2} (1,…,1,0).
     """
     if d < 2:
-        raise ValueError(f"simplex couplings need d >= 2, got d = {d}")
+        raise ValueError(f"simplex couplings need d >= 2 input features, got {d} feature(s)")
     ones = np.ones(d)
     ones[-1] = 0.0
     S = np.sqrt(d / (d - 1)) * np.eye(d) - (np.sqrt(d) + 1) / (d - 1) ** 1.5 * ones
@@ -91,7 +92,7 @@ class SimRF(_OrthogonalBlocks):
 
 
 def simplex_plus_directions(norms: np.ndarray, passes: int = 5) -> np.ndarray:
-    """SimRF+ directions S′ for given norms (SimRF Eqs. 16–17; spec/simrf.md §1.2 "SimRFs+").
+    """SimRF+ directions S′ for given norms (SimRF Eqs. 16–17; docs/methods.md#simrf "SimRFs+").
 
     ``norms`` (count, d) are the w_i of each block. Starting from the simplex, sweep i = 1..d in
     place (Gauss–Seidel): r_i = Σ_{j≠i} w_j ŝ_j, ŝ_i ← −r_i/‖r_i‖; ``passes`` full sweeps. When a
@@ -120,10 +121,11 @@ class SimRFPlus(_OrthogonalBlocks):
     """SimRF+ (SimRF Eqs. 16–17): W = D S′ R with S′ optimised for the block's own norms D.
 
     Options: ``passes`` (default 5, as the official code's ``sim_plus_iter``) and ``code_compat``.
-    By default every block gets fresh χ_d norms and its own optimisation (spec/simrf.md §1.2,
-    §4 item 7, the recommended resolution). ``code_compat=True`` reproduces the official code:
-    one draw of norms and one S′ per draw, reused by all its blocks (only R is redrawn).
-    Rotation invariant (R Haar, independent of D and S′), so frames work in both modes.
+    By default every block gets fresh χ_d norms and its own optimisation (SimRF;
+    docs/methods.md#simrf, #simrf-erratum-7, the recommended resolution). ``code_compat=True``
+    reproduces the official code: one draw of norms and one S′ per draw, reused by all its blocks
+    (only R is redrawn). Rotation invariant (R Haar, independent of D and S′), so frames work in
+    both modes.
     """
 
     name = "simrf-plus"

@@ -1,11 +1,11 @@
 """Unit-cube couplings: randomised QMC (Halton, Sobol, rank-1 lattice), moment matching, SSF*.
 
 QMC rows are ω_i = Φ⁻¹(t_i) coordinatewise for a randomised low-discrepancy point set t_1..t_m in
-[0, 1)^d (Avron et al. 2016; spec/spectraformer.md §3.2, eq. 28). Every one of the ``draws``
-realisations is randomised independently (its own scrambling or shift, from the job's generator,
-all draws at once: ``scrambling``) so that draws are i.i.d. RQMC replicates; each point of a
-randomised set is exactly uniform, so each row is exactly N(0, I_d) and every unbiased component
-stays unbiased.
+[0, 1)^d (Avron et al. 2016; Spectraformer Sec. 3.3; docs/methods.md#qmc, eq. 28). Every one of the
+``draws`` realisations is randomised independently (its own scrambling or shift, from the job's
+generator, all draws at once: ``scrambling``) so that draws are i.i.d. RQMC replicates; each point
+of a randomised set is exactly uniform, so each row is exactly N(0, I_d) and every unbiased
+component stays unbiased.
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ class Lattice(_UnitCube):
 
 @register_weights
 class MomentMatching(WeightsSampler):
-    """Moment matching (Shen et al. 2017; spec/spectraformer.md §3.2, eqs. after 28).
+    """Moment matching (Shen et al. 2017; Spectraformer Sec. 3.3; docs/methods.md#qmc, eqs. after
+    28).
 
     w̃_i = Φ⁻¹(t_i), t_i ~ U[0, 1)^d i.i.d.; ω_i = Ã⁻¹(w̃_i − μ̃) with Ã = chol(Ĉ + 10⁻⁶ I) and
     Ĉ the (1/m) sample covariance: the sample mean is exactly 0 and the sample covariance ≈ I.
@@ -221,8 +222,8 @@ def _riesz_descent(V: np.ndarray, s: float, steps: int) -> np.ndarray:
 class SSFStar(WeightsSampler):
     """SSF* — the documented simplification of spherical structured features (Lyu 2017).
 
-    spec/spectraformer.md §3.2 "SSF" [ext]: rows ω_i = r_i v_i with directions v_i from
-    projected-gradient steps on the Riesz (s = d−1) energy of m unit vectors, radii from χ_d
+    Spectraformer Sec. 3.3; docs/methods.md#qmc "SSF" [ext]: rows ω_i = r_i v_i with directions v_i
+    from projected-gradient steps on the Riesz (s = d−1) energy of m unit vectors, radii from χ_d
     quantiles of a shifted 1-D grid. Here the low-energy configuration is computed once per
     (m, d) (``riesz_directions``, deterministic, cached) and each draw applies an independent Haar
     rotation — the usual randomisation of a spherical design — instead of re-optimising per draw.

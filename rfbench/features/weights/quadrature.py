@@ -1,8 +1,8 @@
 """Quadrature couplings: the degree-3 sparse grid (SGQ) and its sampled variant.
 
-Read spec/spectraformer.md §3.3: the 1-D three-point Gauss–Hermite rule for N(0, 1) has nodes
-{−√3, 0, √3} with weights {1/6, 2/3, 1/6}; the Smolyak combination in d dimensions keeps 2d + 1
-nodes 0_d, ±√3 e_i with weights a₀ = 1 − d/3 and a_{±i} = 1/6 (exact to total degree 3).
+Read Spectraformer Sec. 3.3; docs/methods.md#sgq: the 1-D three-point Gauss–Hermite rule for N(0, 1)
+has nodes {−√3, 0, √3} with weights {1/6, 2/3, 1/6}; the Smolyak combination in d dimensions keeps
+2d + 1 nodes 0_d, ±√3 e_i with weights a₀ = 1 − d/3 and a_{±i} = 1/6 (exact to total degree 3).
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ class SGQ(WeightsSampler):
     ``Projections.weights`` and the component puts sign(a_j) on the key side only. The node count
     is fixed (2d + 1), whatever m; deterministic, hence biased for non-polynomial features.
 
-    Option ``rotations`` (spec §3.3 "rfbench variants" [ext]): 0 (default) is the plain grid,
-    identical in every draw; K ≥ 1 stacks K independently Haar-rotated copies (ω → Rᵀω per copy,
-    fresh rotations per draw) with weights a_j/K, giving K(2d + 1) projections — still exact to
-    degree 3 and rotation invariant (so frames work); "auto" takes K = ⌈m/(2d + 1)⌉, the fewest
-    copies with at least m projections. The rows are never truncated to m: that would break
-    the rule (the weights would no longer integrate constants exactly).
+    Option ``rotations`` (Spectraformer Sec. 3.3; docs/methods.md#sgq "rfbench variants" [ext]): 0
+    (default) is the plain grid, identical in every draw; K ≥ 1 stacks K independently Haar-rotated
+    copies (ω → Rᵀω per copy, fresh rotations per draw) with weights a_j/K, giving K(2d + 1)
+    projections — still exact to degree 3 and rotation invariant (so frames work); "auto" takes
+    K = ⌈m/(2d + 1)⌉, the fewest copies with at least m projections. The rows are never truncated to
+    m: that would break the rule (the weights would no longer integrate constants exactly).
     """
 
     name = "sgq"
@@ -78,7 +78,8 @@ class SGQ(WeightsSampler):
 class SampledSGQ(WeightsSampler):
     """SGQ-sampled: m rows with i.i.d. entries in {−√3, 0, √3}, probabilities {1/6, 2/3, 1/6}.
 
-    Each coordinate matches the N(0, 1) moments up to degree 5 (spec/spectraformer.md §3.3
+    Each coordinate matches the N(0, 1) moments up to degree 5 (Spectraformer Sec. 3.3;
+    docs/methods.md#sgq
     [ext]); equal Monte Carlo weights 1/m. Not Gaussian, so biased for non-polynomial features.
     """
 

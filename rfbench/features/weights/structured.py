@@ -1,13 +1,14 @@
 """Structured couplings: SORF, FastFood_F, SCRF, and the SimRF paper's fast ORF / fast SimRF.
 
-Hadamard-based blocks live in d′ = the next power of two ≥ d (spec/spectraformer.md §3.1): each
-block is a d′×d′ matrix of which the first d columns are kept (the same as zero-padding x to d′),
-and blocks of d′ rows are stacked and truncated to m rows (spec/simrf.md §1.3). Every ω returned
-is the truncated row in R^d, so ``sq_norms`` are the squared norms of the truncated rows.
+Hadamard-based blocks live in d′ = the next power of two ≥ d (Spectraformer Sec. 3.3;
+docs/methods.md#structured): each block is a d′×d′ matrix of which the first d columns are kept (the
+same as zero-padding x to d′), and blocks of d′ rows are stacked and truncated to m rows (SimRF
+Sec. 3, footnote 2; docs/methods.md#stacking). Every ω returned is the truncated row in R^d, so
+``sq_norms`` are the squared norms of the truncated rows.
 
 Choice of Hadamard transform: blocks are *materialised* with the dense normalised
 ``scipy.linalg.hadamard(d′)/√d′`` and one batched BLAS product per factor, never a Python-level
-fast Walsh–Hadamard transform. On this machine (spec/anchors.md §5, and a re-measurement for
+fast Walsh–Hadamard transform. On this machine (benchmarks/, and a re-measurement for
 20 000 blocks at d′ = 64: batched matmul 0.43 s vs numpy FWHT 3.7 s) dense BLAS is faster for
 d′ ≤ 1024; the O(d log d) application cost only matters when features are applied without
 materialising W, which the ``Projections`` contract (a dense W per draw) never does.
@@ -80,10 +81,12 @@ class _PaddedBlocks(WeightsSampler):
 
 @register_weights
 class SORF(_PaddedBlocks):
-    """Structured ORF: √d′ H D₁ H D₂ H D₃ (Yu et al. 2016; spec/spectraformer.md §3.1, eq. 22).
+    """Structured ORF: √d′ H D₁ H D₂ H D₃ (Yu et al. 2016; Spectraformer Sec. 3.3;
+    docs/methods.md#structured, eq. 22).
 
-    Normalised H (the reference code's unnormalised H is a bug, spec §4). Rows of a full block
-    have norm exactly √d′ and E[ωωᵀ] = I, but rows are not Gaussian (biased, → 0 as d grows).
+    Normalised H (the reference code's unnormalised H is a bug,
+    docs/experiments.md#spectraformer-not-reproduced). Rows of a full block have norm exactly √d′
+    and E[ωωᵀ] = I, but rows are not Gaussian (biased, → 0 as d grows).
     """
 
     name = "sorf"
@@ -129,7 +132,8 @@ class FastSimRF(_PaddedBlocks):
 
 @register_weights
 class FastFood(_PaddedBlocks):
-    """FastFood_F (Le et al. 2013): V = S H G Π H B/√d′ (spec/spectraformer.md §3.1, eq. 17).
+    """FastFood_F (Le et al. 2013): V = S H G Π H B/√d′ (Spectraformer Sec. 3.3;
+    docs/methods.md#structured, eq. 17).
 
     H unnormalised (±1), B Rademacher, Π a uniform permutation, G ~ N(0, I), and — corrected
     normalisation of eq. 17 — S = diag(s_i/‖G‖_F) with s_i ~ χ_{d′} (the paper prints
@@ -153,7 +157,7 @@ class FastFood(_PaddedBlocks):
 
 
 def circulant_apply(c: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """circ(c) x = ifft(fft(c)·fft(x)) along the last axis (spec/spectraformer.md eq. 19)."""
+    """circ(c) x = ifft(fft(c)·fft(x)) along the last axis (Spectraformer eq. 19)."""
     return np.fft.irfft(np.fft.rfft(c) * np.fft.rfft(x), n=c.shape[-1])
 
 
@@ -161,10 +165,11 @@ def circulant_apply(c: np.ndarray, x: np.ndarray) -> np.ndarray:
 class SCRF(WeightsSampler):
     """Signed circulant RFs (Feng et al. 2015): t = ⌈m/d⌉ blocks diag(ε) circ(c), c ~ N(0, I_d).
 
-    circ(c)_{jk} = c_{(j−k) mod d} (spec/spectraformer.md §3.1, eqs. 18–19). Every row is a signed
-    permutation of c, hence exactly N(0, I_d); rows of a block are correlated. W is materialised
-    by an index gather (O(d²) per block, the size of the output); ``circulant_apply`` is the
-    equivalent O(d log d) FFT application, checked against it in the tests.
+    circ(c)_{jk} = c_{(j−k) mod d} (Spectraformer Sec. 3.3; docs/methods.md#structured, eqs. 18–19).
+    Every row is a signed permutation of c, hence exactly N(0, I_d); rows of a block are correlated.
+    W is materialised by an index gather (O(d²) per block, the size of the output);
+    ``circulant_apply`` is the equivalent O(d log d) FFT application, checked against it in the
+    tests.
     """
 
     name = "scrf"

@@ -1,0 +1,1 @@
+"""An example rfbench plugin (see gerf_fixed.py and the README)."""

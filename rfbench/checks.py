@@ -1,0 +1,26 @@
+"""Value checks shared by the estimator library and the experiments (no rfbench imports)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any
+
+
+def is_positive_int(value: Any) -> bool:
+    """Whether ``value`` is a whole number ≥ 1 (3 and 3.0 are; True, 2.5 and 0 are not)."""
+    if not isinstance(value, Real) or isinstance(value, bool) or not math.isfinite(value):
+        return False
+    return bool(value == int(value) and value >= 1)
+
+
+def positive_int(label: str, value: Any) -> int:
+    """``value`` as an int, or a ValueError naming ``label`` if it is not a positive integer."""
+    if not is_positive_int(value):
+        raise ValueError(f"{label} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def all_positive_ints(values: Any) -> bool:
+    """Whether ``values`` is a non-empty sequence of positive integers."""
+    return bool(values) and all(is_positive_int(v) for v in values)

@@ -1,0 +1,112 @@
+"""The FLOP model of ``rfbench cost``: drawing, feature maps, Gram products and attention.
+
+One multiply-add counts 2 FLOPs; one exp, sin, cos, square root or Gaussian/uniform sample
+counts 1. Per step, for P projections in R^d (per projection set of the draw), F real feature
+entries per point (a complex entry counts 2), N points per side:
+
+- draw: iid (and other plain samplers) P·d samples; ORF / SimRF ⌈P/d⌉ blocks of a d×d Gaussian
+  and its Householder QR, d² + (4/3)d³ (SimRF adds the simplex rotation, 2d³); SORF / orf-fast /
+  simrf-fast / fastfood: ⌈P/d′⌉ blocks of three Hadamard–Rademacher products, materialised as
+  dense d′×d′ by d′×d products as rfbench does, 3·2d′²d (d′ = next power of two; a fast
+  Walsh–Hadamard transform would need 3·d′·d·log₂d′); scrambled QMC (Halton, Sobol): P·d·(log₂P
+  + 2) for the digit scrambling and the normal quantile. Fits: GERF 4Nd (set means and norms);
+  ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster hybrids k-means
+  with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d.
+- features, per point and side: 2Pd (projections) + 2F (exp or sin/cos, and the scale), plus
+  2d² + 2d² for the dense DERF maps (B x and xᵀCx).
+- Gram: 2·N_q·N_k·F.
+- exact softmax attention of L queries, L keys, values of width d_v: L²(2d + 2d_v + 2) (QKᵀ,
+  the L² exps, the row sums, AV).
+- random-feature attention: draw + 2L·(features per point) + L·F·(4d_v + 4) (ψᵀV and φ·(ψᵀV),
+  ψᵀ1 and φ·(ψᵀ1)). It beats exact attention for L > L*, the positive root of
+  (2d + 2d_v + 2)L² = (2·feat + F(4d_v + 4) + fit)L + draw (a fit on the L queries and keys
+  costs fit·L).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rfbench.features.base import Draw, Estimator
+
+ORTHOGONAL = ("orf", "simrf", "simrf-plus")
+HADAMARD = ("sorf", "orf-fast", "simrf-fast", "fastfood")
+SCRAMBLED = ("halton", "sobol", "lattice")
+#: k-means restarts (scikit-learn's n_init in rfbench's cluster fit) and nominal Lloyd iterations
+KMEANS_INITS, KMEANS_ITERS = 10, 20
+
+
+def _coupling(est: Estimator) -> str:
+    weights = getattr(est, "weights", None)
+    return getattr(weights, "name", "iid")
+
+
+def _component(est: Estimator) -> str:
+    return getattr(getattr(est, "component", None), "name", "")
+
+
+def projections(draw: Draw) -> list[int]:
+    """The number of projections of each projection set of a draw (e.g. ω and τ of a hybrid)."""
+    return [p.count for p in draw.projections.values()]
+
+
+def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> float:
+    """FLOPs of one draw of ``est`` with ``counts`` projections per set in R^d, with a fit on
+    n_fit points per side if it needs one."""
+    coupling, total = _coupling(est), 0.0
+    for p in counts:
+        if coupling in ORTHOGONAL:
+            blocks = math.ceil(p / d)
+            total += blocks * (d**2 + 4 / 3 * d**3 + (2 * d**3 if "simrf" in coupling else 0))
+        elif coupling in HADAMARD:
+            dp = 1 << (d - 1).bit_length()
+            blocks = math.ceil(p / dp)
+            total += blocks * (3 + (coupling == "simrf-fast")) * 2 * dp**2 * d
+        elif coupling in SCRAMBLED:
+            total += p * d * (math.log2(max(p, 2)) + 2)
+        else:
+            total += p * d
+    comp = _component(est)
+    if comp == "gerf":
+        total += 4 * n_fit * d
+    elif comp in ("aderf", "sderf", "saderf"):
+        total += 4 * n_fit * d**2 + 10 * d**3
+    clusters = getattr(est, "clusters", None)
+    if clusters is not None:
+        total += KMEANS_INITS * KMEANS_ITERS * 2 * n_fit * sum(clusters) * d
+    return float(total)
+
+
+def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> float:
+    """FLOPs of the feature map of one point (one side)."""
+    flops = 2 * sum(counts) * d + 2 * width
+    if _component(est) in ("aderf", "sderf", "saderf"):
+        flops += 4 * d**2
+    return float(flops)
+
+
+def gram_flops(n_q: int, n_k: int, width: int) -> float:
+    """FLOPs of the Gram product Φ Ψᵀ."""
+    return 2.0 * n_q * n_k * width
+
+
+def exact_attention_flops(L: float, d: int, d_v: int) -> float:
+    """FLOPs of exact softmax attention (QKᵀ, exps, row sums, AV)."""
+    return L * L * (2 * d + 2 * d_v + 2)
+
+
+def rf_attention_flops(L: float, d_v: int, draw: float, per_point: float, width: float) -> float:
+    """FLOPs of random-feature attention: one draw, both feature maps, the two linear products."""
+    return draw + 2 * L * per_point + L * width * (4 * d_v + 4)
+
+
+def crossover_length(
+    d: int, d_v: int, draw: float, per_point: float, width: float, fit_rate: float = 0.0
+) -> float:
+    """L* where random-feature attention and exact attention cost the same FLOPs (``draw``
+    without its fit; a fit on the L queries and keys costs ``fit_rate``·L)."""
+    a = 2 * d + 2 * d_v + 2
+    b = 2 * per_point + width * (4 * d_v + 4) + fit_rate
+    return float((b + np.sqrt(b * b + 4 * a * draw)) / (2 * a))

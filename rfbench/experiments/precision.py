@@ -1,0 +1,252 @@
+"""Numerical safety of random-feature maps in float64/32/16 and bfloat16 (beyond the papers).
+
+For every estimator (component@coupling) and norm r, one job draws the estimator once for a
+kernel part and once for an attention part, and evaluates each dtype × form of its features
+(:mod:`rfbench.experiments.precision_maps`: ``naive`` exp(ωᵀx − ‖x‖²/2)-style maps, FAVOR+'s
+max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the same draws:
+
+- kernel: x, y ∈ R^d with ‖x‖ = ‖y‖ = r at angles θ ∈ [0, π] (a random rotation of the pair in
+  the (e₁, e₂) plane, so every coordinate is used). Metrics per (dtype, form, θ):
+  ``nonfinite_fraction`` (of the ``samples`` estimates K̂), ``rel_rmse`` and ``rel_mae`` against
+  the exact exp(xᵀy) in float64 over the finite estimates, and ``dtype_rel_mae``, the mean
+  |K̂_dtype − K̂_float64| / K over the same draws (the error the dtype adds to rfbench's float64
+  estimate), and ``dtype_to_mc``, the same mean |K̂_dtype − K̂_float64| in units of the Monte
+  Carlo RMSE of the float64 estimate (below 1: the dtype costs less than the sampling noise).
+- attention: L queries and L keys of norm r in uniformly random directions; the row-normalised
+  weights P̂ = D̂⁻¹Â (in the dtype) against softmax P = D⁻¹A (float64). Metrics per (dtype, form):
+  ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
+  finite rows of the total variation ½Σ_j |P̂_ij − P_ij|.
+
+Data-dependent maps (GERF, DERF) are fitted on the kernel pair set ({x}, {y_θ}) and on (Q, K).
+Hybrids get m = M // n base projections and n λ projections (m·n = M, as in HRF Sec. 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments import precision_maps as pm
+from rfbench.experiments.metrics import pointwise_metrics
+from rfbench.features import registry
+from rfbench.features.base import Estimator
+from rfbench.features.hybrid import BipolarHybrid
+from rfbench.features.theory import equal_norm_pair
+from rfbench.kernels import log_softmax_kernel
+from rfbench.results import register_metric, register_parameter
+
+NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
+DTYPE_ERR = register_metric(
+    "dtype_rel_mae", "mean |K̂_dtype - K̂_float64| / K over the same draws (the dtype's own error)"
+)
+DTYPE_TO_MC = register_metric(
+    "dtype_to_mc",
+    "mean |K̂_dtype - K̂_float64| / RMSE of K̂_float64 (the dtype's error in units of the MC error)",
+)
+ATTN_NONFINITE = register_metric(
+    "attn_nonfinite_fraction", "fraction of attention rows D̂⁻¹Â with an inf or NaN weight"
+)
+ATTN_TV = register_metric(
+    "attn_tv", "mean total variation ½Σ_j |P̂_ij - P_ij| of finite attention rows vs softmax"
+)
+for _col in ("dtype", "form"):
+    register_parameter(_col, "string")
+
+
+def make(name: str, m: int, n: int) -> Estimator:
+    """The estimator ``name`` with M = m projections (bipolar hybrids: m // n per base and n for
+    λ, m·n = M as in HRF Sec. 4)."""
+    entry = registry.HYBRIDS.get(registry.split_name(name)[0])
+    if entry is not None and isinstance(entry.factory, type):
+        if issubclass(entry.factory, BipolarHybrid):
+            return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
+    return registry.get(name, kernel="softmax", m=m)
+
+
+def random_directions(rng: np.random.Generator, count: int, d: int, r: float) -> np.ndarray:
+    """``count`` points of norm r in uniformly random directions of R^d."""
+    g = rng.standard_normal((count, d))
+    return r * g / np.linalg.norm(g, axis=1, keepdims=True)
+
+
+def rotated_pairs(rng: np.random.Generator, r: float, thetas: np.ndarray, d: int) -> tuple:
+    """x (1, d) and y_θ (A, d), ‖x‖ = ‖y‖ = r at angles θ, rotated by a random orthogonal Q."""
+    x, y = equal_norm_pair(r, thetas, d)
+    q, s = np.linalg.qr(rng.standard_normal((d, d)))
+    q = q * np.sign(np.diag(s))
+    return x[:1] @ q.T, y @ q.T
+
+
+def _kernel_rows(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+    thetas = np.linspace(0.0, np.pi, spec["angles"])
+    x, y = rotated_pairs(rng, spec["r"], thetas, spec["d"])
+    true = np.exp(log_softmax_kernel(x, y)[0])
+    draw = est.sample(rng, d=spec["d"], draws=spec["samples"], fit=(x, y))
+    ref = pm.kernel_estimate(
+        pm.logspace(est, draw, x, "query", "float64"), pm.logspace(est, draw, y, "key", "float64")
+    )[:, 0, :]
+    rows = []
+    for dtype in spec["dtypes"]:
+        args = (dtype, spec["forms"], spec["stabiliser"])
+        queries, keys = pm.pair_forms(est, draw, x, y, *args)
+        for form in spec["forms"]:
+            k_hat = pm.kernel_estimate(queries[form], keys[form])[:, 0, :]
+            for i, theta in enumerate(thetas):
+                point = {"dtype": dtype, "form": form, "theta": float(theta)}
+                rows += _point_rows(k_hat[:, i], ref[:, i], true[i], point)
+    return rows
+
+
+def _point_rows(
+    k_hat: np.ndarray, ref: np.ndarray, true: float, point: dict[str, Any]
+) -> list[dict[str, Any]]:
+    n = k_hat.size
+    ok = np.isfinite(k_hat)
+    p = 1.0 - ok.mean()
+    metrics: dict[str, tuple[float, float | None, int]] = {
+        NONFINITE: (float(p), float(np.sqrt(p * (1 - p) / n)), n)
+    }
+    if ok.sum() >= 2:
+        stats = pointwise_metrics(k_hat[ok], true)
+        for name in ("rel_rmse", "rel_mae"):
+            metrics[name] = (*stats[name], int(ok.sum()))
+        dev = np.abs(k_hat[ok] - ref[ok]) / true
+        se = float(dev.std(ddof=1) / np.sqrt(dev.size))
+        metrics[DTYPE_ERR] = (float(dev.mean()), se, dev.size)
+        mc = np.sqrt(np.mean((ref - true) ** 2)) / true  # the float64 estimator's relative RMSE
+        metrics[DTYPE_TO_MC] = (float(dev.mean() / mc), float(se / mc), dev.size)
+    return [
+        {**point, "metric": k, "value": v, "stderr": se, "n_trials": t}
+        for k, (v, se, t) in metrics.items()
+    ]
+
+
+def _attention_rows(
+    est: Estimator, spec: JobSpec, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    L, d, r = spec["attention_points"], spec["d"], spec["r"]
+    Q, K = random_directions(rng, L, d, r), random_directions(rng, L, d, r)
+    logits = Q @ K.T
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    draw = est.sample(rng, d=d, draws=spec["attention_draws"], fit=(Q, K))
+    rows = []
+    for dtype in spec["dtypes"]:
+        args = (dtype, spec["forms"], spec["stabiliser"])
+        queries, keys = pm.pair_forms(est, draw, Q, K, *args, global_key=True)
+        for form in spec["forms"]:
+            P_hat = pm.attention_weights(queries[form], keys[form])
+            finite = np.all(np.isfinite(P_hat), axis=-1)
+            bad = 1.0 - finite.mean()
+            tv = 0.5 * np.abs(P_hat - P).sum(axis=-1)[finite]
+            point = {"dtype": dtype, "form": form, "theta": None}
+            rows.append({**point, "metric": ATTN_NONFINITE, "value": float(bad),
+                         "stderr": float(np.sqrt(bad * (1 - bad) / finite.size)),
+                         "n_trials": int(finite.size)})  # fmt: skip
+            if tv.size >= 2:
+                rows.append({**point, "metric": ATTN_TV, "value": float(tv.mean()),
+                             "stderr": float(tv.std(ddof=1) / np.sqrt(tv.size)),
+                             "n_trials": int(tv.size)})  # fmt: skip
+    return rows
+
+
+@register_experiment
+class Precision(Experiment):
+    """Non-finite fraction and error of feature maps per dtype and form (see module docstring)."""
+
+    name = "precision"
+    description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
+    version = 1
+    defaults = {
+        "components": ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
+        "couplings": ["iid", "orf", "simrf"],
+        "dtypes": list(pm.DTYPES),
+        "forms": list(pm.FORMS),
+        "r": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0],
+        "m": 64,
+        "n": 8,
+        "d": 64,
+        "angles": 7,
+        "samples": 250,
+        "attention_points": 32,
+        "attention_draws": 20,
+        "stabiliser": 1e-6,
+    }
+    profiles = {
+        "quick": {"r": [0.5, 2.0, 3.5, 5.0], "angles": 5, "samples": 100, "attention_draws": 5},
+        "paper": {},
+    }
+    help = {
+        "components": "feature maps (trig, positive, hyperbolic, gerf/aderf/sderf/saderf, "
+        "angular-hybrid)",
+        "couplings": "couplings of ω (Monte Carlo ones: iid, orf, simrf, ...)",
+        "dtypes": "float64, float32, float16, bfloat16",
+        "forms": "naive, stabilised (FAVOR+ max shift), logspace (rfbench's map, cast at the end)",
+        "r": "input norms ‖x‖ = ‖y‖ = r",
+        "m": "projections M (hybrids: M // n per base)",
+        "n": "λ projections of the angular hybrid",
+        "d": "input dimension",
+        "angles": "angles θ in [0, π] of the kernel pairs",
+        "samples": "independent draws per kernel pair",
+        "attention_points": "L queries and L keys for the attention error",
+        "attention_draws": "independent draws for the attention error",
+        "stabiliser": "ε added by the stabilised form to exp(E - max) of positive maps",
+    }
+
+    def estimators(self, config: Mapping[str, Any]) -> list[str]:
+        return [f"{c}@{w}" for c in config["components"] for w in config["couplings"]]
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        for key, allowed in (("dtypes", pm.DTYPES), ("forms", pm.FORMS)):
+            for v in config[key] or [None]:
+                if v not in allowed:
+                    raise ConfigError.bad_value(key, v, ", ".join(allowed))
+        for r in config["r"] or [None]:
+            if r is None or not (np.isfinite(r) and r > 0):
+                raise ConfigError.bad_value("r", r, "positive finite numbers")
+        for key, low in (("m", 1), ("n", 1), ("d", 2), ("angles", 2), ("samples", 2),
+                         ("attention_points", 2), ("attention_draws", 1)):  # fmt: skip
+            if config[key] < low:
+                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
+        if not (config["stabiliser"] >= 0):
+            raise ConfigError.bad_value("stabiliser", config["stabiliser"], "a number >= 0")
+        for name in self.estimators(config) or [None]:
+            try:
+                est = make(str(name), config["m"], config["n"])
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ConfigError(f"estimator {name!r}: {exc}") from None
+            if not pm.supported(est):
+                raise ConfigError.bad_value("components", name, "maps with a dtype recipe")
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        keys = ("dtypes", "forms", "m", "n", "d", "angles", "samples", "attention_points",
+                "attention_draws", "stabiliser")  # fmt: skip
+        fixed = {k: config[k] for k in keys}
+        return [
+            JobSpec(**fixed, estimator=name, r=r)
+            for r in config["r"]
+            for name in self.estimators(config)
+        ]
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
+        est = make(spec["estimator"], spec["m"], spec["n"])
+        rows = _kernel_rows(est, spec, rng) + _attention_rows(est, spec, rng)
+        out = pd.DataFrame(rows)
+        weights = getattr(est, "weights", None)
+        return out.assign(
+            estimator=spec["estimator"], kernel="softmax", d=spec["d"], m=spec["m"],
+            n=getattr(est, "n", None), r=spec["r"], weights=getattr(weights, "name", None),
+        )  # fmt: skip
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Per dtype and form: the smallest r with a non-finite kernel estimate, per estimator."""
+        bad = results[(results["metric"] == NONFINITE) & (results["value"] > 0)]
+        first = bad.groupby(["dtype", "form", "estimator"])["r"].min().rename("first_bad_r")
+        return first.reset_index().sort_values(["dtype", "form", "first_bad_r"]).head(20)

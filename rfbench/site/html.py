@@ -1,0 +1,71 @@
+"""Small HTML helpers: escaping, tables, the page frame shared by every page of the site."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from html import escape
+
+import pandas as pd
+
+GOOD = {"reproduced", "holds", "ordering confirmed"}
+NOISE = {"within noise"}
+BAD = {"differs", "does not hold"}
+
+
+def esc(value: object) -> str:
+    return escape("" if value is None else str(value))
+
+
+def verdict_badge(verdict: str) -> str:
+    """A coloured label for a verdict."""
+    kind = "good" if verdict in GOOD else "noise" if verdict in NOISE else "bad"
+    kind = kind if verdict in GOOD | NOISE | BAD else "other"
+    return f'<span class="v v-{kind}">{esc(verdict)}</span>'
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]], attrs: str = "") -> str:
+    """An HTML table; cells are given already escaped (so they may hold markup)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "\n".join(f"<tr{attrs}>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
+
+
+def frame_table(df: pd.DataFrame, limit: int = 400) -> str:
+    """A data frame as a scrollable table (numbers right-aligned, at most ``limit`` rows)."""
+    shown = df.head(limit)
+    head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
+    rows = []
+    for rec in shown.itertuples(index=False):
+        cells = []
+        for v in rec:
+            if isinstance(v, float):
+                cells.append(f'<td class="num">{"" if pd.isna(v) else f"{v:.6g}"}</td>')
+            else:
+                cells.append(f"<td>{esc('' if v is None or v is pd.NA else v)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    note = (
+        f'<p class="muted">First {limit} of {len(df)} rows; all rows are in the parquet file.</p>'
+        if len(df) > limit
+        else ""
+    )
+    body = "\n".join(rows)
+    table_html = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll">{table_html}</div>{note}'
+
+
+def page(title: str, body: str, root: str, scripts: Sequence[str] = ()) -> str:
+    """A whole page; ``root`` is the relative path from the page to the site's top folder."""
+    tags = "".join(f'<script src="{root}assets/{s}"></script>' for s in scripts)
+    nav = (
+        f'<a class="brand" href="{root}index.html">rfbench results</a>'
+        f'<a href="{root}index.html#figures">Figures</a>'
+        f'<a href="{root}index.html#results">Result files</a>'
+        f'<a href="{root}verdicts.html">Verdicts</a>'
+    )
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{esc(title)} · rfbench</title>"
+        f'<link rel="stylesheet" href="{root}assets/site.css">{tags}</head>'
+        f"<body><header>{nav}</header><main>{body}</main></body></html>"
+    )

@@ -1,0 +1,66 @@
+"""The cost experiment: the FLOP model's algebra and the error against its closed form."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfbench.experiments import cost_model as cm
+from rfbench.experiments import get_experiment
+from rfbench.experiments.cost import RMS, THEORY_RMS, errors
+from rfbench.experiments.precision import make, random_directions
+
+
+@pytest.mark.parametrize("draw", [0.0, 1e6, 1e9])
+def test_crossover_length_equalises_the_flops(draw):
+    d, per_point, width = 64, 2 * 128 * 64 + 2 * 256.0, 256.0
+    L = cm.crossover_length(d, d, draw, per_point, width, fit_rate=10.0)
+    exact = cm.exact_attention_flops(L, d, d)
+    rf = cm.rf_attention_flops(L, d, draw, per_point, width) + 10.0 * L
+    assert rf == pytest.approx(exact, rel=1e-9)
+    # shorter sequences favour exact attention, longer ones random features
+    assert (
+        cm.exact_attention_flops(L / 2, d, d)
+        < cm.rf_attention_flops(L / 2, d, draw, per_point, width) + 5.0 * L
+    )
+
+
+def test_draw_flops_follow_the_stated_model():
+    d = 16
+    iid, orf = make("hyperbolic@iid", 40, 8), make("hyperbolic@orf", 40, 8)
+    assert cm.draw_flops(iid, [40], d, 0) == 40 * d
+    assert cm.draw_flops(orf, [40], d, 0) == pytest.approx(3 * (d**2 + 4 / 3 * d**3))
+    sorf = make("hyperbolic@sorf", 40, 8)
+    assert cm.draw_flops(sorf, [40], 12, 0) == 3 * 3 * 2 * 16**2 * 12  # d' = 16, 3 blocks
+
+
+@pytest.mark.parametrize("name", ["hyperbolic@iid", "positive@orf", "gerf@iid"])
+def test_empirical_error_matches_the_closed_form(name):
+    """√(mean ‖K̂ − K‖²_F)/‖K‖_F from 2000 draws (‖x‖ = 0.5: light tails) agrees with the
+    closed form √(Σ MSE)/‖K‖_F within 5 s.e. (a factor 2 in the MSE moves the RMS by 41%)."""
+    rng = np.random.default_rng(5)
+    X, Y = random_directions(rng, 12, 8, 0.5), random_directions(rng, 12, 8, 0.5)
+    err = errors(make(name, 16, 8), X, Y, 2000, rng)
+    (emp, se), (th, _) = err[RMS], err[THEORY_RMS]
+    assert abs(emp - th) < 5 * se, (emp, th, se)
+    assert se < 0.02 * th  # so 5 s.e. is far below the 41% of a factor 2
+
+
+def test_quick_run_writes_time_and_flops():
+    exp = get_experiment("cost")
+    config = exp.resolve_config(
+        {"estimators": ["trig@iid", "hyperbolic@sorf", "angular-hybrid@iid"], "m": [8]},
+        profile="quick",
+    )
+    jobs = exp.grid(config)
+    rows = pd.concat([exp.run_job(s, np.random.default_rng(i)) for i, s in enumerate(jobs)])
+    front = rows[rows["part"] == "frontier"]
+    steps = set(front.loc[front["metric"] == "flops", "step"])
+    assert steps == {"draw", "features", "gram", "total"}
+    assert (front.loc[front["metric"] == "time_s", "value"] > 0).all()
+    cross = rows[(rows["part"] == "crossover") & (rows["metric"] == "crossover_L")]
+    assert len(cross) == 3 * len(config["crossover_d"]) and (cross["value"] > 0).all()
+    # no closed form for SORF: its error is the empirical one only
+    sorf = front[front["estimator"] == "hyperbolic@sorf"]
+    assert RMS in set(sorf["metric"]) and THEORY_RMS not in set(sorf["metric"])

@@ -1,0 +1,98 @@
+"""The worked plugin package (examples/rfbench-example-plugin): its estimator, and installing it.
+
+The install test puts the package into a temporary folder with pip (``--target``; no
+dependencies, offline when the interpreter can build it without build isolation) and runs the CLI
+with that folder on PYTHONPATH: the entry point ``rfbench.plugins`` must make ``gerf-fixed``
+appear in ``rfbench list estimators`` and run in ``rfbench pointwise``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rfbench.features import registry
+from rfbench.features.theory import equal_norm_pair
+from rfbench.results import load_results
+
+PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "rfbench-example-plugin"
+NAME = "gerf-fixed"
+
+
+@pytest.fixture
+def plugin_module(isolated_registry, monkeypatch):
+    """The plugin's module imported from the source tree (its registrations undone afterwards)."""
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    return importlib.import_module("rfbench_example_plugin.gerf_fixed")
+
+
+@pytest.mark.parametrize("A", [-0.125, -0.6, 0.05])
+@pytest.mark.parametrize("weights", ["iid", "orf"])
+def test_fixed_gerf_is_unbiased_with_the_papers_variance(plugin_module, A, weights) -> None:
+    """Mean within 5 s.e. of SM (s.e. from DERF Eq. 7); MSE within 5 s.e. of Var/m (iid)."""
+    m, draws, d = 8, 20_000, 4
+    x, y = equal_norm_pair(1.0, 1.0, d)
+    est = registry.get(f"{NAME}@{weights}", m=m, A=A)
+    k = est.estimate(est.sample(np.random.default_rng(7), d, draws), x[None], y[None])[:, 0, 0]
+    var = plugin_module.single_variance(A, x, y) / m  # iid; ORF only lowers it
+    true = float(np.exp(x @ y))
+    assert abs(k.mean() - true) < 5 * np.sqrt(var / draws)
+    if weights == "iid" and A <= 0:  # (A > 0: a heavy-tailed MSE, its s.e. unreliable)
+        sq = (k - true) ** 2
+        assert abs(sq.mean() - var) < 5 * sq.std(ddof=1) / np.sqrt(draws)
+
+
+def test_fixed_gerf_at_zero_is_the_positive_features(plugin_module) -> None:
+    x, y = equal_norm_pair(1.2, 0.7, 5)
+    a, b = registry.get(f"{NAME}@iid", m=6, A=0.0), registry.get("positive@iid", m=6)
+    draw = a.sample(np.random.default_rng(3), 5, 4)
+    np.testing.assert_allclose(
+        a.estimate(draw, x[None], y[None]), b.estimate(draw, x[None], y[None])
+    )
+    assert registry.describe(f"{NAME}@orf").options == {"A": -0.125}
+    with pytest.raises(ValueError, match="A < 1/8"):
+        registry.get(f"{NAME}@iid", A=0.2)
+
+
+def _can_build_offline() -> bool:
+    """Whether this interpreter's setuptools builds wheels itself (≥ 70.1, or with ``wheel``)."""
+    if importlib.util.find_spec("wheel") is not None:
+        return True
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    major, minor = (int(p) for p in setuptools.__version__.split(".")[:2])
+    return (major, minor) >= (70, 1)
+
+
+def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
+    target = tmp_path / "site"
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
+    install += [str(target), str(PLUGIN)]
+    if _can_build_offline():
+        install.insert(4, "--no-build-isolation")
+    done = subprocess.run(install, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    env = {**os.environ, "PYTHONPATH": str(target), "COLUMNS": "200"}
+    cli = [sys.executable, "-c", "from rfbench.cli import main; main()"]
+
+    listed = subprocess.run([*cli, "list", "estimators"], capture_output=True, text=True, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert f"{NAME}@iid" in listed.stdout and f"{NAME}@orf" in listed.stdout
+    assert "failed" not in listed.stderr  # the plugin loaded without a warning
+
+    out = tmp_path / "pw.parquet"
+    run = [*cli, "pointwise", "--estimators", f"{NAME}@iid", "--profile", "quick"]
+    run += ["--out", str(out), "--workers", "1", "--backend", "serial", "--quiet"]
+    done = subprocess.run(run, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = load_results(out)
+    assert set(rows["estimator"]) == {f"{NAME}@iid"} and len(rows) > 0

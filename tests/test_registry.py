@@ -1,0 +1,222 @@
+"""The registry surface: discovery, plugins, describe(), uniform option routing."""
+
+from __future__ import annotations
+
+import logging
+import pkgutil
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rfbench.features
+from rfbench import plugins
+from rfbench.features import registry
+from rfbench.names import family_of, split_name, weights_of
+
+COMPONENT_MODULE = '''
+from rfbench.features.components import Positive
+from rfbench.features.registry import register_component
+
+
+@register_component
+class {cls}(Positive):
+    """A copy of the positive features under another name (a test component)."""
+
+    name = "{name}"
+'''
+
+
+def test_every_module_of_the_package_is_imported() -> None:
+    registry.estimator_names()
+    root = Path(rfbench.features.__file__).parent
+    for info in pkgutil.walk_packages([str(root)], "rfbench.features."):
+        if "theory" not in info.name and not info.name.rsplit(".", 1)[-1].startswith("_"):
+            assert info.name in sys.modules, info.name
+
+
+def test_a_module_dropped_into_a_package_registers_itself(isolated_registry) -> None:
+    pkg = isolated_registry / "rfb_test_pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "newfeat.py").write_text(COMPONENT_MODULE.format(cls="New", name="rfb-new"))
+    (pkg / "_private.py").write_text("raise RuntimeError('private modules are not imported')")
+    names = plugins.import_submodules("rfb_test_pkg")
+    assert names == ["rfb_test_pkg.sub", "rfb_test_pkg.sub.newfeat"]
+    assert "rfb-new@orf" in registry.estimator_names()
+    assert registry.describe("rfb-new@orf").kind == "component"
+
+
+def test_plugins_load_once_and_a_broken_one_is_one_warning(
+    isolated_registry, monkeypatch, caplog
+) -> None:
+    (isolated_registry / "rfb_test_good.py").write_text(
+        COMPONENT_MODULE.format(cls="G", name="rfb-good")
+    )
+    (isolated_registry / "rfb_test_bad.py").write_text("import rfb_test_no_such_module\n")
+    eps = [
+        EntryPoint("good", "rfb_test_good", plugins.ENTRY_POINT_GROUP),
+        EntryPoint("bad", "rfb_test_bad", plugins.ENTRY_POINT_GROUP),
+    ]
+    calls = []
+
+    def fake(group: str):
+        calls.append(group)
+        return eps
+
+    monkeypatch.setattr(plugins, "entry_points", fake)
+    with caplog.at_level(logging.WARNING, logger="rfbench.plugins"):
+        assert plugins.load_plugins() == ["good"]
+        assert plugins.load_plugins() == ["good"]  # once
+    assert calls == [plugins.ENTRY_POINT_GROUP]
+    (record,) = caplog.records
+    text = record.getMessage()
+    assert "'bad'" in text and "rfb_test_bad" in text and "ModuleNotFoundError" in text
+    assert "\n" not in text
+    est = registry.get("rfb-good@iid", m=4)
+    assert est.name == "rfb-good@iid" and est.unbiased
+
+
+def test_a_name_cannot_be_taken_twice(isolated_registry) -> None:
+    (isolated_registry / "rfb_test_dup.py").write_text(
+        COMPONENT_MODULE.format(cls="D", name="positive")
+    )
+    with pytest.raises(ValueError, match="component 'positive' is already registered"):
+        __import__("rfb_test_dup")
+
+
+def test_describe_a_component() -> None:
+    d = registry.describe("trig@simrf-plus")
+    assert (d.kind, d.component, d.weights, d.target) == (
+        "component",
+        "trig",
+        "simrf-plus",
+        "trig@simrf-plus",
+    )
+    assert d.features_per_projection == 2 and not d.hybrid and not d.data_dependent
+    assert dict(d.options) == {"weights_passes": 5, "weights_code_compat": False}
+    assert not d.theory and registry.describe("trig@simrf").theory  # no closed form for SimRF+
+    assert "softmax" in d.kernels and d.paper
+    assert registry.describe("aderf@iid").data_dependent
+    assert registry.describe("aderf@iid").options["ridge"] is None
+    assert not registry.describe("positive@sorf").unbiased  # Hadamard rows are not N(0, I)
+
+
+def test_describe_hybrids_and_aliases() -> None:
+    a = registry.describe("angular-hybrid")
+    assert (a.kind, a.target, a.weights, a.variant) == (
+        "hybrid",
+        "angular-hybrid@iid",
+        "iid",
+        None,
+    )
+    assert a.bipolar and a.default_n == 8 and a.unbiased and "shared-all" in a.variants
+    assert registry.describe("angular-hybrid@iid").theory
+    g = registry.describe("gaussian-hybrid@orf")
+    assert {"sigma", "radius", "normalized", "variant"} <= set(g.options)
+    assert "shared-all" not in g.variants
+    cse = registry.describe("cse")
+    assert (cse.kind, cse.target, cse.variant, cse.variants) == (
+        "alias",
+        "angular-hybrid@iid",
+        "shared-all",
+        ("shared-all",),
+    )
+    assert not cse.unbiased and not cse.theory and cse.default_n is None
+    assert "variant" not in cse.options  # fixed by the alias
+    c = registry.describe("cluster-hybrid")
+    assert c.hybrid and not c.bipolar and c.data_dependent and "clusters" in c.options
+    with pytest.raises(registry.UnknownEstimatorError, match="unknown estimator 'nope@iid'"):
+        registry.describe("nope@iid")
+    with pytest.raises(registry.UnknownEstimatorError):
+        registry.describe("trig@nope")
+
+
+def test_descriptions_agree_with_the_estimators() -> None:
+    for name in registry.estimator_names():
+        d = registry.describe(name)
+        est = registry.get(name, kernel=d.kernels[0], m=4)
+        assert est.unbiased == d.unbiased, name
+        assert est.name == d.target or d.kind == "alias", name
+        if d.kind == "component":
+            assert est.component.outputs == d.features_per_projection
+
+
+@pytest.mark.parametrize("name", ["positive@simrf-plus", "angular-hybrid@simrf-plus"])
+def test_weights_options_route_the_same_way_for_every_kind(name) -> None:
+    est = registry.get(name, m=6, weights_passes=3)
+    assert est.weights.passes == 3 and est.weights.name == "simrf-plus"
+    assert registry.get(name, m=6).weights.passes == 5
+    with pytest.raises(TypeError, match="passes2"):
+        registry.get(name, m=6, weights_passes2=3)
+    with pytest.raises(TypeError, match="weights 'iid' takes no options"):
+        registry.get(name.replace("simrf-plus", "iid"), m=6, weights_passes=3)
+
+
+def test_estimator_n_is_declared() -> None:
+    assert registry.get("trig@iid", m=3).n is None
+    assert registry.get("angular-hybrid", m=3).n == 8
+    assert registry.get("cluster-hybrid", m=3).n is None
+
+
+def test_name_helpers() -> None:
+    assert split_name("trig@orf") == ("trig", "orf") and split_name("cse") == ("cse", None)
+    assert weights_of("cse") == "iid" and weights_of("positive@sgq") == "sgq"
+    assert family_of("angular-hybrid@orf") == "angular-hybrid" and family_of("cse") == "cse"
+
+
+def test_positive_int_helpers() -> None:
+    from rfbench.checks import all_positive_ints, is_positive_int, positive_int
+
+    assert all(is_positive_int(v) for v in (1, 3, 3.0, np.int64(2), np.float64(4.0)))
+    bad = (0, -1, 2.5, True, np.bool_(True), float("nan"), float("inf"), "3", None)
+    assert not any(is_positive_int(v) for v in bad)
+    assert positive_int("m", 4.0) == 4 and isinstance(positive_int("m", np.int64(4)), int)
+    with pytest.raises(ValueError, match="m must be a positive integer, got 0"):
+        positive_int("m", 0)
+    assert all_positive_ints([1, 2]) and not all_positive_ints([]) and not all_positive_ints([1, 0])
+    with pytest.raises(ValueError, match="m \\(number of projections\\) must be a positive"):
+        registry.get("trig@iid", m=2.5)
+
+
+def test_paper_names() -> None:
+    from rfbench.names import PAPER_NAMES, paper_name
+
+    assert paper_name("simrf-plus", "simrf") == "SimRFs+" and paper_name("x@y", "simrf") == "x@y"
+    assert list(PAPER_NAMES["derf"])[:3] == ["trig", "trig-sincos", "positive"]  # legend order
+    assert paper_name("positive@iid", "hrf-clusters") == "FAVOR+ (= SM⁺)"
+
+
+EXPERIMENT_MODULE = '''
+from rfbench.experiments import Experiment, register_experiment
+
+
+@register_experiment
+class Tiny(Experiment):
+    """A plugin's experiment (a test)."""
+
+    name = "rfb-test-tiny"
+    description = "a plugin experiment"
+    defaults = {"samples": 3}
+
+    def grid(self, config):
+        return []
+
+    def run_job(self, spec, rng):
+        return []
+'''
+
+
+def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
+    import rfbench.experiments as experiments
+
+    (isolated_registry / "rfb_test_exp.py").write_text(EXPERIMENT_MODULE)
+    ep = EntryPoint("tiny", "rfb_test_exp", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [ep])
+    monkeypatch.setattr(experiments, "EXPERIMENTS", dict(experiments.EXPERIMENTS))
+    monkeypatch.setattr(experiments, "_loaded", False)
+    assert "rfb-test-tiny" in [e.name for e in experiments.list_experiments()]
+    assert experiments.get_experiment("rfb-test-tiny").description == "a plugin experiment"
