@@ -133,22 +133,42 @@ def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> 
     return Features(values.reshape(draws, n, -1), top)
 
 
+def real_product(phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    """Re(Φ Ψᵀ) over the last two axes; for complex maps as one real product
+    [Re Φ, Im Φ][Re Ψ, −Im Ψ]ᵀ (half the flops of the complex product)."""
+    if not (np.iscomplexobj(phi) or np.iscomplexobj(psi)):
+        return phi @ np.swapaxes(psi, -1, -2)
+    a = np.concatenate([phi.real, phi.imag], axis=-1)
+    b = np.concatenate([psi.real, -psi.imag], axis=-1)
+    return a @ np.swapaxes(b, -1, -2)
+
+
 def bilinear_estimate(query: Features, key: Features) -> np.ndarray:
     """K̂ = Re(φ(x)ᵀψ(y)) (bilinear, no conjugation) for every draw and pair: (draws, N, N')."""
-    gram = query.values @ np.swapaxes(key.values, -1, -2)
-    if np.iscomplexobj(gram):
-        gram = gram.real
-    return scaled_estimate(gram, query.log_scale[..., :, None] + key.log_scale[..., None, :])
+    return scaled_estimate(real_product(query.values, key.values), query.log_scale, key.log_scale)
 
 
-def scaled_estimate(gram: np.ndarray, log_scale: np.ndarray) -> np.ndarray:
-    """gram·exp(log_scale), or EstimateRangeError if an estimate is not representable."""
+#: row scales below this in magnitude are exponentiated separately (no overflow possible)
+_SAFE_LOG = 300.0
+
+
+def scaled_estimate(gram: np.ndarray, row_log: np.ndarray, col_log: np.ndarray) -> np.ndarray:
+    """gram·exp(row_log[i] + col_log[j]), or EstimateRangeError if an estimate is not
+    representable. Moderate scales (the usual case) multiply by e^row and e^col in turn: two
+    passes over the pairs instead of an exponential of each."""
     with np.errstate(over="ignore", invalid="ignore"):
-        out = gram * np.exp(log_scale)
-    if not np.all(np.isfinite(out)):
+        safe = all(np.max(np.abs(a), initial=0.0) < _SAFE_LOG for a in (row_log, col_log))
+        if safe:
+            out = gram * np.exp(row_log)[..., :, None]
+            out *= np.exp(col_log)[..., None, :]
+        else:
+            out = gram * np.exp(row_log[..., :, None] + col_log[..., None, :])
+        finite = bool(np.isfinite(np.sum(out))) or bool(np.all(np.isfinite(out)))
+    if not finite:
         bad = int(np.size(out) - np.count_nonzero(np.isfinite(out)))
+        top = np.max(row_log[..., :, None] + col_log[..., None, :])
         raise EstimateRangeError(
-            f"{bad} estimate(s) overflow float64 (largest log-scale {np.max(log_scale):.1f}); "
+            f"{bad} estimate(s) overflow float64 (largest log-scale {top:.1f}); "
             "the kernel value itself is out of range — rescale the inputs"
         )
     return out
@@ -233,10 +253,10 @@ class Component(ABC):
 
     def pair_log_estimate(
         self, proj: Projections, X: np.ndarray, Y: np.ndarray, params: dict[str, Any]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Optional shortcut for few pairs: (values, log_scale), K^(0) estimates
-        values·exp(log_scale) of shape (draws, N, N'), when cheaper than the two feature maps
-        (e.g. one query against a few keys); None: use the feature maps."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Optional shortcut for few pairs: (values, row_log, col_log), K^(0) estimates
+        values·exp(row_log[i] + col_log[j]) of shape (draws, N, N'), when cheaper than the two
+        feature maps (e.g. one query against a few keys); None: use the feature maps."""
         return None
 
     @abstractmethod

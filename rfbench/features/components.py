@@ -34,7 +34,7 @@ class Trig(Component):
 
     def pair_log_estimate(
         self, proj: Projections, X: np.ndarray, Y: np.ndarray, params: dict[str, Any]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Σ_i a_i cos(ω_iᵀ(x − y)) (= the [sin, cos] product) with e^{(‖x‖²+‖y‖²)/2}: one
         cosine per pair and projection instead of a sine and a cosine per point, when a side
         has a single point (N·N' ≤ N + N'); exact at x = y."""
@@ -45,8 +45,7 @@ class Trig(Component):
         u = proj.project(diff.reshape(*diff.shape[:-3], n * n_key, diff.shape[-1]))
         np.cos(u, out=u)
         values = (u @ proj.quadrature_weights()[..., :, None])[..., 0]
-        log_scale = 0.5 * (sq_norms(X)[..., :, None] + sq_norms(Y)[..., None, :])
-        return values.reshape(*values.shape[:-1], n, n_key), log_scale
+        return values.reshape(*values.shape[:-1], n, n_key), 0.5 * sq_norms(X), 0.5 * sq_norms(Y)
 
 
 @register_component

@@ -78,11 +78,11 @@ class ComponentEstimator(Estimator):
         pair = self.component.pair_log_estimate(proj, X, Y, draw.params)
         if pair is None:
             return super().estimate(draw, X, Y)
-        values, log_scale = pair
+        values, row_log, col_log = pair
         if self.alpha != 0.0:
-            rows = kernel_row_log(self.alpha, X)[..., :, None]
-            log_scale = log_scale + rows + kernel_row_log(self.alpha, Y)[..., None, :]
-        return scaled_estimate(values, log_scale)
+            row_log = row_log + kernel_row_log(self.alpha, X)
+            col_log = col_log + kernel_row_log(self.alpha, Y)
+        return scaled_estimate(values, row_log, col_log)
 
     def _features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         out = self.component.features(draw.projections["omega"], X, side, draw.params)
