@@ -136,10 +136,24 @@ def run_serial(
             yield index, rows
 
 
+def _grains(send: Callable[[float], None]) -> Callable[[float], None]:
+    """A sink that passes progress on to ``send`` once at least 1 % of a job has accumulated."""
+    pending = 0.0
+
+    def sink(fraction: float) -> None:
+        nonlocal pending
+        pending += fraction
+        if pending >= _PROGRESS_GRAIN:
+            send(pending)
+            pending = 0.0
+
+    return sink
+
+
 def _progress_sink(
     index: int, on_progress: ProgressCallback | None
 ) -> Callable[[float], None] | None:
-    return None if on_progress is None else (lambda fraction: on_progress(index, fraction))
+    return None if on_progress is None else _grains(lambda share: on_progress(index, share))
 
 
 _queue: Any = None  # a worker's progress queue (set by its initializer)
@@ -157,16 +171,7 @@ def _execute_reporting(
     """``execute_job`` in a worker, its progress sent as (index, share) in grains of 1 %."""
     if _queue is None:
         return execute_job(experiment, spec, seed)
-    pending = 0.0
-
-    def send(fraction: float) -> None:
-        nonlocal pending
-        pending += fraction
-        if pending >= _PROGRESS_GRAIN:
-            _queue.put((index, pending))
-            pending = 0.0
-
-    with reporting(send):
+    with reporting(_grains(lambda share: _queue.put((index, share)))):
         return execute_job(experiment, spec, seed)
 
 
