@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 RFBENCH_DATA ?= $(abspath ../shared/data)
 export RFBENCH_DATA
 
-.PHONY: install run test lint format figures reproduce bench clean
+.PHONY: install run test lint format figures reproduce bench bench-reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -51,9 +51,19 @@ reproduce: $(STAMP)
 	$(BIN)/rfbench report --results results
 	$(BIN)/rfbench site --results results
 
+# One run, side by side: classification per trial (if benchmarks/bench_classify.py exists),
+# pointwise vs the plain per-draw loop, QMC vs iid draws, the estimators. REPRODUCE=1 adds the
+# paper reproduction's wall time (~10 min; alone: make bench-reproduce).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_estimators.py
+	@if [ -f benchmarks/bench_classify.py ]; then $(BIN)/python benchmarks/bench_classify.py; \
+	else echo "(benchmarks/bench_classify.py not present: classification timing skipped)"; fi
 	$(BIN)/python benchmarks/bench_pointwise.py
+	$(BIN)/python benchmarks/bench_qmc.py
+	$(BIN)/python benchmarks/bench_estimators.py
+	@if [ -n "$(REPRODUCE)" ]; then $(BIN)/python benchmarks/bench_reproduce.py; fi
+
+bench-reproduce: $(STAMP)
+	$(BIN)/python benchmarks/bench_reproduce.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -14,6 +14,7 @@ from math import gcd
 import numpy as np
 import pytest
 from scipy import special, stats
+from scipy.stats import qmc
 
 from rfbench.features import registry
 from rfbench.features.base import Draw, Projections
@@ -341,6 +342,42 @@ def test_qmc_points_are_stratified(name):
     np.testing.assert_array_equal(cells, np.broadcast_to(np.arange(m)[:, None], cells.shape))
     iid = make_weights("iid").sample(np.random.default_rng(6), d, m, 50)
     assert not np.array_equal(np.sort(np.floor(special.ndtr(iid.W) * m), axis=1), cells)
+
+
+@pytest.mark.parametrize("name", ["sobol", "halton"])
+def test_batched_qmc_points_are_each_uniform(name):
+    """Every point of a randomised set is U[0, 1)^d (so Φ⁻¹ rows are N(0, I)): KS per coordinate
+    of three rows across draws; the test rejects a squared (non-uniform) sample."""
+    p = big_sample(name)
+    t = special.ndtr(p.W)
+    pvalues = [
+        ks_p(t[:, row, j], stats.uniform.cdf) for row in (0, M // 2, M - 1) for j in range(D)
+    ]
+    assert min(pvalues) > 1e-4
+    assert ks_p(t[:, 0, 0] ** 2, stats.uniform.cdf) < 1e-6
+
+
+@pytest.mark.parametrize(("name", "engine"), [("sobol", qmc.Sobol), ("halton", qmc.Halton)])
+def test_batched_qmc_keeps_low_discrepancy(name, engine):
+    """Within a draw the points keep their structure: the centred L2 discrepancy of every draw is
+    below a quarter of i.i.d. points' mean, and on average within 1.5x of scipy's scrambling."""
+    d, m, draws = 4, 64, 30
+    rng = np.random.default_rng(3)
+    ours = special.ndtr(make_weights(name).sample(rng, d, m, draws).W)
+    disc = np.array([qmc.discrepancy(t) for t in ours])
+    iid = np.mean([qmc.discrepancy(rng.random((m, d))) for _ in range(draws)])
+    scipy_scrambled = np.mean([qmc.discrepancy(engine(d, rng=rng).random(m)) for _ in range(draws)])
+    assert disc.max() < iid / 4
+    assert disc.mean() < 1.5 * scipy_scrambled
+
+
+def test_halton_points_are_stratified_in_each_base():
+    """Coordinate j (base b_j) of m = b_j^k
+    scrambled Halton points hits each cell [i/m, (i+1)/m) once."""
+    for j, m in ((0, 16), (1, 9), (2, 25)):
+        p = make_weights("halton").sample(np.random.default_rng(9), 3, m, 20)
+        cells = np.sort(np.floor(special.ndtr(p.W[..., j]) * m), axis=1)
+        np.testing.assert_array_equal(cells, np.broadcast_to(np.arange(m), cells.shape))
 
 
 def test_sobol_with_any_m_warns_nothing():

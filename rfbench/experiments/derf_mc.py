@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from rfbench.experiments.chunks import chunks
 from rfbench.features import registry
 from rfbench.features.derf import MECHANISMS as FITTED
 from rfbench.features.theory import resolution
@@ -25,9 +26,6 @@ ESTIMATOR = {"trig": "trig-phase@iid", "trig-sincos": "trig@iid"}
 def estimator_name(mechanism: str) -> str:
     """The ``estimator`` column of a mechanism (``trig`` = random phase: not a registry name)."""
     return ESTIMATOR.get(mechanism, f"{mechanism}@iid")
-
-
-_MC_CHUNK = 4_000_000  # estimates per Monte Carlo chunk (32 MB)
 
 
 def _trig_phase_estimates(rng: np.random.Generator, xs, ys, n: int) -> np.ndarray:
@@ -57,9 +55,8 @@ def mc_check(
     fit = (X, Y) if mechanism in FITTED else None
     s1 = np.zeros((pairs, pairs))
     s2 = np.zeros((pairs, pairs))
-    chunk = max(1, _MC_CHUNK // pairs**2)
-    for start in range(0, samples, chunk):
-        n = min(chunk, samples - start)
+    for start, stop in chunks(samples, 8 * pairs**2, share=0.0):
+        n = stop - start
         if est is None:
             k_hat = _trig_phase_estimates(rng, xs, ys, n)
         else:

@@ -33,6 +33,7 @@ import pandas as pd
 
 from rfbench.datasets import user
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.chunks import chunks
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import resolution
@@ -52,7 +53,6 @@ for _name, _kind in (
     register_parameter(_name, _kind)
 
 MODES = ("self", "attention", "file")
-_CHUNK_BYTES = 64e6  # memory budget of one chunk of draws
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
 
@@ -129,11 +129,10 @@ class _Cell:
             self.errors["attn_rel_frob"].append(_rel_frob(_attention(K_hat), self.A))
 
 
-def _chunk(spec: Mapping[str, Any], kernels: int) -> int:
-    """Draws per chunk: features (≤ 4m wide, complex) of both sides plus the N×N' estimates."""
+def _draw_bytes(spec: Mapping[str, Any], kernels: int) -> int:
+    """Bytes of one draw: features (≤ 4m wide, complex) of both sides plus the N×N' estimates."""
     n, d, m = spec["n_points"], spec["d"], spec["m"]
-    per_draw = 16 * (4 * m * 2 * n + (3 + kernels) * n * n + m * d)
-    return max(1, int(_CHUNK_BYTES // per_draw))
+    return 16 * (4 * m * 2 * n + (3 + kernels) * n * n + m * d)
 
 
 def _row(
@@ -258,9 +257,10 @@ class Gram(Experiment):
             except _FAILURES as exc:
                 failures[kernel] = f"{type(exc).__name__}: {exc}"
         first: Draw | None = None
-        done, chunk = 0, _chunk(spec, len(cells))
-        while cells and done < spec["reps"]:
-            size = min(chunk, spec["reps"] - done)
+        for start, stop in chunks(spec["reps"], _draw_bytes(spec, len(cells))):
+            if not cells:
+                break
+            size = stop - start
             sampler = next(iter(cells.values())).est
             try:
                 draw = sampler.sample(rng, d=spec["d"], draws=size, fit=(X, Y))
@@ -276,7 +276,6 @@ class Gram(Experiment):
                 except _FAILURES as exc:
                     failures[kernel] = f"{type(exc).__name__}: {exc}"
                     del cells[kernel]
-            done += size
         if first is not None:
             base["projections"] = first.projections[next(iter(first.projections))].count
         rows = [_row(base, k, "skipped", 1.0, None, 0, why) for k, why in failures.items()]

@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from rfbench.features import registry
-from rfbench.features.base import Draw, Estimator, Projections, full_projections
+from rfbench.features.base import Draw, Estimator, Projections, full_projections, real_product
 from rfbench.features.cluster_hybrid import Clustering, fit_clusters
 from rfbench.features.complex_exp import ComplexExp, real_diagonal_A
 
@@ -235,15 +235,14 @@ def cluster_gram_sse(pc: PaperClusters, proj: Projections) -> float:
         comp = pc.pairs[i][j]
         phi = comp.features(proj, pc.Q[rows], "query", {}).dense()[0]
         psi = comp.features(proj, pc.K[cols], "key", {}).dense()[0]
-        total += gram_sse(np.real(phi @ psi.T), pc.T[rows, cols])
+        total += gram_sse(real_product(phi, psi), pc.T[rows, cols])
     return total
 
 
 def estimator_gram_sse(est: Estimator, draw: Draw, pc: PaperClusters) -> float:
-    """Σ (K̂ − K)² of a registry estimator's one-draw Gram matrix Re Φ(Q)Ψ(K)ᵀ
+    """Σ (K̂ − K)² of a registry estimator's one-draw Gram matrix ``estimate`` = Re Φ(Q)Ψ(K)ᵀ
     (docs/architecture.md#estimator-contract)."""
-    phi, psi = est.query_features(draw, pc.Q)[0], est.key_features(draw, pc.K)[0]
-    return gram_sse(np.real(phi @ psi.T), pc.T)
+    return gram_sse(est.estimate(draw, pc.Q, pc.K)[0], pc.T)
 
 
 def replay_mse(name: str, m: int, rep: int, kmeans_seed: int = 0) -> dict[str, float]:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.experiments.chunks import chunks
 from rfbench.features.base import Draw, Estimator, Projections
 from rfbench.features.estimator import ComponentEstimator
 from rfbench.features.weights.blocks import n_blocks
@@ -38,8 +39,6 @@ DIFF_MSE = register_metric(
 )
 REFERENCE = register_parameter("reference", "string")
 PAIRABLE = ("iid", "orf", "simrf")
-#: Bound on the elements of the shared Gaussian array of one chunk.
-CHUNK_ELEMENTS = 2**22
 
 
 def pairable(est: Estimator) -> bool:
@@ -89,9 +88,8 @@ def paired_estimates(
     k = 2 if d > 2 else d  # inputs live in span(e1, e2); the rows are computed in full
     out = {i: np.empty((samples, len(y))) for i in chosen}
     last: dict[int, Draw] = {}
-    chunk = int(np.clip(CHUNK_ELEMENTS // (rows * d), 1, samples))
-    for start in range(0, samples, chunk):
-        size = min(chunk, samples - start)
+    for start, stop in chunks(samples, 8 * rows * d):  # the shared Gaussian array G
+        size = stop - start
         G = rng.standard_normal((size, rows, d))
         built: dict[tuple[str, int], Projections] = {}
         for i in chosen:

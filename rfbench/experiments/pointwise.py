@@ -40,6 +40,7 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments import paired as pairing
+from rfbench.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.experiments.pointwise_pairs import angles, inputs_for, load_pairs, pair_columns
 from rfbench.experiments.pointwise_rows import curve_rows
 from rfbench.features import registry, theory
@@ -54,8 +55,6 @@ NEG_COUNT = register_metric(
 )
 register_parameter("variant", "string")
 
-#: Bound on the elements of one working array (8 bytes each): draws are chunked to stay below it.
-CHUNK_ELEMENTS = 2**22
 #: Columns naming one curve (an estimator at one radius) in the rows.
 CURVE = ("estimator", "kernel", "d", "m", "n", "r", "sigma", "variant", "weights")
 
@@ -139,16 +138,18 @@ def draw_estimates(
     angles = len(y)
     dependent = registry.describe(est.name).data_dependent
     groups = [np.arange(angles)] if common and not dependent else np.arange(angles)[:, None]
-    width = 4 * est.m + 2 * (est.n or 0)
+    width = 8 * (4 * est.m + 2 * (est.n or 0))  # bytes of a point's features
     out = np.empty((samples, angles))
     last: list[Draw] = []
     for g in groups:
-        chunk = int(np.clip(CHUNK_ELEMENTS // (width * max(k, len(g) + 1)), 1, samples))
+        # a draw too large for CHUNK_BYTES (m ~ 10⁶ and more) meets its angles in batches
+        batches = np.array_split(g, min(len(g), -(-width * (len(g) + 1) // CHUNK_BYTES)))
+        per_draw = width * max(k, len(batches[0]) + 1)
         fit = (xk[g], yk[g]) if dependent else None
-        for start in range(0, samples, chunk):
-            size = min(chunk, samples - start)
-            draw = est.sample(rng, d=d, draws=size, fit=fit, frame=frame)
-            out[start : start + size, g] = est.estimate(draw, xk[g[:1]], yk[g])[:, 0, :]
+        for start, stop in chunks(samples, per_draw, 1.0 / len(groups), CACHE_BYTES):
+            draw = est.sample(rng, d=d, draws=stop - start, fit=fit, frame=frame)
+            for b in batches:
+                out[start:stop, b] = est.estimate(draw, xk[b[:1]], yk[b])[:, 0, :]
         last.append(draw)
     return out, list(groups), last
 

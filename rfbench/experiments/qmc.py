@@ -33,6 +33,7 @@ import pandas as pd
 
 from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.chunks import chunks
 from rfbench.features import registry, theory
 from rfbench.features.theory import resolution
 from rfbench.kernels import KERNELS, log_kernel
@@ -48,7 +49,6 @@ PAPER_COLUMN = {
     "sorf": "ORF-Had (fixed norms)",
     "halton": "Halton-R",
 }
-CHUNK_BYTES = 40e6  # bound on one (draws, pairs, features) complex feature array
 
 
 def paper_column(estimator: str) -> str | None:
@@ -118,10 +118,9 @@ def pair_estimates(
     """
     pairs, d = X.shape
     width = 4 * est.m * (1 + (est.n or 0))  # ≥ any map here: 4m(n+1), 2m
-    chunk = max(1, min(reps, int(CHUNK_BYTES // (16 * pairs * width))))
     out = []
-    for start in range(0, reps, chunk):
-        draw = est.sample(rng, d=d, draws=min(chunk, reps - start))
+    for start, stop in chunks(reps, 16 * pairs * width):
+        draw = est.sample(rng, d=d, draws=stop - start)
         q, k = est.query_log_features(draw, X), est.key_log_features(draw, Y)
         dot = np.einsum("bpf,bpf->bp", q.values, k.values)
         with np.errstate(over="ignore"):

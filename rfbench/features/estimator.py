@@ -17,6 +17,7 @@ from rfbench.features.base import (
     WeightsSampler,
     check_inputs,
     kernel_row_log,
+    scaled_estimate,
 )
 
 
@@ -69,6 +70,19 @@ class ComponentEstimator(Estimator):
             raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
         X, Y = (check_inputs(a) for a in fit)
         return self.component.fit(X.reshape(-1, X.shape[-1]), Y.reshape(-1, Y.shape[-1]), d)
+
+    def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """The component's pair shortcut where it has one, else the bilinear product."""
+        proj = draw.projections["omega"]
+        X, Y = check_inputs(X, proj.frame), check_inputs(Y, proj.frame)
+        pair = self.component.pair_log_estimate(proj, X, Y, draw.params)
+        if pair is None:
+            return super().estimate(draw, X, Y)
+        values, row_log, col_log = pair
+        if self.alpha != 0.0:
+            row_log = row_log + kernel_row_log(self.alpha, X)
+            col_log = col_log + kernel_row_log(self.alpha, Y)
+        return scaled_estimate(values, row_log, col_log)
 
     def _features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         out = self.component.features(draw.projections["omega"], X, side, draw.params)

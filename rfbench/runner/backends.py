@@ -5,7 +5,9 @@ seed): the job's generator is ``job_rng(seed, {"experiment": name, **spec})``
 (docs/architecture.md#seeding) and the BLAS runs on one thread in every backend (a multi-threaded
 BLAS may sum in another order), so the rows are bit-identical whatever the backend, the number of
 workers or the order of completion. Backends yield ``(index, rows)`` as jobs finish; the caller
-orders them.
+orders them. A job's in-job progress
+(:func:`rfbench.experiments.chunks.advance`) reaches ``on_progress(index, fraction)`` from the
+serial and processes backends (through a queue from the workers); Dask reports whole jobs only.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import queue
 import signal
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from typing import Any
 
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, job_key
+from rfbench.experiments.chunks import reporting
 from rfbench.results import validate_results
 from rfbench.runner.digest import check_workers
 from rfbench.seeding import job_rng
@@ -29,6 +33,10 @@ BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
 BLAS_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 Task = tuple[int, JobSpec]
+#: ``on_progress(index, fraction)``: job ``index`` finished ``fraction`` more of its work
+ProgressCallback = Callable[[int, float], None]
+#: a worker sends a job's progress once at least this share has accumulated (≤ 100 messages)
+_PROGRESS_GRAIN = 0.01
 
 
 class JobFailed(RuntimeError):
@@ -111,18 +119,72 @@ def _execute_pinned(experiment: Experiment, spec: JobSpec, seed: int) -> pd.Data
 
 
 def run_serial(
-    experiment: Experiment, tasks: Sequence[Task], seed: int
+    experiment: Experiment,
+    tasks: Sequence[Task],
+    seed: int,
+    on_progress: ProgressCallback | None = None,
 ) -> Iterator[tuple[int, pd.DataFrame]]:
     """Run the jobs one after the other in this process."""
     with single_blas_thread():
         for index, spec in tasks:
+            sink = _progress_sink(index, on_progress)
             try:
-                rows = execute_job(experiment, spec, seed)
+                with reporting(sink) if sink else contextlib.nullcontext():
+                    rows = execute_job(experiment, spec, seed)
             except ConfigError:
                 raise
             except Exception as exc:
                 raise JobFailed(experiment.name, spec, exc) from exc
             yield index, rows
+
+
+def _grains(send: Callable[[float], None]) -> Callable[[float], None]:
+    """A sink that passes progress on to ``send`` once at least 1 % of a job has accumulated."""
+    pending = 0.0
+
+    def sink(fraction: float) -> None:
+        nonlocal pending
+        pending += fraction
+        if pending >= _PROGRESS_GRAIN:
+            send(pending)
+            pending = 0.0
+
+    return sink
+
+
+def _progress_sink(
+    index: int, on_progress: ProgressCallback | None
+) -> Callable[[float], None] | None:
+    return None if on_progress is None else _grains(lambda share: on_progress(index, share))
+
+
+_queue: Any = None  # a worker's progress queue (set by its initializer)
+
+
+def _init_worker(progress_queue: Any) -> None:
+    global _queue
+    _queue = progress_queue
+    pin_worker()
+
+
+def _execute_reporting(
+    experiment: Experiment, spec: JobSpec, seed: int, index: int
+) -> pd.DataFrame:
+    """``execute_job`` in a worker, its progress sent as (index, share) in grains of 1 %."""
+    if _queue is None:
+        return execute_job(experiment, spec, seed)
+    with reporting(_grains(lambda share: _queue.put((index, share)))):
+        return execute_job(experiment, spec, seed)
+
+
+def _drain(progress_queue: Any, on_progress: ProgressCallback | None) -> None:
+    while True:
+        try:
+            index, fraction = progress_queue.get_nowait()
+        except queue.Empty:
+            return
+        if on_progress is not None:
+            on_progress(index, fraction)
 
 
 def _abort_pool(pool: futures.ProcessPoolExecutor) -> None:
@@ -133,8 +195,25 @@ def _abort_pool(pool: futures.ProcessPoolExecutor) -> None:
             proc.terminate()
 
 
+def _completed(
+    pending: Mapping[futures.Future, Task],
+    progress_queue: Any,
+    on_progress: ProgressCallback | None,
+) -> Iterator[futures.Future]:
+    """Like ``futures.as_completed``, relaying the workers' progress every 0.2 s meanwhile."""
+    waiting = set(pending)
+    while waiting:
+        done, waiting = futures.wait(waiting, timeout=0.2, return_when=futures.FIRST_COMPLETED)
+        _drain(progress_queue, on_progress)
+        yield from done
+
+
 def run_processes(
-    experiment: Experiment, tasks: Sequence[Task], seed: int, workers: int
+    experiment: Experiment,
+    tasks: Sequence[Task],
+    seed: int,
+    workers: int,
+    on_progress: ProgressCallback | None = None,
 ) -> Iterator[tuple[int, pd.DataFrame]]:
     """Run the jobs on a pool of ``workers`` processes with one BLAS thread each.
 
@@ -142,15 +221,21 @@ def run_processes(
     cached), then :class:`JobFailed` is raised. On Ctrl-C the workers are stopped at once.
     """
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    context = multiprocessing.get_context(method)
+    progress_queue = context.Queue()
     pool = futures.ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=multiprocessing.get_context(method),
-        initializer=pin_worker,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(progress_queue,),
     )
     failure: tuple[JobSpec, BaseException] | None = None
     try:
-        pending = {pool.submit(execute_job, experiment, spec, seed): (i, spec) for i, spec in tasks}
-        for fut in futures.as_completed(pending):
+        pending = {
+            pool.submit(_execute_reporting, experiment, spec, seed, i): (i, spec)
+            for i, spec in tasks
+        }
+        for fut in _completed(pending, progress_queue, on_progress):
             if fut.cancelled():
                 continue
             index, spec = pending[fut]
@@ -165,6 +250,7 @@ def run_processes(
         _abort_pool(pool)
         raise
     pool.shutdown(wait=True)
+    progress_queue.close()
     if failure is not None:
         spec, exc = failure
         if isinstance(exc, ConfigError):

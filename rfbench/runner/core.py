@@ -20,7 +20,14 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
 from rfbench.results import make_provenance, write_results
-from rfbench.runner.backends import BACKENDS, Task, run_dask, run_processes, run_serial
+from rfbench.runner.backends import (
+    BACKENDS,
+    ProgressCallback,
+    Task,
+    run_dask,
+    run_processes,
+    run_serial,
+)
 from rfbench.runner.cache import JobCache, cache_dir
 from rfbench.runner.digest import code_digest
 from rfbench.runner.progress import JobProgress
@@ -72,11 +79,12 @@ def _backend_iter(
     seed: int,
     workers: int,
     scheduler: str | None,
+    on_progress: ProgressCallback | None = None,
 ) -> Iterator[tuple[int, pd.DataFrame]]:
     if backend == "serial":
-        return run_serial(experiment, tasks, seed)
+        return run_serial(experiment, tasks, seed, on_progress)
     if backend == "processes":
-        return run_processes(experiment, tasks, seed, min(workers, len(tasks)))
+        return run_processes(experiment, tasks, seed, min(workers, len(tasks)), on_progress)
     return run_dask(experiment, tasks, seed, workers, scheduler)
 
 
@@ -125,12 +133,12 @@ def run(
         enabled=bool(tasks) and not quiet,
     )
     if tasks:
-        jobs = _backend_iter(backend, exp, tasks, seed, workers, scheduler)
+        jobs = _backend_iter(backend, exp, tasks, seed, workers, scheduler, progress.job_progress)
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
                 cache.store(specs[index], rows)
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
-                progress.advance()
+                progress.job_done(index)
 
     missing = [specs[i] for i, f in enumerate(frames) if f is None]
     if missing:  # only if the cache folder changed under us

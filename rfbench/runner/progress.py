@@ -1,4 +1,9 @@
-"""A progress bar on stderr (jobs done/total, elapsed, ETA), shown for runs longer than ~1 s."""
+"""A progress bar on stderr (jobs done/total, elapsed, ETA), shown for runs longer than ~1 s.
+
+Jobs count whole when they finish; a running job's in-job progress (``job_progress``) moves the
+bar by its share meanwhile (at most 99 % of a job before it finishes), so a run of a few long jobs
+shows an ETA.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ class JobProgress:
         console: Console | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        self._partial: dict[int, float] = {}  # in-job progress credited to running jobs
+        self._finished: set[int] = set()
         self._started = False
         self._closed = False
         self._progress: Progress | None = None
@@ -61,10 +68,24 @@ class JobProgress:
                 self._progress.start()
                 self._started = True
 
-    def advance(self, n: int = 1) -> None:
+    def advance(self, n: float = 1) -> None:
         """Count ``n`` more finished jobs."""
         if self._progress is not None:
             self._progress.advance(self._task, n)
+
+    def job_progress(self, index: int, fraction: float) -> None:
+        """Job ``index`` (still running) finished ``fraction`` more of its work."""
+        if index in self._finished:
+            return
+        before = self._partial.get(index, 0.0)
+        now = min(0.99, before + fraction)
+        self._partial[index] = now
+        self.advance(now - before)
+
+    def job_done(self, index: int) -> None:
+        """Job ``index`` finished: count it whole (minus what its progress already counted)."""
+        self._finished.add(index)
+        self.advance(1.0 - self._partial.pop(index, 0.0))
 
     def __exit__(
         self,

@@ -3,32 +3,35 @@
 QMC rows are ω_i = Φ⁻¹(t_i) coordinatewise for a randomised low-discrepancy point set t_1..t_m in
 [0, 1)^d (Avron et al. 2016; Spectraformer Sec. 3.3; docs/methods.md#qmc, eq. 28). Every one of the
 ``draws`` realisations is randomised independently (its own scrambling or shift, from the job's
-generator) so that draws are i.i.d. RQMC replicates; each point of a randomised set is exactly
-uniform, so each row is exactly N(0, I_d) and every unbiased component stays unbiased.
+generator, all draws at once: ``scrambling``) so that draws are i.i.d. RQMC replicates; each point
+of a randomised set is exactly uniform, so each row is exactly N(0, I_d) and every unbiased
+component stays unbiased.
 """
 
 from __future__ import annotations
 
-import warnings
 from functools import lru_cache
 from math import gcd
 
 import numpy as np
 from scipy import special
-from scipy.stats import qmc
 
 from rfbench.features.base import Projections, WeightsSampler, full_projections
 from rfbench.features.registry import register_weights
 from rfbench.features.weights.blocks import haar_frames
+from rfbench.features.weights.scrambling import halton_points, sobol_points
 
 #: the open interval guard: t = 0 or 1 (Φ⁻¹ = ∓∞) only arise from float rounding (< 1e-16)
 _T_LOW, _T_HIGH = 2.0**-54, 1.0 - 2.0**-53
-_SOBOL_BITS = 30
 
 
 def gaussian_from_unit(t: np.ndarray) -> np.ndarray:
-    """Φ⁻¹(t) coordinatewise (scipy.special.ndtri), t guarded into the open interval (0, 1)."""
-    return special.ndtri(np.clip(t, _T_LOW, _T_HIGH))
+    """Φ⁻¹(t) coordinatewise (scipy.special.ndtri), t guarded into the open interval (0, 1).
+
+    The result is a new C-ordered array (the guard and Φ⁻¹ run in place in it)."""
+    out = np.empty(np.shape(t))
+    np.clip(t, _T_LOW, _T_HIGH, out=out)
+    return special.ndtri(out, out=out)
 
 
 class _UnitCube(WeightsSampler):
@@ -43,10 +46,10 @@ class _UnitCube(WeightsSampler):
 
 @register_weights
 class Halton(_UnitCube):
-    """Scrambled Halton points (``scipy.stats.qmc.Halton``), re-scrambled for every draw.
+    """Halton points, randomised per draw by linear scrambling + a digital shift in each base.
 
-    scipy permutes ~54 bits' worth of digits, so each point is uniform to double precision.
-    One engine per draw: scipy's scrambling cannot be batched, so this is a loop over draws.
+    ``scrambling.halton_points``: the bases and digits of scipy's unscrambled Halton sequence,
+    every draw scrambled independently and all draws at once (an exactly uniform point each).
     """
 
     name = "halton"
@@ -54,19 +57,17 @@ class Halton(_UnitCube):
     paper = "Spectraformer eq. 28 (QMC); Avron et al. 2016"
 
     def points(self, rng: np.random.Generator, d: int, m: int, draws: int) -> np.ndarray:
-        return np.stack([qmc.Halton(d, scramble=True, rng=rng).random(m) for _ in range(draws)])
+        return halton_points(rng, d, m, draws)
 
 
 @register_weights
 class Sobol(_UnitCube):
-    """Scrambled Sobol' points (``scipy.stats.qmc.Sobol``, LMS + digital shift), one per draw.
+    """Sobol' points, randomised per draw by LMS + a digital shift (scipy's scramble), batched.
 
-    m a power of two uses ``random_base2`` (a full (t, m, d)-net); otherwise ``random(m)``, whose
-    UserWarning about losing the balance properties is suppressed: the first m points are still
-    a valid randomised point set, only without the net's equal stratification. scipy returns
-    multiples of 2^-30; a uniform dither u·2^-30 (u ~ U[0, 1) from the job's generator) fills
-    the trailing digits, so each point is exactly uniform (no 6σ truncation of Φ⁻¹) while the
-    net structure (leading 30 digits) is unchanged.
+    ``scrambling.sobol_points``: scipy's unscrambled Sobol' points, every draw scrambled
+    independently over 52 bits and all draws at once. m a power of two gives a full
+    (t, m, d)-net; otherwise the first m points, a valid randomised set without the net's
+    equal stratification.
     """
 
     name = "sobol"
@@ -74,14 +75,7 @@ class Sobol(_UnitCube):
     paper = "Spectraformer eq. 28 (QMC); Avron et al. 2016"
 
     def points(self, rng: np.random.Generator, d: int, m: int, draws: int) -> np.ndarray:
-        base2 = (m & (m - 1)) == 0
-        out = np.empty((draws, m, d))
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "The balance properties", UserWarning)
-            for b in range(draws):
-                engine = qmc.Sobol(d, scramble=True, bits=_SOBOL_BITS, rng=rng)
-                out[b] = engine.random_base2(m.bit_length() - 1) if base2 else engine.random(m)
-        return out + rng.random(out.shape) * 2.0**-_SOBOL_BITS
+        return sobol_points(rng, d, m, draws)
 
 
 @lru_cache(maxsize=64)

@@ -1,0 +1,40 @@
+"""Wall and CPU time of the whole paper-profile reproduction (``rfbench reproduce``).
+
+Runs ``rfbench reproduce --profile paper --workers 2 --force --quiet`` into a temporary folder (the
+committed results/ are never touched) and prints its wall time and the CPU time of the child
+processes. About 10 minutes on 2 cores: ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
+
+Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--profile", default="paper")
+    args = ap.parse_args()
+    rfbench = Path(sys.executable).with_name("rfbench")
+    with tempfile.TemporaryDirectory(prefix="rfbench-bench-") as out:
+        cmd = [str(rfbench), "reproduce", "--profile", args.profile, "--out-dir", out]
+        cmd += ["--workers", str(args.workers), "--force", "--quiet"]
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        wall = time.perf_counter() - t0
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = kids.ru_utime + kids.ru_stime
+    print(f"rfbench reproduce --profile {args.profile} --workers {args.workers}:")
+    print(f"  wall {wall / 60:.1f} min ({wall:.0f} s), CPU {cpu / 60:.1f} min")
+
+
+if __name__ == "__main__":
+    main()
