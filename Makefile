@@ -44,19 +44,18 @@ figures: $(STAMP)
 	@if ls results/*/*.parquet >/dev/null 2>&1; then \
 		$(BIN)/rfbench figures --results results && $(BIN)/rfbench site --results results; fi
 
-# The papers' settings: every config (about 30 minutes on 2 cores), figures and REPORT.md.
+# The papers' settings: every config (about 10 minutes on 2 cores), figures, REPORT.md and the site.
 reproduce: $(STAMP)
 	$(BIN)/rfbench reproduce --profile paper --out-dir results --workers 2
 	$(BIN)/rfbench figures --results results --strict
 	$(BIN)/rfbench report --results results
 	$(BIN)/rfbench site --results results
 
-# One run, side by side: classification per trial (if benchmarks/bench_classify.py exists),
+# One run, side by side: classification per trial vs the exp+matmul limit and the plain loop,
 # pointwise vs the plain per-draw loop, QMC vs iid draws, the estimators. REPRODUCE=1 adds the
 # paper reproduction's wall time (~10 min; alone: make bench-reproduce).
 bench: $(STAMP)
-	@if [ -f benchmarks/bench_classify.py ]; then $(BIN)/python benchmarks/bench_classify.py; \
-	else echo "(benchmarks/bench_classify.py not present: classification timing skipped)"; fi
+	$(BIN)/python benchmarks/bench_classify.py
 	$(BIN)/python benchmarks/bench_pointwise.py
 	$(BIN)/python benchmarks/bench_qmc.py
 	$(BIN)/python benchmarks/bench_estimators.py

@@ -220,7 +220,7 @@ def test_force_ignores_the_cache(tmp_path, reference) -> None:
 def test_stale_cache_is_not_reused(tmp_path, reference) -> None:
     out = tmp_path / "toy.parquet"
     _run(Toy(), out)
-    fresh = _run(Toy(), tmp_path / "fresh.parquet", seed=1)
+    fresh = _run(Toy(), tmp_path / "other" / "fresh.parquet", seed=1)  # its own folder and cache
     changes = [
         ({"seed": 1}, False),
         ({"config": {"samples": 16}}, False),
@@ -232,6 +232,13 @@ def test_stale_cache_is_not_reused(tmp_path, reference) -> None:
         assert len(exp.calls) == 6, change  # every job recomputed
         assert np.array_equal(got["value"], reference["value"]) == same_values, change
     pd.testing.assert_frame_equal(_run(Toy(), out, seed=1), fresh, check_exact=True)
+
+
+def test_outputs_of_one_folder_share_their_jobs(tmp_path, reference) -> None:
+    _run(Toy(), tmp_path / "a.parquet")
+    again = Toy()
+    got = _run(again, tmp_path / "b.parquet")  # same jobs under another name: all cached
+    assert again.calls == [] and np.array_equal(got["value"], reference["value"])
 
 
 def test_spec_only_cache_reuses_jobs_of_a_grown_grid(tmp_path) -> None:

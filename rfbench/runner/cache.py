@@ -1,4 +1,8 @@
-"""The job cache: each finished job's rows in ``<out dir>/.cache/<out stem>/<tag>/<hash>.parquet``.
+"""The job cache: each finished job's rows in ``<out dir>/.cache/jobs/<tag>/<hash>.parquet``.
+
+Every output file of a folder shares one cache: the key below determines a job's rows, so two
+configs with the same jobs (HRF Fig. 6 and Table 3 share their paper-protocol jobs) compute
+them once.
 
 A job's cache key holds everything its rows depend on: the digest of the rfbench source and the
 numpy and scipy versions (:mod:`rfbench.runner.digest`; ``<tag>`` names them), the experiment's
@@ -30,9 +34,12 @@ CACHE_DIRNAME = ".cache"
 JOB_METADATA_KEY = b"rfbench_job"
 
 
+SHARED = "jobs"
+
+
 def cache_dir(out: Path) -> Path:
-    """The cache folder of an output file (one subfolder per code tag)."""
-    return out.parent / CACHE_DIRNAME / out.stem
+    """The cache folder of an output file, shared by its folder (one subfolder per code tag)."""
+    return out.parent / CACHE_DIRNAME / SHARED
 
 
 class JobCache:

@@ -113,8 +113,8 @@ def run(
 
     ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults).
     ``out`` defaults to ``results/<experiment>/<name>.parquet``; finished jobs are cached under
-    ``<out dir>/.cache/<out stem>/`` and reused unless ``force``. ``workers`` defaults to the
-    number of cores. Bad options raise :class:`ConfigError`; a failing job raises
+    ``<out dir>/.cache/jobs/`` (shared by the folder) and reused unless ``force``. ``workers``
+    defaults to the number of cores. Bad options raise :class:`ConfigError`; a failing job raises
     :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished are cached.
     """
     exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
