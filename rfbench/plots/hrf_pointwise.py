@@ -51,10 +51,13 @@ def _left_limits(row: list[Curve]) -> tuple[float, float]:
 
 
 def _right_top(row: list[Curve]) -> float:
-    """Error axis top: the largest error + 2 s.e. or closed form along the row."""
-    tops = [np.nanmax(c.values("rel_rmse") + 2 * c.stderr("rel_rmse")) for c in row]
-    tops += [np.nanmax(c.values("theory_rel_rmse")) for c in row if c.has("theory_rel_rmse")]
-    return 1.08 * max(max(tops), 1e-12)
+    """Error axis top: the largest error (empirical or closed form) along the row, raised for the
+    ±2 s.e. bands by at most half of it (a band of a heavy-tailed estimator may be far larger)."""
+    values = [np.nanmax(c.values("rel_rmse")) for c in row]
+    values += [np.nanmax(c.values("theory_rel_rmse")) for c in row if c.has("theory_rel_rmse")]
+    bands = max(np.nanmax(c.values("rel_rmse") + 2 * c.stderr("rel_rmse")) for c in row)
+    top = max(max(values), 1e-12)
+    return 1.08 * min(max(top, bands), 1.5 * top)
 
 
 def _panel(ax: Axes, twin: Axes, c: Curve) -> None:

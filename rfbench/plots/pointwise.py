@@ -54,8 +54,12 @@ class Curve:
         return self.data[metric].to_numpy(float)
 
     def stderr(self, metric: str) -> np.ndarray:
+        """The standard errors, 0 (no band) where the sample does not resolve the statistic: its
+        closed-form standard error there is astronomically large and says only that."""
         se = self.data.get(f"{metric}_se")
-        return np.zeros(len(self.data)) if se is None else se.fillna(0).to_numpy(float)
+        out = np.zeros(len(self.data)) if se is None else se.fillna(0).to_numpy(float)
+        ok = self.data.get(f"{metric}_ok")
+        return out if ok is None else np.where(ok.eq(False).to_numpy(bool), 0.0, out)
 
     @property
     def theta(self) -> np.ndarray:
@@ -75,6 +79,8 @@ def curves(df: pd.DataFrame) -> list[Curve]:
     value = grouped["value"].first().unstack("metric")
     se = grouped["stderr"].first().unstack("metric").add_suffix("_se")
     wide = value.join(se)
+    if "resolved" in rows:
+        wide = wide.join(grouped["resolved"].first().unstack("metric").add_suffix("_ok"))
     out = []
     for key, part in wide.groupby(level=keys, dropna=False, sort=False):
         point = {k: _clean(v) for k, v in zip(keys, key, strict=True)}

@@ -65,6 +65,8 @@ def chart_spec(df: pd.DataFrame) -> dict | None:
             "hovertemplate": f"{name}<br>{x}=%{{x}}<br>{metric}=%{{y:.5g}}<extra></extra>",
         }  # fmt: skip
         se = part["stderr"]
+        if "resolved" in part:  # no error bar where the sample cannot resolve the statistic
+            se = se.where(~part["resolved"].eq(False).fillna(False).astype(bool))
         if se.notna().any():
             trace["error_y"] = {"type": "data", "array": _plain(se.fillna(0)), "visible": True}
         traces.append(trace)
