@@ -65,7 +65,9 @@ def test_curves_pivot_the_long_rows(results):
     rows = rows.sort_values("theta")
     np.testing.assert_array_equal(items[1].theta, rows["theta"])
     np.testing.assert_array_equal(items[1].values("rel_rmse"), rows["value"])
-    np.testing.assert_array_equal(items[1].stderr("rel_rmse"), rows["stderr"])
+    unresolved = rows["resolved"].eq(False).fillna(False).to_numpy(bool)
+    shown = np.where(unresolved, 0.0, rows["stderr"].fillna(0).to_numpy(float))
+    np.testing.assert_array_equal(items[1].stderr("rel_rmse"), shown)  # no band if unresolved
     # true value e^{r² cos θ} at r = 1 (HRF Eq. 1): θ = 0 and π
     np.testing.assert_allclose(items[0].values("true")[[0, -1]], [np.e, 1 / np.e], rtol=1e-12)
 
