@@ -10,8 +10,8 @@ The released protocol, in words (``m`` = N·d features, N = m/d blocks of d):
 
 - every draw comes from numpy's legacy global state, never seeded; here an explicit
   ``np.random.RandomState(seed)`` (the same stream as the released code run for this one data set
-  and m after ``np.random.seed(seed)``), the seed taken from the job's generator and stored in the
-  ``stream_seed`` column;
+  and m after seeding the global state with that seed), the seed taken from the job's generator
+  and stored in the ``stream_seed`` column;
 - one trial draws, in this order: (1) IIDRFs: N standard normal d × d matrices; (2) ORFs: N times
   the row norms ρ = √chisquare(d, size=d), then a rotation R; (3) SimRFs: N times ρ then R, rows
   ω = ρ_i s_iᵀR with s_i the fixed simplex of :func:`released_simplex` (SimRF Eq. 8); (4) SimRFs+:

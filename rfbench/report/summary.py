@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from rfbench import reference
 from rfbench.report.render import rel_path, table
 from rfbench.report.verdicts import (
+    CLAIM_VERDICTS,
     DIFFERS,
     DOES_NOT_HOLD,
     HOLDS,
@@ -15,6 +16,7 @@ from rfbench.report.verdicts import (
     NO_MATCH,
     NOT_REPRODUCIBLE,
     NOT_RUN,
+    NUMBER_VERDICTS,
     ORDERING_CONFIRMED,
     REL_TOL,
     REPRODUCED,
@@ -27,17 +29,9 @@ from rfbench.report.verdicts import (
 if TYPE_CHECKING:
     from rfbench.report import Report
 
-NUMBER_COLUMNS = (REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
-CLAIM_COLUMNS = (
-    HOLDS,
-    WITHIN_NOISE,
-    DOES_NOT_HOLD,
-    UNTESTABLE,
-    MANUAL,
-    NOT_RUN,
-    NO_MATCH,
-    NOT_REPRODUCIBLE,
-)
+NUMBER_COLUMNS = NUMBER_VERDICTS
+#: "ordering confirmed" is counted with "holds"
+CLAIM_COLUMNS = tuple(v for v in CLAIM_VERDICTS if v != ORDERING_CONFIRMED)
 #: Surprises listed in the summary.
 SHOWN_SURPRISES = 8
 
