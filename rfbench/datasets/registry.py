@@ -132,12 +132,12 @@ def _read() -> dict[str, DatasetInfo]:
 
 
 DATASETS: dict[str, DatasetInfo] = _read()
-ALIASES: dict[str, str] = {a: info.name for info in DATASETS.values() for a in info.aliases}
+_ALIASES: dict[str, str] = {a: info.name for info in DATASETS.values() for a in info.aliases}
 
 
 def get(name: str) -> DatasetInfo:
     """The registry row for ``name`` (or an alias); DataError naming the known sets otherwise."""
-    key = ALIASES.get(name.lower(), name.lower())
+    key = _ALIASES.get(name.lower(), name.lower())
     if key not in DATASETS:
         raise unknown(name, sorted(DATASETS))
     return DATASETS[key]
