@@ -116,8 +116,7 @@ def pairs_resolved(
     U, V = _apply(maps[0], np.asarray(X, float)), _apply(maps[1], np.asarray(Y, float))
     sq = np.sum(U**2, axis=1)[:, None] + np.sum(V**2, axis=1)[None, :] + 2 * U @ V.T
     norm = np.sqrt(max(float(sq.max()), 0.0))
-    count = samples * projections_per_estimate(est) * np.exp(log_ndtr(-norm))
-    return bool(count >= MIN_TAIL_DRAWS)
+    return bool(_tail_draws(est, samples, norm) >= MIN_TAIL_DRAWS)
 
 
 def projections_per_estimate(est: Estimator) -> int:
@@ -137,9 +136,12 @@ def expected_tail_draws(
     norm = tilted_mean_norm(est, x, y, order, params)
     if norm is None:
         return None
-    n = samples * projections_per_estimate(est)
-    with np.errstate(divide="ignore"):
-        return np.where(norm == 0, np.inf, n * np.exp(log_ndtr(-norm)))
+    return np.where(norm == 0, np.inf, _tail_draws(est, samples, norm))
+
+
+def _tail_draws(est: Estimator, samples: int, norm: np.ndarray | float) -> np.ndarray | float:
+    """n·Φ̄(‖μ_k‖): projections of ``samples`` estimates expected beyond the tilted mean."""
+    return samples * projections_per_estimate(est) * np.exp(log_ndtr(-np.asarray(norm)))
 
 
 def resolved(
