@@ -18,7 +18,7 @@ import platform
 import secrets
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import rfbench
+from rfbench.errors import UserError
 
 METADATA_KEY = b"rfbench"
 
@@ -319,14 +320,58 @@ def write_results(
     return write_table(df, path, {METADATA_KEY: blob})
 
 
+class UnreadableResultError(UserError, ResultSchemaError):
+    """A result file that cannot be read as one: corrupt, truncated, or not rfbench's."""
+
+
+@contextlib.contextmanager
+def _reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn any failure to read ``path`` into one :class:`UnreadableResultError` line."""
+    try:
+        yield
+    except UnreadableResultError:
+        raise
+    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = reason.removeprefix(f"{path}: ")
+        raise UnreadableResultError(f"result file {path} is unreadable: {reason}") from exc
+
+
 def load_results(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """The rows of a result file, validated, with canonical dtypes."""
-    return validate_results(pq.read_table(path).to_pandas(), check_metrics=False)
+    """The rows of a result file, validated, with canonical dtypes.
+
+    Raises :class:`UnreadableResultError` (a user error) if the file cannot be read as one.
+    """
+    with _reading(path):
+        return validate_results(pq.read_table(path).to_pandas(), check_metrics=False)
 
 
 def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The provenance object of a result file."""
-    meta = pq.read_schema(path).metadata or {}
-    if METADATA_KEY not in meta:
-        raise ResultSchemaError(f"{path}: not an rfbench result file (no 'rfbench' metadata)")
-    return json.loads(meta[METADATA_KEY])
+    """The provenance object of a result file (:class:`UnreadableResultError` if unreadable)."""
+    with _reading(path):
+        meta = pq.read_schema(path).metadata or {}
+        if METADATA_KEY not in meta:
+            raise ResultSchemaError(f"{path}: not an rfbench result file (no 'rfbench' metadata)")
+        return json.loads(meta[METADATA_KEY])
+
+
+def result_paths(folder: str | os.PathLike[str]) -> list[Path]:
+    """Every result file of a results folder: ``<folder>/<experiment>/<name>.parquet``.
+
+    Hidden files and folders (temporary files, the job cache) are left out.
+    """
+    return sorted(
+        p
+        for p in Path(folder).glob("*/*.parquet")
+        if not p.name.startswith(".") and not p.parent.name.startswith(".")
+    )
+
+
+def check_readable(folder: str | os.PathLike[str]) -> list[Path]:
+    """The result files of ``folder``, each read once; :class:`UnreadableResultError` on the first
+    that cannot be read (so ``figures``, ``site`` and ``report --strict`` stop naming it)."""
+    paths = result_paths(folder)
+    for path in paths:
+        load_provenance(path)
+        load_results(path)
+    return paths

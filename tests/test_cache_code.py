@@ -114,11 +114,12 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     run(Squares(), {"reps": 2}, out=res / "squares" / "b.parquet", backend="serial", quiet=True)
     current = cache_dir(out) / code_tag()
     shutil.copytree(current, cache_dir(out) / ("0" * 16))  # as if written by other code
-    shutil.copy(next(current.iterdir()), cache_dir(out) / "old-layout.parquet")
-    root = res / "squares" / ".cache"
+    shutil.copy(next(current.iterdir()), cache_dir(out) / "not-ours.parquet")
+    root = res / "squares" / ".rfbench-cache"
     usage = cache_usage(root)
     # one cache per folder: b's two jobs are a's first two (the same keys), computed once
-    assert (usage.caches, usage.files, usage.current, usage.stale) == (1, 11, 5, 6)
+    assert (usage.files, usage.current, usage.stale) == (10, 5, 5)
+    assert usage.foreign == (cache_dir(out) / "not-ours.parquet",)
 
     runner = CliRunner()
     shown = runner.invoke(app, ["cache", "info", str(res)], env={"COLUMNS": "200"})
@@ -126,7 +127,8 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     assert str(res / "squares") in shown.output and code_tag() in shown.output
 
     cleared = runner.invoke(app, ["cache", "clear", "--stale-only", str(res)])
-    assert cleared.exit_code == 0 and "removed 6 job file(s)" in cleared.output, cleared.output
+    assert cleared.exit_code == 0 and "removed 5 job file(s)" in cleared.output, cleared.output
+    assert "not-ours.parquet: not written by rfbench" in cleared.output
     usage = cache_usage(root)
     assert (usage.files, usage.current) == (5, 5)
     assert load_results(run(Squares(), out=out, backend="serial", quiet=True))[
@@ -139,7 +141,8 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
 
     cleared = runner.invoke(app, ["cache", "clear", str(res)])
     assert cleared.exit_code == 0 and "removed 5 job file(s)" in cleared.output, cleared.output
-    assert not root.exists() and out.exists()
+    assert out.exists() and (cache_dir(out) / "not-ours.parquet").is_file()
+    assert not (cache_dir(out) / code_tag()).exists()
 
     missing = runner.invoke(app, ["cache", "info", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "does not exist" in missing.output

@@ -21,13 +21,25 @@ FOLDERS = typer.Argument(None, help="Results folders to search for caches (defau
 
 
 def _caches(folders: list[str] | None) -> list[Path]:
+    """rfbench's job caches under the folders; look-alikes are named on stderr and left alone."""
     from rfbench.runner.cache import find_caches
 
     roots = [Path(f) for f in folders or ["results"]]
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
         raise UserError(f"folder {missing[0]!r} does not exist")
-    return sorted({c for r in roots for c in find_caches(r)})
+    caches: set[Path] = set()
+    for root in roots:
+        found = find_caches(root)
+        caches.update(found.caches)
+        for path in found.skipped:
+            typer.echo(f"skipped {path}: not an rfbench job cache (left alone)", err=True)
+    return sorted(caches)
+
+
+def _report_foreign(paths: tuple[Path, ...]) -> None:
+    for path in paths:
+        typer.echo(f"skipped {path}: not written by rfbench (left alone)", err=True)
 
 
 def _size(n: int) -> str:
@@ -46,11 +58,12 @@ def info(folders: list[str] | None = FOLDERS) -> None:
         title=f"job caches (current code {code_tag()}: rfbench source sha256 "
         f"{env['code'][:12]}, numpy {env['numpy']}, scipy {env['scipy']})"
     )
-    for col in ("folder", "caches", "job files", "size", "current", "stale"):
+    for col in ("folder", "job files", "size", "current", "stale"):
         table.add_column(col, justify="left" if col == "folder" else "right")
     for root in _caches(folders):
         u = cache_usage(root)
-        row = (u.caches, u.files, _size(u.size), u.current, u.stale)
+        _report_foreign(u.foreign)
+        row = (u.files, _size(u.size), u.current, u.stale)
         table.add_row(str(u.folder), *map(str, row))
     console.print(table)
 
@@ -63,14 +76,17 @@ def clear(
         False, "--stale-only", help="Keep the job files of the current code."
     ),
 ) -> None:
-    """Remove the job caches (or only the stale job files) under the folders."""
+    """Remove rfbench's job files (or only the stale ones) from the caches under the folders.
+
+    Only folders named ``.rfbench-cache`` that carry rfbench's marker are touched, and in them only
+    the files rfbench wrote; everything else is reported and left alone.
+    """
     from rfbench.runner.cache import cache_usage, clear_cache
 
     files = size = 0
     for root in _caches(folders):
-        before = cache_usage(root)
-        clear_cache(root, stale_only)
-        after = cache_usage(root) if root.is_dir() else None
-        files += before.files - (after.files if after else 0)
-        size += before.size - (after.size if after else 0)
+        _report_foreign(cache_usage(root).foreign)
+        removed, freed = clear_cache(root, stale_only)
+        files += removed
+        size += freed
     typer.echo(f"removed {files} job file(s), {_size(size)}")

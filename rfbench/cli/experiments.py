@@ -175,9 +175,19 @@ def add_config_commands(app: typer.Typer) -> None:
         if not files:
             raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
         profile = options["profile"] or "quick"
+        planned: dict[Path, Path] = {}
+        runs = []
         for path in files:
             experiment, resolved = resolve_file(path, profile)
             out = Path(out_dir) / experiment.name / f"{resolved['name']}.parquet"
+            if out in planned:
+                raise ConfigError(
+                    f"configs {planned[out]} and {path} would both write {out} (same experiment "
+                    "and name): give one of them another name"
+                )
+            planned[out] = path
+            runs.append((path, experiment, resolved, out))
+        for path, experiment, resolved, out in runs:
             title = f"{path.parent.name}/{path.name} ({profile})"
             execute(experiment, resolved, {**options, "out": out, "profile": profile}, title)
 

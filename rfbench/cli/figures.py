@@ -23,6 +23,7 @@ def figures(
 ) -> None:
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
     from rfbench.plots import draw_all, list_figures
+    from rfbench.results import check_readable
 
     known = {spec.id for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]
@@ -30,6 +31,8 @@ def figures(
     if unknown:
         raise UserError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
     out_dir = Path(out) if out else Path(results) / "figures"
+    if Path(results).is_dir():
+        check_readable(results)
     outcomes = draw_all(Path(results), out_dir, wanted)
     table = Table(title=f"figures from {results} -> {out_dir}")
     for col in ("figure", "status"):

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console
+from rfbench.errors import UserError
 
 
 @handle_errors
@@ -19,7 +20,9 @@ def report(
         "", help="Folder of drawn figures to link (default: <results>/figures)."
     ),
     strict: bool = typer.Option(
-        False, help="Exit 1 if a number differs or a claim contradicts its expectation (CI)."
+        False,
+        help="Exit 1 if a number differs or a claim contradicts its expectation, 2 if a result "
+        "file is unreadable (CI).",
     ),
 ) -> None:
     """Compare the papers' published numbers and claims with the results; write REPORT.md."""
@@ -27,6 +30,10 @@ def report(
     from rfbench.report.verdicts import DIFFERS
 
     path, rep = write_report(results, out or None, figures or None)
+    for problem in rep.problems:
+        typer.echo(f"rfbench: warning: unreadable result file {problem}", err=True)
+    if strict and rep.problems:
+        raise UserError(f"unreadable result file {rep.problems[0]} (--strict)")
     numbers, claims = rep.number_counts(), rep.claim_counts()
     table = Table(title=f"report on {results}")
     for col in ("verdict", "numbers", "claims"):

@@ -19,10 +19,12 @@ def site(
     out: str = typer.Option("", help="Site folder (default: <results>/site)."),
 ) -> None:
     """Write a browsable HTML site of the results: figures, charts, numbers, verdicts."""
+    from rfbench.results import check_readable
     from rfbench.site import build_site
 
     if not Path(results).is_dir():
         raise UserError(f"results folder {results!r} does not exist")
     out_dir = Path(out) if out else Path(results) / "site"
+    check_readable(results)
     pages = build_site(results, out_dir)
     console.print(f"{len(pages)} pages -> {out_dir / 'index.html'}")

@@ -26,6 +26,12 @@ from rfbench.seeding import canonical_json
 PROFILES: tuple[str, ...] = ("quick", "paper")
 #: Config keys that describe a run rather than parametrise its jobs.
 RESERVED_KEYS: tuple[str, ...] = ("experiment", "name", "figure", "profile")
+#: a config's ``name`` and ``figure`` become file names: letters, digits, '.', '_', '-' only
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
+SAFE_NAME_RULE = (
+    "a name of at most 100 letters, digits, '_', '-' and single dots, starting with a letter "
+    "or digit (it becomes a file name inside the results folder)"
+)
 
 
 class ConfigError(UserError):
@@ -215,6 +221,10 @@ class Experiment:
         for key in ("name", "figure"):
             if not isinstance(resolved[key], str):
                 raise ConfigError.bad_value(key, resolved[key], "a string")
+            if resolved[key] and (
+                len(resolved[key]) > 100 or not SAFE_NAME.fullmatch(resolved[key])
+            ):
+                raise ConfigError.bad_value(key, resolved[key], SAFE_NAME_RULE)
         for key, default in self.defaults.items():
             value = config[key] if key in config else copy.deepcopy(default)
             resolved[key] = _check_type(key, value, default)

@@ -20,7 +20,7 @@ import pandas as pd
 from rfbench.report.frames import aggregate, derive, plain
 from rfbench.report.verdicts import NO_MATCH, NOT_RUN
 from rfbench.results import REQUIRED_COLUMNS as REQUIRED
-from rfbench.results import ResultSchemaError, load_provenance, load_results
+from rfbench.results import ResultSchemaError, load_provenance, load_results, result_paths
 
 #: Selector keys that are instructions, not row filters.
 SPECIAL_KEYS = frozenset({"derive", "baseline", "aggregate", "std_metric"})
@@ -57,11 +57,7 @@ class ResultSet:
 def load_folder(folder: str | Path) -> ResultSet:
     """Every result file ``<folder>/<experiment>/<name>.parquet``; unreadable ones are listed."""
     folder = Path(folder)
-    files = sorted(
-        p
-        for p in folder.glob("*/*.parquet")
-        if not p.name.startswith(".") and not p.parent.name.startswith(".")
-    )
+    files = result_paths(folder)
     frames, good, provenance, problems = [], [], [], []
     for path in files:
         try:

@@ -1,24 +1,30 @@
-"""The job cache: each finished job's rows in ``<out dir>/.cache/jobs/<tag>/<hash>.parquet``.
+"""The job cache: a finished job's rows in ``<out dir>/.rfbench-cache/jobs/<tag>/<hash>.parquet``.
 
 Every output file of a folder shares one cache: the key below determines a job's rows, so two
 configs with the same jobs (HRF Fig. 6 and Table 3 share their paper-protocol jobs) compute
 them once.
 
-A job's cache key holds everything its rows depend on: the digest of the rfbench source and the
-numpy and scipy versions (:mod:`rfbench.runner.digest`; ``<tag>`` names them), the experiment's
-name, the root seed, the job spec and the experiment's ``cache_context(config)`` (by default the
-whole resolved config). So an edit of the code never serves the rows of the old code. Files are
-written atomically and carry their key in the parquet metadata, which is checked on load, so a
-stale or foreign file is never reused. ``force=True`` recomputes every job anyway.
+A job's cache key holds everything its rows depend on: the digest of the code that computes them
+and the numpy and scipy versions (:mod:`rfbench.runner.digest`; ``<tag>`` names them), the
+experiment's name, the root seed, the job spec and the experiment's ``cache_context(config)`` (by
+default the whole resolved config). So an edit of the code never serves the rows of the old code.
+Files are written atomically and carry their key and a SHA-256 of their rows in the parquet
+metadata, both checked on load: a stale, foreign or corrupted file is never reused (the job is
+computed again). ``force=True`` recomputes every job anyway.
+
+A cache folder is recognisable: it is named ``.rfbench-cache`` and holds a marker file
+(:data:`MARKER`, with a format version). ``rfbench cache info|clear`` act on marked folders only,
+and inside them only on the files this module writes; anything else is left alone and reported.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import re
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +32,55 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from rfbench.experiments import Experiment, JobSpec
-from rfbench.results import write_table
+from rfbench.results import atomic_write, write_table
 from rfbench.runner.digest import code_tag, environment, external_sources
 from rfbench.seeding import canonical_json
 
-CACHE_DIRNAME = ".cache"
+CACHE_DIRNAME = ".rfbench-cache"
+MARKER = "RFBENCH_CACHE.json"
+FORMAT_VERSION = 2
 JOB_METADATA_KEY = b"rfbench_job"
-
-
+ROWS_DIGEST_KEY = b"rfbench_rows_sha256"
 SHARED = "jobs"
+#: a temporary file of an interrupted write older than this is removed by the next run
+STALE_TMP_SECONDS = 600.0
+
+_TAG = re.compile(r"^[0-9a-f]{16}$")
+_JOB_FILE = re.compile(r"^[0-9a-f]{32}\.parquet$")
+_TMP_FILE = re.compile(r"^\.[0-9a-f]{32}\.parquet\.\d+\.[0-9a-f]{12}\.tmp$")
 
 
 def cache_dir(out: Path) -> Path:
-    """The cache folder of an output file, shared by its folder (one subfolder per code tag)."""
+    """The job folder of an output file's cache, shared by its folder (one subfolder per tag)."""
     return out.parent / CACHE_DIRNAME / SHARED
+
+
+def is_rfbench_cache(folder: Path) -> bool:
+    """Whether ``folder`` is a job cache rfbench made (its name and a readable marker)."""
+    marker = folder / MARKER
+    if folder.name != CACHE_DIRNAME or not marker.is_file():
+        return False
+    try:
+        return json.loads(marker.read_text()).get("tool") == "rfbench"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _ensure_marker(cache_root: Path) -> None:
+    cache_root.mkdir(parents=True, exist_ok=True)
+    if not (cache_root / MARKER).is_file():
+        blob = json.dumps({"tool": "rfbench", "format": FORMAT_VERSION}, sort_keys=True)
+        atomic_write(cache_root / MARKER, lambda tmp: tmp.write_text(blob + "\n"))
+
+
+def rows_digest(rows: pd.DataFrame) -> str:
+    """SHA-256 of a job's rows: column names, dtypes and every value."""
+    sha = hashlib.sha256()
+    sha.update(json.dumps([[str(c), str(t)] for c, t in rows.dtypes.items()]).encode())
+    if len(rows.columns):
+        sha.update(pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes())
+    sha.update(str(len(rows)).encode())
+    return sha.hexdigest()
 
 
 class JobCache:
@@ -59,6 +100,8 @@ class JobCache:
         source = external_sources(type(experiment))
         if source is not None:
             self._base["experiment_source"] = source
+        #: jobs whose cached file was unreadable or did not match its checksum (recomputed)
+        self.corrupt: list[Path] = []
 
     def key(self, spec: JobSpec) -> str:
         """The canonical JSON key of a job."""
@@ -70,22 +113,45 @@ class JobCache:
         return self.directory / f"{digest}.parquet"
 
     def load(self, spec: JobSpec) -> pd.DataFrame | None:
-        """The cached rows of a job, or None if absent, unreadable or for another key."""
+        """The cached rows of a job, or None if absent, unreadable, corrupted or for another key."""
         path = self.path(spec)
         if not path.is_file():
             return None
         try:
             table = pq.read_table(path)
-        except (OSError, ValueError):
+            meta = table.schema.metadata or {}
+            rows = table.to_pandas()
+        except Exception:  # any unreadable file is a cache miss, never a result
+            self.corrupt.append(path)
             return None
-        stored = (table.schema.metadata or {}).get(JOB_METADATA_KEY)
-        if stored is None or stored.decode() != self.key(spec):
+        stored = meta.get(JOB_METADATA_KEY)
+        if stored is None or stored.decode(errors="replace") != self.key(spec):
             return None
-        return table.to_pandas()
+        if meta.get(ROWS_DIGEST_KEY, b"").decode(errors="replace") != rows_digest(rows):
+            self.corrupt.append(path)
+            return None
+        return rows
 
     def store(self, spec: JobSpec, rows: pd.DataFrame) -> Path:
-        """Cache the rows of a finished job (atomically)."""
-        return write_table(rows, self.path(spec), {JOB_METADATA_KEY: self.key(spec).encode()})
+        """Cache the rows of a finished job (atomically), with their checksum."""
+        _ensure_marker(self.directory.parent.parent)
+        meta = {
+            JOB_METADATA_KEY: self.key(spec).encode(),
+            ROWS_DIGEST_KEY: rows_digest(rows.reset_index(drop=True)).encode(),
+        }
+        return write_table(rows.reset_index(drop=True), self.path(spec), meta)
+
+    def remove_stale_temporaries(self, older_than: float = STALE_TMP_SECONDS) -> int:
+        """Remove the temporary files that killed runs left in this cache; return how many."""
+        if not self.directory.is_dir():
+            return 0
+        cutoff = time.time() - older_than
+        removed = 0
+        for path in self.directory.iterdir():
+            if _TMP_FILE.match(path.name) and path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink(missing_ok=True)
+                removed += 1
+        return removed
 
 
 # ----------------------------------------------------------------------------- rfbench cache
@@ -93,51 +159,103 @@ class JobCache:
 
 @dataclass(frozen=True)
 class CacheUsage:
-    """The job caches of one output folder (``<folder>/.cache``)."""
+    """The job cache of one output folder (``<folder>/.rfbench-cache``)."""
 
     folder: Path
-    caches: int  # output files with a cache folder
     files: int  # job files
-    size: int  # bytes of every file under .cache
+    size: int  # bytes of the job files
     current: int  # job files of the current code (the others can never be read again)
+    foreign: tuple[Path, ...] = field(default=())  # entries rfbench did not write (left alone)
 
     @property
     def stale(self) -> int:
         return self.files - self.current
 
 
-def find_caches(root: Path) -> list[Path]:
-    """Every ``.cache`` folder under ``root`` (``root/.cache`` included), sorted."""
-    return sorted(p for p in Path(root).rglob(CACHE_DIRNAME) if p.is_dir())
+@dataclass(frozen=True)
+class CacheSearch:
+    """What :func:`find_caches` found: rfbench's caches, and look-alikes it will not touch."""
+
+    caches: list[Path]
+    skipped: list[Path]
+
+
+def find_caches(root: Path) -> CacheSearch:
+    """Every rfbench job cache under ``root`` (``root`` included); unmarked look-alikes apart.
+
+    Folders named ``.rfbench-cache`` without rfbench's marker, and old-style ``.cache`` folders,
+    are listed in ``skipped`` and never touched. Symbolic links are not followed.
+    """
+    root = Path(root)
+    caches: list[Path] = []
+    skipped: list[Path] = []
+    candidates = [root] if root.name == CACHE_DIRNAME else []
+    candidates += [p for p in root.rglob(CACHE_DIRNAME)]
+    for path in sorted(set(candidates)):
+        if path.is_symlink() or not path.is_dir():
+            continue
+        (caches if is_rfbench_cache(path) else skipped).append(path)
+    return CacheSearch(caches, skipped)
+
+
+def _job_files(cache_root: Path) -> tuple[list[Path], list[Path]]:
+    """(job files rfbench wrote, other entries) of a marked cache folder."""
+    owned: list[Path] = []
+    foreign: list[Path] = []
+    for entry in cache_root.iterdir():
+        if entry.name == MARKER:
+            continue
+        if entry.name != SHARED or entry.is_symlink() or not entry.is_dir():
+            foreign.append(entry)
+            continue
+        for tag_dir in entry.iterdir():
+            if not _TAG.match(tag_dir.name) or tag_dir.is_symlink() or not tag_dir.is_dir():
+                foreign.append(tag_dir)
+                continue
+            for f in tag_dir.iterdir():
+                ours = _JOB_FILE.match(f.name) or _TMP_FILE.match(f.name)
+                (owned if ours and f.is_file() and not f.is_symlink() else foreign).append(f)
+    return owned, foreign
 
 
 def cache_usage(cache_root: Path) -> CacheUsage:
-    """Count the job files of a ``.cache`` folder: current (this code's tag) or stale."""
+    """Count the job files of a marked cache folder: current (this code's tag) or stale."""
     tag = code_tag()
-    files = current = size = 0
-    for path in cache_root.rglob("*"):
-        if path.is_file():
-            size += path.stat().st_size
-            if path.suffix == ".parquet":
-                files += 1
-                current += path.parent.name == tag and path.parent.parent.parent == cache_root
-    caches = sum(1 for p in cache_root.iterdir() if p.is_dir())
-    return CacheUsage(cache_root.parent, caches, files, size, current)
+    owned, foreign = _job_files(cache_root)
+    jobs = [f for f in owned if f.suffix == ".parquet"]
+    return CacheUsage(
+        folder=cache_root.parent,
+        files=len(jobs),
+        size=sum(f.stat().st_size for f in owned),
+        current=sum(f.parent.name == tag for f in jobs),
+        foreign=tuple(foreign),
+    )
 
 
-def clear_cache(cache_root: Path, stale_only: bool = False) -> None:
-    """Remove a ``.cache`` folder, or (``stale_only``) all but the current code's job files."""
-    if not stale_only:
-        shutil.rmtree(cache_root)
-        return
+def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
+    """Remove the job files rfbench wrote in a marked cache (or only the stale ones).
+
+    Returns ``(files, bytes)`` removed. Entries rfbench did not write stay, and so do the folders
+    that hold them; empty folders of the cache (and the marker, once nothing else is left) go.
+    """
+    if not is_rfbench_cache(cache_root):
+        raise ValueError(f"{cache_root} is not an rfbench job cache")
     tag = code_tag()
-    for stem in list(cache_root.iterdir()):
-        for entry in stem.iterdir() if stem.is_dir() else [stem]:
-            if entry.is_dir() and entry.name != tag:
-                shutil.rmtree(entry)
-            elif not entry.is_dir():
-                entry.unlink()
-        if stem.is_dir() and not any(stem.iterdir()):
-            stem.rmdir()
-    if not any(cache_root.iterdir()):
+    owned, _ = _job_files(cache_root)
+    files = size = 0
+    for f in owned:
+        if stale_only and f.parent.name == tag:
+            continue
+        size += f.stat().st_size
+        f.unlink(missing_ok=True)
+        files += 1
+    jobs = cache_root / SHARED
+    for tag_dir in list(jobs.iterdir()) if jobs.is_dir() else []:
+        if tag_dir.is_dir() and not tag_dir.is_symlink() and not any(tag_dir.iterdir()):
+            tag_dir.rmdir()
+    if jobs.is_dir() and not any(jobs.iterdir()):
+        jobs.rmdir()
+    if [p.name for p in cache_root.iterdir()] == [MARKER]:
+        (cache_root / MARKER).unlink()
         cache_root.rmdir()
+    return files, size

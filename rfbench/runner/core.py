@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,34 @@ def _check_options(seed: Any, out: Path, workers: Any, backend: str, scheduler: 
     return workers
 
 
+def check_replaceable(out: Path, experiment: str) -> None:
+    """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment``.
+
+    A run writes its file atomically over the old one; this keeps it from ever replacing a user's
+    own file (a parquet file of theirs, or another experiment's result) by mistake.
+    """
+    if out.is_symlink():
+        raise ConfigError(f"output {out} is a symbolic link; rfbench does not write through links")
+    if not out.exists():
+        return
+    from rfbench.results import load_provenance
+
+    try:
+        found = load_provenance(out).get("experiment")
+    except Exception:
+        found = None
+    if found is None:
+        raise ConfigError(
+            f"output {out} exists and is not an rfbench result file; rfbench never replaces it "
+            "(choose another --out or move the file)"
+        )
+    if found != experiment:
+        raise ConfigError(
+            f"output {out} holds results of experiment {found!r}, not {experiment!r}; "
+            "rfbench does not replace it (choose another --out)"
+        )
+
+
 def _backend_iter(
     backend: str,
     experiment: Experiment,
@@ -113,18 +142,27 @@ def run(
 
     ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults).
     ``out`` defaults to ``results/<experiment>/<name>.parquet``; finished jobs are cached under
-    ``<out dir>/.cache/jobs/`` (shared by the folder) and reused unless ``force``. ``workers``
-    defaults to the number of cores. Bad options raise :class:`ConfigError`; a failing job raises
-    :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished are cached.
+    ``<out dir>/.rfbench-cache/jobs/`` (shared by the folder) and reused unless ``force``.
+    ``workers`` defaults to the number of cores. Bad options raise :class:`ConfigError`; a
+    failing job raises :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished
+    are cached. An existing ``out`` is replaced only if it is a result of the same experiment.
     """
     exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
     config = exp.check_config(config or {})
     out = Path(out) if out is not None else default_out(exp.name, config["name"])
     workers = _check_options(seed, out, workers, backend, scheduler)
+    check_replaceable(out, exp.name)
     specs = expand_grid(exp, config)
     cache = JobCache(cache_dir(out), exp, seed, config)
+    cache.remove_stale_temporaries()
 
     frames: list[pd.DataFrame | None] = [None if force else cache.load(s) for s in specs]
+    if cache.corrupt and not quiet:
+        print(
+            f"rfbench: {len(cache.corrupt)} cached job file(s) failed their checksum or could "
+            f"not be read (first: {cache.corrupt[0]}); computing those jobs again",
+            file=sys.stderr,
+        )
     tasks = [(i, spec) for i, spec in enumerate(specs) if frames[i] is None]
     progress = JobProgress(
         len(specs),

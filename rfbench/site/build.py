@@ -38,7 +38,9 @@ def _assets(out: Path) -> None:
 
 def result_files(results: Path) -> list[Path]:
     """Every result file of a folder (``<experiment>/<name>.parquet``; caches left out)."""
-    return sorted(p for p in results.glob("*/*.parquet") if not p.parent.name.startswith("."))
+    from rfbench.results import result_paths
+
+    return result_paths(results)
 
 
 def _slug(path: Path) -> str:

@@ -8,7 +8,6 @@ chart is for reading exact values and comparing a chosen few estimators.
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
@@ -34,6 +33,11 @@ def _plain(col: pd.Series) -> list:
     return out
 
 
+def _text(value: str) -> str:
+    """Text for Plotly's labels, which read a few HTML tags: '<', '>' and '&' as entities."""
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _varying(df: pd.DataFrame, col: str) -> bool:
     return col in df.columns and df[col].nunique(dropna=True) > 1
 
@@ -55,9 +59,9 @@ def chart_spec(df: pd.DataFrame) -> dict | None:
     keys = split or ["estimator"]
     for key, part in rows.groupby(keys, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        name = ", ".join(
+        name = _text(", ".join(
             f"{v}" if c == "estimator" else f"{c}={v}" for c, v in zip(keys, key, strict=True)
-        )
+        ))  # fmt: skip
         part = part.sort_values(x)
         trace = {
             "type": "scatter", "mode": "lines+markers", "name": name,
@@ -87,10 +91,11 @@ def chart_spec(df: pd.DataFrame) -> dict | None:
 
 def chart_html(spec: dict, div_id: str) -> str:
     """A div and the script that draws ``spec`` into it (plotly.min.js loaded by the page)."""
-    payload = json.dumps(spec, allow_nan=False).replace("</", "<\\/")
+    from rfbench.site.html import esc, script_json
+
     return (
-        f'<div id="{div_id}" class="card"></div>'
-        f"<script>(function(){{var s = {payload};"
-        f" Plotly.newPlot({json.dumps(div_id)}, s.data, s.layout,"
+        f'<div id="{esc(div_id)}" class="card"></div>'
+        f"<script>(function(){{var s = {script_json(spec)};"
+        f" Plotly.newPlot({script_json(div_id)}, s.data, s.layout,"
         f" {{responsive: true, displaylogo: false}});}})();</script>"
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from html import escape
 
@@ -14,6 +15,18 @@ BAD = {"differs", "does not hold"}
 
 def esc(value: object) -> str:
     return escape("" if value is None else str(value))
+
+
+def script_json(value: object) -> str:
+    """``value`` as JSON safe inside a ``<script>`` element: no character there can end it.
+
+    ``<``, ``>``, ``&`` and the JavaScript line separators become ``\\uXXXX`` escapes, which JSON
+    and JavaScript read back as the same characters.
+    """
+    text = json.dumps(value, allow_nan=False)
+    for char in ("<", ">", "&", "\u2028", "\u2029"):
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
 
 
 def verdict_badge(verdict: str) -> str:
