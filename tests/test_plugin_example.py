@@ -96,3 +96,20 @@ def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     rows = load_results(out)
     assert set(rows["estimator"]) == {f"{NAME}@iid"} and len(rows) > 0
+
+    # the plugin's source is part of the job key and of the provenance: an edit recomputes
+    from rfbench.results import load_provenance
+    from rfbench.runner.cache import cache_dir
+
+    first = load_provenance(out)
+    assert f"{NAME}@iid" in first["estimators"]
+    (plugin,) = [p for p in first["plugins"] if p["module"].startswith("rfbench_example_plugin")]
+    assert len(plugin["source_sha256"]) == 64
+    source = next(target.glob("rfbench_example_plugin/gerf_fixed.py"))
+    source.write_text(source.read_text() + "\n# edited\n")
+    done = subprocess.run(run, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (edited,) = [p for p in load_provenance(out)["plugins"] if p["name"] == plugin["name"]]
+    assert edited["source_sha256"] != plugin["source_sha256"]
+    tags = [p for p in cache_dir(out).iterdir() if p.is_dir()]
+    assert len(tags) == 2  # the edited plugin's jobs were computed again, under a new tag

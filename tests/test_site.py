@@ -4,6 +4,7 @@ pages log no errors, the charts draw and the verdict filter changes the rows sho
 from __future__ import annotations
 
 import shutil
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
@@ -121,3 +122,50 @@ def test_verdict_filter_changes_the_rows(site: Path, browser) -> None:
     shown = browser.execute_script(visible)
     assert 0 < shown == wanted < total
     assert browser.find_element("id", "shown").text == str(shown)
+
+
+HOSTILE = '"><img src=x onerror="window.__pwned=1"></script><script>window.__pwned=1</script>'
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site of a result file with a hostile string in every field a user or plugin controls:
+    estimator alias, kernel, data set name, config values, command line and the file name."""
+    import pandas as pd
+
+    from rfbench.results import make_provenance, write_results
+
+    results = tmp_path_factory.mktemp("hostile")
+    rows = pd.DataFrame({
+        "experiment": "pointwise", "figure": "", "estimator": [HOSTILE, HOSTILE, "trig@iid"],
+        "kernel": HOSTILE, "metric": "rel_rmse", "value": [0.1, 0.2, 0.3], "stderr": 0.01,
+        "n_trials": 10, "theta": [0.1, 0.5, 0.5], "dataset": HOSTILE,
+    })  # fmt: skip
+    prov = make_provenance(
+        config={"name": "x", "description": HOSTILE, "estimators": [HOSTILE]},
+        seed=0,
+        command_line=["rfbench", "pointwise", "--data", HOSTILE],
+        experiment="pointwise",
+    )
+    write_results(rows, results / "pointwise" / f"{HOSTILE.replace('/', '_')}.parquet", prov)
+    out = results / "site"
+    build_site(results, out)
+    return out
+
+
+def test_hostile_strings_are_escaped_everywhere(hostile_site: Path) -> None:
+    for page in hostile_site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "<img src=x" not in text and "<script>window.__pwned" not in text, page.name
+
+
+def test_no_hostile_script_runs_in_chromium(hostile_site: Path, browser) -> None:
+    pages = sorted(hostile_site.rglob("*.html"))
+    assert len(pages) >= 3
+    for page in pages:
+        browser.get(page.as_uri())
+        time.sleep(0.2)  # give an injected onerror handler the time to fire
+        assert browser.execute_script("return window.__pwned === undefined"), page.name
+    browser.get(next(p for p in pages if p.parent.name == "results").as_uri())
+    drawn = "return document.querySelectorAll('.js-plotly-plot').length"
+    assert browser.execute_script(drawn) == 1  # the chart still draws, hostile names and all

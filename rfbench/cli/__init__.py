@@ -20,6 +20,7 @@ from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
 from rfbench.cli.report import report
 from rfbench.cli.site import site
+from rfbench.entry import INTERRUPTED_EXIT
 from rfbench.experiments import list_experiments
 
 app = typer.Typer(
@@ -86,13 +87,19 @@ def cli(args: Sequence[str] | None = None) -> int:
         message = " ".join(exc.format_message().split())
         print(f"rfbench: error: {message}{hint}", file=sys.stderr)
         return int(getattr(exc, "exit_code", USER_EXIT))
-    except typer.Abort:
+    except typer.Abort as exc:
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            return INTERRUPTED_EXIT  # the console entry ends the process (rfbench.entry)
         print("Aborted!", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return INTERRUPTED_EXIT
     except Exception as exc:
         return report_exception(exc)
     return status if isinstance(status, int) else 0
 
 
 def main() -> None:  # pragma: no cover - console entry
-    sys.exit(cli())
+    from rfbench.entry import main as entry_main
+
+    entry_main()

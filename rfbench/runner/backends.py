@@ -27,6 +27,7 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, job_key
 from rfbench.experiments.chunks import reporting
 from rfbench.results import validate_results
 from rfbench.runner.digest import check_workers
+from rfbench.runner.lifetime import die_with_parent
 from rfbench.seeding import job_rng
 
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
@@ -161,9 +162,10 @@ def _progress_sink(
 _queue: Any = None  # a worker's progress queue (set by its initializer)
 
 
-def _init_worker(progress_queue: Any) -> None:
+def _init_worker(progress_queue: Any, parent: int) -> None:
     global _queue
     _queue = progress_queue
+    die_with_parent(parent)
     pin_worker()
 
 
@@ -227,7 +229,7 @@ def run_processes(
         max_workers=workers,
         mp_context=context,
         initializer=_init_worker,
-        initargs=(progress_queue,),
+        initargs=(progress_queue, os.getpid()),
     )
     failure: tuple[JobSpec, BaseException] | None = None
     try:

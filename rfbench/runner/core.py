@@ -30,7 +30,7 @@ from rfbench.runner.backends import (
     run_serial,
 )
 from rfbench.runner.cache import JobCache, cache_dir
-from rfbench.runner.digest import code_digest
+from rfbench.runner.digest import code_digest, plugin_info
 from rfbench.runner.progress import JobProgress
 
 
@@ -194,5 +194,9 @@ def run(
         backend=backend,
         workers=workers,
         n_jobs=len(specs),
+        estimators=sorted(map(str, result["estimator"].dropna().unique()))
+        if "estimator" in result
+        else [],
+        plugins=list(plugin_info()),
     )
     return write_results(result, out, provenance)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import inspect
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,12 +51,57 @@ def code_digest() -> str:
     return _digest_files(files, PACKAGE_DIR)
 
 
+def _plugin_files(module_name: str) -> list[Path]:
+    """The source files of a plugin: its whole top-level package, or its lone module."""
+    top = importlib.import_module(module_name.split(".")[0])
+    roots = [Path(p) for p in getattr(top, "__path__", [])]
+    if not roots:
+        return [Path(inspect.getsourcefile(top) or "")]
+    return [
+        p
+        for root in roots
+        for p in root.rglob("*")
+        if p.suffix in SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
+    ]
+
+
+@functools.cache
+def plugin_info() -> tuple[dict[str, str], ...]:
+    """Every loaded ``rfbench.plugins`` entry point: name, module, distribution, version, and the
+    SHA-256 of its package's source (so editing a plugin's estimator recomputes its jobs)."""
+    from importlib.metadata import entry_points
+
+    from rfbench.plugins import ENTRY_POINT_GROUP, load_plugins
+
+    loaded = set(load_plugins())
+    found = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if ep.name not in loaded:
+            continue
+        files = [f for f in _plugin_files(ep.module) if f.is_file()]
+        found.append({
+            "name": ep.name,
+            "module": ep.value,
+            "distribution": ep.dist.name if ep.dist else "",
+            "version": ep.dist.version if ep.dist else "",
+            "source_sha256": _digest_files(files, Path(os.path.commonpath(files)).parent)
+            if files
+            else "",
+        })  # fmt: skip
+    return tuple(found)
+
+
 @functools.cache
 def environment() -> dict[str, str]:
-    """The code digest with the numpy and scipy versions (both change floating-point results)."""
+    """The code digest with the numpy and scipy versions (both change floating-point results),
+    and a digest of the installed plugins' sources when any is loaded."""
     import scipy
 
-    return {"code": code_digest(), "numpy": np.__version__, "scipy": scipy.__version__}
+    env = {"code": code_digest(), "numpy": np.__version__, "scipy": scipy.__version__}
+    plugins = plugin_info()
+    if plugins:
+        env["plugins"] = hashlib.sha256(canonical_json(list(plugins)).encode()).hexdigest()
+    return env
 
 
 def code_tag() -> str:
