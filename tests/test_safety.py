@@ -199,3 +199,41 @@ def test_an_unreadable_result_file_fails_in_one_line(tmp_path: Path, command) ->
     assert done.exit_code == 2, done.output
     errors = [line for line in done.output.splitlines() if line.startswith("rfbench: error")]
     assert len(errors) == 1 and "bad.parquet" in errors[0] and "unreadable" in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["pointwise", "--d", "100000000"], "--d 100000000"),
+        (["pointwise", "--m", "100000000"], "--m 100000000"),
+        (["gram", "--n-points", "1000000"], "--n-points 1000000"),
+    ],
+)
+def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, flag) -> None:
+    out = tmp_path / "x.parquet"
+    done = CliRunner().invoke(app, [*args, "--out", str(out), "--max-memory", "4G"])
+    assert done.exit_code == 2, done.output
+    (line,) = [x for x in done.output.splitlines() if x.strip()]
+    assert f"{flag} is too large; at most" in line and "4 GiB budget (--max-memory)" in line
+    assert not out.exists() and not (tmp_path / ".rfbench-cache").exists()
+    largest = int(line.rsplit("at most ", 1)[1].split()[0])
+    from rfbench.experiments import get_experiment
+    from rfbench.runner.memory import largest_fitting
+
+    exp = get_experiment(args[0])
+    key = args[1].lstrip("-").replace("-", "_")
+    config = exp.check_config({key: [int(args[2])] if key == "m" else int(args[2])})
+    assert largest == largest_fitting(exp, config, key, 4 * 2**30)
+    fits = exp.check_config({**config, key: [largest] if key == "m" else largest})
+    over = exp.check_config({**config, key: [largest + 1] if key == "m" else largest + 1})
+    assert exp.peak_memory(fits) <= 4 * 2**30 < exp.peak_memory(over)
+
+
+def test_memory_sizes_parse() -> None:
+    from rfbench.runner.memory import parse_size
+
+    assert parse_size("4G") == parse_size("4GiB") == 4 * 2**30
+    assert parse_size("512m") == 512 * 2**20 and parse_size("1000") == 1000
+    for bad in ("-1G", "lots", "0"):
+        with pytest.raises(ConfigError, match="max-memory"):
+            parse_size(bad)

@@ -57,6 +57,13 @@ RUN_OPTIONS: list[inspect.Parameter] = [
     _option(
         "scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"
     ),
+    _option(
+        "max_memory",
+        str | None,
+        None,
+        "Memory budget of one job, e.g. 4G (default: half the available memory / workers).",
+        "SIZE",
+    ),
     _option("force", bool, False, "Ignore the job cache and recompute.", ""),
     _option("quiet", bool, False, "No progress bar and no summary table.", ""),
 ]
@@ -84,6 +91,7 @@ def execute(
     """Run one resolved config, then print its headline table and the output path."""
     from rfbench.results import load_results
     from rfbench.runner import run
+    from rfbench.runner.memory import parse_size
 
     path = run(
         experiment,
@@ -96,6 +104,7 @@ def execute(
         quiet=options["quiet"],
         command_line=shlex.join(["rfbench", *sys.argv[1:]]),
         scheduler=options.get("scheduler"),
+        max_memory=parse_size(options.get("max_memory")),
     )
     if not options["quiet"]:
         print_frame(experiment.summary(load_results(path)), title or config["name"])

@@ -231,6 +231,18 @@ class Experiment:
         self.validate_config(resolved)
         return resolved
 
+    #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
+    #: refusal names them (the runner finds the largest value of each that fits)
+    memory_parameters: ClassVar[tuple[str, ...]] = ()
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """Estimated peak bytes of the largest job of a resolved ``config`` (0: no estimate).
+
+        The runner refuses a run whose jobs cannot fit the memory budget before any job starts
+        (:mod:`rfbench.runner.memory`); an estimate errs on the high side by a small factor.
+        """
+        return 0
+
     def validate_config(self, config: Mapping[str, Any]) -> None:
         """Semantic checks of a resolved config; raise :class:`ConfigError` naming the bad value."""
 

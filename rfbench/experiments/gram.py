@@ -33,7 +33,7 @@ import pandas as pd
 
 from rfbench.datasets import user
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.chunks import chunks
+from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import resolution
@@ -195,6 +195,14 @@ class Gram(Experiment):
         "data": "inputs = file: the user's points, PATH[@SHA] of a .npy/.npz (X, or Q and K), "
         ".csv or .parquet (numeric columns); d and n_points come from the file",
     }
+
+    memory_parameters = ("n_points", "m", "d")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The exact and estimated N × N matrices with working copies, N × 2M features and one
+        draw's max(M, d) × d projections, in float64, beside a few chunks of draws."""
+        n, d, big_m = config["n_points"], config["d"], max(config["m"])
+        return 4 * CHUNK_BYTES + 8 * (4 * n * n + 8 * n * big_m + 3 * max(big_m, d) * d)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         if config["inputs"] not in MODES:

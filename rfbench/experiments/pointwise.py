@@ -225,6 +225,14 @@ class Pointwise(Experiment):
         "pairs": "with data: the first this many pairs",
     }
 
+    memory_parameters = ("m", "d", "n")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection
+        entries (orthogonal blocks are d × d) and their working copies, in float64."""
+        d, big_m = config["d"], max(config["m"]) * max(config["n"], 1)
+        return 4 * CHUNK_BYTES + 8 * (3 * max(big_m, d) * d + 8 * big_m)
+
     def validate_config(self, config: Mapping[str, Any]) -> None:
         positive = {"angles": 2, "samples": 2, "d": 2}
         for key, low in positive.items():

@@ -31,6 +31,7 @@ from rfbench.runner.backends import (
 )
 from rfbench.runner.cache import JobCache, cache_dir
 from rfbench.runner.digest import code_digest, plugin_info
+from rfbench.runner.memory import check_memory
 from rfbench.runner.progress import JobProgress
 
 
@@ -137,6 +138,7 @@ def run(
     quiet: bool = False,
     command_line: str | Sequence[str] | None = None,
     scheduler: str | None = None,
+    max_memory: int | None = None,
 ) -> Path:
     """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
 
@@ -146,11 +148,14 @@ def run(
     ``workers`` defaults to the number of cores. Bad options raise :class:`ConfigError`; a
     failing job raises :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished
     are cached. An existing ``out`` is replaced only if it is a result of the same experiment.
+    A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
+    shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
     exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
     config = exp.check_config(config or {})
     out = Path(out) if out is not None else default_out(exp.name, config["name"])
     workers = _check_options(seed, out, workers, backend, scheduler)
+    check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
     check_replaceable(out, exp.name)
     specs = expand_grid(exp, config)
     cache = JobCache(cache_dir(out), exp, seed, config)
