@@ -3,8 +3,6 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-RFBENCH_DATA ?= $(abspath ../shared/data)
-export RFBENCH_DATA
 
 .PHONY: install run test lint format figures reproduce bench bench-reproduce clean
 

@@ -237,3 +237,41 @@ def test_memory_sizes_parse() -> None:
     for bad in ("-1G", "lots", "0"):
         with pytest.raises(ConfigError, match="max-memory"):
             parse_size(bad)
+
+
+def test_everyday_runs_write_to_the_scratch_folder(tmp_path: Path, monkeypatch) -> None:
+    from rfbench.runner import default_out
+
+    monkeypatch.chdir(tmp_path)
+    assert default_out("pointwise", "x") == Path("runs/pointwise/x.parquet")
+    out = tmp_path / "res" / "c.parquet"
+    run(Cubes(), Cubes().resolve_config({}, "quick"), out=out, backend="serial", quiet=True)
+    with pytest.raises(ConfigError, match="written with profile 'quick'.*--replace"):
+        run(Cubes(), Cubes().resolve_config({}, "paper"), out=out, backend="serial", quiet=True)
+    run(Cubes(), Cubes().resolve_config({}, "paper"), out=out, backend="serial", quiet=True,
+        replace=True)  # fmt: skip
+
+
+def test_reproduce_skips_configs_whose_data_is_missing(tmp_path: Path, monkeypatch) -> None:
+    from rfbench.datasets.errors import DataUnavailable
+
+    @register_experiment
+    class NeedsData(Cubes):
+        name = "safety-needs-data"
+
+        def run_job(self, spec, rng):
+            raise DataUnavailable("data set 'abalone': file is missing", "abalone")
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "a.toml").write_text('experiment = "safety-cubes"\nname = "a"\n')
+    (configs / "b.toml").write_text('experiment = "safety-needs-data"\nname = "b"\n')
+    out = tmp_path / "res"
+    args = ["reproduce", "--configs", str(configs), "--out-dir", str(out), "--backend", "serial"]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "1 of 2 configs skipped" in done.output and "rfbench data fetch abalone" in done.output
+    assert (out / "safety-cubes" / "a.parquet").is_file()
+    from rfbench.runner.skipped import skipped_names
+
+    assert skipped_names(out) == {"b": "abalone"}

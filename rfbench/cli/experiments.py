@@ -42,7 +42,7 @@ RUN_OPTIONS: list[inspect.Parameter] = [
         "out",
         str | None,
         None,
-        "Output file (default: results/<experiment>/<name>.parquet).",
+        "Output file (default: runs/<experiment>/<name>.parquet).",
         "PATH",
     ),
     _option(
@@ -65,6 +65,13 @@ RUN_OPTIONS: list[inspect.Parameter] = [
         "SIZE",
     ),
     _option("force", bool, False, "Ignore the job cache and recompute.", ""),
+    _option(
+        "replace",
+        bool,
+        False,
+        "Overwrite an output file written by another profile or config.",
+        "",
+    ),
     _option("quiet", bool, False, "No progress bar and no summary table.", ""),
 ]
 RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
@@ -105,6 +112,7 @@ def execute(
         command_line=shlex.join(["rfbench", *sys.argv[1:]]),
         scheduler=options.get("scheduler"),
         max_memory=parse_size(options.get("max_memory")),
+        replace=options.get("replace", False),
     )
     if not options["quiet"]:
         print_frame(experiment.summary(load_results(path)), title or config["name"])
@@ -156,9 +164,22 @@ def config_files(root: Path | None = None) -> list[Path]:
     return []
 
 
+def data_unavailable(exc: BaseException):
+    """The :class:`~rfbench.datasets.errors.DataUnavailable` behind ``exc`` (its cause chain)."""
+    from rfbench.datasets.errors import DataUnavailable
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, DataUnavailable):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def add_config_commands(app: typer.Typer) -> None:
     """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
     from rfbench.runner import resolve_file
+    from rfbench.runner.skipped import record_skipped
 
     @handle_errors
     def run_config(config: str, **options: Any) -> None:
@@ -178,7 +199,7 @@ def add_config_commands(app: typer.Typer) -> None:
     )
 
     @handle_errors
-    def reproduce(configs: str | None = None, out_dir: str = "results", **options: Any) -> None:
+    def reproduce(configs: str | None = None, out_dir: str = "runs", **options: Any) -> None:
         check_run_options(options)
         files = config_files(Path(configs) if configs else None)
         if not files:
@@ -196,13 +217,38 @@ def add_config_commands(app: typer.Typer) -> None:
                 )
             planned[out] = path
             runs.append((path, experiment, resolved, out))
+        skipped: list[dict[str, str]] = []
         for path, experiment, resolved, out in runs:
             title = f"{path.parent.name}/{path.name} ({profile})"
-            execute(experiment, resolved, {**options, "out": out, "profile": profile}, title)
+            try:
+                execute(experiment, resolved, {**options, "out": out, "profile": profile}, title)
+            except Exception as exc:
+                missing = data_unavailable(exc)
+                if missing is None:
+                    raise
+                typer.secho(f"skipped {title}: {missing}", err=True, fg="yellow")
+                skipped.append({"config": str(path), "name": resolved["name"],
+                                "dataset": missing.dataset})  # fmt: skip
+        record_skipped(Path(out_dir), skipped)
+        if skipped:
+            names = sorted({s["dataset"] for s in skipped})
+            typer.secho(
+                f"{len(skipped)} of {len(runs)} configs skipped: their data is not here "
+                f"({', '.join(names)}); fetch it with: "
+                + " && ".join(f"rfbench data fetch {n}" for n in names),
+                err=True,
+                fg="yellow",
+                bold=True,
+            )
 
     extra = [
         _option("configs", str | None, None, "Config folder (default: ./configs)."),
-        _option("out_dir", str, "results", "Results root: <out-dir>/<experiment>/<name>.parquet."),
+        _option(
+            "out_dir",
+            str,
+            "runs",
+            "Results root: <out-dir>/<experiment>/<name>.parquet (the paper results: results).",
+        ),
     ]
     shared = [p for p in RUN_OPTIONS if p.name != "out"]
     app.command("reproduce", help="Run every config in configs/ (default profile: quick).")(

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
+from rfbench.cli.folders import warn_mixed_profiles
 from rfbench.cli.show import console
 from rfbench.errors import UserError
 
@@ -24,6 +25,7 @@ def figures(
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
     from rfbench.plots import draw_all, list_figures
     from rfbench.results import check_readable
+    from rfbench.runner.skipped import skipped_names
 
     known = {spec.id for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]
@@ -33,6 +35,7 @@ def figures(
     out_dir = Path(out) if out else Path(results) / "figures"
     if Path(results).is_dir():
         check_readable(results)
+        warn_mixed_profiles(results)
     outcomes = draw_all(Path(results), out_dir, wanted)
     table = Table(title=f"figures from {results} -> {out_dir}")
     for col in ("figure", "status"):
@@ -41,7 +44,20 @@ def figures(
         status = o.problem or ", ".join(p.name for p in o.paths)
         table.add_row(o.id, f"[red]{status}[/red]" if o.problem else status)
     console.print(table)
-    failed = [o for o in outcomes if o.problem]
+    missing_data = skipped_names(Path(results))
+    needs = {spec.id: spec.needs for spec in list_figures()}
+    offline = {
+        o.id: sorted({missing_data[n] for n in needs[o.id] if n in missing_data})
+        for o in outcomes
+        if o.problem and any(n in missing_data for n in needs[o.id])
+    }
+    failed = [o for o in outcomes if o.problem and o.id not in offline]
+    if offline:
+        sets = sorted({d for ds in offline.values() for d in ds})
+        console.print(
+            f"{len(offline)} figure(s) not drawn because reproduce skipped their data "
+            f"({', '.join(sets)}): fetch it with `rfbench data fetch NAME` and run again"
+        )
     drawn = len(outcomes) - len(failed)
     console.print(f"{drawn} of {len(outcomes)} figures drawn")
     if strict and failed:

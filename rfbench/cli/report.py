@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
+from rfbench.cli.folders import warn_mixed_profiles
 from rfbench.cli.show import console
 from rfbench.errors import UserError
 
@@ -30,6 +31,7 @@ def report(
     from rfbench.report.verdicts import DIFFERS
 
     path, rep = write_report(results, out or None, figures or None)
+    warn_mixed_profiles(results)
     for problem in rep.problems:
         typer.echo(f"rfbench: warning: unreadable result file {problem}", err=True)
     if strict and rep.problems:

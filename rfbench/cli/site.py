@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from rfbench.cli.errors import handle_errors
+from rfbench.cli.folders import warn_mixed_profiles
 from rfbench.cli.show import console
 from rfbench.errors import UserError
 
@@ -26,5 +27,6 @@ def site(
         raise UserError(f"results folder {results!r} does not exist")
     out_dir = Path(out) if out else Path(results) / "site"
     check_readable(results)
+    warn_mixed_profiles(results)
     pages = build_site(results, out_dir)
     console.print(f"{len(pages)} pages -> {out_dir / 'index.html'}")

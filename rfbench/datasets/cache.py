@@ -151,10 +151,11 @@ def _download_one(name: str, spec: FileSpec, dest: Path, sources: tuple[str, ...
         logger.setLevel(level)
         shutil.rmtree(tmpdir, ignore_errors=True)
     tried = " | ".join(failures) if failures else "no download URL is known for this file"
-    raise errors.DataError(
+    raise errors.DataUnavailable(
         f"data set {name!r}: no verified copy of {dest} (missing or corrupt) and the download "
         f"failed (tried: {tried}); expected {spec.path} with sha256 {spec.sha256[:16]}…; "
-        f"{errors.fix_hint(name, spec.path)}"
+        f"{errors.fix_hint(name, spec.path)}",
+        name,
     )
 
 

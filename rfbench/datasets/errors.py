@@ -12,6 +12,14 @@ class DataError(UserError):
     """A data set cannot be used: unknown, missing, corrupt or unreadable; a one-line message."""
 
 
+class DataUnavailable(DataError):
+    """A data set's file is not here and could not be downloaded (offline, say)."""
+
+    def __init__(self, message: str, dataset: str) -> None:
+        super().__init__(message)
+        self.dataset = dataset
+
+
 def fix_hint(name: str, rel: str | None = None) -> str:
     """The standard remedy, naming the command and the environment variable."""
     where = f" that holds {rel}" if rel else ""
@@ -24,9 +32,10 @@ def unknown(name: str, known: list[str]) -> DataError:
 
 def missing(name: str, path: Path, rel: str, why: str = "") -> DataError:
     reason = f" ({why})" if why else ""
-    return DataError(
+    return DataUnavailable(
         f"data set {name!r}: file {path} is missing{reason}; expected the file {rel} "
-        f"under the data folder; {fix_hint(name, rel)}"
+        f"under the data folder; {fix_hint(name, rel)}",
+        name,
     )
 
 

@@ -34,9 +34,13 @@ from rfbench.runner.digest import code_digest, plugin_info
 from rfbench.runner.memory import check_memory
 from rfbench.runner.progress import JobProgress
 
+#: where runs write by default: a scratch folder, so everyday runs never touch the committed
+#: paper results in ``results/`` (``make reproduce`` writes there explicitly)
+SCRATCH_ROOT = "runs"
 
-def default_out(experiment: str, name: str, root: str | os.PathLike[str] = "results") -> Path:
-    """``results/<experiment>/<name>.parquet`` (docs/architecture.md#cli)."""
+
+def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRATCH_ROOT) -> Path:
+    """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli)."""
     return Path(root) / experiment / f"{name}.parquet"
 
 
@@ -74,11 +78,15 @@ def _check_options(seed: Any, out: Path, workers: Any, backend: str, scheduler: 
     return workers
 
 
-def check_replaceable(out: Path, experiment: str) -> None:
-    """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment``.
+def check_replaceable(
+    out: Path, experiment: str, config: Mapping[str, Any] | None = None, replace: bool = False
+) -> None:
+    """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment`` — and,
+    unless ``replace``, one written by the same profile and config name as ``config``.
 
     A run writes its file atomically over the old one; this keeps it from ever replacing a user's
-    own file (a parquet file of theirs, or another experiment's result) by mistake.
+    own file (a parquet file of theirs, or another experiment's result) by mistake, and a quick
+    run from replacing a paper-profile result.
     """
     if out.is_symlink():
         raise ConfigError(f"output {out} is a symbolic link; rfbench does not write through links")
@@ -100,6 +108,15 @@ def check_replaceable(out: Path, experiment: str) -> None:
             f"output {out} holds results of experiment {found!r}, not {experiment!r}; "
             "rfbench does not replace it (choose another --out)"
         )
+    if config is None or replace:
+        return
+    old = load_provenance(out).get("config", {})
+    for key in ("profile", "name"):
+        if old.get(key) != config.get(key):
+            raise ConfigError(
+                f"output {out} was written with {key} {old.get(key)!r}, this run has "
+                f"{config.get(key)!r}; choose another --out, or --replace to overwrite it"
+            )
 
 
 def _backend_iter(
@@ -139,15 +156,17 @@ def run(
     command_line: str | Sequence[str] | None = None,
     scheduler: str | None = None,
     max_memory: int | None = None,
+    replace: bool = False,
 ) -> Path:
     """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
 
     ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults).
-    ``out`` defaults to ``results/<experiment>/<name>.parquet``; finished jobs are cached under
+    ``out`` defaults to ``runs/<experiment>/<name>.parquet``; finished jobs are cached under
     ``<out dir>/.rfbench-cache/jobs/`` (shared by the folder) and reused unless ``force``.
     ``workers`` defaults to the number of cores. Bad options raise :class:`ConfigError`; a
     failing job raises :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished
-    are cached. An existing ``out`` is replaced only if it is a result of the same experiment.
+    are cached. An existing ``out`` is replaced only if it is a result of the same experiment, and
+    (unless ``replace``) of the same profile and config name.
     A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
     shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
@@ -156,7 +175,7 @@ def run(
     out = Path(out) if out is not None else default_out(exp.name, config["name"])
     workers = _check_options(seed, out, workers, backend, scheduler)
     check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
-    check_replaceable(out, exp.name)
+    check_replaceable(out, exp.name, config, replace)
     specs = expand_grid(exp, config)
     cache = JobCache(cache_dir(out), exp, seed, config)
     cache.remove_stale_temporaries()
