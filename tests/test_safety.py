@@ -275,3 +275,12 @@ def test_reproduce_skips_configs_whose_data_is_missing(tmp_path: Path, monkeypat
     from rfbench.runner.skipped import skipped_names
 
     assert skipped_names(out) == {"b": "abalone"}
+
+
+@pytest.mark.parametrize("experiment", ["../up", "/abs", "a/b", ".."])
+def test_output_paths_stay_inside_the_results_folder(tmp_path: Path, experiment: str) -> None:
+    from rfbench.runner import default_out
+
+    with pytest.raises(ConfigError, match="would write outside"):
+        default_out(experiment, "x", tmp_path)
+    assert default_out("pointwise", "x", tmp_path) == tmp_path / "pointwise" / "x.parquet"

@@ -178,7 +178,7 @@ def data_unavailable(exc: BaseException):
 
 def add_config_commands(app: typer.Typer) -> None:
     """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
-    from rfbench.runner import resolve_file
+    from rfbench.runner import default_out, resolve_file
     from rfbench.runner.skipped import record_skipped
 
     @handle_errors
@@ -209,7 +209,7 @@ def add_config_commands(app: typer.Typer) -> None:
         runs = []
         for path in files:
             experiment, resolved = resolve_file(path, profile)
-            out = Path(out_dir) / experiment.name / f"{resolved['name']}.parquet"
+            out = default_out(experiment.name, resolved["name"], out_dir)
             if out in planned:
                 raise ConfigError(
                     f"configs {planned[out]} and {path} would both write {out} (same experiment "

@@ -40,8 +40,16 @@ SCRATCH_ROOT = "runs"
 
 
 def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRATCH_ROOT) -> Path:
-    """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli)."""
-    return Path(root) / experiment / f"{name}.parquet"
+    """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli), checked to lie inside
+    ``root`` (a name or a plugin's experiment name can never point elsewhere)."""
+    out = Path(root) / experiment / f"{name}.parquet"
+    inside = Path(root).resolve()
+    if out.resolve().parent.parent != inside or out.resolve().parent.name != experiment:
+        raise ConfigError(
+            f"experiment {experiment!r} with name {name!r} would write outside {root}: "
+            "names must be plain file names"
+        )
+    return out
 
 
 def expand_grid(experiment: Experiment, config: Mapping[str, Any]) -> list[JobSpec]:
