@@ -160,6 +160,28 @@ class Picked:
         return not self.verdict
 
 
+#: a derived key column: the feature count M = m × the estimator's features per projection, so
+#: claims compare estimators at equal features whatever an estimator's m counts (for TrigRF, m
+#: projections give 2m features as [sin, cos])
+FEATURES = "features"
+
+
+def with_features(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with the :data:`FEATURES` column (null for rows that are not an estimator's)."""
+    from rfbench.features import registry
+
+    widths: dict[str, float] = {}
+    for name in rows["estimator"].dropna().unique():
+        try:
+            width = registry.describe(name).features_per_projection
+        except registry.UnknownEstimatorError:  # "exact" and other reference rows
+            width = None
+        widths[name] = np.nan if width is None else float(width)
+    m = pd.to_numeric(rows["m"], errors="coerce").astype(float)
+    count = m * rows["estimator"].map(widths).astype(float)
+    return rows.assign(**{FEATURES: pd.array(count.round(), dtype="Int64")})
+
+
 def pick(
     df: pd.DataFrame,
     selector: Mapping[str, Any],
@@ -184,4 +206,6 @@ def pick(
         if rows.empty:
             detail = f"no {selector['baseline']} rows pair with {fmt_selector(filters(selector))}"
             return Picked(rows, NO_MATCH, detail)
+    if keep and FEATURES in keep and FEATURES not in rows.columns and "m" in rows.columns:
+        rows = with_features(rows)
     return Picked(aggregate(rows, selector.get("aggregate", aggregate_spec), keep))
