@@ -1,0 +1,29 @@
+"""Errors are errors: a check that raises fails ``rfbench report`` with exit 1 and a log, never a
+"no match" verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+@pytest.mark.skipif(not RESULTS.is_dir(), reason="committed results absent")
+def test_a_bug_in_a_check_is_exit_1_not_a_verdict(tmp_path: Path, monkeypatch) -> None:
+    from rfbench.report import kinds
+
+    def broken(ctx):
+        return 1 / 0
+
+    monkeypatch.setitem(kinds.KINDS, "count", broken)
+    monkeypatch.setenv("RFBENCH_LOG_DIR", str(tmp_path))
+    out = tmp_path / "REPORT.md"
+    done = CliRunner().invoke(app, ["report", "--results", str(RESULTS), "--out", str(out)])
+    assert done.exit_code == 1, done.output
+    assert "internal error" in done.output and "ZeroDivisionError" in done.output
+    assert not out.exists()
