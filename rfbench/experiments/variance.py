@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 
 from rfbench.checks import is_positive_int
+from rfbench.datasets import available
+from rfbench.datasets.errors import DataUnavailable
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.experiments.derf_sets import (
@@ -154,7 +156,8 @@ class Variance(Experiment):
         kept = [r for r in config["regimes"] if r not in skipped]
         if skipped and (config["on_missing"] == "error" or not kept):
             regime, why = next(iter(skipped.items()))
-            raise ConfigError(f"regime {regime!r} cannot run: {why}")
+            absent = [n for n in image_sets(regime) if not available(n)] or [regime]
+            raise DataUnavailable(f"regime {regime!r} cannot run: {why}", absent[0])
         return kept, skipped
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
