@@ -207,6 +207,7 @@ def test_an_unreadable_result_file_fails_in_one_line(tmp_path: Path, command) ->
         (["pointwise", "--d", "100000000"], "--d 100000000"),
         (["pointwise", "--m", "100000000"], "--m 100000000"),
         (["gram", "--n-points", "1000000"], "--n-points 1000000"),
+        (["classify", "--m", "100000", "--dataset", "wine"], "--m 100000"),
     ],
 )
 def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, flag) -> None:
@@ -222,7 +223,8 @@ def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, f
 
     exp = get_experiment(args[0])
     key = args[1].lstrip("-").replace("-", "_")
-    config = exp.check_config({key: [int(args[2])] if key == "m" else int(args[2])})
+    extra = {"dataset": ["wine"]} if args[0] == "classify" else {}
+    config = exp.check_config({key: [int(args[2])] if key == "m" else int(args[2]), **extra})
     assert largest == largest_fitting(exp, config, key, 4 * 2**30)
     fits = exp.check_config({**config, key: [largest] if key == "m" else largest})
     over = exp.check_config({**config, key: [largest + 1] if key == "m" else largest + 1})
@@ -284,3 +286,13 @@ def test_output_paths_stay_inside_the_results_folder(tmp_path: Path, experiment:
     with pytest.raises(ConfigError, match="would write outside"):
         default_out(experiment, "x", tmp_path)
     assert default_out("pointwise", "x", tmp_path) == tmp_path / "pointwise" / "x.parquet"
+
+
+def test_data_unavailable_survives_a_process_boundary() -> None:
+    import pickle
+
+    from rfbench.datasets.errors import DataUnavailable
+
+    again = pickle.loads(pickle.dumps(DataUnavailable("data set 'cmc' is missing", "cmc")))
+    assert isinstance(again, DataUnavailable) and again.dataset == "cmc"
+    assert str(again) == "data set 'cmc' is missing"

@@ -19,6 +19,9 @@ class DataUnavailable(DataError):
         super().__init__(message)
         self.dataset = dataset
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # crosses process boundaries intact
+        return type(self), (str(self), self.dataset)
+
 
 def fix_hint(name: str, rel: str | None = None) -> str:
     """The standard remedy, naming the command and the environment variable."""

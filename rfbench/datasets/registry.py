@@ -8,6 +8,7 @@ download cache reproduces file for file.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -75,6 +76,12 @@ class DatasetInfo:
     @property
     def files(self) -> tuple[FileSpec, ...]:
         return tuple(f for files in self.variants.values() for f in files)
+
+    @property
+    def n_features(self) -> int | None:
+        """Features per row after the default preprocessing (from ``shape``), or None."""
+        match = re.search(r"x\s*(\d+)", self.shape)
+        return int(match.group(1)) if match else None
 
     @property
     def download_bytes(self) -> int:

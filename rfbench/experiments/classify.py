@@ -37,9 +37,11 @@ import pandas as pd
 from rfbench.datasets import PROTOCOLS, DataError
 from rfbench.datasets import check as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.chunks import CHUNK_BYTES
 from rfbench.experiments.classify_data import UCI8, default_sigma, prepared
 from rfbench.experiments.classify_summary import classify_summary
 from rfbench.experiments.kernel_regression import (
+    CHUNK,
     exact_accuracy,
     mean_pair_norm,
     rf_accuracies,
@@ -291,6 +293,27 @@ class Classify(Experiment):
         rows = [evaluate(val_proj, s, "val", "val_accuracy") for s in spec["sigmas"]]
         best = spec["sigmas"][int(np.argmax([r["value"] for r in rows]))]
         return rows + [evaluate(slice_draws(proj, 0, n_test), best, "test", "accuracy")]
+
+    memory_parameters = ("m", "trials")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """All trials' projections (trials × M × d) with a working copy, and three row chunks of
+        the 2M-column feature matrix (at least 64 rows; kernel_regression.CHUNK entries), in
+        float64, for the widest of the run's data sets (0 for data sets of unknown width)."""
+        from rfbench.datasets.registry import DATASETS, get
+
+        widths = [get(n).n_features for n in config["dataset"] if n in DATASETS]
+        if not widths or None in widths:
+            return 0
+        d = max(widths)
+        if config["pad"]:
+            d = 1 << (d - 1).bit_length()
+        big_m = max(config["m"]) * (d if config["m_per_d"] else 1)
+        trials = max(
+            [config["trials"], config["val_trials"], *config["trials_by_dataset"].values()]
+        )
+        chunk = max(64 * 2 * big_m, CHUNK)
+        return 4 * CHUNK_BYTES + 8 * (2 * trials * big_m * d + 3 * chunk)
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
         """Per data set: accuracy of each estimator at the smallest m (m = d) vs exact and the
