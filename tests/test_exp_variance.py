@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rfbench.datasets.errors import DataUnavailable
 from rfbench.experiments import ConfigError, get_experiment
 from rfbench.experiments import variance as variance_module
 from rfbench.experiments.variance import Variance
@@ -138,9 +139,9 @@ def test_trig_variants_and_skipped_regime(tmp_path: Path, monkeypatch) -> None:
         assert abs(mc.loc[mech, "value"] - th.loc[mech, "value"]) < 5 * mc.loc[mech, "stderr"]
     assert abs(th.loc["trig", "value"] - th.loc["trig-sincos", "value"]) > math.log(2)
     assert set(mc["estimator"]) == {"trig-phase@iid", "trig@iid"}
-    with pytest.raises(ConfigError, match="mnist"):
+    with pytest.raises(DataUnavailable, match="mnist"):
         _run({**config, "on_missing": "error"}, tmp_path / "error.parquet")
-    with pytest.raises(ConfigError, match="mnist"):
+    with pytest.raises(DataUnavailable, match="mnist"):
         _run({**config, "regimes": ["mnist"]}, tmp_path / "only.parquet")
 
 

@@ -90,9 +90,14 @@ def test_gram_on_user_queries_and_keys(files, tmp_path: Path) -> None:
     assert load_provenance(path)["config"]["data"] == ref  # path and sha256 prefix
 
 
-def test_pointwise_on_user_pairs_matches_the_closed_form(files, tmp_path: Path) -> None:
+def test_pointwise_on_user_pairs_matches_the_closed_form(
+    files, tmp_path: Path, monkeypatch
+) -> None:
     exp = get_experiment("pointwise")
-    ref = user.reference(files["x.npy"])  # pairs (X[0], X[1]), (X[2], X[3]), ...
+    # a relative path: the reference (and so every job's random stream) is the same in every
+    # run, not one stream per pytest temporary folder
+    monkeypatch.chdir(tmp_path)
+    ref = user.reference(files["x.npy"].name)  # pairs (X[0], X[1]), (X[2], X[3]), ...
     config = exp.resolve_config(
         {"data": ref, "estimators": ["positive@iid", "trig@orf"], "m": [16], "samples": 4000}
     )

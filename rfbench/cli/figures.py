@@ -58,7 +58,7 @@ def figures(
             f"{len(offline)} figure(s) not drawn because reproduce skipped their data "
             f"({', '.join(sets)}): fetch it with `rfbench data fetch NAME` and run again"
         )
-    drawn = len(outcomes) - len(failed)
+    drawn = sum(1 for o in outcomes if not o.problem)
     console.print(f"{drawn} of {len(outcomes)} figures drawn")
     if strict and failed:
         raise typer.Exit(1)

@@ -131,6 +131,13 @@ def parse_value(key: str, text: str | bool, default: Any) -> Any:
     kind, flag = element_type(default), flags(key, default)[0]
     if isinstance(default, Mapping):
         pairs = [part.partition("=") for part in text.split(",") if part.strip()]
+        bad = next((k for k, sep, v in pairs if not sep or not k.strip()), None)
+        if bad is not None:
+            raise ConfigError(f"invalid value for '{flag}': {bad!r} (expected name=value,...)")
+        keys = [k.strip() for k, _, _ in pairs]
+        twice = next((k for k in keys if keys.count(k) > 1), None)
+        if twice is not None:
+            raise ConfigError(f"invalid value for '{flag}': {twice!r} is given twice")
         return {k.strip(): _scalar(flag, v.strip(), int) for k, _, v in pairs}
     if isinstance(default, list | tuple):
         return [_scalar(flag, part.strip(), kind) for part in text.split(",") if part.strip()]

@@ -12,6 +12,7 @@ Experiments know nothing of the CLI.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
@@ -137,6 +138,14 @@ def _check_type(key: str, value: Any, default: Any) -> Any:
         items = value if isinstance(value, list | tuple) else [value]
         if default:
             items = [_check_type(key, v, default[0]) for v in items]
+        if len(set(map(repr, default))) == len(default):  # a list of distinct values
+            seen: set[str] = set()
+            for v in items:
+                if repr(v) in seen:
+                    raise ConfigError(
+                        f"invalid value for {key!r}: {v!r} is listed twice (each value once)"
+                    )
+                seen.add(repr(v))
         return list(items)
     for kind, name in ((bool, "true or false"), (str, "a string"), (Mapping, "a table")):
         if isinstance(default, kind):
@@ -150,6 +159,8 @@ def _check_type(key: str, value: Any, default: Any) -> Any:
     if isinstance(default, float):
         if not isinstance(value, int | float):
             raise ConfigError.bad_value(key, value, "a number")
+        if not math.isfinite(value):
+            raise ConfigError.bad_value(key, value, "a finite number")
         return float(value)
     return value
 
