@@ -73,6 +73,15 @@ RUN_OPTIONS: list[inspect.Parameter] = [
         "",
     ),
     _option("quiet", bool, False, "No progress bar and no summary table.", ""),
+    option(
+        "plot",
+        ("--plot/--no-plot",),
+        bool,
+        "Draw a figure of the result as <out>.png beside it.",
+        default=True,
+        metavar="",
+        panel=RUN_PANEL,
+    ),
 ]
 RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
@@ -117,6 +126,16 @@ def execute(
     if not options["quiet"]:
         print_frame(experiment.summary(load_results(path)), title or config["name"])
         typer.echo(f"results: {path}")
+    if options.get("plot", True):
+        from rfbench.plots.generic import NotOurs, draw_result
+
+        try:
+            figure = draw_result(path)
+        except NotOurs as exc:
+            typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
+        else:
+            if figure is not None and not options["quiet"]:
+                typer.echo(f"figure: {figure}")
     return path
 
 
@@ -221,7 +240,8 @@ def add_config_commands(app: typer.Typer) -> None:
         for path, experiment, resolved, out in runs:
             title = f"{path.parent.name}/{path.name} ({profile})"
             try:
-                execute(experiment, resolved, {**options, "out": out, "profile": profile}, title)
+                run_options = {**options, "out": out, "profile": profile, "plot": False}
+                execute(experiment, resolved, run_options, title)
             except Exception as exc:
                 missing = data_unavailable(exc)
                 if missing is None:
@@ -250,7 +270,7 @@ def add_config_commands(app: typer.Typer) -> None:
             "Results root: <out-dir>/<experiment>/<name>.parquet (the paper results: results).",
         ),
     ]
-    shared = [p for p in RUN_OPTIONS if p.name != "out"]
+    shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
     app.command("reproduce", help="Run every config in configs/ (default profile: quick).")(
         _with_signature(reproduce, extra + shared)
     )
