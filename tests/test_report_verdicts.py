@@ -89,10 +89,14 @@ def test_only_resolved_comparisons_decide() -> None:
         "order": ["a", "b"],
         "for_each": ["figure"],
     }
-    rows = _rows({"a": [1, 1, 9], "b": [2, 2, 2]}, {"a": [True, True, False], "b": [True] * 3})
+    # at θ = 2 the larger side b is unresolved (its truth may be larger still): left out
+    rows = _rows({"a": [1, 1, 9], "b": [2, 2, 2]}, {"a": [True] * 3, "b": [True, True, False]})
     res = evaluate_claim(_claim(ordering), ResultSet(rows), {})
-    assert res.verdict == ORDERING_CONFIRMED  # θ = 2 rests on an unresolved row: left out
+    assert res.verdict == ORDERING_CONFIRMED
     assert "left out" in res.detail
+    # the smaller side a unresolved and already too large: its true rel. RMSE is larger still
+    rows = _rows({"a": [1, 1, 9], "b": [2, 2, 2]}, {"a": [True, True, False], "b": [True] * 3})
+    assert evaluate_claim(_claim(ordering), ResultSet(rows), {}).verdict == DOES_NOT_HOLD
 
 
 def test_closed_form_preferred_over_empirical_max() -> None:

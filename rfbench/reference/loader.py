@@ -25,6 +25,9 @@ CORE_KEYS = frozenset(
 #: Result parameters used by the experiments beyond :data:`rfbench.results.PARAMETER_COLUMNS`.
 EXTRA_PARAMETERS = frozenset({"variant", "v", "m_per_d", "pair_rank", "mechanism", "points"})
 MATCH_KEYS = CORE_KEYS | EXTRA_PARAMETERS | frozenset(PARAMETER_COLUMNS) | {"std_metric"}
+#: A side's declared upper bound on the true value of its statistic (``less_than`` lhs only,
+#: with ``bound_reason``): it decides a comparison the side's sample cannot resolve.
+BOUND_KEYS = frozenset({"upper_bound"})
 DERIVE = ("value", "difference", "ratio")
 AGGREGATE = re.compile(r"^(?:(min|max|mean|sum) over|at (min|max)) ([a-z_]+)$")
 ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
@@ -40,7 +43,10 @@ CHECK_COMMON = {"kind", "experiment", "metric", "figure", "where", "for_each", "
 CHECK_COMMON |= {"theory_metric", "theory_stderr"}
 CHECKS: dict[str, tuple[set[str], set[str]]] = {
     "ordering": ({"order"}, {"by", "strict"}),
-    "less_than": (set(), set("lhs lhs_value rhs rhs_value rhs_expr strict".split())),
+    "less_than": (
+        set(),
+        set("lhs lhs_value rhs rhs_value rhs_expr strict bound_reason".split()),
+    ),
     "ratio_at_least": ({"numerator", "denominator"}, {"at_least", "at_least_log", "log_values"}),
     "equals_within": (set(), set("lhs rhs value value_expr number numbers".split()) | TOLERANCES),
     "count": (
@@ -185,7 +191,12 @@ def _check_claim(where: str, check: Any) -> None:
         raise _fail(where, "a check needs experiment and metric (or number/numbers)")
     for key in ("where", "lhs", "rhs", "numerator", "denominator", "select"):
         if key in check:
-            _check_selector(where, check[key], f"check.{key}")
+            side = check[key]
+            if key == "lhs" and check["kind"] == "less_than" and isinstance(side, dict):
+                if ("upper_bound" in side) != ("bound_reason" in check):
+                    raise _fail(where, "lhs.upper_bound goes with check.bound_reason")
+                side = {k: v for k, v in side.items() if k not in BOUND_KEYS}
+            _check_selector(where, side, f"check.{key}")
     if "aggregate" in check:
         _check_selector(where, {"aggregate": check["aggregate"]}, "check")
     for key in ("rhs_expr", "value_expr"):

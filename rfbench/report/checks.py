@@ -28,7 +28,12 @@ from typing import Any
 import pandas as pd
 
 from rfbench.reference import ClaimEntry, ErratumEntry, evaluate_expr
-from rfbench.report.closed_forms import closed_form_note, closed_form_stderr, prefer_closed_form
+from rfbench.report.closed_forms import (
+    closed_form_note,
+    closed_form_stderr,
+    exact_points,
+    prefer_closed_form,
+)
 from rfbench.report.frames import (
     align,
     groups,
@@ -109,13 +114,37 @@ def resolution(pt: pd.Series, names: Sequence[str]) -> tuple[bool, float]:
     return ok, need
 
 
-def judged(where: str, status: str, detail: str, pt: pd.Series, names: Sequence[str]) -> Unit:
-    """A comparison, unresolved when any of its sides rests on an unresolved sample."""
+#: Metrics that are means of nonnegative draws (or increasing functions of one): a sample that
+#: misses the tail carrying the mean *under*estimates it, so an unresolved value that is already
+#: too large is a lower bound on a truth larger still.
+UNDERESTIMATED = frozenset(
+    {"mse", "rel_rmse", "rel_mae", "frob_sq", "frob_sq_per_entry", "rel_frob", "mse_mean"}
+)
+
+
+def judged(
+    where: str,
+    status: str,
+    detail: str,
+    pt: pd.Series,
+    names: Sequence[str],
+    small: str | None = None,
+    metric: str | None = None,
+) -> Unit:
+    """A comparison, unresolved when any of its sides rests on an unresolved sample.
+
+    Exception: the claim "``small`` ≤ the others" of a :data:`UNDERESTIMATED` ``metric`` fails
+    when only ``small`` is unresolved and it is already significantly larger (status fail): its
+    truth is larger still, so no sample size can rescue the claim.
+    """
     ok, need = resolution(pt, names)
     if ok:
         return Unit(where, status, detail)
     bad = [n for n in names if not resolution(pt, [n])[0]]
     label = ", ".join(n or "value" for n in bad)
+    if status == FAIL and bad == [small] and metric in UNDERESTIMATED:
+        why = f"{label} unresolved, but its sample underestimates a mean of nonnegative draws"
+        return Unit(where, FAIL, f"{detail} ({why})")
     return Unit(where, UNRESOLVED, f"{detail} (unresolved: {label})", need)
 
 
@@ -322,7 +351,7 @@ def evaluate_claim(
         picked = select(rows, where)
         if picked.empty:
             return claim_verdict(entry, Outcome(*explain_empty(rows, where)))
-        rows = picked.reset_index(drop=True)
+        rows = exact_points(picked.reset_index(drop=True), check["metric"])
         if "theory_metric" in check:
             rows = prefer_closed_form(rows, check["metric"], check["theory_metric"])
         if "theory_stderr" in check:

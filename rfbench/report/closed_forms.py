@@ -18,17 +18,50 @@ import pandas as pd
 
 from rfbench.report.frames import key_columns, plain
 
+#: Columns a closed form averages over: null in a closed-form row, they match any value (the
+#: expected MSE of one repetition, of the paper's random stream or ours, is the same number).
+EXPECTED_OVER = frozenset({"rep", "protocol"})
 
-def _theory_values(rows: pd.DataFrame, theory_metric: str) -> dict[tuple[Any, ...], float]:
-    """Point (key columns but ``metric``) → value of the ``theory_metric`` row there."""
+
+def _theory_lookup(rows: pd.DataFrame, theory_metric: str) -> list[tuple[list[int], dict]]:
+    """The ``theory_metric`` rows by their pattern of known key columns.
+
+    A closed form states the expectation of the statistic, so a column of
+    :data:`EXPECTED_OVER` that is null in it does not distinguish the rows it
+    describes. Each pattern is (positions of the known key columns, their values → value).
+    """
     keys = [c for c in key_columns(rows) if c != "metric"]
     theory = rows[rows["metric"] == theory_metric]
-    return {
-        tuple(plain(v) for v in row): float(value)
-        for row, value in zip(
-            theory[keys].itertuples(index=False, name=None), theory["value"], strict=True
+    patterns: dict[tuple[int, ...], dict[tuple[Any, ...], float]] = {}
+    for row, value in zip(
+        theory[keys].itertuples(index=False, name=None), theory["value"], strict=True
+    ):
+        known = tuple(
+            i for i, v in enumerate(row) if plain(v) is not None or keys[i] not in EXPECTED_OVER
         )
-    }
+        patterns.setdefault(known, {})[tuple(plain(row[i]) for i in known)] = float(value)
+    # the most specific pattern first: a closed form at the row's exact point wins
+    return [(list(k), v) for k, v in sorted(patterns.items(), key=lambda kv: -len(kv[0]))]
+
+
+def _theory_at(lookup: list[tuple[list[int], dict]], point: tuple[Any, ...]) -> float | None:
+    """The closed form at ``point`` (key columns but ``metric``), None where there is none."""
+    for known, values in lookup:
+        found = values.get(tuple(point[i] for i in known))
+        if found is not None:
+            return found
+    return None
+
+
+def _theory_values(rows: pd.DataFrame, theory_metric: str) -> dict[tuple[Any, ...], float]:
+    """Point (key columns but ``metric``) of each row → the closed form there (if any)."""
+    lookup = _theory_lookup(rows, theory_metric)
+    out = {}
+    for k in _point_keys(rows):
+        found = _theory_at(lookup, k)
+        if found is not None:
+            out[k] = found
+    return out
 
 
 def _point_keys(rows: pd.DataFrame) -> list[tuple[Any, ...]]:
@@ -41,7 +74,8 @@ def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> p
 
     A closed form is exact (standard error 0) and needs no sample, so it is resolved; rows
     without one keep their empirical value (and their ``resolved`` flag). The column
-    ``closed_form`` records which.
+    ``closed_form`` records which. A closed form with a null :data:`EXPECTED_OVER` column
+    (``rep``) is the value of every repetition's row: a mean over repetitions is then exact.
     """
     if rows.empty or "metric" not in rows.columns:
         return rows
@@ -91,3 +125,39 @@ def closed_form_note(rows: pd.DataFrame, check: Mapping[str, Any]) -> str:
     if "theory_stderr" in check:
         return f"standard errors from the closed form √({check['theory_stderr']}/n)"
     return ""
+
+
+#: Relative error metrics: a value at round-off means every draw of the sample is exact.
+RELATIVE_ERRORS = frozenset({"rel_rmse", "rel_mae"})
+#: Largest relative error that is floating-point round-off rather than a random error.
+EXACT_TOL = 1e-10
+
+
+def exact_points(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows of ``metric`` at a zero-variance point marked resolved (with standard error 0).
+
+    At a point where every draw equals the kernel (HRF Thm 3.5, CSE Lemma 3.2: at θ = 0 with
+    equal norms every sign projection agrees, λ̂ ≡ 0 and the estimate is trig's, exact there)
+    the sample's relative error is round-off and its 5 % and 95 % quantiles coincide. Such a
+    point needs no tail: its statistic is exact, whatever ``resolved`` says (the flag judges a
+    heavy tail the point does not have). Only relative error metrics qualify; a point is taken
+    as exact when its value is at most :data:`EXACT_TOL` and, where the rows give them, its
+    ``q05`` and ``q95`` are equal.
+    """
+    if rows.empty or metric not in RELATIVE_ERRORS or "resolved" not in rows.columns:
+        return rows
+    spread: dict[tuple[Any, ...], list[float]] = {}
+    quantiles = rows[rows["metric"].isin(["q05", "q95"])]
+    for point, value in zip(_point_keys(quantiles), quantiles["value"], strict=True):
+        spread.setdefault(point, []).append(float(value))
+    out = rows.copy()
+    mine = out[(out["metric"] == metric) & (out["value"].abs() <= EXACT_TOL)]
+    exact = []
+    for i, point in zip(mine.index, _point_keys(mine), strict=True):
+        qs = spread.get(point, [])
+        if len(qs) < 2 or max(qs) - min(qs) <= EXACT_TOL * max(abs(q) for q in qs):
+            exact.append(i)
+    if exact:
+        out.loc[exact, "resolved"] = True
+        out.loc[exact, "stderr"] = 0.0
+    return out

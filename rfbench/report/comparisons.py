@@ -19,12 +19,22 @@ from rfbench.report.checks import (
     judged,
     point_columns,
     point_where,
+    resolution,
     side_value,
     summarise,
     tolerance,
 )
 from rfbench.report.frames import aggregate, plain, quadrature
-from rfbench.report.verdicts import FAIL, NO_MATCH, NOISE, NOT_RUN, PASS, Z_REPRODUCED, Outcome
+from rfbench.report.verdicts import (
+    FAIL,
+    NO_MATCH,
+    NOISE,
+    NOT_RUN,
+    PASS,
+    UNRESOLVED,
+    Z_REPRODUCED,
+    Outcome,
+)
 
 
 def _operand(ctx: Context, pt: pd.Series, side: str, const: str, expr: str) -> tuple[float, Any]:
@@ -38,6 +48,7 @@ def _operand(ctx: Context, pt: pd.Series, side: str, const: str, expr: str) -> t
 def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str, str]]) -> Outcome:
     """Apply ``rule(a, sa, b, sb)`` at every aligned point of the lhs/rhs selectors."""
     names = [n for n in ("lhs", "rhs") if n in ctx.check]
+    bounds = _bounded(ctx)
     if not names:
         a, _ = _operand(ctx, pd.Series(dtype=object), "lhs", "lhs_value", "")
         b, _ = _operand(ctx, pd.Series(dtype=object), "rhs", "rhs_value", "rhs_expr")
@@ -53,8 +64,40 @@ def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str,
             rhs_const = "rhs_value" if "rhs_value" in ctx.check else "value"
             rhs_expr = "rhs_expr" if "rhs_expr" in ctx.check else "value_expr"
             b, sb = _operand(ctx, pt, "rhs", rhs_const, rhs_expr)
-            units.append(judged(point_where(group, cols, pt), *rule(a, sa, b, sb), pt, names))
+            where = point_where(group, cols, pt)
+            unit = judged(where, *rule(a, sa, b, sb), pt, names)
+            if unit.status == UNRESOLVED and bounds is not None:
+                unit = bounds(where, unit, b, sb, pt)
+            units.append(unit)
     return summarise(units, missing)
+
+
+def _bounded(ctx: Context) -> Callable[[str, Unit, float, Any, pd.Series], Unit] | None:
+    """For ``less_than`` with ``lhs.upper_bound``: decide an unresolved lhs by its bound.
+
+    The truth of the lhs statistic is at most the declared bound (``bound_reason`` says why,
+    e.g. the relative MAE of a nonnegative unbiased estimator is at most 2, as
+    E|K̂ − K| ≤ E K̂ + K = 2K). If the bound is below a resolved rhs the claim holds whatever the
+    lhs sample missed; otherwise the comparison stays unresolved.
+    """
+    bound = (
+        ctx.check.get("lhs", {}).get("upper_bound") if ctx.check["kind"] == "less_than" else None
+    )
+    if bound is None:
+        return None
+    strict = bool(ctx.check.get("strict", True))
+
+    def decide(where: str, unit: Unit, b: float, sb: Any, pt: pd.Series) -> Unit:
+        if not resolution(pt, ["rhs"])[0]:
+            return unit
+        status, _ = compare_le(float(bound), b, None, sb, strict)
+        if status != PASS:
+            return unit
+        why = ctx.check["bound_reason"]
+        text = f"lhs ≤ {fmt_num(bound)} ({why}) < rhs {fmt_num(b)}"
+        return Unit(where, PASS, text)
+
+    return decide
 
 
 def less_than(ctx: Context) -> Outcome:

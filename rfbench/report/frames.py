@@ -107,10 +107,20 @@ def needed(df: pd.DataFrame) -> float:
     return float(np.nanmax(vals)) if np.isfinite(vals).any() else math.nan
 
 
-def _with_resolution(row: pd.Series, g: pd.DataFrame) -> pd.Series:
-    """A reduced row is resolved only if every row it merges is (min/max/mean/sum alike)."""
+def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool = False) -> pd.Series:
+    """A reduced row is resolved if every row it merges is; a mean or sum (``pooled``) is also
+    resolved when its pooled sample is large enough: Σ n_trials ≥ the largest ``n_needed``.
+
+    A mean over repetitions is one statistic of all their draws: twenty repetitions of 1,000
+    draws resolve what one repetition needing 10,000 does not. Without ``n_needed`` nothing
+    says how many draws suffice, and the reduced row stays unresolved.
+    """
     if "resolved" in g.columns:
-        row["resolved"] = bool(is_resolved(g).all())
+        ok = bool(is_resolved(g).all())
+        need = needed(g)
+        if not ok and pooled and math.isfinite(need) and "n_trials" in g.columns:
+            ok = float(pd.to_numeric(g["n_trials"], errors="coerce").fillna(0).sum()) >= need
+        row["resolved"] = ok
     if "n_needed" in g.columns:
         row["n_needed"] = needed(g)
     return row
@@ -118,7 +128,8 @@ def _with_resolution(row: pd.Series, g: pd.DataFrame) -> pd.Series:
 
 def _reduce(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
     if not at:
-        return _with_resolution(_reduce_values(g, how, at, param), g)
+        pooled = how in ("mean", "sum")
+        return _with_resolution(_reduce_values(g, how, at, param), g, pooled)
     return _reduce_values(g, how, at, param)
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from rfbench.report.checks import (
     Context,
+    Unit,
     aligned,
     compare_le,
     fmt_key,
@@ -24,11 +25,10 @@ from rfbench.report.checks import (
     point_where,
     side_value,
     summarise,
-    worst,
 )
 from rfbench.report.frames import align, groups
 from rfbench.report.rows import explain_empty
-from rfbench.report.verdicts import NOT_RUN, PASS, Outcome
+from rfbench.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLVED, Outcome
 
 
 def ordering(ctx: Context) -> Outcome:
@@ -40,19 +40,33 @@ def ordering(ctx: Context) -> Outcome:
     if bad is not None:
         return bad
     units = []
+    metric = ctx.check["metric"]
     for group, pts in parts:
         cols = point_columns(pts)
         for _, pt in pts.iterrows():
-            status, text = PASS, ""
+            where = point_where(group, cols, pt)
+            links = []
             for lo, hi in zip(order, order[1:], strict=False):
                 (a, sa), (b, sb) = side_value(pt, lo), side_value(pt, hi)
                 s, z = compare_le(a, b, sa, sb, strict)
-                if s != PASS and not text:
+                text = f"{lo} {fmt_num(a)} {'<' if strict else '≤'} {hi} {fmt_num(b)}"
+                if s != PASS:
                     text = f"{lo} {fmt_num(a)} {'≥' if strict else '>'} {hi} {fmt_num(b)}"
                     text += f" (z = {fmt_num(z)})" if math.isfinite(z) else ""
-                status = worst(status, s)
-            units.append(judged(point_where(group, cols, pt), status, text, pt, order))
+                links.append(judged(where, s, text, pt, [lo, hi], small=lo, metric=metric))
+            units.append(_chain(where, links))
     return summarise(units, missing)
+
+
+def _chain(where: str, links: list[Unit]) -> Unit:
+    """An ordering's point from its links: any decided failing link fails it (resolved or
+    not, the other links cannot undo it); else any unresolved link leaves it unresolved."""
+    for status in (FAIL, NOISE, UNRESOLVED):
+        bad = [u for u in links if u.status == status]
+        if bad:
+            need = max((u.needed for u in bad), default=math.nan)
+            return Unit(where, status, "; ".join(u.detail for u in bad), need)
+    return Unit(where, PASS, "")
 
 
 def _panel_ranges(ctx: Context, rows: pd.DataFrame) -> dict[tuple[Any, ...], float]:
@@ -108,5 +122,9 @@ def count(ctx: Context) -> Outcome:
             text = f"{est} {fmt_num(v)} vs {other} {fmt_num(o)}"
             if ranges and status != PASS:
                 text += f" (on par within {fmt_num(g_tol)})"
-            units.append(judged(point_where(where, cols, pt), status, text, pt, [est, other]))
+            small = est if c["best"] == "min" else other
+            unit = judged(
+                point_where(where, cols, pt), status, text, pt, [est, other], small, c["metric"]
+            )
+            units.append(unit)
     return summarise(units, missing, float(c["at_least_fraction"]))

@@ -23,7 +23,7 @@ from rfbench.results import REQUIRED_COLUMNS as REQUIRED
 from rfbench.results import ResultSchemaError, load_provenance, load_results, result_paths
 
 #: Selector keys that are instructions, not row filters.
-SPECIAL_KEYS = frozenset({"derive", "baseline", "aggregate", "std_metric"})
+SPECIAL_KEYS = frozenset({"derive", "baseline", "aggregate", "std_metric", "upper_bound"})
 #: String keys naming a point of an experiment's grid: a missing value means "not run".
 GRID_KEYS = frozenset({"figure", "dataset", "regime"})
 
