@@ -20,6 +20,7 @@ from rfbench.report.verdicts import (
     HOLDS,
     ORDERING_CONFIRMED,
     UNTESTABLE,
+    VERIFIED,
 )
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -102,7 +103,7 @@ def test_closed_form_aligns_with_per_repetition_rows() -> None:
         _row("sm", "theory_mse", 0.07, experiment="clusters", stderr=np.nan),
         _row("trig", "theory_mse", 0.03, experiment="clusters", stderr=np.nan),
     ]
-    assert _verdict({**COUNT, "theory_metric": "theory_mse"}, rows + theory) == (ORDERING_CONFIRMED)
+    assert _verdict({**COUNT, "theory_metric": "theory_mse"}, rows + theory) == VERIFIED
     # a closed form of another point (other m) does not apply
     other = [{**t, "m": 64} for t in theory]
     rows_m = [{**r, "m": 20} for r in rows]
@@ -191,7 +192,7 @@ def committed() -> dict[str, str]:
     [
         ("hrf-thm3.5-angular-zero-at-0", HOLDS),
         ("cse-zero-variance-at-endpoints", HOLDS),
-        ("hrf-table3-favor-worst", ORDERING_CONFIRMED),
+        ("hrf-table3-favor-worst", VERIFIED),
         ("simrf-fig7-gram-decreases-with-m", ORDERING_CONFIRMED),
         ("hrf-table1-ordering", DOES_NOT_HOLD),
         ("hrf-table1-hrfs-best", DOES_NOT_HOLD),

@@ -19,6 +19,7 @@ from rfbench.report.verdicts import (
     HOLDS,
     ORDERING_CONFIRMED,
     UNTESTABLE,
+    VERIFIED,
     WITHIN_NOISE,
 )
 
@@ -107,7 +108,7 @@ def test_closed_form_preferred_over_empirical_max() -> None:
     assert evaluate_claim(_claim(COUNT), ResultSet(both), {}).verdict == DOES_NOT_HOLD
     check = {**COUNT, "theory_metric": "theory_rel_rmse"}
     res = evaluate_claim(_claim(check), ResultSet(both), {})
-    assert res.verdict == ORDERING_CONFIRMED and "closed form" in res.detail
+    assert res.verdict == VERIFIED and "closed form" in res.detail
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ AGGREGATE = re.compile(r"^(?:(min|max|mean|sum) over|at (min|max)) ([a-z_]+)$")
 ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
 CATEGORIES = ("formula", "text", "notation", "inconsistency")
 EXPECT = ("pass", "fail", "unknown")
+EVIDENCE = ("sampled", "replayed")
 EXPR_NAMES = frozenset({"exp", "log", "sqrt", "sin", "cos", "pi", "e"})
 
 TOLERANCES = {"abs_tol", "rel_tol", "n_stderr"}
@@ -95,6 +96,9 @@ class NumberEntry(Entry):
     reproducible: bool = True
     reason: str = ""
     spec_note: str = ""
+    #: what our value is: ``sampled`` (an independent sample) or ``replayed`` (the paper's own
+    #: released random stream replayed: it verifies equivalent code, not a reproduction)
+    evidence: str = "sampled"
 
     @property
     def scaled(self) -> float:
@@ -256,6 +260,8 @@ def make_entry(kind: str, raw: dict[str, Any], paper: str, fname: str) -> Entry:
                 raise _fail(where, "a reproducible number needs figure and match.experiment/metric")
         if "match" in raw:
             _check_selector(where, raw["match"], "match")
+        if raw.get("evidence", "sampled") not in EVIDENCE:
+            raise _fail(where, f"evidence must be one of {EVIDENCE}")
     elif kind == "claim":
         if not raw.get("statement"):
             raise _fail(where, "missing statement")

@@ -31,6 +31,7 @@ from rfbench.reference import ClaimEntry, ErratumEntry, evaluate_expr
 from rfbench.report.closed_forms import (
     closed_form_note,
     closed_form_stderr,
+    computed,
     exact_points,
     prefer_closed_form,
 )
@@ -53,6 +54,7 @@ from rfbench.report.verdicts import (
     NOT_RUN,
     PASS,
     UNRESOLVED,
+    WEAK,
     Z_REPRODUCED,
     ClaimResult,
     NumberResult,
@@ -69,7 +71,7 @@ RANKINGS = frozenset({"ordering", "count"})
 ROUND_OFF = 1e-10
 #: Failures listed in a claim's detail.
 SHOWN = 3
-_RANK = {PASS: 0, NOISE: 1, FAIL: 2, UNRESOLVED: 3}
+_RANK = {PASS: 0, WEAK: 1, NOISE: 2, FAIL: 3, UNRESOLVED: 4}
 #: (verdict, why) of the groups that had no rows to compare.
 Missing = list[tuple[str, str]]
 
@@ -148,13 +150,26 @@ def judged(
     return Unit(where, UNRESOLVED, f"{detail} (unresolved: {label})", need)
 
 
+def passed(status: str) -> bool:
+    """Did a comparison go the claimed way (significantly or not)?"""
+    return status in (PASS, WEAK)
+
+
 def compare_le(a: float, b: float, sa: Any, sb: Any, strict: bool) -> tuple[str, float]:
-    """(status, z) of the claim a < b (``strict``) or a ≤ b; z = violation / combined se."""
+    """(status, z) of the claim a < b (``strict``) or a ≤ b; z = violation / combined se.
+
+    A claim that holds is ``PASS`` when it holds by at least :data:`Z_REPRODUCED` combined
+    standard errors or both values are exact (standard error 0), else ``WEAK`` (it holds on the
+    point estimates only; with no standard error at all it cannot be called significant).
+    """
     if not (math.isfinite(a) and math.isfinite(b)):
         return (PASS if a < b or (not strict and a == b) else FAIL), math.inf
     ok = a < b if strict else a <= b + EPS * max(abs(a), abs(b))
     if ok:
-        return PASS, 0.0
+        se = quadrature(sa, sb)
+        if se == 0.0 or (math.isfinite(se) and (b - a) / se >= Z_REPRODUCED):
+            return PASS, 0.0
+        return WEAK, 0.0
     se = quadrature(sa, sb)
     z = (a - b) / se if se > 0 else math.inf
     return (NOISE if z <= Z_REPRODUCED else FAIL), z
@@ -228,14 +243,17 @@ def summarise(units: list[Unit], missing: Missing, at_least: float | None = None
         return _untestable(unresolved)
     failed = [u for u in units if u.status == FAIL]
     noisy = [u for u in units if u.status == NOISE]
+    weak = [u for u in units if u.status == WEAK]
     n, n_pass = len(units), len(units) - len(failed) - len(noisy)
     if at_least is None:
-        status = FAIL if failed else NOISE if noisy else PASS
+        status = FAIL if failed else NOISE if noisy else WEAK if weak else PASS
     elif n_pass >= at_least * n:
-        status = PASS
+        status = PASS if n_pass - len(weak) >= at_least * n else WEAK
     else:
         status = NOISE if n - len(failed) >= at_least * n else FAIL
     head = f"{n_pass} of {n} comparisons hold"
+    if weak:
+        head += f" ({len(weak)} by less than {Z_REPRODUCED:g} standard errors)"
     if at_least is not None:
         head += f" (needs {at_least:.0%})"
     bad = failed + noisy
@@ -351,7 +369,7 @@ def evaluate_claim(
         picked = select(rows, where)
         if picked.empty:
             return claim_verdict(entry, Outcome(*explain_empty(rows, where)))
-        rows = exact_points(picked.reset_index(drop=True), check["metric"])
+        rows = exact_points(computed(picked.reset_index(drop=True)), check["metric"])
         if "theory_metric" in check:
             rows = prefer_closed_form(rows, check["metric"], check["theory_metric"])
         if "theory_stderr" in check:
@@ -359,10 +377,20 @@ def evaluate_claim(
         note = closed_form_note(rows, check)
     else:
         rows, note = pd.DataFrame(), ""
+    analytic = _all_exact(rows, check.get("metric"))
     evaluate: Callable[[Context], Outcome] = KINDS[check["kind"]]
     # A check that raises is a bug in the check or the code (rfbench report exits 1 with a log),
     # never a verdict.
     outcome = evaluate(Context(entry, rows, numbers))
     if note and outcome.status in (PASS, FAIL, NOISE, UNRESOLVED):
         outcome = Outcome(outcome.status, f"{note}; {outcome.detail}")
-    return claim_verdict(entry, outcome, likely_reason(entry, list(errata)))
+    return claim_verdict(entry, outcome, likely_reason(entry, list(errata)), analytic)
+
+
+def _all_exact(rows: pd.DataFrame, metric: str | None) -> bool:
+    """Is every row of the check's metric exact (a closed form or computed, standard error 0)?"""
+    if rows.empty or metric is None or "metric" not in rows.columns:
+        return False
+    mine = rows[rows["metric"] == metric]
+    se = pd.to_numeric(mine["stderr"], errors="coerce")
+    return bool(len(mine)) and bool((se == 0).all())

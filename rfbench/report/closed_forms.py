@@ -161,3 +161,18 @@ def exact_points(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
         out.loc[exact, "resolved"] = True
         out.loc[exact, "stderr"] = 0.0
     return out
+
+
+def computed(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows computed rather than sampled (``n_trials`` 0: closed forms, exact integrals) with
+    standard error 0 where none is given: they are exact, so a comparison of them is decided
+    by their values alone."""
+    if rows.empty or "n_trials" not in rows.columns:
+        return rows
+    n = pd.to_numeric(rows["n_trials"], errors="coerce")
+    mask = (n == 0) & rows["stderr"].isna()
+    if not mask.any():
+        return rows
+    out = rows.copy()
+    out.loc[mask, "stderr"] = 0.0
+    return out

@@ -17,6 +17,7 @@ from rfbench.report.checks import (
     expression,
     fmt_num,
     judged,
+    passed,
     point_columns,
     point_where,
     resolution,
@@ -91,11 +92,11 @@ def _bounded(ctx: Context) -> Callable[[str, Unit, float, Any, pd.Series], Unit]
         if not resolution(pt, ["rhs"])[0]:
             return unit
         status, _ = compare_le(float(bound), b, None, sb, strict)
-        if status != PASS:
+        if not passed(status):
             return unit
         why = ctx.check["bound_reason"]
         text = f"lhs ≤ {fmt_num(bound)} ({why}) < rhs {fmt_num(b)}"
-        return Unit(where, PASS, text)
+        return Unit(where, status, text)
 
     return decide
 
@@ -108,7 +109,7 @@ def less_than(ctx: Context) -> Outcome:
         status, z = compare_le(a, b, sa, sb, strict)
         text = f"lhs {fmt_num(a)} vs rhs {fmt_num(b)}"
         return status, text + (
-            f" (z = {fmt_num(z)})" if status != PASS and math.isfinite(z) else ""
+            f" (z = {fmt_num(z)})" if not passed(status) and math.isfinite(z) else ""
         )
 
     return _two_sided(ctx, rule)

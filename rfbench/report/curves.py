@@ -17,6 +17,7 @@ from rfbench.report.checks import (
     fmt_num,
     grouped,
     judged,
+    passed,
     summarise,
     tolerance,
     worst,
@@ -71,7 +72,7 @@ def monotone(ctx: Context) -> Outcome:
             if c["direction"] == "decreasing":
                 a, b, sa, sb = b, a, sb, sa
             s, _ = compare_le(a, b, sa, sb, strict)
-            if s != PASS and not text:
+            if not passed(s) and not text:
                 text = f"{along} {fmt_num(pos[i])} → {fmt_num(pos[i + 1])}: "
                 text += f"{fmt_num(vals[i])} → {fmt_num(vals[i + 1])}"
             status = worst(status, s)

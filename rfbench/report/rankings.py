@@ -21,6 +21,7 @@ from rfbench.report.checks import (
     fmt_num,
     grouped,
     judged,
+    passed,
     point_columns,
     point_where,
     side_value,
@@ -28,7 +29,7 @@ from rfbench.report.checks import (
 )
 from rfbench.report.frames import align, groups
 from rfbench.report.rows import explain_empty
-from rfbench.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLVED, Outcome
+from rfbench.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLVED, WEAK, Outcome
 
 
 def ordering(ctx: Context) -> Outcome:
@@ -50,7 +51,7 @@ def ordering(ctx: Context) -> Outcome:
                 (a, sa), (b, sb) = side_value(pt, lo), side_value(pt, hi)
                 s, z = compare_le(a, b, sa, sb, strict)
                 text = f"{lo} {fmt_num(a)} {'<' if strict else '≤'} {hi} {fmt_num(b)}"
-                if s != PASS:
+                if not passed(s):
                     text = f"{lo} {fmt_num(a)} {'≥' if strict else '>'} {hi} {fmt_num(b)}"
                     text += f" (z = {fmt_num(z)})" if math.isfinite(z) else ""
                 links.append(judged(where, s, text, pt, [lo, hi], small=lo, metric=metric))
@@ -61,11 +62,12 @@ def ordering(ctx: Context) -> Outcome:
 def _chain(where: str, links: list[Unit]) -> Unit:
     """An ordering's point from its links: any decided failing link fails it (resolved or
     not, the other links cannot undo it); else any unresolved link leaves it unresolved."""
-    for status in (FAIL, NOISE, UNRESOLVED):
+    for status in (FAIL, NOISE, UNRESOLVED, WEAK):
         bad = [u for u in links if u.status == status]
         if bad:
             need = max((u.needed for u in bad), default=math.nan)
-            return Unit(where, status, "; ".join(u.detail for u in bad), need)
+            shown = bad if status != WEAK else bad[:1]
+            return Unit(where, status, "; ".join(u.detail for u in shown), need)
     return Unit(where, PASS, "")
 
 
@@ -120,7 +122,7 @@ def count(ctx: Context) -> Outcome:
             else:
                 status, _ = compare_le(o, v + g_tol, so, sv, strict=False)
             text = f"{est} {fmt_num(v)} vs {other} {fmt_num(o)}"
-            if ranges and status != PASS:
+            if ranges and not passed(status):
                 text += f" (on par within {fmt_num(g_tol)})"
             small = est if c["best"] == "min" else other
             unit = judged(

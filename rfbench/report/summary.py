@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from rfbench import reference
 from rfbench.report.render import rel_path, table
 from rfbench.report.verdicts import (
     CLAIM_VERDICTS,
+    CONSISTENT,
     DIFFERS,
     DOES_NOT_HOLD,
     HOLDS,
@@ -19,8 +22,10 @@ from rfbench.report.verdicts import (
     NUMBER_VERDICTS,
     ORDERING_CONFIRMED,
     REL_TOL,
+    REPLAYED,
     REPRODUCED,
     UNTESTABLE,
+    VERIFIED,
     WITHIN_NOISE,
     Z_NOISE,
     Z_REPRODUCED,
@@ -32,6 +37,8 @@ if TYPE_CHECKING:
 NUMBER_COLUMNS = NUMBER_VERDICTS
 #: "ordering confirmed" is counted with "holds"
 CLAIM_COLUMNS = tuple(v for v in CLAIM_VERDICTS if v != ORDERING_CONFIRMED)
+#: Family-wise error rate of the numbers compared with a standard error (Holm's procedure).
+ALPHA = 0.05
 #: Surprises listed in the summary.
 SHOWN_SURPRISES = 8
 
@@ -55,24 +62,59 @@ def provenance_line(report: Report, out_dir: Path) -> str:
     )
 
 
+def family_wise(report: Report, alpha: float = ALPHA) -> tuple[int, float, int]:
+    """(N, Bonferroni |z| threshold, differences significant under Holm at ``alpha``) over the
+    sampled numbers compared with a standard error (not tolerance-based, not replayed)."""
+    zs = sorted(
+        (
+            abs(r.z)
+            for r in report.numbers
+            if r.z is not None and not r.tolerance_based and r.verdict != REPLAYED
+        ),
+        reverse=True,
+    )
+    n = len(zs)
+    if not n:
+        return 0, math.inf, 0
+    normal = NormalDist()
+    rejected = 0
+    for i, z in enumerate(zs):  # Holm: the i-th smallest p against alpha / (n - i)
+        if 2 * (1 - normal.cdf(z)) > alpha / (n - i):
+            break
+        rejected += 1
+    return n, normal.inv_cdf(1 - alpha / (2 * n)), rejected
+
+
 def summary(report: Report) -> list[str]:
     n, c = report.number_counts(), report.claim_counts()
     checked = n[REPRODUCED] + n[WITHIN_NOISE] + n[DIFFERS]
     held = c[HOLDS] + c[ORDERING_CONFIRMED]
-    tested = held + c[WITHIN_NOISE] + c[DOES_NOT_HOLD] + c[UNTESTABLE]
+    tested = c[VERIFIED] + held + c[CONSISTENT] + c[WITHIN_NOISE] + c[DOES_NOT_HOLD]
+    tested += c[UNTESTABLE]
+    n_se, z_bonf, n_fw = family_wise(report)
     lines = [
         "## Summary",
         "",
-        f"**Numbers**: {checked} of {len(report.numbers)} published numbers checked; "
-        f"{n[REPRODUCED] + n[WITHIN_NOISE]} hold ({n[REPRODUCED]} reproduced, "
-        f"{n[WITHIN_NOISE]} within noise), {n[DIFFERS]} differ. {n[NOT_RUN]} not run, "
-        f"{n[NO_MATCH]} without a matching row, {n[NOT_REPRODUCIBLE]} not reproducible here.",
+        f"**Numbers** ({len(report.numbers)} published): {n[REPLAYED]} *replayed* (equal to the "
+        "paper's value when the authors' released random stream is replayed: equivalent code, "
+        f"not a statistical reproduction); {checked} compared with an independent sample: "
+        f"{n[REPRODUCED]} reproduced, {n[WITHIN_NOISE]} within noise, {n[DIFFERS]} differ. "
+        f"{n[NOT_REPRODUCIBLE]} not reproducible on a CPU (appendix), {n[NOT_RUN]} not run, "
+        f"{n[NO_MATCH]} without a matching row.",
         "",
-        f"**Claims**: {tested} of {len(report.claims)} claims checked; {held} hold, "
-        f"{c[WITHIN_NOISE]} within noise, {c[DOES_NOT_HOLD]} do not hold, {c[UNTESTABLE]} "
-        f"untestable at this sample size. {c[MANUAL]} need a "
-        f"person, {c[NOT_RUN] + c[NO_MATCH]} not run or without rows, {c[NOT_REPRODUCIBLE]} "
-        "not reproducible here.",
+        f"**Family-wise**: {n_se} numbers were compared with a standard error; with Holm's "
+        f"procedure at α = {ALPHA:g} over all {n_se} (Bonferroni |z| > {z_bonf:.2f}), "
+        f"{n_fw} differ significantly; the other {n[DIFFERS] - min(n_fw, n[DIFFERS])} "
+        "*differs* rows are beyond |z| = 3 but not family-wise significant, or "
+        "tolerance-based (†).",
+        "",
+        f"**Claims** ({len(report.claims)}): {tested} checked: {c[VERIFIED]} *verified "
+        f"analytically* (closed forms or exact computations only), {held} *hold* on samples with "
+        f"every link significant (≥ {Z_REPRODUCED:g} se), {c[CONSISTENT]} *consistent* (the "
+        f"claimed direction on point estimates, not every link significant), {c[WITHIN_NOISE]} "
+        f"within noise, {c[DOES_NOT_HOLD]} do not hold, {c[UNTESTABLE]} untestable. "
+        f"{c[MANUAL]} need a person, {c[NOT_RUN] + c[NO_MATCH]} not run or without rows, "
+        f"{c[NOT_REPRODUCIBLE]} not reproducible on a CPU.",
         "",
     ]
     papers = reference.papers()
@@ -82,10 +124,10 @@ def summary(report: Report) -> list[str]:
         rows.append(
             [p or "**all**", sum(nc.values())]
             + [nc[v] for v in NUMBER_COLUMNS]
-            + [sum(cc.values()), cc[HOLDS] + cc[ORDERING_CONFIRMED]]
-            + [cc[v] for v in CLAIM_COLUMNS[1:]]
+            + [sum(cc.values()), cc[VERIFIED], cc[HOLDS] + cc[ORDERING_CONFIRMED]]
+            + [cc[v] for v in CLAIM_COLUMNS[2:]]
         )
-    header = ["paper", "numbers", *NUMBER_COLUMNS, "claims", "hold", *CLAIM_COLUMNS[1:]]
+    header = ["paper", "numbers", *NUMBER_COLUMNS, "claims", VERIFIED, "hold", *CLAIM_COLUMNS[2:]]
     lines += table(header, rows)
     surprises = report.surprises()
     if surprises:

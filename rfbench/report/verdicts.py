@@ -15,6 +15,10 @@ from rfbench.reference import ClaimEntry, ErratumEntry, NumberEntry
 from rfbench.reference import reason as measured_reason
 
 REPRODUCED = "reproduced"
+#: Equal to the paper's value by replaying its released random stream (not a reproduction).
+REPLAYED = "replayed"
+#: A claim that holds on closed forms / exact computations only (no sampled row).
+VERIFIED = "verified analytically"
 WITHIN_NOISE = "within noise"
 DIFFERS = "differs"
 NOT_RUN = "not run"
@@ -22,14 +26,18 @@ NO_MATCH = "no match"
 NOT_REPRODUCIBLE = "not reproducible here"
 HOLDS = "holds"
 ORDERING_CONFIRMED = "ordering confirmed"
+#: Every comparison goes the claimed way, but not every one by 2 standard errors.
+CONSISTENT = "consistent"
 DOES_NOT_HOLD = "does not hold"
 UNTESTABLE = "untestable at this sample size"
 MANUAL = "manual"
 
-NUMBER_VERDICTS = (REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
+NUMBER_VERDICTS = (REPLAYED, REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
 CLAIM_VERDICTS = (
+    VERIFIED,
     HOLDS,
     ORDERING_CONFIRMED,
+    CONSISTENT,
     WITHIN_NOISE,
     DOES_NOT_HOLD,
     UNTESTABLE,
@@ -50,6 +58,8 @@ ORDER_KINDS = frozenset({"ordering", "count", "monotone", "less_than"})
 # Outcomes of a check, before they become verdicts (UNRESOLVED: every comparison rests on a
 # sample that does not resolve its statistic).
 PASS, FAIL, NOISE, UNRESOLVED = "pass", "fail", "noise", "unresolved"
+#: A pass that is not significant: the claimed side is ahead by less than 2 standard errors.
+WEAK = "weak"
 
 
 @dataclass(frozen=True)
@@ -106,10 +116,11 @@ def combined_z(
     return diff / se, tolerance_based
 
 
-def number_verdict(z: float, printed_equal: bool) -> str:
-    """Reproduced (|z| ≤ 2 or equal to the printed digits), within noise (|z| ≤ 3), differs."""
+def number_verdict(z: float, printed_equal: bool, replayed: bool = False) -> str:
+    """Reproduced (|z| ≤ 2 or equal to the printed digits), within noise (|z| ≤ 3), differs;
+    a ``replayed`` number (the paper's random stream) that agrees is "replayed"."""
     if printed_equal or abs(z) <= Z_REPRODUCED:
-        return REPRODUCED
+        return REPLAYED if replayed else REPRODUCED
     return WITHIN_NOISE if abs(z) <= Z_NOISE else DIFFERS
 
 
@@ -141,22 +152,29 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
     return "; ".join(parts)
 
 
-def claim_verdict(entry: ClaimEntry, outcome: Outcome, reason: str = "") -> ClaimResult:
+def claim_verdict(
+    entry: ClaimEntry, outcome: Outcome, reason: str = "", analytic: bool = False
+) -> ClaimResult:
     """The verdict of a claim from its check's outcome, flagging a contradicted ``expect``.
 
-    ``reason`` (see :func:`likely_reason`) is given when the claim does not hold.
+    ``reason`` (see :func:`likely_reason`) is given when the claim does not hold; ``analytic``:
+    every compared value is a closed form or exact computation (a pass is "verified
+    analytically").
     """
     kind = entry.check.get("kind", "")
     verdict = {
         PASS: ORDERING_CONFIRMED if kind in ORDER_KINDS else HOLDS,
+        WEAK: CONSISTENT,
         FAIL: DOES_NOT_HOLD,
         NOISE: WITHIN_NOISE,
         UNRESOLVED: UNTESTABLE,
     }.get(outcome.status, outcome.status)
+    if analytic and outcome.status == PASS:
+        verdict = VERIFIED
     surprise = ""
     if entry.expect == "pass" and verdict == DOES_NOT_HOLD:
         surprise = "expected to hold"
-    elif entry.expect == "fail" and verdict in (HOLDS, ORDERING_CONFIRMED):
+    elif entry.expect == "fail" and verdict in (HOLDS, ORDERING_CONFIRMED, VERIFIED, CONSISTENT):
         surprise = "expected to fail (the spec found the claim false)"
     parts = [outcome.detail]
     if verdict == DOES_NOT_HOLD:
