@@ -93,7 +93,9 @@ numbers only through this API.
 
 from __future__ import annotations
 
+import re
 import tomllib
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -126,7 +128,11 @@ __all__ = [
     "header",
     "load",
     "papers",
+    "Reason",
+    "ReasonValue",
     "reason",
+    "reason_of",
+    "reasons",
     "table",
 ]
 
@@ -231,16 +237,98 @@ def get(entry_id: str) -> Entry:
     raise KeyError(entry_id)
 
 
+#: A placeholder of a reason text: ``{name}`` or ``{name:.3g}`` (a format spec).
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?::([^{}]*))?\}")
+#: What a reason value reads from the report: of a number entry (``of``), our value, its
+#: standard error, the paper's value, z, ours − paper; or one result row (``row``).
+VALUE_WHATS = ("ours", "se", "paper", "z", "diff", "ratio")
+#: Reductions of a value over several number entries (``of`` a list).
+VALUE_OVER = ("min", "max", "mean")
+
+
+@dataclass(frozen=True)
+class ReasonValue:
+    """One number quoted by a reason, read from the results when the report is rendered.
+
+    Either ``of`` (number entry ids: ``what`` of their evaluation — ours, se, paper, z,
+    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several) or ``row`` (a
+    selector of exactly one result row, its value; ``over_row``: divided by another row's,
+    ``minus_row``: minus another row's). ``scale`` multiplies the value before formatting.
+    """
+
+    name: str
+    of: tuple[str, ...] = ()
+    what: str = "ours"
+    over: str = "max"
+    row: dict[str, Any] = field(default_factory=dict)
+    over_row: dict[str, Any] = field(default_factory=dict)
+    minus_row: dict[str, Any] = field(default_factory=dict)
+    stderr: bool = False
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A measured root cause: its ``key`` (``<paper>-reason-<i>``), the entries it explains,
+    the text (a template of :class:`ReasonValue` placeholders) and the reading it depends on."""
+
+    key: str
+    ids: tuple[str, ...]
+    text: str
+    reading: str = ""
+    values: tuple[ReasonValue, ...] = ()
+    established: bool = True
+
+
+def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue:
+    if not isinstance(raw, dict):
+        raise ReferenceDataError(f"{where}: value {name!r} must be a table")
+    allowed = {"of", "what", "over", "row", "over_row", "minus_row", "stderr", "scale"}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ReferenceDataError(f"{where}: value {name!r}: unknown field(s) {unknown}")
+    if ("of" in raw) == ("row" in raw):
+        raise ReferenceDataError(f"{where}: value {name!r} needs exactly one of 'of', 'row'")
+    of = raw.get("of", [])
+    of = [of] if isinstance(of, str) else list(of)
+    bad = [i for i in of if i not in ids]
+    if bad:
+        raise ReferenceDataError(f"{where}: value {name!r} refers to unknown {bad}")
+    if raw.get("what", "ours") not in VALUE_WHATS or raw.get("over", "max") not in VALUE_OVER:
+        raise ReferenceDataError(f"{where}: value {name!r}: what/over not in the vocabulary")
+    for key in ("row", "over_row", "minus_row"):
+        if key in raw:
+            sel = raw[key]
+            if not isinstance(sel, dict) or not {"experiment", "metric"} <= set(sel):
+                raise ReferenceDataError(f"{where}: value {name!r}.{key} needs experiment, metric")
+            unknown = sorted(set(sel) - MATCH_KEYS)
+            if unknown:
+                raise ReferenceDataError(f"{where}: value {name!r}.{key}: unknown {unknown}")
+    return ReasonValue(
+        name,
+        tuple(of),
+        raw.get("what", "ours"),
+        raw.get("over", "max"),
+        dict(raw.get("row", {})),
+        dict(raw.get("over_row", {})),
+        dict(raw.get("minus_row", {})),
+        bool(raw.get("stderr", False)),
+        float(raw.get("scale", 1.0)),
+    )
+
+
 @cache
-def _reasons() -> dict[str, tuple[str, str]]:
-    """Entry id → (measured reason, reading) from every paper's ``[[reason]]`` table."""
+def reasons() -> tuple[Reason, ...]:
+    """Every paper's ``[[reason]]`` tables, validated: each entry has at most one reason, and
+    every placeholder of a text is a declared value and every value is used."""
     ids = {e.id for e in load()}
-    out: dict[str, tuple[str, str]] = {}
+    out: list[Reason] = []
+    seen: set[str] = set()
     for paper in PAPERS:
         doc = tomllib.loads((HERE / f"{paper}.toml").read_text(encoding="utf-8"))
         for i, raw in enumerate(doc.get("reason", [])):
             where = f"{paper}.toml: reason #{i + 1}"
-            unknown = sorted(set(raw) - {"ids", "text", "reading"})
+            unknown = sorted(set(raw) - {"ids", "text", "reading", "values", "established"})
             if unknown:
                 raise ReferenceDataError(f"{where}: unknown field(s) {unknown}")
             if not isinstance(raw.get("text"), str) or not raw["text"].strip():
@@ -251,13 +339,35 @@ def _reasons() -> dict[str, tuple[str, str]]:
             for name in names:
                 if name not in ids:
                     raise ReferenceDataError(f"{where}: unknown id {name!r}")
-                if name in out:
+                if name in seen:
                     raise ReferenceDataError(f"{where}: {name!r} already has a reason")
-                text, reading = raw["text"], raw.get("reading", "")
-                out[name] = (" ".join(text.split()), " ".join(reading.split()))
-    return out
+                seen.add(name)
+            values = tuple(
+                _reason_value(where, k, v, ids) for k, v in raw.get("values", {}).items()
+            )
+            text, reading = " ".join(raw["text"].split()), " ".join(raw.get("reading", "").split())
+            used = {m.group(1) for m in PLACEHOLDER.finditer(text + " " + reading)}
+            declared = {v.name for v in values}
+            if used != declared:
+                raise ReferenceDataError(
+                    f"{where}: placeholders without a value {sorted(used - declared)}, "
+                    f"values never quoted {sorted(declared - used)}"
+                )
+            established = bool(raw.get("established", True))
+            key = f"{paper}-reason-{i + 1}"
+            out.append(Reason(key, tuple(names), text, reading, values, established))
+    return tuple(out)
+
+
+def reason_of(entry_id: str) -> Reason | None:
+    """The measured reason explaining an entry (None if none)."""
+    for r in reasons():
+        if entry_id in r.ids:
+            return r
+    return None
 
 
 def reason(entry_id: str) -> tuple[str, str]:
-    """(measured reason, reading) of an entry from the ``[[reason]]`` tables (empty if none)."""
-    return _reasons().get(entry_id, ("", ""))
+    """(measured reason template, reading) of an entry (empty if none)."""
+    r = reason_of(entry_id)
+    return ("", "") if r is None else (r.text, r.reading)

@@ -18,7 +18,7 @@ API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdow
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from rfbench import reference
 from rfbench.errors import UserError
 from rfbench.report.checks import evaluate_claim
 from rfbench.report.numbers import evaluate_number
+from rfbench.report.reasons import FilledReason, fill, resolve
 from rfbench.report.rows import load_folder
 from rfbench.report.verdicts import (
     CLAIM_VERDICTS,
@@ -56,6 +57,7 @@ class Report:
     files: tuple[Path, ...] = ()
     provenance: tuple[dict[str, Any], ...] = ()
     problems: tuple[str, ...] = ()
+    reasons: tuple[FilledReason, ...] = ()
 
     def number_counts(self, paper: str | None = None) -> Counter[str]:
         """Verdict → number of published numbers (of one ``paper`` if given)."""
@@ -87,6 +89,10 @@ def build_report(results: str | Path = "results") -> Report:
         for e in entries
         if isinstance(e, reference.ClaimEntry)
     ]
+    by_id = {r.entry.id: r for r in numbers}
+    filled = {r.key: fill(r, found, by_id) for r in reference.reasons()}
+    numbers = [replace(r, detail=resolve(r.detail, filled)) for r in numbers]
+    claims = [replace(r, detail=resolve(r.detail, filled)) for r in claims]
     return Report(
         folder,
         tuple(numbers),
@@ -95,6 +101,7 @@ def build_report(results: str | Path = "results") -> Report:
         found.files,
         found.provenance,
         found.problems,
+        tuple(filled.values()),
     )
 
 

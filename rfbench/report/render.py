@@ -171,6 +171,28 @@ def _claims(results: list[ClaimResult]) -> list[str]:
     return ["### Claims", "", *table(header, rows)]
 
 
+def _reasons(report: Report, paper: str) -> list[str]:
+    """Each measured root cause of the paper once, with the rows it explains (its numbers are
+    read from the results: :mod:`rfbench.report.reasons`)."""
+    mine = [r for r in report.reasons if r.key.startswith(f"{paper}-reason-")]
+    if not mine:
+        return []
+    lines = ["### Reasons", ""]
+    for r in mine:
+        state = " — **cause not established**" if not r.established else ""
+        lines += [
+            f'<a id="{r.key}"></a>**{r.key}**{state} (explains {len(r.ids)}: '
+            + ", ".join(f"`{i}`" for i in r.ids)
+            + ")",
+            "",
+            r.text,
+            "",
+        ]
+        if r.reading:
+            lines += [f"*Reading*: {r.reading}", ""]
+    return lines
+
+
 def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
     if not errata:
         return []
@@ -203,6 +225,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         lines += _figure_links(report, paper, out_dir, fig_dir)
         lines += _numbers([r for r in report.numbers if r.entry.paper == paper])
         lines += _claims([r for r in report.claims if r.entry.paper == paper])
+        lines += _reasons(report, paper)
         lines += _errata([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
     return "\n".join(lines).rstrip() + "\n"

@@ -11,8 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from rfbench.reference import ClaimEntry, ErratumEntry, NumberEntry
-from rfbench.reference import reason as measured_reason
+from rfbench.reference import ClaimEntry, ErratumEntry, NumberEntry, reason_of
 
 REPRODUCED = "reproduced"
 #: Equal to the paper's value by replaying its released random stream (not a reproduction).
@@ -137,11 +136,11 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
     reading it depends on, else the spec's note on the entry (an ambiguity) or the entry's note;
     and the errata of its figure (typos in the paper)."""
     parts = []
-    text, reading = measured_reason(entry.id)
-    if text:
-        parts.append(f"measured: {text}")
-        if reading:
-            parts.append(f"reading-dependent: {reading}")
+    measured = reason_of(entry.id)
+    if measured is not None:  # filled in from the results by rfbench.report.reasons
+        parts.append(f"measured: ⟨reason:{measured.key}⟩")
+        if measured.reading:
+            parts.append("reading-dependent (see the reason)")
     elif entry.spec_note:
         parts.append(f"documented ambiguity: {first_sentence(entry.spec_note)}")
     elif entry.note:
