@@ -243,7 +243,7 @@ PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)(?::([^{}]*))?\}")
 #: standard error, the paper's value, z, ours − paper; or one result row (``row``).
 VALUE_WHATS = ("ours", "se", "paper", "z", "diff", "ratio")
 #: Reductions of a value over several number entries (``of`` a list).
-VALUE_OVER = ("min", "max", "mean")
+VALUE_OVER = ("min", "max", "mean", "count")
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,8 @@ class ReasonValue:
     Either ``of`` (number entry ids: ``what`` of their evaluation — ours, se, paper, z,
     diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several) or ``row`` (a
     selector of exactly one result row, its value; ``over_row``: divided by another row's,
-    ``minus_row``: minus another row's). ``scale`` multiplies the value before formatting.
+    ``minus_row``: minus another row's; ``square``: squared). ``scale`` multiplies the value
+    before formatting.
     """
 
     name: str
@@ -264,6 +265,7 @@ class ReasonValue:
     over_row: dict[str, Any] = field(default_factory=dict)
     minus_row: dict[str, Any] = field(default_factory=dict)
     stderr: bool = False
+    square: bool = False
     scale: float = 1.0
 
 
@@ -283,7 +285,7 @@ class Reason:
 def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue:
     if not isinstance(raw, dict):
         raise ReferenceDataError(f"{where}: value {name!r} must be a table")
-    allowed = {"of", "what", "over", "row", "over_row", "minus_row", "stderr", "scale"}
+    allowed = {"of", "what", "over", "row", "over_row", "minus_row", "stderr", "square", "scale"}
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ReferenceDataError(f"{where}: value {name!r}: unknown field(s) {unknown}")
@@ -313,6 +315,7 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
         dict(raw.get("over_row", {})),
         dict(raw.get("minus_row", {})),
         bool(raw.get("stderr", False)),
+        bool(raw.get("square", False)),
         float(raw.get("scale", 1.0)),
     )
 

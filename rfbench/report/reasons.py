@@ -58,6 +58,8 @@ def _of(value: ReasonValue, numbers: Mapping[str, NumberResult]) -> float:
         found.append(float(got))
     if value.over == "min":
         return min(found)
+    if value.over == "count":
+        return float(len(found))
     if value.over == "mean":
         return sum(found) / len(found)
     return max(found)
@@ -86,6 +88,8 @@ def value_of(value: ReasonValue, result: ResultSet, numbers: Mapping[str, Number
         got /= _row(result, value.over_row)
     if value.minus_row:
         got -= _row(result, value.minus_row)
+    if value.square:
+        got *= got
     return got * value.scale
 
 
