@@ -197,6 +197,9 @@ def load(paper: str | None = None) -> list[Entry]:
             raise ReferenceDataError(f"{e.paper}.toml: duplicate id {e.id!r}")
         seen[e.id] = e
     for e in entries:
+        for ref in (getattr(e, "reading_of", ""), getattr(e, "ratio_to", "")):
+            if ref and not isinstance(seen.get(ref), type(e)):
+                raise ReferenceDataError(f"{e.paper}.toml: {e.id!r} refers to unknown {ref!r}")
         if not isinstance(e, ClaimEntry):
             continue
         refs = [r for r in [e.check.get("number"), *e.check.get("numbers", [])] if r]

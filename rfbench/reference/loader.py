@@ -99,6 +99,16 @@ class NumberEntry(Entry):
     #: what our value is: ``sampled`` (an independent sample) or ``replayed`` (the paper's own
     #: released random stream replayed: it verifies equivalent code, not a reproduction)
     evidence: str = "sampled"
+    #: the reading of the paper's sentence this entry uses; ``reading_of``: the id of the
+    #: entry with the primary reading (this one is shown beside it and not counted)
+    reading: str = ""
+    reading_of: str = ""
+    #: the setting the paper does not state on which the value hinges ("not comparable"),
+    #: with the range ``plausible`` readings give (printed units, [low, high])
+    unstated: str = ""
+    plausible: tuple[float, ...] = ()
+    #: compare on the ratio scale: ours / ours(ratio_to) against paper / paper(ratio_to)
+    ratio_to: str = ""
 
     @property
     def scaled(self) -> float:
@@ -116,6 +126,8 @@ class ClaimEntry(Entry):
     reason: str = ""
     spec_note: str = ""
     expect: str = "pass"
+    reading: str = ""
+    reading_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -262,6 +274,12 @@ def make_entry(kind: str, raw: dict[str, Any], paper: str, fname: str) -> Entry:
             _check_selector(where, raw["match"], "match")
         if raw.get("evidence", "sampled") not in EVIDENCE:
             raise _fail(where, f"evidence must be one of {EVIDENCE}")
+        plausible = raw.get("plausible", [])
+        if not isinstance(plausible, list) or len(plausible) not in (0, 2):
+            raise _fail(where, "plausible must be [low, high]")
+        if plausible and not raw.get("unstated"):
+            raise _fail(where, "plausible goes with unstated (the setting the value hinges on)")
+        data["plausible"] = tuple(float(v) for v in plausible)
     elif kind == "claim":
         if not raw.get("statement"):
             raise _fail(where, "missing statement")
@@ -273,6 +291,8 @@ def make_entry(kind: str, raw: dict[str, Any], paper: str, fname: str) -> Entry:
             raise _fail(where, "an erratum needs printed and corrected")
         if raw.get("category", "formula") not in CATEGORIES:
             raise _fail(where, f"category must be one of {CATEGORIES}")
+    if kind != "erratum" and raw.get("reading_of") and not raw.get("reading"):
+        raise _fail(where, "reading_of needs reading (which reading this entry uses)")
     if kind != "erratum" and not raw.get("reproducible", True) and not raw.get("reason"):
         raise _fail(where, "reproducible = false needs a reason")
     return cls(**data)

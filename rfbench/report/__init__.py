@@ -17,10 +17,11 @@ API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdow
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rfbench import reference
 from rfbench.errors import UserError
@@ -34,6 +35,8 @@ from rfbench.report.verdicts import (
     ClaimResult,
     NumberResult,
 )
+
+R = TypeVar("R", NumberResult, ClaimResult)
 
 __all__ = [
     "CLAIM_VERDICTS",
@@ -93,6 +96,8 @@ def build_report(results: str | Path = "results") -> Report:
     filled = {r.key: fill(r, found, by_id) for r in reference.reasons()}
     numbers = [replace(r, detail=resolve(r.detail, filled)) for r in numbers]
     claims = [replace(r, detail=resolve(r.detail, filled)) for r in claims]
+    numbers = _beside_primary(numbers)
+    claims = _beside_primary(claims)
     return Report(
         folder,
         tuple(numbers),
@@ -103,6 +108,34 @@ def build_report(results: str | Path = "results") -> Report:
         found.problems,
         tuple(filled.values()),
     )
+
+
+def _beside_primary(results: list[R]) -> list[R]:
+    """One verdict per paper sentence: entries with ``reading_of`` (another reading of the
+    sentence) are dropped from the list, and their verdict is shown in the primary's detail."""
+    others: dict[str, list[R]] = {}
+    for r in results:
+        if r.entry.reading_of:
+            others.setdefault(r.entry.reading_of, []).append(r)
+    out = []
+    for r in results:
+        if r.entry.reading_of:
+            continue
+        alts = others.get(r.entry.id, [])
+        if alts:
+            shown = "; ".join(_alt(a) for a in alts)
+            detail = "; ".join(t for t in (r.detail, f"other reading — {shown}") if t)
+            r = replace(r, detail=detail)
+        out.append(r)
+    return out
+
+
+def _alt(r: NumberResult | ClaimResult) -> str:
+    z = getattr(r, "z", None)
+    ztext = f", z = {z:+.2f}" if z is not None and math.isfinite(z) else ""
+    ours = getattr(r, "ours", None)
+    otext = f" (ours {ours / r.entry.scale:.4g}{ztext})" if ours is not None else ""
+    return f"{r.entry.reading}: {r.verdict}{otext}"
 
 
 def write_report(

@@ -19,12 +19,13 @@ import re
 from decimal import Decimal, InvalidOperation
 from functools import cache
 
-from rfbench.reference import HERE, ErratumEntry, NumberEntry
+from rfbench.reference import HERE, ErratumEntry, NumberEntry, get
 from rfbench.report.frames import NON_KEYS, plain, varying
 from rfbench.report.rows import ResultSet, pick
 from rfbench.report.verdicts import (
     DIFFERS,
     NO_MATCH,
+    NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
     NOT_RUN,
     NumberResult,
@@ -111,9 +112,53 @@ def evaluate_number(
     rounding = unit * abs(entry.scale) / math.sqrt(12.0)
     z, tolerance_based = combined_z(ours, entry.scaled, se, _paper_se(entry), rounding)
     printed_equal = abs(ours / entry.scale - entry.value) <= unit / 2 * (1 + 1e-9) + 1e-15
+    scale_note = ""
+    if entry.ratio_to:
+        z, printed_equal, scale_note = _ratio_scale(entry, result, ours, se)
     verdict = number_verdict(z, printed_equal, entry.evidence == "replayed")
     reason = likely_reason(entry, errata) if verdict == DIFFERS else ""
-    return NumberResult(entry, verdict, ours, se, z, tolerance_based, ours_std, reason)
+    if entry.unstated:
+        verdict, reason = NOT_COMPARABLE, _not_comparable(entry, ours)
+    detail = "; ".join(t for t in (scale_note, reason) if t)
+    return NumberResult(entry, verdict, ours, se, z, tolerance_based, ours_std, detail)
+
+
+def _not_comparable(entry: NumberEntry, ours: float) -> str:
+    """Why a number is not comparable, and where ours lies in the plausible readings' range."""
+    text = f"hinges on {entry.unstated}"
+    if entry.plausible:
+        lo, hi = entry.plausible
+        where = "inside" if lo <= entry.value <= hi else "outside"
+        text += f"; plausible readings give {lo:g} to {hi:g}: the paper's {entry.value:g} is {where}"
+        text += f" (ours, {ours / entry.scale:.4g}, is for our reading)"
+    return text
+
+
+def _ratio_scale(
+    entry: NumberEntry, result: ResultSet, ours: float, se: float | None
+) -> tuple[float, bool, str]:
+    """(z, printed equal, note) on the ratio scale: ours / ours(ratio_to) against paper / paper
+    (ratio_to); standard errors as relative errors in quadrature (the paper's printed ±)."""
+    ref = get(entry.ratio_to)
+    assert isinstance(ref, NumberEntry)
+    ref_ours, ref_se, _, _ = _single(result, ref)
+    if ref_ours is None or ref_ours == 0:
+        return math.nan, False, f"no value of {ref.id} to form the ratio"
+    ratio = ours / ref_ours
+    paper = entry.value / ref.value
+
+    def rel(s: float | None, v: float) -> float:
+        return 0.0 if s is None or not math.isfinite(s) or v == 0 else abs(s / v)
+
+    se_ours = abs(ratio) * math.hypot(rel(se, ours), rel(ref_se, ref_ours))
+    p_se, r_se = _paper_se(entry), _paper_se(ref)
+    se_paper = abs(paper) * math.hypot(rel(p_se, entry.scaled), rel(r_se, ref.scaled))
+    z, _ = combined_z(ratio, paper, se_ours or None, se_paper or None)
+    note = (
+        f"compared as a ratio to {ref.id}: ours {ratio:.3f} ± {se_ours:.3f}, "
+        f"paper {paper:.3f} ± {se_paper:.3f}"
+    )
+    return z, False, note
 
 
 def _fmt_match(entry: NumberEntry) -> str:

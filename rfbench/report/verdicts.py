@@ -23,6 +23,8 @@ DIFFERS = "differs"
 NOT_RUN = "not run"
 NO_MATCH = "no match"
 NOT_REPRODUCIBLE = "not reproducible here"
+#: The value hinges on a setting the paper does not state: shown with the plausible range.
+NOT_COMPARABLE = "not comparable"
 HOLDS = "holds"
 ORDERING_CONFIRMED = "ordering confirmed"
 #: Every comparison goes the claimed way, but not every one by 2 standard errors.
@@ -31,7 +33,16 @@ DOES_NOT_HOLD = "does not hold"
 UNTESTABLE = "untestable at this sample size"
 MANUAL = "manual"
 
-NUMBER_VERDICTS = (REPLAYED, REPRODUCED, WITHIN_NOISE, DIFFERS, NOT_RUN, NO_MATCH, NOT_REPRODUCIBLE)
+NUMBER_VERDICTS = (
+    REPLAYED,
+    REPRODUCED,
+    WITHIN_NOISE,
+    DIFFERS,
+    NOT_COMPARABLE,
+    NOT_RUN,
+    NO_MATCH,
+    NOT_REPRODUCIBLE,
+)
 CLAIM_VERDICTS = (
     VERIFIED,
     HOLDS,
