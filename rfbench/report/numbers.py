@@ -129,7 +129,8 @@ def _not_comparable(entry: NumberEntry, ours: float) -> str:
     if entry.plausible:
         lo, hi = entry.plausible
         where = "inside" if lo <= entry.value <= hi else "outside"
-        text += f"; plausible readings give {lo:g} to {hi:g}: the paper's {entry.value:g} is {where}"
+        text += f"; plausible readings give {lo:g} to {hi:g}: "
+        text += f"the paper's {entry.value:g} is {where}"
         text += f" (ours, {ours / entry.scale:.4g}, is for our reading)"
     return text
 
