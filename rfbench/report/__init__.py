@@ -143,17 +143,20 @@ def write_report(
     out: str | Path | None = None,
     figures: str | Path | None = None,
 ) -> tuple[Path, Report]:
-    """Write the markdown report (default ``<results>/REPORT.md``); return its path and data.
+    """Write the markdown report (default ``<results>/REPORT.md``) and beside it the full
+    tables (``REPORT-tables.md``); return the report's path and data.
 
     ``figures`` is the folder of drawn figures (default ``<results>/figures``): those that exist
     are linked with paths relative to the report.
     """
-    from rfbench.report.render import render_markdown
+    from rfbench.report.render import TABLES_FILE, render_markdown, render_tables
     from rfbench.results import atomic_write
 
     report = build_report(results)
     path = Path(out) if out else Path(results) / "REPORT.md"
     fig_dir = Path(figures) if figures else Path(results) / "figures"
     text = render_markdown(report, path, fig_dir)
+    tables = render_tables(report)
     atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    atomic_write(path.parent / TABLES_FILE, lambda tmp: tmp.write_text(tables, encoding="utf-8"))
     return path, report

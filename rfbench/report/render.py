@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +19,12 @@ from rfbench import reference
 from rfbench.report.checks import fmt_num
 from rfbench.report.numbers import printed_literal
 from rfbench.report.verdicts import (
+    DIFFERS,
+    NO_MATCH,
+    NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
+    NOT_RUN,
+    WITHIN_NOISE,
     ClaimResult,
     NumberResult,
 )
@@ -95,14 +101,22 @@ def _common_prefix(sources: list[str]) -> str:
     return prefix[: cut + 2] if cut >= 0 and len(sources) > 1 else ""
 
 
-def _number_section(results: list[NumberResult], figure: str) -> list[str]:
-    entries = [r.entry for r in results]
-    prefix = _common_prefix([e.source for e in entries])
-    first = entries[0]
-    lines = [f"#### {figure}: {prefix.rstrip(', ') or first.source}", ""]
-    unit = f" ({first.unit})" if first.unit else ""
-    lines += [f"{first.quantity}{unit}.", ""] if first.quantity else []
-    rows = [
+#: Verdicts a number table in REPORT.md lists row by row; the others are counted there and
+#: listed in the companion file of full tables (``REPORT-tables.md``).
+SHOWN_VERDICTS = frozenset({WITHIN_NOISE, DIFFERS, NOT_COMPARABLE, NOT_RUN, NO_MATCH})
+#: A table up to this many rows is shown whole in REPORT.md.
+SHORT_TABLE = 8
+#: The companion file of full tables, beside REPORT.md.
+TABLES_FILE = "REPORT-tables.md"
+
+
+def anchor(text: str) -> str:
+    """A GitHub-style anchor of a heading."""
+    return re.sub(r"[^a-z0-9 _-]", "", text.lower()).strip().replace(" ", "-")
+
+
+def _number_rows(results: list[NumberResult], prefix: str) -> list[list[object]]:
+    return [
         [
             f"`{r.entry.id}`",
             r.entry.source[len(prefix) :],
@@ -114,46 +128,93 @@ def _number_section(results: list[NumberResult], figure: str) -> list[str]:
         ]
         for r in results
     ]
-    lines += table(["id", "entry", "paper", "ours ± se", "z", "verdict", "why"], rows)
-    for label, texts in (
-        ("Note", [e.note for e in entries]),
-        ("Spec", [e.spec_note for e in entries]),
-    ):
+
+
+def _number_section(results: list[NumberResult], figure: str, full: bool = True) -> list[str]:
+    """One table of published numbers; with ``full`` false, agreeing rows of a long table are
+    counted and linked to the full table in :data:`TABLES_FILE`."""
+    entries = [r.entry for r in results]
+    prefix = _common_prefix([e.source for e in entries])
+    first = entries[0]
+    title = f"{figure}: {prefix.rstrip(', ') or first.source}"
+    lines = [f"#### {title}", ""]
+    unit = f" ({first.unit})" if first.unit else ""
+    lines += [f"{first.quantity}{unit}.", ""] if first.quantity else []
+    shown = results
+    if not full and len(results) > SHORT_TABLE:
+        shown = [r for r in results if r.verdict in SHOWN_VERDICTS]
+        hidden = Counter(r.verdict for r in results if r.verdict not in SHOWN_VERDICTS)
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(hidden.items()))
+        lines += [
+            f"{len(results)} numbers: {counts}"
+            + (f"; the other {len(shown)} below" if shown else "")
+            + f" (every row: [{TABLES_FILE}]({TABLES_FILE}#{anchor(title)})).",
+            "",
+        ]
+    if shown:
+        header = ["id", "entry", "paper", "ours ± se", "z", "verdict", "why"]
+        lines += table(header, _number_rows(shown, prefix))
+    notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
+    for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:
         for text in sorted({t for t in texts if t}):
             lines += [f"> **{label}.** {' '.join(text.split())}", ""]
     return lines
 
 
-def _numbers(results: list[NumberResult]) -> list[str]:
-    if not results:
+def _numbers(results: list[NumberResult], full: bool = True) -> list[str]:
+    """A paper's published numbers, per figure and quantity (not-reproducible ones apart)."""
+    live = [r for r in results if r.verdict != NOT_REPRODUCIBLE]
+    if not live:
         return []
     lines = ["### Published numbers", ""]
-    live = [r for r in results if r.verdict != NOT_REPRODUCIBLE]
     for fig in sorted({r.entry.figure for r in live}, key=natural):
         tables: dict[tuple[str, str], list[NumberResult]] = {}
         for r in live:
             if r.entry.figure == fig:
                 tables.setdefault((r.entry.quantity, r.entry.unit), []).append(r)
         for group in tables.values():
-            lines += _number_section(group, fig)
-    dead = [r for r in results if r.verdict == NOT_REPRODUCIBLE]
-    for fig in sorted({r.entry.figure for r in dead}, key=natural):
-        group = [r for r in dead if r.entry.figure == fig]
-        reasons = sorted({r.detail for r in group})
+            lines += _number_section(group, fig, full)
+    return lines
+
+
+def _not_reproducible(report: Report, full: bool) -> list[str]:
+    """The numbers and claims not reproducible on a CPU: one line per figure (``full``: their
+    tables)."""
+    dead = [r for r in report.numbers if r.verdict == NOT_REPRODUCIBLE]
+    claims = [r for r in report.claims if r.verdict == NOT_REPRODUCIBLE]
+    if not dead and not claims:
+        return []
+    lines = ["## Appendix: not reproducible on a CPU", ""]
+    if not full:
         lines += [
-            f"<details><summary>{fig or 'other'}: {len(group)} numbers not reproducible here "
-            f"({cell('; '.join(reasons))})</summary>",
+            f"{len(dead)} published numbers and {len(claims)} claims need GPU/TPU-scale "
+            f"training; they are listed, not counted as failures (every row: "
+            f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
             "",
         ]
+    for fig in sorted({r.entry.figure for r in dead}, key=natural):
+        group = [r for r in dead if r.entry.figure == fig]
+        reasons = "; ".join(sorted({r.detail for r in group}))
+        if not full:
+            lines.append(f"- {fig or 'other'}: {len(group)} numbers ({cell(reasons)})")
+            continue
+        lines += [f"### {fig or 'other'}: {len(group)} numbers", "", f"{reasons}.", ""]
         rows = [
             [f"`{r.entry.id}`", r.entry.source, _paper_value(r.entry), r.verdict] for r in group
         ]
         lines += table(["id", "entry", "paper", "verdict"], rows)
-        lines += ["</details>", ""]
-    return lines
+    if claims:
+        if not full:
+            ids = ", ".join(f"`{r.entry.id}`" for r in claims)
+            lines.append(f"- claims: {ids}")
+        else:
+            rows = [[f"`{r.entry.id}`", r.entry.statement, r.verdict, r.detail] for r in claims]
+            lines += ["### Claims", "", *table(["id", "claim", "verdict", "why"], rows)]
+    return lines + [""]
 
 
 def _claims(results: list[ClaimResult]) -> list[str]:
+    results = [r for r in results if r.verdict != NOT_REPRODUCIBLE]
     if not results:
         return []
     rows = [
@@ -204,8 +265,10 @@ def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
 
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
-    """The whole report as markdown (links relative to ``out_path``'s folder)."""
+    """The whole report as markdown (links relative to ``out_path``'s folder): Findings, the
+    summary, per paper its numbers, claims, reasons and errata, then the appendix."""
     from rfbench.report.beyond import beyond_section
+    from rfbench.report.findings import findings
     from rfbench.report.summary import method, provenance_line, summary
 
     out_dir = out_path.parent
@@ -214,6 +277,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         "",
         provenance_line(report, out_dir),
         "",
+        *findings(report),
         *summary(report),
         *method(),
     ]
@@ -223,9 +287,26 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         if head.get("spec"):
             lines += [f"Spec: `{head['spec']}`; paper text: `seeds/{head['text']}`.", ""]
         lines += _figure_links(report, paper, out_dir, fig_dir)
-        lines += _numbers([r for r in report.numbers if r.entry.paper == paper])
+        lines += _numbers([r for r in report.numbers if r.entry.paper == paper], full=False)
         lines += _claims([r for r in report.claims if r.entry.paper == paper])
         lines += _reasons(report, paper)
         lines += _errata([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
+    lines += _not_reproducible(report, full=False)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_tables(report: Report) -> str:
+    """The companion file: every published number's row, and the appendix in full."""
+    lines = [
+        "# rfbench report: every published number",
+        "",
+        "The full tables behind `REPORT.md` (generated with it by `rfbench report`).",
+        "",
+    ]
+    for paper in reference.papers():
+        mine = [r for r in report.numbers if r.entry.paper == paper]
+        if any(r.verdict != NOT_REPRODUCIBLE for r in mine):
+            lines += [f"## {paper}", "", *_numbers(mine, full=True)]
+    lines += _not_reproducible(report, full=True)
     return "\n".join(lines).rstrip() + "\n"

@@ -17,6 +17,7 @@ from rfbench.report.verdicts import (
     HOLDS,
     MANUAL,
     NO_MATCH,
+    NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
     NOT_RUN,
     NUMBER_VERDICTS,
@@ -33,6 +34,7 @@ from rfbench.report.verdicts import (
 
 if TYPE_CHECKING:
     from rfbench.report import Report
+    from rfbench.report.verdicts import NumberResult
 
 NUMBER_COLUMNS = NUMBER_VERDICTS
 #: "ordering confirmed" is counted with "holds"
@@ -62,27 +64,43 @@ def provenance_line(report: Report, out_dir: Path) -> str:
     )
 
 
-def family_wise(report: Report, alpha: float = ALPHA) -> tuple[int, float, int]:
-    """(N, Bonferroni |z| threshold, differences significant under Holm at ``alpha``) over the
-    sampled numbers compared with a standard error (not tolerance-based, not replayed)."""
+def family_wise(report: Report, alpha: float = ALPHA) -> tuple[int, float, float]:
+    """(N, Bonferroni |z| threshold, Holm's |z| cutoff) over the sampled numbers compared with a
+    standard error (not tolerance-based, not replayed, not "not comparable").
+
+    Holm's procedure rejects the k smallest p-values while the i-th is ≤ alpha / (N − i); the
+    cutoff is the smallest |z| it rejects (∞ when it rejects none).
+    """
     zs = sorted(
         (
             abs(r.z)
             for r in report.numbers
-            if r.z is not None and not r.tolerance_based and r.verdict != REPLAYED
+            if r.z is not None
+            and math.isfinite(r.z)
+            and not r.tolerance_based
+            and r.verdict not in (REPLAYED, NOT_COMPARABLE)
         ),
         reverse=True,
     )
     n = len(zs)
     if not n:
-        return 0, math.inf, 0
+        return 0, math.inf, math.inf
     normal = NormalDist()
-    rejected = 0
-    for i, z in enumerate(zs):  # Holm: the i-th smallest p against alpha / (n - i)
+    cutoff = math.inf
+    for i, z in enumerate(zs):
         if 2 * (1 - normal.cdf(z)) > alpha / (n - i):
             break
-        rejected += 1
-    return n, normal.inv_cdf(1 - alpha / (2 * n)), rejected
+        cutoff = z
+    return n, normal.inv_cdf(1 - alpha / (2 * n)), cutoff
+
+
+def significant(report: Report, cutoff: float) -> list[NumberResult]:
+    """The *differs* numbers that are family-wise significant (|z| at least Holm's cutoff)."""
+    return [
+        r
+        for r in report.numbers
+        if r.verdict == DIFFERS and r.z is not None and not r.tolerance_based and abs(r.z) >= cutoff
+    ]
 
 
 def summary(report: Report) -> list[str]:
@@ -91,7 +109,9 @@ def summary(report: Report) -> list[str]:
     held = c[HOLDS] + c[ORDERING_CONFIRMED]
     tested = c[VERIFIED] + held + c[CONSISTENT] + c[WITHIN_NOISE] + c[DOES_NOT_HOLD]
     tested += c[UNTESTABLE]
-    n_se, z_bonf, n_fw = family_wise(report)
+    n_se, z_bonf, cutoff = family_wise(report)
+    n_fw = len(significant(report, cutoff))
+    n_tol = sum(1 for r in report.numbers if r.verdict == DIFFERS and r.tolerance_based)
     lines = [
         "## Summary",
         "",
@@ -102,11 +122,12 @@ def summary(report: Report) -> list[str]:
         f"{n[NOT_REPRODUCIBLE]} not reproducible on a CPU (appendix), {n[NOT_RUN]} not run, "
         f"{n[NO_MATCH]} without a matching row.",
         "",
-        f"**Family-wise**: {n_se} numbers were compared with a standard error; with Holm's "
-        f"procedure at α = {ALPHA:g} over all {n_se} (Bonferroni |z| > {z_bonf:.2f}), "
-        f"{n_fw} differ significantly; the other {n[DIFFERS] - min(n_fw, n[DIFFERS])} "
-        "*differs* rows are beyond |z| = 3 but not family-wise significant, or "
-        "tolerance-based (†).",
+        f"**Family-wise**: {n_se} numbers were compared with a standard error (replayed and not "
+        f"comparable ones apart). Holm's procedure at α = {ALPHA:g} over these {n_se} "
+        f"(Bonferroni: |z| > {z_bonf:.2f}) finds {n_fw} of the {n[DIFFERS]} *differs* "
+        f"significant; {n[DIFFERS] - n_fw - n_tol} are beyond |z| = {Z_NOISE:g} but not "
+        f"family-wise significant, and {n_tol} are judged by the {REL_TOL:.0%} tolerance "
+        "(no standard error, †).",
         "",
         f"**Claims** ({len(report.claims)}): {tested} checked: {c[VERIFIED]} *verified "
         f"analytically* (closed forms or exact computations only), {held} *hold* on samples with "
