@@ -20,7 +20,7 @@ import pytest
 from rfbench import reference
 from rfbench.experiments import list_experiments
 from rfbench.report import CLAIM_VERDICTS, NUMBER_VERDICTS, write_report
-from rfbench.report.checks import evaluate_claim
+from rfbench.report.claims import evaluate_claim
 from rfbench.report.frames import aggregate, derive
 from rfbench.report.numbers import evaluate_number
 from rfbench.report.rows import load_folder

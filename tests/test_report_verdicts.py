@@ -11,7 +11,7 @@ import pytest
 
 from rfbench.reference.loader import make_entry
 from rfbench.report import build_report
-from rfbench.report.checks import evaluate_claim
+from rfbench.report.claims import evaluate_claim
 from rfbench.report.rows import ResultSet
 from rfbench.report.verdicts import (
     DIFFERS,

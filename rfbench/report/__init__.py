@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from rfbench import reference
 from rfbench.errors import UserError
-from rfbench.report.checks import evaluate_claim
+from rfbench.report.claims import evaluate_claim
 from rfbench.report.numbers import evaluate_number
 from rfbench.report.reasons import FilledReason, fill, resolve
 from rfbench.report.rows import load_folder

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.report.markdown import rel_path
 from rfbench.results import load_results
 
 PRECISION, COST = "beyond-precision", "beyond-cost"
@@ -165,7 +166,6 @@ def _cost(df: pd.DataFrame) -> list[str]:
 
 def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]:
     """Markdown lines of the section, or [] when neither result file exists."""
-    from rfbench.report.render import rel_path
 
     frames = {name: _load(results_dir, name) for name in (PRECISION, COST)}
     if all(df is None or df.empty for df in frames.values()):

@@ -21,20 +21,13 @@ only rows without a closed form can be unresolved.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from rfbench.reference import ClaimEntry, ErratumEntry, evaluate_expr
-from rfbench.report.closed_forms import (
-    closed_form_note,
-    closed_form_stderr,
-    computed,
-    exact_points,
-    prefer_closed_form,
-)
+from rfbench.reference import ClaimEntry, evaluate_expr
 from rfbench.report.frames import (
     align,
     groups,
@@ -44,23 +37,18 @@ from rfbench.report.frames import (
     sort_key,
     varying,
 )
-from rfbench.report.rows import Picked, ResultSet, explain_empty, pick, select
+from rfbench.report.rows import Picked, pick
 from rfbench.report.verdicts import (
     FAIL,
-    MANUAL,
     NO_MATCH,
     NOISE,
-    NOT_REPRODUCIBLE,
     NOT_RUN,
     PASS,
     UNRESOLVED,
     WEAK,
     Z_REPRODUCED,
-    ClaimResult,
     NumberResult,
     Outcome,
-    claim_verdict,
-    likely_reason,
 )
 
 #: Relative slack of a non-strict comparison (floating-point round-off of closed forms).
@@ -340,57 +328,3 @@ def tolerance(check: Mapping[str, Any], target: float, se: float) -> float:
     if "n_stderr" in check:
         tols += [float(check["n_stderr"]) * se if math.isfinite(se) else 0.0, ROUND_OFF]
     return max(tols)
-
-
-def evaluate_claim(
-    entry: ClaimEntry,
-    result: ResultSet,
-    numbers: Mapping[str, NumberResult],
-    errata: Sequence[ErratumEntry] = (),
-) -> ClaimResult:
-    """A claim's verdict on the results (missing or mismatched results are verdicts; an error in
-    the check itself raises).
-
-    ``numbers`` are the evaluated number entries (for ``equals_within`` on ``number``);
-    ``errata`` feed the likely reason of a claim that does not hold.
-    """
-    from rfbench.report.kinds import KINDS
-
-    check = entry.check
-    if not entry.reproducible:
-        return ClaimResult(entry, NOT_REPRODUCIBLE, entry.reason)
-    if check["kind"] == "manual":
-        return ClaimResult(entry, MANUAL, check.get("reason", ""))
-    if "experiment" in check:
-        rows = result.experiment(check["experiment"])
-        if rows.empty:
-            return claim_verdict(entry, Outcome(NOT_RUN, f"no {check['experiment']} results"))
-        where = check.get("where", {})
-        picked = select(rows, where)
-        if picked.empty:
-            return claim_verdict(entry, Outcome(*explain_empty(rows, where)))
-        rows = exact_points(computed(picked.reset_index(drop=True)), check["metric"])
-        if "theory_metric" in check:
-            rows = prefer_closed_form(rows, check["metric"], check["theory_metric"])
-        if "theory_stderr" in check:
-            rows = closed_form_stderr(rows, check["metric"], check["theory_stderr"])
-        note = closed_form_note(rows, check)
-    else:
-        rows, note = pd.DataFrame(), ""
-    analytic = _all_exact(rows, check.get("metric"))
-    evaluate: Callable[[Context], Outcome] = KINDS[check["kind"]]
-    # A check that raises is a bug in the check or the code (rfbench report exits 1 with a log),
-    # never a verdict.
-    outcome = evaluate(Context(entry, rows, numbers))
-    if note and outcome.status in (PASS, FAIL, NOISE, UNRESOLVED):
-        outcome = Outcome(outcome.status, f"{note}; {outcome.detail}")
-    return claim_verdict(entry, outcome, likely_reason(entry, list(errata)), analytic)
-
-
-def _all_exact(rows: pd.DataFrame, metric: str | None) -> bool:
-    """Is every row of the check's metric exact (a closed form or computed, standard error 0)?"""
-    if rows.empty or metric is None or "metric" not in rows.columns:
-        return False
-    mine = rows[rows["metric"] == metric]
-    se = pd.to_numeric(mine["stderr"], errors="coerce")
-    return bool(len(mine)) and bool((se == 0).all())

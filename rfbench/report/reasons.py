@@ -17,7 +17,7 @@ from typing import Any
 from rfbench.reference import PLACEHOLDER, Reason, ReasonValue
 from rfbench.report.frames import plain
 from rfbench.report.rows import ResultSet, pick
-from rfbench.report.verdicts import NumberResult
+from rfbench.report.verdicts import NumberResult, first_sentence
 
 #: Marker a row's detail carries until its reason is filled in (see :func:`link`).
 MARK = "⟨reason:{}⟩"
@@ -127,8 +127,6 @@ def link(key: str) -> str:
 
 def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
     """``detail`` with each reason marker replaced by the reason's key and first sentence."""
-    from rfbench.report.verdicts import first_sentence
-
     for key, r in filled.items():
         mark = link(key)
         if mark in detail:

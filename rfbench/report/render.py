@@ -11,13 +11,16 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rfbench import reference
+from rfbench.report.beyond import beyond_section
 from rfbench.report.checks import fmt_num
+from rfbench.report.findings import findings
+from rfbench.report.markdown import cell, natural, rel_path, table
 from rfbench.report.numbers import printed_literal
+from rfbench.report.summary import method, provenance_line, summary
 from rfbench.report.verdicts import (
     DIFFERS,
     NO_MATCH,
@@ -31,28 +34,6 @@ from rfbench.report.verdicts import (
 
 if TYPE_CHECKING:
     from rfbench.report import Report
-
-
-def cell(text: object) -> str:
-    """Text safe inside a markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def natural(figure_id: str) -> list[object]:
-    """Sort key putting hrf-fig2 before hrf-fig10."""
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", figure_id)]
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """A markdown table (and a blank line after it)."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return lines + [""]
-
-
-def rel_path(path: Path, start: Path) -> str:
-    """``path`` relative to the folder ``start``, with forward slashes (for links)."""
-    return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
 
 
 def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> list[str]:
@@ -267,10 +248,6 @@ def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
     """The whole report as markdown (links relative to ``out_path``'s folder): Findings, the
     summary, per paper its numbers, claims, reasons and errata, then the appendix."""
-    from rfbench.report.beyond import beyond_section
-    from rfbench.report.findings import findings
-    from rfbench.report.summary import method, provenance_line, summary
-
     out_dir = out_path.parent
     lines = [
         "# rfbench report: the papers' numbers and claims vs ours",

@@ -8,7 +8,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from rfbench import reference
-from rfbench.report.render import rel_path, table
+from rfbench.report.markdown import rel_path, table
 from rfbench.report.verdicts import (
     CLAIM_VERDICTS,
     CONSISTENT,
