@@ -8,8 +8,8 @@ from html import escape
 
 import pandas as pd
 
-GOOD = {"reproduced", "holds", "ordering confirmed"}
-NOISE = {"within noise"}
+GOOD = {"reproduced", "replayed", "holds", "ordering confirmed", "verified analytically"}
+NOISE = {"within noise", "consistent"}
 BAD = {"differs", "does not hold"}
 
 
