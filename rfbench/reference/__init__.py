@@ -14,18 +14,30 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   what it is), ``unit``, ``scale`` (``value * scale`` is in our metric's units, e.g. 1e-3 for an
   MSE printed "in 10⁻³ units"), ``match`` (how to find our number, below), ``reproducible`` (false
   for GPU/TPU-only results, with ``reason``), ``spec_note`` (where the spec says the number is
-  ambiguous or needs care).
+  ambiguous or needs care), ``evidence`` (``sampled``, default, or ``replayed``: our value
+  replays the authors' released random stream), ``unstated`` (the setting the value hinges on
+  that the paper does not state: verdict "not comparable") with ``plausible = [low, high]``,
+  ``ratio_to`` (compare ours / ours(that id) with paper / paper(that id)).
+- **number** and **claim**: ``reading`` (the reading of the paper's sentence the entry uses)
+  and ``reading_of`` (the id of the entry with the primary reading: this one is shown beside
+  it and not counted; one verdict per sentence).
 - **claim**: ``statement`` (verbatim quote or close paraphrase), ``check`` (below),
   ``reproducible``/``reason``, ``spec_note``, and ``expect``: ``"pass"`` (default), ``"fail"``
   (the spec found the claim false, e.g. CSE Fig. 1 "for all θ") or ``"unknown"``.
 - **erratum**: ``printed`` form, ``corrected`` form, ``magnitude`` (how much it matters, when the
   spec measured it), ``category``: formula | text | notation | inconsistency.
 
-A fourth array, ``[[reason]]``, is the table of *measured* reasons: ``ids`` (number or claim ids),
-``text`` (why our result differs from the paper, or why the claim does not hold, with the
-numbers that show it) and optionally ``reading`` (when the verdict depends on how the paper's
-text is read: the reading used and the others). The report prints it on every *differs* and
-*does not hold* row (:func:`reason`); a test requires one on each such row.
+A fourth array, ``[[reason]]``, is the table of *measured* root causes, one per cause: ``ids``
+(the number or claim ids it explains), ``text`` (why, with the numbers that show it) and
+optionally ``reading`` (the reading of the paper the verdict depends on) and ``established =
+false`` (the cause is a hypothesis, not shown). The numbers of ``text`` and ``reading`` are
+placeholders ``{name}`` / ``{name:.3f}`` declared in ``[reason.values]`` (:class:`ReasonValue`:
+``of`` number ids with ``what`` = ours | se | paper | z | diff | ratio and ``over`` = max | min |
+mean | count, or ``row`` a selector of one result row, optionally ``over_row`` / ``minus_row`` /
+``square`` / ``scale``): the report reads them from the results when it is written, so a reason
+cannot go stale (rfbench/report/reasons.py). Each reason is printed once per paper; the rows it
+explains name it (:func:`reasons`, :func:`reason_of`); a test requires one on each *differs* and
+*does not hold* row.
 
 ``match`` (numbers) and check *selectors* use result-column names
 (docs/architecture.md#result-schema): ``experiment``, ``figure``, ``estimator`` (registry names,
@@ -78,7 +90,10 @@ one value per value of ``along``). "Smaller" means a smaller metric value.
 Optional on any check: ``theory_metric`` (e.g. ``"theory_rel_rmse"``): each row of ``metric``
 takes the closed form at the same point where the rows have one (exact, so always resolved);
 ``theory_stderr`` (e.g. ``"theory_mse"``): a bias/mean row's standard error is √(MSE/n) from
-the closed form, valid under the claim that the estimator is unbiased. Rows with ``resolved``
+the closed form, valid under the claim that the estimator is unbiased. A ``less_than`` lhs may
+declare ``upper_bound`` (with the check's ``bound_reason``): the true value of its statistic is
+at most that (e.g. 2 for the relative MAE of a nonnegative unbiased estimator), which decides a
+comparison its sample cannot resolve. Rows with ``resolved``
 false are left out of every comparison; a check with nothing else is "untestable at this sample
 size" (rfbench/report/checks.py).
 

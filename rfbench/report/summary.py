@@ -167,6 +167,7 @@ def summary(report: Report) -> list[str]:
 
 
 def method() -> list[str]:
+    """The "How to read this report" section: every verdict and rule in one place."""
     return [
         "## How to read this report",
         "",
@@ -175,21 +176,33 @@ def method() -> list[str]:
         "standard error —, plus the rounding of the printed digits, one unit/√12). Without any "
         f"standard error, the tolerance is {REL_TOL:.0%} of the paper's value (z marked †). "
         f"*reproduced*: |z| ≤ {Z_REPRODUCED:g} or equal to the printed digits; *within noise*: "
-        f"|z| ≤ {Z_NOISE:g}; *differs*: beyond (with the documented likely reason).",
+        f"|z| ≤ {Z_NOISE:g}; *differs*: beyond (with the measured reason). The summary also "
+        "counts them under Holm's family-wise procedure.",
+        "- Kinds of evidence are kept apart: *replayed* (equal when the authors' released random "
+        "stream is replayed: equivalent code, not a statistical reproduction), *verified "
+        "analytically* (a claim decided on closed forms or exact computations only), and "
+        "sampled comparisons (*reproduced* / *within noise* / *differs*). *not comparable*: the "
+        "value hinges on a setting the paper does not state (shown with the range plausible "
+        "readings give); some numbers are compared on a ratio scale (said in the row).",
         "- *not run*: the results lack that figure or grid point; *no match*: results exist but "
-        "no row matches the reference `match` (shown, to be fixed); *not reproducible here*: "
-        "GPU/TPU-scale training, listed with the reason, not counted as failures.",
+        "no row matches the reference `match` (shown, to be fixed); numbers *not reproducible* "
+        "on a CPU (GPU/TPU-scale training) are in the appendix, not counted as failures.",
         "- **Claims** are checked on the results (kinds in `rfbench/reference/__init__.py`): "
-        "*holds* / *ordering confirmed* (orderings, rankings, monotone trends, bounds), *within "
-        f"noise* (every failing comparison is within {Z_REPRODUCED:g} standard errors), *does "
-        "not hold*, *untestable at this sample size* (every comparison rests on rows whose sample "
-        "does not resolve the statistic, column `resolved`; with the n that would), *manual* "
-        "(needs a person). ⚠ marks a verdict that contradicts the reference's `expect`.",
-        "- Comparisons of estimators' errors use the closed form where the rows have one "
-        "(`theory_*` metrics) and empirical values only where resolved; a claim that two "
-        "estimators agree is judged on their difference and its standard error √(se₁² + se₂²).",
-        "- Every *differs* and *does not hold* row carries a measured reason (`measured:`, from "
-        "the `[[reason]]` tables of `rfbench/reference/`), and says which reading of the paper it "
-        "uses when the verdict depends on one (`reading-dependent:`).",
+        "*holds* / *ordering confirmed* when every comparison holds by at least "
+        f"{Z_REPRODUCED:g} standard errors (exact values count), *consistent* when the claimed "
+        f"direction holds on the point estimates only, *within noise* (every failing comparison "
+        f"is within {Z_REPRODUCED:g} standard errors), *does not hold*, *untestable at this "
+        "sample size* (only when nothing decides), *manual* (needs a person). ⚠ marks a verdict "
+        "that contradicts the reference's `expect`.",
+        "- Before anything is called untestable: closed forms (`theory_*` rows, aligned with "
+        "per-repetition rows) replace empirical values; a zero-variance point is exact; an "
+        "ordering fails on any decided failing link; an unresolved mean of nonnegative draws that "
+        "is already too large fails (its truth is larger still); a mean over repetitions is "
+        "judged on the pooled sample; a declared bound decides a bounded statistic.",
+        "- One verdict per paper sentence: where a sentence has several readings, the reference "
+        "data declares the primary one; the others are shown in its row (`other reading —`).",
+        "- Every *differs*, *does not hold* and *not comparable* row names its measured reason "
+        "(`[paper-reason-i]`, stated once per paper under *Reasons*, with the rows it explains); "
+        "the numbers a reason quotes are read from the results when the report is written.",
         "",
     ]
