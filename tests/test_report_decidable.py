@@ -16,6 +16,7 @@ from rfbench.report import build_report
 from rfbench.report.claims import evaluate_claim
 from rfbench.report.rows import ResultSet
 from rfbench.report.verdicts import (
+    CONSISTENT,
     DOES_NOT_HOLD,
     HOLDS,
     ORDERING_CONFIRMED,
@@ -203,3 +204,17 @@ def committed() -> dict[str, str]:
 def test_the_eight_claims_are_decided(committed: dict[str, str], claim: str, verdict: str) -> None:
     assert committed[claim] == verdict
     assert UNTESTABLE not in committed.values()
+
+
+def test_confirmed_only_when_every_link_is_significant_and_large_enough() -> None:
+    check = {**ORDER, "order": ["a", "b"], "metric": "accuracy"}
+    rows = [_row("a", "accuracy", 0.50, stderr=0.001), _row("b", "accuracy", 0.51, stderr=0.001)]
+    assert _verdict(check, rows) == ORDERING_CONFIRMED  # gap 0.01, z ≈ 7
+    weak = [{**r, "stderr": 0.01} for r in rows]
+    assert _verdict(check, weak) == CONSISTENT  # the same gap, z ≈ 0.7
+    # a declared effect size ("substantially"): significant but smaller is only consistent
+    big = {**check, "min_gap": 0.02, "effect_reason": "substantially"}
+    assert _verdict(big, rows) == CONSISTENT
+    assert _verdict({**big, "min_gap": 0.005}, rows) == ORDERING_CONFIRMED
+    with pytest.raises(ReferenceDataError, match="effect_reason"):
+        _claim({**check, "min_gap": 0.02})

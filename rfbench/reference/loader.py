@@ -43,7 +43,7 @@ CHECK_COMMON = {"kind", "experiment", "metric", "figure", "where", "for_each", "
 #: standard errors of a bias from the closed-form MSE (``theory_stderr``).
 CHECK_COMMON |= {"theory_metric", "theory_stderr"}
 CHECKS: dict[str, tuple[set[str], set[str]]] = {
-    "ordering": ({"order"}, {"by", "strict"}),
+    "ordering": ({"order"}, {"by", "strict", "min_gap", "effect_reason"}),
     "less_than": (
         set(),
         set("lhs lhs_value rhs rhs_value rhs_expr strict bound_reason".split()),
@@ -224,6 +224,8 @@ def _check_claim(where: str, check: Any) -> None:
             raise _fail(where, f"less_than needs exactly one of {group}")
     if check["kind"] in ("equals_within", "limit") and not TOLERANCES & set(check):
         raise _fail(where, f"{check['kind']} needs abs_tol, rel_tol or n_stderr")
+    if ("min_gap" in check) != ("effect_reason" in check):
+        raise _fail(where, "min_gap (a declared effect size) goes with effect_reason")
     if check["kind"] == "ratio_at_least" and ("at_least" in check) == ("at_least_log" in check):
         raise _fail(where, "ratio_at_least needs exactly one of at_least, at_least_log")
     for key, allowed in CHOICES.items():

@@ -241,10 +241,13 @@ def summarise(units: list[Unit], missing: Missing, at_least: float | None = None
         status = NOISE if n - len(failed) >= at_least * n else FAIL
     head = f"{n_pass} of {n} comparisons hold"
     if weak:
-        head += f" ({len(weak)} by less than {Z_REPRODUCED:g} standard errors)"
+        head += (
+            f" ({len(weak)} by less than {Z_REPRODUCED:g} standard errors or the declared "
+            "effect size)"
+        )
     if at_least is not None:
         head += f" (needs {at_least:.0%})"
-    bad = failed + noisy
+    bad = failed + noisy + ([u for u in weak if u.detail] if status == WEAK else [])
     parts = [head] + [f"{u.where}: {u.detail}" if u.where else u.detail for u in bad[:SHOWN]]
     if len(bad) > SHOWN:
         parts.append(f"... {len(bad) - SHOWN} more")

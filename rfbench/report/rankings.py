@@ -33,9 +33,14 @@ from rfbench.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLVED, WEAK
 
 
 def ordering(ctx: Context) -> Outcome:
-    """``order`` from smallest to largest metric (``strict``: <), in every group and point."""
+    """``order`` from smallest to largest metric (``strict``: <), in every group and point.
+
+    With ``min_gap`` (a declared effect size: "substantially") a link that holds by less than
+    it is only *consistent* with the claim, however significant.
+    """
     by, order = ctx.check.get("by", "estimator"), list(ctx.check["order"])
     strict = bool(ctx.check.get("strict", False))
+    gap = float(ctx.check.get("min_gap", 0.0))
     picks = {v: ctx.side(None, {by: v}) for v in order}
     parts, missing, bad = aligned(ctx, picks)
     if bad is not None:
@@ -51,6 +56,9 @@ def ordering(ctx: Context) -> Outcome:
                 (a, sa), (b, sb) = side_value(pt, lo), side_value(pt, hi)
                 s, z = compare_le(a, b, sa, sb, strict)
                 text = f"{lo} {fmt_num(a)} {'<' if strict else '≤'} {hi} {fmt_num(b)}"
+                if passed(s) and b - a < gap:
+                    s = WEAK
+                    text += f" (gap {fmt_num(b - a)} < the declared effect size {fmt_num(gap)})"
                 if not passed(s):
                     text = f"{lo} {fmt_num(a)} {'≥' if strict else '>'} {hi} {fmt_num(b)}"
                     text += f" (z = {fmt_num(z)})" if math.isfinite(z) else ""
