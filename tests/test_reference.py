@@ -11,6 +11,7 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -314,7 +315,7 @@ def _estimators(node) -> set[str]:
     """Estimator names used anywhere in a match table or a check."""
     if isinstance(node, list):
         return set().union(*(_estimators(v) for v in node)) if node else set()
-    if not isinstance(node, dict):
+    if not isinstance(node, Mapping):  # a dict, a parsed Check or one of its tables
         return set()
     names: set[str] = set()
     for key, val in node.items():

@@ -27,3 +27,18 @@ def test_a_bug_in_a_check_is_exit_1_not_a_verdict(tmp_path: Path, monkeypatch) -
     assert done.exit_code == 1, done.output
     assert "internal error" in done.output and "ZeroDivisionError" in done.output
     assert not out.exists()
+
+
+def test_a_check_is_parsed_once_into_a_typed_object() -> None:
+    from rfbench import reference
+    from rfbench.reference.loader import Check, ReferenceDataError, make_entry
+
+    claims = [e for e in reference.load() if isinstance(e, reference.ClaimEntry)]
+    assert claims and all(isinstance(c.check, Check) for c in claims)
+    check = next(c.check for c in claims if c.id == "hrf-table1-ordering")
+    assert check.kind == "ordering" and check.for_each == ("figure", "dataset")
+    with pytest.raises(TypeError):
+        check.where["estimator"] = "x"  # type: ignore[index]  # read-only
+    raw = {"id": "hrf-x", "source": "s", "statement": "s", "check": {"kind": "nope"}}
+    with pytest.raises(ReferenceDataError, match="check.kind"):
+        make_entry("claim", raw, "hrf", "t.toml")

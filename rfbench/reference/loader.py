@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from rfbench.results import PARAMETER_COLUMNS
@@ -116,18 +118,99 @@ class NumberEntry(Entry):
         return self.value * self.scale
 
 
+#: The side selectors of a check (each narrows the group's rows; see :mod:`rfbench.reference`).
+SIDES = ("lhs", "rhs", "numerator", "denominator", "select")
+
+
+class Check(Mapping[str, Any]):
+    """A claim's check, validated and parsed once: typed attributes for what every rule reads
+    (``kind``, ``experiment``, ``metric``, ``where``, ``for_each``, ``aggregate``, the closed-form
+    keys, the side selectors), and a read-only mapping view of every key for the per-kind
+    parameters. Built from the raw TOML table by :meth:`parse`, which raises
+    :class:`ReferenceDataError` on any problem; a ``Check`` is never a plain dict again.
+    """
+
+    __slots__ = (
+        "_raw",
+        "kind",
+        "experiment",
+        "metric",
+        "where",
+        "for_each",
+        "aggregate",
+        "theory_metric",
+        "theory_stderr",
+        "sides",
+    )
+
+    def __init__(self, raw: Mapping[str, Any], where: str = "check") -> None:
+        _check_claim(where, dict(raw))
+        frozen = {k: _freeze(v) for k, v in raw.items()}
+        self._raw: Mapping[str, Any] = MappingProxyType(frozen)
+        self.kind: str = str(raw["kind"])
+        self.experiment: str | None = raw.get("experiment")
+        self.metric: str | None = raw.get("metric")
+        self.where: Mapping[str, Any] = frozen.get("where", MappingProxyType({}))
+        self.for_each: tuple[str, ...] = tuple(raw.get("for_each", ()))
+        self.aggregate: str | None = raw.get("aggregate")
+        self.theory_metric: str | None = raw.get("theory_metric")
+        self.theory_stderr: str | None = raw.get("theory_stderr")
+        self.sides: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+            {k: frozen[k] for k in SIDES if k in frozen}
+        )
+
+    @classmethod
+    def parse(cls, raw: Any, where: str = "check") -> Check:
+        """A :class:`Check` from a raw table (a ``Check`` is returned as is)."""
+        if isinstance(raw, Check):
+            return raw
+        if not isinstance(raw, Mapping):
+            raise _fail(where, f"check must be a table, got {raw!r}")
+        return cls(raw, where)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._raw) == dict(other)
+
+    def __hash__(self) -> int:
+        return hash(repr(sorted(self._raw.items(), key=lambda kv: kv[0])))
+
+    def __repr__(self) -> str:
+        return f"Check({dict(self._raw)!r})"
+
+
+def _freeze(value: Any) -> Any:
+    """Tables of a check become read-only mappings (lists stay lists of scalars)."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    return value
+
+
 @dataclass(frozen=True)
 class ClaimEntry(Entry):
-    """A qualitative claim with a machine-checkable ``check`` (see :mod:`rfbench.reference`)."""
+    """A qualitative claim with a machine-checkable ``check`` (see :mod:`rfbench.reference`);
+    the check is parsed into a :class:`Check` when the entry is made."""
 
     statement: str = ""
-    check: dict[str, Any] = field(default_factory=dict)
+    check: Check = field(default_factory=lambda: Check({"kind": "manual", "reason": "none"}))
     reproducible: bool = True
     reason: str = ""
     spec_note: str = ""
     expect: str = "pass"
     reading: str = ""
     reading_of: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"{self.paper}.toml: claim {self.id!r}"
+        object.__setattr__(self, "check", Check.parse(self.check, where))
 
 
 @dataclass(frozen=True)
@@ -175,7 +258,7 @@ def _check_expr(where: str, expr: Any) -> None:
 
 
 def _check_selector(where: str, sel: Any, what: str) -> None:
-    if not isinstance(sel, dict):
+    if not isinstance(sel, Mapping):
         raise _fail(where, f"{what} must be a table, got {sel!r}")
     unknown = sorted(set(sel) - MATCH_KEYS)
     if unknown:
@@ -194,7 +277,7 @@ def _check_selector(where: str, sel: Any, what: str) -> None:
 
 
 def _check_claim(where: str, check: Any) -> None:
-    if not isinstance(check, dict) or check.get("kind") not in CHECKS:
+    if not isinstance(check, Mapping) or check.get("kind") not in CHECKS:
         raise _fail(where, f"check.kind must be one of {sorted(CHECKS)}")
     required, optional = CHECKS[check["kind"]]
     missing = sorted(required - set(check))
@@ -208,7 +291,7 @@ def _check_claim(where: str, check: Any) -> None:
     for key in ("where", "lhs", "rhs", "numerator", "denominator", "select"):
         if key in check:
             side = check[key]
-            if key == "lhs" and check["kind"] == "less_than" and isinstance(side, dict):
+            if key == "lhs" and check["kind"] == "less_than" and isinstance(side, Mapping):
                 if ("upper_bound" in side) != ("bound_reason" in check):
                     raise _fail(where, "lhs.upper_bound goes with check.bound_reason")
                 side = {k: v for k, v in side.items() if k not in BOUND_KEYS}

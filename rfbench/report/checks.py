@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from rfbench.reference import ClaimEntry, evaluate_expr
+from rfbench.reference.loader import Check
 from rfbench.report.frames import (
     align,
     groups,
@@ -177,12 +178,13 @@ class Context:
     numbers: Mapping[str, NumberResult] = field(default_factory=dict)
 
     @property
-    def check(self) -> dict[str, Any]:
+    def check(self) -> Check:
+        """The claim's parsed check."""
         return self.entry.check
 
     @property
     def for_each(self) -> list[str]:
-        return list(self.check.get("for_each", []))
+        return list(self.check.for_each)
 
     def side(
         self,
@@ -191,15 +193,15 @@ class Context:
         check_aggregate: bool = True,
     ) -> Picked:
         """The rows of one side: its selector over the check's rows, derived and aggregated."""
-        selector = {"metric": self.check["metric"], **self.check.get(name or "", {})}
+        selector = {"metric": self.check.metric, **self.check.sides.get(name or "", {})}
         selector.update(extra or {})
-        default = self.check.get("aggregate") if check_aggregate else None
+        default = self.check.aggregate if check_aggregate else None
         return pick(self.rows, selector, default, self.keep)
 
     @property
     def keep(self) -> list[str]:
         """Columns an aggregate must keep apart: ``for_each``, ``by`` (rankings), ``along``."""
-        extra = [self.check.get("by", "estimator")] if self.check["kind"] in RANKINGS else []
+        extra = [self.check.get("by", "estimator")] if self.check.kind in RANKINGS else []
         extra += [self.check["along"]] if "along" in self.check else []
         return [*self.for_each, *(c for c in extra if c not in self.for_each)]
 

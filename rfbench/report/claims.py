@@ -54,26 +54,27 @@ def evaluate_claim(
     check = entry.check
     if not entry.reproducible:
         return ClaimResult(entry, NOT_REPRODUCIBLE, entry.reason)
-    if check["kind"] == "manual":
+    if check.kind == "manual":
         return ClaimResult(entry, MANUAL, check.get("reason", ""))
-    if "experiment" in check:
-        rows = result.experiment(check["experiment"])
+    if check.experiment is not None:
+        rows = result.experiment(check.experiment)
         if rows.empty:
-            return claim_verdict(entry, Outcome(NOT_RUN, f"no {check['experiment']} results"))
-        where = check.get("where", {})
+            return claim_verdict(entry, Outcome(NOT_RUN, f"no {check.experiment} results"))
+        where = check.where
         picked = select(rows, where)
         if picked.empty:
             return claim_verdict(entry, Outcome(*explain_empty(rows, where)))
-        rows = exact_points(computed(picked.reset_index(drop=True)), check["metric"])
-        if "theory_metric" in check:
-            rows = prefer_closed_form(rows, check["metric"], check["theory_metric"])
-        if "theory_stderr" in check:
-            rows = closed_form_stderr(rows, check["metric"], check["theory_stderr"])
+        metric = str(check.metric)
+        rows = exact_points(computed(picked.reset_index(drop=True)), metric)
+        if check.theory_metric is not None:
+            rows = prefer_closed_form(rows, metric, check.theory_metric)
+        if check.theory_stderr is not None:
+            rows = closed_form_stderr(rows, metric, check.theory_stderr)
         note = closed_form_note(rows, check)
     else:
         rows, note = pd.DataFrame(), ""
-    analytic = _all_exact(rows, check.get("metric"))
-    evaluate: Callable[[Context], Outcome] = KINDS[check["kind"]]
+    analytic = _all_exact(rows, check.metric)
+    evaluate: Callable[[Context], Outcome] = KINDS[check.kind]
     # A check that raises is a bug in the check or the code (rfbench report exits 1 with a log),
     # never a verdict.
     outcome = evaluate(Context(entry, rows, numbers))

@@ -82,7 +82,7 @@ def _bounded(ctx: Context) -> Callable[[str, Unit, float, Any, pd.Series], Unit]
     lhs sample missed; otherwise the comparison stays unresolved.
     """
     bound = (
-        ctx.check.get("lhs", {}).get("upper_bound") if ctx.check["kind"] == "less_than" else None
+        ctx.check.sides.get("lhs", {}).get("upper_bound") if ctx.check.kind == "less_than" else None
     )
     if bound is None:
         return None

@@ -203,7 +203,7 @@ def _claims(results: list[ClaimResult]) -> list[str]:
             f"`{r.entry.id}`",
             r.entry.figure,
             r.entry.statement,
-            r.entry.check.get("kind", ""),
+            r.entry.check.kind,
             r.verdict + (" ⚠" if r.surprise else ""),
             "; ".join(t for t in (r.surprise, r.detail) if t),
         ]

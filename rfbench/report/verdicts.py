@@ -171,7 +171,7 @@ def claim_verdict(
     every compared value is a closed form or exact computation (a pass is "verified
     analytically").
     """
-    kind = entry.check.get("kind", "")
+    kind = entry.check.kind
     verdict = {
         PASS: ORDERING_CONFIRMED if kind in ORDER_KINDS else HOLDS,
         WEAK: CONSISTENT,
