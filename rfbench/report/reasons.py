@@ -68,7 +68,8 @@ def _of(value: ReasonValue, numbers: Mapping[str, NumberResult]) -> float:
 def _row(result: ResultSet, selector: Mapping[str, Any], stderr: bool = False) -> float:
     sel = dict(selector)
     rows = result.experiment(str(sel["experiment"]), sel.get("figure"))
-    picked = pick(rows, sel)
+    # an aggregate reduces over its parameter only (a data set's d and tuned σ do not split it)
+    picked = pick(rows, sel, keep=["estimator"] if "aggregate" in sel else None)
     if not picked.ok:
         raise MissingValue(picked.detail)
     if len(picked.rows) != 1:
