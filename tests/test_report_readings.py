@@ -59,3 +59,11 @@ def test_reading_of_needs_its_reading_and_plausible_its_setting() -> None:
         make_entry("number", {**base, "reading_of": "hrf-y"}, "hrf", "t.toml")
     with pytest.raises(ReferenceDataError, match="plausible goes with unstated"):
         make_entry("number", {**base, "plausible": [1, 2]}, "hrf", "t.toml")
+
+
+def test_a_row_whose_se_dwarfs_the_papers_says_what_it_can_detect(report) -> None:  # type: ignore[no-untyped-def]
+    by_id = {r.entry.id: r for r in report.numbers}
+    chess = by_id["simrf-table2-chess-simrf"]  # our se 0.0005 vs the paper's 0.0001
+    assert "detects differences ≥" in chess.detail
+    close = by_id["simrf-table2-wifi-simrf"]  # comparable standard errors: nothing to say
+    assert "detects differences" not in close.detail

@@ -119,8 +119,24 @@ def evaluate_number(
     reason = likely_reason(entry, errata) if verdict == DIFFERS else ""
     if entry.unstated:
         verdict, reason = NOT_COMPARABLE, _not_comparable(entry, ours)
-    detail = "; ".join(t for t in (scale_note, reason) if t)
+    detail = "; ".join(t for t in (scale_note, reason, _detectable(entry, se)) if t)
     return NumberResult(entry, verdict, ours, se, z, tolerance_based, ours_std, detail)
+
+
+#: Minimal detectable difference in standard errors: a two-sided test at α = 0.05 with 80 %
+#: power detects a difference of (1.96 + 0.84) combined standard errors.
+DETECTABLE = 2.8
+#: Our standard error "dwarfs" the paper's when it is this many times larger.
+DWARFS = 3.0
+
+
+def _detectable(entry: NumberEntry, se: float | None) -> str:
+    """For a row whose standard error dwarfs the paper's: the smallest difference it detects."""
+    paper = _paper_se(entry)
+    if se is None or not math.isfinite(se) or not paper or se < DWARFS * paper:
+        return ""
+    smallest = DETECTABLE * math.hypot(se, paper) / abs(entry.scale)
+    return f"our se is {se / paper:.0f}× the paper's: detects differences ≥ {smallest:.2g}"
 
 
 def _not_comparable(entry: NumberEntry, ours: float) -> str:

@@ -125,7 +125,7 @@ def summary(report: Report) -> list[str]:
         f"**Family-wise**: {n_se} numbers were compared with a standard error (replayed and not "
         f"comparable ones apart). Holm's procedure at α = {ALPHA:g} over these {n_se} "
         f"(Bonferroni: |z| > {z_bonf:.2f}) finds {n_fw} of the {n[DIFFERS]} *differs* "
-        f"significant; {n[DIFFERS] - n_fw - n_tol} are beyond |z| = {Z_NOISE:g} but not "
+        f"significant; the other {n[DIFFERS] - n_fw - n_tol} beyond |z| = {Z_NOISE:g} are not "
         f"family-wise significant, and {n_tol} are judged by the {REL_TOL:.0%} tolerance "
         "(no standard error, †).",
         "",
