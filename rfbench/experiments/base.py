@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -165,6 +166,10 @@ def _check_type(key: str, value: Any, default: Any) -> Any:
     return value
 
 
+#: the largest number whose square is a finite float64
+SQRT_MAX_FLOAT = math.sqrt(sys.float_info.max)
+
+
 class Experiment:
     """Base class of experiments. Subclasses set ``name``, ``defaults`` and implement ``grid`` and
     ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
@@ -239,12 +244,26 @@ class Experiment:
         for key, default in self.defaults.items():
             value = config[key] if key in config else copy.deepcopy(default)
             resolved[key] = _check_type(key, value, default)
+        for key in self.range_parameters:
+            values = resolved.get(key)
+            for value in values if isinstance(values, list) else [values]:
+                if isinstance(value, float) and abs(value) > SQRT_MAX_FLOAT:
+                    raise ConfigError.bad_value(
+                        key, value, f"a number whose square float64 holds (|{key}| < 1e154)"
+                    )
         self.validate_config(resolved)
         return resolved
 
     #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
     #: refusal names them (the runner finds the largest value of each that fits)
     memory_parameters: ClassVar[tuple[str, ...]] = ()
+
+    #: float parameters whose size float64 bounds (input norms, scales): the runner probes each
+    #: estimator at their extreme values before any job and refuses values that overflow
+    #: (:mod:`rfbench.runner.ranges`)
+    range_parameters: ClassVar[tuple[str, ...]] = ()
+    #: spec values that make a range probe cheap (fewer samples or repetitions)
+    probe_overrides: ClassVar[Mapping[str, Any]] = {}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """Estimated peak bytes of the largest job of a resolved ``config`` (0: no estimate).

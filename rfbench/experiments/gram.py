@@ -190,13 +190,15 @@ class Gram(Experiment):
         "m": "numbers of random projections",
         "sigma": "per-coordinate standard deviation of the points (inputs = self)",
         "r": "typical norm of queries and keys, std r/√d per coordinate (inputs = attention)",
-        "reps": "independent feature draws per cell",
+        "reps": "independent feature draws per cell (200 with --data unless given)",
         "data_seed": "seed of the fixed input points",
         "data": "inputs = file: the user's points, PATH[@SHA] of a .npy/.npz (X, or Q and K), "
         ".csv or .parquet (numeric columns); d and n_points come from the file",
     }
 
     memory_parameters = ("n_points", "m", "d")
+    range_parameters = ("sigma", "r")
+    probe_overrides = {"reps": 2}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The exact and estimated N × N matrices with working copies, N × 2M features and one
@@ -316,7 +318,7 @@ class Gram(Experiment):
         parts = []
         own = results[results["inputs"] == "self"] if "inputs" in results else results
         at_d = own[(own["m"] == own["d"]) & own["metric"].str.endswith("frob_sq_per_entry")]
-        parts.append(at_d.assign(rank=""))
+        parts.append(_ranked(at_d))
         grid = results[results["inputs"] == "attention"] if "inputs" in results else own[:0]
         if len(grid):
             r_ref = grid["r"].iloc[(grid["r"] - 1.0).abs().argmin()]
@@ -334,7 +336,18 @@ class Gram(Experiment):
             top = files[files["m"] == files.groupby("estimator")["m"].transform("max")]
             wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
             order = wanted.sort_values(["kernel", "metric", "value"], ascending=[True, False, True])
-            parts.append(order.assign(rank=""))
+            parts.append(_ranked(order))
         cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
+        if "rank" in out and (out["rank"] == "").all():
+            out = out.drop(columns="rank")
         return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)
+
+
+def _ranked(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``rank`` = 1 for the smallest error among the estimators of its (kernel,
+    metric, m) cell, by point value (the stderr column says whether a rank is resolved)."""
+    if not len(rows):
+        return rows.assign(rank="")
+    rank = rows.groupby(["kernel", "metric", "m"])["value"].rank(method="min")
+    return rows.assign(rank=rank.map(lambda r: "" if pd.isna(r) else str(int(r))))
