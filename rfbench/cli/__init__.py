@@ -84,7 +84,7 @@ def cli(args: Sequence[str] | None = None) -> int:
             return USER_EXIT
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        message = " ".join(exc.format_message().split())
+        message = " ".join(_without_far_suggestions(exc).format_message().split())
         print(f"rfbench: error: {message}{hint}", file=sys.stderr)
         return int(getattr(exc, "exit_code", USER_EXIT))
     except typer.Abort as exc:
@@ -97,6 +97,26 @@ def cli(args: Sequence[str] | None = None) -> int:
     except Exception as exc:
         return report_exception(exc)
     return status if isinstance(status, int) else 0
+
+
+#: how alike (difflib ratio of the names without dashes) a suggested option must be
+SUGGESTION_CUTOFF = 0.6
+
+
+def _without_far_suggestions(exc: Exception) -> Exception:
+    """An unknown option's error suggesting only options whose names are alike (click's own
+    cutoff offers ``--out`` for ``--nosuch``)."""
+    import difflib
+
+    if type(exc).__name__ != "NoSuchOption" or not getattr(exc, "possibilities", None):
+        return exc
+    name = exc.option_name.lstrip("-")
+    close = [
+        p
+        for p in exc.possibilities
+        if difflib.SequenceMatcher(None, name, p.lstrip("-")).ratio() >= SUGGESTION_CUTOFF
+    ]
+    return type(exc)(exc.option_name, possibilities=close or None, ctx=exc.ctx)
 
 
 def main() -> None:  # pragma: no cover - console entry

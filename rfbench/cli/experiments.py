@@ -123,8 +123,9 @@ def execute(
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
     )
+    results = load_results(path)
     if not options["quiet"]:
-        print_frame(experiment.summary(load_results(path)), title or config["name"])
+        print_frame(experiment.summary(results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
         from rfbench.plots.generic import NotOurs, draw_result
