@@ -69,14 +69,17 @@ def isolated_registry(monkeypatch, tmp_path):
     are forgotten afterwards, so their registrations do not leak into other tests.
     """
     from rfbench import plugins
-    from rfbench.features import registry
+    from rfbench.experiments import list_experiments
+    from rfbench.features import registry, theory
+    from rfbench.plots import list_figures
 
     registry.estimator_names()  # the built-ins are in before the copies are taken
-    for table in ("_COMPONENTS", "_WEIGHTS", "_HYBRIDS", "_ALIASES"):
-        monkeypatch.setattr(registry, table, dict(getattr(registry, table)))
+    theory.has_theory("trig@iid"), list_experiments(), list_figures()
+    saved = plugins.snapshot()
     monkeypatch.setattr(plugins, "_loaded", None)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield tmp_path
+    plugins.restore(saved)
     for name in list(sys.modules):
         if name.startswith(("rfb_test_", "rfbench_example_plugin")):
             del sys.modules[name]

@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from rfbench.plugins import tracked
+
 FigureFn = Callable[[dict[str, pd.DataFrame]], Figure]
 
 
@@ -30,7 +32,7 @@ class FigureSpec:
     draw: FigureFn
 
 
-FIGURES: dict[str, FigureSpec] = {}
+FIGURES: dict[str, FigureSpec] = tracked({})
 
 
 def register_figure(
