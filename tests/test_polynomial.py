@@ -103,3 +103,18 @@ def test_maclaurin_features_match_the_estimate_and_options_are_checked():
         registry.get("maclaurin", ratio=1.0)
     with pytest.raises(ValueError, match="frames"):
         est.sample(rng, d=3, frame=2)
+
+
+def test_maclaurin_packs_only_the_rows_it_uses_and_handles_zero_projections():
+    """Rows are packed per draw (about m·r/(1 − r), not m·max degree), and a zero projection
+    (x = 0) gives a zero feature for every N ≥ 1, not NaN: at x = 0 the estimate is
+    (1/m)·#{N_i = 0}/(1 − r), with mean e⁰ = 1."""
+    est = registry.get("maclaurin", m=256)
+    draw = est.sample(np.random.default_rng(4), d=3, draws=500)
+    assert draw.projections["omega"].count <= 256 + 5 * np.sqrt(2 * 256) + 10
+    assert np.array_equal(draw.params["end"][:, -1], draw.params["degree"].sum(axis=1))
+    zero = np.zeros((1, 3))
+    k = est.estimate(draw, zero, zero)[:, 0, 0]
+    expected = np.mean(draw.params["degree"] == 0, axis=1) / 0.5
+    np.testing.assert_allclose(k, expected, rtol=1e-12)
+    assert abs(k.mean() - 1.0) < 5 * k.std(ddof=1) / np.sqrt(k.size)

@@ -181,29 +181,40 @@ class RandomMaclaurin(_PolynomialBase):
         fit: tuple[np.ndarray, np.ndarray] | None = None,
         frame: int | None = None,
     ) -> Draw:
-        """Degrees (draws, m) and Rademacher rows (draws, m·N_max, d): row j of feature i is
-        ω_{i,j} (used only for j < N_i)."""
+        """Degrees N_i (draws, m) and the Rademacher rows of all features packed in order,
+        (draws, T, d) with T = max over draws of Σ_i N_i (≈ m·r/(1 − r)): feature i uses rows
+        start_i … start_i + N_i − 1, start = the exclusive cumulative sum of the degrees; rows
+        past a draw's total are padding."""
         positive_int("d", d)
         positive_int("draws", draws)
         self._check_frame(d, frame)
         degree = rng.geometric(1.0 - self.ratio, size=(draws, self.m)) - 1
-        top = int(degree.max())
-        signs = rng.integers(0, 2, size=(draws, self.m * top, d), dtype=np.int8)
+        end = np.cumsum(degree, axis=1)
+        total = int(end[:, -1].max())
+        signs = rng.integers(0, 2, size=(draws, total, d), dtype=np.int8)
         W = 2.0 * signs - 1.0
         proj = Projections(W, np.full(W.shape[:2], float(d)), d)
-        return Draw({"omega": proj}, {"degree": degree}, d)
+        return Draw({"omega": proj}, {"degree": degree, "end": end}, d)
 
     def _features(self, draw: Draw, X: np.ndarray) -> Features:
         proj = draw.projections["omega"]
         X = check_inputs(X, proj.frame)
-        degree = draw.params["degree"]
-        draws, top = degree.shape[0], proj.count // self.m
-        u = proj.project(X).reshape(draws, -1, self.m, top)
-        used = np.arange(top) < degree[:, None, :, None]
+        degree, end = draw.params["degree"], draw.params["end"]
+        u = proj.project(X)  # (draws, N, T)
+        zero, negative = u == 0, u < 0
         with np.errstate(divide="ignore"):
-            log_abs = np.where(used, np.log(np.abs(u)), 0.0)
-        sign = np.prod(np.where(used & (u < 0), -1.0, 1.0), axis=-1)
-        log_mag = log_abs.sum(-1) + 0.5 * log_maclaurin_weight(degree, self.ratio)[:, None, :]
+            log_abs = np.log(np.where(zero, 1.0, np.abs(u)))
+
+        def segment_sums(a: np.ndarray) -> np.ndarray:
+            """Σ over each feature's rows: differences of a cumulative sum, (draws, N, m)."""
+            c = np.concatenate([np.zeros(a.shape[:-1] + (1,)), np.cumsum(a, axis=-1)], axis=-1)
+            hi = np.broadcast_to(end[:, None, :], a.shape[:-1] + (self.m,))
+            lo = np.broadcast_to((end - degree)[:, None, :], hi.shape)
+            return np.take_along_axis(c, hi, -1) - np.take_along_axis(c, lo, -1)
+
+        log_mag = segment_sums(log_abs) + 0.5 * log_maclaurin_weight(degree, self.ratio)[:, None]
+        log_mag = np.where(segment_sums(zero.astype(float)) > 0.5, -np.inf, log_mag)
+        sign = np.where(np.round(segment_sums(negative.astype(float))) % 2 == 1, -1.0, 1.0)
         out = shifted_exp(log_mag[..., None], sign[..., None])
         row = out.log_scale - 0.5 * np.log(self.m)
         return self._with_kernel(Features(out.values, row), X)
