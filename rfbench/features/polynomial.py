@@ -139,7 +139,20 @@ class Taylor2(_PolynomialBase):
 
 
 def log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
-    """log(a_N / P(N)) with a_n = 1/n! and P(N = n) = (1 − r) rⁿ (Kar & Karnick 2012, Alg. 1)."""
+    """log(a_N / P(N)) with a_n = 1/n! and P(N = n) = (1 − r) rⁿ (Kar & Karnick 2012, Alg. 1).
+
+    Parameters
+    ----------
+    degree : ndarray of int, any shape
+        Degrees N ≥ 0.
+    ratio : float
+        r ∈ (0, 1).
+
+    Returns
+    -------
+    ndarray, the shape of ``degree``
+        The log importance weights.
+    """
     degree = np.asarray(degree)
     return -gammaln(degree + 1) - np.log1p(-ratio) - degree * np.log(ratio)
 

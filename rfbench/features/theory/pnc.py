@@ -39,7 +39,20 @@ _TAIL = 14.0  # integrate w_b up to √d + v + _TAIL: the χ_d density is below 
 
 
 def pnc_pairs(m: int, d: int) -> int:
-    """Coupled pairs P = n⌊d/2⌋ + ⌊r/2⌋ of m = n d + r rows in stacked blocks of d."""
+    """Coupled pairs of m rows in stacked blocks of d.
+
+    Parameters
+    ----------
+    m : int
+        Number of projections, m = n d + r.
+    d : int
+        Block size (the input dimension).
+
+    Returns
+    -------
+    int
+        P = n⌊d/2⌋ + ⌊r/2⌋ (the truncated last block keeps ⌊r/2⌋ pairs and an odd spare).
+    """
     n, r = divmod(int(m), int(d))
     return n * (d // 2) + r // 2
 
@@ -136,8 +149,22 @@ def mse(
 
 
 def variance_ratio(component: str, d: int, m: int, a: float) -> float:
-    """Var_PNC / Var_ORF at distance z = a (trig) or at x = y = (a/2) e_1 (positive, hyperbolic)
-    for the Gaussian kernel (vrc reference tables; the ratio is free of the prefactors for trig)."""
+    """Var_PNC / Var_ORF for the Gaussian kernel at one pair of points.
+
+    Parameters
+    ----------
+    component : {"trig", "positive", "hyperbolic"}
+        Feature map.
+    d, m : int
+        Input dimension and number of projections.
+    a : float
+        z = ‖x − y‖ for trig (x = 0, y = a e_1); v = ‖x + y‖ otherwise (x = y = (a/2) e_1).
+
+    Returns
+    -------
+    float
+        The ratio of the two MSEs (< 1: PNC wins).
+    """
     x = np.zeros(d)
     y = np.zeros(d)
     if component == "trig":
