@@ -363,6 +363,12 @@ class Estimator(ABC):
         """Whether ``sample(..., frame=k)`` is allowed (inputs then live in R^k)."""
         return False
 
+    @property
+    def deterministic(self) -> bool:
+        """Whether every draw is the same map (e.g. ``taylor2``): its MSE is its squared bias and
+        its sample variance is zero, so tests compare the MSE exactly instead of in SEs."""
+        return False
+
 
 def kernel_row_log(alpha: float, X: np.ndarray) -> np.ndarray:
     """α‖x‖² per row: turns softmax features into K^(α) features (DERF Sec. 2)."""
