@@ -1,7 +1,9 @@
 """The ``rfbench`` command line (docs/architecture.md#cli): thin — parse, validate, call.
 
 ``list``, ``data`` and ``cache`` are fixed Typer sub-apps; one subcommand per registered experiment
-is generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``. How
+is generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``. Every
+command is built when invoked (:mod:`rfbench.cli.lazy`), so the help starts without importing an
+experiment. How
 errors end (exit status 2 for user errors, 1 for bugs): :mod:`rfbench.cli.errors`.
 """
 
@@ -14,16 +16,12 @@ from typing import Annotated
 import typer
 
 import rfbench
-from rfbench.cli import cache, data, listing
 from rfbench.cli.errors import USER_EXIT, report_exception, set_debug
-from rfbench.cli.experiments import add_config_commands, add_experiment_command
-from rfbench.cli.figures import figures
-from rfbench.cli.report import report
-from rfbench.cli.site import site
+from rfbench.cli.lazy import LazyGroup
 from rfbench.entry import INTERRUPTED_EXIT
-from rfbench.experiments import list_experiments
 
 app = typer.Typer(
+    cls=LazyGroup,  # commands are built when invoked: --help and --version start at once
     name="rfbench",
     help="Benchmarks of random-feature kernel estimators (HRF, SimRF, DERF, CSE, Spectraformer).",
     no_args_is_help=True,
@@ -53,21 +51,6 @@ def _global_options(
     ] = False,
 ) -> None:
     set_debug(debug)
-
-
-app.add_typer(
-    listing.app,
-    name="list",
-    short_help="List estimators, weights, data sets, experiments, figures.",
-)
-app.add_typer(data.app, name="data")
-app.add_typer(cache.app, name="cache")
-for _experiment in list_experiments():
-    add_experiment_command(app, _experiment)
-add_config_commands(app)
-app.command("figures", short_help="Redraw every figure (PNG, PDF) from the results.")(figures)
-app.command("report", short_help="REPORT.md: the papers' numbers and claims vs ours.")(report)
-app.command("site", short_help="A browsable HTML site of the results (works offline).")(site)
 
 
 def cli(args: Sequence[str] | None = None) -> int:
