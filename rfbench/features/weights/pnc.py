@@ -93,6 +93,10 @@ class PNC(_OrthogonalBlocks):
             raise ValueError(f"pnc rho must be a correlation in [-1, 1], got {rho!r}")
         self.rho = float(rho)
 
+    def from_gaussian(self, G: np.ndarray, m: int) -> None:
+        """None: the coupled norms are not the Gaussian rows' own (no shared-array draws)."""
+        return None
+
     def _blocks(self, rng: np.random.Generator, count: int, d: int, k: int):
         norms = paired_norms(rng, count, d, self.rho)
         R = haar_frames(rng, count, d, k)
