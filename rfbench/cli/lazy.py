@@ -151,6 +151,14 @@ def _experiment_command(name: str) -> Any:
     return typer.main.get_command(single)
 
 
+def _registered(name: str) -> bool:
+    """Whether an experiment of that name is registered at run time (a module imported before
+    the command line, a test): the slow path, taken only for a name not found otherwise."""
+    from rfbench.experiments import list_experiments
+
+    return any(e.name == name for e in list_experiments())
+
+
 class LazyGroup(TyperGroup):
     """The top-level group: lists commands from declarations, builds the one invoked."""
 
@@ -161,7 +169,7 @@ class LazyGroup(TyperGroup):
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in COMMANDS:
             command = COMMANDS[cmd_name][1]()
-        elif command is None and cmd_name in experiments():
+        elif command is None and (cmd_name in experiments() or _registered(cmd_name)):
             command = _experiment_command(cmd_name)
         if command is not None:
             command.name = cmd_name
