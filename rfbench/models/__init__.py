@@ -103,9 +103,9 @@ def model_folder(model: str = "") -> tuple[Path, str]:
 
 
 @functools.lru_cache(maxsize=2)
-def _load(folder: str, sha: str) -> Bert:
+def _load(folder: str, sha: str, dtype: str) -> Bert:
     try:
-        return Bert(folder)
+        return Bert(folder, dtype=np.dtype(dtype).type)
     except Exception as exc:  # safetensors and tokenizers raise their own types
         if isinstance(exc, UserError):
             raise
@@ -113,10 +113,11 @@ def _load(folder: str, sha: str) -> Bert:
         raise ModelError(f"model folder {folder}: not a readable BERT model ({why})") from None
 
 
-def load_model(model: str = "") -> Bert:
-    """The numpy encoder of ``model`` ("" = the default), loaded once per process."""
+def load_model(model: str = "", dtype: str = "float64") -> Bert:
+    """The numpy encoder of ``model`` ("" = the default) computing in ``dtype``, loaded once per
+    process."""
     folder, sha = model_folder(model)
-    return _load(str(folder), sha)
+    return _load(str(folder), sha, dtype)
 
 
 def model_label(model: str = "") -> str:

@@ -93,9 +93,14 @@ class Bert:
         Holds ``config.json``, ``model.safetensors`` and ``tokenizer.json``.
     max_tokens : int, optional
         Longest sequence, special tokens included (default: the config's position count).
+    dtype : numpy dtype
+        Of the weights and the computation: float64 (default) or float32 (about 5 times faster;
+        embeddings then differ by ~1e-7).
     """
 
-    def __init__(self, folder: str | Path, max_tokens: int | None = None) -> None:
+    def __init__(
+        self, folder: str | Path, max_tokens: int | None = None, dtype: type = np.float64
+    ) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -113,7 +118,7 @@ class Bert:
         raw = load_file(str(folder / "model.safetensors"))
         prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
         self.w = {
-            k[len(prefix) :]: np.asarray(v, dtype=np.float64)
+            k[len(prefix) :]: np.asarray(v, dtype=dtype)
             for k, v in raw.items()
             if k.startswith(prefix) and v.dtype.kind == "f"
         }
@@ -231,13 +236,19 @@ class Bert:
         -------
         ndarray, shape (len(texts), hidden)
         """
-        out = []
+        texts = list(texts)
+        limit = min(max_tokens or self.max_tokens, self.max_tokens)
+        self.tokenizer.enable_truncation(limit)
+        lengths = [len(e.ids) for e in self.tokenizer.encode_batch(texts)]
+        order = np.argsort(lengths, kind="stable")  # batches of similar length: little padding
+        out = np.empty((len(texts), self.hidden))
         for start in range(0, len(texts), batch):
-            ids, mask = self.tokenize(texts[start : start + batch], max_tokens)
+            idx = order[start : start + batch]
+            ids, mask = self.tokenize([texts[i] for i in idx], max_tokens)
             hidden, _ = self.forward(ids, mask, attention)
             pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
-            out.append(pooled / np.linalg.norm(pooled, axis=1, keepdims=True))
-        return np.concatenate(out)
+            out[idx] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        return out
 
     def activations(self, text: str, max_tokens: int | None = None) -> Activations:
         """Every layer's per-head scaled Q, K, V of one sequence, and its embedding.
