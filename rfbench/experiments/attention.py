@@ -41,6 +41,7 @@ from rfbench.experiments import attention_data as source
 from rfbench.experiments import attention_metrics as am
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.features import registry
+from rfbench.models import texts
 from rfbench.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
 
 for _name, _text in (
@@ -175,6 +176,10 @@ class Attention(Experiment):
                 raise ConfigError.bad_value(key, config[key], "a non-empty list of integers >= 1")
         if any(t < 3 for t in config["tokens"]):
             raise ConfigError.bad_value("tokens", config["tokens"], "integers >= 3")
+        if config["swap_sentences"] > len(texts.sentences()):
+            raise ConfigError.bad_value(
+                "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
+            )
         if not config["significance"] > 0:
             raise ConfigError.bad_value("significance", config["significance"], "a number > 0")
         if not config["estimators"]:
