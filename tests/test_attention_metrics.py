@@ -38,6 +38,21 @@ def test_log_space_attention_equals_the_direct_estimate(name: str) -> None:
     assert np.array_equal(np.sign(den), np.sign(K_hat.sum(axis=-1)))
 
 
+@pytest.mark.parametrize("name", ["positive@orf", "trig@iid"])
+def test_linear_time_output_and_kept_rows_equal_the_quadratic_form(name: str) -> None:
+    q, k, v = head(t=30, s=20, scale=0.6)
+    est = registry.get(name, m=16)
+    draw = est.sample(np.random.default_rng(6), d=6, draws=3)
+    A_hat, den = am.estimated_attention(est, draw, q, k)
+    rows = am.matrix_rows(30, 7)
+    assert len(rows) == 7 and rows[0] == 0 and rows[-1] == 29
+    got = am.estimate_head(est, draw, q, k, v, rows)
+    np.testing.assert_allclose(got.out, A_hat @ v, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got.matrix, A_hat[:, rows], rtol=1e-12)
+    np.testing.assert_allclose(got.normaliser, den, rtol=1e-12)
+    assert list(am.matrix_rows(5, 7)) == [0, 1, 2, 3, 4]
+
+
 def test_huge_logits_stay_exact_in_log_space() -> None:
     # logits of ~ 2000 overflow exp; positive features still give a proper distribution
     q, k, v = head(scale=20.0)
@@ -51,7 +66,7 @@ def test_huge_logits_stay_exact_in_log_space() -> None:
     assert np.isfinite(A_hat).all() and (den > 0).all()
     np.testing.assert_allclose(A_hat.sum(axis=-1), 1.0, rtol=1e-12)
     truth = am.HeadTruth.of(q, k, v)
-    metrics = am.draw_metrics(truth, A_hat, den)
+    metrics = am.draw_metrics(truth, am.estimate_head(est, draw, q, k, v))
     assert (metrics["bad_normaliser"] == 0).all() and np.isfinite(metrics["out_rel_frob"]).all()
 
 
@@ -80,8 +95,8 @@ def test_output_error_matches_the_delta_method() -> None:
     est = registry.get("positive@iid", m=m)
     truth = am.HeadTruth.of(q, k, v)
     draw = est.sample(np.random.default_rng(3), d=6, draws=draws)
-    A_hat, den = am.estimated_attention(est, draw, q, k)
-    err_sq = (am.draw_metrics(truth, A_hat, den)["out_rel_frob"] * np.linalg.norm(truth.out)) ** 2
+    metrics = am.draw_metrics(truth, am.estimate_head(est, draw, q, k, v))
+    err_sq = (metrics["out_rel_frob"] * np.linalg.norm(truth.out)) ** 2
     expected = predicted_output_mse(q, k, v, m)
     se = err_sq.std(ddof=1) / np.sqrt(draws)
     assert 4 * se < expected / 2  # a factor-2 error in the estimate cannot pass
@@ -91,7 +106,12 @@ def test_output_error_matches_the_delta_method() -> None:
 def test_draw_metrics_of_exact_and_broken_estimates() -> None:
     q, k, v = head()
     truth = am.HeadTruth.of(q, k, v)
-    perfect = am.draw_metrics(truth, truth.A[None], np.ones((1, 12)))
+    rows = np.arange(12)
+
+    def estimate(matrix, den):
+        return am.HeadEstimate(matrix @ v, den, rows, matrix)
+
+    perfect = am.draw_metrics(truth, estimate(truth.A[None], np.ones((1, 12))))
     for key in ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "bad_normaliser"):
         assert perfect[key][0] == pytest.approx(0.0, abs=1e-12), key
     assert perfect["kl_rows"][0] == 1.0
@@ -99,7 +119,7 @@ def test_draw_metrics_of_exact_and_broken_estimates() -> None:
     den = np.ones((1, 12))
     den[0, 3], den[0, 5] = -0.5, np.inf
     broken[0, 3] *= -1
-    got = am.draw_metrics(truth, broken, den)
+    got = am.draw_metrics(truth, estimate(broken, den))
     assert got["bad_normaliser"][0] == pytest.approx(2 / 12)
     assert got["kl_rows"][0] == pytest.approx(10 / 12)  # KL over the other rows only
     assert got["attn_kl"][0] == pytest.approx(0.0, abs=1e-12)
@@ -166,3 +186,9 @@ def test_linear_time_swap_attention_equals_the_quadratic_form() -> None:
     exact = exact_attention(0, q, k, v, mask)
     A, _ = am.softmax_attention(q[1, 0, :5], k[1, 0, :5])
     np.testing.assert_allclose(exact[1, 0, :5], A @ v[1, 0, :5])
+
+
+def test_spectral_norm_equals_the_largest_singular_value() -> None:
+    x = np.random.default_rng(5).standard_normal((3, 40, 6))
+    expected = np.linalg.svd(x, compute_uv=False)[:, 0]
+    np.testing.assert_allclose(am.spectral_norm(x), expected, rtol=1e-10)

@@ -127,6 +127,7 @@ class Attention(Experiment):
         "m": [16, 64, 256],
         "draws": 10,
         "significance": 2.0,
+        "matrix_rows": 128,
         "swap": True,
         "swap_m": [64],
         "swap_sentences": 200,
@@ -150,6 +151,8 @@ class Attention(Experiment):
         "m": "numbers of random projections",
         "draws": "independent feature draws per head and estimator",
         "significance": "z threshold of the one-sided test 'beats uniform attention'",
+        "matrix_rows": "query rows (evenly spaced) of the matrix metrics attn_rel_frob and "
+        "attn_kl; outputs and normalisers always use all rows",
         "swap": "also compute the swap-in embedding score",
         "swap_m": "projections of the swap-in score",
         "swap_sentences": "sentences of the swap-in score (of 307 in the texts)",
@@ -168,7 +171,7 @@ class Attention(Experiment):
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         for key, low in (("draws", 2), ("swap_trials", 1), ("swap_sentences", 3),
-                         ("swap_tokens", 3), ("max_heads", 0)):  # fmt: skip
+                         ("swap_tokens", 3), ("max_heads", 0), ("matrix_rows", 1)):  # fmt: skip
             if config[key] < low:
                 raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
         for key in ("m", "swap_m", "tokens"):
@@ -228,7 +231,8 @@ class Attention(Experiment):
                 jobs.append(JobSpec(point, kind="baselines", m=tuple(config["m"])))
                 jobs += [
                     JobSpec(point, kind="heads", m=m, estimators=tuple(config["estimators"]),
-                            draws=config["draws"], significance=config["significance"])
+                            draws=config["draws"], significance=config["significance"],
+                            matrix_rows=config["matrix_rows"])
                     for m in config["m"]
                 ]  # fmt: skip
         if config["swap"] and not data:
@@ -334,8 +338,8 @@ def _baseline_rows(
     return rows
 
 
-def _draw_bytes(t: int, s: int, features: int) -> int:
-    return 8 * (8 * t * s + 2 * (t + s) * features)
+def _draw_bytes(r: int, s: int, t: int, features: int) -> int:
+    return 8 * (8 * r * s + 3 * (t + s) * features)
 
 
 def _head_rows(
@@ -352,6 +356,7 @@ def _head_rows(
     heads, t, d = q.shape
     s = k.shape[1]
     truths = [am.HeadTruth.of(q[h], k[h], v[h]) for h in range(heads)]
+    rows = am.matrix_rows(t, spec["matrix_rows"])
     uniform = [
         am.output_errors(tr, am.uniform_output(v[h], t)[None])["out_rel_frob"][0]
         for h, tr in enumerate(truths)
@@ -367,14 +372,14 @@ def _head_rows(
             heads_metrics = []
             for h in range(heads):
                 parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
-                for start, stop in chunks(draws, _draw_bytes(t, s, 4 * m), share=0.0):
+                for start, stop in chunks(draws, _draw_bytes(len(rows), s, t, 4 * m), share=0.0):
                     draw = est.sample(gen, d=d, draws=stop - start, fit=(q[h], k[h]))
                     if h == 0 and start == 0:
                         proj = next(iter(draw.projections.values()))
                         first_proj[name] = proj.W
                         widths[name] = _width(est, draw, q[h])
-                    A_hat, den = am.estimated_attention(est, draw, q[h], k[h])
-                    for key, value in am.draw_metrics(truths[h], A_hat, den).items():
+                    estimate = am.estimate_head(est, draw, q[h], k[h], v[h], rows)
+                    for key, value in am.draw_metrics(truths[h], estimate).items():
                         parts[key].append(value)
                 heads_metrics.append({key: np.concatenate(val) for key, val in parts.items()})
             per_draw[name] = heads_metrics

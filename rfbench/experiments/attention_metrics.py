@@ -126,7 +126,23 @@ class HeadTruth:
     @property
     def out_norms(self) -> tuple[float, float]:
         """(‖O‖_F, ‖O‖₂)."""
-        return float(np.linalg.norm(self.out)), float(np.linalg.norm(self.out, 2))
+        return float(np.linalg.norm(self.out)), float(spectral_norm(self.out))
+
+
+def spectral_norm(x: np.ndarray) -> np.ndarray:
+    """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
+    matrix (xᵀx is only d_v × d_v: much cheaper than an SVD of the T × d_v matrix).
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., T, d_v)
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    gram = np.swapaxes(x, -1, -2) @ x
+    return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[..., -1], 0.0))
 
 
 def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray]:
@@ -146,44 +162,110 @@ def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray
     err = out_hat - truth.out
     finite = np.isfinite(err).all(axis=(-2, -1))
     safe = np.where(finite[:, None, None], err, 0.0)
-    spec_err = np.linalg.norm(safe, ord=2, axis=(-2, -1)) / spec
+    spec_err = spectral_norm(safe) / spec
     return {
         "out_rel_frob": np.where(finite, np.linalg.norm(safe, axis=(-2, -1)) / frob, np.inf),
         "out_rel_spec": np.where(finite, spec_err, np.inf),
     }
 
 
-def draw_metrics(truth: HeadTruth, A_hat: np.ndarray, den: np.ndarray) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class HeadEstimate:
+    """One estimator's attention of one head, per draw.
+
+    Attributes
+    ----------
+    out : ndarray, shape (draws, T, d_v)
+        Ô = D̂⁻¹ÂV, computed in linear time as D̂⁻¹φ(Q)(ψ(K)ᵀV).
+    normaliser : ndarray, shape (draws, T)
+        D̂_ii up to a positive factor per row (sign and finiteness are those of D̂_ii).
+    rows : ndarray of int, shape (R,)
+        The query rows of ``matrix``.
+    matrix : ndarray, shape (draws, R, S)
+        Those rows of D̂⁻¹Â.
+    """
+
+    out: np.ndarray
+    normaliser: np.ndarray
+    rows: np.ndarray
+    matrix: np.ndarray
+
+
+def matrix_rows(t: int, limit: int) -> np.ndarray:
+    """``limit`` evenly spaced query rows of T (all rows if T ≤ limit): (R,) int."""
+    if t <= limit:
+        return np.arange(t)
+    return np.unique(np.linspace(0, t - 1, limit).round().astype(int))
+
+
+def estimate_head(
+    est: Estimator,
+    draw: Draw,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    rows: np.ndarray | None = None,
+) -> HeadEstimate:
+    """Ô, the normalisers and some rows of D̂⁻¹Â of one head (log-space exact, see module).
+
+    Parameters
+    ----------
+    est : Estimator
+    draw : Draw
+        ``draws`` realisations from ``est.sample``.
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    v : ndarray, shape (S, d_v)
+    rows : ndarray of int, shape (R,), optional
+        Query rows of the matrix D̂⁻¹Â to keep (default all): the quadratic part of the cost.
+
+    Returns
+    -------
+    HeadEstimate
+    """
+    fq = est.query_log_features(draw, q)
+    fk = est.key_log_features(draw, k)
+    phi, psi = _real_maps(fq.values, fk.values)
+    psi = psi * key_weights(fk.log_scale)[..., None]
+    den = phi @ psi.sum(axis=1)[..., None]  # (draws, T, 1)
+    num = phi @ (np.swapaxes(psi, -1, -2) @ v)
+    rows = np.arange(len(q)) if rows is None else rows
+    raw = phi[:, rows] @ np.swapaxes(psi, -1, -2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return HeadEstimate(num / den, den[..., 0], rows, raw / den[:, rows])
+
+
+def draw_metrics(truth: HeadTruth, estimate: HeadEstimate) -> dict[str, np.ndarray]:
     """Every per-draw metric of one head.
 
     Parameters
     ----------
     truth : HeadTruth
-    A_hat : ndarray, shape (draws, T, S)
-        Row-normalised estimate from :func:`estimated_attention`.
-    den : ndarray, shape (draws, T)
-        Its normalisers.
+    estimate : HeadEstimate
+        From :func:`estimate_head`.
 
     Returns
     -------
     dict of ndarray, each (draws,)
         ``out_rel_frob``, ``out_rel_spec``: ‖Ô − O‖/‖O‖ (inf if some row of Ô is not finite);
-        ``attn_rel_frob``: ‖D̂⁻¹Â − A‖_F/‖A‖_F (inf likewise); ``attn_kl``: mean over rows of
-        KL(A_i ‖ Â_i) over the rows where Â_i is a distribution with positive entries (nan if
-        no row is); ``kl_rows``: the fraction of such rows; ``bad_normaliser``: the fraction of
-        rows with D̂_ii ≤ 0 or not finite.
+        ``attn_rel_frob``: ‖D̂⁻¹Â − A‖_F/‖A‖_F over the kept rows (inf likewise); ``attn_kl``:
+        mean over the kept rows of KL(A_i ‖ Â_i) where Â_i is a distribution with positive
+        entries (nan if no row is); ``kl_rows``: the fraction of such rows; ``bad_normaliser``:
+        the fraction of all rows with D̂_ii ≤ 0 or not finite.
     """
-    metrics = output_errors(truth, A_hat @ truth.v)
-    err = A_hat - truth.A
+    metrics = output_errors(truth, estimate.out)
+    A, log_a = truth.A[estimate.rows], truth.log_A[estimate.rows]
+    A_hat, den = estimate.matrix, estimate.normaliser
+    err = A_hat - A
     finite = np.isfinite(err).all(axis=(-2, -1))
     frob = np.linalg.norm(np.where(finite[:, None, None], err, 0.0), axis=(-2, -1))
-    metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(truth.A), np.inf)
+    metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(A), np.inf)
     bad = ~(np.isfinite(den) & (den > 0))
     metrics["bad_normaliser"] = bad.mean(axis=-1)
-    valid = ~bad & np.all(A_hat > 0, axis=-1)  # (draws, T)
+    valid = ~bad[:, estimate.rows] & np.all(A_hat > 0, axis=-1)  # (draws, R)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_hat = np.log(np.where(valid[..., None], A_hat, 1.0))
-    kl_rows = np.sum(truth.A * (truth.log_A - log_hat), axis=-1)  # (draws, T)
+    kl_rows = np.sum(A * (log_a - log_hat), axis=-1)  # (draws, R)
     count = valid.sum(axis=-1)
     with np.errstate(invalid="ignore"):
         metrics["attn_kl"] = np.where(count > 0, np.sum(kl_rows * valid, axis=-1) / count, np.nan)
