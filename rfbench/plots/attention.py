@@ -46,7 +46,14 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
     layers = sorted(heads["layer"].unique())
     ncols = min(3, len(layers))
     nrows = int(np.ceil(len(layers) / ncols))
-    fig, axes = style.new_figure(ncols=ncols, nrows=nrows, height=2.2)
+    fig, grid = style.new_figure(ncols=ncols, nrows=nrows + 1, height=2.2)
+    spec = grid[0, 0].get_gridspec()
+    spec.set_height_ratios([1.0] * nrows + [0.3])
+    for ax in grid[-1]:
+        ax.remove()
+    legend_ax = fig.add_subplot(spec[-1, :])
+    legend_ax.axis("off")
+    axes = grid[:-1]
     for idx, layer in enumerate(layers):
         ax = axes.flat[idx]
         part = heads[heads["layer"] == layer]
@@ -67,13 +74,15 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
                 label="oracle rank-m A_m V" if idx == 0 else None)  # fmt: skip
         ax.set_xscale("log", base=2)
         ms = sorted(part["m"].unique())
-        ax.set(yscale="log", title=f"layer {layer}", xlabel="projections m", xticks=ms,
+        bottom_row = idx >= len(layers) - ncols
+        ax.set(yscale="log", title=f"layer {layer}", xlabel="projections m" if bottom_row else "",
+               xticks=ms,
                xticklabels=[str(int(m)) for m in ms], ylabel="‖Ô − O‖_F / ‖O‖_F")  # fmt: skip
         ax.minorticks_off()
     for ax in axes.flat[len(layers) :]:
         ax.set_visible(False)
-    fig.legend(loc="lower center", ncol=6, fontsize="small", bbox_to_anchor=(0.5, 0.0))
-    fig.subplots_adjust(bottom=0.24, hspace=0.6, wspace=0.45)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    legend_ax.legend(handles, labels, loc="center", ncol=6, fontsize="small", frameon=False)
     return fig
 
 
