@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from rfbench.experiments import attention_metrics as am
-from rfbench.experiments.attention import _baseline_rows, _z
+from rfbench.experiments.attention import _baseline_rows, _mean_se, _z
 from rfbench.experiments.attention_swap import random_feature_attention, uniform_attention
 from rfbench.features import registry
 from rfbench.models.bert import exact_attention
@@ -192,3 +192,10 @@ def test_spectral_norm_equals_the_largest_singular_value() -> None:
     x = np.random.default_rng(5).standard_normal((3, 40, 6))
     expected = np.linalg.svd(x, compute_uv=False)[:, 0]
     np.testing.assert_allclose(am.spectral_norm(x), expected, rtol=1e-10)
+
+
+def test_mean_and_se_over_draws_keep_undefined_and_divergent_apart() -> None:
+    mean, se, n, note = _mean_se(np.array([1.0, 2.0, 3.0, np.inf]))
+    assert (mean, n) == (2.0, 3) and se == pytest.approx(1 / np.sqrt(3)) and "1 of 4" in note
+    assert np.isnan(_mean_se(np.array([np.nan, np.nan]))[0])
+    assert _mean_se(np.array([np.inf, np.nan]))[0] == np.inf

@@ -35,12 +35,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench import models
-from rfbench.datasets.errors import DataError
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments import attention_data as source
 from rfbench.experiments import attention_metrics as am
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.features import registry
+from rfbench.features.base import Draw, Estimator
 from rfbench.models import texts
 from rfbench.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
 
@@ -97,12 +97,21 @@ def _seed_for(base: int, key: str) -> np.random.Generator:
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
-    """Mean, standard error and count of the finite values; a note when some are not."""
+    """Mean, standard error and count of the finite values; a note when some are not.
+
+    Parameters
+    ----------
+    values : ndarray, shape (draws,)
+
+    Returns
+    -------
+    (mean, stderr or None, count, note or None)
+    """
     ok = np.isfinite(values)
     v = values[ok]
     note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
-    if v.size == 0:
-        return float("inf"), None, 0, note
+    if v.size == 0:  # nan: undefined in every draw (attn_kl); inf: diverged in every draw
+        return float("nan" if np.isnan(values).all() else "inf"), None, 0, note
     se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
     return float(v.mean()), se, int(v.size), note
 
@@ -201,12 +210,12 @@ class Attention(Experiment):
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
             source.load_qkv(config["data"])  # one DataError line if unusable
             return
-        layers, heads, tokens, _ = self._shape(config, max(config["tokens"]))
+        # extracts (and caches) the activations: a missing model is one ModelError line here;
+        # a text shorter than `tokens` gives fewer tokens, and rows record the real count
+        layers = self._shape(config, max(config["tokens"]))[0]
         bad = [x for x in config["layers"] if not 0 <= x < layers]
         if bad or not config["layers"]:
             raise ConfigError.bad_value("layers", bad or [], f"layers 0..{layers - 1}")
-        if tokens < max(config["tokens"]):
-            pass  # a short text: fewer tokens than asked; rows record the real count
 
     @staticmethod
     def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:
@@ -414,7 +423,7 @@ def _head_rows(
     return rows
 
 
-def _width(est: Any, draw: Any, x: np.ndarray) -> int:
+def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:
     """Real feature width of the estimator (complex maps count twice)."""
     vals = est.query_log_features(draw, x[:1]).values
     return int(vals.shape[-1] * (2 if np.iscomplexobj(vals) else 1))
@@ -431,4 +440,4 @@ def _z(uniform: float, values: np.ndarray) -> float:
     return float(diff / se)
 
 
-__all__ = ["Attention", "DataError"]
+__all__ = ["ESTIMATORS", "Attention"]

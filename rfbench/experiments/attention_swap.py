@@ -32,25 +32,53 @@ from rfbench.experiments.attention_metrics import _real_maps, key_weights
 from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.models import texts
+from rfbench.models.bert import AttentionFn
 
 
 def uniform_attention(
     layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
 ) -> np.ndarray:
-    """Every output row the mean of the unmasked values: (B, heads, T, d_head)."""
+    """Uniform attention: every output row the mean of the unmasked values.
+
+    Parameters
+    ----------
+    layer : int
+        Unused (the AttentionFn signature).
+    q, k, v : ndarray, shape (B, heads, T, d_head)
+    mask : ndarray of bool, shape (B, T)
+
+    Returns
+    -------
+    ndarray, shape (B, heads, T, d_head)
+    """
     w = mask[:, None, :, None].astype(v.dtype)
     mean = (v * w).sum(axis=2, keepdims=True) / w.sum(axis=2, keepdims=True)
     return np.broadcast_to(mean, v.shape).copy()
 
 
-def random_feature_attention(est: Estimator, seed: int):
-    """An attention function (rfbench.models.bert.AttentionFn) using ``est``'s features.
+def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
+    """An attention function using ``est``'s features, D̂⁻¹φ(Q)(ψ(K)ᵀV) in linear time.
 
     The draw of (layer, head) comes from a generator seeded by (seed, layer, head), so every
     batch of sentences of one trial sees the same projections.
+
+    Parameters
+    ----------
+    est : Estimator
+        A softmax-kernel estimator.
+    seed : int
+        The trial's seed.
+
+    Returns
+    -------
+    AttentionFn
+        ``(layer, q, k, v, mask) -> out``, q, k, v and out of shape (B, heads, T, d_head), mask
+        (B, T) bool.
     """
 
-    def attend(layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray):
+    def attend(
+        layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+    ) -> np.ndarray:
         b, heads, t, d = q.shape
         out = np.empty_like(v)
         for h in range(heads):
@@ -89,6 +117,11 @@ def scores(exact: np.ndarray, swapped: np.ndarray) -> tuple[float, float, float]
     ----------
     exact, swapped : ndarray, shape (n, hidden)
         L2-normalised embeddings.
+
+    Returns
+    -------
+    tuple of float
+        nan scores if fewer than 3 swapped embeddings are finite.
     """
     ok = np.isfinite(swapped).all(axis=1)
     bad = float(1 - ok.mean())
@@ -102,7 +135,21 @@ def scores(exact: np.ndarray, swapped: np.ndarray) -> tuple[float, float, float]
 
 
 def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-    """The rows of one swap job (estimator, m): mean and SE over trials of each score."""
+    """The rows of one swap job: mean and standard error over trials of each score.
+
+    Parameters
+    ----------
+    spec : JobSpec
+        ``estimator`` (a registry name or ``uniform``), ``m``, ``model``, ``dataset``,
+        ``sentences``, ``trials``, ``tokens``.
+    rng : numpy.random.Generator
+        The job's generator (one seed per trial).
+
+    Returns
+    -------
+    list of dict
+        Rows of ``swap_cosine``, ``swap_spearman`` and ``swap_nonfinite``.
+    """
     model, n, tokens = spec["model"], spec["sentences"], spec["tokens"]
     exact = _exact(model, n, tokens)
     bert = models.load_model(model, "float32")
