@@ -22,10 +22,9 @@ from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
-from rfbench.experiments import ConfigError, Experiment
+from rfbench.experiments import PROFILES, ConfigError, Experiment
+from rfbench.runner.backends import BACKENDS
 
-BACKENDS = ("serial", "processes", "dask")
-PROFILES = ("quick", "paper")
 RUN_PANEL = "Run options"
 
 

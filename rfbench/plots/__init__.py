@@ -59,9 +59,10 @@ def list_figures() -> list[FigureSpec]:
 
 
 def find_result(results_dir: Path, name: str) -> Path | None:
-    """``<results>/<experiment>/<name>.parquet`` for any experiment folder."""
-    hits = sorted(Path(results_dir).glob(f"*/{name}.parquet"))
-    return hits[0] if hits else None
+    """``<results>/<experiment>/<name>.parquet`` for any experiment folder (rfbench.results)."""
+    from rfbench.results import find_result as find
+
+    return find(results_dir, name)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
-from rfbench.results import make_provenance, write_results
+from rfbench.results import make_provenance, result_path, write_results
 from rfbench.runner.backends import (
     BACKENDS,
     ProgressCallback,
@@ -43,7 +43,7 @@ SCRATCH_ROOT = "runs"
 def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRATCH_ROOT) -> Path:
     """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli), checked to lie inside
     ``root`` (a name or a plugin's experiment name can never point elsewhere)."""
-    out = Path(root) / experiment / f"{name}.parquet"
+    out = result_path(root, experiment, name)
     inside = Path(root).resolve()
     if out.resolve().parent.parent != inside or out.resolve().parent.name != experiment:
         raise ConfigError(
