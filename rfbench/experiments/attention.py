@@ -409,6 +409,8 @@ def _head_rows(
             row0 = {**common, "estimator": name, "head": h, "features": widths.get(name)}
             for key, values in metrics.items():
                 value, se, n, note = _mean_se(values)
+                if np.isnan(value):
+                    continue  # undefined in every draw (attn_kl; kl_rows = 0 says so)
                 row = {**row0, "metric": key, "value": value, "stderr": se, "n_trials": n,
                        "note": note}  # fmt: skip
                 if key == "out_rel_frob":

@@ -11,7 +11,8 @@ weigh 0). The encoder runs in float32 (rfbench.models.bert.Bert). Scores per tri
 - ``swap_spearman``: Spearman correlation between the pairwise cosine similarities (upper
   triangle) of the swapped and of the exact embeddings;
 - ``swap_nonfinite``: the fraction of sentences whose swapped embedding is not finite (they are
-  left out of both scores; a trial with fewer than 3 finite sentences scores nan).
+  left out of both scores; a trial with fewer than 3 finite sentences scores nan, and a score
+  with no finite trial has no row).
 
 Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
 (every output the mean of the values over the sentence's tokens): the baseline.
@@ -174,7 +175,9 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
         col = values[:, j]
         ok = col[np.isfinite(col)]
+        if ok.size == 0:
+            continue  # no trial kept 3 finite embeddings: swap_nonfinite says so
         se = float(ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1 else None
-        rows.append({**base, "metric": metric, "value": float(ok.mean()) if ok.size else np.nan,
+        rows.append({**base, "metric": metric, "value": float(ok.mean()),
                      "stderr": se, "n_trials": int(ok.size)})  # fmt: skip
     return rows
