@@ -15,6 +15,7 @@ import typer
 
 import rfbench
 from rfbench.cli import cache, data, listing
+from rfbench.cli.compare import compare
 from rfbench.cli.errors import USER_EXIT, report_exception, set_debug
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.figures import figures
@@ -68,6 +69,9 @@ add_config_commands(app)
 app.command("figures", short_help="Redraw every figure (PNG, PDF) from the results.")(figures)
 app.command("report", short_help="REPORT.md: the papers' numbers and claims vs ours.")(report)
 app.command("site", short_help="A browsable HTML site of the results (works offline).")(site)
+app.command(
+    "compare", short_help="Two result folders side by side: numbers beyond noise, timing ratios."
+)(compare)
 
 
 def cli(args: Sequence[str] | None = None) -> int:
