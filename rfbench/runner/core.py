@@ -258,7 +258,7 @@ def run_timing(
     main_cpu_s: float,
     jobs_in_process: bool = False,
 ) -> dict[str, Any]:
-    """The ``timing`` object of a result file's provenance (docs/architecture.md#provenance).
+    """The ``timing`` object of a result file's provenance (docs/architecture.md#result-schema).
 
     Parameters
     ----------
