@@ -11,7 +11,7 @@ when d′ is large enough for the transform to beat BLAS (``FAST_FROM``, measure
 ``rfbench run cost``'s ``projection`` part).
 
 ``fwht`` uses the SIMD package ``fht-cpu`` (``pip install 'rfbench[fast]'``) when installed, and a
-vectorised numpy butterfly otherwise; both give the unnormalised Sylvester-order transform,
+Kronecker-factored numpy transform otherwise (:func:`fwht_numpy`); both give the unnormalised Sylvester-order transform,
 equal to ``x @ scipy.linalg.hadamard(n)`` up to float64 round-off.
 """
 
@@ -29,7 +29,7 @@ try:  # optional: prebuilt wheels for Linux x86_64 / aarch64 only
 except ImportError:  # pragma: no cover - depends on the environment
     _fht_cpu = None
 
-#: whether the SIMD transform of ``fht-cpu`` is used (else the numpy butterfly)
+#: whether the SIMD transform of ``fht-cpu`` is used (else :func:`fwht_numpy`)
 HAVE_FHT_CPU = _fht_cpu is not None
 
 #: d′ from which ``StructuredProjections.project`` applies the chain instead of X Wᵀ: the
