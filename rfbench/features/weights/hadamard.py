@@ -11,8 +11,8 @@ when d′ is large enough for the transform to beat BLAS (``FAST_FROM``, measure
 ``rfbench run cost``'s ``projection`` part).
 
 ``fwht`` uses the SIMD package ``fht-cpu`` (``pip install 'rfbench[fast]'``) when installed, and a
-Kronecker-factored numpy transform otherwise (:func:`fwht_numpy`); both give the unnormalised Sylvester-order transform,
-equal to ``x @ scipy.linalg.hadamard(n)`` up to float64 round-off.
+Kronecker-factored numpy transform otherwise (:func:`fwht_numpy`); both give the unnormalised
+Sylvester-order transform, equal to ``x @ scipy.linalg.hadamard(n)`` up to float64 round-off.
 """
 
 from __future__ import annotations
