@@ -254,7 +254,9 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     n = int(front["points"].max()) if "points" in front else 0
     fig.suptitle(f"Cost of random-feature softmax estimators: {n}×{n} Gram matrix, d = {d}, "
                  f"‖x‖ = {r:g}, the draw included", fontsize=9)  # fmt: skip
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.32, wspace=0.35)
+    fig.subplots_adjust(
+        left=0.07, right=0.99, top=0.86, bottom=0.32, wspace=0.35 if ncols == 3 else 0.42
+    )
     return fixed_layout(fig)
 
 
