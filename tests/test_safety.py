@@ -204,10 +204,10 @@ def test_an_unreadable_result_file_fails_in_one_line(tmp_path: Path, command) ->
 @pytest.mark.parametrize(
     ("args", "flag"),
     [
-        (["pointwise", "--d", "100000000"], "--d 100000000"),
-        (["pointwise", "--m", "100000000"], "--m 100000000"),
-        (["gram", "--n-points", "1000000"], "--n-points 1000000"),
-        (["classify", "--m", "100000", "--dataset", "wine"], "--m 100000"),
+        (["pointwise", "--d", "100000000"], "'d' = 100000000"),
+        (["pointwise", "--m", "100000000"], "'m' = 100000000"),
+        (["gram", "--n-points", "1000000"], "'n_points' = 1000000"),
+        (["classify", "--m", "100000", "--dataset", "wine"], "'m' = 100000"),
     ],
 )
 def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, flag) -> None:

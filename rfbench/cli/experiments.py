@@ -22,10 +22,9 @@ from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
-from rfbench.experiments import ConfigError, Experiment
+from rfbench.experiments import PROFILES, ConfigError, Experiment
+from rfbench.runner.backends import BACKENDS
 
-BACKENDS = ("serial", "processes", "dask")
-PROFILES = ("quick", "paper")
 RUN_PANEL = "Run options"
 
 
@@ -123,8 +122,9 @@ def execute(
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
     )
+    results = load_results(path)
     if not options["quiet"]:
-        print_frame(experiment.summary(load_results(path)), title or config["name"])
+        print_frame(experiment.summary(results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
         from rfbench.plots.generic import NotOurs, draw_result

@@ -17,6 +17,7 @@ from rfbench.experiments.base import (
     JobSpec,
     job_key,
 )
+from rfbench.plugins import tracked
 
 __all__ = [
     "PROFILES",
@@ -31,7 +32,7 @@ __all__ = [
     "register_experiment",
 ]
 
-EXPERIMENTS: dict[str, type[Experiment]] = {}
+EXPERIMENTS: dict[str, type[Experiment]] = tracked({})
 E = TypeVar("E", bound=type[Experiment])
 _loaded = False
 

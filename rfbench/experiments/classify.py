@@ -173,6 +173,10 @@ class Classify(Experiment):
         check("trials_by_dataset",
               all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
                   for n in by_set.values()), "a table of data set = positive integer")  # fmt: skip
+        unknown = sorted(set(by_set) - set(datasets(config)))
+        check("trials_by_dataset", not unknown,
+              f"names of the run's data sets ({', '.join(datasets(config))}); "
+              f"not {', '.join(map(repr, unknown))}")  # fmt: skip
         check("dtype", config["dtype"] in DTYPES, ", ".join(DTYPES))
         check("tune", not config["tune"] or config["protocol"] == "derf",
               "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
@@ -295,6 +299,8 @@ class Classify(Experiment):
         return rows + [evaluate(slice_draws(proj, 0, n_test), best, "test", "accuracy")]
 
     memory_parameters = ("m", "trials")
+    range_parameters = ("sigma",)
+    probe_overrides = {"trials": 2, "val_trials": 2}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """All trials' projections (trials × M × d) with a working copy, and three row chunks of

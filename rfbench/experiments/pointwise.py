@@ -226,6 +226,8 @@ class Pointwise(Experiment):
     }
 
     memory_parameters = ("m", "d", "n")
+    range_parameters = ("r", "sigma")
+    probe_overrides = {"samples": 64, "angles": 5}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection

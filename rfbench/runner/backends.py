@@ -273,6 +273,10 @@ def run_processes(
         raise JobFailed(experiment.name, spec, exc) from exc
 
 
+#: seconds to wait for a Dask scheduler before calling it unreachable
+SCHEDULER_TIMEOUT = 5
+
+
 def run_dask(
     experiment: Experiment,
     tasks: Sequence[Task],
@@ -289,7 +293,13 @@ def run_dask(
             "pip install 'rfbench[dask]' (or use --backend processes)"
         ) from None
     if scheduler:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise ConfigError(
+                f"cannot reach the Dask scheduler at {scheduler} within {SCHEDULER_TIMEOUT} s "
+                f"({type(exc).__name__}); is it running?"
+            ) from None
     else:
         client = Client(n_workers=workers, threads_per_worker=1, processes=True)
     with client:

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
-from rfbench.results import make_provenance, write_results
+from rfbench.results import make_provenance, result_path, write_results
 from rfbench.runner.backends import (
     BACKENDS,
     TIMING_ATTR,
@@ -35,6 +35,7 @@ from rfbench.runner.cache import JobCache, cache_dir
 from rfbench.runner.digest import code_digest, plugin_info
 from rfbench.runner.memory import check_memory
 from rfbench.runner.progress import JobProgress
+from rfbench.runner.ranges import check_ranges
 
 #: where runs write by default: a scratch folder, so everyday runs never touch the committed
 #: paper results in ``results/`` (``make reproduce`` writes there explicitly)
@@ -44,7 +45,7 @@ SCRATCH_ROOT = "runs"
 def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRATCH_ROOT) -> Path:
     """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli), checked to lie inside
     ``root`` (a name or a plugin's experiment name can never point elsewhere)."""
-    out = Path(root) / experiment / f"{name}.parquet"
+    out = result_path(root, experiment, name)
     inside = Path(root).resolve()
     if out.resolve().parent.parent != inside or out.resolve().parent.name != experiment:
         raise ConfigError(
@@ -188,6 +189,7 @@ def run(
     check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
     check_replaceable(out, exp.name, config, replace)
     specs = expand_grid(exp, config)
+    check_ranges(exp, config, specs)
     cache = JobCache(cache_dir(out), exp, seed, config)
     cache.remove_stale_temporaries()
 
@@ -223,6 +225,7 @@ def run(
     rows = pd.concat(done, ignore_index=True) if done else pd.DataFrame()
     rows = _with_run_columns(rows, exp.name, config["figure"])
     result = _with_run_columns(exp.finalize(rows, config), exp.name, config["figure"])
+    _check_not_all_skipped(result, exp.name)
     provenance = make_provenance(
         config=config,
         seed=seed,
@@ -230,7 +233,7 @@ def run(
         experiment=exp.name,
         code_digest=code_digest(),
         backend=backend,
-        workers=workers,
+        workers=1 if backend == "serial" else workers,
         n_jobs=len(specs),
         estimators=sorted(map(str, result["estimator"].dropna().unique()))
         if "estimator" in result
@@ -298,3 +301,11 @@ def run_timing(
         "job_cpu_s": [None if j is None else _rounded(j["cpu_s"]) for j in jobs],
         "job_cached": [i not in computed for i in range(len(jobs))],
     }
+
+
+def _check_not_all_skipped(result: pd.DataFrame, experiment: str) -> None:
+    """A run that computed nothing is a user error with the first row's reason (no file written)."""
+    if len(result) and "metric" in result and (result["metric"] == "skipped").all():
+        notes = result["note"].dropna() if "note" in result else result[:0]
+        why = str(notes.iloc[0]).removeprefix("skipped: ") if len(notes) else "no reason given"
+        raise ConfigError(f"every {experiment} row was skipped, nothing was computed: {why}")

@@ -11,7 +11,7 @@ import numpy as np
 
 from rfbench.features.base import Projections, WeightsSampler, full_projections
 from rfbench.features.registry import register_weights
-from rfbench.features.weights.blocks import chi_norms, haar_frames, n_blocks, stacked
+from rfbench.features.weights.blocks import chi_norms, haar_blocks, haar_frames, n_blocks, stacked
 
 
 @register_weights
@@ -30,6 +30,10 @@ class IID(WeightsSampler):
         W = rng.standard_normal((draws, m, k))
         rest = rng.chisquare(d - k, size=(draws, m))
         return Projections(W, np.einsum("bmk,bmk->bm", W, W) + rest, d)
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray:
+        """G's first m rows (see :meth:`WeightsSampler.from_gaussian`)."""
+        return G[:, :m]
 
 
 class _OrthogonalBlocks(WeightsSampler):
@@ -52,6 +56,14 @@ class _OrthogonalBlocks(WeightsSampler):
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         return stacked(lambda g, c, dd: self._blocks(g, c, dd, k), rng, d, m, draws)
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray:
+        """Blocks D·B·R from G's d×d blocks (G = L·Q): D the Gaussian rows' own norms (χ_d), R the
+        Haar rotation Q, independent of D; B the coupling's directions for those norms."""
+        draws, rows, d = G.shape
+        norms, R = haar_blocks(G.reshape(draws, rows // d, d, d))
+        B = self.directions(None, norms.reshape(-1, d), d).reshape(norms.shape + (d,))
+        return (norms[..., None] * (B @ R)).reshape(draws, rows, d)[:, :m]
 
 
 @register_weights
@@ -141,6 +153,10 @@ class SimRFPlus(_OrthogonalBlocks):
 
     def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
         return simplex_plus_directions(norms, self.passes)
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray | None:
+        """As the other orthogonal blocks, except in the released code's block sharing."""
+        return None if self.code_compat else super().from_gaussian(G, m)
 
     def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
         if self.code_compat:
