@@ -17,8 +17,12 @@ from rfbench.cli.show import console, print_frame
 
 @handle_errors
 def compare(
-    a: str = typer.Argument(..., help="Results folder (or result file) A: the baseline."),
-    b: str = typer.Argument(..., help="Results folder (or result file) B: compared with A."),
+    a: str = typer.Argument(
+        ..., metavar="A", help="Results folder (or result file) A: the baseline."
+    ),
+    b: str = typer.Argument(
+        ..., metavar="B", help="Results folder (or result file) B: compared with A."
+    ),
     z: float = typer.Option(
         4.0, help="Flag a row whose |B − A|/SE is beyond this z, family-wise across rows."
     ),
