@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
 	$(BIN)/python benchmarks/bench_pointwise.py
 	$(BIN)/python benchmarks/bench_qmc.py
+	$(BIN)/python benchmarks/bench_structured.py
 	$(BIN)/python benchmarks/bench_estimators.py
 	@if [ -n "$(REPRODUCE)" ]; then $(BIN)/python benchmarks/bench_reproduce.py; fi
 

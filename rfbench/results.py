@@ -269,10 +269,50 @@ def make_provenance(
         "scipy": scipy.__version__,
         "pandas": pd.__version__,
         "platform": platform.platform(),
+        "machine": machine_info(),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     prov.update(extra)
     return prov
+
+
+def machine_info() -> dict[str, Any]:
+    """The machine a result was computed on: cores and BLAS (timings only mean something with it).
+
+    Returns
+    -------
+    dict
+        ``cores`` (``os.cpu_count``), ``usable_cores`` (the CPU affinity, where the OS has one),
+        ``processor`` (``platform.machine``/``processor``), ``blas``: one entry per BLAS/OpenMP
+        library loaded, from threadpoolctl (``internal_api``, ``version``, ``num_threads``,
+        ``threading_layer``, ``architecture``) if installed, else numpy's build configuration
+        (``name``, ``version``).
+    """
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    info: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "processor": platform.processor() or platform.machine(),
+    }
+    blas: list[dict[str, Any]] = []
+    try:
+        from threadpoolctl import threadpool_info
+
+        keys = ("user_api", "internal_api", "version", "num_threads", "threading_layer",
+                "architecture")  # fmt: skip
+        blas = [{k: lib.get(k) for k in keys if k in lib} for lib in threadpool_info()]
+    except Exception:  # threadpoolctl comes with scikit-learn; any failure: numpy's config
+        blas = []
+    if not blas:
+        try:
+            deps = np.show_config(mode="dicts")["Build Dependencies"]
+            blas = [
+                {k: deps[lib].get(k) for k in ("name", "version")} for lib in ("blas", "lapack")
+            ]
+        except Exception:
+            blas = []
+    info["blas"] = blas
+    return info
 
 
 # ---------------------------------------------------------------------------------- files

@@ -7,12 +7,14 @@ entries per point (a complex entry counts 2), N points per side:
 - draw: iid (and other plain samplers) P·d samples; ORF / SimRF ⌈P/d⌉ blocks of a d×d Gaussian
   and its Householder QR, d² + (4/3)d³ (SimRF adds the simplex rotation, 2d³); SORF / orf-fast /
   simrf-fast / fastfood: ⌈P/d′⌉ blocks of three Hadamard–Rademacher products, materialised as
-  dense d′×d′ by d′×d products as rfbench does, 3·2d′²d (d′ = next power of two; a fast
-  Walsh–Hadamard transform would need 3·d′·d·log₂d′); scrambled QMC (Halton, Sobol): P·d·(log₂P
-  + 2) for the digit scrambling and the normal quantile. Fits: GERF 4Nd (set means and norms);
-  ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster hybrids k-means
-  with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d.
-- features, per point and side: 2Pd (projections) + 2F (exp or sin/cos, and the scale), plus
+  rfbench does by fast Walsh–Hadamard transforms of the d unit vectors, 3·d′·d·log₂d′ (d′ = next
+  power of two; simrf-fast adds its O(d′) simplex rotation, 3d′d); scrambled QMC (Halton,
+  Sobol): P·d·(log₂P + 2) for the digit scrambling and the normal quantile. Fits: GERF 4Nd (set
+  means and norms); ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster
+  hybrids k-means with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d.
+- features, per point and side: 2Pd (projections; for the Hadamard couplings the cheaper of 2Pd
+  and the structured transform, ⌈P/d′⌉·(3d′·log₂d′ + 4d′), whichever implementation this machine
+  picks) + 2F (exp or sin/cos, and the scale), plus
   2d² + 2d² for the dense DERF maps (B x and xᵀCx).
 - Gram: 2·N_q·N_k·F.
 - exact softmax attention of L queries, L keys, values of width d_v: L²(2d + 2d_v + 2) (QKᵀ,
@@ -63,7 +65,7 @@ def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> flo
         elif coupling in HADAMARD:
             dp = 1 << (d - 1).bit_length()
             blocks = math.ceil(p / dp)
-            total += blocks * (3 + (coupling == "simrf-fast")) * 2 * dp**2 * d
+            total += blocks * (3 * dp * d * math.log2(dp) + 3 * dp * d * (coupling == "simrf-fast"))
         elif coupling in SCRAMBLED:
             total += p * d * (math.log2(max(p, 2)) + 2)
         else:
@@ -82,9 +84,18 @@ def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> flo
 def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> float:
     """FLOPs of the feature map of one point (one side)."""
     flops = 2 * sum(counts) * d + 2 * width
+    if _coupling(est) in HADAMARD:
+        flops = min(flops, sum(structured_projection_flops(p, d) for p in counts) + 2 * width)
     if _component(est) in ("aderf", "sderf", "saderf"):
         flops += 4 * d**2
     return float(flops)
+
+
+def structured_projection_flops(p: float, d: int) -> float:
+    """FLOPs of ωᵀx for P Hadamard-chain projections of one point in R^d: ⌈P/d′⌉ blocks of three
+    transforms of length d′ and four diagonal passes."""
+    dp = 1 << (d - 1).bit_length()
+    return math.ceil(p / dp) * (3 * dp * math.log2(max(dp, 2)) + 4 * dp)
 
 
 def gram_flops(n_q: int, n_k: int, width: int) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
 from rfbench.results import make_provenance, result_path, write_results
 from rfbench.runner.backends import (
     BACKENDS,
+    TIMING_ATTR,
     ProgressCallback,
     Task,
     run_dask,
@@ -179,6 +181,7 @@ def run(
     A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
     shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
+    started_wall, started_cpu = time.perf_counter(), time.process_time()
     exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
     config = exp.check_config(config or {})
     out = Path(out) if out is not None else default_out(exp.name, config["name"])
@@ -198,6 +201,7 @@ def run(
             file=sys.stderr,
         )
     tasks = [(i, spec) for i, spec in enumerate(specs) if frames[i] is None]
+    computed: set[int] = set()
     progress = JobProgress(
         len(specs),
         len(specs) - len(tasks),
@@ -208,8 +212,10 @@ def run(
         jobs = _backend_iter(backend, exp, tasks, seed, workers, scheduler, progress.job_progress)
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
-                cache.store(specs[index], rows)
+                timing = rows.attrs.pop(TIMING_ATTR, None)
+                cache.store(specs[index], rows, timing)
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
+                computed.add(index)
                 progress.job_done(index)
 
     missing = [specs[i] for i, f in enumerate(frames) if f is None]
@@ -234,7 +240,67 @@ def run(
         else [],
         plugins=list(plugin_info()),
     )
+    provenance["timing"] = run_timing(
+        [cache.timing(s) for s in specs],
+        computed,
+        time.perf_counter() - started_wall,
+        time.process_time() - started_cpu,
+        jobs_in_process=backend == "serial",
+    )
     return write_results(result, out, provenance)
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.4g}")
+
+
+def run_timing(
+    jobs: Sequence[Mapping[str, float] | None],
+    computed: set[int],
+    wall_s: float,
+    main_cpu_s: float,
+    jobs_in_process: bool = False,
+) -> dict[str, Any]:
+    """The ``timing`` object of a result file's provenance (docs/architecture.md#result-schema).
+
+    Parameters
+    ----------
+    jobs : sequence of {"wall_s", "cpu_s"} or None, length n_jobs
+        Each job's measured time in grid order (None: a cached job stored without a time).
+    computed : set of int
+        Grid positions of the jobs computed by this run (the others came from the cache, with
+        the time they took when they were computed).
+    wall_s, main_cpu_s : float
+        This run's wall time and the CPU seconds of the process that ran it.
+    jobs_in_process : bool
+        Whether the computed jobs ran in that process (serial backend: their CPU time is already
+        in ``main_cpu_s``) rather than in worker processes.
+
+    Returns
+    -------
+    dict
+        ``wall_s`` (this run), ``cpu_s`` (this run: its own process plus the jobs it computed),
+        ``jobs_wall_s`` / ``jobs_cpu_s`` (all jobs, as measured when computed — the cost of the
+        file from scratch), ``jobs_computed`` / ``jobs_cached`` and the per-job lists
+        ``job_wall_s``, ``job_cpu_s`` and ``job_cached`` (4 significant digits).
+    """
+    known = [j for j in jobs if j is not None]
+    workers = (
+        0.0
+        if jobs_in_process
+        else sum(j["cpu_s"] for i, j in enumerate(jobs) if j is not None and i in computed)
+    )
+    return {
+        "wall_s": _rounded(wall_s),
+        "cpu_s": _rounded(main_cpu_s + workers),
+        "jobs_wall_s": _rounded(sum(j["wall_s"] for j in known)) if known else None,
+        "jobs_cpu_s": _rounded(sum(j["cpu_s"] for j in known)) if known else None,
+        "jobs_computed": len(computed),
+        "jobs_cached": len(jobs) - len(computed),
+        "job_wall_s": [None if j is None else _rounded(j["wall_s"]) for j in jobs],
+        "job_cpu_s": [None if j is None else _rounded(j["cpu_s"]) for j in jobs],
+        "job_cached": [i not in computed for i in range(len(jobs))],
+    }
 
 
 def _check_not_all_skipped(result: pd.DataFrame, experiment: str) -> None:
