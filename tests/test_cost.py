@@ -94,3 +94,24 @@ def test_projection_crossover_is_the_first_d_from_which_structured_wins():
     )  # fmt: skip
     out = cm_cross(rows)
     assert out.loc[0, "crossover_d"] == 128 and out.loc[0, "speedup_at_max_d"] == 8.0
+
+
+def test_a_coupling_without_a_cost_model_gets_a_skipped_row_not_a_guess() -> None:
+    """Costs are asked of the coupling (WeightsSampler.draw_flops): PNC is costed as the
+    orthogonal blocks it is, and a coupling that gives no cost is skipped with the reason."""
+    import numpy as np
+
+    from rfbench.experiments import cost_model as cm
+    from rfbench.experiments import get_experiment
+    from rfbench.features import registry
+
+    d = 16
+    orf, pnc = (registry.get(f"trig@{w}", m=d) for w in ("orf", "pnc"))
+    assert cm.draw_flops(pnc, [d], d, 0) == cm.draw_flops(orf, [d], d, 0) == d**2 + 4 / 3 * d**3
+    exp = get_experiment("cost")
+    config = exp.check_config({"estimators": ["trig@mm"], "m": [32], "d": d, "points": 8,
+                               "samples": 4, "repeats": 1, "crossover_d": [d]})  # fmt: skip
+    spec = next(s for s in exp.grid(config) if s["part"] == "frontier")
+    rows = exp.run_job(spec, np.random.default_rng(0))
+    assert list(rows["metric"]) == ["skipped"]
+    assert "no FLOP model" in rows["note"].iloc[0] and "'mm'" in rows["note"].iloc[0]

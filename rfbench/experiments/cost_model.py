@@ -34,15 +34,25 @@ import numpy as np
 from rfbench.features import registry
 from rfbench.features.base import Draw, Estimator
 
-ORTHOGONAL = ("orf", "simrf", "simrf-plus")
-HADAMARD = ("sorf", "orf-fast", "simrf-fast", "fastfood")
-SCRAMBLED = ("halton", "sobol", "lattice")
 #: k-means restarts (scikit-learn's n_init in rfbench's cluster fit) and nominal Lloyd iterations
 KMEANS_INITS, KMEANS_ITERS = 10, 20
 
 
-def _coupling(est: Estimator) -> str:
-    return registry.describe(est.name).weights or "iid"
+def structured_weights() -> list[str]:
+    """The couplings applied as Hadamard chains (they expose ``chain``), by asking each."""
+    return [n for n, cls in registry.weights_samplers().items() if hasattr(cls, "chain")]
+
+
+class NoCostModel(ValueError):
+    """An estimator part that does not say what its draw costs (no ``draw_flops``)."""
+
+
+def _samplers(est: Estimator) -> list:
+    """The couplings of an estimator's projection sets (a hybrid's ω and τ share one)."""
+    weights = getattr(est, "weights", None)
+    if weights is None:
+        raise NoCostModel(f"{est.name}: no coupling to ask for its draw cost")
+    return [weights]
 
 
 def _component(est: Estimator) -> str:
@@ -57,19 +67,14 @@ def projections(draw: Draw) -> list[int]:
 def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> float:
     """FLOPs of one draw of ``est`` with ``counts`` projections per set in R^d, with a fit on
     n_fit points per side if it needs one."""
-    coupling, total = _coupling(est), 0.0
+    (sampler,), total = _samplers(est), 0.0
     for p in counts:
-        if coupling in ORTHOGONAL:
-            blocks = math.ceil(p / d)
-            total += blocks * (d**2 + 4 / 3 * d**3 + (2 * d**3 if "simrf" in coupling else 0))
-        elif coupling in HADAMARD:
-            dp = 1 << (d - 1).bit_length()
-            blocks = math.ceil(p / dp)
-            total += blocks * (3 * dp * d * math.log2(dp) + 3 * dp * d * (coupling == "simrf-fast"))
-        elif coupling in SCRAMBLED:
-            total += p * d * (math.log2(max(p, 2)) + 2)
-        else:
-            total += p * d
+        flops = sampler.draw_flops(p, d)
+        if flops is None:
+            raise NoCostModel(
+                f"coupling {sampler.name!r} has no draw cost (WeightsSampler.draw_flops)"
+            )
+        total += flops
     comp = _component(est)
     if comp == "gerf":
         total += 4 * n_fit * d
@@ -84,7 +89,7 @@ def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> flo
 def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> float:
     """FLOPs of the feature map of one point (one side)."""
     flops = 2 * sum(counts) * d + 2 * width
-    if _coupling(est) in HADAMARD:
+    if any(hasattr(s, "chain") for s in _samplers(est)):  # a Hadamard chain (structured)
         flops = min(flops, sum(structured_projection_flops(p, d) for p in counts) + 2 * width)
     if _component(est) in ("aderf", "sderf", "saderf"):
         flops += 4 * d**2

@@ -189,6 +189,13 @@ class WeightsSampler(ABC):
     #: the number of rows is fixed by d (SGQ-det), not by m
     fixed_count: bool = False
 
+    def draw_flops(self, count: float, d: int) -> float | None:
+        """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
+        1, a multiply-add 2; docs/experiments.md#beyond-cost), or None when this coupling has no
+        cost model: the cost map then gives it a skipped row saying so, never a guess.
+        """
+        return None
+
     def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray | None:
         """The first m rows of draws built from ``G``, or None when this coupling cannot be.
 

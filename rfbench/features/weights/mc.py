@@ -7,6 +7,8 @@ of O(d³) (docs/architecture.md#estimator-contract).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rfbench.features.base import Projections, WeightsSampler, full_projections
@@ -35,6 +37,10 @@ class IID(WeightsSampler):
         """G's first m rows (see :meth:`WeightsSampler.from_gaussian`)."""
         return G[:, :m]
 
+    def draw_flops(self, count: float, d: int) -> float:
+        """P·d Gaussian samples."""
+        return float(count * d)
+
 
 class _OrthogonalBlocks(WeightsSampler):
     """Blocks D·B·R: χ_d norms D, fixed unit directions B (rows), Haar R (d×d or a d×k frame)."""
@@ -56,6 +62,14 @@ class _OrthogonalBlocks(WeightsSampler):
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         return stacked(lambda g, c, dd: self._blocks(g, c, dd, k), rng, d, m, draws)
+
+    #: FLOPs of a block's fixed directions B applied to R (SimRF's simplex rotation: 2d³)
+    directions_flops_per_d3: float = 0.0
+
+    def draw_flops(self, count: float, d: int) -> float:
+        """⌈P/d⌉ blocks of a d×d Gaussian and its Householder QR, d² + (4/3)d³, plus the
+        directions (SimRF: 2d³)."""
+        return math.ceil(count / d) * (d**2 + (4 / 3 + self.directions_flops_per_d3) * d**3)
 
     def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray:
         """Blocks D·B·R from G's d×d blocks (G = L·Q): D the Gaussian rows' own norms (χ_d), R the
@@ -98,6 +112,7 @@ class SimRF(_OrthogonalBlocks):
     name = "simrf"
     description = "simplex blocks D S R, Haar rotation, chi_d norms"
     paper = "SimRF Eq. 8"
+    directions_flops_per_d3 = 2.0
 
     def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
         return np.broadcast_to(simplex_directions(d), (norms.shape[0], d, d))
@@ -143,6 +158,8 @@ class SimRFPlus(_OrthogonalBlocks):
     name = "simrf-plus"
     description = "SimRF+: simplex directions optimised for the block's norms (weight-dependent)"
     paper = "SimRF Eqs. 16-17 (SimRFs+)"
+
+    directions_flops_per_d3 = 2.0  # as SimRF (the Gauss–Seidel passes are O(passes·d²))
 
     def __init__(self, passes: int = 5, code_compat: bool = False) -> None:
         if isinstance(passes, bool) or int(passes) != passes or passes < 0:

@@ -18,6 +18,7 @@ reference of the tests): the same draws up to float64 round-off.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -83,6 +84,16 @@ class _PaddedBlocks(WeightsSampler):
     """Stacked d′×d′ blocks (first d columns kept), d′ = next power of two ≥ d."""
 
     marginally_gaussian = False
+
+    #: extra FLOPs per block, in units of d′·d (simrf-fast's O(d′) simplex rotation of d rows: 3)
+    extra_flops_per_block: float = 0.0
+
+    def draw_flops(self, count: float, d: int) -> float:
+        """⌈P/d′⌉ blocks of three Hadamard–Rademacher products materialised by fast transforms of
+        the d unit vectors, 3·d′·d·log₂d′ each (d′ = next power of two), plus the extra."""
+        dp = padded_dim(d)
+        per_block = 3 * dp * d * math.log2(max(dp, 2)) + self.extra_flops_per_block * dp * d
+        return math.ceil(count / dp) * per_block
 
     def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
         """The factors of ``count`` blocks: input signs (count, d), the steps of a
@@ -169,6 +180,7 @@ class FastSimRF(_PaddedBlocks):
     name = "simrf-fast"
     description = "fast SimRF: chi_d' norms, simplex directions, HD-product rotation (k = 3)"
     paper = "SimRF §4.2, App. B.2 (fast SimRFs)"
+    extra_flops_per_block = 3.0
 
     def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
         simplex_directions(n)  # raises for d′ < 2
