@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rfbench.experiments import attention_metrics as am
-from rfbench.experiments.attention import _baseline_rows, _mean_se, _z
-from rfbench.experiments.attention_swap import random_feature_attention, uniform_attention
+from rfbench.experiments.attention import metrics as am
+from rfbench.experiments.attention.experiment import _baseline_rows, _mean_se, _z
+from rfbench.experiments.attention.swap import random_feature_attention, uniform_attention
 from rfbench.features import registry
 from rfbench.models.bert import exact_attention
 

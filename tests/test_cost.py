@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import cost_model as cm
 from rfbench.experiments import get_experiment
-from rfbench.experiments.cost import RMS, THEORY_RMS, errors
-from rfbench.experiments.cost import projection_crossover as cm_cross
-from rfbench.experiments.precision import make, random_directions
+from rfbench.experiments.cost import model as cm
+from rfbench.experiments.cost.experiment import RMS, THEORY_RMS, errors
+from rfbench.experiments.cost.experiment import projection_crossover as cm_cross
+from rfbench.experiments.shared import make, random_directions
 
 
 @pytest.mark.parametrize("draw", [0.0, 1e6, 1e9])
@@ -101,8 +101,8 @@ def test_a_coupling_without_a_cost_model_gets_a_skipped_row_not_a_guess() -> Non
     orthogonal blocks it is, and a coupling that gives no cost is skipped with the reason."""
     import numpy as np
 
-    from rfbench.experiments import cost_model as cm
     from rfbench.experiments import get_experiment
+    from rfbench.experiments.cost import model as cm
     from rfbench.features import registry
 
     d = 16

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.gram import expand_estimators, make_inputs
+from rfbench.experiments.gram.experiment import expand_estimators, make_inputs
 from rfbench.features import registry
 from rfbench.features.theory import coupled
 from rfbench.results import load_results

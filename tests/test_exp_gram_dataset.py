@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rfbench.experiments import ConfigError
-from rfbench.experiments.gram import _tail_energy, dataset_points, lengthscale_rule
+from rfbench.experiments.gram.experiment import _tail_energy, dataset_points, lengthscale_rule
 from rfbench.kernels import kernel_matrix
 from rfbench.results import load_results
 from rfbench.runner import run

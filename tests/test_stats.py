@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rfbench.experiments import get_experiment
-from rfbench.experiments.importance import importance_mse
+from rfbench.experiments.pointwise.importance import importance_mse
 from rfbench.features import registry, theory
 from rfbench.features.theory import equal_norm_pair, moments, resolution
 from rfbench.features.weights.mc import simplex_directions

@@ -191,7 +191,7 @@ class WeightsSampler(ABC):
 
     def draw_flops(self, count: float, d: int) -> float | None:
         """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
-        1, a multiply-add 2; the model of rfbench.experiments.cost_model), or None when it has no
+        1, a multiply-add 2; the model of rfbench.experiments.cost.model), or None when it has no
         cost model: the cost map then gives it a skipped row saying so, never a guess.
         """
         return None

@@ -8,7 +8,7 @@ Two kinds of jobs (beyond the papers):
   fits) + both feature maps + the Gram product ΦΨᵀ, each step timed with ``time.perf_counter``;
   ``time_s`` is the minimum over ``repeats`` (the least-disturbed run on a shared machine) per
   step, and the total is their sum. ``flops`` per step follow
-  :mod:`rfbench.experiments.cost_model`. The error is the RMS relative Frobenius error
+  :mod:`rfbench.experiments.cost.model`. The error is the RMS relative Frobenius error
   √(E‖K̂ − K‖²_F)/‖K‖_F: in closed form
   (``theory_rms_rel_frob``, Σ_ij of the closed-form MSE) where rfbench has one, and empirically
   (``rms_rel_frob``) from ``samples`` draws for every estimator.
@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments import cost_model as cm
-from rfbench.experiments.precision import make, random_directions
+from rfbench.experiments.cost import model as cm
+from rfbench.experiments.shared import make, random_directions
 from rfbench.features import registry, theory
 from rfbench.features.base import Estimator
 from rfbench.features.registry import make_weights

@@ -4,7 +4,7 @@ No training: per trial, each (layer, head) gets one fresh draw of the estimator'
 shared by every sentence of the trial (a fixed random-feature model, as a Performer at inference;
 Choromanski et al., 2021, Sec. 3). Data-dependent estimators (GERF) fit their parameters to the
 batch's real queries and keys. The attention is computed in linear time, Ô = D̂⁻¹ φ(Q)(ψ(K)ᵀV),
-with the key scales of rfbench.experiments.attention_metrics.key_weights (exact; padding keys
+with the key scales of rfbench.experiments.attention.metrics.key_weights (exact; padding keys
 weigh 0). The encoder runs in float32 (rfbench.models.bert.Bert). Scores per trial:
 
 - ``swap_cosine``: mean over sentences of cos(e_swap, e_exact) of the normalised embeddings;
@@ -29,7 +29,7 @@ from scipy import stats
 
 from rfbench import models
 from rfbench.experiments import JobSpec
-from rfbench.experiments.attention_metrics import _real_maps, key_weights
+from rfbench.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.models import texts

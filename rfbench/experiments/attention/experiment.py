@@ -2,12 +2,12 @@
 
 docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
 of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
-GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``; rfbench.experiments.attention_data).
+GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``; rfbench.experiments.attention.data).
 
 Three kinds of job:
 
 - ``heads`` (per tokens, layer, m): every estimator on every head, ``draws`` independent draws
-  each. Per draw the errors of rfbench.experiments.attention_metrics.draw_metrics; rows give the
+  each. Per draw the errors of rfbench.experiments.attention.metrics.draw_metrics; rows give the
   mean and its standard error std/√draws. Estimators of one coupling draw from the same generator
   state, so where their draws hold the same projections (checked, not assumed) the per-draw
   difference to the coupling's first estimator is reported (``out_rel_frob_diff``, paired SE).
@@ -22,7 +22,7 @@ Three kinds of job:
 - ``swap`` (per estimator, swap m): every layer's softmax attention replaced by the estimator's
   (fresh draws per trial, one draw per layer and head shared by all sentences of a trial), in
   float32; per trial the mean cosine between swapped and exact sentence embeddings and the
-  Spearman correlation of the pairwise similarities (rfbench.experiments.attention_swap).
+  Spearman correlation of the pairwise similarities (rfbench.experiments.attention.swap).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import pandas as pd
 
 from rfbench import models
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments import attention_data as source
-from rfbench.experiments import attention_metrics as am
+from rfbench.experiments.attention import data as source
+from rfbench.experiments.attention import metrics as am
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.features import registry
 from rfbench.features.base import Draw, Estimator
@@ -257,9 +257,9 @@ class Attention(Experiment):
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         if spec["kind"] == "swap":
-            from rfbench.experiments import attention_swap
+            from rfbench.experiments.attention import swap
 
-            return attention_swap.run(spec, rng)
+            return swap.run(spec, rng)
         q, k, v = source.heads(spec["model"], spec["data"], spec["tokens"], spec["layer"])
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
