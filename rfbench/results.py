@@ -269,10 +269,50 @@ def make_provenance(
         "scipy": scipy.__version__,
         "pandas": pd.__version__,
         "platform": platform.platform(),
+        "machine": machine_info(),
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     prov.update(extra)
     return prov
+
+
+def machine_info() -> dict[str, Any]:
+    """The machine a result was computed on: cores and BLAS (timings only mean something with it).
+
+    Returns
+    -------
+    dict
+        ``cores`` (``os.cpu_count``), ``usable_cores`` (the CPU affinity, where the OS has one),
+        ``processor`` (``platform.machine``/``processor``), ``blas``: one entry per BLAS/OpenMP
+        library loaded, from threadpoolctl (``internal_api``, ``version``, ``num_threads``,
+        ``threading_layer``, ``architecture``) if installed, else numpy's build configuration
+        (``name``, ``version``).
+    """
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    info: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "processor": platform.processor() or platform.machine(),
+    }
+    blas: list[dict[str, Any]] = []
+    try:
+        from threadpoolctl import threadpool_info
+
+        keys = ("user_api", "internal_api", "version", "num_threads", "threading_layer",
+                "architecture")  # fmt: skip
+        blas = [{k: lib.get(k) for k in keys if k in lib} for lib in threadpool_info()]
+    except Exception:  # threadpoolctl comes with scikit-learn; any failure: numpy's config
+        blas = []
+    if not blas:
+        try:
+            deps = np.show_config(mode="dicts")["Build Dependencies"]
+            blas = [
+                {k: deps[lib].get(k) for k in ("name", "version")} for lib in ("blas", "lapack")
+            ]
+        except Exception:
+            blas = []
+    info["blas"] = blas
+    return info
 
 
 # ---------------------------------------------------------------------------------- files
@@ -353,6 +393,18 @@ def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
         if METADATA_KEY not in meta:
             raise ResultSchemaError(f"{path}: not an rfbench result file (no 'rfbench' metadata)")
         return json.loads(meta[METADATA_KEY])
+
+
+def result_path(folder: str | os.PathLike[str], experiment: str, name: str) -> Path:
+    """Where a result lives in a results folder: ``<folder>/<experiment>/<name>.parquet`` (the one
+    statement of the layout; :func:`result_paths` and :func:`find_result` read it back)."""
+    return Path(folder) / experiment / f"{name}.parquet"
+
+
+def find_result(folder: str | os.PathLike[str], name: str) -> Path | None:
+    """The result file named ``name`` (a config name) in any experiment folder, or None."""
+    hits = [p for p in result_paths(folder) if p.stem == name]
+    return hits[0] if hits else None
 
 
 def result_paths(folder: str | os.PathLike[str]) -> list[Path]:

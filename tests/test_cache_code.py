@@ -90,6 +90,35 @@ def test_an_edited_copy_of_the_source_misses_the_cache(tmp_path: Path) -> None:
     tags = sorted(p.name for p in cache_dir(out).iterdir())
     assert len(tags) == 2 and code_tag() not in tags  # one folder per code; the copy's differ
 
+    figure_code = src / "rfbench" / "plots" / "style.py"
+    figure_code.write_text(figure_code.read_text() + "\n# a new colour\n")
+    again, n = _run_copy(src, out, calls)
+    assert n == 9 and np.array_equal(again, edited)  # a presentation edit recomputes nothing
+
+
+def test_computing_code_never_imports_the_presentation_layers() -> None:
+    """The cache key leaves PRESENTATION out; that is safe only while no computing module
+    imports one of them (statically: every import statement of every computing source)."""
+    import ast
+
+    from rfbench.runner.digest import PRESENTATION, computing_sources
+
+    layers = {name.removesuffix(".py") for name in PRESENTATION}
+    for path in computing_sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                parts = name.split(".")
+                assert not (parts[0] == "rfbench" and len(parts) > 1 and parts[1] in layers), (
+                    f"{path} imports {name}"
+                )
+
 
 @register_experiment
 class Squares(Experiment):

@@ -11,9 +11,9 @@ import pytest
 from rfbench.cli.experiments import parse_value
 from rfbench.datasets import available
 from rfbench.experiments import ConfigError
-from rfbench.experiments import kernel_regression as kr
-from rfbench.experiments.classify import Classify
-from rfbench.experiments.classify_data import default_sigma, prepared
+from rfbench.experiments.classify import kernel_regression as kr
+from rfbench.experiments.classify.data import default_sigma, prepared
+from rfbench.experiments.classify.experiment import Classify
 from rfbench.features import registry
 
 

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import cost_model as cm
 from rfbench.experiments import get_experiment
-from rfbench.experiments.cost import RMS, THEORY_RMS, errors
-from rfbench.experiments.precision import make, random_directions
+from rfbench.experiments.cost import model as cm
+from rfbench.experiments.cost.experiment import RMS, THEORY_RMS, errors
+from rfbench.experiments.cost.experiment import projection_crossover as cm_cross
+from rfbench.experiments.shared import make, random_directions
 
 
 @pytest.mark.parametrize("draw", [0.0, 1e6, 1e9])
@@ -32,7 +33,10 @@ def test_draw_flops_follow_the_stated_model():
     assert cm.draw_flops(iid, [40], d, 0) == 40 * d
     assert cm.draw_flops(orf, [40], d, 0) == pytest.approx(3 * (d**2 + 4 / 3 * d**3))
     sorf = make("hyperbolic@sorf", 40, 8)
-    assert cm.draw_flops(sorf, [40], 12, 0) == 3 * 3 * 2 * 16**2 * 12  # d' = 16, 3 blocks
+    assert cm.draw_flops(sorf, [40], 12, 0) == 3 * 3 * 16 * 12 * 4  # d' = 16, 3 blocks, log2 16
+    # the projections: the structured transform once it is cheaper than the dense product
+    assert cm.feature_flops(sorf, [1024], 1024, 0) == 3 * 1024 * 10 + 4 * 1024
+    assert cm.feature_flops(sorf, [4], 4, 0) == 2 * 4 * 4
 
 
 @pytest.mark.parametrize("name", ["hyperbolic@iid", "positive@orf", "gerf@iid"])
@@ -64,3 +68,50 @@ def test_quick_run_writes_time_and_flops():
     # no closed form for SORF: its error is the empirical one only
     sorf = front[front["estimator"] == "hyperbolic@sorf"]
     assert RMS in set(sorf["metric"]) and THEORY_RMS not in set(sorf["metric"])
+
+
+def test_projection_part_times_both_paths_and_reports_the_crossover():
+    exp = get_experiment("cost")
+    config = exp.resolve_config(
+        {"estimators": ["hyperbolic@sorf"], "m": [8], "projection_weights": ["sorf", "fastfood"]},
+        profile="quick",
+    )
+    jobs = [s for s in exp.grid(config) if s["part"] == "projection"]
+    assert len(jobs) == 2 * len(config["projection_d"])
+    rows = pd.concat([exp.run_job(s, np.random.default_rng(i)) for i, s in enumerate(jobs)])
+    times = rows[rows["metric"] == "time_s"]
+    assert set(times["step"]) == {"structured", "dense"} and (times["value"] > 0).all()
+    assert set(times["m"]) == {32, 256}  # m = d'
+
+
+def test_projection_crossover_is_the_first_d_from_which_structured_wins():
+    t = {16: (2.0, 1.0), 32: (0.5, 1.0), 64: (2.0, 1.0), 128: (1.0, 3.0), 256: (1.0, 8.0)}
+    rows = pd.DataFrame(
+        [{"part": "projection", "metric": "time_s", "weights": "sorf", "d": d, "step": s,
+          "value": v}
+         for d, (fast, dense) in t.items()
+         for s, v in (("structured", fast), ("dense", dense))]
+    )  # fmt: skip
+    out = cm_cross(rows)
+    assert out.loc[0, "crossover_d"] == 128 and out.loc[0, "speedup_at_max_d"] == 8.0
+
+
+def test_a_coupling_without_a_cost_model_gets_a_skipped_row_not_a_guess() -> None:
+    """Costs are asked of the coupling (WeightsSampler.draw_flops): PNC is costed as the
+    orthogonal blocks it is, and a coupling that gives no cost is skipped with the reason."""
+    import numpy as np
+
+    from rfbench.experiments import get_experiment
+    from rfbench.experiments.cost import model as cm
+    from rfbench.features import registry
+
+    d = 16
+    orf, pnc = (registry.get(f"trig@{w}", m=d) for w in ("orf", "pnc"))
+    assert cm.draw_flops(pnc, [d], d, 0) == cm.draw_flops(orf, [d], d, 0) == d**2 + 4 / 3 * d**3
+    exp = get_experiment("cost")
+    config = exp.check_config({"estimators": ["trig@mm"], "m": [32], "d": d, "points": 8,
+                               "samples": 4, "repeats": 1, "crossover_d": [d]})  # fmt: skip
+    spec = next(s for s in exp.grid(config) if s["part"] == "frontier")
+    rows = exp.run_job(spec, np.random.default_rng(0))
+    assert list(rows["metric"]) == ["skipped"]
+    assert "no FLOP model" in rows["note"].iloc[0] and "'mm'" in rows["note"].iloc[0]

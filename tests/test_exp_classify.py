@@ -12,10 +12,10 @@ from scipy.special import logsumexp
 
 from rfbench.datasets import available
 from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.classify import Classify
-from rfbench.experiments.classify_data import prepared
-from rfbench.experiments.classify_summary import paper_table
-from rfbench.experiments.kernel_regression import exact_accuracy, rf_accuracies
+from rfbench.experiments.classify.data import prepared
+from rfbench.experiments.classify.experiment import Classify
+from rfbench.experiments.classify.kernel_regression import exact_accuracy, rf_accuracies
+from rfbench.experiments.classify.summary import paper_table
 from rfbench.features import registry
 from rfbench.kernels import gaussian_kernel
 from rfbench.results import load_results

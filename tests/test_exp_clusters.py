@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.clusters import (
+from rfbench.experiments.clusters.experiment import (
     PAPER_ESTIMATORS,
     paper_s,
     paper_table3,
     rfbench_mse,
     unit_theory_mse,
 )
-from rfbench.experiments.legacy_ortho import (
+from rfbench.experiments.clusters.legacy_ortho import (
     SETTINGS,
     clustered_data,
     fit_paper_clusters,

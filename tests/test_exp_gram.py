@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.gram import expand_estimators, make_inputs
+from rfbench.experiments.gram.experiment import expand_estimators, make_inputs
 from rfbench.features import registry
 from rfbench.features.theory import coupled
 from rfbench.results import load_results
@@ -150,5 +150,9 @@ def test_summary_has_headline_rows(fig7, grid) -> None:
     exp = get_experiment("gram")
     top = exp.summary(fig7)
     assert 0 < len(top) <= 15 and set(top["m"]) == {64}
+    for _, cell in top.groupby(["kernel", "metric"]):  # 1 = smallest error of the cell
+        ranks = cell["rank"].astype(int)
+        assert sorted(ranks) == list(range(1, len(cell) + 1))
+        assert cell.loc[ranks.idxmin(), "value"] == cell["value"].min()
     top = exp.summary(grid)
     assert set(top["rank"]) == {"best", "worst"} and len(top) <= 15

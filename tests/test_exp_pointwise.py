@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.pointwise import estimator_points
+from rfbench.experiments.pointwise.experiment import estimator_points
 from rfbench.results import load_results
 from rfbench.runner import resolve_file, run
 

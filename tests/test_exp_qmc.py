@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rfbench.experiments import ConfigError, JobSpec, get_experiment
-from rfbench.experiments.qmc import pair_points, paper_column, paper_table1
+from rfbench.experiments.qmc.experiment import pair_points, paper_column, paper_table1
 from rfbench.results import load_results
 from rfbench.runner import run
 
@@ -101,7 +101,7 @@ def test_bad_config(override, key):
 
 def test_pair_estimates_equal_the_gram_diagonal():
     """The row-paired feature maps give the diagonal of est.estimate for the same draws."""
-    from rfbench.experiments.qmc import _estimator, pair_estimates
+    from rfbench.experiments.qmc.experiment import _estimator, pair_estimates
 
     X, Y = pair_points("wine", 1.0, "rows", 30, 0)
     for name, m, n in [("angular-hybrid@orf", 16, 4), ("hyperbolic@sorf", 64, None)]:

@@ -11,8 +11,8 @@ import pytest
 
 from rfbench.datasets.errors import DataUnavailable
 from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments import variance as variance_module
-from rfbench.experiments.variance import Variance
+from rfbench.experiments.variance import experiment as variance_module
+from rfbench.experiments.variance.experiment import Variance
 from rfbench.results import load_results
 from rfbench.runner import run
 from rfbench.runner.config import read_config_file

@@ -9,8 +9,9 @@ import pytest
 from scipy.stats import norm
 
 from rfbench.experiments import get_experiment
-from rfbench.experiments import precision_maps as pm
-from rfbench.experiments.precision import make, rotated_pairs
+from rfbench.experiments.precision import maps as pm
+from rfbench.experiments.precision.experiment import rotated_pairs
+from rfbench.experiments.shared import make
 from rfbench.features import registry
 
 ESTIMATORS = [

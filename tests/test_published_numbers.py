@@ -14,9 +14,9 @@ import json
 
 import pytest
 
-from rfbench.experiments.classify_summary import paper_table, paper_v_mean
-from rfbench.experiments.clusters import PAPER_ESTIMATORS, paper_s, paper_table3
-from rfbench.experiments.qmc import paper_table1
+from rfbench.experiments.classify.summary import paper_table, paper_v_mean
+from rfbench.experiments.clusters.experiment import PAPER_ESTIMATORS, paper_s, paper_table3
+from rfbench.experiments.qmc.experiment import paper_table1
 from rfbench.plots.cse import paper_negatives
 
 

@@ -80,6 +80,22 @@ def test_plugins_load_once_and_a_broken_one_is_one_warning(
     assert est.name == "rfb-good@iid" and est.unbiased
 
 
+def test_a_plugin_that_fails_half_way_leaves_nothing_registered(
+    isolated_registry, monkeypatch, caplog
+) -> None:
+    (isolated_registry / "rfb_test_half.py").write_text(
+        COMPONENT_MODULE.format(cls="H", name="rfb-half") + "\nraise RuntimeError('late')\n"
+    )
+    ep = EntryPoint("half", "rfb_test_half", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [ep])
+    with caplog.at_level(logging.WARNING, logger="rfbench.plugins"):
+        assert plugins.load_plugins() == []
+    assert "skipped" in caplog.records[0].getMessage()
+    assert not any(n.startswith("rfb-half") for n in registry.estimator_names())
+    with pytest.raises(registry.UnknownEstimatorError):
+        registry.get("rfb-half@iid", m=4)
+
+
 def test_a_name_cannot_be_taken_twice(isolated_registry) -> None:
     (isolated_registry / "rfb_test_dup.py").write_text(
         COMPONENT_MODULE.format(cls="D", name="positive")

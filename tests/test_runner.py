@@ -154,7 +154,32 @@ def test_provenance_of_a_run(tmp_path) -> None:
         "mu": [0.0, 1.5], "samples": 32, "reps": 1, "label": "x",
     }  # fmt: skip
     assert prov["experiment"] == "toy-mc" and prov["n_jobs"] == 2 and prov["backend"] == "serial"
+    assert prov["workers"] == 1  # a serial run, whatever the machine's cores
     assert (load_results(out)["figure"] == "toy-fig1").all()
+
+
+@pytest.mark.parametrize("backend", ["serial", "processes"])
+def test_timings_in_provenance_leave_rows_and_cache_keys_alone(tmp_path, reference, backend):
+    out = tmp_path / "toy.parquet"
+    rows = _run(Toy(), out, backend=backend, workers=2)
+    pd.testing.assert_frame_equal(rows, reference, check_exact=True)  # rows unchanged
+    timing = load_provenance(out)["timing"]
+    assert timing["jobs_computed"] == 6 and timing["jobs_cached"] == 0
+    assert len(timing["job_wall_s"]) == len(timing["job_cpu_s"]) == 6
+    assert all(t >= 0 for t in timing["job_wall_s"] + timing["job_cpu_s"])
+    assert timing["job_wall_s"][0] >= 0.1  # the first toy job sleeps 0.15 s
+    assert timing["wall_s"] >= timing["job_wall_s"][0] and timing["cpu_s"] >= 0
+    assert timing["jobs_wall_s"] == pytest.approx(sum(timing["job_wall_s"]), rel=1e-3)
+    machine = load_provenance(out)["machine"]
+    assert machine["cores"] >= 1 and isinstance(machine["blas"], list)
+    # a rerun hits the cache (same keys) and keeps the times measured when the jobs ran
+    files = sorted(p.name for p in cache_dir(out).rglob("*.parquet"))
+    again = _run(Toy(), tmp_path / "again.parquet")
+    pd.testing.assert_frame_equal(again, reference, check_exact=True)
+    assert sorted(p.name for p in cache_dir(out).rglob("*.parquet")) == files
+    cached = load_provenance(tmp_path / "again.parquet")["timing"]
+    assert cached["jobs_computed"] == 0 and all(cached["job_cached"])
+    assert cached["job_wall_s"] == timing["job_wall_s"]
 
 
 def test_finalize_aggregates_over_repetitions(tmp_path, reference) -> None:

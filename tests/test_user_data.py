@@ -11,7 +11,7 @@ import pytest
 
 from rfbench.datasets import DataError, load, user
 from rfbench.experiments import get_experiment
-from rfbench.experiments.pointwise_pairs import canonical
+from rfbench.experiments.pointwise.pairs import canonical
 from rfbench.features import registry, theory
 from rfbench.results import load_provenance, load_results
 from rfbench.runner import run

@@ -455,3 +455,14 @@ def test_sampled_sgq_entries_follow_the_three_point_rule():
     p = np.array([1, 4, 1]) / 6
     assert np.all(np.abs(freq - p) < Z * np.sqrt(p * (1 - p) / n))
     assert np.allclose(np.abs(W[W != 0]), np.sqrt(3))
+
+
+def test_sobol_draw_without_the_guard_is_the_guarded_draw():
+    """Sobol' points are (k + ½)·2^-52, inside the guard: skipping it changes no bit."""
+    from rfbench.features.weights.qmc import gaussian_from_unit
+    from rfbench.features.weights.scrambling import sobol_points
+
+    got = make_weights("sobol").sample(np.random.default_rng(3), 6, 16, 50).W
+    t = sobol_points(np.random.default_rng(3), 6, 16, 50)
+    assert t.min() > 0.0 and t.max() < 1.0
+    np.testing.assert_array_equal(got, gaussian_from_unit(t))

@@ -1,7 +1,9 @@
 """The ``rfbench`` command line (docs/architecture.md#cli): thin — parse, validate, call.
 
 ``list``, ``data`` and ``cache`` are fixed Typer sub-apps; one subcommand per registered experiment
-is generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``. How
+is generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``. Every
+command is built when invoked (:mod:`rfbench.cli.lazy`), so the help starts without importing an
+experiment. How
 errors end (exit status 2 for user errors, 1 for bugs): :mod:`rfbench.cli.errors`.
 """
 
@@ -14,16 +16,12 @@ from typing import Annotated
 import typer
 
 import rfbench
-from rfbench.cli import cache, data, listing
 from rfbench.cli.errors import USER_EXIT, report_exception, set_debug
-from rfbench.cli.experiments import add_config_commands, add_experiment_command
-from rfbench.cli.figures import figures
-from rfbench.cli.report import report
-from rfbench.cli.site import site
+from rfbench.cli.lazy import LazyGroup
 from rfbench.entry import INTERRUPTED_EXIT
-from rfbench.experiments import list_experiments
 
 app = typer.Typer(
+    cls=LazyGroup,  # commands are built when invoked: --help and --version start at once
     name="rfbench",
     help="Benchmarks of random-feature kernel estimators (HRF, SimRF, DERF, CSE, Spectraformer).",
     no_args_is_help=True,
@@ -55,21 +53,6 @@ def _global_options(
     set_debug(debug)
 
 
-app.add_typer(
-    listing.app,
-    name="list",
-    short_help="List estimators, weights, data sets, experiments, figures.",
-)
-app.add_typer(data.app, name="data")
-app.add_typer(cache.app, name="cache")
-for _experiment in list_experiments():
-    add_experiment_command(app, _experiment)
-add_config_commands(app)
-app.command("figures", short_help="Redraw every figure (PNG, PDF) from the results.")(figures)
-app.command("report", short_help="REPORT.md: the papers' numbers and claims vs ours.")(report)
-app.command("site", short_help="A browsable HTML site of the results (works offline).")(site)
-
-
 def cli(args: Sequence[str] | None = None) -> int:
     """Run the command line on ``args`` (default: sys.argv) and return its exit status.
 
@@ -84,7 +67,7 @@ def cli(args: Sequence[str] | None = None) -> int:
             return USER_EXIT
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        message = " ".join(exc.format_message().split())
+        message = " ".join(_without_far_suggestions(exc).format_message().split())
         print(f"rfbench: error: {message}{hint}", file=sys.stderr)
         return int(getattr(exc, "exit_code", USER_EXIT))
     except typer.Abort as exc:
@@ -97,6 +80,26 @@ def cli(args: Sequence[str] | None = None) -> int:
     except Exception as exc:
         return report_exception(exc)
     return status if isinstance(status, int) else 0
+
+
+#: how alike (difflib ratio of the names without dashes) a suggested option must be
+SUGGESTION_CUTOFF = 0.6
+
+
+def _without_far_suggestions(exc: Exception) -> Exception:
+    """An unknown option's error suggesting only options whose names are alike (click's own
+    cutoff offers ``--out`` for ``--nosuch``)."""
+    import difflib
+
+    if type(exc).__name__ != "NoSuchOption" or not getattr(exc, "possibilities", None):
+        return exc
+    name = exc.option_name.lstrip("-")
+    close = [
+        p
+        for p in exc.possibilities
+        if difflib.SequenceMatcher(None, name, p.lstrip("-")).ratio() >= SUGGESTION_CUTOFF
+    ]
+    return type(exc)(exc.option_name, possibilities=close or None, ctx=exc.ctx)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import functools
 import os
 import sys
@@ -56,12 +57,24 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+#: operating-system errors that are the machine's state, not a bug: no permission, a read-only
+#: file system, a full disk or quota
+ENVIRONMENT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+
+
 def user_error(exc: BaseException) -> BaseException | None:
-    """The user error behind ``exc`` (itself, or the cause of a failed job), else None."""
+    """The user error behind ``exc`` (itself, or the cause of a failed job), else None.
+
+    An :class:`OSError` of :data:`ENVIRONMENT_ERRNOS` (an unwritable folder, a full disk) counts
+    as one, told as ``cannot use <file>: <reason>``.
+    """
     from rfbench.runner import JobFailed
 
     if isinstance(exc, JobFailed) and isinstance(exc.__cause__, UserError):
         return exc.__cause__
+    if isinstance(exc, OSError) and exc.errno in ENVIRONMENT_ERRNOS:
+        where = f" {exc.filename}" if exc.filename else ""
+        return UserError(f"cannot use{where}: {exc.strerror or os.strerror(exc.errno)}")
     return exc if isinstance(exc, UserError) else None
 
 

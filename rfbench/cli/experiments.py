@@ -22,10 +22,9 @@ from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
-from rfbench.experiments import ConfigError, Experiment
+from rfbench.experiments import PROFILES, ConfigError, Experiment
+from rfbench.runner.backends import BACKENDS
 
-BACKENDS = ("serial", "processes", "dask")
-PROFILES = ("quick", "paper")
 RUN_PANEL = "Run options"
 
 
@@ -123,8 +122,9 @@ def execute(
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
     )
+    results = load_results(path)
     if not options["quiet"]:
-        print_frame(experiment.summary(load_results(path)), title or config["name"])
+        print_frame(experiment.summary(results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
         from rfbench.plots.generic import NotOurs, draw_result
@@ -183,6 +183,16 @@ def config_files(root: Path | None = None) -> list[Path]:
     return []
 
 
+def _config_name(path: Path) -> str:
+    """A config file's ``name`` (its stem when it has none or cannot be read)."""
+    import tomllib
+
+    try:
+        return str(tomllib.loads(path.read_text(encoding="utf-8")).get("name") or path.stem)
+    except (OSError, ValueError):
+        return path.stem
+
+
 def data_unavailable(exc: BaseException):
     """The :class:`~rfbench.datasets.errors.DataUnavailable` behind ``exc`` (its cause chain)."""
     from rfbench.datasets.errors import DataUnavailable
@@ -226,8 +236,19 @@ def add_config_commands(app: typer.Typer) -> None:
         profile = options["profile"] or "quick"
         planned: dict[Path, Path] = {}
         runs = []
+        skipped: list[dict[str, str]] = []
         for path in files:
-            experiment, resolved = resolve_file(path, profile)
+            try:
+                experiment, resolved = resolve_file(path, profile)
+            except Exception as exc:  # a config whose data or model is not here is skipped
+                missing = data_unavailable(exc)
+                if missing is None:
+                    raise
+                typer.secho(f"skipped {path.parent.name}/{path.name}: {missing}", err=True,
+                            fg="yellow")  # fmt: skip
+                skipped.append({"config": str(path), "name": _config_name(path),
+                                "dataset": missing.dataset, "fix": missing.fix})  # fmt: skip
+                continue
             out = default_out(experiment.name, resolved["name"], out_dir)
             if out in planned:
                 raise ConfigError(
@@ -236,7 +257,6 @@ def add_config_commands(app: typer.Typer) -> None:
                 )
             planned[out] = path
             runs.append((path, experiment, resolved, out))
-        skipped: list[dict[str, str]] = []
         for path, experiment, resolved, out in runs:
             title = f"{path.parent.name}/{path.name} ({profile})"
             try:
@@ -248,14 +268,14 @@ def add_config_commands(app: typer.Typer) -> None:
                     raise
                 typer.secho(f"skipped {title}: {missing}", err=True, fg="yellow")
                 skipped.append({"config": str(path), "name": resolved["name"],
-                                "dataset": missing.dataset})  # fmt: skip
+                                "dataset": missing.dataset, "fix": missing.fix})  # fmt: skip
         record_skipped(Path(out_dir), skipped)
         if skipped:
             names = sorted({s["dataset"] for s in skipped})
+            fixes = list(dict.fromkeys(s["fix"] for s in skipped))
             typer.secho(
-                f"{len(skipped)} of {len(runs)} configs skipped: their data is not here "
-                f"({', '.join(names)}); fetch it with: "
-                + " && ".join(f"rfbench data fetch {n}" for n in names),
+                f"{len(skipped)} of {len(files)} configs skipped: "
+                f"their data is not here ({', '.join(names)}); get it with: " + " && ".join(fixes),
                 err=True,
                 fg="yellow",
                 bold=True,

@@ -25,7 +25,7 @@ def figures(
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
     from rfbench.plots import draw_all, list_figures
     from rfbench.results import check_readable
-    from rfbench.runner.skipped import skipped_names
+    from rfbench.runner.skipped import skipped_fixes, skipped_names
 
     known = {spec.id for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]
@@ -54,9 +54,11 @@ def figures(
     failed = [o for o in outcomes if o.problem and o.id not in offline]
     if offline:
         sets = sorted({d for ds in offline.values() for d in ds})
+        fixes = skipped_fixes(Path(results))
+        commands = " && ".join(dict.fromkeys(fixes.get(d, f"rfbench data fetch {d}") for d in sets))
         console.print(
             f"{len(offline)} figure(s) not drawn because reproduce skipped their data "
-            f"({', '.join(sets)}): fetch it with `rfbench data fetch NAME` and run again"
+            f"({', '.join(sets)}): get it with `{commands}` and run again"
         )
     drawn = sum(1 for o in outcomes if not o.problem)
     console.print(f"{drawn} of {len(outcomes)} figures drawn")

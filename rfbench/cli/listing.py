@@ -73,13 +73,13 @@ def datasets() -> None:
 @app.command("experiments")
 def experiments() -> None:
     """Every experiment with its description."""
-    from rfbench.experiments import list_experiments
+    from rfbench.cli.lazy import experiment_texts
 
     table = Table(title="rfbench experiments (rfbench <name> --help)")
     table.add_column("name", no_wrap=True)
     table.add_column("description")
-    for exp in list_experiments():
-        table.add_row(exp.name, exp.description)
+    for name, (_, description) in experiment_texts().items():
+        table.add_row(name, description)
     console.print(table)
 
 

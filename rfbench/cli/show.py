@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:  # pandas is imported by the commands that print frames, not by the CLI's start
+    import pandas as pd
 
 # A terminal gets its own width; a pipe or file gets wide rows rather than 80-column wrapping.
 console = Console() if sys.stdout.isatty() else Console(width=160)
@@ -20,7 +23,7 @@ def _cell(value: object) -> str:
         if value.is_integer() and abs(value) < 1e12:
             return str(int(value))
         return f"{value:.4g}"
-    if value is None or value is pd.NA:
+    if value is None or type(value).__name__ == "NAType":
         return ""
     return str(value)
 

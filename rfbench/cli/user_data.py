@@ -20,9 +20,14 @@ from rfbench.experiments import Experiment
 
 #: config values ``--data`` sets besides ``data`` (gram reads its points from the file)
 ALSO_SETS: Mapping[str, Mapping[str, Any]] = {"gram": {"inputs": "file"}}
+#: defaults ``--data`` changes unless given: a user's N points cost N² per draw, so gram takes the
+#: quick profile's repetitions (standard errors about √5 larger than the paper's 1000)
+DATA_DEFAULTS: Mapping[str, Mapping[str, Any]] = {"gram": {"reps": 200}}
 #: experiments whose ``--data`` is a labelled table, with the parameter the table replaces
 TABLES: Mapping[str, str] = {"classify": "dataset"}
 KEYS = ("user_data", "user_target")
+#: experiments whose ``--data`` help is their own ``help["data"]`` (attention: Q, K, V heads)
+OWN_HELP = frozenset({"attention"})
 PANEL = "Your own data"
 _HELP = {
     "points": "your own points instead of the built-in inputs: .npy/.npz (X, or Q and K) or "
@@ -43,9 +48,10 @@ def data_options(experiment: Experiment) -> list[inspect.Parameter]:
         return []
     table = experiment.name in TABLES
     target_help = "the label column of --data" if table else "(classify only: a label column)"
+    own = experiment.help.get("data", "")  # an experiment whose --data is neither points nor table
+    text = own if experiment.name in OWN_HELP else _HELP["table" if table else "points"]
     return [
-        option("user_data", ("--data",), str | None, _HELP["table" if table else "points"],
-               metavar="PATH", panel=PANEL),
+        option("user_data", ("--data",), str | None, text, metavar="PATH", panel=PANEL),
         option("user_target", ("--target",), str | None, target_help, metavar="COLUMN",
                panel=PANEL),
     ]  # fmt: skip
@@ -77,6 +83,7 @@ def apply(
         if key in params and params[key] != value:
             raise UserError(f"--data needs --{key} {value} (got {params[key]!r})")
     return {
+        **DATA_DEFAULTS.get(name, {}),
         **ALSO_SETS.get(name, {}),
         **params,
         "data": user.reference(user_data, user_target or ""),

@@ -13,14 +13,16 @@ class DataError(UserError):
 
 
 class DataUnavailable(DataError):
-    """A data set's file is not here and could not be downloaded (offline, say)."""
+    """A data set's file (or a model) is not here and could not be downloaded (offline, say);
+    ``fix`` is the one command that gets it."""
 
-    def __init__(self, message: str, dataset: str) -> None:
+    def __init__(self, message: str, dataset: str, fix: str = "") -> None:
         super().__init__(message)
         self.dataset = dataset
+        self.fix = fix or f"rfbench data fetch {dataset}"
 
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # crosses process boundaries intact
-        return type(self), (str(self), self.dataset)
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:  # crosses process boundaries
+        return type(self), (str(self), self.dataset, self.fix)
 
 
 def fix_hint(name: str, rel: str | None = None) -> str:

@@ -24,6 +24,7 @@ from rfbench.datasets.errors import DataError
 
 TABLES = (".csv", ".parquet", ".pq")
 ARRAYS = (".npy", ".npz")
+NPY_MAGIC = b"\x93NUMPY"
 SHA_CHARS = 16
 _REF = re.compile(r"^(?P<path>.+?)(?:#(?P<target>[^@]+))?(?:@(?P<sha>[0-9a-f]{8,64}))?$")
 
@@ -63,6 +64,8 @@ def reference(path: str | Path, target: str = "") -> str:
 
 
 def _check_exists(path: Path) -> None:
+    if path.is_dir():
+        raise DataError(f"data file {path}: is a folder; give a file in it")
     if not path.is_file():
         raise DataError(f"data file {path}: no such file")
 
@@ -87,8 +90,7 @@ def _read_table(path: Path) -> pd.DataFrame:
         return pd.read_parquet(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:  # pyarrow errors are ValueErrors
         kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
-        why = " ".join(str(exc).split())[:120]
-        raise DataError(f"data file {path}: not a readable {kind} file ({why})") from None
+        raise DataError(f"data file {path}: not a readable {kind} file ({_why(exc)})") from None
 
 
 def _numeric(path: Path, frame: pd.DataFrame) -> np.ndarray:
@@ -96,38 +98,82 @@ def _numeric(path: Path, frame: pd.DataFrame) -> np.ndarray:
     bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
     if bad:
         raise DataError(f"data file {path}: column {bad[0]!r} is not numeric")
-    return _finite(path, frame.to_numpy(dtype=np.float64), "table")
+    complex_ = [c for c in frame.columns if pd.api.types.is_complex_dtype(frame[c])]
+    if complex_:
+        raise DataError(f"data file {path}: column {complex_[0]!r} is complex; expected reals")
+    return _finite(path, frame.to_numpy(dtype=np.float64), "table", list(frame.columns))
 
 
-def _finite(path: Path, X: np.ndarray, what: str) -> np.ndarray:
+#: the largest magnitude whose square (a squared norm, a variance) float64 still holds
+LARGEST_VALUE = float(np.sqrt(np.finfo(np.float64).max) / 1e4)
+
+
+def _finite(path: Path, X: np.ndarray, what: str, columns: list | None = None) -> np.ndarray:
+    """``X`` as a 2-D real float64 matrix whose squares are finite, or a DataError naming the
+    first bad cell: its file line (1-based, counting the header) for a CSV, else its row (1-based),
+    and its column."""
+    if np.iscomplexobj(X):
+        raise DataError(f"data file {path}: {what} is complex ({X.dtype}); expected reals")
+    if not np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_:
+        raise DataError(f"data file {path}: {what} has dtype {X.dtype}; expected numbers")
+    X = X.astype(np.float64)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise DataError(
             f"data file {path}: {what} has shape {X.shape}; expected (points, features)"
         )
-    if not np.isfinite(X).all():
-        rows = np.unique(np.nonzero(~np.isfinite(X))[0])
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(X) <= LARGEST_VALUE)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        row, col = int(rows[0]), int(cols[0])
+        value = X[row, col]
+        if np.isfinite(value):
+            why = f"too large ({value:.3g}: its square overflows float64; rescale the data)"
+        else:
+            why = "NaN or infinite"
+        line = f"line {row + 2}" if path.suffix.lower() == ".csv" else f"row {row + 1}"
+        column = repr(columns[col]) if columns is not None else str(col + 1)
+        where = f"{line}, column {column}"
+        more = len(np.unique(rows)) - 1
         raise DataError(
-            f"data file {path}: {what} has NaN or infinite values (row {int(rows[0])}"
-            f"{f' and {len(rows) - 1} more' if len(rows) > 1 else ''})"
+            f"data file {path}: {what} has a value {why} at {where}"
+            f"{f' (and {more} more row(s))' if more else ''}"
         )
     return X
+
+
+def _why(exc: BaseException) -> str:
+    """An exception's message on one line, cut at a word and marked when long."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 120 else text[:120].rsplit(" ", 1)[0] + "…"
 
 
 def _arrays(path: Path) -> dict[str, np.ndarray]:
     suffix = path.suffix.lower()
     if suffix in TABLES:
         return {"X": _numeric(path, _read_table(path))}
+    with open(path, "rb") as f:
+        head = f.read(len(NPY_MAGIC))
+    if suffix == ".npz" and not zipfile.is_zipfile(path):
+        kind = "a .npy array" if head == NPY_MAGIC else "not a zip archive"
+        raise DataError(f"data file {path}: not a NumPy .npz file ({kind})")
+    if suffix == ".npy" and head != NPY_MAGIC:
+        raise DataError(f"data file {path}: not a NumPy .npy file (no .npy header)")
     try:
         loaded = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        why = " ".join(str(exc).split())[:120]
-        raise DataError(f"data file {path}: not a NumPy {suffix} file ({why})") from None
-    if isinstance(loaded, np.ndarray):
-        if suffix != ".npy":
-            raise DataError(f"data file {path}: a .npy array in a {suffix} file")
-        return {"X": loaded}
-    with loaded:
-        return {key: np.asarray(loaded[key]) for key in loaded.files}
+        if isinstance(loaded, np.ndarray):
+            return {"X": loaded}
+        with loaded:
+            return {key: np.asarray(loaded[key]) for key in loaded.files}
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise DataError(
+                f"data file {path}: holds an object array (Python objects, stored as a pickle); "
+                "rfbench never loads pickles: save plain numbers"
+            ) from None
+        raise DataError(f"data file {path}: not a NumPy {suffix} file ({_why(exc)})") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"data file {path}: not a NumPy {suffix} file ({_why(exc)})") from None
 
 
 def default_sigma(name: str) -> float:
@@ -147,18 +193,15 @@ def load_points(name: str) -> tuple[np.ndarray, np.ndarray]:
         raise DataError(f"data file {path}: '#{target}' (a label column) applies to classify only")
     arrays = _arrays(path)
     if "Q" in arrays and "K" in arrays:
-        Q = _finite(path, arrays["Q"].astype(np.float64), "Q")
-        K = _finite(path, arrays["K"].astype(np.float64), "K")
+        Q = _finite(path, arrays["Q"], "Q")
+        K = _finite(path, arrays["K"], "K")
         if Q.shape[1] != K.shape[1]:
             raise DataError(f"data file {path}: Q has {Q.shape[1]} features but K has {K.shape[1]}")
         return _readonly(Q), _readonly(K)
     if "X" not in arrays:
         held = ", ".join(sorted(arrays)) or "no arrays"
         raise DataError(f"data file {path}: holds {held}; expected X, or Q and K")
-    X = arrays["X"]
-    if not np.issubdtype(X.dtype, np.number):
-        raise DataError(f"data file {path}: X has dtype {X.dtype}; expected numbers")
-    X = _readonly(_finite(path, X.astype(np.float64), "X"))
+    X = _readonly(_finite(path, arrays["X"], "X"))
     return X, X
 
 

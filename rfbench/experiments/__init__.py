@@ -1,8 +1,10 @@
-"""Experiments (docs/architecture.md#flow): one module per experiment, registered by name.
+"""Experiments (docs/architecture.md#flow): one package per experiment, registered by name.
 
-Each module in this package defines an :class:`~rfbench.experiments.base.Experiment` subclass and
-decorates it with :func:`register_experiment`; :func:`get_experiment` imports the modules on first
-use, so importing this package stays cheap.
+Each package (``pointwise``, ``gram``, ``classify``, …) holds in ``experiment.py`` an
+:class:`~rfbench.experiments.base.Experiment` subclass decorated with :func:`register_experiment`,
+and its helpers beside it; ``base``, ``chunks``, ``metrics`` and ``shared`` are shared, and no
+experiment imports another. :func:`get_experiment` imports the modules on first use, so importing
+this package stays cheap.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rfbench.experiments.base import (
     JobSpec,
     job_key,
 )
+from rfbench.plugins import tracked
 
 __all__ = [
     "PROFILES",
@@ -31,7 +34,7 @@ __all__ = [
     "register_experiment",
 ]
 
-EXPERIMENTS: dict[str, type[Experiment]] = {}
+EXPERIMENTS: dict[str, type[Experiment]] = tracked({})
 E = TypeVar("E", bound=type[Experiment])
 _loaded = False
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -22,6 +23,7 @@ import pandas as pd
 
 from rfbench.errors import UserError
 from rfbench.seeding import canonical_json
+from rfbench.text import first_sentence
 
 #: Profiles every experiment and config file may name (docs/architecture.md#cli).
 PROFILES: tuple[str, ...] = ("quick", "paper")
@@ -165,6 +167,10 @@ def _check_type(key: str, value: Any, default: Any) -> Any:
     return value
 
 
+#: the largest number whose square is a finite float64
+SQRT_MAX_FLOAT = math.sqrt(sys.float_info.max)
+
+
 class Experiment:
     """Base class of experiments. Subclasses set ``name``, ``defaults`` and implement ``grid`` and
     ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
@@ -239,12 +245,26 @@ class Experiment:
         for key, default in self.defaults.items():
             value = config[key] if key in config else copy.deepcopy(default)
             resolved[key] = _check_type(key, value, default)
+        for key in self.range_parameters:
+            values = resolved.get(key)
+            for value in values if isinstance(values, list) else [values]:
+                if isinstance(value, float) and abs(value) > SQRT_MAX_FLOAT:
+                    raise ConfigError.bad_value(
+                        key, value, f"a number whose square float64 holds (|{key}| < 1e154)"
+                    )
         self.validate_config(resolved)
         return resolved
 
     #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
     #: refusal names them (the runner finds the largest value of each that fits)
     memory_parameters: ClassVar[tuple[str, ...]] = ()
+
+    #: float parameters whose size float64 bounds (input norms, scales): the runner probes each
+    #: estimator at their extreme values before any job and refuses values that overflow
+    #: (:mod:`rfbench.runner.ranges`)
+    range_parameters: ClassVar[tuple[str, ...]] = ()
+    #: spec values that make a range probe cheap (fewer samples or repetitions)
+    probe_overrides: ClassVar[Mapping[str, Any]] = {}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """Estimated peak bytes of the largest job of a resolved ``config`` (0: no estimate).
@@ -295,20 +315,3 @@ class Experiment:
 
     def __repr__(self) -> str:
         return f"<experiment {self.name!r}>"
-
-
-#: words a period follows without ending the sentence ("SimRF Fig. 8", "Eq. 7", "e.g. trig")
-_ABBREVIATIONS = frozenset(
-    "fig figs eq eqs tab thm app sec ref no vs cf al e.g i.e resp approx".split()
-)
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of ``text``: up to the first period that ends a word other than an
-    abbreviation such as "Fig." or "e.g."."""
-    text = " ".join(text.split())
-    for match in re.finditer(r"\.(?=\s|$)", text):
-        word = text[: match.start()].rsplit(" ", 1)[-1].lstrip("(").lower()
-        if word not in _ABBREVIATIONS:
-            return text[: match.end()]
-    return text

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 Metric = tuple[float, float | None]  # (value, standard error or None)
+#: a closed-form relative RMSE below this is an exact estimate (its sample error is round-off)
+EXACT_RELATIVE = 1e-12
 
 
 def pointwise_metrics(
@@ -37,6 +39,8 @@ def pointwise_metrics(
     rel_rmse = np.sqrt(mse) / true
     scale = closed_mse if closed_mse is not None and closed_mse > 0 else mse
     se_rel_rmse = se_mse / (2 * np.sqrt(scale) * true) if se_mse is not None and scale > 0 else None
+    if closed_mse is not None and closed_mse <= (EXACT_RELATIVE * true) ** 2:
+        se_mean = se_mse = se_rel_rmse = 0.0  # exact here (trig at θ = 0): the error is round-off
     abs_rel = np.abs(err) / true
     q05, q50, q95 = np.quantile(k, [0.05, 0.5, 0.95])
     neg = float(np.mean(k < 0))

@@ -189,6 +189,33 @@ class WeightsSampler(ABC):
     #: the number of rows is fixed by d (SGQ-det), not by m
     fixed_count: bool = False
 
+    def draw_flops(self, count: float, d: int) -> float | None:
+        """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
+        1, a multiply-add 2; the model of rfbench.experiments.cost.model), or None when it has no
+        cost model: the cost map then gives it a skipped row saying so, never a guess.
+        """
+        return None
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray | None:
+        """The first m rows of draws built from ``G``, or None when this coupling cannot be.
+
+        The capability behind paired comparisons (pointwise ``paired``): estimators whose
+        couplings build their rows from one shared Gaussian array are compared on common random
+        numbers. Override where the coupling's law is a function of iid Gaussians.
+
+        Parameters
+        ----------
+        G : ndarray of shape (draws, blocks · d, d)
+            Independent N(0, 1) entries, at least m rows.
+        m : int
+            Rows wanted.
+
+        Returns
+        -------
+        W : ndarray of shape (draws, m, d), or None
+        """
+        return None
+
     def __init__(self, **options: Any) -> None:
         if options:
             raise TypeError(f"weights {self.name!r} takes no options, got {sorted(options)}")
@@ -361,6 +388,12 @@ class Estimator(ABC):
     @property
     def rotation_invariant(self) -> bool:
         """Whether ``sample(..., frame=k)`` is allowed (inputs then live in R^k)."""
+        return False
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether every draw is the same map (e.g. ``taylor2``): its MSE is its squared bias and
+        its sample variance is zero, so tests compare the MSE exactly instead of in SEs."""
         return False
 
 

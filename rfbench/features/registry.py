@@ -22,6 +22,7 @@ from rfbench.errors import UserError
 from rfbench.features.base import Component, Estimator, WeightsSampler
 from rfbench.features.options import WEIGHTS_PREFIX, accepted_options, split_options
 from rfbench.names import split_name
+from rfbench.plugins import tracked
 
 __all__ = [
     "EstimatorDescription",
@@ -40,10 +41,10 @@ __all__ = [
     "weights_samplers",
 ]
 
-_COMPONENTS: dict[str, type[Component]] = {}
-_WEIGHTS: dict[str, type[WeightsSampler]] = {}
-_HYBRIDS: dict[str, HybridEntry] = {}
-_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {}
+_COMPONENTS: dict[str, type[Component]] = tracked({})
+_WEIGHTS: dict[str, type[WeightsSampler]] = tracked({})
+_HYBRIDS: dict[str, HybridEntry] = tracked({})
+_ALIASES: dict[str, tuple[str, dict[str, Any]]] = tracked({})
 _loaded = False
 
 C = TypeVar("C", bound=type)

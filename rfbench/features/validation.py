@@ -49,7 +49,10 @@ class PairCheck:
     @property
     def z_mse(self) -> float | None:
         """(empirical MSE − theory) in standard errors of the empirical MSE."""
-        return None if self.theory_mse is None else (self.mse - self.theory_mse) / self.se_mse
+        if self.theory_mse is None:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):  # deterministic maps: SE 0
+            return float(np.float64(self.mse - self.theory_mse) / self.se_mse)
 
 
 def true_value(kernel: str, x: np.ndarray, y: np.ndarray) -> float:

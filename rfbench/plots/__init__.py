@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from rfbench.plugins import tracked
+
 FigureFn = Callable[[dict[str, pd.DataFrame]], Figure]
 
 
@@ -30,7 +32,7 @@ class FigureSpec:
     draw: FigureFn
 
 
-FIGURES: dict[str, FigureSpec] = {}
+FIGURES: dict[str, FigureSpec] = tracked({})
 
 
 def register_figure(
@@ -57,9 +59,10 @@ def list_figures() -> list[FigureSpec]:
 
 
 def find_result(results_dir: Path, name: str) -> Path | None:
-    """``<results>/<experiment>/<name>.parquet`` for any experiment folder."""
-    hits = sorted(Path(results_dir).glob(f"*/{name}.parquet"))
-    return hits[0] if hits else None
+    """``<results>/<experiment>/<name>.parquet`` for any experiment folder (rfbench.results)."""
+    from rfbench.results import find_result as find
+
+    return find(results_dir, name)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@
   of attention rows, vs r.
 - ``beyond-cost``: error vs wall time and vs FLOPs (one curve per estimator through its budgets
   M), and the sequence length L* above which random-feature attention is cheaper than exact
-  attention at the target error, vs d.
+  attention at the target error, vs d; and (when the run has them) the time of the projections
+  ωᵀx of the Hadamard couplings by the structured transform vs the dense product against d,
+  with each coupling's crossover dimension marked.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ FORM_STYLES = {"naive": ":", "stabilised": "--", "logspace": "-"}
 COST_COLOURS = {"trig": "#D55E00", "positive": "#56B4E9", "hyperbolic": "#0072B2",
                 "gerf": "#CC79A7", "sderf": "#8C564B", "angular-hybrid": "#009E73",
                 "cluster-hybrid": "#E69F00"}  # fmt: skip
+#: one colour per Hadamard coupling in the projection panel of the cost figure
+PROJECTION_COLOURS = {"sorf": "#0072B2", "orf-fast": "#56B4E9", "simrf-fast": "#009E73",
+                      "fastfood": "#D55E00"}  # fmt: skip
 #: r above which the kernel value itself, exp(r²) at θ = 0, exceeds float16's largest number
 KERNEL_RANGE = float(np.sqrt(np.log(65504.0)))
 SAFETY = LinearSegmentedColormap.from_list("safety", ["#f7f7f7", "#fdae61", "#d7191c", "#67001f"])
@@ -196,13 +201,18 @@ def _error(df: pd.DataFrame) -> pd.DataFrame:
     title="Beyond: error vs wall time and FLOPs; where random-feature attention beats exact",
 )
 def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
-    """Three panels: error vs time, error vs FLOPs (draw included), crossover L* vs d."""
+    """Error vs time, error vs FLOPs (draw included), crossover L* vs d, and structured vs dense
+    projection time vs d (if measured)."""
     df = results["beyond-cost"]
     front = df[df["part"] == "frontier"]
     total = front[front["step"] == "total"]
     err = _error(front)
-    fig, axes = style.new_figure(ncols=3, width=style.FULL_WIDTH, height=2.6)
+    projection = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
+    ncols = 4 if len(projection) else 3
+    fig, axes = style.new_figure(ncols=ncols, width=style.FULL_WIDTH, height=2.6)
     fig.set_figheight(3.6)
+    if ncols == 4:
+        fig.set_figwidth(fig.get_figwidth() * 4 / 3)
     estimators = list(dict.fromkeys(front["estimator"]))
     for ax, metric, xlabel in (
         (axes[0, 0], "time_s", "seconds (per-step minima): draw + maps + ΦΨᵀ"),
@@ -237,10 +247,39 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     axes[0, 0].set_title(f"error vs wall time (M = {budgets})")
     axes[0, 1].set_title("error vs FLOPs")
     axes[0, 2].set_title("RF attention is cheaper for L > L*")
+    if len(projection):
+        _projection_panel(axes[0, 3], df)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=6, bbox_to_anchor=(0.5, 0))
     n = int(front["points"].max()) if "points" in front else 0
     fig.suptitle(f"Cost of random-feature softmax estimators: {n}×{n} Gram matrix, d = {d}, "
                  f"‖x‖ = {r:g}, the draw included", fontsize=9)  # fmt: skip
-    fig.subplots_adjust(left=0.07, right=0.99, top=0.86, bottom=0.32, wspace=0.35)
+    fig.subplots_adjust(
+        left=0.07, right=0.99, top=0.86, bottom=0.32, wspace=0.35 if ncols == 3 else 0.42
+    )
     return fixed_layout(fig)
+
+
+def _projection_panel(ax, df: pd.DataFrame) -> None:
+    """Structured (solid) vs dense (dashed) projection time against d per Hadamard coupling,
+    the crossover dimension marked by a vertical line."""
+    from rfbench.experiments.cost.experiment import projection_crossover
+
+    rows = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
+    cross = projection_crossover(df).set_index("weights")["crossover_d"]
+    for weights, group in rows.groupby("weights", sort=False):
+        colour = PROJECTION_COLOURS.get(weights, "#000000")
+        wide = group.pivot_table(index="d", columns="step", values="value").sort_index()
+        ax.plot(wide.index, wide["structured"], color=colour, marker=style.marker(f"x@{weights}"),
+                label=f"{weights} structured")  # fmt: skip
+        ax.plot(wide.index, wide["dense"], color=colour, ls="--", lw=1)
+        if np.isfinite(cross.get(weights, np.nan)):
+            ax.axvline(cross[weights], color=colour, ls=":", lw=1)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("d (m = d′ projections)")
+    ax.set_ylabel("seconds for ωᵀx")
+    points = int(rows["points"].max())
+    title = f"ωᵀx of {points} inputs: structured (solid)\nvs dense (dashed), crossover (dotted)"
+    ax.set_title(title, fontsize=7)
+    ax.legend(loc="upper left", fontsize=5)

@@ -207,7 +207,7 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
 )
 def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
     """Accuracy vs σ per data set: IIDRFs ±1 s.e. and the exact kernel (SimRF App. B.1)."""
-    from rfbench.experiments.classify_data import SIMRF_SIGMA
+    from rfbench.experiments.classify.data import SIMRF_SIGMA
 
     df = results["simrf-fig10"]
     acc = df[df["metric"] == "accuracy"]

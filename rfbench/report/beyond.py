@@ -136,7 +136,7 @@ def _cost(df: pd.DataFrame) -> list[str]:
         f"A {n}×{n} softmax Gram matrix in d = {d} with ‖x‖ = {front['r'].max():g}, M = {m_top:g} "
         "projections; time is the sum of each step's minimum over the repeats on the machine "
         "that ran it (a measurement, not a reproducible number), FLOPs follow the model stated in "
-        "`rfbench/experiments/cost_model.py`. Crossover: the sequence length L* above which "
+        "`rfbench/experiments/cost/model.py`. Crossover: the sequence length L* above which "
         f"random-feature attention with the M needed for an RMS relative error of {eps} costs "
         "fewer FLOPs than exact softmax attention (MSE ∝ 1/M).",
         "",

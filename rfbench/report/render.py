@@ -262,7 +262,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         head = reference.header(paper)
         lines += [f"## {paper}: {head['title']}", ""]
         if head.get("spec"):
-            lines += [f"Spec: `{head['spec']}`; paper text: `seeds/{head['text']}`.", ""]
+            lines += [f"Setup and readings: `{head['spec']}` in the rfbench repository.", ""]
         lines += _figure_links(report, paper, out_dir, fig_dir)
         lines += _numbers([r for r in report.numbers if r.entry.paper == paper], full=False)
         lines += _claims([r for r in report.claims if r.entry.paper == paper])

@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
 from typing import Any
@@ -61,14 +62,26 @@ def rows_frame(rows: Any, experiment: Experiment) -> pd.DataFrame:
     )
 
 
+#: ``rows.attrs`` key of a job's measured time: {"wall_s": float, "cpu_s": float}, set by
+#: ``execute_job`` and removed by the runner (never part of the rows or the cache key)
+TIMING_ATTR = "rfbench_timing"
+
+
 def execute_job(experiment: Experiment, spec: JobSpec, seed: int) -> pd.DataFrame:
-    """Run one job with its own generator; check its rows if ``finalize`` keeps them as they are."""
+    """Run one job with its own generator; check its rows if ``finalize`` keeps them as they are.
+
+    The job's wall and CPU seconds (``time.perf_counter`` / ``time.process_time`` of the process
+    running it, one BLAS thread) travel in ``rows.attrs[TIMING_ATTR]``.
+    """
+    wall, cpu = time.perf_counter(), time.process_time()
     rows = rows_frame(
         experiment.run_job(spec, job_rng(seed, job_key(experiment.name, spec))), experiment
     )
+    timing = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
     if type(experiment).finalize is Experiment.finalize and len(rows):
         filled = rows.assign(**{k: rows.get(k, "") for k in ("experiment", "figure")})
         validate_results(filled)  # fail early, naming the job, rather than after the whole run
+    rows.attrs[TIMING_ATTR] = timing
     return rows
 
 
@@ -260,6 +273,10 @@ def run_processes(
         raise JobFailed(experiment.name, spec, exc) from exc
 
 
+#: seconds to wait for a Dask scheduler before calling it unreachable
+SCHEDULER_TIMEOUT = 5
+
+
 def run_dask(
     experiment: Experiment,
     tasks: Sequence[Task],
@@ -276,7 +293,13 @@ def run_dask(
             "pip install 'rfbench[dask]' (or use --backend processes)"
         ) from None
     if scheduler:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise ConfigError(
+                f"cannot reach the Dask scheduler at {scheduler} within {SCHEDULER_TIMEOUT} s "
+                f"({type(exc).__name__}); is it running?"
+            ) from None
     else:
         client = Client(n_workers=workers, threads_per_worker=1, processes=True)
     with client:

@@ -41,6 +41,8 @@ MARKER = "RFBENCH_CACHE.json"
 FORMAT_VERSION = 2
 JOB_METADATA_KEY = b"rfbench_job"
 ROWS_DIGEST_KEY = b"rfbench_rows_sha256"
+#: the measured time of the job when it was computed (JSON; not part of the key or the digest)
+TIMING_KEY = b"rfbench_timing"
 SHARED = "jobs"
 #: a temporary file of an interrupted write older than this is removed by the next run
 STALE_TMP_SECONDS = 600.0
@@ -102,6 +104,8 @@ class JobCache:
             self._base["experiment_source"] = source
         #: jobs whose cached file was unreadable or did not match its checksum (recomputed)
         self.corrupt: list[Path] = []
+        #: the stored timing ({"wall_s", "cpu_s"}) of every job loaded, by cache file
+        self.timings: dict[Path, dict[str, float]] = {}
 
     def key(self, spec: JobSpec) -> str:
         """The canonical JSON key of a job."""
@@ -130,16 +134,32 @@ class JobCache:
         if meta.get(ROWS_DIGEST_KEY, b"").decode(errors="replace") != rows_digest(rows):
             self.corrupt.append(path)
             return None
+        try:
+            self.timings[path] = json.loads(meta[TIMING_KEY])
+        except (KeyError, ValueError):
+            self.timings.pop(path, None)  # a file of an older rfbench: no timing
+        rows.attrs.clear()  # pyarrow restores DataFrame.attrs; the rows are the rows only
         return rows
 
-    def store(self, spec: JobSpec, rows: pd.DataFrame) -> Path:
-        """Cache the rows of a finished job (atomically), with their checksum."""
+    def timing(self, spec: JobSpec) -> dict[str, float] | None:
+        """The wall and CPU seconds stored with a loaded job, or None."""
+        return self.timings.get(self.path(spec))
+
+    def store(
+        self, spec: JobSpec, rows: pd.DataFrame, timing: Mapping[str, float] | None = None
+    ) -> Path:
+        """Cache the rows of a finished job (atomically), with their checksum and, if given,
+        the job's measured ``timing`` (metadata beside the key: a cache hit is the same job)."""
         _ensure_marker(self.directory.parent.parent)
+        rows = rows.reset_index(drop=True)
+        rows.attrs.clear()
         meta = {
             JOB_METADATA_KEY: self.key(spec).encode(),
-            ROWS_DIGEST_KEY: rows_digest(rows.reset_index(drop=True)).encode(),
+            ROWS_DIGEST_KEY: rows_digest(rows).encode(),
         }
-        return write_table(rows.reset_index(drop=True), self.path(spec), meta)
+        if timing is not None:
+            meta[TIMING_KEY] = json.dumps(dict(timing)).encode()
+        return write_table(rows, self.path(spec), meta)
 
     def remove_stale_temporaries(self, older_than: float = STALE_TMP_SECONDS) -> int:
         """Remove the temporary files that killed runs left in this cache; return how many."""

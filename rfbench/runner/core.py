@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,10 @@ from typing import Any
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
-from rfbench.results import make_provenance, write_results
+from rfbench.results import make_provenance, result_path, write_results
 from rfbench.runner.backends import (
     BACKENDS,
+    TIMING_ATTR,
     ProgressCallback,
     Task,
     run_dask,
@@ -33,6 +35,7 @@ from rfbench.runner.cache import JobCache, cache_dir
 from rfbench.runner.digest import code_digest, plugin_info
 from rfbench.runner.memory import check_memory
 from rfbench.runner.progress import JobProgress
+from rfbench.runner.ranges import check_ranges
 
 #: where runs write by default: a scratch folder, so everyday runs never touch the committed
 #: paper results in ``results/`` (``make reproduce`` writes there explicitly)
@@ -42,7 +45,7 @@ SCRATCH_ROOT = "runs"
 def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRATCH_ROOT) -> Path:
     """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli), checked to lie inside
     ``root`` (a name or a plugin's experiment name can never point elsewhere)."""
-    out = Path(root) / experiment / f"{name}.parquet"
+    out = result_path(root, experiment, name)
     inside = Path(root).resolve()
     if out.resolve().parent.parent != inside or out.resolve().parent.name != experiment:
         raise ConfigError(
@@ -178,6 +181,7 @@ def run(
     A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
     shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
+    started_wall, started_cpu = time.perf_counter(), time.process_time()
     exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
     config = exp.check_config(config or {})
     out = Path(out) if out is not None else default_out(exp.name, config["name"])
@@ -185,6 +189,7 @@ def run(
     check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
     check_replaceable(out, exp.name, config, replace)
     specs = expand_grid(exp, config)
+    check_ranges(exp, config, specs)
     cache = JobCache(cache_dir(out), exp, seed, config)
     cache.remove_stale_temporaries()
 
@@ -196,6 +201,7 @@ def run(
             file=sys.stderr,
         )
     tasks = [(i, spec) for i, spec in enumerate(specs) if frames[i] is None]
+    computed: set[int] = set()
     progress = JobProgress(
         len(specs),
         len(specs) - len(tasks),
@@ -206,8 +212,10 @@ def run(
         jobs = _backend_iter(backend, exp, tasks, seed, workers, scheduler, progress.job_progress)
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
-                cache.store(specs[index], rows)
+                timing = rows.attrs.pop(TIMING_ATTR, None)
+                cache.store(specs[index], rows, timing)
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
+                computed.add(index)
                 progress.job_done(index)
 
     missing = [specs[i] for i, f in enumerate(frames) if f is None]
@@ -217,6 +225,7 @@ def run(
     rows = pd.concat(done, ignore_index=True) if done else pd.DataFrame()
     rows = _with_run_columns(rows, exp.name, config["figure"])
     result = _with_run_columns(exp.finalize(rows, config), exp.name, config["figure"])
+    _check_not_all_skipped(result, exp.name)
     provenance = make_provenance(
         config=config,
         seed=seed,
@@ -224,11 +233,79 @@ def run(
         experiment=exp.name,
         code_digest=code_digest(),
         backend=backend,
-        workers=workers,
+        workers=1 if backend == "serial" else workers,
         n_jobs=len(specs),
         estimators=sorted(map(str, result["estimator"].dropna().unique()))
         if "estimator" in result
         else [],
         plugins=list(plugin_info()),
     )
+    provenance["timing"] = run_timing(
+        [cache.timing(s) for s in specs],
+        computed,
+        time.perf_counter() - started_wall,
+        time.process_time() - started_cpu,
+        jobs_in_process=backend == "serial",
+    )
     return write_results(result, out, provenance)
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.4g}")
+
+
+def run_timing(
+    jobs: Sequence[Mapping[str, float] | None],
+    computed: set[int],
+    wall_s: float,
+    main_cpu_s: float,
+    jobs_in_process: bool = False,
+) -> dict[str, Any]:
+    """The ``timing`` object of a result file's provenance (docs/architecture.md#result-schema).
+
+    Parameters
+    ----------
+    jobs : sequence of {"wall_s", "cpu_s"} or None, length n_jobs
+        Each job's measured time in grid order (None: a cached job stored without a time).
+    computed : set of int
+        Grid positions of the jobs computed by this run (the others came from the cache, with
+        the time they took when they were computed).
+    wall_s, main_cpu_s : float
+        This run's wall time and the CPU seconds of the process that ran it.
+    jobs_in_process : bool
+        Whether the computed jobs ran in that process (serial backend: their CPU time is already
+        in ``main_cpu_s``) rather than in worker processes.
+
+    Returns
+    -------
+    dict
+        ``wall_s`` (this run), ``cpu_s`` (this run: its own process plus the jobs it computed),
+        ``jobs_wall_s`` / ``jobs_cpu_s`` (all jobs, as measured when computed — the cost of the
+        file from scratch), ``jobs_computed`` / ``jobs_cached`` and the per-job lists
+        ``job_wall_s``, ``job_cpu_s`` and ``job_cached`` (4 significant digits).
+    """
+    known = [j for j in jobs if j is not None]
+    workers = (
+        0.0
+        if jobs_in_process
+        else sum(j["cpu_s"] for i, j in enumerate(jobs) if j is not None and i in computed)
+    )
+    return {
+        "wall_s": _rounded(wall_s),
+        "cpu_s": _rounded(main_cpu_s + workers),
+        "jobs_wall_s": _rounded(sum(j["wall_s"] for j in known)) if known else None,
+        "jobs_cpu_s": _rounded(sum(j["cpu_s"] for j in known)) if known else None,
+        "jobs_computed": len(computed),
+        "jobs_cached": len(jobs) - len(computed),
+        "job_wall_s": [None if j is None else _rounded(j["wall_s"]) for j in jobs],
+        "job_cpu_s": [None if j is None else _rounded(j["cpu_s"]) for j in jobs],
+        "job_cached": [i not in computed for i in range(len(jobs))],
+    }
+
+
+def _check_not_all_skipped(result: pd.DataFrame, experiment: str) -> None:
+    """A run that computed nothing is a user error with the first row's reason (no file written)."""
+    if len(result) and "metric" in result and (result["metric"] == "skipped").all():
+        notes = result["note"].dropna() if "note" in result else result[:0]
+        why = str(notes.iloc[0]).removeprefix("skipped: ") if len(notes) else "no reason given"
+        raise ConfigError(f"every {experiment} row was skipped, nothing was computed: {why}")

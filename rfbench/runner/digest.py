@@ -1,7 +1,10 @@
 """What the job cache keys on besides the job: a digest of the code that computes it.
 
 :func:`code_digest` is the SHA-256 of every ``.py`` and ``.toml`` file of the installed ``rfbench``
-package (sorted relative paths and contents), computed once per process. :func:`environment` adds
+package that can change a result row (sorted relative paths and contents), computed once per
+process: everything but the presentation layers in :data:`PRESENTATION` (figures, report, site,
+command line, the scikit-learn wrapper), so editing a plot colour or a report sentence never
+recomputes a job. :func:`environment` adds
 the numpy and scipy versions; :func:`code_tag` names the cache folder of that environment, so the
 caches of older code are told apart (``rfbench cache info``) and removed (``rfbench cache clear
 --stale-only``) without being opened. An experiment class defined outside the package (a plugin or
@@ -40,15 +43,29 @@ def _digest_files(paths: Iterable[Path], root: Path | None = None) -> str:
     return sha.hexdigest()
 
 
+#: top-level parts of the package that only read results or parse the command line; a job's rows
+#: never depend on them (the command line's values reach a job through its config, which is keyed)
+PRESENTATION = frozenset(
+    {"plots", "report", "reference", "site", "cli", "sklearn.py", "entry.py", "__main__.py"}
+)
+
+
+def computing_sources(root: Path = PACKAGE_DIR) -> list[Path]:
+    """The package's .py and .toml files that can change a result row (all but PRESENTATION)."""
+    return [
+        p
+        for p in root.rglob("*")
+        if p.suffix in SOURCE_SUFFIXES
+        and p.is_file()
+        and "__pycache__" not in p.parts
+        and p.relative_to(root).parts[0] not in PRESENTATION
+    ]
+
+
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 of the rfbench package source (every .py and .toml file under it)."""
-    files = (
-        p
-        for p in PACKAGE_DIR.rglob("*")
-        if p.suffix in SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
-    )
-    return _digest_files(files, PACKAGE_DIR)
+    """SHA-256 of the rfbench package source that computes results (:func:`computing_sources`)."""
+    return _digest_files(computing_sources(), PACKAGE_DIR)
 
 
 def _plugin_files(module_name: str) -> list[Path]:

@@ -108,5 +108,5 @@ def check_memory(
     if not ratios:
         raise ConfigError(f"{head}; reduce the problem size")
     key = max(ratios, key=ratios.__getitem__)
-    raise ConfigError(f"{head}: --{key.replace('_', '-')} {_current(config, key)} is too large; "
+    raise ConfigError(f"{head}: {key!r} = {_current(config, key)} is too large; "
                       f"at most {fits[key]} fits")  # fmt: skip

@@ -36,3 +36,19 @@ def skipped_names(results: Path) -> dict[str, str]:
     if not isinstance(record, dict) or record.get("tool") != "rfbench":
         return {}
     return {s["name"]: s["dataset"] for s in record.get("skipped", []) if isinstance(s, dict)}
+
+
+def skipped_fixes(results: Path) -> dict[str, str]:
+    """Missing data set (or model) -> the command that gets it, from the record in ``results``."""
+    path = Path(results) / SKIPPED_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict) or record.get("tool") != "rfbench":
+        return {}
+    return {
+        s["dataset"]: s.get("fix") or f"rfbench data fetch {s['dataset']}"
+        for s in record.get("skipped", [])
+        if isinstance(s, dict)
+    }

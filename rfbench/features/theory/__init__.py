@@ -14,10 +14,11 @@ import numpy as np
 
 from rfbench.features.base import Estimator
 from rfbench.kernels import sq_norms
+from rfbench.plugins import tracked
 
 TheoryFn = Callable[..., np.ndarray]
-FORMULAS: dict[str, TheoryFn] = {}
-DATA_DEPENDENT: set[str] = set()
+FORMULAS: dict[str, TheoryFn] = tracked({})
+DATA_DEPENDENT: set[str] = tracked(set())
 
 
 def register_theory(*names: str, data_dependent: bool = False) -> Callable[[TheoryFn], TheoryFn]:

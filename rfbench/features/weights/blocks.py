@@ -54,3 +54,16 @@ def stacked(
     W = W.reshape(draws, nb * W.shape[1], k)[:, :m]
     sq = sq.reshape(draws, -1)[:, :m]
     return Projections(np.ascontiguousarray(W), np.ascontiguousarray(sq), d)
+
+
+def haar_blocks(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row norms ‖g_i‖, Haar Q) of Gaussian blocks G (..., d, d) = L Q, L lower triangular.
+
+    The QR factorisation of Gᵀ with R's diagonal made positive gives a Haar-distributed Q
+    independent of the row norms (which are χ_d): the two parts of an orthogonal block.
+    """
+    Q, R = np.linalg.qr(np.swapaxes(G, -1, -2))
+    signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1))
+    signs[signs == 0] = 1.0
+    Qt = np.swapaxes(Q * signs[..., None, :], -1, -2)  # rows of Qᵀ·diag(signs)ᵀ: Haar frame
+    return np.sqrt(np.sum(G**2, axis=-1)), Qt

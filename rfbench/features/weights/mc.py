@@ -7,11 +7,13 @@ of O(d³) (docs/architecture.md#estimator-contract).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from rfbench.features.base import Projections, WeightsSampler, full_projections
 from rfbench.features.registry import register_weights
-from rfbench.features.weights.blocks import chi_norms, haar_frames, n_blocks, stacked
+from rfbench.features.weights.blocks import chi_norms, haar_blocks, haar_frames, n_blocks, stacked
 
 
 @register_weights
@@ -30,6 +32,14 @@ class IID(WeightsSampler):
         W = rng.standard_normal((draws, m, k))
         rest = rng.chisquare(d - k, size=(draws, m))
         return Projections(W, np.einsum("bmk,bmk->bm", W, W) + rest, d)
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray:
+        """G's first m rows (see :meth:`WeightsSampler.from_gaussian`)."""
+        return G[:, :m]
+
+    def draw_flops(self, count: float, d: int) -> float:
+        """P·d Gaussian samples."""
+        return float(count * d)
 
 
 class _OrthogonalBlocks(WeightsSampler):
@@ -52,6 +62,22 @@ class _OrthogonalBlocks(WeightsSampler):
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         return stacked(lambda g, c, dd: self._blocks(g, c, dd, k), rng, d, m, draws)
+
+    #: FLOPs of a block's fixed directions B applied to R (SimRF's simplex rotation: 2d³)
+    directions_flops_per_d3: float = 0.0
+
+    def draw_flops(self, count: float, d: int) -> float:
+        """⌈P/d⌉ blocks of a d×d Gaussian and its Householder QR, d² + (4/3)d³, plus the
+        directions (SimRF: 2d³)."""
+        return math.ceil(count / d) * (d**2 + (4 / 3 + self.directions_flops_per_d3) * d**3)
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray:
+        """Blocks D·B·R from G's d×d blocks (G = L·Q): D the Gaussian rows' own norms (χ_d), R the
+        Haar rotation Q, independent of D; B the coupling's directions for those norms."""
+        draws, rows, d = G.shape
+        norms, R = haar_blocks(G.reshape(draws, rows // d, d, d))
+        B = self.directions(None, norms.reshape(-1, d), d).reshape(norms.shape + (d,))
+        return (norms[..., None] * (B @ R)).reshape(draws, rows, d)[:, :m]
 
 
 @register_weights
@@ -86,6 +112,7 @@ class SimRF(_OrthogonalBlocks):
     name = "simrf"
     description = "simplex blocks D S R, Haar rotation, chi_d norms"
     paper = "SimRF Eq. 8"
+    directions_flops_per_d3 = 2.0
 
     def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
         return np.broadcast_to(simplex_directions(d), (norms.shape[0], d, d))
@@ -132,6 +159,8 @@ class SimRFPlus(_OrthogonalBlocks):
     description = "SimRF+: simplex directions optimised for the block's norms (weight-dependent)"
     paper = "SimRF Eqs. 16-17 (SimRFs+)"
 
+    directions_flops_per_d3 = 2.0  # as SimRF (the Gauss–Seidel passes are O(passes·d²))
+
     def __init__(self, passes: int = 5, code_compat: bool = False) -> None:
         if isinstance(passes, bool) or int(passes) != passes or passes < 0:
             raise ValueError(f"simrf-plus passes must be a non-negative integer, got {passes!r}")
@@ -141,6 +170,10 @@ class SimRFPlus(_OrthogonalBlocks):
 
     def directions(self, rng: np.random.Generator, norms: np.ndarray, d: int) -> np.ndarray:
         return simplex_plus_directions(norms, self.passes)
+
+    def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray | None:
+        """As the other orthogonal blocks, except in the released code's block sharing."""
+        return None if self.code_compat else super().from_gaussian(G, m)
 
     def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
         if self.code_compat:

@@ -68,13 +68,14 @@ def sobol_points(rng: np.random.Generator, d: int, m: int, draws: int) -> np.nda
     """
     K, codes = sobol_codes(d, m)
     T = np.empty((draws, d, 1 << K), dtype=np.uint64)
-    T[..., 0] = _random_bits(rng, (draws, d))  # the digital shift
+    # the digital shift, with the exponent bits of 1.0 set once here: the columns XORed in below
+    # touch only the 52 mantissa bits, so every entry already reads as the float 1 + x/2^52
+    T[..., 0] = _random_bits(rng, (draws, d)) | _ONE
     for p in range(K):  # integer bit p is digit l = K − 1 − p (l = 0: the ½ digit)
         top = np.uint64(1 << (_BITS - K + p))
         col = (_random_bits(rng, (draws, d, 1)) & (top - np.uint64(1))) | top
         np.bitwise_xor(T[..., : 1 << p], col, out=T[..., 1 << p : 2 << p])
     x = np.take(T.reshape(draws, -1), codes, axis=1)
-    x |= _ONE
     t = x.view(np.float64)
     t -= 1.0 - 2.0**-53  # exact (Sterbenz): 1 + x/2^52 − 1 + 2^-53
     return t

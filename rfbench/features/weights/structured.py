@@ -6,16 +6,19 @@ same as zero-padding x to d′), and blocks of d′ rows are stacked and truncat
 Sec. 3, footnote 2; docs/methods.md#stacking). Every ω returned is the truncated row in R^d, so
 ``sq_norms`` are the squared norms of the truncated rows.
 
-Choice of Hadamard transform: blocks are *materialised* with the dense normalised
-``scipy.linalg.hadamard(d′)/√d′`` and one batched BLAS product per factor, never a Python-level
-fast Walsh–Hadamard transform. On this machine (benchmarks/, and a re-measurement for
-20 000 blocks at d′ = 64: batched matmul 0.43 s vs numpy FWHT 3.7 s) dense BLAS is faster for
-d′ ≤ 1024; the O(d log d) application cost only matters when features are applied without
-materialising W, which the ``Projections`` contract (a dense W per draw) never does.
+Hadamard transforms (docs/architecture.md#structured-projections): each sampler draws the factors
+of its blocks (Rademacher diagonals, permutations, Gaussian and χ diagonals) as a
+:class:`~rfbench.features.weights.hadamard.HadamardChain`, materialises the rows W with fast
+Walsh–Hadamard transforms (O(d′ log d′) per block and input coordinate instead of a d′×d′ BLAS
+product per factor), and returns :class:`~rfbench.features.weights.hadamard.StructuredProjections`,
+whose ``project`` applies the chain to the inputs in O(d′ log d′) per block once d′ is large
+enough. The random stream is the one of the dense construction (``dense_block``, kept as the
+reference of the tests): the same draws up to float64 round-off.
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -23,7 +26,8 @@ import scipy.linalg
 
 from rfbench.features.base import Projections, WeightsSampler
 from rfbench.features.registry import register_weights
-from rfbench.features.weights.blocks import chi_norms, stacked
+from rfbench.features.weights.blocks import chi_norms, n_blocks, stacked
+from rfbench.features.weights.hadamard import HadamardChain, StructuredProjections
 from rfbench.features.weights.mc import simplex_directions
 from rfbench.kernels import sq_norms
 
@@ -63,19 +67,63 @@ def _with_norms(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return W, sq_norms(W)
 
 
+Chain = tuple[np.ndarray, list[tuple[str, np.ndarray | None]], float]
+
+
+def hd_chain(rng: np.random.Generator, count: int, n: int, d: int, k: int = 3) -> Chain:
+    """The factors of ``hd_product`` (same random stream): D₁ signs (count, d), then k − 1 times
+    H, D_i (count, n), then H; scale 1."""
+    signs = rademacher(rng, (count, 1, d))[:, 0]
+    steps: list[tuple[str, np.ndarray | None]] = [("hadamard", None)]
+    for _ in range(k - 1):
+        steps += [("diag", rademacher(rng, (count, n, 1))[..., 0]), ("hadamard", None)]
+    return signs, steps, 1.0
+
+
 class _PaddedBlocks(WeightsSampler):
     """Stacked d′×d′ blocks (first d columns kept), d′ = next power of two ≥ d."""
 
     marginally_gaussian = False
 
-    def block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
-        """``count`` blocks of n rows restricted to the first d columns: (count, n, d)."""
+    #: extra FLOPs per block, in units of d′·d (simrf-fast's O(d′) simplex rotation of d rows: 3)
+    extra_flops_per_block: float = 0.0
+
+    def draw_flops(self, count: float, d: int) -> float:
+        """⌈P/d′⌉ blocks of three Hadamard–Rademacher products materialised by fast transforms of
+        the d unit vectors, 3·d′·d·log₂d′ each (d′ = next power of two), plus the extra."""
+        dp = padded_dim(d)
+        per_block = 3 * dp * d * math.log2(max(dp, 2)) + self.extra_flops_per_block * dp * d
+        return math.ceil(count / dp) * per_block
+
+    def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
+        """The factors of ``count`` blocks: input signs (count, d), the steps of a
+        :class:`HadamardChain` with per-block arrays (count, n), and a constant scale."""
+        raise NotImplementedError
+
+    def dense_block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
+        """The reference construction by dense Hadamard matrices: (count, n, d), the rows of
+        ``count`` blocks restricted to the first d columns (same random stream as ``chain``)."""
         raise NotImplementedError
 
     def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
         n = padded_dim(d)
+        nb = n_blocks(m, n)
+        signs, steps, scale = self.chain(rng, draws * nb, n, d)
+
+        def per_draw(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a.reshape(draws, nb, *a.shape[1:])
+
+        chain = HadamardChain(
+            per_draw(signs), tuple((kind, per_draw(a)) for kind, a in steps), n, m, scale
+        )
+        W = chain.rows()
+        return StructuredProjections(W, sq_norms(W), d, None, chain)
+
+    def sample_dense(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
+        """``sample`` by the dense reference construction (dense ``Projections``)."""
+        n = padded_dim(d)
         return stacked(
-            lambda g, c, dd: _with_norms(self.block(g, c, n, dd)), rng, d, m, draws, block=n
+            lambda g, c, dd: _with_norms(self.dense_block(g, c, n, dd)), rng, d, m, draws, block=n
         )
 
 
@@ -93,7 +141,11 @@ class SORF(_PaddedBlocks):
     description = "structured orthogonal blocks sqrt(d') H D1 H D2 H D3 (Hadamard, Rademacher)"
     paper = "Spectraformer eq. 22 (SORF); Yu et al. 2016"
 
-    def block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
+    def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
+        signs, steps, _ = hd_chain(rng, count, n, d)
+        return signs, steps, float(np.sqrt(n))
+
+    def dense_block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
         return np.sqrt(n) * hd_product(rng, count, n, d)
 
 
@@ -108,7 +160,12 @@ class FastORF(_PaddedBlocks):
     description = "fast ORF: chi_d' norms times rows of an HD-product (k = 3)"
     paper = "SimRF §4.2, App. B.2 (fast ORFs)"
 
-    def block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
+    def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
+        norms = chi_norms(rng, (count, n), n)
+        signs, steps, scale = hd_chain(rng, count, n, d)
+        return signs, [*steps, ("diag", norms)], scale
+
+    def dense_block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
         norms = chi_norms(rng, (count, n), n)
         return norms[..., None] * hd_product(rng, count, n, d)
 
@@ -123,8 +180,15 @@ class FastSimRF(_PaddedBlocks):
     name = "simrf-fast"
     description = "fast SimRF: chi_d' norms, simplex directions, HD-product rotation (k = 3)"
     paper = "SimRF §4.2, App. B.2 (fast SimRFs)"
+    extra_flops_per_block = 3.0
 
-    def block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
+    def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
+        simplex_directions(n)  # raises for d′ < 2
+        norms = chi_norms(rng, (count, n), n)
+        signs, steps, scale = hd_chain(rng, count, n, d)
+        return signs, [*steps, ("simplex", None), ("diag", norms)], scale
+
+    def dense_block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
         S = simplex_directions(n)  # raises for d′ < 2
         norms = chi_norms(rng, (count, n), n)
         return norms[..., None] * (S @ hd_product(rng, count, n, d))
@@ -145,7 +209,15 @@ class FastFood(_PaddedBlocks):
     description = "FastFood_F: S H G Pi H B / sqrt(d') with chi_d' row norms"
     paper = "Spectraformer eq. 17 (corrected); Le et al. 2013"
 
-    def block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
+    def chain(self, rng: np.random.Generator, count: int, n: int, d: int) -> Chain:
+        signs = rademacher(rng, (count, 1, d))[:, 0]  # B
+        perm = rng.permuted(np.tile(np.arange(n), (count, 1)), axis=1)  # Π
+        G = rng.standard_normal((count, n))
+        scale = np.sqrt(n) * chi_norms(rng, (count, n), n) / np.linalg.norm(G, axis=1)[:, None]
+        steps = [("hadamard", None), ("perm", perm), ("diag", G), ("hadamard", None)]
+        return signs, [*steps, ("diag", scale)], 1.0
+
+    def dense_block(self, rng: np.random.Generator, count: int, n: int, d: int) -> np.ndarray:
         H = normalised_hadamard(n)
         X = H[:, :d] * rademacher(rng, (count, 1, d))  # Hn B
         perm = rng.permuted(np.tile(np.arange(n), (count, 1)), axis=1)

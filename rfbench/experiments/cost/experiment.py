@@ -8,7 +8,7 @@ Two kinds of jobs (beyond the papers):
   fits) + both feature maps + the Gram product ΦΨᵀ, each step timed with ``time.perf_counter``;
   ``time_s`` is the minimum over ``repeats`` (the least-disturbed run on a shared machine) per
   step, and the total is their sum. ``flops`` per step follow
-  :mod:`rfbench.experiments.cost_model`. The error is the RMS relative Frobenius error
+  :mod:`rfbench.experiments.cost.model`. The error is the RMS relative Frobenius error
   √(E‖K̂ − K‖²_F)/‖K‖_F: in closed form
   (``theory_rms_rel_frob``, Σ_ij of the closed-form MSE) where rfbench has one, and empirically
   (``rms_rel_frob``) from ``samples`` draws for every estimator.
@@ -17,6 +17,12 @@ Two kinds of jobs (beyond the papers):
   (MSE ∝ 1/M: exact for i.i.d. projections, an approximation for coupled ones and hybrids), and
   the sequence length L* above which random-feature attention with M(ε) needs fewer FLOPs than
   exact softmax attention (values of width d_v = d; model in :mod:`cost_model`).
+- ``projection`` (Hadamard coupling, d): the time of ωᵀx for ``projection_points`` inputs and
+  m = d′ projections of SORF / orf-fast / simrf-fast / FastFood, by the structured transform
+  (``step = "structured"``: fast Walsh–Hadamard chain, fht-cpu if installed) and by the dense
+  product X Wᵀ (``step = "dense"``), minimum of ``repeats``; ``summary`` reports per coupling the
+  crossover dimension, the smallest d from which the structured projection is faster
+  (docs/architecture.md#structured-projections).
 
 Timings are measurements of this machine under its load, not results: two runs differ, and the
 job cache must never be used to compare them (rerun with ``--force`` to measure again). Errors
@@ -34,10 +40,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments import cost_model as cm
-from rfbench.experiments.precision import make, random_directions
+from rfbench.experiments.cost import model as cm
+from rfbench.experiments.shared import make, random_directions
 from rfbench.features import registry, theory
 from rfbench.features.base import Estimator
+from rfbench.features.registry import make_weights
+from rfbench.features.weights import hadamard
 from rfbench.kernels import softmax_kernel
 from rfbench.results import register_metric, register_parameter
 
@@ -54,6 +62,10 @@ for _col in ("step", "part"):
 register_parameter("target", "float")
 register_parameter("points", "int")
 STEPS = ("draw", "features", "gram")
+PROJECTION_STEPS = ("structured", "dense")
+FAST_KERNEL = register_metric(
+    "fht_cpu", "1 if the structured projection used fht-cpu's SIMD transform, 0 for numpy"
+)
 
 
 def _width(features: np.ndarray) -> int:
@@ -147,6 +159,62 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     return [{**row, "target": target} for row in rows]
 
 
+def _min_time(fn: Any, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _projection(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Structured vs dense projection time of one Hadamard coupling in R^d (m = d′)."""
+    d = spec["d"]
+    m = 1 << (d - 1).bit_length()
+    proj = make_weights(spec["weights"]).sample(rng, d, m, 1)
+    X = random_directions(rng, spec["points"], d, spec["r"])
+    times = {
+        "structured": _min_time(lambda: proj.with_fast(True).project(X), spec["repeats"]),
+        "dense": _min_time(lambda: proj.with_fast(False).project(X), spec["repeats"]),
+    }
+    rows = [{"step": s, "metric": "time_s", "value": times[s], "n_trials": spec["repeats"]}
+            for s in PROJECTION_STEPS]  # fmt: skip
+    rows.append({"step": "structured", "metric": FAST_KERNEL,
+                 "value": float(hadamard.HAVE_FHT_CPU), "n_trials": 0})  # fmt: skip
+    return [{**row, "m": m} for row in rows]
+
+
+def projection_crossover(results: pd.DataFrame) -> pd.DataFrame:
+    """Per coupling, the smallest d from which the structured projection is faster than the
+    dense one at every larger measured d (NaN if it never is).
+
+    Parameters
+    ----------
+    results : DataFrame
+        Rows of ``rfbench cost``; only ``part == "projection"`` rows are used.
+
+    Returns
+    -------
+    DataFrame with columns ``weights``, ``crossover_d`` and ``speedup_at_max_d`` (dense / structured
+    time at the largest d).
+    """
+    rows = results[(results["part"] == "projection") & (results["metric"] == "time_s")]
+    out = []
+    for weights, group in rows.groupby("weights", sort=False):
+        wide = group.pivot_table(index="d", columns="step", values="value").sort_index()
+        faster = (wide["structured"] < wide["dense"]).to_numpy()
+        cross = np.nan
+        for i in range(len(faster) - 1, -1, -1):
+            if not faster[i]:
+                break
+            cross = float(wide.index[i])
+        top = wide.iloc[-1]
+        out.append({"weights": weights, "crossover_d": cross,
+                    "speedup_at_max_d": float(top["dense"] / top["structured"])})  # fmt: skip
+    return pd.DataFrame(out, columns=["weights", "crossover_d", "speedup_at_max_d"])
+
+
 @register_experiment
 class Cost(Experiment):
     """Error vs time and FLOPs per estimator; the crossover length of RF attention vs d."""
@@ -183,6 +251,9 @@ class Cost(Experiment):
         "crossover_d": [16, 32, 64, 128, 256],
         "crossover_m": 64,
         "crossover_points": 64,
+        "projection_weights": ["sorf", "orf-fast", "simrf-fast", "fastfood"],
+        "projection_d": [32, 64, 128, 256, 512, 1024],
+        "projection_points": 1024,
     }
     profiles = {
         "quick": {
@@ -192,6 +263,8 @@ class Cost(Experiment):
             "repeats": 2,
             "crossover_d": [16, 64],
             "crossover_points": 32,
+            "projection_d": [32, 256],
+            "projection_points": 128,
         },  # fmt: skip
         "paper": {},
     }
@@ -208,6 +281,9 @@ class Cost(Experiment):
         "crossover_d": "dimensions d (= d_v) of the crossover",
         "crossover_m": "M₀ at which the crossover's error is measured",
         "crossover_points": "queries and keys for the crossover's error",
+        "projection_weights": "Hadamard couplings timed structured vs dense (may be empty)",
+        "projection_d": "dimensions d of the structured-vs-dense projection timing",
+        "projection_points": "inputs projected in the structured-vs-dense timing",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -215,7 +291,8 @@ class Cost(Experiment):
             if not config[key]:
                 raise ConfigError.bad_value(key, config[key], "a non-empty list")
         for key, low in (("n", 1), ("d", 2), ("points", 2), ("samples", 2), ("repeats", 1),
-                         ("crossover_m", 1), ("crossover_points", 2)):  # fmt: skip
+                         ("crossover_m", 1), ("crossover_points", 2),
+                         ("projection_points", 1)):  # fmt: skip
             if config[key] < low:
                 raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
         if any(m < 1 for m in config["m"]) or any(d < 2 for d in config["crossover_d"]):
@@ -223,6 +300,14 @@ class Cost(Experiment):
         for key in ("r", "target"):
             if not (np.isfinite(config[key]) and config[key] > 0):
                 raise ConfigError.bad_value(key, config[key], "a positive number")
+        structured = cm.structured_weights()
+        for name in config["projection_weights"]:
+            if name not in structured:
+                raise ConfigError.bad_value(
+                    "projection_weights", name, f"a structured coupling ({', '.join(structured)})"
+                )
+        if any(d < 2 for d in config["projection_d"]):
+            raise ConfigError.bad_value("projection_d", config["projection_d"], "d >= 2")
         for name in config["estimators"]:
             try:
                 make(name, config["m"][0], config["n"])
@@ -259,15 +344,37 @@ class Cost(Experiment):
             for e in config["estimators"]
             for d in config["crossover_d"]
         ]
-        return frontier + crossover
+        projection = [
+            JobSpec(
+                part="projection",
+                weights=w,
+                d=d,
+                r=config["r"],
+                points=config["projection_points"],
+                repeats=config["repeats"],
+            )  # fmt: skip
+            for w in config["projection_weights"]
+            for d in config["projection_d"]
+        ]
+        return frontier + crossover + projection
 
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
+        if spec["part"] == "projection":
+            out = pd.DataFrame(_projection(spec, rng)).assign(stderr=np.nan)
+            return out.assign(
+                part="projection", estimator=spec["weights"], kernel="softmax", d=spec["d"],
+                points=spec["points"], r=spec["r"], weights=spec["weights"],
+            )  # fmt: skip
         est = make(spec["estimator"], spec["m"], spec["n"])
         part = _frontier if spec["part"] == "frontier" else _crossover
-        out = pd.DataFrame(part(est, spec, rng))
+        try:
+            out = pd.DataFrame(part(est, spec, rng))
+        except cm.NoCostModel as exc:  # the estimator cannot say what it costs: say so
+            out = pd.DataFrame([{"metric": "skipped", "value": 1.0, "n_trials": 0,
+                                 "note": f"no FLOP model: {exc}"}])  # fmt: skip
         out["stderr"] = out.get("stderr", pd.Series(np.nan, index=out.index)).astype(float)
         return out.assign(
             part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
@@ -276,7 +383,19 @@ class Cost(Experiment):
         )  # fmt: skip
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
-        """Crossover L* at each d, per estimator (FLOP model, target error)."""
+        """Crossover L* at each d, per estimator (FLOP model, target error); for the Hadamard
+        couplings also the dimension from which the structured projection beats the dense one
+        (``structured_from_d``) and its speed-up at the largest d timed."""
         rows = results[results["metric"] == CROSSOVER]
         table = rows.pivot_table(index="estimator", columns="d", values="value").round(0)
-        return table.reset_index().rename_axis(columns=None)
+        table = table.reset_index().rename_axis(columns=None)
+        if "part" not in results or not (results["part"] == "projection").any():
+            return table
+        cross = projection_crossover(results).set_index("weights")
+        weights = table["estimator"].map(lambda e: registry.describe(e).weights)
+        extra = pd.DataFrame({"estimator": cross.index.map(lambda w: f"@{w} projection")})
+        table = pd.concat([table, extra], ignore_index=True)
+        weights = pd.concat([weights, pd.Series(list(cross.index))], ignore_index=True)
+        table["structured_from_d"] = weights.map(cross["crossover_d"]).to_numpy()
+        table["speedup_at_max_d"] = weights.map(cross["speedup_at_max_d"]).round(1).to_numpy()
+        return table

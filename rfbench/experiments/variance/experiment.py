@@ -1,11 +1,11 @@
 """DERF variance comparison: DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2,
 #derf-a1, #derf-a2, #derf-a3, #derf-a4, #derf-claims).
 
-For each regime (rfbench.experiments.derf_sets) and scale σ, ``set_pairs`` pairs of sets (𝒳, 𝒴) of
-L points in R^d are drawn; the data-dependent mechanisms (GERF, ADERF, SDERF, SADERF) are fitted
-on each pair (DERF eq. 8, Theorems 4.2-4.3) and the closed-form relative variance of the softmax
-estimate with one random feature (M = 1; DERF eq. 7, 9 and docs/methods.md#trig for TrigRF, via
-rfbench.features.theory.derf) is averaged over all L² pairs (x_i, y_j): by default the mean of
+For each regime (rfbench.experiments.variance.derf_sets) and scale σ, ``set_pairs`` pairs of sets
+(𝒳, 𝒴) of L points in R^d are drawn; the data-dependent mechanisms (GERF, ADERF, SDERF, SADERF) are
+fitted on each pair (DERF eq. 8, Theorems 4.2-4.3) and the closed-form relative variance of the
+softmax estimate with one random feature (M = 1; DERF eq. 7, 9 and docs/methods.md#trig for TrigRF,
+via rfbench.features.theory.derf) is averaged over all L² pairs (x_i, y_j): by default the mean of
 log(Var K̂ / K²) (docs/experiments.md#derf-a1, #derf-a2; ``power = 1`` gives the paper's literal
 Var/K, ``reduce = "logmeanexp"`` the log of the mean, each under its own metric name). The value is
 the mean over the set pairs, its stderr their std/√set_pairs.
@@ -36,8 +36,8 @@ from rfbench.checks import is_positive_int
 from rfbench.datasets import available
 from rfbench.datasets.errors import DataUnavailable
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.derf_mc import estimator_name, mc_check, mc_resolved
-from rfbench.experiments.derf_sets import (
+from rfbench.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
+from rfbench.experiments.variance.derf_sets import (
     IMAGE_DIM,
     REGIMES,
     image_sets,

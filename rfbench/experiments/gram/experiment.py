@@ -8,6 +8,10 @@ every cell), the job's generator draws only the random features:
   (K_ij - K̂_ij)² (``frob_sq``) plotted "/d²": with N = d that is
   ``frob_sq_per_entry`` = frob_sq/N². Beside it the closed-form expectation Σ_ij MSE(x_i, x_j)
   (SimRF; docs/methods.md#coupled-mse, #stacking, via features.theory).
+- ``"dataset"`` (the VRC paper's kernel estimation, docs/experiments.md#vrc-kernel): ``n_points``
+  rows of a registry data set drawn without replacement by ``data_seed``, z-scored over the whole
+  set, times σ; σ = 0 takes the authors' fixed-lengthscale rule, 1/(2 × the mean pairwise
+  distance of the chosen rows) (so the Gaussian kernel's lengthscale is twice the typical distance).
 - ``"attention"`` (docs/experiments.md#spectraformer-grid, the CPU proxy of the LRA grid): Q,
   K = (r/√d)Z, N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K)
   (``attn_rel_frob``, with Â = K̂ / rowsum(K̂) from the same estimate).
@@ -31,28 +35,36 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.datasets import user
+from rfbench.datasets import DataError, user
+from rfbench.datasets.registry import get as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import resolution
 from rfbench.kernels import KERNELS, kernel_matrix
-from rfbench.results import INT, STRING, register_metric, register_parameter
+from rfbench.results import FLOAT, INT, STRING, register_metric, register_parameter
 
 register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
 register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
 register_metric("theory_frob_sq_per_entry", "closed-form E Σ (K - K̂)² / (N·N')")
 register_metric("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)")
+register_metric(
+    "oracle_frob_sq_per_entry",
+    "bound, not an estimator: Σ (K - K_r)² / (N·N') of the best rank-r K_r, r = the estimator's "
+    "feature count (Eckart-Young)",
+)
 for _name, _kind in (
     ("inputs", STRING),
     ("n_points", INT),
     ("data_seed", INT),
     ("projections", INT),
+    ("features", INT),
+    ("input_scale", FLOAT),
 ):
     register_parameter(_name, _kind)
 
-MODES = ("self", "attention", "file")
+MODES = ("self", "attention", "file", "dataset")
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
 
@@ -66,11 +78,37 @@ def expand_estimators(patterns: Sequence[str]) -> list[str]:
     return out
 
 
+def dataset_points(name: str, n: int, seed: int) -> np.ndarray:
+    """``n`` rows (all if fewer) of the registry data set ``name``, z-scored over the whole set
+    (population std; constant columns left at 0), drawn without replacement by ``seed``."""
+    from rfbench.datasets import load
+    from rfbench.datasets.preprocess import zscore_stats
+
+    X = load(name).X
+    mean, std, _ = zscore_stats(X)
+    rows = np.random.default_rng(seed).permutation(len(X))[: min(n, len(X))]
+    return (X[np.sort(rows)] - mean) / std
+
+
+def lengthscale_rule(Z: np.ndarray) -> float:
+    """σ = 1/(2 × mean pairwise distance) of the points (VRC authors' fixed-lengthscale rule)."""
+    sq = np.sum(Z**2, axis=1)
+    dist = np.sqrt(np.maximum(sq[:, None] + sq[None] - 2 * Z @ Z.T, 0.0))
+    n = len(Z)
+    mean = dist.sum() / (n * (n - 1)) if n > 1 else 1.0
+    return float(1.0 / (2.0 * mean)) if mean > 0 else 1.0
+
+
 def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """(X, Y) of a job: σZ twice (self) or (r/√d)(Z_q, Z_k) (attention), Z from ``data_seed``;
-    the user's points (file: Q and K, or X twice; see :mod:`rfbench.datasets.user`)."""
+    the user's points (file: Q and K, or X twice; see :mod:`rfbench.datasets.user`); σ times a
+    data set's z-scored rows (dataset; σ = 0: :func:`lengthscale_rule`)."""
     if spec["inputs"] == "file":
         return user.load_points(spec["data"])
+    if spec["inputs"] == "dataset":
+        Z = dataset_points(spec["dataset"], spec["n_points"], spec["data_seed"])
+        X = (spec["sigma"] or lengthscale_rule(Z)) * Z
+        return X, X
     d, n = spec["d"], spec["n_points"]
     gen = np.random.default_rng(spec["data_seed"])
     if spec["inputs"] == "self":
@@ -80,9 +118,39 @@ def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return Z[0], Z[1]
 
 
+def _unscaled(spec: Mapping[str, Any]) -> np.ndarray:
+    return dataset_points(spec["dataset"], spec["n_points"], spec["data_seed"])
+
+
+def _feature_count(est: Estimator, draw: Draw, X: np.ndarray) -> int:
+    """Columns of the estimator's query feature map (complex columns count once)."""
+    try:
+        return int(est.query_features(draw, X[:1])[0].shape[-1])
+    except (NotImplementedError, AttributeError, ValueError):
+        return 0
+
+
+def _tail_energy(K: np.ndarray, rank: int) -> float:
+    """Σ (K − K_r)² of the best rank-``rank`` approximation: the squared singular values beyond it
+    (Eckart–Young; eigenvalues of a symmetric K)."""
+    if rank <= 0:
+        return float(np.sum(K**2))
+    sym = K.shape[0] == K.shape[1] and np.allclose(K, K.T)
+    s = np.abs(np.linalg.eigvalsh(K)) if sym else np.linalg.svd(K, compute_uv=False)
+    s = np.sort(s)[::-1]
+    return float(np.sum(s[rank:] ** 2))
+
+
+def _sizes(config: Mapping[str, Any], d: int) -> list[int]:
+    """Projections per job: ``m_per_d`` · d when given (distinct, ≥ 1), else ``m``."""
+    if config["m_per_d"] == [0.0]:
+        return list(config["m"])
+    return list(dict.fromkeys(max(1, round(f * d)) for f in config["m_per_d"]))
+
+
 def _scale(inputs: str) -> str | None:
     """The parameter that scales synthetic inputs (none for the user's own points)."""
-    return {"self": "sigma", "attention": "r"}.get(inputs)
+    return {"self": "sigma", "attention": "r", "dataset": "sigma"}.get(inputs)
 
 
 def _attention(K: np.ndarray) -> np.ndarray:
@@ -178,6 +246,8 @@ class Gram(Experiment):
         "reps": 1000,
         "data_seed": 0,
         "data": "",
+        "dataset": [],
+        "m_per_d": [0.0],
     }
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
     help = {
@@ -190,13 +260,18 @@ class Gram(Experiment):
         "m": "numbers of random projections",
         "sigma": "per-coordinate standard deviation of the points (inputs = self)",
         "r": "typical norm of queries and keys, std r/√d per coordinate (inputs = attention)",
-        "reps": "independent feature draws per cell",
+        "reps": "independent feature draws per cell (200 with --data unless given)",
         "data_seed": "seed of the fixed input points",
+        "dataset": "inputs = dataset: registry data sets (rfbench list datasets), n_points rows "
+        "each, z-scored, times sigma (0: 1/(2 x mean pairwise distance))",
+        "m_per_d": "projections per input dimension: m = round(m_per_d · d) replaces m (0: use m)",
         "data": "inputs = file: the user's points, PATH[@SHA] of a .npy/.npz (X, or Q and K), "
         ".csv or .parquet (numeric columns); d and n_points come from the file",
     }
 
     memory_parameters = ("n_points", "m", "d")
+    range_parameters = ("sigma", "r")
+    probe_overrides = {"reps": 2}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The exact and estimated N × N matrices with working copies, N × 2M features and one
@@ -211,6 +286,17 @@ class Gram(Experiment):
             raise ConfigError.bad_value("data", config["data"], "a file exactly when inputs = file")
         if config["data"]:
             user.load_points(config["data"])  # a one-line DataError if unusable
+        if (config["inputs"] == "dataset") != bool(config["dataset"]):
+            raise ConfigError.bad_value(
+                "dataset", config["dataset"], "data set names exactly when inputs = dataset"
+            )
+        for name in config["dataset"]:
+            try:
+                dataset_info(name)
+            except DataError as exc:
+                raise ConfigError(str(exc)) from None
+        if config["m_per_d"] != [0.0] and any(not v > 0 for v in config["m_per_d"]):
+            raise ConfigError.bad_value("m_per_d", config["m_per_d"], "0, or positive numbers")
         for kernel in config["kernels"] or [None]:
             if kernel not in KERNELS:
                 raise ConfigError.bad_value("kernels", kernel, ", ".join(KERNELS))
@@ -218,7 +304,9 @@ class Gram(Experiment):
             if config[key] < low:
                 raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
         for key in ("m", "sigma", "r"):
-            bad = [v for v in config[key] if not v > 0] if config[key] else [config[key]]
+            zero_ok = key == "sigma" and config["inputs"] == "dataset"  # 0: the lengthscale rule
+            values = config[key]
+            bad = [v for v in values if not (v > 0 or (zero_ok and v == 0))] if values else [values]
             if bad:
                 raise ConfigError.bad_value(key, bad[0], "a non-empty list of positive numbers")
         for pattern in config["estimators"] or [""]:
@@ -238,13 +326,21 @@ class Gram(Experiment):
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         scale = _scale(config["inputs"])
         common = {k: config[k] for k in ("inputs", "d", "n_points", "reps", "data_seed")}
+        sources = [common]
         if config["inputs"] == "file":
             X, _ = user.load_points(config["data"])
             common.update(data=config["data"], d=X.shape[1], n_points=len(X), data_seed=0)
+        if config["inputs"] == "dataset":
+            sources = [
+                {**common, "dataset": name, "d": Z.shape[1], "n_points": len(Z)}
+                for name in config["dataset"]
+                for Z in [dataset_points(name, config["n_points"], config["data_seed"])]
+            ]
         return [
-            JobSpec(common, estimator=e, kernels=tuple(config["kernels"]), m=m, **point)
+            JobSpec(source, estimator=e, kernels=tuple(config["kernels"]), m=m, **point)
+            for source in sources
             for e in expand_estimators(config["estimators"])
-            for m in config["m"]
+            for m in _sizes(config, source["d"])
             for point in ([{scale: s} for s in config[scale]] if scale else [{}])
         ]
 
@@ -254,8 +350,8 @@ class Gram(Experiment):
         base = {k: spec[k] for k in ("estimator", "d", "m", "n_points", "inputs", "data_seed")}
         if scale:
             base[scale] = spec[scale]
-        else:
-            base["dataset"] = spec["data"]
+        if spec["inputs"] in ("file", "dataset"):
+            base["dataset"] = spec["data"] if spec["inputs"] == "file" else spec["dataset"]
         cells: dict[str, _Cell] = {}
         failures: dict[str, str] = {}
         for kernel in spec["kernels"]:
@@ -286,6 +382,9 @@ class Gram(Experiment):
                     del cells[kernel]
         if first is not None:
             base["projections"] = first.projections[next(iter(first.projections))].count
+            base["features"] = _feature_count(next(iter(cells.values())).est, first, X)
+        if spec["inputs"] == "dataset":
+            base["input_scale"] = float(np.linalg.norm(X[0]) / np.linalg.norm(_unscaled(spec)[0]))
         rows = [_row(base, k, "skipped", 1.0, None, 0, why) for k, why in failures.items()]
         for kernel, cell in cells.items():
             rows += self._cell_rows(base, kernel, cell, X, Y, first)
@@ -302,6 +401,11 @@ class Gram(Experiment):
                 value, se, n, note = _stats(errors[metric])
                 ok = resolution.pairs_resolved(cell.est, X, Y, n, 2, draw.params) if n else None
                 rows.append({**_row(base, kernel, metric, value, se, n, note), "resolved": ok})
+        if "features" in base:
+            tail = _tail_energy(cell.K, base["features"])
+            rows.append({**_row(base, kernel, "oracle_frob_sq_per_entry", tail / entries, None, 0,
+                                "bound: best rank-r approximation of the exact matrix"),
+                         "resolved": True})  # fmt: skip
         expected = theory_frob_sq(cell.est, X, Y, draw)
         if expected is not None:
             for metric, value in (
@@ -315,8 +419,9 @@ class Gram(Experiment):
         """Fig. 7 at m = d (MC and theory per estimator); the grid's best/worst cells at r ≈ 1."""
         parts = []
         own = results[results["inputs"] == "self"] if "inputs" in results else results
-        at_d = own[(own["m"] == own["d"]) & own["metric"].str.endswith("frob_sq_per_entry")]
-        parts.append(at_d.assign(rank=""))
+        errors = own["metric"].isin(["frob_sq_per_entry", "theory_frob_sq_per_entry"])
+        at_d = own[(own["m"] == own["d"]) & errors]
+        parts.append(_ranked(at_d))
         grid = results[results["inputs"] == "attention"] if "inputs" in results else own[:0]
         if len(grid):
             r_ref = grid["r"].iloc[(grid["r"] - 1.0).abs().argmin()]
@@ -329,12 +434,31 @@ class Gram(Experiment):
                 sub = sub[(sub["r"] == r_ref) & np.isfinite(sub["value"])]
                 parts += [sub.nsmallest(2, "value").assign(rank="best")]
                 parts += [sub.nlargest(2, "value").assign(rank="worst")]
-        files = results[results["inputs"] == "file"] if "inputs" in results else own[:0]
+        files = (
+            results[results["inputs"].isin(["file", "dataset"])] if "inputs" in results else own[:0]
+        )
         if len(files):  # the user's points: every estimator at its largest m, best first
-            top = files[files["m"] == files.groupby("estimator")["m"].transform("max")]
+            by = [c for c in ("dataset", "estimator") if c in files]
+            top = files[files["m"] == files.groupby(by, dropna=False)["m"].transform("max")]
             wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
-            order = wanted.sort_values(["kernel", "metric", "value"], ascending=[True, False, True])
-            parts.append(order.assign(rank=""))
-        cols = ["figure", "estimator", "kernel", "metric", "m", "sigma", "r", "rank", "value"]
+            keys = [c for c in ("dataset", "kernel", "metric", "value") if c in wanted]
+            up = [True] * len(keys)
+            up[keys.index("metric")] = False
+            order = wanted.sort_values(keys, ascending=up)
+            parts.append(_ranked(order))
+        cols = ["figure", "dataset", "estimator", "kernel", "metric", "m", "sigma", "r", "rank",
+                "value"]  # fmt: skip
         out = pd.concat(parts, ignore_index=True) if parts else results[:0]
+        if "rank" in out and (out["rank"] == "").all():
+            out = out.drop(columns="rank")
         return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)
+
+
+def _ranked(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``rank`` = 1 for the smallest error among the estimators of its (kernel,
+    metric, m) cell, by point value (the stderr column says whether a rank is resolved)."""
+    if not len(rows):
+        return rows.assign(rank="")
+    keys = [c for c in ("dataset", "kernel", "metric", "m") if c in rows]
+    rank = rows.groupby(keys, dropna=False)["value"].rank(method="min")
+    return rows.assign(rank=rank.map(lambda r: "" if pd.isna(r) else str(int(r))))

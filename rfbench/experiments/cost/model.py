@@ -7,12 +7,14 @@ entries per point (a complex entry counts 2), N points per side:
 - draw: iid (and other plain samplers) P·d samples; ORF / SimRF ⌈P/d⌉ blocks of a d×d Gaussian
   and its Householder QR, d² + (4/3)d³ (SimRF adds the simplex rotation, 2d³); SORF / orf-fast /
   simrf-fast / fastfood: ⌈P/d′⌉ blocks of three Hadamard–Rademacher products, materialised as
-  dense d′×d′ by d′×d products as rfbench does, 3·2d′²d (d′ = next power of two; a fast
-  Walsh–Hadamard transform would need 3·d′·d·log₂d′); scrambled QMC (Halton, Sobol): P·d·(log₂P
-  + 2) for the digit scrambling and the normal quantile. Fits: GERF 4Nd (set means and norms);
-  ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster hybrids k-means
-  with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d.
-- features, per point and side: 2Pd (projections) + 2F (exp or sin/cos, and the scale), plus
+  rfbench does by fast Walsh–Hadamard transforms of the d unit vectors, 3·d′·d·log₂d′ (d′ = next
+  power of two; simrf-fast adds its O(d′) simplex rotation, 3d′d); scrambled QMC (Halton,
+  Sobol): P·d·(log₂P + 2) for the digit scrambling and the normal quantile. Fits: GERF 4Nd (set
+  means and norms); ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster
+  hybrids k-means with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d.
+- features, per point and side: 2Pd (projections; for the Hadamard couplings the cheaper of 2Pd
+  and the structured transform, ⌈P/d′⌉·(3d′·log₂d′ + 4d′), whichever implementation this machine
+  picks) + 2F (exp or sin/cos, and the scale), plus
   2d² + 2d² for the dense DERF maps (B x and xᵀCx).
 - Gram: 2·N_q·N_k·F.
 - exact softmax attention of L queries, L keys, values of width d_v: L²(2d + 2d_v + 2) (QKᵀ,
@@ -32,15 +34,25 @@ import numpy as np
 from rfbench.features import registry
 from rfbench.features.base import Draw, Estimator
 
-ORTHOGONAL = ("orf", "simrf", "simrf-plus")
-HADAMARD = ("sorf", "orf-fast", "simrf-fast", "fastfood")
-SCRAMBLED = ("halton", "sobol", "lattice")
 #: k-means restarts (scikit-learn's n_init in rfbench's cluster fit) and nominal Lloyd iterations
 KMEANS_INITS, KMEANS_ITERS = 10, 20
 
 
-def _coupling(est: Estimator) -> str:
-    return registry.describe(est.name).weights or "iid"
+def structured_weights() -> list[str]:
+    """The couplings applied as Hadamard chains (they expose ``chain``), by asking each."""
+    return [n for n, cls in registry.weights_samplers().items() if hasattr(cls, "chain")]
+
+
+class NoCostModel(ValueError):
+    """An estimator part that does not say what its draw costs (no ``draw_flops``)."""
+
+
+def _samplers(est: Estimator) -> list:
+    """The couplings of an estimator's projection sets (a hybrid's ω and τ share one)."""
+    weights = getattr(est, "weights", None)
+    if weights is None:
+        raise NoCostModel(f"{est.name}: no coupling to ask for its draw cost")
+    return [weights]
 
 
 def _component(est: Estimator) -> str:
@@ -55,19 +67,14 @@ def projections(draw: Draw) -> list[int]:
 def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> float:
     """FLOPs of one draw of ``est`` with ``counts`` projections per set in R^d, with a fit on
     n_fit points per side if it needs one."""
-    coupling, total = _coupling(est), 0.0
+    (sampler,), total = _samplers(est), 0.0
     for p in counts:
-        if coupling in ORTHOGONAL:
-            blocks = math.ceil(p / d)
-            total += blocks * (d**2 + 4 / 3 * d**3 + (2 * d**3 if "simrf" in coupling else 0))
-        elif coupling in HADAMARD:
-            dp = 1 << (d - 1).bit_length()
-            blocks = math.ceil(p / dp)
-            total += blocks * (3 + (coupling == "simrf-fast")) * 2 * dp**2 * d
-        elif coupling in SCRAMBLED:
-            total += p * d * (math.log2(max(p, 2)) + 2)
-        else:
-            total += p * d
+        flops = sampler.draw_flops(p, d)
+        if flops is None:
+            raise NoCostModel(
+                f"coupling {sampler.name!r} has no draw cost (WeightsSampler.draw_flops)"
+            )
+        total += flops
     comp = _component(est)
     if comp == "gerf":
         total += 4 * n_fit * d
@@ -82,9 +89,18 @@ def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> flo
 def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> float:
     """FLOPs of the feature map of one point (one side)."""
     flops = 2 * sum(counts) * d + 2 * width
+    if any(hasattr(s, "chain") for s in _samplers(est)):  # a Hadamard chain (structured)
+        flops = min(flops, sum(structured_projection_flops(p, d) for p in counts) + 2 * width)
     if _component(est) in ("aderf", "sderf", "saderf"):
         flops += 4 * d**2
     return float(flops)
+
+
+def structured_projection_flops(p: float, d: int) -> float:
+    """FLOPs of ωᵀx for P Hadamard-chain projections of one point in R^d: ⌈P/d′⌉ blocks of three
+    transforms of length d′ and four diagonal passes."""
+    dp = 1 << (d - 1).bit_length()
+    return math.ceil(p / dp) * (3 * dp * math.log2(max(dp, 2)) + 4 * dp)
 
 
 def gram_flops(n_q: int, n_k: int, width: int) -> float:

@@ -1,10 +1,10 @@
 """HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data.
 
-Data, clusters and (protocol ``paper``) projections replay the released notebook exactly
-(HRF App. H.3; docs/experiments.md#hrf-fig6; :mod:`rfbench.experiments.legacy_ortho`): four data
-sets s1–s4 of 2 × 1000 queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10 (s3,
-s4). Per repetition the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries of
-(K̂ − exp(qᵀk))². The paper's "FAVOR+" here is SM⁺ (``positive@iid``; HRF; docs/methods.md#positive,
+Data, clusters and (protocol ``paper``) projections replay the released notebook exactly (HRF App.
+H.3; docs/experiments.md#hrf-fig6; :mod:`rfbench.experiments.clusters.legacy_ortho`): four data sets
+s1–s4 of 2 × 1000 queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10 (s3, s4).
+Per repetition the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries of (K̂ −
+exp(qᵀk))². The paper's "FAVOR+" here is SM⁺ (``positive@iid``; HRF; docs/methods.md#positive,
 #hrf-erratum-18).
 
 - ``protocol = "paper"``: the notebook's legacy streams (``RandomState(1234 + rep)``) for the
@@ -29,7 +29,7 @@ import pandas as pd
 
 from rfbench.checks import all_positive_ints, is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.legacy_ortho import (
+from rfbench.experiments.clusters.legacy_ortho import (
     DIM,
     SETTINGS,
     PaperClusters,

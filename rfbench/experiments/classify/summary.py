@@ -51,7 +51,7 @@ def _simrf_table(acc: pd.DataFrame, vmean: pd.DataFrame) -> pd.DataFrame:
 
 
 def classify_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """See :meth:`rfbench.experiments.classify.Classify.summary`."""
+    """See :meth:`rfbench.experiments.classify.experiment.Classify.summary`."""
     acc = results[results["metric"] == "accuracy"]
     if acc.empty:
         return results.head(12)

@@ -31,44 +31,24 @@ from rfbench.experiments.chunks import chunks
 from rfbench.features.base import Draw, Estimator, Projections
 from rfbench.features.estimator import ComponentEstimator
 from rfbench.features.weights.blocks import n_blocks
-from rfbench.features.weights.mc import simplex_directions
 from rfbench.results import register_metric, register_parameter
 
 DIFF_MSE = register_metric(
     "diff_mse", "sample MSE minus the reference estimator's (column 'reference'), same (r, θ)"
 )
 REFERENCE = register_parameter("reference", "string")
-PAIRABLE = ("iid", "orf", "simrf")
+#: a small shared Gaussian array: a coupling that builds draws from it can be paired
+_PROBE = np.random.default_rng(0).standard_normal((1, 4, 4))
 
 
 def pairable(est: Estimator) -> bool:
-    """A component estimator on an iid/ORF/SimRF coupling (not data-dependent)."""
+    """A component estimator (not data-dependent) whose coupling builds its draws from a shared
+    Gaussian array (:meth:`~rfbench.features.base.WeightsSampler.from_gaussian`)."""
     return (
         isinstance(est, ComponentEstimator)
-        and est.weights.name in PAIRABLE
         and not est.component.data_dependent
+        and est.weights.from_gaussian(_PROBE, 1) is not None
     )
-
-
-def haar_blocks(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(row norms ‖g_i‖, Haar Q) of Gaussian blocks G (..., d, d) = L Q, L lower triangular."""
-    Q, R = np.linalg.qr(np.swapaxes(G, -1, -2))
-    signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1))
-    signs[signs == 0] = 1.0
-    Qt = np.swapaxes(Q * signs[..., None, :], -1, -2)  # rows of Qᵀ·diag(signs)ᵀ: Haar frame
-    return np.sqrt(np.sum(G**2, axis=-1)), Qt
-
-
-def coupled_rows(G: np.ndarray, coupling: str, m: int) -> np.ndarray:
-    """The first m rows of ``coupling`` built from the shared Gaussian array G (draws, B·d, d)."""
-    if coupling == "iid":
-        return G[:, :m]
-    draws, rows, d = G.shape
-    blocks = G.reshape(draws, rows // d, d, d)
-    norms, Qt = haar_blocks(blocks)
-    if coupling == "simrf":
-        Qt = simplex_directions(d) @ Qt
-    return (norms[..., None] * Qt).reshape(draws, rows, d)[:, :m]
 
 
 def paired_estimates(
@@ -94,9 +74,9 @@ def paired_estimates(
         built: dict[tuple[str, int], Projections] = {}
         for i in chosen:
             est = ests[i]
-            key = (est.weights.name, est.m)
+            key = (est.weights.name, repr(sorted(vars(est.weights).items())), est.m)
             if key not in built:
-                W = coupled_rows(G, *key)
+                W = est.weights.from_gaussian(G, est.m)
                 built[key] = Projections(W[..., :k].copy(), np.sum(W**2, axis=-1), d)
             last[i] = Draw({"omega": built[key]}, {}, d)
             out[i][start : start + size] = est.estimate(last[i], x[:1, :k], y[:, :k])[:, 0, :]

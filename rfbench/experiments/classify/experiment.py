@@ -1,6 +1,6 @@
 """Kernel-regression classification: SimRF Fig. 8, Tables 2-3, Fig. 10 and DERF Fig. 3.
 
-Protocols (rfbench.experiments.classify_data, rfbench.experiments.kernel_regression):
+Protocols (rfbench.experiments.classify.data, rfbench.experiments.classify.kernel_regression):
 
 - ``simrf`` (SimRF; docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10): the
   authors' fixed 95/5 split (default_rng(42) permutation, ``compat`` = their last-line drop, so the
@@ -23,7 +23,7 @@ DERF paper's "M RFs"; its random-phase TrigRF has one feature per ω).
 and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``trials_by_dataset``
 sets the trials of single data sets (e.g. enough that the standard error is at most a paper's
 printed ±); ``dtype`` = auto computes in float32 wherever its exponents stay accurate
-(rfbench.experiments.kernel_regression), float64 otherwise.
+(rfbench.experiments.classify.kernel_regression), float64 otherwise.
 """
 
 from __future__ import annotations
@@ -38,17 +38,22 @@ from rfbench.datasets import PROTOCOLS, DataError
 from rfbench.datasets import check as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CHUNK_BYTES
-from rfbench.experiments.classify_data import UCI8, default_sigma, prepared
-from rfbench.experiments.classify_summary import classify_summary
-from rfbench.experiments.kernel_regression import (
+from rfbench.experiments.classify.data import UCI8, default_sigma, prepared
+from rfbench.experiments.classify.kernel_regression import (
     CHUNK,
     exact_accuracy,
     mean_pair_norm,
     rf_accuracies,
     slice_draws,
 )
-from rfbench.experiments.simrf_replay import RELEASED, RELEASED_FAST, released_jobs, released_rows
-from rfbench.experiments.simrf_replay import check_config as check_stream
+from rfbench.experiments.classify.simrf_replay import (
+    RELEASED,
+    RELEASED_FAST,
+    released_jobs,
+    released_rows,
+)
+from rfbench.experiments.classify.simrf_replay import check_config as check_stream
+from rfbench.experiments.classify.summary import classify_summary
 from rfbench.features import registry
 from rfbench.features.estimator import ComponentEstimator
 from rfbench.results import FLOAT, STRING, register_metric, register_parameter
@@ -173,6 +178,10 @@ class Classify(Experiment):
         check("trials_by_dataset",
               all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
                   for n in by_set.values()), "a table of data set = positive integer")  # fmt: skip
+        unknown = sorted(set(by_set) - set(datasets(config)))
+        check("trials_by_dataset", not unknown,
+              f"names of the run's data sets ({', '.join(datasets(config))}); "
+              f"not {', '.join(map(repr, unknown))}")  # fmt: skip
         check("dtype", config["dtype"] in DTYPES, ", ".join(DTYPES))
         check("tune", not config["tune"] or config["protocol"] == "derf",
               "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
@@ -295,6 +304,8 @@ class Classify(Experiment):
         return rows + [evaluate(slice_draws(proj, 0, n_test), best, "test", "accuracy")]
 
     memory_parameters = ("m", "trials")
+    range_parameters = ("sigma",)
+    probe_overrides = {"trials": 2, "val_trials": 2}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """All trials' projections (trials × M × d) with a working copy, and three row chunks of

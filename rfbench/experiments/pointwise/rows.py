@@ -2,11 +2,11 @@
 
 Per angle: the metrics of :func:`~rfbench.experiments.metrics.pointwise_metrics` (standard errors
 from the closed-form MSE and 4th moment where they exist, ``rfbench.features.theory.moments``),
-``theory_mse``/``theory_rel_rmse``, ``samples_needed`` and ``samples_needed_mean`` (estimates
-the sample would need to resolve the MSE and the mean) and, with ``importance``,
-``is_mse``/``is_rel_rmse`` (:mod:`rfbench.experiments.importance`). Every row has the boolean
-``resolved``: the criterion of :mod:`rfbench.features.theory.resolution` for mean-type (k = 1)
-and MSE-type (k = 2) statistics; True for quantiles, fractions and exact values; null where the
+``theory_mse``/``theory_rel_rmse``, ``samples_needed`` and ``samples_needed_mean`` (estimates the
+sample would need to resolve the MSE and the mean) and, with ``importance``,
+``is_mse``/``is_rel_rmse`` (:mod:`rfbench.experiments.pointwise.importance`). Every row has the
+boolean ``resolved``: the criterion of :mod:`rfbench.features.theory.resolution` for mean-type (k =
+1) and MSE-type (k = 2) statistics; True for quantiles, fractions and exact values; null where the
 estimator is not assessed.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.experiments import importance
 from rfbench.experiments.metrics import MOMENT_ORDER, pointwise_metrics
+from rfbench.experiments.pointwise import importance
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import moments, resolution
 from rfbench.results import register_metric

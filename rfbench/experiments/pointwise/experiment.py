@@ -22,10 +22,10 @@ draw (common random numbers: every angle still has ``samples`` independent draws
 are computed once); draws are chunked. Data-dependent estimators (GERF/DERF) are fitted on each pair
 (x, y) and drawn per angle.
 
-Statistics (:mod:`rfbench.experiments.pointwise_rows`): standard errors from the closed forms where
+Statistics (:mod:`rfbench.experiments.pointwise.rows`): standard errors from the closed forms where
 they exist, a ``resolved`` flag on every row, ``importance`` adds importance-sampled MSEs
 (``is_mse``, ``is_rel_rmse``), and ``paired`` runs all estimators of one radius in one job on
-shared randomness (:mod:`rfbench.experiments.paired`) with ``diff_mse`` rows against
+shared randomness (:mod:`rfbench.experiments.pointwise.paired`) with ``diff_mse`` rows against
 ``reference`` (unpaired runs get the same rows with independent standard errors). The summary
 ranks by the closed form where one exists.
 """
@@ -39,10 +39,10 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments import paired as pairing
 from rfbench.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
-from rfbench.experiments.pointwise_pairs import angles, inputs_for, load_pairs, pair_columns
-from rfbench.experiments.pointwise_rows import curve_rows
+from rfbench.experiments.pointwise import paired as pairing
+from rfbench.experiments.pointwise.pairs import angles, inputs_for, load_pairs, pair_columns
+from rfbench.experiments.pointwise.rows import curve_rows
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.hybrid import VARIANTS
@@ -226,6 +226,8 @@ class Pointwise(Experiment):
     }
 
     memory_parameters = ("m", "d", "n")
+    range_parameters = ("r", "sigma")
+    probe_overrides = {"samples": 64, "angles": 5}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection

@@ -2,7 +2,7 @@
 
 For every estimator (component@coupling) and norm r, one job draws the estimator once for a
 kernel part and once for an attention part, and evaluates each dtype × form of its features
-(:mod:`rfbench.experiments.precision_maps`: ``naive`` exp(ωᵀx − ‖x‖²/2)-style maps, FAVOR+'s
+(:mod:`rfbench.experiments.precision.maps`: ``naive`` exp(ωᵀx − ‖x‖²/2)-style maps, FAVOR+'s
 max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the same draws:
 
 - kernel: x, y ∈ R^d with ‖x‖ = ‖y‖ = r at angles θ ∈ [0, π] (a random rotation of the pair in
@@ -30,8 +30,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments import precision_maps as pm
 from rfbench.experiments.metrics import pointwise_metrics
+from rfbench.experiments.precision import maps as pm
+from rfbench.experiments.shared import make, random_directions
 from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.features.theory import equal_norm_pair
@@ -54,20 +55,6 @@ ATTN_TV = register_metric(
 )
 for _col in ("dtype", "form"):
     register_parameter(_col, "string")
-
-
-def make(name: str, m: int, n: int) -> Estimator:
-    """The estimator ``name`` with M = m projections (bipolar hybrids: m // n per base and n for
-    λ, m·n = M as in HRF Sec. 4)."""
-    if registry.describe(name).bipolar:
-        return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
-    return registry.get(name, kernel="softmax", m=m)
-
-
-def random_directions(rng: np.random.Generator, count: int, d: int, r: float) -> np.ndarray:
-    """``count`` points of norm r in uniformly random directions of R^d."""
-    g = rng.standard_normal((count, d))
-    return r * g / np.linalg.norm(g, axis=1, keepdims=True)
 
 
 def rotated_pairs(rng: np.random.Generator, r: float, thetas: np.ndarray, d: int) -> tuple:

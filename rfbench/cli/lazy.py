@@ -1,0 +1,191 @@
+"""Commands built on first use, so ``rfbench --help`` and ``--version`` start at once.
+
+Building a command imports its module, and an experiment's command imports the experiment (numpy,
+pandas, scipy): about a second and a half before any argument is parsed, paid again on every TAB
+of shell completion. :class:`LazyGroup` instead lists the command names and one-line helps without
+importing anything — the built-in commands from :data:`COMMANDS`, the built-in experiments from
+their source files (:func:`builtin_experiments` reads each registered class's ``name``, ``tagline``
+and ``description`` with :mod:`ast`) — and builds a command only when it is the one invoked.
+Installed plugins (``rfbench.plugins`` entry points) may add experiments, so with plugins present
+the experiment list is taken from the registry instead (importing, as before).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from rfbench.text import first_sentence
+
+EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
+
+
+def _sub_app(module: str, attribute: str) -> Callable[[], Any]:
+    """A Typer sub-app (``list``, ``data``, ``cache``) as a click group."""
+    return lambda: typer.main.get_group(getattr(importlib.import_module(module), attribute))
+
+
+def _function(module: str, attribute: str, help_: str) -> Callable[[], Any]:
+    """A function command (``figures``, ``report``, ``site``) as a click command."""
+
+    def build() -> Any:
+        single = _single_app()
+        single.command(short_help=help_)(getattr(importlib.import_module(module), attribute))
+        return typer.main.get_command(single)
+
+    return build
+
+
+def _config_command(name: str) -> Callable[[], Any]:
+    """``run`` or ``reproduce`` (registered together by rfbench.cli.experiments)."""
+
+    def build() -> Any:
+        from rfbench.cli.experiments import add_config_commands
+
+        both = _single_app()
+        add_config_commands(both)
+        return typer.main.get_group(both).commands[name]
+
+    return build
+
+
+#: name -> (one-line help, builder) of the commands that are not experiments, in listing order
+COMMANDS: dict[str, tuple[str, Callable[[], Any]]] = {
+    "run": ("Run any experiment from a TOML config file.", _config_command("run")),
+    "reproduce": ("Run every config in configs/ (default profile: quick).",
+                  _config_command("reproduce")),
+    "figures": ("Redraw every figure (PNG, PDF) from the results.",
+                _function("rfbench.cli.figures", "figures",
+                          "Redraw every figure (PNG, PDF) from the results.")),
+    "report": ("REPORT.md: the papers' numbers and claims vs ours.",
+               _function("rfbench.cli.report", "report",
+                         "REPORT.md: the papers' numbers and claims vs ours.")),
+    "site": ("A browsable HTML site of the results (works offline).",
+             _function("rfbench.cli.site", "site",
+                       "A browsable HTML site of the results (works offline).")),
+    "compare": ("Two result folders side by side: numbers beyond noise, timing ratios.",
+                _function("rfbench.cli.compare", "compare",
+                          "Two result folders side by side: numbers beyond noise, timing ratios.")),
+    "list": ("List estimators, weights, data sets, experiments, figures.",
+             _sub_app("rfbench.cli.listing", "app")),
+    "data": ("Download and verify data sets.", _sub_app("rfbench.cli.data", "app")),
+    "cache": ("Show or remove the job caches of results folders.",
+              _sub_app("rfbench.cli.cache", "app")),
+}  # fmt: skip
+
+
+def _single_app() -> typer.Typer:
+    return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+def _constant(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+@functools.cache
+def builtin_experiments() -> dict[str, tuple[str, str]]:
+    """name -> (tagline, description) of every experiment class registered in
+    ``rfbench/experiments``, read from the source (a class decorated ``@register_experiment``
+    with a constant ``name``)."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted(EXPERIMENTS_DIR.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if "@register_experiment" not in source:
+            continue
+        for node in ast.parse(source).body:
+            if not isinstance(node, ast.ClassDef) or not any(
+                (d.id if isinstance(d, ast.Name) else getattr(d, "attr", ""))
+                == "register_experiment"
+                for d in node.decorator_list
+            ):
+                continue
+            attrs = {
+                target.id: _constant(stmt.value)
+                for stmt in node.body
+                if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None
+                for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                if isinstance(target, ast.Name)
+            }
+            if attrs.get("name"):
+                found[attrs["name"]] = (attrs.get("tagline") or "", attrs.get("description") or "")
+    return dict(sorted(found.items()))
+
+
+def _plugins_installed() -> bool:
+    from importlib.metadata import entry_points
+
+    from rfbench.plugins import ENTRY_POINT_GROUP
+
+    return bool(entry_points(group=ENTRY_POINT_GROUP))
+
+
+@functools.cache
+def experiment_texts() -> dict[str, tuple[str, str]]:
+    """name -> (one-line help, description) of every experiment: from the sources, or (with
+    plugins installed) from the registry."""
+    if not _plugins_installed():
+        return {
+            name: (tagline or first_sentence(description), description)
+            for name, (tagline, description) in builtin_experiments().items()
+        }
+    from rfbench.experiments import list_experiments
+
+    return {e.name: (e.short_description(), e.description) for e in list_experiments()}
+
+
+def experiments() -> dict[str, str]:
+    """name -> one-line help of every experiment (:func:`experiment_texts`)."""
+    return {name: short for name, (short, _) in experiment_texts().items()}
+
+
+def _experiment_command(name: str) -> Any:
+    from rfbench.cli.experiments import add_experiment_command
+    from rfbench.experiments import get_experiment
+
+    single = _single_app()
+    add_experiment_command(single, get_experiment(name))
+    return typer.main.get_command(single)
+
+
+def _registered(name: str) -> bool:
+    """Whether an experiment of that name is registered at run time (a module imported before
+    the command line, a test): the slow path, taken only for a name not found otherwise."""
+    from rfbench.experiments import list_experiments
+
+    return any(e.name == name for e in list_experiments())
+
+
+class LazyGroup(TyperGroup):
+    """The top-level group: lists commands from declarations, builds the one invoked."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*experiments(), *COMMANDS, *super().list_commands(ctx)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            command = COMMANDS[cmd_name][1]()
+        elif command is None and (cmd_name in experiments() or _registered(cmd_name)):
+            command = _experiment_command(cmd_name)
+        if command is not None:
+            command.name = cmd_name
+            self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """The command list from the declarations (building none of them)."""
+        helps = {**experiments(), **{k: v[0] for k, v in COMMANDS.items()}}
+        rows = [(name, helps[name]) for name in self.list_commands(ctx) if name in helps]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+__all__ = ["COMMANDS", "LazyGroup", "builtin_experiments", "experiment_texts", "experiments"]

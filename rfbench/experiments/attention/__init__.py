@@ -1,0 +1,1 @@
+"""The ``attention`` experiment: its registered class in ``experiment``, helpers beside it."""

@@ -1,0 +1,110 @@
+"""Where the attention experiment's heads come from: a pretrained model or the user's Q, K, V file.
+
+- Model: the first ``tokens`` tokens of the GPL-3 text through the model (rfbench.models), every
+  layer's per-head scaled Q, K, V (cached per model and text sha256).
+- File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` shaped (heads, tokens, d) or (tokens, d),
+  scaled so that qᵀk is the attention logit (divide raw projections by d^(1/4) each). They are
+  one "layer" 0. Every problem is one :class:`~rfbench.datasets.errors.DataError` line.
+"""
+
+from __future__ import annotations
+
+import functools
+import zipfile
+
+import numpy as np
+
+from rfbench import models
+from rfbench.datasets import user
+from rfbench.datasets.errors import DataError
+from rfbench.models import texts
+
+#: the text every model-derived head is computed on (rfbench.models.texts)
+TEXT = "GPL-3"
+
+
+def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    missing = [name for name in ("q", "k", "v") if name not in arrays]
+    if missing:
+        have = ", ".join(sorted(arrays)) or "none"
+        raise DataError(
+            f"data file {path}: array {missing[0]!r} is missing (need q, k, v; has {have})"
+        )
+    out = []
+    for name in ("q", "k", "v"):
+        x = arrays[name]
+        if x.dtype.kind not in "iuf":
+            raise DataError(f"data file {path}: array {name!r} is not numeric ({x.dtype})")
+        if x.ndim == 2:
+            x = x[None]
+        if x.ndim != 3 or min(x.shape) < 1:
+            raise DataError(
+                f"data file {path}: array {name!r} has shape {arrays[name].shape}; expected "
+                "(heads, tokens, d) or (tokens, d)"
+            )
+        if not np.isfinite(x).all():
+            raise DataError(f"data file {path}: array {name!r} has NaN or infinite values")
+        out.append(np.asarray(x, dtype=np.float64))
+    q, k, v = out
+    if not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise DataError(
+            f"data file {path}: q, k, v have {q.shape[0]}, {k.shape[0]}, {v.shape[0]} heads; "
+            "they must be equal"
+        )
+    if q.shape[2] != k.shape[2]:
+        raise DataError(f"data file {path}: q has d = {q.shape[2]} but k has d = {k.shape[2]}")
+    if k.shape[1] != v.shape[1]:
+        raise DataError(
+            f"data file {path}: k has {k.shape[1]} tokens but v has {v.shape[1]} (must be equal)"
+        )
+    return q, k, v
+
+
+@functools.lru_cache(maxsize=4)
+def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The user's heads from ``PATH[@SHA256PREFIX]`` of an .npz with q, k, v.
+
+    Returns
+    -------
+    q : ndarray, shape (heads, T, d)
+    k : ndarray, shape (heads, S, d)
+    v : ndarray, shape (heads, S, d_v)
+
+    Raises
+    ------
+    DataError
+        Missing file, changed content, not an .npz, missing or malformed arrays.
+    """
+    path, _, sha = user.parse(name)
+    if not path.is_file():
+        raise DataError(f"data file {path}: no such file")
+    if path.suffix.lower() != ".npz":
+        raise DataError(f"data file {path}: expected an .npz file with arrays q, k, v")
+    if sha and not user.sha256(path).startswith(sha):
+        raise DataError(f"data file {path}: its content changed since these results (sha256)")
+    try:
+        with np.load(path, allow_pickle=False) as loaded:
+            arrays = {key: np.asarray(loaded[key]) for key in loaded.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        why = " ".join(str(exc).split())[:100]
+        raise DataError(f"data file {path}: not a NumPy .npz file ({why})") from None
+    return _check(path, arrays)
+
+
+def heads(
+    model: str, data: str, tokens: int, layer: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K, V of every head of one layer: (heads, T, d) each (the file's heads for layer 0)."""
+    if data:
+        return load_qkv(data)
+    acts = models.activations(model, texts.text(TEXT), tokens)
+    return acts.q[layer], acts.k[layer], acts.v[layer]
+
+
+def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:
+    """(layers, heads, T, d) of the source (computes and caches the activations if needed)."""
+    if data:
+        q, _, _ = load_qkv(data)
+        return (1, *q.shape)
+    acts = models.activations(model, texts.text(TEXT), tokens)
+    return acts.q.shape

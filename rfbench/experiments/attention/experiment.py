@@ -1,0 +1,445 @@
+"""Real attention: a pretrained transformer's heads, attention-level errors and honest baselines.
+
+docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
+of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
+GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``; rfbench.experiments.attention.data).
+
+Three kinds of job:
+
+- ``heads`` (per tokens, layer, m): every estimator on every head, ``draws`` independent draws
+  each. Per draw the errors of rfbench.experiments.attention.metrics.draw_metrics; rows give the
+  mean and its standard error std/√draws. Estimators of one coupling draw from the same generator
+  state, so where their draws hold the same projections (checked, not assumed) the per-draw
+  difference to the coupling's first estimator is reported (``out_rel_frob_diff``, paired SE).
+  Each ``out_rel_frob`` row says whether the estimator beats uniform attention: a one-sided
+  z-test of its mean error against uniform attention's (deterministic) error,
+  z = (u − mean)/SE > ``significance``.
+- ``baselines`` (per tokens, layer): uniform attention (every output row the mean of V), the zero
+  output (relative error 1) and the best rank-r approximation A_r of A for r = m and 2m (feature
+  widths of one- and two-output components): ‖A_r − A‖_F/‖A‖_F is a lower bound on
+  ``attn_rel_frob`` of every estimator with at most r features (Eckart–Young; ``bound`` column);
+  plus each head's exact attention entropy and Q/K statistics.
+- ``swap`` (per estimator, swap m): every layer's softmax attention replaced by the estimator's
+  (fresh draws per trial, one draw per layer and head shared by all sentences of a trial), in
+  float32; per trial the mean cosine between swapped and exact sentence embeddings and the
+  Spearman correlation of the pairwise similarities (rfbench.experiments.attention.swap).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench import models
+from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.attention import data as source
+from rfbench.experiments.attention import metrics as am
+from rfbench.experiments.chunks import CHUNK_BYTES, chunks
+from rfbench.features import registry
+from rfbench.features.base import Draw, Estimator
+from rfbench.models import texts
+from rfbench.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
+
+for _name, _text in (
+    ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
+    ("out_rel_spec", "‖Ô - O‖₂/‖O‖₂ (spectral norm), attention output"),
+    ("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)"),
+    ("attn_kl", "mean row KL(A_i‖Â_i) over rows where Â_i is a positive distribution"),
+    ("kl_rows", "fraction of rows where Â_i is a positive distribution (attn_kl defined)"),
+    ("bad_normaliser", "fraction of rows whose normaliser D̂_ii is ≤ 0 or not finite"),
+    ("out_rel_frob_diff", "out_rel_frob minus the reference estimator's on the same draws"),
+    ("attn_entropy", "mean row entropy of the exact attention (nats; log S = uniform)"),
+    ("max_logit", "max qᵀk of a head (q, k scaled so qᵀk is the logit)"),
+    ("swap_cosine", "mean cosine of swapped vs exact sentence embeddings"),
+    ("swap_spearman", "Spearman correlation of pairwise similarities, swapped vs exact"),
+    ("swap_nonfinite", "fraction of sentences whose swapped embedding is not finite"),
+):
+    register_metric(_name, _text)
+for _side in ("q", "k"):
+    for _stat in ("q50", "q95", "max"):
+        register_metric(f"{_side}_norm_{_stat}", f"{_stat} of the row norms of {_side} (scaled)")
+    register_metric(f"{_side}_anisotropy", f"top eigenvalue / trace of {_side}ᵀ{_side}")
+for _name, _kind in (
+    ("layer", INT),
+    ("head", INT),
+    ("tokens", INT),
+    ("rank", INT),
+    ("features", INT),
+    ("reference", STRING),
+    ("kind", STRING),
+    ("z_uniform", FLOAT),
+    ("beats_uniform", BOOL),
+    ("bound", BOOL),
+    ("sentences", INT),
+):
+    register_parameter(_name, _kind)
+
+#: estimators of the swap-in score and of the default grid (issue 21)
+ESTIMATORS = [
+    f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
+]
+_FAILURES = (ValueError, ArithmeticError, NotImplementedError)
+_PER_DRAW = ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "kl_rows",
+             "bad_normaliser")  # fmt: skip
+
+
+def _coupling(name: str) -> str:
+    return registry.describe(name).weights or name
+
+
+def _seed_for(base: int, key: str) -> np.random.Generator:
+    """A generator shared by every estimator of one coupling (same key → same stream)."""
+    return np.random.default_rng([base, zlib.crc32(key.encode())])
+
+
+def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
+    """Mean, standard error and count of the finite values; a note when some are not.
+
+    Parameters
+    ----------
+    values : ndarray, shape (draws,)
+
+    Returns
+    -------
+    (mean, stderr or None, count, note or None)
+    """
+    ok = np.isfinite(values)
+    v = values[ok]
+    note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
+    if v.size == 0:  # nan: undefined in every draw (attn_kl); inf: diverged in every draw
+        return float("nan" if np.isnan(values).all() else "inf"), None, 0, note
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
+    return float(v.mean()), se, int(v.size), note
+
+
+@register_experiment
+class Attention(Experiment):
+    """Attention-level errors of random features on a pretrained transformer's heads."""
+
+    name = "attention"
+    description = (
+        "Real attention: output error D̂⁻¹ÂV vs D⁻¹AV, normaliser failures, uniform/zero/rank-r "
+        "baselines and a swap-in embedding score on all-MiniLM-L6-v2 (or --model, --data)."
+    )
+    tagline = "Real attention heads of a pretrained transformer vs estimators and baselines."
+    defaults = {
+        "model": "",
+        "data": "",
+        "tokens": [128, 512],
+        "layers": [0, 1, 2, 3, 4, 5],
+        "max_heads": 0,
+        "estimators": ESTIMATORS,
+        "m": [16, 64, 256],
+        "draws": 10,
+        "significance": 2.0,
+        "matrix_rows": 128,
+        "swap": True,
+        "swap_m": [64],
+        "swap_sentences": 200,
+        "swap_trials": 3,
+        "swap_tokens": 64,
+    }
+    profiles = {
+        "quick": {"tokens": [128], "m": [16, 64], "draws": 6, "swap_sentences": 40,
+                  "swap_trials": 2},
+        "paper": {},
+    }  # fmt: skip
+    help = {
+        "model": "a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
+        f"'' = {models.DEFAULT_MODEL} ({models.INSTALL})",
+        "data": "your own heads: an .npz with q, k, v of shape (heads, tokens, d) or (tokens, d), "
+        "scaled so that qᵀk is the logit; replaces the model (one layer, 0)",
+        "tokens": "sequence lengths (tokens of the GPL-3 text, special tokens included)",
+        "layers": "model layers to measure",
+        "max_heads": "measure the first N heads of each layer (0 = all)",
+        "estimators": "registry names (softmax kernel)",
+        "m": "numbers of random projections",
+        "draws": "independent feature draws per head and estimator",
+        "significance": "z threshold of the one-sided test 'beats uniform attention'",
+        "matrix_rows": "query rows (evenly spaced) of the matrix metrics attn_rel_frob and "
+        "attn_kl; outputs and normalisers always use all rows",
+        "swap": "also compute the swap-in embedding score",
+        "swap_m": "projections of the swap-in score",
+        "swap_sentences": "sentences of the swap-in score (of 307 in the texts)",
+        "swap_trials": "independent draws (trials) of the swap-in score",
+        "swap_tokens": "truncation of each sentence in the swap-in score",
+    }
+    memory_parameters = ("tokens", "m", "swap_sentences")
+
+    # ------------------------------------------------------------------ configuration
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """Model weights (float64 for extraction), a few T × T matrices and chunks of draws."""
+        t, big_m = max(config["tokens"]), max(config["m"] + config["swap_m"])
+        weights = 200 * 2**20 if not config["data"] else 0
+        return weights + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        for key, low in (("draws", 2), ("swap_trials", 1), ("swap_sentences", 3),
+                         ("swap_tokens", 3), ("max_heads", 0), ("matrix_rows", 1)):  # fmt: skip
+            if config[key] < low:
+                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
+        for key in ("m", "swap_m", "tokens"):
+            if not config[key] or any(v < 1 for v in config[key]):
+                raise ConfigError.bad_value(key, config[key], "a non-empty list of integers >= 1")
+        if any(t < 3 for t in config["tokens"]):
+            raise ConfigError.bad_value("tokens", config["tokens"], "integers >= 3")
+        if config["swap_sentences"] > len(texts.sentences()):
+            raise ConfigError.bad_value(
+                "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
+            )
+        if not config["significance"] > 0:
+            raise ConfigError.bad_value("significance", config["significance"], "a number > 0")
+        if not config["estimators"]:
+            raise ConfigError.bad_value("estimators", [], "a non-empty list of estimator names")
+        for name in config["estimators"]:
+            try:
+                registry.get(name, kernel="softmax", m=1)
+            except registry.UnknownEstimatorError as exc:
+                raise ConfigError(str(exc)) from None
+            except _FAILURES as exc:
+                raise ConfigError.bad_value(
+                    "estimators", name, f"a softmax estimator ({exc})"
+                ) from None
+        if config["data"]:
+            if config["model"]:
+                raise ConfigError("--data replaces the model: give --model or --data, not both")
+            source.load_qkv(config["data"])  # one DataError line if unusable
+            return
+        # extracts (and caches) the activations: a missing model is one ModelError line here;
+        # a text shorter than `tokens` gives fewer tokens, and rows record the real count
+        layers = self._shape(config, max(config["tokens"]))[0]
+        bad = [x for x in config["layers"] if not 0 <= x < layers]
+        if bad or not config["layers"]:
+            raise ConfigError.bad_value("layers", bad or [], f"layers 0..{layers - 1}")
+
+    @staticmethod
+    def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:
+        return source.shape(config["model"], config["data"], tokens)
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}  # run_job reads only its spec (which names the model by its sha256)
+
+    # ------------------------------------------------------------------ grid
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        data, model = config["data"], config["model"]
+        label = data or models.model_label(model)
+        common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
+        layers = [0] if data else config["layers"]
+        tokens_list = [0] if data else config["tokens"]
+        jobs = []
+        for tokens in tokens_list:
+            self._shape(config, tokens)  # extract (and cache) the activations once, up front
+            for layer in layers:
+                point = {**common, "tokens": tokens, "layer": layer}
+                jobs.append(JobSpec(point, kind="baselines", m=tuple(config["m"])))
+                jobs += [
+                    JobSpec(point, kind="heads", m=m, estimators=tuple(config["estimators"]),
+                            draws=config["draws"], significance=config["significance"],
+                            matrix_rows=config["matrix_rows"])
+                    for m in config["m"]
+                ]  # fmt: skip
+        if config["swap"] and not data:
+            swap = {"model": model, "dataset": label, "kind": "swap",
+                    "sentences": config["swap_sentences"], "trials": config["swap_trials"],
+                    "tokens": config["swap_tokens"]}  # fmt: skip
+            jobs += [
+                JobSpec(swap, estimator=e, m=m)
+                for e in ["uniform", *config["estimators"]]
+                for m in (config["swap_m"] if e != "uniform" else [0])
+            ]
+        return jobs
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        if spec["kind"] == "swap":
+            from rfbench.experiments.attention import swap
+
+            return swap.run(spec, rng)
+        q, k, v = source.heads(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
+        base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
+                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax"}  # fmt: skip
+        rows: list[dict[str, Any]] = []
+        if spec["kind"] == "baselines":
+            for h in range(n_heads):
+                rows += _baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
+            return rows
+        return _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+
+    # ------------------------------------------------------------------ summary
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """Per estimator at its largest m: mean output error over heads and layers, the share of
+        heads where it beats uniform attention, normaliser failures; then the baselines and the
+        swap-in score."""
+        heads = results[(results["kind"] == "heads") & (results["metric"] == "out_rel_frob")]
+        parts = []
+        if len(heads):
+            top = heads[heads["m"] == heads["m"].max()]
+            if "tokens" in top:
+                top = top[top["tokens"] == top["tokens"].max()]
+            g = top.groupby("estimator", sort=False)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "estimator": list(g.groups),
+                        "metric": "out_rel_frob (mean over heads)",
+                        "m": int(top["m"].max()),
+                        "value": g["value"].mean().to_numpy(),
+                        "beats_uniform": g["beats_uniform"].mean().to_numpy(),
+                    }
+                )
+            )
+        base = results[(results["kind"] == "baselines") & (results["metric"] == "out_rel_frob")]
+        if len(base):
+            base = base[base["tokens"] == base["tokens"].max()]
+            for name, sub in base.groupby("estimator", sort=False):
+                rank = sub["rank"].min() if name == "best-rank" else None
+                if rank is not None and pd.notna(rank):
+                    sub = sub[sub["rank"] == rank]
+                frame = {"estimator": [name], "metric": ["out_rel_frob (mean)"], "m": [rank],
+                         "value": [sub["value"].mean()]}  # fmt: skip
+                parts.append(pd.DataFrame(frame))
+        swap = results[results["metric"].isin(["swap_cosine", "swap_spearman"])]
+        if len(swap):
+            parts.append(swap[["estimator", "metric", "m", "value", "stderr"]])
+        out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
+        return out.head(40)
+
+
+def _baseline_rows(
+    base: dict[str, Any], q: np.ndarray, k: np.ndarray, v: np.ndarray, ms: list[int]
+) -> list[dict[str, Any]]:
+    """Uniform, zero and best-rank baselines of one head plus its statistics."""
+    truth = am.HeadTruth.of(q, k, v)
+    t, s = truth.A.shape
+    rows = []
+
+    def row(estimator: str, metric: str, value: float, **extra: Any) -> None:
+        rows.append({**base, "estimator": estimator, "metric": metric, "value": float(value),
+                     "stderr": None, "n_trials": 0, **extra})  # fmt: skip
+
+    errs = am.output_errors(truth, am.uniform_output(v, t)[None])
+    for metric, value in errs.items():
+        row("uniform", metric, value[0])
+    uniform = np.full((t, s), 1.0 / s)
+    row("uniform", "attn_rel_frob", np.linalg.norm(uniform - truth.A) / np.linalg.norm(truth.A))
+    row("uniform", "attn_kl", np.mean(np.log(s) + np.sum(truth.A * truth.log_A, axis=1)))
+    row("zero", "out_rel_frob", 1.0)
+    row("zero", "out_rel_spec", 1.0)
+    ranks = sorted({r for m in ms for r in (m, 2 * m)})
+    norm_a = np.linalg.norm(truth.A)
+    for r, A_r in am.best_rank(truth.A, ranks).items():
+        note = "oracle: best rank-r approximation of A (a lower bound for ≤ r features)"
+        row("best-rank", "attn_rel_frob", np.linalg.norm(A_r - truth.A) / norm_a, rank=r,
+            bound=True, note=note)  # fmt: skip
+        out = am.output_errors(truth, (A_r @ v)[None])
+        for metric, value in out.items():
+            row("best-rank", metric, value[0], rank=r, bound=False,
+                note="oracle: A_r V (not a bound on output errors)")  # fmt: skip
+    for metric, value in am.head_statistics(q, k, truth).items():
+        row("exact", metric, value)
+    return rows
+
+
+def _draw_bytes(r: int, s: int, t: int, features: int) -> int:
+    return 8 * (8 * r * s + 3 * (t + s) * features)
+
+
+def _head_rows(
+    spec: JobSpec,
+    base: dict[str, Any],
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """Every estimator on every head of one layer at one m (see the module docstring)."""
+    m, draws = spec["m"], spec["draws"]
+    seed = int(rng.integers(2**63))
+    heads, t, d = q.shape
+    s = k.shape[1]
+    truths = [am.HeadTruth.of(q[h], k[h], v[h]) for h in range(heads)]
+    rows = am.matrix_rows(t, spec["matrix_rows"])
+    uniform = [
+        am.output_errors(tr, am.uniform_output(v[h], t)[None])["out_rel_frob"][0]
+        for h, tr in enumerate(truths)
+    ]
+    per_draw: dict[str, list[dict[str, np.ndarray]]] = {}
+    first_proj: dict[str, np.ndarray] = {}
+    failures: dict[str, str] = {}
+    widths: dict[str, int] = {}
+    for name in spec["estimators"]:
+        try:
+            est = registry.get(name, kernel="softmax", m=m)
+            gen = _seed_for(seed, _coupling(name))  # same stream for one coupling: paired draws
+            heads_metrics = []
+            for h in range(heads):
+                parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
+                for start, stop in chunks(draws, _draw_bytes(len(rows), s, t, 4 * m), share=0.0):
+                    draw = est.sample(gen, d=d, draws=stop - start, fit=(q[h], k[h]))
+                    if h == 0 and start == 0:
+                        proj = next(iter(draw.projections.values()))
+                        first_proj[name] = proj.W
+                        widths[name] = _width(est, draw, q[h])
+                    estimate = am.estimate_head(est, draw, q[h], k[h], v[h], rows)
+                    for key, value in am.draw_metrics(truths[h], estimate).items():
+                        parts[key].append(value)
+                heads_metrics.append({key: np.concatenate(val) for key, val in parts.items()})
+            per_draw[name] = heads_metrics
+        except _FAILURES as exc:
+            failures[name] = f"{type(exc).__name__}: {exc}"
+    rows: list[dict[str, Any]] = []
+    common = {**base, "m": m}
+    for name, why in failures.items():
+        rows.append({**common, "estimator": name, "metric": "skipped", "value": 1.0,
+                     "stderr": None, "n_trials": 0, "note": why})  # fmt: skip
+    references: dict[str, str] = {}
+    for name in per_draw:
+        references.setdefault(_coupling(name), name)
+    for name, heads_metrics in per_draw.items():
+        ref = references[_coupling(name)]
+        paired = ref != name and np.array_equal(first_proj[name], first_proj[ref])
+        for h, metrics in enumerate(heads_metrics):
+            row0 = {**common, "estimator": name, "head": h, "features": widths.get(name)}
+            for key, values in metrics.items():
+                value, se, n, note = _mean_se(values)
+                if np.isnan(value):
+                    continue  # undefined in every draw (attn_kl; kl_rows = 0 says so)
+                row = {**row0, "metric": key, "value": value, "stderr": se, "n_trials": n,
+                       "note": note}  # fmt: skip
+                if key == "out_rel_frob":
+                    z = _z(uniform[h], values)
+                    row.update(z_uniform=z, beats_uniform=bool(z > spec["significance"]))
+                rows.append(row)
+            if paired:
+                diff = metrics["out_rel_frob"] - per_draw[ref][h]["out_rel_frob"]
+                value, se, n, note = _mean_se(diff)
+                rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
+                             "n_trials": n, "note": note, "reference": ref})  # fmt: skip
+    return rows
+
+
+def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:
+    """Real feature width of the estimator (complex maps count twice)."""
+    vals = est.query_log_features(draw, x[:1]).values
+    return int(vals.shape[-1] * (2 if np.iscomplexobj(vals) else 1))
+
+
+def _z(uniform: float, values: np.ndarray) -> float:
+    """(uniform − mean)/SE of per-draw errors; −inf if any draw is not finite, ±inf if SE = 0."""
+    if not np.isfinite(values).all():
+        return float("-inf")
+    se = values.std(ddof=1) / np.sqrt(values.size)
+    diff = uniform - values.mean()
+    if se == 0:
+        return float(np.sign(diff) * np.inf) if diff else 0.0
+    return float(diff / se)
+
+
+__all__ = ["ESTIMATORS", "Attention"]

@@ -1,0 +1,1 @@
+"""The ``classify`` experiment: its registered class in ``experiment``, helpers beside it."""

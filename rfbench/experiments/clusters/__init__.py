@@ -1,0 +1,1 @@
+"""The ``clusters`` experiment: its registered class in ``experiment``, helpers beside it."""

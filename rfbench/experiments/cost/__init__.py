@@ -1,0 +1,1 @@
+"""The ``cost`` experiment: its registered class in ``experiment``, helpers beside it."""

@@ -1,0 +1,1 @@
+"""The ``gram`` experiment: its registered class in ``experiment``, helpers beside it."""

@@ -1,0 +1,1 @@
+"""The ``pointwise`` experiment: its registered class in ``experiment``, helpers beside it."""

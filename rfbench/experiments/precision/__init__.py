@@ -1,0 +1,1 @@
+"""The ``precision`` experiment: its registered class in ``experiment``, helpers beside it."""

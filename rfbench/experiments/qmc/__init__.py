@@ -1,0 +1,1 @@
+"""The ``qmc`` experiment: its registered class in ``experiment``, helpers beside it."""

@@ -1,0 +1,1 @@
+"""The ``theory`` experiment: its registered class in ``experiment``, helpers beside it."""

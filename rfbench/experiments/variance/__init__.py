@@ -1,0 +1,1 @@
+"""The ``variance`` experiment: its registered class in ``experiment``, helpers beside it."""
