@@ -60,9 +60,10 @@ def test_counts_per_paper_and_kind(entries) -> None:
         f"{p}: " + "/".join(str(counts[p, k]) for k in reference.KINDS) for p in reference.papers()
     )
     print(f"reference entries (number/claim/erratum): {report}")
-    assert set(reference.papers()) == {"hrf", "simrf", "derf", "cse", "spectraformer"}
-    for paper in reference.papers():
+    assert set(reference.papers()) == {"hrf", "simrf", "derf", "cse", "spectraformer", "vrc"}
+    for paper in set(reference.papers()) - {"vrc"}:  # the five papers read in full
         assert counts[paper, "claim"] >= 8 and counts[paper, "erratum"] >= 8, paper
+    assert counts["vrc", "claim"] >= 3  # VRC: claims only (its full text was not reachable)
     assert counts["hrf", "number"] >= 280 and counts["simrf", "number"] >= 66
     assert counts["derf", "number"] >= 63 and counts["spectraformer", "number"] >= 300
     assert counts["cse", "number"] == 2

@@ -17,7 +17,7 @@ from typing import Any
 
 from rfbench.results import PARAMETER_COLUMNS
 
-PAPERS: tuple[str, ...] = ("hrf", "simrf", "derf", "cse", "spectraformer")
+PAPERS: tuple[str, ...] = ("hrf", "simrf", "derf", "cse", "spectraformer", "vrc")
 KINDS: tuple[str, ...] = ("number", "claim", "erratum")
 
 #: Keys of a ``match`` table / check selector besides the result parameter columns.

@@ -1,5 +1,6 @@
 """The "Beyond the papers" section of REPORT.md: headline numbers of ``rfbench precision`` and
-``rfbench cost`` (results of this repository, not claims of a paper).
+``rfbench cost`` (results of this repository, not claims of a paper), then the real-data parts
+(attention heads, Nyström; :mod:`rfbench.report.beyond_attention`).
 
 Reads ``<results>/*/beyond-precision.parquet`` and ``<results>/*/beyond-cost.parquet`` (written by
 ``configs/beyond/``); a missing file leaves its part out. Nothing here computes an estimate.
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.report.beyond_attention import real_data_section
 from rfbench.report.markdown import rel_path
-from rfbench.results import load_results
+from rfbench.results import find_result, load_results
 
 PRECISION, COST = "beyond-precision", "beyond-cost"
 DTYPES = ("float32", "float16", "bfloat16")
@@ -21,8 +23,8 @@ FORMS = ("naive", "stabilised", "logspace")
 
 
 def _load(results_dir: Path, name: str) -> pd.DataFrame | None:
-    hits = sorted(Path(results_dir).glob(f"*/{name}.parquet"))
-    return load_results(hits[0]) if hits else None
+    path = find_result(results_dir, name)
+    return load_results(path) if path is not None else None
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
@@ -168,7 +170,8 @@ def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]
     """Markdown lines of the section, or [] when neither result file exists."""
 
     frames = {name: _load(results_dir, name) for name in (PRECISION, COST)}
-    if all(df is None or df.empty for df in frames.values()):
+    real = real_data_section(results_dir)
+    if all(df is None or df.empty for df in frames.values()) and not real:
         return []
     figs = sorted(fig_dir.glob("beyond-*.png")) if fig_dir.is_dir() else []
     links = " · ".join(f"[{p.stem}]({rel_path(p, out_dir)})" for p in figs)
@@ -179,4 +182,4 @@ def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]
         lines += _precision(frames[PRECISION])
     if frames[COST] is not None and not frames[COST].empty:
         lines += _cost(frames[COST])
-    return lines
+    return lines + real
