@@ -63,7 +63,14 @@ def _precision(df: pd.DataFrame) -> list[str]:
         "",
     ]
     cols = [c for c in first.columns if first[c].notna().any()]
-    if cols:
+    if len(cols) == 1:  # one failing (dtype, form): a sentence, not a one-column table
+        listed = ", ".join(f"{c} {_g(first.loc[c, cols[0]])}" for c in comps)
+        lines += [
+            f"Smallest r with a non-finite kernel estimate in {cols[0][0]} {cols[0][1]}, the only "
+            f"form with one (any angle, any coupling; — = none): {listed}.",
+            "",
+        ]
+    elif cols:
         lines += [
             "Smallest r with a non-finite kernel estimate (any angle, any coupling; — = none):",
             "",

@@ -18,7 +18,7 @@ from rfbench import reference
 from rfbench.report.beyond import beyond_section
 from rfbench.report.checks import fmt_num
 from rfbench.report.findings import findings
-from rfbench.report.markdown import cell, natural, rel_path, table
+from rfbench.report.markdown import natural, rel_path, table
 from rfbench.report.numbers import printed_literal
 from rfbench.report.summary import method, provenance_line, summary
 from rfbench.report.verdicts import (
@@ -173,24 +173,25 @@ def _not_reproducible(report: Report, full: bool) -> list[str]:
             f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
             "",
         ]
+    if not full:  # one line: the figures and their counts, the claims (reasons in the tables)
+        figs = sorted({r.entry.figure for r in dead}, key=natural)
+        counts = ", ".join(
+            f"{fig or 'other'} ({sum(r.entry.figure == fig for r in dead)})" for fig in figs
+        )
+        ids = ", ".join(f"`{r.entry.id}`" for r in claims)
+        lines.append(f"Numbers by figure: {counts}." + (f" Claims: {ids}." if ids else ""))
+        return lines + [""]
     for fig in sorted({r.entry.figure for r in dead}, key=natural):
         group = [r for r in dead if r.entry.figure == fig]
         reasons = "; ".join(sorted({r.detail for r in group}))
-        if not full:
-            lines.append(f"- {fig or 'other'}: {len(group)} numbers ({cell(reasons)})")
-            continue
         lines += [f"### {fig or 'other'}: {len(group)} numbers", "", f"{reasons}.", ""]
         rows = [
             [f"`{r.entry.id}`", r.entry.source, _paper_value(r.entry), r.verdict] for r in group
         ]
         lines += table(["id", "entry", "paper", "verdict"], rows)
     if claims:
-        if not full:
-            ids = ", ".join(f"`{r.entry.id}`" for r in claims)
-            lines.append(f"- claims: {ids}")
-        else:
-            rows = [[f"`{r.entry.id}`", r.entry.statement, r.verdict, r.detail] for r in claims]
-            lines += ["### Claims", "", *table(["id", "claim", "verdict", "why"], rows)]
+        rows = [[f"`{r.entry.id}`", r.entry.statement, r.verdict, r.detail] for r in claims]
+        lines += ["### Claims", "", *table(["id", "claim", "verdict", "why"], rows)]
     return lines + [""]
 
 
