@@ -26,29 +26,26 @@ def record_skipped(out_dir: Path, skipped: list[dict[str, str]]) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
 
 
-def skipped_names(results: Path) -> dict[str, str]:
-    """Result name -> missing data set, from the record in ``results`` (empty if none)."""
+def _records(results: Path) -> list[dict]:
+    """The skipped configs recorded in ``results`` (empty if none or not rfbench's record)."""
     path = Path(results) / SKIPPED_FILE
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return []
     if not isinstance(record, dict) or record.get("tool") != "rfbench":
-        return {}
-    return {s["name"]: s["dataset"] for s in record.get("skipped", []) if isinstance(s, dict)}
+        return []
+    return [s for s in record.get("skipped", []) if isinstance(s, dict)]
+
+
+def skipped_names(results: Path) -> dict[str, str]:
+    """Result name -> missing data set, from the record in ``results`` (empty if none)."""
+    return {s["name"]: s["dataset"] for s in _records(results)}
 
 
 def skipped_fixes(results: Path) -> dict[str, str]:
     """Missing data set (or model) -> the command that gets it, from the record in ``results``."""
-    path = Path(results) / SKIPPED_FILE
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(record, dict) or record.get("tool") != "rfbench":
-        return {}
     return {
         s["dataset"]: s.get("fix") or f"rfbench data fetch {s['dataset']}"
-        for s in record.get("skipped", [])
-        if isinstance(s, dict)
+        for s in _records(results)
     }
