@@ -66,6 +66,8 @@ def draw_result(path: str | Path) -> Path | None:
                     lw=1.2, capsize=2)  # fmt: skip
     layout = spec["layout"]
     ax.set_yscale(layout["yaxis"]["type"])
+    if layout["yaxis"]["type"] == "log":
+        _clip_round_off(ax, [v for t in spec["data"] for v in t["y"] if v is not None])
     ax.set_xlabel(layout["xaxis"]["title"]["text"])
     ax.set_ylabel(layout["yaxis"]["title"]["text"])
     ax.set_title(f"{path.stem}: {layout['title']['text']}", fontsize=9)
@@ -77,3 +79,26 @@ def draw_result(path: str | Path) -> Path | None:
                                               metadata={"Software": SOFTWARE}))  # fmt: skip
     plt.close(fig)
     return out
+
+
+#: on a log axis, values below this fraction of the median are round-off of exact points (an
+#: estimator exact at θ = 0, say): the axis stops above them and says so
+ROUND_OFF_FRACTION = 1e-9
+
+
+def _clip_round_off(ax, values: list[float]) -> None:
+    """Keep a log axis on the informative range: values that are round-off (far below the
+    median, e.g. 1e-16 where an estimator is exact) sit below it, with a note."""
+    positive = sorted(v for v in values if v > 0)
+    if not positive:
+        return
+    median = positive[len(positive) // 2]
+    tiny = [v for v in positive if v < ROUND_OFF_FRACTION * median]
+    if not tiny:
+        return
+    rest = [v for v in positive if v >= ROUND_OFF_FRACTION * median]
+    ax.set_ylim(bottom=min(rest) / 3)
+    ax.annotate(
+        f"{len(tiny)} value(s) at round-off (≤ {max(tiny):.0e}, exact there) below the axis",
+        xy=(0.01, 0.01), xycoords="axes fraction", fontsize=6, color="0.4",
+    )  # fmt: skip
