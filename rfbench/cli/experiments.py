@@ -183,6 +183,12 @@ def config_files(root: Path | None = None) -> list[Path]:
     return []
 
 
+def _short(missing: Any) -> str:
+    """One short line for a config skipped for missing data (the full message is in the
+    data error a direct run prints)."""
+    return f"{missing.dataset} is not here (get it with: {missing.fix})"
+
+
 def _config_name(path: Path) -> str:
     """A config file's ``name`` (its stem when it has none or cannot be read)."""
     import tomllib
@@ -244,7 +250,7 @@ def add_config_commands(app: typer.Typer) -> None:
                 missing = data_unavailable(exc)
                 if missing is None:
                     raise
-                typer.secho(f"skipped {path.parent.name}/{path.name}: {missing}", err=True,
+                typer.secho(f"skipped {path.parent.name}/{path.name}: {_short(missing)}", err=True,
                             fg="yellow")  # fmt: skip
                 skipped.append({"config": str(path), "name": _config_name(path),
                                 "dataset": missing.dataset, "fix": missing.fix})  # fmt: skip
@@ -266,7 +272,7 @@ def add_config_commands(app: typer.Typer) -> None:
                 missing = data_unavailable(exc)
                 if missing is None:
                     raise
-                typer.secho(f"skipped {title}: {missing}", err=True, fg="yellow")
+                typer.secho(f"skipped {title}: {_short(missing)}", err=True, fg="yellow")
                 skipped.append({"config": str(path), "name": resolved["name"],
                                 "dataset": missing.dataset, "fix": missing.fix})  # fmt: skip
         record_skipped(Path(out_dir), skipped)
