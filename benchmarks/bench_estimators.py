@@ -11,11 +11,11 @@ Usage: python benchmarks/bench_estimators.py [--draws 10000] [--repeat 3]
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import numpy as np
 
+from rfbench.experiments.shared import best_time
 from rfbench.features import registry
 from rfbench.features.theory import equal_norm_pair
 from rfbench.features.weights.mc import simplex_directions
@@ -87,15 +87,6 @@ def batched(name: str, kwargs: dict, draws: int, frame: int | None, seed: int = 
         draw = est.sample(rng, d=D, draws=size, frame=frame)
         out.append(est.estimate(draw, x[None], y[None])[:, 0, 0])
     return np.concatenate(out)
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def bench_case(name: str, kwargs: dict, plain: Callable, draws: int, repeat: int) -> str:

@@ -12,27 +12,16 @@ Usage: python benchmarks/bench_structured.py [--points 4096] [--repeat 5] [--num
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from rfbench.experiments.shared import best_time
 from rfbench.features.registry import make_weights
 from rfbench.features.weights import hadamard
 
 DIMS = [32, 64, 128, 256, 512, 1024]
 SAMPLERS = ["sorf", "orf-fast", "simrf-fast", "fastfood"]
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall seconds of ``repeat`` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import numpy as np
 
 from rfbench.features import registry
@@ -20,3 +23,13 @@ def random_directions(rng: np.random.Generator, count: int, d: int, r: float) ->
     """``count`` points of norm r in uniformly random directions of R^d."""
     g = rng.standard_normal((count, d))
     return r * g / np.linalg.norm(g, axis=1, keepdims=True)
+
+
+def best_time(fn: Callable[[], object], repeats: int) -> float:
+    """The least wall seconds of ``repeats`` calls of ``fn`` (the least-disturbed run)."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best

@@ -41,7 +41,7 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.cost import model as cm
-from rfbench.experiments.shared import make, random_directions
+from rfbench.experiments.shared import best_time, make, random_directions
 from rfbench.features import registry, theory
 from rfbench.features.base import Estimator
 from rfbench.features.registry import make_weights
@@ -159,15 +159,6 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     return [{**row, "target": target} for row in rows]
 
 
-def _min_time(fn: Any, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def _projection(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     """Structured vs dense projection time of one Hadamard coupling in R^d (m = d′)."""
     d = spec["d"]
@@ -175,8 +166,8 @@ def _projection(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]
     proj = make_weights(spec["weights"]).sample(rng, d, m, 1)
     X = random_directions(rng, spec["points"], d, spec["r"])
     times = {
-        "structured": _min_time(lambda: proj.with_fast(True).project(X), spec["repeats"]),
-        "dense": _min_time(lambda: proj.with_fast(False).project(X), spec["repeats"]),
+        "structured": best_time(lambda: proj.with_fast(True).project(X), spec["repeats"]),
+        "dense": best_time(lambda: proj.with_fast(False).project(X), spec["repeats"]),
     }
     rows = [{"step": s, "metric": "time_s", "value": times[s], "n_trials": spec["repeats"]}
             for s in PROJECTION_STEPS]  # fmt: skip
