@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(BIN)/ruff format --check rfbench tests benchmarks
 	$(BIN)/pytest -q
 
-# The inner loop: every test but those marked slow (tests/conftest.py SLOW_TESTS), on two
+# The inner loop: every test but those marked @pytest.mark.slow where they are defined, on two
 # processes (pytest-xdist): under a minute on 2 cores. `make test` runs everything, serially.
 test-fast: $(STAMP)
 	$(BIN)/pytest -q -m "not slow" -n 2

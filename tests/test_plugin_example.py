@@ -73,6 +73,7 @@ def _can_build_offline() -> bool:
     return (major, minor) >= (70, 1)
 
 
+@pytest.mark.slow
 def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
     target = tmp_path / "site"
     install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]

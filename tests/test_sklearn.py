@@ -73,6 +73,7 @@ def test_gamma_sets_the_bandwidth():
     assert np.max(np.abs(np.exp(-2.0 * sq) - np.exp(-4.0 * sq))) > 10 / np.sqrt(8192)
 
 
+@pytest.mark.slow
 def test_raw_digits_work_with_the_default_bandwidth():
     """SVC's gamma='scale' rule makes raw pixel values (0..16) usable: ≥ 0.9 held-out accuracy."""
     from sklearn.datasets import load_digits

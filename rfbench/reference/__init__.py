@@ -5,7 +5,7 @@ arrays of tables: ``[[number]]``, ``[[claim]]`` and ``[[erratum]]``. A table wit
 array is a *group*: its other keys are defaults for every entry (``source`` strings are joined
 as "group source, entry source"; ``match`` tables are merged key by key). Numbers are copied
 exactly as printed in the paper text (``shared/seeds/``, the file named by the TOML's ``text``
-key), and tests/test_reference.py re-reads whole tables from that text to compare.
+key), and tests/report/test_reference.py re-reads whole tables from that text to compare.
 
 Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, all with ``id``,
 ``paper``, ``source`` = where in the paper, ``figure``, ``note``, ``spec_ref``):

@@ -17,7 +17,7 @@ countermonotone pair is a one-dimensional integral, evaluated here by Gauss–Le
 the larger norm w_b ≥ median (w_a = F_d⁻¹(1 − F_d(w_b))). The softmax prefactors are those of
 ``coupled.py``: pre = e^{‖x‖²+‖y‖²} (trig), e^{−‖x‖²−‖y‖²} (positive, hyperbolic). The paper's own
 variance expression could not be read; this derivation is checked by Monte Carlo in
-tests/test_pnc.py.
+tests/features/test_pnc.py.
 """
 
 from __future__ import annotations

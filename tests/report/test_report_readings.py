@@ -1,0 +1,69 @@
+"""One verdict per paper sentence, "not comparable" numbers, the ratio scale (issue 16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rfbench import reference
+from rfbench.reference.loader import ReferenceDataError, make_entry
+from rfbench.report import build_report
+from rfbench.report.verdicts import NOT_COMPARABLE
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+@pytest.fixture(scope="module")
+def report():  # type: ignore[no-untyped-def]
+    if not (RESULTS / "variance").is_dir():
+        pytest.skip("no committed results")
+    return build_report(RESULTS)
+
+
+def test_other_readings_are_shown_beside_the_primary_and_counted_once(report) -> None:  # type: ignore[no-untyped-def]
+    ids = {r.entry.id for r in [*report.numbers, *report.claims]}
+    alternatives = [e for e in reference.load() if getattr(e, "reading_of", "")]
+    assert alternatives, "the DERF 'about e^k' sentences declare two readings"
+    for e in alternatives:
+        assert e.id not in ids  # not a verdict of its own
+        assert e.reading_of in ids
+    primary = next(
+        r for r in report.numbers if r.entry.id == "derf-fig2-sderf-sigma05-vs-gerf-cifar10"
+    )
+    assert "other reading — the maximum over σ" in primary.detail
+    total = sum(report.number_counts().values()) + sum(report.claim_counts().values())
+    assert total == len(reference.load()) - len(alternatives) - sum(
+        isinstance(e, reference.ErratumEntry) for e in reference.load()
+    )
+
+
+def test_a_number_hinging_on_an_unstated_setting_is_not_comparable(report) -> None:  # type: ignore[no-untyped-def]
+    by_id = {r.entry.id: r for r in report.numbers}
+    for nid in ("hrf-table1-wine-orf-reg", "hrf-table1-boston-orf-reg", "cse-fig4-trig-negatives"):
+        assert by_id[nid].verdict == NOT_COMPARABLE
+    assert "22 to 121: the paper's 89 is inside" in by_id["cse-fig4-trig-negatives"].detail
+
+
+def test_orf_had_is_compared_on_the_ratio_scale(report) -> None:  # type: ignore[no-untyped-def]
+    by_id = {r.entry.id: r for r in report.numbers}
+    wine, boston = by_id["hrf-table1-wine-orf-had"], by_id["hrf-table1-boston-orf-had"]
+    assert wine.z == pytest.approx(-1.6, abs=0.1) and boston.z == pytest.approx(-2.5, abs=0.1)
+    assert wine.verdict == "reproduced" and boston.verdict == "within noise"
+
+
+def test_reading_of_needs_its_reading_and_plausible_its_setting() -> None:
+    base = {"id": "hrf-x", "source": "s", "figure": "hrf-fig2", "value": 1.0,
+            "match": {"experiment": "pointwise", "metric": "mse"}}  # fmt: skip
+    with pytest.raises(ReferenceDataError, match="reading_of needs reading"):
+        make_entry("number", {**base, "reading_of": "hrf-y"}, "hrf", "t.toml")
+    with pytest.raises(ReferenceDataError, match="plausible goes with unstated"):
+        make_entry("number", {**base, "plausible": [1, 2]}, "hrf", "t.toml")
+
+
+def test_a_row_whose_se_dwarfs_the_papers_says_what_it_can_detect(report) -> None:  # type: ignore[no-untyped-def]
+    by_id = {r.entry.id: r for r in report.numbers}
+    chess = by_id["simrf-table2-chess-simrf"]  # our se 0.0005 vs the paper's 0.0001
+    assert "detects differences ≥" in chess.detail
+    close = by_id["simrf-table2-wifi-simrf"]  # comparable standard errors: nothing to say
+    assert "detects differences" not in close.detail

@@ -1,0 +1,105 @@
+"""Nothing outlives a run: after SIGTERM, SIGKILL or Ctrl-C of the main process no worker process
+survives, Ctrl-C ends the run at once with status 130 and one line, and a second Ctrl-C never hangs.
+
+The run is a real ``rfbench`` process (the console entry) on the processes backend whose jobs sleep,
+started from a module that registers that experiment before the CLI is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+psutil = pytest.importorskip("psutil")
+pytestmark = pytest.mark.slow
+
+SLEEPER = """
+import time
+from rfbench.experiments import Experiment, JobSpec, register_experiment
+
+
+@register_experiment
+class Sleeper(Experiment):
+    name = "sleeper"
+    description = "Jobs that sleep (a run that lasts)."
+    defaults = {"jobs": 4}
+
+    def grid(self, config):
+        return [JobSpec(k=k) for k in range(config["jobs"])]
+
+    def run_job(self, spec, rng):
+        time.sleep(120)
+        return []
+"""
+
+
+def _start(tmp_path: Path) -> tuple[subprocess.Popen, list]:
+    (tmp_path / "sleeper_plugin.py").write_text(SLEEPER)
+    code = "import sleeper_plugin; from rfbench.entry import main; main()"
+    args = ["sleeper", "--out", str(tmp_path / "res" / "s.parquet"), "--workers", "2"]
+    args += ["--backend", "processes", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        workers = psutil.Process(proc.pid).children(recursive=True)
+        if len([w for w in workers if w.is_running()]) >= 2:
+            time.sleep(0.5)  # the workers have run their initializer
+            return proc, psutil.Process(proc.pid).children(recursive=True)
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail("the run did not start its workers within 60 s")
+
+
+def _survivors(workers: list, within: float = 5.0) -> list:
+    deadline = time.monotonic() + within
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        alive = [w for w in alive if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.1)
+    return alive
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_no_worker_survives_the_main_process(tmp_path: Path, sig: int) -> None:
+    proc, workers = _start(tmp_path)
+    proc.send_signal(sig)
+    proc.wait(timeout=10)
+    survivors = _survivors(workers)
+    for w in survivors:
+        w.kill()
+    assert survivors == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_at_once_and_a_second_never_hangs(tmp_path: Path) -> None:
+    proc, workers = _start(tmp_path)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # a second Ctrl-C while stopping
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the run hung after Ctrl-C")
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 130
+    assert "interrupted — run the same command again to resume" in err
+    assert "Traceback" not in err
+    assert _survivors(workers) == []
