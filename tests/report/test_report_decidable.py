@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from rfbench.reference.loader import ReferenceDataError, make_entry
-from rfbench.report import build_report
 from rfbench.report.claims import evaluate_claim
 from rfbench.report.rows import ResultSet
 from rfbench.report.verdicts import (
@@ -182,10 +181,8 @@ def test_a_bound_needs_its_reason() -> None:
 
 
 @pytest.fixture(scope="module")
-def committed() -> dict[str, str]:
-    if not (RESULTS / "pointwise").is_dir():
-        pytest.skip("no committed results")
-    return {r.entry.id: r.verdict for r in build_report(RESULTS).claims}
+def committed(committed_report) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {r.entry.id: r.verdict for r in committed_report.claims}
 
 
 @pytest.mark.parametrize(

@@ -5,26 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from rfbench.report import build_report, write_report
 from rfbench.report.render import TABLES_FILE
 from rfbench.report.summary import family_wise, significant
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
-@pytest.fixture(scope="module")
-def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    if not (RESULTS / "clusters").is_dir():
-        pytest.skip("no committed results")
-    out = tmp_path_factory.mktemp("report") / "REPORT.md"
-    path, _ = write_report(RESULTS, out, RESULTS / "figures")
-    return path.read_text(encoding="utf-8"), (path.parent / TABLES_FILE).read_text("utf-8")
-
-
-def test_findings_open_the_report_and_it_is_short(written: tuple[str, str]) -> None:
-    text, _ = written
+def test_findings_open_the_report_and_it_is_short(committed_markdown: tuple[str, str]) -> None:
+    text, _ = committed_markdown
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Findings", "## Summary"]
     assert len(text.splitlines()) <= 650
@@ -32,9 +20,9 @@ def test_findings_open_the_report_and_it_is_short(written: tuple[str, str]) -> N
 
 
 def test_long_tables_and_the_appendix_live_in_the_companion_file(
-    written: tuple[str, str],
+    committed_markdown: tuple[str, str],
 ) -> None:
-    text, tables = written
+    text, tables = committed_markdown
     cell = "`hrf-table3-s1-m20-trig-min`"
     assert cell not in text and cell in tables  # a replayed cell: counted, linked
     assert f"]({TABLES_FILE}#" in text
@@ -43,10 +31,8 @@ def test_long_tables_and_the_appendix_live_in_the_companion_file(
     assert "## Appendix: not reproducible on a CPU" in text
 
 
-def test_the_family_wise_count_excludes_replays_and_flags_chess() -> None:
-    if not (RESULTS / "classify").is_dir():
-        pytest.skip("no committed results")
-    report = build_report(RESULTS)
+def test_the_family_wise_count_excludes_replays_and_flags_chess(committed_report) -> None:  # type: ignore[no-untyped-def]
+    report = committed_report
     n, z_bonf, cutoff = family_wise(report)
     assert 3.3 < z_bonf < 3.6 and n < 100
     fw = {r.entry.id for r in significant(report, cutoff)}

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rfbench.report import build_report
 from rfbench.report.rows import with_features
 from rfbench.results import load_results
 
@@ -28,7 +27,7 @@ def test_feature_count_is_m_times_the_width() -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not FIG3.is_file(), reason="committed DERF Fig. 3 results absent")
-def test_derf_fig3_claims_are_judged_at_equal_features() -> None:
+def test_derf_fig3_claims_are_judged_at_equal_features(committed_report) -> None:  # type: ignore[no-untyped-def]
     acc = load_results(FIG3).query("metric == 'accuracy' and estimator != 'exact'").copy()
     width = {"trig@orf": 2}
     acc["M"] = acc["m"].astype(int) * acc["estimator"].map(lambda e: width.get(e, 1))
@@ -37,7 +36,7 @@ def test_derf_fig3_claims_are_judged_at_equal_features() -> None:
     means = acc.groupby(["M", "estimator"])["value"].mean().unstack()
     best_mean = (means.idxmax(axis=1) == "sderf@orf").sum()
 
-    claims = {c.entry.id: c for c in build_report(RESULTS).claims}
+    claims = {c.entry.id: c for c in committed_report.claims}
     most = claims["derf-fig3-sderf-best-most-pairs"]
     text = " ".join(str(v) for v in vars(most).values())
     assert f"{wins} of {pairs} comparisons hold" in text and (wins, pairs) == (19, 32)

@@ -8,17 +8,14 @@ import pytest
 
 from rfbench import reference
 from rfbench.reference.loader import ReferenceDataError, make_entry
-from rfbench.report import build_report
 from rfbench.report.verdicts import NOT_COMPARABLE
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 @pytest.fixture(scope="module")
-def report():  # type: ignore[no-untyped-def]
-    if not (RESULTS / "variance").is_dir():
-        pytest.skip("no committed results")
-    return build_report(RESULTS)
+def report(committed_report):  # type: ignore[no-untyped-def]
+    return committed_report
 
 
 def test_other_readings_are_shown_beside_the_primary_and_counted_once(report) -> None:  # type: ignore[no-untyped-def]

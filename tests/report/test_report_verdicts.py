@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from rfbench.reference.loader import make_entry
-from rfbench.report import build_report
 from rfbench.report.claims import evaluate_claim
 from rfbench.report.rows import ResultSet
 from rfbench.report.verdicts import (
@@ -136,9 +135,8 @@ def test_difference_judged_with_its_standard_error(diff: float, verdict: str) ->
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (RESULTS / "pointwise").is_dir(), reason="no committed results")
-def test_every_discrepancy_in_the_committed_report_has_a_measured_reason() -> None:
-    report = build_report(RESULTS)
+def test_every_discrepancy_in_the_committed_report_has_a_measured_reason(committed_report) -> None:  # type: ignore[no-untyped-def]
+    report = committed_report
     bad = [r for r in report.numbers if r.verdict == DIFFERS and "measured:" not in r.detail]
     bad += [r for r in report.claims if r.verdict == DOES_NOT_HOLD and "measured:" not in r.detail]
     assert not [r.entry.id for r in bad]

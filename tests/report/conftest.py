@@ -1,0 +1,40 @@
+"""The report of the committed results, built once per test process and shared read-only.
+
+Building it reads every committed result file and evaluates every reference entry (seconds each
+time); the tests of its verdicts, readings, reasons, links and layout only read it. The report
+tests run on one xdist worker (``xdist_group``) so the suite builds it once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rfbench.report import Report, build_report
+from rfbench.report.render import render_markdown, render_tables
+
+COMMITTED = Path(__file__).resolve().parents[2] / "results"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.xdist_group("committed-report"))
+
+
+@pytest.fixture(scope="session")
+def committed_report() -> Report:
+    """``build_report`` of the committed results/ (skips in a checkout without them)."""
+    if not (COMMITTED / "pointwise").is_dir():
+        pytest.skip("no committed results")
+    return build_report(COMMITTED)
+
+
+@pytest.fixture(scope="session")
+def committed_markdown(committed_report: Report) -> tuple[str, str]:
+    """The committed results' REPORT.md and its companion tables, rendered afresh (figures linked
+    from results/figures, as ``rfbench report`` does)."""
+    text = render_markdown(committed_report, COMMITTED / "REPORT.md", COMMITTED / "figures")
+    return text, render_tables(committed_report)
