@@ -65,16 +65,43 @@ def varying(df: pd.DataFrame, columns: list[str] | None = None) -> list[str]:
     return [c for c in cols if c in df.columns and _varies(df[c])]
 
 
+def _group_ids(df: pd.DataFrame, columns: list[str]) -> tuple[list[tuple[Any, ...]], np.ndarray]:
+    """The distinct keys of ``columns`` (absent columns are null; values compared as
+    :func:`plain`) and each row's index into them."""
+    table = [[plain(v) for v in df[c]] if c in df.columns else [None] * len(df) for c in columns]
+    index: dict[tuple[Hashable, ...], int] = {}
+    ids = np.array([index.setdefault(k, len(index)) for k in zip(*table, strict=True)], dtype=int)
+    return list(index), ids
+
+
 def groups(df: pd.DataFrame, columns: list[str]) -> list[tuple[dict[str, Any], pd.DataFrame]]:
     """The rows split by the values of ``columns`` (absent columns are null), in sorted order."""
     if not columns:
         return [({}, df)]
-    table = [[plain(v) for v in df[c]] if c in df.columns else [None] * len(df) for c in columns]
-    buckets: dict[tuple[Hashable, ...], list[int]] = {}
-    for i, key in enumerate(zip(*table, strict=True)):
-        buckets.setdefault(key, []).append(i)
-    ordered = sorted(buckets.items(), key=lambda kv: sort_key(kv[0]))
-    return [(dict(zip(columns, k, strict=True)), df.iloc[idx]) for k, idx in ordered]
+    keys, ids = _group_ids(df, columns)
+    order = sorted(range(len(keys)), key=lambda i: sort_key(keys[i]))
+    rows = np.argsort(ids, kind="stable")
+    starts = np.searchsorted(ids[rows], np.arange(len(keys) + 1))
+    return [
+        (dict(zip(columns, keys[i], strict=True)), df.iloc[rows[starts[i] : starts[i + 1]]])
+        for i in order
+    ]
+
+
+def varies_within(df: pd.DataFrame, by: list[str], columns: list[str]) -> list[str]:
+    """The ``columns`` that take more than one value (null counts as one) among the rows sharing
+    a value of ``by``: ``[c for c in columns if any(varies(g[c]) for _, g in groups(df, by))]``
+    without splitting the frame."""
+    if not len(df):
+        return []
+    _, ids = _group_ids(df, by)
+    out = []
+    for c in columns:
+        codes, _ = pd.factorize(df[c].astype(object).map(plain), use_na_sentinel=False)
+        pairs = np.unique(np.stack([ids, codes]), axis=1)
+        if len(pairs[0]) > len(np.unique(ids)):
+            out.append(c)
+    return out
 
 
 def split_at(df: pd.DataFrame, along: str) -> list[str]:
@@ -82,8 +109,7 @@ def split_at(df: pd.DataFrame, along: str) -> list[str]:
     cols = [c for c in varying(df) if c != along]
     if along not in df.columns:
         return cols
-    parts = [g for _, g in groups(df, [along])]
-    return [c for c in cols if any(_varies(g[c]) for g in parts)]
+    return varies_within(df, [along], cols)
 
 
 def quadrature(*errors: Any) -> float:
@@ -175,8 +201,7 @@ def _aggregate_keys(df: pd.DataFrame, param: str, keep: list[str] | None) -> lis
     if keep is None:
         return others
     base = [c for c in keep if c in df.columns and c != param]
-    parts = [g for _, g in groups(df, [*base, param])]
-    return base + [c for c in others if c not in base and any(_varies(g[c]) for g in parts)]
+    return base + varies_within(df, [*base, param], [c for c in others if c not in base])
 
 
 def aggregate(df: pd.DataFrame, spec: str | None, keep: list[str] | None = None) -> pd.DataFrame:
@@ -265,12 +290,12 @@ def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         small = df[[*cols, "value", "stderr"]].rename(
             columns={"value": f"value:{name}", "stderr": f"stderr:{name}"}
         )
-        small[f"resolved:{name}"] = is_resolved(df)
-        small[f"n_needed:{name}"] = (
+        needs = (
             df["n_needed"].to_numpy(dtype=float, na_value=np.nan)
             if "n_needed" in df.columns
-            else np.nan
+            else np.full(len(df), np.nan)
         )
+        small = small.assign(**{f"resolved:{name}": is_resolved(df), f"n_needed:{name}": needs})
         if acc is None:
             acc = small
         else:
@@ -280,10 +305,8 @@ def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     if acc is None:
         return pd.DataFrame()
     acc = acc.reset_index(drop=True)
-    for c, v in constants.items():
-        if c not in acc.columns:
-            acc[c] = [v] * len(acc)
-    return acc
+    broadcast = {c: [v] * len(acc) for c, v in constants.items() if c not in acc.columns}
+    return pd.concat([acc, pd.DataFrame(broadcast, index=acc.index)], axis=1) if broadcast else acc
 
 
 def params_of(row: Mapping[str, Any]) -> dict[str, float]:
