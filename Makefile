@@ -3,6 +3,9 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# Tests run on two processes (pytest-xdist); tests of one xdist_group share a process (the report
+# tests share one build of the committed results' report).
+XDIST   := -n 2 --dist loadgroup
 
 .PHONY: install run test test-fast lint format figures reproduce bench bench-reproduce clean
 
@@ -21,12 +24,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(XDIST)
 
-# The inner loop: every test but those marked @pytest.mark.slow where they are defined, on two
-# processes (pytest-xdist): under a minute on 2 cores. `make test` runs everything, serially.
+# The inner loop: the tests not marked @pytest.mark.slow where they are defined.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not slow" -n 2
+	$(BIN)/pytest -q -m "not slow" $(XDIST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks

@@ -49,6 +49,7 @@ def quick(tmp_path_factory) -> pd.DataFrame:
     return load_results(out)
 
 
+@pytest.mark.slow  # the quick run of the module fixture
 def test_quick_profile_rows_for_every_layer(quick) -> None:
     heads = quick[quick["kind"] == "heads"]
     assert set(heads["layer"]) == set(range(6)) and set(heads["head"]) == set(range(12))
@@ -75,6 +76,7 @@ def test_quick_profile_rows_for_every_layer(quick) -> None:
     assert len(merged) > 0 and (merged["value"] >= merged["value_bound"] - 1e-12).all()
 
 
+@pytest.mark.slow  # the quick run of the module fixture
 def test_quick_profile_pairs_estimators_of_one_coupling(quick) -> None:
     diff = quick[quick["metric"] == "out_rel_frob_diff"]
     assert set(diff["reference"]) == {"positive@iid", "positive@orf"}
@@ -86,6 +88,7 @@ def test_quick_profile_pairs_estimators_of_one_coupling(quick) -> None:
     assert row["value"] == pytest.approx(means["hyperbolic@orf"] - means["positive@orf"])
 
 
+@pytest.mark.slow  # the quick run of the module fixture
 def test_quick_profile_swap_in_scores(quick) -> None:
     swap = quick[quick["kind"] == "swap"]
     names = {f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")}
@@ -160,6 +163,7 @@ def test_missing_model_exits_2_naming_the_install_command(tmp_path: Path, monkey
     one_line_error(res, "no such folder")
 
 
+@pytest.mark.slow  # the quick run of the module fixture
 def test_figures_draw_from_the_quick_rows(quick) -> None:
     import matplotlib.pyplot as plt
 

@@ -32,6 +32,7 @@ def bert() -> models.Bert:
     return models.load_model()
 
 
+@pytest.mark.slow
 @needs_model
 def test_embeddings_equal_the_reference_implementation(bert, reference) -> None:
     ref = np.asarray(reference["embeddings"])
@@ -45,6 +46,7 @@ def test_embeddings_equal_the_reference_implementation(bert, reference) -> None:
     assert np.all(cos > 1 - 1e-6)
 
 
+@pytest.mark.slow
 @needs_model
 def test_padding_does_not_change_embeddings(bert, reference) -> None:
     batched = bert.embed(reference["sentences"][:6], max_tokens=256)
