@@ -15,11 +15,12 @@ Three forms of the same features φ (query) and ψ (key), for one draw of an rfb
 
 Cast-at-each-step semantics of the naive and stabilised forms: the inputs X, the projections ω
 and every constant (1/√M, ½, the DERF parameters A, B, C, log D) are cast to the dtype, and every
-operation returns the dtype. What numpy actually computes (numpy 2, ml_dtypes ≥ 0.5; pinned by
-``tests/experiments/test_precision.py``): float16 and bfloat16 elementwise ufuncs (add, multiply, exp, sin,
-…) compute in float32 and round each result to the dtype; ``matmul`` of float16 or bfloat16
-accumulates in float32 and rounds once (as GPU tensor cores do). ``np.sum`` of bfloat16, however,
-accumulates in bfloat16 (4096 ones sum to 256), so every sum here (‖x‖², row sums) is a matmul.
+operation returns the dtype. What numpy actually computes (numpy 2, ml_dtypes ≥ 0.5; pinned
+by ``tests/experiments/test_precision.py``): float16 and bfloat16 elementwise ufuncs (add,
+multiply, exp, sin, …) compute in float32 and round each result to the dtype; ``matmul`` of
+float16 or bfloat16 accumulates in float32 and rounds once (as GPU tensor cores do). ``np.sum``
+of bfloat16, however, accumulates in bfloat16 (4096 ones sum to 256), so every sum here (‖x‖²,
+row sums) is a matmul.
 Feature maps follow the estimators: trig, positive, hyperbolic (HRF Eq. 2–3), the dense-exponential
 family GERF/ADERF/SDERF/SADERF (DERF Thm 4.1, ``f = D exp(ωᵀAω + ωᵀBx + xᵀCx)``) and the angular
 hybrid's explicit map (HRF Lemma 2.3).

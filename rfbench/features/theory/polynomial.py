@@ -6,7 +6,8 @@ docs/methods.md#maclaurin).
   (ω_jᵀx)(ω_jᵀy). For Rademacher ω, E[(ωᵀx)²(ωᵀy)²] = ‖x‖²‖y‖² + 2(xᵀy)² − 2Σ_i x_i²y_i² =: q
   (the fourth moment of a Rademacher sum, ω_i⁴ = 1), so with a_n = 1/n! and P(N = n) = (1 − r)rⁿ,
       E[g²] = Σ_n a_n² qⁿ / P(N = n) = 0F1(; 1; q/r) / (1 − r)   (= I_0(2√(q/r)) / (1 − r)),
-  and MSE = (E[g²] − e^{2t}) / m [derived; checked by Monte Carlo in tests/features/test_polynomial.py].
+  and MSE = (E[g²] − e^{2t}) / m [derived; checked by Monte Carlo in
+  tests/features/test_polynomial.py].
 """
 
 from __future__ import annotations
