@@ -59,7 +59,11 @@ reproduce: $(STAMP)
 
 # One run, side by side: classification per trial vs the exp+matmul limit and the plain loop,
 # pointwise vs the plain per-draw loop, QMC vs iid draws, the estimators. REPRODUCE=1 adds the
-# paper reproduction's wall time (~10 min; alone: make bench-reproduce).
+# paper reproduction's wall time (alone: make bench-reproduce).
+# Each benchmark also writes its timings to $(BENCH_OUT)/bench/<name>.parquet:
+# `rfbench compare runs/bench-<old> runs/bench-<new> --fail-on slower:1.5` compares two commits.
+BENCH_OUT ?= runs/bench-$(shell git rev-parse --short HEAD 2>/dev/null || echo local)
+bench bench-reproduce: export RFBENCH_BENCH_OUT = $(BENCH_OUT)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_classify.py
 	$(BIN)/python benchmarks/bench_pointwise.py

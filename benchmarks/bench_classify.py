@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from record import record
 from threadpoolctl import threadpool_limits
 
 from rfbench.experiments.classify.data import default_sigma, prepared
@@ -113,7 +114,8 @@ def measure(trials: int = 20) -> list[Row]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20, help="trials per case (x50 for wifi)")
-    rows = measure(ap.parse_args().trials)
+    args = ap.parse_args()
+    rows = measure(args.trials)
     print("Classification, time per trial (positive@iid, BLAS 1 thread)")
     head = f"{'CPU ms':>9}{'wall ms':>9}{'/bare32':>9}{'plain/this':>11}{'acc':>7}"
     print(f"{'case / method':<34}{head}")
@@ -126,6 +128,12 @@ def main() -> None:
                 f"  {r.method:<32}{r.cpu_ms:>9.3f}{r.wall_ms:>9.3f}{r.cpu_ms / ref:>9.2f}"
                 f"{plain / r.cpu_ms:>11.1f}{r.accuracy:>7.3f}"
             )
+    record("classify", [
+        {"estimator": r.method, "dataset": r.case, "metric": metric, "value": value,
+         "baseline": not r.method.startswith("rfbench")}
+        for r in rows
+        for metric, value in (("cpu_s", r.cpu_ms / 1e3), ("time_s", r.wall_ms / 1e3))
+    ], vars(args))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import argparse
 from collections.abc import Callable
 
 import numpy as np
+from record import record
 
 from rfbench.experiments.shared import best_time
 from rfbench.features import registry
@@ -89,8 +90,11 @@ def batched(name: str, kwargs: dict, draws: int, frame: int | None, seed: int = 
     return np.concatenate(out)
 
 
-def bench_case(name: str, kwargs: dict, plain: Callable, draws: int, repeat: int) -> str:
-    """One row of the table: plain loop vs batched (full d) vs batched in a 2-D frame."""
+def bench_case(
+    name: str, kwargs: dict, plain: Callable, draws: int, repeat: int
+) -> tuple[str, list[dict]]:
+    """One row of the table (plain loop vs batched (full d) vs batched in a 2-D frame) and its
+    timings as result rows."""
     x, y = equal_norm_pair(1.0, np.pi / 3, D)
     rng = np.random.default_rng(1)
     plain_vals: list[float] = []
@@ -102,11 +106,16 @@ def bench_case(name: str, kwargs: dict, plain: Callable, draws: int, repeat: int
     t_full = best_time(lambda: batched(name, kwargs, draws, None), repeat)
     t_frame = best_time(lambda: batched(name, kwargs, draws, 2), repeat)
     ours = batched(name, kwargs, draws, 2)
-    return (
+    line = (
         f"{name:<22}{t_plain:>13.3f}{t_full:>11.3f}{t_frame:>10.3f}"
         f"{t_plain / t_full:>12.1f}{t_plain / t_frame:>10.1f}"
         f"{np.mean(plain_vals):>11.4f}{ours.mean():>10.4f}"
     )
+    rows = [
+        {"estimator": name, "note": how, "metric": "time_s", "value": t, "baseline": how == "plain"}
+        for how, t in (("plain", t_plain), ("batched", t_full), ("frame", t_frame))
+    ]
+    return line, rows
 
 
 def main() -> None:
@@ -120,8 +129,12 @@ def main() -> None:
         f"{'estimator':<22}{'plain loop s':>13}{'batched s':>11}{'frame s':>10}"
         f"{'x (batched)':>12}{'x (frame)':>10}{'mean plain':>11}{'mean ours':>10}"
     )
+    rows = []
     for name, kwargs, plain in CASES:
-        print(bench_case(name, kwargs, plain, args.draws, args.repeat), flush=True)
+        line, case_rows = bench_case(name, kwargs, plain, args.draws, args.repeat)
+        print(line, flush=True)
+        rows += case_rows
+    record("estimators", rows, vars(args))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_estimators import N_LAMBDA, D, M, _hyp, plain_angular_hybrid, plain_trig_iid
+from record import record
 
 from rfbench.features.theory import equal_norm_pair
 from rfbench.runner import resolve_file, run
@@ -121,6 +122,12 @@ def main() -> None:
     for label, wall, cpu in rows:
         ratios = f"{w_pl * scale / wall:>19.1f}{c_pl * scale / cpu:>8.1f}"
         print(f"{label:<38}{wall:>9.2f}{cpu:>9.2f}{ratios}")
+    record("pointwise", [
+        {"estimator": label, "metric": metric, "value": value,
+         "baseline": label.startswith("plain")}
+        for label, wall, cpu in rows
+        for metric, value in (("cpu_s", cpu), ("time_s", wall))
+    ], vars(args))  # fmt: skip
     print("plain-loop max relative RMSE over θ (sanity, subsample):")
     for key, value in worst.items():
         print(f"  {key:<28}{value:.3f}")

@@ -14,6 +14,7 @@ import argparse
 import time
 
 import numpy as np
+from record import record
 from threadpoolctl import threadpool_limits
 
 from rfbench.features.registry import make_weights
@@ -39,14 +40,20 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     print(f"QMC draw vs iid draw: {args.draws} draws per call, CPU us per draw (x iid)")
+    rows = []
     with threadpool_limits(1):
         for d, m in SHAPES:
             times = {s: cpu_time(s, d, m, args.draws, args.repeat) for s in SAMPLERS}
+            rows += [
+                {"estimator": s, "d": d, "m": m, "metric": "cpu_s", "value": times[s]}
+                for s in SAMPLERS
+            ]
             cells = [
                 f"{s} {times[s] / args.draws * 1e6:7.1f} ({times[s] / times['iid']:.2f}x)"
                 for s in SAMPLERS
             ]
             print(f"  d={d:<3} m={m:<4} " + "  ".join(cells))
+    record("qmc", rows, vars(args))
 
 
 if __name__ == "__main__":

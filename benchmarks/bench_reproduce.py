@@ -2,7 +2,7 @@
 
 Runs ``rfbench reproduce --profile paper --workers 2 --force --quiet`` into a temporary folder (the
 committed results/ are never touched) and prints its wall time and the CPU time of the child
-processes. About 10 minutes on 2 cores: ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
+processes. ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
 
 Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper]
 """
@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from record import record
 
 
 def main() -> None:
@@ -34,6 +36,10 @@ def main() -> None:
     cpu = kids.ru_utime + kids.ru_stime
     print(f"rfbench reproduce --profile {args.profile} --workers {args.workers}:")
     print(f"  wall {wall / 60:.1f} min ({wall:.0f} s), CPU {cpu / 60:.1f} min")
+    label = f"rfbench reproduce --profile {args.profile} --workers {args.workers}"
+    rows = [{"estimator": label, "metric": "time_s", "value": wall},
+            {"estimator": label, "metric": "cpu_s", "value": cpu}]  # fmt: skip
+    record("reproduce", rows, vars(args))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from record import record
 from threadpoolctl import threadpool_limits
 
 from rfbench.experiments.shared import best_time
@@ -35,7 +36,7 @@ def main() -> None:
     print(
         f"structured ({kernel}) vs dense projection, {args.points} points, m = d, ms (dense/fast)"
     )
-    rng = np.random.default_rng(0)
+    rng, rows = np.random.default_rng(0), []
     with threadpool_limits(1):
         for name in SAMPLERS:
             cells = []
@@ -45,7 +46,13 @@ def main() -> None:
                 fast = best_time(lambda p=proj, x=X: p.chain.apply(x, use), args.repeat)
                 dense = best_time(lambda p=proj, x=X: p.with_fast(False).project(x), args.repeat)
                 cells.append(f"d={d} {fast * 1e3:.1f}/{dense * 1e3:.1f} ({dense / fast:.1f}x)")
+                rows += [
+                    {"estimator": f"{name} {how}", "d": d, "metric": "time_s", "value": t,
+                     "baseline": how == "dense"}
+                    for how, t in ((kernel, fast), ("dense", dense))
+                ]  # fmt: skip
             print(f"  {name:<10} " + "  ".join(cells))
+    record("structured", rows, vars(args))
 
 
 if __name__ == "__main__":

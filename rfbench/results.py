@@ -88,6 +88,8 @@ METRICS: dict[str, str] = {
     "log_rel_var": "log of Var(K̂) / K²",
     "accuracy": "classification accuracy",
     "time_s": "wall time in seconds",
+    "cpu_s": "CPU time (process time) in seconds",
+    "time_ratio": "a time divided by a reference case's time on the same machine",
 }
 
 
