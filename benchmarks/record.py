@@ -2,7 +2,7 @@
 
 Each benchmark writes ``<RFBENCH_BENCH_OUT>/bench/<name>.parquet`` (default folder ``runs/bench``;
 ``make bench`` uses ``runs/bench-<commit>``): one tidy row per measured case and metric
-(``cpu_s``, ``time_s`` or ``time_ratio``, all timing metrics that ``rfbench compare`` reports as
+(``cpu_s`` or ``time_s``, timing metrics that ``rfbench compare`` reports as
 ratios and never flags as changed numbers). Rows of a baseline (the plain code a paper's script
 would use) carry ``baseline = True``; the file's provenance timing is the sum over rfbench's own
 rows, so ``rfbench compare runs/bench-A runs/bench-B --fail-on slower:1.5`` fails when rfbench got

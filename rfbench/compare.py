@@ -9,7 +9,7 @@ correction across all rows compared: ``z`` sets the family-wise error rate
 α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per row.
 Rows without a standard error (exact quantities: true values, closed forms, FLOPs) are flagged
 when they differ beyond float round-off (relative 1e-9). Timing rows (metrics ``time_s``,
-``cpu_s``, ``time_ratio``) are machine measurements, never flagged as numbers; they, and each
+``cpu_s``) are machine measurements, never flagged as numbers; they, and each
 file's timing provenance (jobs' wall and CPU seconds, written by ``rfbench run`` and by the
 benchmarks), give the timing ratios B/A.
 """
@@ -32,7 +32,7 @@ from rfbench.results import load_provenance, load_results, result_paths
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")
 #: metrics that are timings of this machine, not results
-TIMING_METRICS = frozenset({"time_s", "cpu_s", "time_ratio"})
+TIMING_METRICS = frozenset({"time_s", "cpu_s"})
 #: relative difference below which two values without a standard error are the same number
 EXACT_RTOL = 1e-9
 METHODS = ("holm", "bonferroni", "none")

@@ -89,7 +89,6 @@ METRICS: dict[str, str] = {
     "accuracy": "classification accuracy",
     "time_s": "wall time in seconds",
     "cpu_s": "CPU time (process time) in seconds",
-    "time_ratio": "a time divided by a reference case's time on the same machine",
 }
 
 
