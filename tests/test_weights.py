@@ -508,13 +508,15 @@ def test_sampled_sgq_entries_follow_the_three_point_rule():
     assert np.allclose(np.abs(W[W != 0]), np.sqrt(3))
 
 
-def test_sobol_draw_without_the_guard_is_the_guarded_draw():
-    """Sobol' points are (k + ½)·2^-52, inside the guard: skipping it changes no bit."""
+@pytest.mark.parametrize(("d", "m", "draws"), [(6, 16, 50), (64, 128, 40), (33, 100, 50)])
+def test_sobol_draw_without_the_guard_is_the_guarded_draw(d, m, draws):
+    """Sobol' points are (k + ½)·2^-52, inside the guard: skipping it changes no bit; nor does
+    taking Φ⁻¹ block by block as the points are written (several blocks here)."""
     from rfbench.features.weights.ndtri import ndtri_inplace
     from rfbench.features.weights.qmc import _T_HIGH, _T_LOW
     from rfbench.features.weights.scrambling import sobol_points
 
-    got = make_weights("sobol").sample(np.random.default_rng(3), 6, 16, 50).W
-    t = sobol_points(np.random.default_rng(3), 6, 16, 50)
+    got = make_weights("sobol").sample(np.random.default_rng(3), d, m, draws).W
+    t = sobol_points(np.random.default_rng(3), d, m, draws)
     np.testing.assert_array_equal(np.clip(t, _T_LOW, _T_HIGH), t)
     np.testing.assert_array_equal(got, ndtri_inplace(t))

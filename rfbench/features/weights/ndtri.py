@@ -46,8 +46,10 @@ _Q1 = (
     1.50425385692907503408e1, 2.50464946208309415979e0, -1.42182922854787788574e-1,
     -3.80806407691578277194e-2, -9.33259480895457427372e-4,
 )  # fmt: skip
-#: elements per chunk: the chunk and three temporaries (1 MiB) stay in a core's L2 cache
+#: elements per chunk of the central branch: it and three temporaries (1 MiB) stay in L2 cache
 _CHUNK = 1 << 15
+#: elements whose tails are gathered and evaluated together (fewer, longer array operations)
+BLOCK = 1 << 17
 
 
 def ndtri_inplace(y: np.ndarray) -> np.ndarray:
@@ -66,20 +68,24 @@ def ndtri_inplace(y: np.ndarray) -> np.ndarray:
     Notes
     -----
     Cephes ``ndtri`` (Moshier 1989) as array operations: see the module docstring for the
-    branches and how the result compares with ``scipy.special.ndtri``.
+    branches and how the result compares with ``scipy.special.ndtri``. Works through y in
+    blocks of ``BLOCK`` elements; a caller that writes y block by block can apply it to each
+    block while that is still in cache.
     """
     if y.dtype != np.float64 or not y.flags.c_contiguous or not y.flags.writeable:
         raise ValueError("ndtri_inplace needs a writeable C-contiguous float64 array")
     flat = y.reshape(-1)
     tmp = np.empty((3, min(_CHUNK, flat.size)))
     with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(0, flat.size, _CHUNK):
-            chunk = flat[start : start + _CHUNK]
-            tail = np.flatnonzero((chunk <= _E2) | (chunk > _HIGH))
-            v = chunk[tail]
-            _central(chunk, *tmp[:, : chunk.size])
+        for start in range(0, flat.size, BLOCK):
+            block = flat[start : start + BLOCK]
+            tail = np.flatnonzero((block <= _E2) | (block > _HIGH))
+            v = block[tail]
+            for at in range(0, block.size, _CHUNK):
+                chunk = block[at : at + _CHUNK]
+                _central(chunk, *tmp[:, : chunk.size])
             if tail.size:
-                chunk[tail] = _tail(v)
+                block[tail] = _tail(v)
     return y
 
 

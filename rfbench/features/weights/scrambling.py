@@ -18,10 +18,13 @@ random-permutation family scipy uses for Halton. All draws are done by array ope
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
 from scipy.stats import qmc
+
+from rfbench.features.weights.ndtri import BLOCK
 
 #: bits of a randomised point (the float64 mantissa); points are (k + ½)·2^-52
 _BITS = 52
@@ -60,22 +63,29 @@ def sobol_generators(d: int, m: int) -> tuple[int, np.ndarray]:
     return K, g
 
 
-def _span(first: np.ndarray, gens: np.ndarray, m: int) -> np.ndarray:
+def _span(first: np.ndarray, gens: np.ndarray, m: int, out: np.ndarray | None = None) -> np.ndarray:
     """(draws, m, d) uint64: row i = first XOR gens[:, q] over the set bits q of i, by doubling
     (rows 2^q .. 2^(q+1) − 1 are rows 0 .. 2^q − 1 XOR gens[:, q]); first (draws, d)."""
-    x = np.empty((first.shape[0], m, first.shape[1]), dtype=np.uint64)
-    x[:, 0] = first
+    if out is None:
+        out = np.empty((first.shape[0], m, first.shape[1]), dtype=np.uint64)
+    out[:, 0] = first
     for q in range(gens.shape[1]):
         n = min(1 << q, m - (1 << q))
-        np.bitwise_xor(x[:, :n], gens[:, q, None, :], out=x[:, 1 << q : (1 << q) + n])
-    return x
+        np.bitwise_xor(out[:, :n], gens[:, q, None, :], out=out[:, 1 << q : (1 << q) + n])
+    return out
 
 
 def _random_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, 1 << _BITS, size=shape, dtype=np.uint64)
 
 
-def sobol_points(rng: np.random.Generator, d: int, m: int, draws: int) -> np.ndarray:
+def sobol_points(
+    rng: np.random.Generator,
+    d: int,
+    m: int,
+    draws: int,
+    then: Callable[[np.ndarray], object] | None = None,
+) -> np.ndarray:
     """(draws, m, d) Sobol' points, each draw with its own LMS + digital shift (52 bits).
 
     Column l of a draw's lower-triangular L is a 52-bit integer (bit l set, random bits below);
@@ -83,7 +93,9 @@ def sobol_points(rng: np.random.Generator, d: int, m: int, draws: int) -> np.nda
     linear (``sobol_generators``), a draw's point i is s XOR the images L g_q over the set bits
     q of i: K images per (draw, coordinate), then one doubling pass writes the m points (no
     per-point table lookup: 2.8x faster than one at d = 64, m = 128). The 52-bit x becomes
-    (x + ½)·2^-52 exactly through the float64 mantissa.
+    (x + ½)·2^-52 exactly through the float64 mantissa. ``then`` (e.g. Φ⁻¹ in place) is
+    applied to the points of each block of draws (about ``ndtri.BLOCK`` values) as soon as
+    they are written, while they are in cache.
     """
     K, g = sobol_generators(d, m)
     # the digital shift, with the exponent bits of 1.0 set once here: the images XORed in below
@@ -94,8 +106,14 @@ def sobol_points(rng: np.random.Generator, d: int, m: int, draws: int) -> np.nda
         top = np.uint64(1 << (_BITS - K + p))
         col = (_random_bits(rng, (draws, d)) & (top - np.uint64(1))) | top
         images ^= col[:, None, :] & (((g >> np.uint64(p)) & np.uint64(1)) * _ALL)
-    t = _span(shift, images, m).view(np.float64)
-    t -= 1.0 - 2.0**-53  # exact (Sterbenz): 1 + x/2^52 − 1 + 2^-53
+    t = np.empty((draws, m, d))
+    step = max(1, BLOCK // (m * d))
+    for b in range(0, draws, step):
+        block = t[b : b + step]
+        _span(shift[b : b + step], images[b : b + step], m, out=block.view(np.uint64))
+        block -= 1.0 - 2.0**-53  # exact (Sterbenz): 1 + x/2^52 − 1 + 2^-53
+        if then is not None:
+            then(block)
     return t
 
 
