@@ -28,7 +28,7 @@ from rfbench.features.weights.ndtri import BLOCK
 
 #: bits of a randomised point (the float64 mantissa); points are (k + ½)·2^-52. Fewer (say 32,
 #: to scramble in uint32) would put every point on a coarser grid than float64 resolves: the
-#: smallest t would be 2^-33 instead of 2^-53, cutting the Gaussian tails at |x| ≈ 6.2 instead
+#: smallest t would be 2^-33 instead of 2^-53, cutting the Gaussian tails at |x| ≈ 6.3 instead
 #: of 8.2, a change of law, not of round-off. The integer passes are not the cost anyway.
 _BITS = 52
 #: the exponent bits of 1.0: (x | _ONE) viewed as float64 is 1 + x/2^52
