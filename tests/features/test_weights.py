@@ -371,6 +371,57 @@ def test_batched_qmc_keeps_low_discrepancy(name, engine):
     assert disc.mean() < 1.5 * scipy_scrambled
 
 
+def test_sobol_scramble_keeps_the_net_of_the_bar_setting():
+    """m = 128, d = 64: each coordinate of every draw hits each [i/m, (i+1)/m) once, and (a
+    linear scramble permutes elementary intervals) every 2-D elementary box [·/2^a) × [·/2^b)
+    with a + b ≤ 7 holds as many scrambled points as unscrambled ones, up to the box's label.
+    A scramble that mixed lower digits into higher ones, or dropped L's diagonal, breaks this.
+    Each draw has its own L: the image L g_q = x_{2^q} XOR x_0 differs between draws."""
+    from rfbench.features.weights.scrambling import sobol_points
+
+    d, m, K = 64, 128, 7
+    t = sobol_points(np.random.default_rng(11), d, m, 4)
+    assert t.shape == (4, m, d) and t.min() > 0.0 and t.max() < 1.0
+    cells = np.sort(np.floor(t * m), axis=1)
+    np.testing.assert_array_equal(cells, np.broadcast_to(np.arange(m)[:, None], cells.shape))
+    k = (np.ldexp(t, 52) - 0.5).astype(np.uint64)  # t = (k + ½)·2^-52 exactly
+    for q in range(K):
+        assert len(np.unique(k[:, 1 << q] ^ k[:, 0], axis=0)) == len(t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = qmc.Sobol(d, scramble=False).random(m)
+
+    def box_counts(x: np.ndarray, j: int, k: int, a: int, b: int) -> np.ndarray:
+        box = np.floor(x[:, j] * 2**a) * 2**b + np.floor(x[:, k] * 2**b)
+        return np.sort(np.bincount(box.astype(int), minlength=2 ** (a + b)))
+
+    pairs = [(j, k) for j in range(0, d, 7) for k in range(j + 1, d, 5)]
+    for j, k in pairs:
+        for a in range(K + 1):
+            for b in range(K + 1 - a):
+                want = box_counts(plain, j, k, a, b)
+                for x in t:
+                    np.testing.assert_array_equal(box_counts(x, j, k, a, b), want)
+
+
+@pytest.mark.parametrize("name", ["sobol", "halton"])
+def test_batched_qmc_points_are_jointly_uniform_and_draws_independent(name):
+    """A point's coordinate pairs are jointly U[0, 1)², and draws are independent: the points of
+    row r in draws 2i and 2i + 1 are; chi-square on a 5 × 5 grid over 1000 pairs each. The test
+    rejects pairs from one draw (the shared scramble makes them dependent)."""
+    t = special.ndtr(big_sample(name).W)  # (N, M, D)
+
+    def chi2_p(u: np.ndarray, v: np.ndarray) -> float:
+        counts = np.histogram2d(u, v, bins=5, range=[[0, 1], [0, 1]])[0].ravel()
+        return stats.chisquare(counts).pvalue
+
+    pvalues = [chi2_p(t[::2, r, j], t[::2, r, k]) for r in (0, M - 1) for j, k in ((0, 1), (2, 4))]
+    pvalues += [chi2_p(t[::2, r, j], t[1::2, r, j]) for r in (0, M // 2, M - 1) for j in range(D)]
+    pvalues += [chi2_p(t[::2, 0, j], t[1::2, M - 1, (j + 1) % D]) for j in range(D)]
+    assert min(pvalues) > 1e-4
+    assert chi2_p(t[::2, 0, 0], t[::2, 1, 0]) < 1e-6
+
+
 def test_halton_points_are_stratified_in_each_base():
     """Coordinate j (base b_j) of m = b_j^k
     scrambled Halton points hits each cell [i/m, (i+1)/m) once."""
@@ -457,12 +508,15 @@ def test_sampled_sgq_entries_follow_the_three_point_rule():
     assert np.allclose(np.abs(W[W != 0]), np.sqrt(3))
 
 
-def test_sobol_draw_without_the_guard_is_the_guarded_draw():
-    """Sobol' points are (k + ½)·2^-52, inside the guard: skipping it changes no bit."""
-    from rfbench.features.weights.qmc import gaussian_from_unit
+@pytest.mark.parametrize(("d", "m", "draws"), [(6, 16, 50), (64, 128, 40), (33, 100, 50)])
+def test_sobol_draw_without_the_guard_is_the_guarded_draw(d, m, draws):
+    """Sobol' points are (k + ½)·2^-52, inside the guard: skipping it changes no bit; nor does
+    taking Φ⁻¹ block by block as the points are written (several blocks here)."""
+    from rfbench.features.weights.ndtri import ndtri_inplace
+    from rfbench.features.weights.qmc import _T_HIGH, _T_LOW
     from rfbench.features.weights.scrambling import sobol_points
 
-    got = make_weights("sobol").sample(np.random.default_rng(3), 6, 16, 50).W
-    t = sobol_points(np.random.default_rng(3), 6, 16, 50)
-    assert t.min() > 0.0 and t.max() < 1.0
-    np.testing.assert_array_equal(got, gaussian_from_unit(t))
+    got = make_weights("sobol").sample(np.random.default_rng(3), d, m, draws).W
+    t = sobol_points(np.random.default_rng(3), d, m, draws)
+    np.testing.assert_array_equal(np.clip(t, _T_LOW, _T_HIGH), t)
+    np.testing.assert_array_equal(got, ndtri_inplace(t))

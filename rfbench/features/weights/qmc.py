@@ -20,6 +20,7 @@ from scipy import special
 from rfbench.features.base import Projections, WeightsSampler, full_projections
 from rfbench.features.registry import register_weights
 from rfbench.features.weights.blocks import haar_frames
+from rfbench.features.weights.ndtri import ndtri_inplace
 from rfbench.features.weights.scrambling import halton_points, sobol_points
 
 #: the open interval guard: t = 0 or 1 (Φ⁻¹ = ∓∞) only arise from float rounding (< 1e-16)
@@ -72,7 +73,8 @@ class Sobol(_UnitCube):
     ``scrambling.sobol_points``: scipy's unscrambled Sobol' points, every draw scrambled
     independently over 52 bits and all draws at once. m a power of two gives a full
     (t, m, d)-net; otherwise the first m points, a valid randomised set without the net's
-    equal stratification.
+    equal stratification. Φ⁻¹ is ``ndtri.ndtri_inplace``: scipy's Cephes ndtri as array
+    operations, equal to scipy.special.ndtri up to an ulp of log in the tails (< 1e-15).
     """
 
     name = "sobol"
@@ -83,10 +85,10 @@ class Sobol(_UnitCube):
         return sobol_points(rng, d, m, draws)
 
     def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        # the points are (k + ½)·2^-52, strictly inside (0, 1): Φ⁻¹ in place, no guard pass
-        # (Φ⁻¹ is the cost: scipy's ndtri alone takes 1.5× an i.i.d. Gaussian draw)
-        t = self.points(rng, d, m, draws)
-        return full_projections(special.ndtri(t, out=t))
+        # the points are (k + ½)·2^-52, strictly inside (0, 1): Φ⁻¹ in place, no guard pass,
+        # block by block as they are written (Φ⁻¹ is most of the cost: ~1.1x an i.i.d.
+        # Gaussian draw; scipy's ndtri takes 1.5x)
+        return full_projections(sobol_points(rng, d, m, draws, then=ndtri_inplace))
 
 
 @lru_cache(maxsize=64)
@@ -138,7 +140,9 @@ class Lattice(_UnitCube):
     def points(self, rng: np.random.Generator, d: int, m: int, draws: int) -> np.ndarray:
         z = korobov_vector(m, d, korobov_generator(m, d))
         base = (np.arange(m)[:, None] * z % m) / m
-        return (base + rng.random((draws, 1, d))) % 1.0
+        t = base + rng.random((draws, 1, d))
+        t -= np.floor(t)  # t mod 1, exactly (t < 2): the same bits as np.remainder, 9x faster
+        return t
 
 
 @register_weights
