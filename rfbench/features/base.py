@@ -213,6 +213,9 @@ class WeightsSampler(ABC):
     rotation_invariant: bool = False
     #: the number of rows is fixed by d (SGQ-det), not by m
     fixed_count: bool = False
+    #: rows are independent N(0, I_d) (iid): one row's law is the whole law, so an estimate from
+    #: m rows is the mean of m independent single-row ones (importance sampling of the MSE)
+    independent_rows: bool = False
 
     def draw_flops(self, count: float, d: int) -> float | None:
         """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
@@ -296,6 +299,10 @@ class Component(ABC):
     symmetric: bool = True  # f1 == f2
     #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
     kernels: tuple[str, ...] = KERNELS
+    #: signs s of the tilts s·(x + y) of ω's law that an importance sampler of the MSE uses (the
+    #: second moment grows like e^{s ωᵀ(x+y)}: positive (2,), hyperbolic (±2), bounded trig ());
+    #: None: no importance sampler (the pointwise experiment then reports no is_* metrics)
+    importance_tilts: tuple[float, ...] | None = None
 
     def __init__(self, **options: Any) -> None:
         if options:
@@ -502,6 +509,24 @@ class Estimator(ABC):
         :meth:`Component.dtype_parts` for the parameters).
         """
         raise NotImplementedError(f"{self.name} declares no reduced-precision form")
+
+    @property
+    def importance_tilts(self) -> tuple[float, ...] | None:
+        """Signs of the importance sampler's tilts of a single-projection estimate
+        (:attr:`Component.importance_tilts`), when the estimator's draw is m independent rows;
+        None: no importance sampler (pointwise ``importance_draws`` adds no is_* rows)."""
+        return None
+
+    @property
+    def pairing_weights(self) -> WeightsSampler | None:
+        """The coupling whose rows are this estimator's whole draw (no fit, one projection set),
+        so paired runs can build it from a shared Gaussian array with
+        :meth:`WeightsSampler.from_gaussian` and :meth:`draw_from`; None: drawn unpaired."""
+        return None
+
+    def draw_from(self, proj: Projections) -> Draw:
+        """The draw whose only randomness is ``proj`` (estimators with :attr:`pairing_weights`)."""
+        raise NotImplementedError(f"{self.name} is not drawn from one projection set")
 
     def fit_flops(self, n: float, d: int) -> float | None:
         """FLOPs of the data fit of one draw on n points per side in R^d (cost model of

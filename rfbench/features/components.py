@@ -25,6 +25,7 @@ class Trig(Component):
     paper = "HRF Eq. 2"
     outputs = 2
     positive = False
+    importance_tilts = ()  # bounded: no tilt
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
@@ -67,6 +68,7 @@ class Positive(Component):
     name = "positive"
     description = "positive features exp(ωᵀu - ‖u‖²/2) (SM+, PosRF)"
     paper = "HRF §2.3 (A = I); SimRF Eq. 7; DERF PosRF"
+    importance_tilts = (2.0,)
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         return proj.project(X)[..., None], None, -0.5 * sq_norms(X)
@@ -88,6 +90,7 @@ class Hyperbolic(Component):
     description = "hyperbolic/antithetic positive features (SM++, FAVOR+)"
     paper = "HRF Eq. 3"
     outputs = 2
+    importance_tilts = (2.0, -2.0)
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)

@@ -117,6 +117,20 @@ class ComponentEstimator(Estimator):
             raise ValueError(f"{self.name}: the reduced-precision form is of the softmax kernel")
         return self.component.dtype_parts(draw.projections["omega"], X, side, draw.params, dt, memo)
 
+    @property
+    def importance_tilts(self) -> tuple[float, ...] | None:
+        """The component's tilts, for independent rows only (iid)."""
+        return self.component.importance_tilts if self.weights.independent_rows else None
+
+    @property
+    def pairing_weights(self) -> WeightsSampler | None:
+        """The coupling, unless a fit is part of the draw (data-dependent components)."""
+        return None if self.component.data_dependent else self.weights
+
+    def draw_from(self, proj: Projections) -> Draw:
+        """``Draw({"omega": proj})`` without fitted parameters."""
+        return Draw({"omega": proj}, {}, proj.d)
+
     def fit_flops(self, n: float, d: int) -> float | None:
         """The component's fit cost (see :meth:`Component.fit_flops`)."""
         return self.component.fit_flops(n, d)

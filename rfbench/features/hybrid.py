@@ -58,6 +58,7 @@ class _Fourier(Trig):
         return log_mag, factor, np.zeros(1)
 
     dtype_parts = Component.dtype_parts  # not Trig's: no e^{‖u‖²/2} here
+    importance_tilts = None
 
 
 def _scale(f: Features, coef: float) -> Features:
