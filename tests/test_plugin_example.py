@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rfbench.features import registry
@@ -61,6 +62,53 @@ def test_fixed_gerf_at_zero_is_the_positive_features(plugin_module) -> None:
         registry.get(f"{NAME}@iid", A=0.2)
 
 
+def _precision_rows(name: str) -> pd.DataFrame:
+    """One small ``rfbench precision`` job of ``name`` (float64 and float16, r = 1.5)."""
+    from rfbench.experiments import JobSpec
+    from rfbench.experiments.precision.experiment import Precision
+
+    spec = JobSpec(estimator=name, r=1.5, dtypes=["float64", "float16"], forms=["naive",
+                   "stabilised", "logspace"], m=16, n=8, d=8, angles=3, samples=40,
+                   attention_points=8, attention_draws=3, stabiliser=1e-6)  # fmt: skip
+    return Precision().run_job(spec, np.random.default_rng(0))
+
+
+def test_precision_runs_the_plugins_declared_dtype_map(plugin_module) -> None:
+    """The plugin declares its reduced-precision form (``dtype_parts``): ``describe`` reports it,
+    its float64 naive map matches its log-space map, and the precision experiment runs it."""
+    from rfbench.experiments.precision import maps as pm
+
+    assert registry.describe(f"{NAME}@orf").precision_form
+    est = registry.get(f"{NAME}@iid", m=16, A=-0.3)
+    x, y = equal_norm_pair(1.5, np.linspace(0.0, np.pi, 4), 8)
+    draw = est.sample(np.random.default_rng(1), 8, 5)
+    queries, keys = pm.pair_forms(est, draw, x[:1], y, "float64")
+    logspace = pm.kernel_estimate(*(side["logspace"] for side in (queries, keys)))
+    for form in ("naive", "stabilised"):
+        k_hat = pm.kernel_estimate(queries[form], keys[form])
+        np.testing.assert_allclose(k_hat, logspace, rtol=1e-12)
+    np.testing.assert_allclose(logspace, est.estimate(draw, x[:1], y), rtol=1e-12)
+    rows = _precision_rows(f"{NAME}@iid")
+    assert "skipped" not in set(rows["metric"]) and set(rows["dtype"]) == {"float64", "float16"}
+
+
+def test_precision_skips_an_estimator_without_the_form_and_says_why(plugin_module) -> None:
+    """A component that does not implement ``dtype_parts`` (here a plugin subclass that opts
+    out) gets one skipped row per job, the reason in ``note`` — never a guessed map."""
+    from rfbench.features.base import Component
+    from rfbench.features.registry import register_component
+
+    @register_component
+    class NoDtypeMap(plugin_module.FixedGERF):
+        name = "rfb-test-gerf-fixed-no-dtype"
+        dtype_parts = Component.dtype_parts
+
+    assert not registry.describe(f"{NoDtypeMap.name}@iid").precision_form
+    rows = _precision_rows(f"{NoDtypeMap.name}@iid")
+    assert list(rows["metric"]) == ["skipped"]
+    assert "no reduced-precision form" in rows["note"].iloc[0]
+
+
 def _can_build_offline() -> bool:
     """Whether this interpreter's setuptools builds wheels itself (≥ 70.1, or with ``wheel``)."""
     if importlib.util.find_spec("wheel") is not None:
@@ -97,6 +145,15 @@ def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     rows = load_results(out)
     assert set(rows["estimator"]) == {f"{NAME}@iid"} and len(rows) > 0
+
+    # a capability through the CLI: the plugin's declared dtype map runs in ``rfbench precision``
+    prec = tmp_path / "prec.parquet"
+    run_prec = [*cli, "precision", "--components", NAME, "--couplings", "iid", "--profile"]
+    run_prec += ["quick", "--out", str(prec), "--workers", "1", "--backend", "serial", "--quiet"]
+    done = subprocess.run(run_prec, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = load_results(prec)
+    assert set(rows["estimator"]) == {f"{NAME}@iid"} and "skipped" not in set(rows["metric"])
 
     # the plugin's source is part of the job key and of the provenance: an edit recomputes
     from rfbench.results import load_provenance

@@ -13,14 +13,39 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from rfbench.checks import positive_int
 from rfbench.kernels import KERNELS, kernel_alpha, sq_norms
 
+if TYPE_CHECKING:
+    from rfbench.features.dtype_maps import Parts
+
 Side = Literal["query", "key"]
+
+
+def declares(cls: type, method: str, base: type) -> bool:
+    """Whether ``cls`` implements the optional capability ``method`` of ``base`` (overrides it).
+
+    Capabilities are declared by implementing a method; this is how ``registry.describe`` reports
+    one without building the estimator (docs/extending.md#capabilities).
+
+    Parameters
+    ----------
+    cls : type
+        A subclass of ``base`` (a component, or an estimator class registered as a hybrid).
+    method : str
+        The capability's method name on ``base``.
+    base : type
+        The class whose default means "lacks the capability".
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(cls, type) and getattr(cls, method, None) is not getattr(base, method)
 
 
 class EstimateRangeError(ArithmeticError):
@@ -188,6 +213,9 @@ class WeightsSampler(ABC):
     rotation_invariant: bool = False
     #: the number of rows is fixed by d (SGQ-det), not by m
     fixed_count: bool = False
+    #: rows are independent N(0, I_d) (iid): one row's law is the whole law, so an estimate from
+    #: m rows is the mean of m independent single-row ones (importance sampling of the MSE)
+    independent_rows: bool = False
 
     def draw_flops(self, count: float, d: int) -> float | None:
         """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
@@ -271,6 +299,10 @@ class Component(ABC):
     symmetric: bool = True  # f1 == f2
     #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
     kernels: tuple[str, ...] = KERNELS
+    #: signs s of the tilts s·(x + y) of ω's law that an importance sampler of the MSE uses (the
+    #: second moment grows like e^{s ωᵀ(x+y)}: positive (2,), hyperbolic (±2), bounded trig ());
+    #: None: no importance sampler (the pointwise experiment then reports no is_* metrics)
+    importance_tilts: tuple[float, ...] | None = None
 
     def __init__(self, **options: Any) -> None:
         if options:
@@ -287,6 +319,60 @@ class Component(ABC):
         values·exp(row_log[i] + col_log[j]) of shape (draws, N, N'), when cheaper than the two
         feature maps (e.g. one query against a few keys); None: use the feature maps."""
         return None
+
+    def fit_flops(self, n: float, d: int) -> float | None:
+        """FLOPs of ``fit`` on n points per side in R^d (the model of
+        rfbench.experiments.cost.model: a multiply-add counts 2, an exp or square root 1).
+
+        0 for a data-free component; a data-dependent component without a model returns None (the
+        cost experiment then writes a skipped row saying so, never a guess).
+        """
+        return None if self.data_dependent else 0.0
+
+    def feature_overhead_flops(self, d: int) -> float:
+        """FLOPs per point (one side) of the map beyond the projections ωᵀx and one exp or sin/cos
+        and scale per feature (cost model, rfbench.experiments.cost.model): e.g. the dense DERF
+        maps' B x and xᵀCx (DERF Thm 4.1). 0 unless overridden."""
+        return 0.0
+
+    def dtype_parts(
+        self,
+        proj: Projections,
+        X: np.ndarray,
+        side: Side,
+        params: dict[str, Any],
+        dt: Any,
+        memo: dict,
+    ) -> Parts:
+        """The map f(ω_i, x)/√M computed in the dtype ``dt`` at every step, as ``factor ·
+        exp(exponent)`` (the reduced-precision form, :mod:`rfbench.features.dtype_maps`).
+
+        Optional capability: a component that implements it is run by the precision experiment
+        in float32/float16/bfloat16; one that does not gets a skipped row saying so.
+
+        Parameters
+        ----------
+        proj : Projections
+            Monte Carlo projections of one draw.
+        X : ndarray of shape (N, d)
+            Inputs, already cast to ``dt``.
+        side : {"query", "key"}
+            f1 or f2.
+        params : dict
+            Fitted parameters (data-dependent components).
+        dt : numpy scalar type
+            np.float64, np.float32, np.float16 or ml_dtypes.bfloat16.
+        memo : dict
+            One dict per draw and dtype: the query and key sides share rounded ω through it.
+
+        Returns
+        -------
+        Parts
+            exponent and factor of shape (draws, N, M·l) in ``dt``.
+        """
+        raise NotImplementedError(
+            f"component {self.name!r} declares no reduced-precision form (Component.dtype_parts)"
+        )
 
     @abstractmethod
     def log_terms(
@@ -395,6 +481,62 @@ class Estimator(ABC):
         """Whether every draw is the same map (e.g. ``taylor2``): its MSE is its squared bias and
         its sample variance is zero, so tests compare the MSE exactly instead of in SEs."""
         return False
+
+    # Optional capabilities (docs/extending.md#capabilities): experiments ask for them through
+    # ``registry.describe(name)`` and write a skipped row, or refuse the config, without them.
+
+    #: features per projection ω_i of the per-projection terms (None: no such terms)
+    features_per_projection: int | None = None
+
+    def projection_log_terms(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
+        """The softmax map of one projection set as per-projection log terms (log-magnitude
+        (draws, N, M, l) or None, factor or None, row term), before the quadrature weights and
+        the kernel's e^{α‖x‖²} (see :meth:`Component.log_terms`; DERF Def. 2.1).
+
+        Optional capability, reported by ``registry.describe(name).projection_terms``; the
+        kernel-regression classifier (SimRF §5.3, DERF §5.2) streams these terms in log space.
+        """
+        raise NotImplementedError(f"{self.name} has no per-projection log terms")
+
+    def dtype_parts(self, draw: Draw, X: np.ndarray, side: Side, dt: Any, memo: dict) -> Parts:
+        """The softmax feature map of ``draw`` at X (already in the dtype ``dt``) with every step
+        in ``dt``, as ``factor · exp(exponent)`` (:mod:`rfbench.features.dtype_maps`).
+
+        Optional capability, reported by ``registry.describe(name).precision_form``; the precision
+        experiment builds its naive and stabilised maps from it (see
+        :meth:`Component.dtype_parts` for the parameters).
+        """
+        raise NotImplementedError(f"{self.name} declares no reduced-precision form")
+
+    @property
+    def importance_tilts(self) -> tuple[float, ...] | None:
+        """Signs of the importance sampler's tilts of a single-projection estimate
+        (:attr:`Component.importance_tilts`), when the estimator's draw is m independent rows;
+        None: no importance sampler (pointwise ``importance_draws`` adds no is_* rows)."""
+        return None
+
+    @property
+    def pairing_weights(self) -> WeightsSampler | None:
+        """The coupling whose rows are this estimator's whole draw (no fit, one projection set),
+        so paired runs can build it from a shared Gaussian array with
+        :meth:`WeightsSampler.from_gaussian` and :meth:`draw_from`; None: drawn unpaired."""
+        return None
+
+    def draw_from(self, proj: Projections) -> Draw:
+        """The draw whose only randomness is ``proj`` (estimators with :attr:`pairing_weights`)."""
+        raise NotImplementedError(f"{self.name} is not drawn from one projection set")
+
+    def fit_flops(self, n: float, d: int) -> float | None:
+        """FLOPs of the data fit of one draw on n points per side in R^d (cost model of
+        rfbench.experiments.cost.model); None: no model (the cost experiment skips the row)."""
+        return None
+
+    def feature_overhead_flops(self, d: int) -> float:
+        """FLOPs per point of the map beyond the projections and one exp or sin/cos and scale per
+        feature (cost model of rfbench.experiments.cost.model); 0 unless overridden."""
+        return 0.0
 
 
 def kernel_row_log(alpha: float, X: np.ndarray) -> np.ndarray:

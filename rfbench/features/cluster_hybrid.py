@@ -26,6 +26,10 @@ from rfbench.features.hybrid import HybridBase
 from rfbench.features.registry import HybridEntry, register_hybrid
 from rfbench.kernels import KERNELS
 
+#: k-means restarts (scikit-learn's n_init in :func:`fit_clusters`) and the nominal Lloyd
+#: iterations of the cost model (rfbench.experiments.cost.model)
+KMEANS_INITS, KMEANS_ITERS = 10, 20
+
 
 @dataclass(frozen=True)
 class Clustering:
@@ -57,7 +61,7 @@ def fit_clusters(
     scale = X.std(axis=0) if standardize else np.ones(X.shape[1])
     scale = np.where(scale > 0, scale, 1.0)
     seed = int(rng.integers(2**31 - 1))
-    km = KMeans(n_clusters=k, n_init=10, tol=1e-5, max_iter=30000, random_state=seed)
+    km = KMeans(n_clusters=k, n_init=KMEANS_INITS, tol=1e-5, max_iter=30000, random_state=seed)
     km.fit((X - shift) / scale)
     return Clustering(km.cluster_centers_ * scale + shift, shift, scale)
 
@@ -98,6 +102,12 @@ class ClusterHybrid(HybridBase):
     @property
     def unbiased(self) -> bool:
         return self.weights.marginally_gaussian
+
+    def fit_flops(self, n: float, d: int) -> float:
+        """k-means of both sets (HRF App. H.3): ``KMEANS_INITS`` restarts of ``KMEANS_ITERS``
+        nominal Lloyd iterations of 2·n·(k_q + k_k)·d FLOPs (the cost model of
+        rfbench.experiments.cost.model)."""
+        return KMEANS_INITS * KMEANS_ITERS * 2 * n * sum(self.clusters) * d
 
     def sample(
         self,

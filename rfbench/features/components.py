@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from rfbench.features.base import Component, Projections, Side
+from rfbench.features.dtype_maps import Parts, half_sq, project
 from rfbench.features.registry import register_component
 from rfbench.kernels import sq_norms
 
@@ -24,6 +25,7 @@ class Trig(Component):
     paper = "HRF Eq. 2"
     outputs = 2
     positive = False
+    importance_tilts = ()  # bounded: no tilt
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
@@ -31,6 +33,16 @@ class Trig(Component):
         np.sin(u, out=factor[..., 0])
         np.cos(u, out=factor[..., 1])
         return None, factor, 0.5 * sq_norms(X)
+
+    def dtype_parts(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any], dt, memo: dict
+    ) -> Parts:
+        """e^{‖x‖²/2}[sin ωᵀx, cos ωᵀx]/√M in the dtype (HRF Eq. 2): the factor holds sin and cos
+        times 1/√M, the exponent ½‖x‖²."""
+        u, h = project(proj, X, dt, memo), half_sq(X)[..., None]
+        c = dt(1.0 / np.sqrt(proj.count))
+        factor = np.concatenate([np.sin(u) * c, np.cos(u) * c], axis=-1)
+        return Parts(np.broadcast_to(h, factor.shape).astype(dt), factor, False)
 
     def pair_log_estimate(
         self, proj: Projections, X: np.ndarray, Y: np.ndarray, params: dict[str, Any]
@@ -56,9 +68,18 @@ class Positive(Component):
     name = "positive"
     description = "positive features exp(ωᵀu - ‖u‖²/2) (SM+, PosRF)"
     paper = "HRF §2.3 (A = I); SimRF Eq. 7; DERF PosRF"
+    importance_tilts = (2.0,)
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         return proj.project(X)[..., None], None, -0.5 * sq_norms(X)
+
+    def dtype_parts(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any], dt, memo: dict
+    ) -> Parts:
+        """exp(ωᵀx − ‖x‖²/2)/√M in the dtype (HRF §2.3, A = I)."""
+        u, h = project(proj, X, dt, memo), half_sq(X)[..., None]
+        c = dt(1.0 / np.sqrt(proj.count))
+        return Parts(u - h, np.full(u.shape, c, dt), True)
 
 
 @register_component
@@ -69,10 +90,20 @@ class Hyperbolic(Component):
     description = "hyperbolic/antithetic positive features (SM++, FAVOR+)"
     paper = "HRF Eq. 3"
     outputs = 2
+    importance_tilts = (2.0, -2.0)
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         u = proj.project(X)
         return np.stack([u, -u], axis=-1), None, -0.5 * sq_norms(X) - 0.5 * np.log(2.0)
+
+    def dtype_parts(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any], dt, memo: dict
+    ) -> Parts:
+        """[exp(ωᵀx − ‖x‖²/2), exp(−ωᵀx − ‖x‖²/2)]/√(2M) in the dtype (HRF Eq. 3)."""
+        u, h = project(proj, X, dt, memo), half_sq(X)[..., None]
+        c = dt(1.0 / np.sqrt(2 * proj.count))
+        e = np.concatenate([u - h, -u - h], axis=-1)
+        return Parts(e, np.full(e.shape, c, dt), True)
 
 
 @register_component

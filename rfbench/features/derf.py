@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from rfbench.features.base import Component, Projections, Side
+from rfbench.features.dtype_maps import Parts, mm, project
 from rfbench.features.registry import register_component
 from rfbench.kernels import sq_norms
 
@@ -232,6 +233,33 @@ class _DenseExponential(Component):
         row_log = derf.log_D + np.einsum("...i,ij,...j->...", X, C, X)
         return log_mag[..., None], None, row_log
 
+    def dtype_parts(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any], dt, memo: dict
+    ) -> Parts:
+        """D exp(ωᵀAω + ωᵀBx + xᵀCx)/√M (DERF Thm 4.1) with the fitted A, B, C, log D cast to the
+        dtype; ωᵀAω (A diagonal) is computed once per draw and shared by both sides."""
+        derf = self.params(params)
+        B, C = derf.side(side)
+        u = project(proj, mm(X, B.T.astype(dt)), dt, memo)
+        ones = np.ones((proj.frame, 1), dt)
+        if (id(proj), "quad") not in memo:
+            W = proj.W.astype(dt)
+            memo[(id(proj), "quad")] = mm(W * W * derf.a.astype(dt), ones)[..., 0]
+        quad = memo[(id(proj), "quad")]
+        xcx = mm((mm(X, C.astype(dt)) * X), ones)[..., 0]
+        row = xcx + dt(derf.log_D)
+        e = u + quad[:, None, :] + row[..., None]
+        return Parts(e, np.full(e.shape, dt(1.0 / np.sqrt(proj.count)), dt), True)
+
+    def fit_flops(self, n: float, d: int) -> float:
+        """Second moments of both sets and eigendecompositions: 4nd² + 10d³ (DERF Thms 4.2-4.3;
+        rfbench.experiments.cost.model)."""
+        return 4 * n * d**2 + 10 * d**3
+
+    def feature_overhead_flops(self, d: int) -> float:
+        """B x and xᵀCx per point: 2d² + 2d² (DERF Thm 4.1)."""
+        return 4 * d**2
+
 
 @register_component
 class GERF(_DenseExponential):
@@ -251,6 +279,14 @@ class GERF(_DenseExponential):
         log_mag *= np.sqrt(1.0 - 4.0 * A)
         log_mag += A * proj.sq_norms[:, None, :]
         return log_mag[..., None], None, derf.log_D - 0.5 * sq_norms(X)
+
+    def fit_flops(self, n: float, d: int) -> float:
+        """Set means and squared norms: 4nd (DERF Eqs. 6-7; rfbench.experiments.cost.model)."""
+        return 4 * n * d
+
+    def feature_overhead_flops(self, d: int) -> float:
+        """None beyond the projections: B and C are multiples of I (DERF eq. 6)."""
+        return 0
 
 
 @register_component

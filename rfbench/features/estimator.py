@@ -13,12 +13,14 @@ from rfbench.features.base import (
     Draw,
     Estimator,
     Features,
+    Projections,
     Side,
     WeightsSampler,
     check_inputs,
     kernel_row_log,
     scaled_estimate,
 )
+from rfbench.features.dtype_maps import Parts
 
 
 class ComponentEstimator(Estimator):
@@ -95,3 +97,44 @@ class ComponentEstimator(Estimator):
 
     def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
         return self._features(draw, Y, "key")
+
+    # Capabilities (docs/extending.md#capabilities), answered by the component.
+
+    @property
+    def features_per_projection(self) -> int:  # type: ignore[override]
+        """l, the features per projection ω_i (the component's ``outputs``)."""
+        return self.component.outputs
+
+    def projection_log_terms(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray]:
+        """The component's ``log_terms`` (DERF Def. 2.1; see :meth:`Component.log_terms`)."""
+        return self.component.log_terms(proj, X, side, params)
+
+    def dtype_parts(self, draw: Draw, X: np.ndarray, side: Side, dt: Any, memo: dict) -> Parts:
+        """The component's reduced-precision form on the draw's ω (softmax kernel only)."""
+        if self.alpha != 0.0:
+            raise ValueError(f"{self.name}: the reduced-precision form is of the softmax kernel")
+        return self.component.dtype_parts(draw.projections["omega"], X, side, draw.params, dt, memo)
+
+    @property
+    def importance_tilts(self) -> tuple[float, ...] | None:
+        """The component's tilts, for independent rows only (iid)."""
+        return self.component.importance_tilts if self.weights.independent_rows else None
+
+    @property
+    def pairing_weights(self) -> WeightsSampler | None:
+        """The coupling, unless a fit is part of the draw (data-dependent components)."""
+        return None if self.component.data_dependent else self.weights
+
+    def draw_from(self, proj: Projections) -> Draw:
+        """``Draw({"omega": proj})`` without fitted parameters."""
+        return Draw({"omega": proj}, {}, proj.d)
+
+    def fit_flops(self, n: float, d: int) -> float | None:
+        """The component's fit cost (see :meth:`Component.fit_flops`)."""
+        return self.component.fit_flops(n, d)
+
+    def feature_overhead_flops(self, d: int) -> float:
+        """The component's per-point overhead (see :meth:`Component.feature_overhead_flops`)."""
+        return self.component.feature_overhead_flops(d)

@@ -29,6 +29,7 @@ import numpy as np
 
 from rfbench.checks import positive_int
 from rfbench.features.base import (
+    Component,
     Draw,
     Estimator,
     Features,
@@ -41,6 +42,7 @@ from rfbench.features.base import (
     kernel_row_log,
 )
 from rfbench.features.components import Hyperbolic, Sign, Trig
+from rfbench.features.dtype_maps import Parts, project
 from rfbench.features.registry import HybridEntry, make_weights, register_alias, register_hybrid
 from rfbench.kernels import KERNELS
 
@@ -54,6 +56,9 @@ class _Fourier(Trig):
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         log_mag, factor, _ = super().log_terms(proj, X, side, params)
         return log_mag, factor, np.zeros(1)
+
+    dtype_parts = Component.dtype_parts  # not Trig's: no e^{‖u‖²/2} here
+    importance_tilts = None
 
 
 def _scale(f: Features, coef: float) -> Features:
@@ -90,6 +95,10 @@ class HybridBase(Estimator):
         self.kernel, self.m = kernel, positive_int("m (projections per base estimator)", m)
         self.weights = make_weights("iid") if weights is None else weights
         self.name = f"{self.family}@{self.weights.name}"
+
+    def fit_flops(self, n: float, d: int) -> float | None:
+        """No fit: 0 (data-dependent hybrids override it)."""
+        return 0.0
 
     def _with_kernel(self, f: Features, X: np.ndarray) -> Features:
         if self.alpha == 0.0:
@@ -216,6 +225,36 @@ class AngularHybrid(BipolarHybrid):
 
     def lambda_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         return self.sign.features(draw.projections["tau"], check_inputs(X), side, {})
+
+    def dtype_parts(self, draw: Draw, X: np.ndarray, side: Side, dt, memo: dict) -> Parts:
+        """HRF Lemma 2.3 in the dtype: [√a φ⁺⁺; √|c| g⊗φ⁺⁺; √|1−a| φᵗʳⁱᵍ; √|c| g⊗φᵗʳⁱᵍ] with
+        g = n^{-1/2} sgn(τᵀx) (HRF Eq. 19); the key side carries the signs of (a, c, 1−a, −c).
+        The bases' own reduced-precision forms give φ⁺⁺ and φᵗʳⁱᵍ."""
+        if self.alpha != 0.0:
+            raise ValueError(f"{self.name}: the reduced-precision form is of the softmax kernel")
+        a, c = self.coefficients()
+        keys = ("omega_pos", "omega_trig")
+        pos, trig = (
+            base.dtype_parts(draw.projections[k], X, side, {}, dt, memo)
+            for base, k in zip(self.bases, keys, strict=True)
+        )
+        tau = draw.projections["tau"]
+        g = np.where(project(tau, X, dt, memo) >= 0, dt(1.0), dt(-1.0)) * dt(
+            1.0 / np.sqrt(tau.count)
+        )
+        exps, factors = [], []
+        for base, coefs in ((pos, (a, c)), (trig, (1.0 - a, -c))):
+            for k, outer in zip(coefs, (False, True), strict=True):
+                if k == 0:
+                    continue
+                s = dt(np.sqrt(abs(k)) * (np.sign(k) if side == "key" else 1.0))
+                e, f = base.exponent, base.factor * s
+                if outer:
+                    e = np.broadcast_to(e[..., None, :], (*g.shape, e.shape[-1]))
+                    f = g[..., :, None] * f[..., None, :]
+                exps.append(e.reshape(*e.shape[:2], -1))
+                factors.append(f.reshape(*f.shape[:2], -1))
+        return Parts(np.concatenate(exps, -1), np.concatenate(factors, -1), False)
 
 
 class GaussianHybrid(BipolarHybrid):

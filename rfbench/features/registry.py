@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from rfbench.errors import UserError
-from rfbench.features.base import Component, Estimator, WeightsSampler
+from rfbench.features.base import Component, Estimator, WeightsSampler, declares
 from rfbench.features.options import WEIGHTS_PREFIX, accepted_options, split_options
 from rfbench.names import split_name
 from rfbench.plugins import tracked
@@ -193,6 +193,11 @@ class EstimatorDescription:
     the map entries per projection ω_i (components; None for hybrids, whose width depends on n),
     ``theory`` whether a closed-form MSE exists, ``default_n`` a bipolar hybrid's λ projections
     when n is not given (None: n = m for a shared-all variant).
+
+    Capabilities (docs/extending.md#capabilities), declared by implementing a method:
+    ``precision_form`` — the map in a given dtype (``Estimator.dtype_parts``, e.g. HRF Eq. 2-3,
+    DERF Thm 4.1), needed by the precision experiment; ``projection_terms`` — per-projection log
+    terms (``Estimator.projection_log_terms``), needed by kernel-regression classify.
     """
 
     name: str
@@ -213,6 +218,8 @@ class EstimatorDescription:
     bipolar: bool = False
     default_n: int | None = None
     variants: tuple[str, ...] = ()
+    precision_form: bool = False
+    projection_terms: bool = False
 
 
 def describe(name: str) -> EstimatorDescription:
@@ -257,6 +264,8 @@ def describe(name: str) -> EstimatorDescription:
             unbiased=comp.unbiased and ws.marginally_gaussian,
             paper=comp.paper,
             description=_alias_text(name, target, fixed) or f"{comp.description}; {ws.description}",
+            precision_form=declares(comp, "dtype_parts", Component),
+            projection_terms=True,  # every component has log_terms
         )
     variants = (variant,) if variant else hybrid.variants
     return EstimatorDescription(
@@ -273,6 +282,8 @@ def describe(name: str) -> EstimatorDescription:
         bipolar=hybrid.bipolar,
         default_n=None if variant in hybrid.biased_variants else hybrid.default_n,
         variants=variants,
+        precision_form=declares(hybrid.factory, "dtype_parts", Estimator),
+        projection_terms=declares(hybrid.factory, "projection_log_terms", Estimator),
     )
 
 

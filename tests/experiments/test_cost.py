@@ -115,3 +115,35 @@ def test_a_coupling_without_a_cost_model_gets_a_skipped_row_not_a_guess() -> Non
     rows = exp.run_job(spec, np.random.default_rng(0))
     assert list(rows["metric"]) == ["skipped"]
     assert "no FLOP model" in rows["note"].iloc[0] and "'mm'" in rows["note"].iloc[0]
+
+
+def test_fit_and_feature_costs_are_the_estimators_own(isolated_registry) -> None:
+    """The fit and per-point FLOPs come from the estimator (fit_flops, feature_overhead_flops):
+    GERF 4Nd, the dense DERFs 4Nd² + 10d³ and 4d² per point, k-means for the cluster hybrid; a
+    data-dependent component without a fit model is skipped with the reason, not costed as 0."""
+    from rfbench.features.components import Positive
+    from rfbench.features.registry import register_component
+
+    d, n = 8, 50
+    gerf, sderf = make("gerf@iid", 16, 8), make("sderf@iid", 16, 8)
+    assert cm.draw_flops(gerf, [16], d, n) == 16 * d + 4 * n * d
+    assert cm.draw_flops(sderf, [16], d, n) == 16 * d + 4 * n * d**2 + 10 * d**3
+    assert cm.feature_flops(sderf, [16], d, 16) - cm.feature_flops(gerf, [16], d, 16) == 4 * d**2
+    cluster = make("cluster-hybrid@iid", 16, 8)
+    assert cm.draw_flops(cluster, [16], d, n) == 16 * d + 10 * 20 * 2 * n * 4 * d
+
+    @register_component
+    class Unpriced(Positive):  # fits (nothing), but says nothing about the fit's cost
+        name = "rfb-test-unpriced"
+        data_dependent = True
+
+        def fit(self, X, Y, d):
+            return {}
+
+    exp = get_experiment("cost")
+    config = {"estimators": [f"{Unpriced.name}@iid"], "m": [16], "d": d, "points": 8,
+              "samples": 4, "repeats": 1, "crossover_d": [d]}  # fmt: skip
+    config = exp.check_config(config)
+    spec = next(s for s in exp.grid(config) if s["part"] == "frontier")
+    rows = exp.run_job(spec, np.random.default_rng(0))
+    assert list(rows["metric"]) == ["skipped"] and "fit_flops" in rows["note"].iloc[0]

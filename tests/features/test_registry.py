@@ -236,3 +236,36 @@ def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
     monkeypatch.setattr(experiments, "_loaded", False)
     assert "rfb-test-tiny" in [e.name for e in experiments.list_experiments()]
     assert experiments.get_experiment("rfb-test-tiny").description == "a plugin experiment"
+
+
+def test_declared_capabilities_match_the_estimators() -> None:
+    """``describe`` reports a capability exactly when the built estimator implements it; the
+    float64 reduced-precision form is the estimator's own feature map (HRF Eq. 2-3, DERF Thm 4.1,
+    HRF Lemma 2.3), and a missing form raises instead of guessing."""
+    rng = np.random.default_rng(5)
+    X, Y = 0.4 * rng.standard_normal((3, 4)), 0.4 * rng.standard_normal((2, 4))
+    names = [n for n in registry.estimator_names() if n.endswith("@iid") or "@" not in n]
+    assert registry.describe("trig@iid").precision_form
+    assert not registry.describe("gaussian-hybrid@iid").precision_form
+    for name in names:
+        d = registry.describe(name)
+        if "softmax" not in d.kernels:
+            continue
+        est = registry.get(name, m=4, n=3 if d.bipolar else None)
+        draw = est.sample(rng, 4, 2, fit=(X, Y))
+        assert est.features_per_projection == d.features_per_projection, name
+        maps = []
+        for side, Z in (("query", X), ("key", Y)):
+            if not d.precision_form:
+                with pytest.raises(NotImplementedError):
+                    est.dtype_parts(draw, Z, side, np.float64, {})
+                continue
+            p = est.dtype_parts(draw, Z, side, np.float64, {})
+            assert not p.positive or np.all(p.factor >= 0), name
+            maps.append(p.factor * np.exp(p.exponent))
+        if maps:  # the feature order may differ from the log-space map's; the estimate may not
+            k_hat = maps[0] @ np.swapaxes(maps[1], -1, -2)
+            np.testing.assert_allclose(k_hat, est.estimate(draw, X, Y), rtol=1e-10, err_msg=name)
+        if not d.projection_terms:
+            with pytest.raises(NotImplementedError):
+                est.projection_log_terms(next(iter(draw.projections.values())), X, "query", {})

@@ -15,6 +15,11 @@ Var = exp(L) − SM², L = d·log((1 − 4A)/√(1 − 8A)) + 2(1 − 4A)/(1 −
 
 Importing this module registers ``gerf-fixed@<weights>`` for every coupling; the package's entry
 point (group ``rfbench.plugins``, in pyproject.toml) makes rfbench import it on first use.
+
+Capabilities (docs/extending.md#capabilities): besides the required ``log_terms``, the component
+declares its reduced-precision form (``dtype_parts``), so ``rfbench precision`` runs it in
+float32/float16/bfloat16 (an estimator without it gets a skipped row saying so); it has no
+importance sampler and, being data-free, fits nothing (``fit_flops`` is 0 by default).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from rfbench.features.base import Component, Projections, Side
+from rfbench.features.dtype_maps import Parts, half_sq, project
 from rfbench.features.registry import register_component
 from rfbench.kernels import sq_norms
 
@@ -46,6 +52,18 @@ class FixedGERF(Component):
         log_mag = np.sqrt(1.0 - 4.0 * A) * proj.project(X) + A * proj.sq_norms[:, None, :]
         log_D = 0.25 * proj.d * np.log1p(-4.0 * A)
         return log_mag[..., None], None, log_D - 0.5 * sq_norms(X)
+
+    def dtype_parts(
+        self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any], dt, memo: dict
+    ) -> Parts:
+        """The same map with every step in the dtype ``dt`` (the optional capability behind
+        ``rfbench precision``): exponent √(1 − 4A)·ωᵀx + A‖ω‖² − ‖x‖²/2 + log D, factor 1/√M.
+        X arrives in ``dt``; ``project`` and ``half_sq`` round as float16/bfloat16 code does."""
+        u, h = project(proj, X, dt, memo), half_sq(X)[..., None]
+        quad = proj.sq_norms.astype(dt)[:, None, :] * dt(self.A)
+        log_D = dt(0.25 * proj.d * np.log1p(-4.0 * self.A))
+        e = u * dt(np.sqrt(1.0 - 4.0 * self.A)) + quad - h + log_D
+        return Parts(e, np.full(e.shape, dt(1.0 / np.sqrt(proj.count)), dt), True)
 
 
 def single_variance(A: float, x: np.ndarray, y: np.ndarray) -> float:

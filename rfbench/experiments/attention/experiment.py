@@ -78,10 +78,6 @@ for _name, _kind in (
 ):
     register_parameter(_name, _kind)
 
-#: estimators of the swap-in score and of the default grid (issue 21)
-ESTIMATORS = [
-    f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
-]
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 _PER_DRAW = ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "kl_rows",
              "bad_normaliser")  # fmt: skip
@@ -132,7 +128,10 @@ class Attention(Experiment):
         "tokens": [128, 512],
         "layers": [0, 1, 2, 3, 4, 5],
         "max_heads": 0,
-        "estimators": ESTIMATORS,
+        # the swap-in score's and the default grid's estimators (issue 21)
+        "estimators": [
+            f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
+        ],
         "m": [16, 64, 256],
         "draws": 10,
         "significance": 2.0,
@@ -442,4 +441,4 @@ def _z(uniform: float, values: np.ndarray) -> float:
     return float(diff / se)
 
 
-__all__ = ["ESTIMATORS", "Attention"]
+__all__ = ["Attention"]

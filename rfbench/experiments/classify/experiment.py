@@ -55,7 +55,7 @@ from rfbench.experiments.classify.simrf_replay import (
 from rfbench.experiments.classify.simrf_replay import check_config as check_stream
 from rfbench.experiments.classify.summary import classify_summary
 from rfbench.features import registry
-from rfbench.features.estimator import ComponentEstimator
+from rfbench.features.base import Estimator
 from rfbench.results import FLOAT, STRING, register_metric, register_parameter
 
 register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
@@ -64,13 +64,18 @@ for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING))
     register_parameter(_name, _kind)
 
 EXACT = "exact"
+#: the refusal of an estimator without per-projection log terms (Estimator.projection_log_terms)
+NO_TERMS = (
+    "estimator {name!r} lacks per-projection log terms (Estimator.projection_log_terms), "
+    "which the kernel-regression classifier streams; use a component@weights estimator"
+)
 #: the ``dtype`` option: float32 with a float64 fallback (auto), or one precision throughout
 DTYPES: dict[str, Any] = {"auto": "auto", "float32": np.float32, "float64": np.float64}
 
 
-def fitted_params(est: ComponentEstimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
+def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
     """Parameters of a data-dependent estimator fitted on (X, Y) (DERF eq. 8); {} otherwise."""
-    if not est.component.data_dependent:
+    if not registry.describe(est.name).data_dependent:
         return {}
     return est.sample(rng, d, draws=1, fit=(X, Y)).params
 
@@ -161,10 +166,11 @@ class Classify(Experiment):
         check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
         for name in config["estimators"]:
             try:
-                est = registry.get(name, kernel=config["kernel"], m=1)
+                registry.get(name, kernel=config["kernel"], m=1)
             except (ValueError, TypeError) as exc:
                 raise ConfigError.bad_value("estimators", name, str(exc)) from None
-            check("estimators", isinstance(est, ComponentEstimator), "component@weights names")
+            if not registry.describe(name).projection_terms:
+                raise ConfigError(NO_TERMS.format(name=name))
         sig = config["sigma"]
         check("sigma", bool(sig) and all(s >= 0 for s in sig), "numbers >= 0")
         check("sigma", 0 not in sig or len(sig) == 1, "0 alone, or positive values")
@@ -271,7 +277,7 @@ class Classify(Experiment):
     def _random_features(self, spec: JobSpec, data, rng) -> list[dict[str, Any]]:
         d = data.d
         M = spec["m"] * d if spec["m_per_d"] else spec["m"]
-        outputs = registry.get(spec["estimator"], kernel=spec["kernel"], m=1).component.outputs
+        outputs = registry.describe(spec["estimator"]).features_per_projection
         if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
             M = max(1, -(-M // outputs))
         est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)

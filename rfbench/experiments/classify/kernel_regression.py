@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.features.base import Draw, Projections
-from rfbench.features.estimator import ComponentEstimator
+from rfbench.features.base import Draw, Estimator, Projections
 from rfbench.kernels import log_kernel, sq_norms
 
 #: elements of one chunk of features (4 MB of float32): cache-sized row blocks
@@ -76,10 +75,10 @@ def _exp_inplace(a: np.ndarray) -> None:
     np.exp(a, out=a)
 
 
-def _terms(est: ComponentEstimator, proj: Projections, X: np.ndarray, side: str, params: dict):
+def _terms(est: Estimator, proj: Projections, X: np.ndarray, side: str, params: dict):
     """(log-magnitudes (n, F) or None, factor (n, F) or None, row term (n,)) of one merged draw;
     a float32 ``proj``/``X`` gives float32 arrays, checked against ``FLOAT32_MAX_LOG``."""
-    log_mag, factor, row = est.component.log_terms(proj, X, side, params)
+    log_mag, factor, row = est.projection_log_terms(proj, X, side, params)
     n = X.shape[0]
     if log_mag is not None:  # (1, n, M, l); l = 1: keep project()'s layout (no copy)
         log_mag = log_mag[0, :, :, 0] if log_mag.shape[-1] == 1 else log_mag.reshape(n, -1)
@@ -96,13 +95,13 @@ def _terms(est: ComponentEstimator, proj: Projections, X: np.ndarray, side: str,
 
 
 def key_reduce(
-    est: ComponentEstimator, proj: Projections, params: dict, X: np.ndarray, r: np.ndarray, Y
+    est: Estimator, proj: Projections, params: dict, X: np.ndarray, r: np.ndarray, Y
 ) -> tuple[np.ndarray, np.ndarray]:
     """(S, c) with Σ_i ψ_f(x_i) Y_i = exp(c_f + max r)·S_f (up to a positive constant) for every
     feature column f of the merged draw ``proj``; S (F, C), c (F,). ``r`` (float64) are the
     per-row terms α‖x‖²; rows are streamed in chunks with running per-column shifts."""
     S = c = None
-    step = _rows(proj.count * est.component.outputs)
+    step = _rows(proj.count * est.features_per_projection)
     r = r - np.max(r)
     for start in range(0, len(X), step):
         rows = slice(start, start + step)
@@ -127,12 +126,13 @@ def key_reduce(
         S = S * np.exp(c - new)[:, None] + part * np.exp(cc - new)[:, None]
         c = new
     if proj.weights is not None:  # quadrature weights a_f (the 1/M of Monte Carlo is dropped)
-        S = S * np.repeat(proj.quadrature_weights().reshape(-1), est.component.outputs)[:, None]
+        a = np.repeat(proj.quadrature_weights().reshape(-1), est.features_per_projection)
+        S = S * a[:, None]
     return S, c
 
 
 def query_scores(
-    est: ComponentEstimator, proj: Projections, params: dict, Xq: np.ndarray, S, c, draws: int
+    est: Estimator, proj: Projections, params: dict, Xq: np.ndarray, S, c, draws: int
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Scores (draws, rows, C) of chunks of queries, up to a positive factor per (draw, query)."""
     F = S.shape[0]
@@ -155,7 +155,7 @@ def query_scores(
 
 
 def _accuracies(est, proj: Projections, params, Xtr, Ytr, Xq, yq, dtype) -> np.ndarray:
-    per_draw = max(1, proj.count * est.component.outputs)
+    per_draw = max(1, proj.count * est.features_per_projection)
     batch = max(1, MAX_COLUMNS // per_draw)
     r = est.alpha * sq_norms(Xtr) if est.alpha else np.zeros(len(Xtr))
     Xtr_, Xq_, Y_ = (np.ascontiguousarray(a, dtype=dtype) for a in (Xtr, Xq, Ytr))
@@ -172,7 +172,7 @@ def _accuracies(est, proj: Projections, params, Xtr, Ytr, Xq, yq, dtype) -> np.n
 
 
 def rf_accuracies(
-    est: ComponentEstimator,
+    est: Estimator,
     proj: Projections,
     params: dict,
     Xtr: np.ndarray,
@@ -195,7 +195,7 @@ def rf_accuracies(
 
 
 def loop_accuracies(
-    est: ComponentEstimator,
+    est: Estimator,
     proj: Projections,
     params: dict,
     Xtr: np.ndarray,

@@ -304,7 +304,7 @@ class Cost(Experiment):
                 make(name, config["m"][0], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None
-            if registry.describe(name).component == "sign":
+            if "softmax" not in registry.describe(name).kernels:
                 raise ConfigError.bad_value("estimators", name, "softmax-kernel estimators")
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:

@@ -9,12 +9,14 @@ entries per point (a complex entry counts 2), N points per side:
   simrf-fast / fastfood: ⌈P/d′⌉ blocks of three Hadamard–Rademacher products, materialised as
   rfbench does by fast Walsh–Hadamard transforms of the d unit vectors, 3·d′·d·log₂d′ (d′ = next
   power of two; simrf-fast adds its O(d′) simplex rotation, 3d′d); scrambled QMC (Halton,
-  Sobol): P·d·(log₂P + 2) for the digit scrambling and the normal quantile. Fits: GERF 4Nd (set
-  means and norms); ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster
-  hybrids k-means with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d.
+  Sobol): P·d·(log₂P + 2) for the digit scrambling and the normal quantile (each coupling's
+  ``WeightsSampler.draw_flops``). Fits, each estimator's ``fit_flops``: GERF 4Nd (set means and
+  norms); ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster hybrids
+  k-means with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d; an
+  estimator without a fit model gets a skipped row.
 - features, per point and side: 2Pd (projections; for the Hadamard couplings the cheaper of 2Pd
   and the structured transform, ⌈P/d′⌉·(3d′·log₂d′ + 4d′), whichever implementation this machine
-  picks) + 2F (exp or sin/cos, and the scale), plus
+  picks) + 2F (exp or sin/cos, and the scale), plus the estimator's ``feature_overhead_flops``:
   2d² + 2d² for the dense DERF maps (B x and xᵀCx).
 - Gram: 2·N_q·N_k·F.
 - exact softmax attention of L queries, L keys, values of width d_v: L²(2d + 2d_v + 2) (QKᵀ,
@@ -34,9 +36,6 @@ import numpy as np
 from rfbench.features import registry
 from rfbench.features.base import Draw, Estimator
 
-#: k-means restarts (scikit-learn's n_init in rfbench's cluster fit) and nominal Lloyd iterations
-KMEANS_INITS, KMEANS_ITERS = 10, 20
-
 
 def structured_weights() -> list[str]:
     """The couplings applied as Hadamard chains (they expose ``chain``), by asking each."""
@@ -55,10 +54,6 @@ def _samplers(est: Estimator) -> list:
     return [weights]
 
 
-def _component(est: Estimator) -> str:
-    return getattr(getattr(est, "component", None), "name", "")
-
-
 def projections(draw: Draw) -> list[int]:
     """The number of projections of each projection set of a draw (e.g. ω and τ of a hybrid)."""
     return [p.count for p in draw.projections.values()]
@@ -75,14 +70,10 @@ def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> flo
                 f"coupling {sampler.name!r} has no draw cost (WeightsSampler.draw_flops)"
             )
         total += flops
-    comp = _component(est)
-    if comp == "gerf":
-        total += 4 * n_fit * d
-    elif comp in ("aderf", "sderf", "saderf"):
-        total += 4 * n_fit * d**2 + 10 * d**3
-    clusters = getattr(est, "clusters", None)
-    if clusters is not None:
-        total += KMEANS_INITS * KMEANS_ITERS * 2 * n_fit * sum(clusters) * d
+    fit = est.fit_flops(n_fit, d)  # the estimator's own fit model (0 without a fit)
+    if fit is None:
+        raise NoCostModel(f"{est.name}: no cost model of its data fit (Estimator.fit_flops)")
+    total += fit
     return float(total)
 
 
@@ -91,8 +82,7 @@ def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> 
     flops = 2 * sum(counts) * d + 2 * width
     if any(hasattr(s, "chain") for s in _samplers(est)):  # a Hadamard chain (structured)
         flops = min(flops, sum(structured_projection_flops(p, d) for p in counts) + 2 * width)
-    if _component(est) in ("aderf", "sderf", "saderf"):
-        flops += 4 * d**2
+    flops += est.feature_overhead_flops(d)  # e.g. the dense DERF maps' B x and xᵀCx
     return float(flops)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rfbench.features.base import Draw, Estimator, Projections
+from rfbench.features.base import Estimator, Projections
 from rfbench.features.theory.resolution import MIN_TAIL_DRAWS
 from rfbench.results import register_metric
 
@@ -28,16 +28,14 @@ IS_MSE = register_metric("is_mse", "importance-sampled estimate of the MSE E(K̂
 IS_REL_RMSE = register_metric("is_rel_rmse", "√is_mse / K")
 METRICS = (IS_MSE, IS_REL_RMSE)
 
-#: Components whose MSE the importance sampler estimates, with the signs of their tilts.
-TILTS: dict[str, tuple[float, ...]] = {"positive": (2.0,), "hyperbolic": (2.0, -2.0), "trig": ()}
 #: Weight β of the nominal law in the defensive mixture.
 DEFENSIVE = 0.2
 
 
 def supports(est: Estimator) -> bool:
-    """Whether :func:`importance_mse` applies: an unbiased ``component@iid`` of ``TILTS``."""
-    head, _, weights = est.name.partition("@")
-    return weights == "iid" and head in TILTS and est.unbiased
+    """Whether :func:`importance_mse` applies: an unbiased estimator that declares the tilts of its
+    importance sampler (``Estimator.importance_tilts``: a component on independent rows)."""
+    return est.importance_tilts is not None and est.unbiased
 
 
 def _draw(rng: np.random.Generator, shifts: np.ndarray, n: int, d: int) -> np.ndarray:
@@ -70,15 +68,14 @@ def importance_mse(
     rng: np.random.Generator,
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """{metric: (values, stderrs, resolved)} per pair (x_a, y_a) of 2-D-frame inputs (A, d)."""
-    head = est.name.partition("@")[0]
-    signs = np.asarray(TILTS[head])
+    signs = np.asarray(est.importance_tilts)
     d = x.shape[-1]
     out = {k: (np.empty(len(x)), np.empty(len(x)), np.empty(len(x), bool)) for k in METRICS}
     for a in range(len(x)):
         shifts = signs[:, None] * (x[a, :2] + y[a, :2])[None, :]
         omega = _draw(rng, shifts, n, d)
         full = np.sum(omega**2, axis=1) + (rng.chisquare(d - 2, size=n) if d > 2 else 0.0)
-        draw = Draw({"omega": Projections(omega[:, None, :], full[:, None], d)}, {}, d)
+        draw = est.draw_from(Projections(omega[:, None, :], full[:, None], d))
         f = est.estimate(draw, x[a : a + 1, :2], y[a : a + 1, :2])[:, 0, 0]
         h = (f - true[a]) ** 2 * _likelihood_ratio(omega, shifts)  # E_p f = K: E_q h = Var f
         mse = h.mean() / est.m

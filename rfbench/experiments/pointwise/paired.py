@@ -29,7 +29,6 @@ import pandas as pd
 
 from rfbench.experiments.chunks import chunks
 from rfbench.features.base import Draw, Estimator, Projections
-from rfbench.features.estimator import ComponentEstimator
 from rfbench.features.weights.blocks import n_blocks
 from rfbench.results import register_metric, register_parameter
 
@@ -42,13 +41,11 @@ _PROBE = np.random.default_rng(0).standard_normal((1, 4, 4))
 
 
 def pairable(est: Estimator) -> bool:
-    """A component estimator (not data-dependent) whose coupling builds its draws from a shared
-    Gaussian array (:meth:`~rfbench.features.base.WeightsSampler.from_gaussian`)."""
-    return (
-        isinstance(est, ComponentEstimator)
-        and not est.component.data_dependent
-        and est.weights.from_gaussian(_PROBE, 1) is not None
-    )
+    """An estimator drawn from one coupling's rows (``Estimator.pairing_weights``) whose coupling
+    builds them from a shared Gaussian array
+    (:meth:`~rfbench.features.base.WeightsSampler.from_gaussian`)."""
+    weights = est.pairing_weights
+    return weights is not None and weights.from_gaussian(_PROBE, 1) is not None
 
 
 def paired_estimates(
@@ -73,12 +70,12 @@ def paired_estimates(
         G = rng.standard_normal((size, rows, d))
         built: dict[tuple[str, int], Projections] = {}
         for i in chosen:
-            est = ests[i]
-            key = (est.weights.name, repr(sorted(vars(est.weights).items())), est.m)
+            est, weights = ests[i], ests[i].pairing_weights
+            key = (weights.name, repr(sorted(vars(weights).items())), est.m)
             if key not in built:
-                W = est.weights.from_gaussian(G, est.m)
+                W = weights.from_gaussian(G, est.m)
                 built[key] = Projections(W[..., :k].copy(), np.sum(W**2, axis=-1), d)
-            last[i] = Draw({"omega": built[key]}, {}, d)
+            last[i] = est.draw_from(built[key])
             out[i][start : start + size] = est.estimate(last[i], x[:1, :k], y[:, :k])[:, 0, :]
     return {i: (out[i], last[i]) for i in chosen}
 

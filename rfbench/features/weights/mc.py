@@ -22,6 +22,7 @@ class IID(WeightsSampler):
 
     name = "iid"
     description = "independent Gaussian rows"
+    independent_rows = True
     paper = "HRF, SimRF (IIDRF), Spectraformer (Base)"
     rotation_invariant = True
 
