@@ -5,7 +5,8 @@ Each parameter becomes an option (rfbench.cli.params: the naming rule, ``--x/--n
 typed metavars, bounds in the help); only the options a user gives override the experiment's
 defaults (or the chosen ``--profile``). An experiment with a ``data`` parameter also takes
 ``--data PATH`` and ``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer
-commands whose signatures are synthesised from the parameters.
+commands whose signatures are synthesised from the parameters. A command resolves its config
+once; the run takes it as resolved (rfbench.experiments.base.ResolvedConfig).
 """
 
 from __future__ import annotations
@@ -148,8 +149,10 @@ def _with_signature(
 
 
 def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
-    """``rfbench <experiment> [--param value ...] [--data PATH] [run options]``: one option per
-    parameter of the experiment's model."""
+    """``rfbench <experiment> [--param value ...] [--data PATH] [run options]``.
+
+    The parameter options come from the experiment's parameter model; the command resolves its
+    config once and the run uses it as resolved."""
     fields = experiment.parameters()
     data_options = user_data.data_options(experiment)
     shown = [p for k, p in fields.items() if not (data_options and k == "data")]

@@ -17,6 +17,7 @@ from rfbench.experiments.base import (
     ConfigError,
     Experiment,
     JobSpec,
+    ResolvedConfig,
     job_key,
 )
 from rfbench.plugins import tracked
@@ -27,6 +28,7 @@ __all__ = [
     "ConfigError",
     "Experiment",
     "JobSpec",
+    "ResolvedConfig",
     "UnknownExperimentError",
     "get_experiment",
     "job_key",

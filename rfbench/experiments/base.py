@@ -130,6 +130,26 @@ def job_key(experiment: str, spec: JobSpec) -> dict[str, Any]:
 SQRT_MAX_FLOAT = math.sqrt(sys.float_info.max)
 
 
+class ResolvedConfig(dict):
+    """A config its experiment resolved and validated (:meth:`Experiment.check_config`).
+
+    Read-only, so a run can trust it: the runner and the CLI pass it along and the config is
+    validated once per run. Build a new dict (``{**config, "m": [64]}``) to change a value; it is
+    validated again when resolved.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a resolved config is read-only: build a new dict and resolve it")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ResolvedConfig, (dict(self),))
+
+
 class Experiment:
     """Base class of experiments. Subclasses set ``name`` and ``params`` and implement ``grid`` and
     ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
@@ -187,7 +207,7 @@ class Experiment:
         *,
         name: str | None = None,
         figure: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ResolvedConfig:
         """defaults ⊕ profile overrides ⊕ ``params``, type-checked and validated.
 
         The result also holds the reserved keys ``experiment``, ``name``, ``figure``, ``profile``.
@@ -204,12 +224,15 @@ class Experiment:
         merged["profile"] = profile
         return self.check_config(merged)
 
-    def check_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def check_config(self, config: Mapping[str, Any]) -> ResolvedConfig:
         """Fill missing defaults and validate: reserved keys, then the values (``params``: unknown
         keys, types, bounds), then ``validate_config``.
 
-        Idempotent: a resolved config passes unchanged.
+        A config this experiment already resolved (a :class:`ResolvedConfig`) passes unchanged,
+        unvalidated: each run validates its config once.
         """
+        if isinstance(config, ResolvedConfig) and config.get("experiment") == self.name:
+            return config
         experiment = config.get("experiment", self.name)
         if experiment != self.name:
             raise ConfigError(f"config is for experiment {experiment!r}, not {self.name!r}")
@@ -236,7 +259,7 @@ class Experiment:
                         key, value, f"a number whose square float64 holds (|{key}| < 1e154)"
                     )
         self.validate_config(resolved)
-        return resolved
+        return ResolvedConfig(resolved)
 
     #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
     #: refusal names them (the runner finds the largest value of each that fits)

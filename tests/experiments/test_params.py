@@ -4,12 +4,14 @@ line naming the key, the value and what is expected."""
 
 from __future__ import annotations
 
+import copy
 import importlib
+import pickle
 
 import pytest
 from pydantic import BaseModel
 
-from rfbench.experiments import ConfigError, Experiment, list_experiments
+from rfbench.experiments import ConfigError, Experiment, ResolvedConfig, list_experiments
 from rfbench.experiments.params import ExperimentParams, describe, model_from_defaults
 
 BUILT_IN = [e for e in list_experiments() if type(e).__module__.startswith("rfbench.")]
@@ -114,3 +116,23 @@ def test_params_or_defaults_not_both() -> None:
 
     assert Once.defaults == {"a": 1} and Once.help == {}
     assert issubclass(Once.params, BaseModel)
+
+
+def test_a_resolved_config_is_read_only_and_passes_unvalidated(monkeypatch) -> None:
+    from rfbench.experiments import get_experiment
+
+    exp = get_experiment("theory")
+    config = exp.resolve_config({}, "quick")
+    assert isinstance(config, ResolvedConfig) and isinstance(config, dict)
+    with pytest.raises(TypeError, match="read-only"):
+        config["hrf_m"] = 3
+    with pytest.raises(TypeError, match="read-only"):
+        config.update(hrf_m=3)
+    for copied in (pickle.loads(pickle.dumps(config)), copy.deepcopy(config)):
+        assert type(copied) is ResolvedConfig and copied == config
+
+    calls = []
+    monkeypatch.setattr(type(exp), "validate_config", lambda self, c: calls.append(c))
+    assert exp.check_config(config) is config and not calls  # already resolved: as it is
+    again = exp.check_config({**config, "hrf_m": 3})  # a changed copy is validated again
+    assert again["hrf_m"] == 3 and len(calls) == 1
