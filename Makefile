@@ -4,7 +4,7 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint format figures reproduce bench bench-reproduce clean
+.PHONY: install run test test-fast lint format docs figures reproduce bench bench-reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,10 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format rfbench tests benchmarks
 	$(BIN)/ruff check --fix rfbench tests benchmarks
+
+# The parameter tables of docs/experiments.md, from the experiments' parameter models.
+docs: $(STAMP)
+	$(BIN)/python -m rfbench.paramdocs
 
 # Every figure from a fresh quick run in a temporary folder of its own (removed at the end, so
 # two runs on one machine never share it; fails if any figure cannot be drawn), then the figures
