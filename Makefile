@@ -7,7 +7,7 @@ STAMP   := $(VENV)/.installed
 # tests share one build of the committed results' report).
 XDIST   := -n 2 --dist loadgroup
 
-.PHONY: install run test test-fast lint format figures reproduce bench bench-reproduce clean
+.PHONY: install run test test-fast lint format docs figures reproduce bench bench-reproduce clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -37,6 +37,10 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format rfbench tests benchmarks
 	$(BIN)/ruff check --fix rfbench tests benchmarks
+
+# The parameter tables of docs/experiments.md, from the experiments' parameter models.
+docs: $(STAMP)
+	$(BIN)/python -m rfbench.paramdocs
 
 # Every figure from a fresh quick run in a temporary folder of its own (removed at the end, so
 # two runs on one machine never share it; fails if any figure cannot be drawn), then the figures

@@ -1,10 +1,12 @@
-"""One subcommand per registered experiment, built from its ``defaults`` (docs/architecture.md#cli).
+"""One subcommand per registered experiment, built from its parameter model
+(docs/architecture.md#cli).
 
 Each parameter becomes an option (rfbench.cli.params: the naming rule, ``--x/--no-x`` booleans,
-typed metavars); only the options a user gives override the experiment's defaults (or the chosen
-``--profile``). An experiment with a ``data`` parameter also takes ``--data PATH`` and
-``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer commands whose
-signatures are synthesised from the parameters.
+typed metavars, bounds in the help); only the options a user gives override the experiment's
+defaults (or the chosen ``--profile``). An experiment with a ``data`` parameter also takes
+``--data PATH`` and ``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer
+commands whose signatures are synthesised from the parameters. A command resolves its config
+once; the run takes it as resolved (rfbench.experiments.base.ResolvedConfig).
 """
 
 from __future__ import annotations
@@ -147,10 +149,13 @@ def _with_signature(
 
 
 def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
-    """``rfbench <experiment> [--param value ...] [--data PATH] [run options]``."""
-    defaults = dict(experiment.defaults)
+    """``rfbench <experiment> [--param value ...] [--data PATH] [run options]``.
+
+    The parameter options come from the experiment's parameter model; the command resolves its
+    config once and the run uses it as resolved."""
+    fields = experiment.parameters()
     data_options = user_data.data_options(experiment)
-    shown = {k: v for k, v in defaults.items() if not (data_options and k == "data")}
+    shown = [p for k, p in fields.items() if not (data_options and k == "data")]
     taken = {flag for p in RUN_OPTIONS + data_options for flag in _flags(p)}
 
     @handle_errors
@@ -158,11 +163,11 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
         options = {k: given.pop(k) for k in RUN_KEYS}
         data = {k: given.pop(k) for k in user_data.KEYS if k in given}
         check_run_options(options)
-        params = {k: parse_value(k, v, defaults[k]) for k, v in given.items() if v is not None}
+        params = {k: parse_value(fields[k], v) for k, v in given.items() if v is not None}
         params = user_data.apply(experiment, params, **data)
         execute(experiment, experiment.resolve_config(params, options["profile"]), options)
 
-    params = parameter_options(shown, experiment.help, taken)
+    params = parameter_options(shown, taken)
     app.command(
         experiment.name, help=experiment.description, short_help=experiment.short_description()
     )(_with_signature(command, params + data_options + RUN_OPTIONS))

@@ -1,28 +1,35 @@
 """Command-line options for an experiment's parameters (docs/architecture.md#cli).
 
-One naming rule: parameter ``key`` becomes ``--key`` (underscores as dashes). A list parameter
-named by a word takes the plural and accepts the singular as an alias (``dataset`` ->
-``--datasets``/``--dataset``, ``regimes`` -> ``--regimes``/``--regime``). Math-symbol parameters
-keep their names (``--r``, ``--m``, ``--sigma``, ``--density-v``, ``--subset``). Config (TOML) keys
-stay the parameter names. Booleans are ``--x/--no-x`` flags. Other options show their type
-(``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``, comma-separated). Every option defaults
-to None, so only the options a user gives override the experiment's defaults or its profile.
+The options come from the experiment's parameter model (rfbench.experiments.params): its types
+give the metavars, its descriptions the help, its bounds and choices the bracket after the default
+(``[default: 25; >= 2]``). One naming rule: parameter ``key`` becomes ``--key`` (underscores as
+dashes). A list parameter named by a word takes the plural and accepts the singular as an alias
+(``dataset`` -> ``--datasets``/``--dataset``, ``regimes`` -> ``--regimes``/``--regime``).
+Math-symbol parameters keep their names (``--r``, ``--m``, ``--sigma``, ``--density-v``,
+``--subset``). Config (TOML) keys stay the parameter names. Booleans are ``--x/--no-x`` flags.
+Other options show their type (``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``,
+comma-separated). Every option defaults to None, so only the options a user gives override the
+experiment's defaults or its profile.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
-from typing import Annotated, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from rfbench.experiments import ConfigError
 
+if TYPE_CHECKING:
+    from rfbench.experiments.params import Param
+
 #: names of math symbols: a parameter whose last word is one of these or a single letter
 #: (``r``, ``m``, ``crossover_d``, ``density_v``) keeps its name even when it takes a list
 SYMBOLS = frozenset({"sigma", "theta", "mu", "lambda", "alpha", "beta", "rho", "tau", "subset"})
-_METAVARS = {bool: "BOOL", int: "INT", float: "FLOAT", str: "TEXT"}
+_METAVARS = {"bool": "BOOL", "int": "INT", "float": "FLOAT"}
+_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float}
 
 
 def is_symbol(key: str) -> bool:
@@ -41,21 +48,12 @@ def flags(key: str, default: Any) -> tuple[str, ...]:
     return (dashed + "s", dashed)
 
 
-def element_type(default: Any) -> type:
-    """The type one value must have: a list's element type (ints promote to floats)."""
-    if isinstance(default, list | tuple):
-        if not default:
-            return str
-        return float if any(isinstance(v, float) for v in default) else type(default[0])
-    return str if default is None else type(default)
-
-
-def metavar(default: Any) -> str:
+def metavar(param: Param) -> str:
     """``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``; tables ``NAME=INT[,...]``."""
-    if isinstance(default, Mapping):
+    if param.kind == "table":
         return "NAME=INT[,NAME=INT...]"
-    name = _METAVARS.get(element_type(default), "TEXT")
-    return f"{name}[,{name}...]" if isinstance(default, list | tuple) else name
+    name = _METAVARS.get(param.kind, "TEXT")
+    return f"{name}[,{name}...]" if param.many else name
 
 
 def shown(key: str, default: Any) -> str:
@@ -67,6 +65,13 @@ def shown(key: str, default: Any) -> str:
     if isinstance(default, Mapping):
         return ",".join(f"{k}={v}" for k, v in default.items())
     return "" if default in ("", None) else str(default)
+
+
+def help_text(param: Param) -> str:
+    """The help of a parameter's option: its description, then ``[default: ...; bounds]``."""
+    default = shown(param.key, param.default)
+    facts = "; ".join(x for x in (default and f"default: {default}", param.constraint) if x)
+    return f"{param.help} [{facts}]".strip() if facts else param.help.strip()
 
 
 def option(
@@ -92,23 +97,21 @@ def option(
     )
 
 
-def parameter_option(key: str, default: Any, help_text: str, decls: tuple[str, ...]) -> Any:
+def parameter_option(param: Param, decls: tuple[str, ...]) -> Any:
     """The option of one experiment parameter (default None: given options override only)."""
-    default_text = shown(key, default)
-    text = f"{help_text} [default: {default_text}]" if default_text else help_text
-    if isinstance(default, bool):
-        dashed = key.replace("_", "-")
-        return option(key, (f"--{dashed}/--no-{dashed}",), bool | None, text.strip(), metavar="")
-    return option(key, decls, str | None, text.strip(), metavar=metavar(default))
+    if param.kind == "bool" and not param.many:
+        dashed = param.key.replace("_", "-")
+        return option(
+            param.key, (f"--{dashed}/--no-{dashed}",), bool | None, help_text(param), metavar=""
+        )
+    return option(param.key, decls, str | None, help_text(param), metavar=metavar(param))
 
 
-def parameter_options(
-    defaults: Mapping[str, Any], helps: Mapping[str, str], taken: set[str]
-) -> list[inspect.Parameter]:
+def parameter_options(params: Sequence[Param], taken: set[str]) -> list[inspect.Parameter]:
     """One option per parameter. An alias that another option's flag already takes is dropped
     (a list ``kernels`` keeps ``--kernels`` only when a scalar ``kernel`` owns ``--kernel``); two
     parameters claiming the same flag are an error of the experiment."""
-    names = {key: flags(key, default) for key, default in defaults.items()}
+    names = {p.key: flags(p.key, p.default) for p in params}
     owner: dict[str, str] = {flag: "(run option)" for flag in taken}
     for key, decls in names.items():
         if decls[0] in owner:
@@ -116,20 +119,20 @@ def parameter_options(
                 f"parameters {owner[decls[0]]!r} and {key!r} would both be {decls[0]}; rename one"
             )
         owner[decls[0]] = key
-    params = []
-    for key, default in defaults.items():
-        decls = tuple(d for i, d in enumerate(names[key]) if i == 0 or d not in owner)
-        params.append(parameter_option(key, default, helps.get(key, ""), decls))
-    return params
+    options = []
+    for param in params:
+        decls = tuple(d for i, d in enumerate(names[param.key]) if i == 0 or d not in owner)
+        options.append(parameter_option(param, decls))
+    return options
 
 
-def parse_value(key: str, text: str | bool, default: Any) -> Any:
-    """A command-line value as the type of the parameter's default (lists: comma-separated;
-    tables: ``name=value,name=value`` with integer values)."""
+def parse_value(param: Param, text: str | bool) -> Any:
+    """A command-line value as the parameter's type (lists: comma-separated; tables:
+    ``name=value,name=value`` with integer values)."""
     if isinstance(text, bool):
         return text
-    kind, flag = element_type(default), flags(key, default)[0]
-    if isinstance(default, Mapping):
+    kind, flag = _TYPES.get(param.kind, str), flags(param.key, param.default)[0]
+    if param.kind == "table":
         pairs = [part.partition("=") for part in text.split(",") if part.strip()]
         bad = next((k for k, sep, v in pairs if not sep or not k.strip()), None)
         if bad is not None:
@@ -139,7 +142,7 @@ def parse_value(key: str, text: str | bool, default: Any) -> Any:
         if twice is not None:
             raise ConfigError(f"invalid value for '{flag}': {twice!r} is given twice")
         return {k.strip(): _scalar(flag, v.strip(), int) for k, _, v in pairs}
-    if isinstance(default, list | tuple):
+    if param.many:
         return [_scalar(flag, part.strip(), kind) for part in text.split(",") if part.strip()]
     return _scalar(flag, text, kind)
 

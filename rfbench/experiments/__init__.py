@@ -2,9 +2,9 @@
 
 Each package (``pointwise``, ``gram``, ``classify``, …) holds in ``experiment.py`` an
 :class:`~rfbench.experiments.base.Experiment` subclass decorated with :func:`register_experiment`,
-and its helpers beside it; ``base``, ``chunks``, ``metrics`` and ``shared`` are shared, and no
-experiment imports another. :func:`get_experiment` imports the modules on first use, so importing
-this package stays cheap.
+in ``params.py`` its parameter model, and its helpers beside them; ``base``, ``chunks``,
+``metrics``, ``params`` and ``shared`` are shared, and no experiment imports another.
+:func:`get_experiment` imports the modules on first use, so importing this package stays cheap.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rfbench.experiments.base import (
     ConfigError,
     Experiment,
     JobSpec,
+    ResolvedConfig,
     job_key,
 )
 from rfbench.plugins import tracked
@@ -27,6 +28,7 @@ __all__ = [
     "ConfigError",
     "Experiment",
     "JobSpec",
+    "ResolvedConfig",
     "UnknownExperimentError",
     "get_experiment",
     "job_key",

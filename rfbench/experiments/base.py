@@ -11,7 +11,6 @@ Experiments know nothing of the CLI.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 import sys
@@ -21,7 +20,14 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from rfbench.errors import UserError
+from rfbench.experiments.params import (
+    ConfigError,
+    ExperimentParams,
+    Param,
+    describe,
+    model_from_defaults,
+    resolve,
+)
 from rfbench.seeding import canonical_json
 from rfbench.text import first_sentence
 
@@ -35,18 +41,6 @@ SAFE_NAME_RULE = (
     "a name of at most 100 letters, digits, '_', '-' and single dots, starting with a letter "
     "or digit (it becomes a file name inside the results folder)"
 )
-
-
-class ConfigError(UserError):
-    """A bad configuration value; the message names the value and what is allowed.
-
-    The CLI reports it in one line with exit status 2 (docs/architecture.md#cli).
-    """
-
-    @classmethod
-    def bad_value(cls, key: str, value: Any, allowed: str) -> ConfigError:
-        """``invalid value for 'key': value (allowed: ...)``."""
-        return cls(f"invalid value for {key!r}: {value!r} (allowed: {allowed})")
 
 
 def _freeze(key: str, value: Any) -> Any:
@@ -132,52 +126,41 @@ def job_key(experiment: str, spec: JobSpec) -> dict[str, Any]:
     return {"experiment": experiment, **spec}
 
 
-def _check_type(key: str, value: Any, default: Any) -> Any:
-    """``value`` checked against the type of ``default`` (ints promote to floats)."""
-    if default is None or value is None:
-        return value
-    if isinstance(default, list | tuple):
-        items = value if isinstance(value, list | tuple) else [value]
-        if default:
-            items = [_check_type(key, v, default[0]) for v in items]
-        if len(set(map(repr, default))) == len(default):  # a list of distinct values
-            seen: set[str] = set()
-            for v in items:
-                if repr(v) in seen:
-                    raise ConfigError(
-                        f"invalid value for {key!r}: {v!r} is listed twice (each value once)"
-                    )
-                seen.add(repr(v))
-        return list(items)
-    for kind, name in ((bool, "true or false"), (str, "a string"), (Mapping, "a table")):
-        if isinstance(default, kind):
-            if not isinstance(value, kind):
-                raise ConfigError.bad_value(key, value, name)
-            return dict(value) if kind is Mapping else value
-    if isinstance(value, bool):
-        raise ConfigError.bad_value(key, value, "a number")
-    if isinstance(default, int) and not isinstance(value, int):
-        raise ConfigError.bad_value(key, value, "an integer")
-    if isinstance(default, float):
-        if not isinstance(value, int | float):
-            raise ConfigError.bad_value(key, value, "a number")
-        if not math.isfinite(value):
-            raise ConfigError.bad_value(key, value, "a finite number")
-        return float(value)
-    return value
-
-
 #: the largest number whose square is a finite float64
 SQRT_MAX_FLOAT = math.sqrt(sys.float_info.max)
 
 
+class ResolvedConfig(dict):
+    """A config its experiment resolved and validated (:meth:`Experiment.check_config`).
+
+    Read-only, so a run can trust it: the runner and the CLI pass it along and the config is
+    validated once per run. Build a new dict (``{**config, "m": [64]}``) to change a value; it is
+    validated again when resolved.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a resolved config is read-only: build a new dict and resolve it")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ResolvedConfig, (dict(self),))
+
+
 class Experiment:
-    """Base class of experiments. Subclasses set ``name``, ``defaults`` and implement ``grid`` and
+    """Base class of experiments. Subclasses set ``name`` and ``params`` and implement ``grid`` and
     ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
     ``cache_context``.
 
-    - ``defaults``: every parameter with its paper value; the type of a default is the type a
-      config value must have (a list default accepts a scalar as a one-element list).
+    - ``params``: the parameter model (:class:`~rfbench.experiments.params.ExperimentParams`):
+      every parameter with its paper value, type, bounds and help, declared once. ``defaults``
+      (key -> default) and ``help`` (key -> help text) are derived from it.
+    - Alternatively (a plugin's experiment, docs/extending.md#experiment) ``defaults`` and ``help``
+      dictionaries: the type of a default is the type a config value must have (a list default
+      accepts a scalar as a one-element list); the model is derived from them.
     - ``profiles``: per profile (``quick``, ``paper``), overrides of the defaults.
     """
 
@@ -185,8 +168,35 @@ class Experiment:
     description: ClassVar[str] = ""
     #: one line for command lists (``rfbench --help``); empty: the description's first sentence
     tagline: ClassVar[str] = ""
+    #: the parameter model: the one declaration of every parameter
+    params: ClassVar[type[ExperimentParams]] = ExperimentParams
+    #: key -> paper default (derived from ``params``, or declared by a plugin instead of it)
     defaults: ClassVar[Mapping[str, Any]] = {}
+    #: key -> help text (derived from ``params``, or declared by a plugin with ``defaults``)
+    help: ClassVar[Mapping[str, str]] = {}
     profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive ``defaults`` and ``help`` from ``params``, or ``params`` from them."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__
+        if "params" in own and ("defaults" in own or "help" in own):
+            raise TypeError(
+                f"{cls.__name__} declares both params and defaults/help: declare each parameter "
+                "once, in params"
+            )
+        if "params" in own:
+            fields = describe(cls.params)
+            cls.defaults = {key: field.default for key, field in fields.items()}
+            cls.help = {key: field.help for key, field in fields.items() if field.help}
+        elif "defaults" in own or "help" in own:
+            cls.params = model_from_defaults(cls.__name__, cls.defaults, cls.help)
+
+    @classmethod
+    def parameters(cls) -> dict[str, Param]:
+        """key -> :class:`~rfbench.experiments.params.Param` (type, default, bounds, help) of
+        every parameter, in declaration order."""
+        return describe(cls.params)
 
     # ----------------------------------------------------------------------- configuration
 
@@ -197,7 +207,7 @@ class Experiment:
         *,
         name: str | None = None,
         figure: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ResolvedConfig:
         """defaults ⊕ profile overrides ⊕ ``params``, type-checked and validated.
 
         The result also holds the reserved keys ``experiment``, ``name``, ``figure``, ``profile``.
@@ -214,46 +224,42 @@ class Experiment:
         merged["profile"] = profile
         return self.check_config(merged)
 
-    def check_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        """Fill missing defaults, reject unknown keys, check types, run ``validate_config``.
+    def check_config(self, config: Mapping[str, Any]) -> ResolvedConfig:
+        """Fill missing defaults and validate: reserved keys, then the values (``params``: unknown
+        keys, types, bounds), then ``validate_config``.
 
-        Idempotent: a resolved config passes unchanged.
+        A config this experiment already resolved (a :class:`ResolvedConfig`) passes unchanged,
+        unvalidated: each run validates its config once.
         """
+        if isinstance(config, ResolvedConfig) and config.get("experiment") == self.name:
+            return config
         experiment = config.get("experiment", self.name)
         if experiment != self.name:
             raise ConfigError(f"config is for experiment {experiment!r}, not {self.name!r}")
-        unknown = sorted(k for k in config if k not in self.defaults and k not in RESERVED_KEYS)
-        if unknown:
-            allowed = ", ".join(self.defaults) or "none"
-            raise ConfigError(
-                f"unknown parameter(s) {', '.join(map(repr, unknown))} for experiment "
-                f"{self.name!r} (allowed: {allowed})"
-            )
-        resolved: dict[str, Any] = {
+        reserved: dict[str, Any] = {
             "experiment": self.name,
             "name": config.get("name") or self.name,
             "figure": config.get("figure") or "",
             "profile": config.get("profile"),
         }
         for key in ("name", "figure"):
-            if not isinstance(resolved[key], str):
-                raise ConfigError.bad_value(key, resolved[key], "a string")
-            if resolved[key] and (
-                len(resolved[key]) > 100 or not SAFE_NAME.fullmatch(resolved[key])
+            if not isinstance(reserved[key], str):
+                raise ConfigError.bad_value(key, reserved[key], "a string")
+            if reserved[key] and (
+                len(reserved[key]) > 100 or not SAFE_NAME.fullmatch(reserved[key])
             ):
-                raise ConfigError.bad_value(key, resolved[key], SAFE_NAME_RULE)
-        for key, default in self.defaults.items():
-            value = config[key] if key in config else copy.deepcopy(default)
-            resolved[key] = _check_type(key, value, default)
+                raise ConfigError.bad_value(key, reserved[key], SAFE_NAME_RULE)
+        values = {k: v for k, v in config.items() if k not in RESERVED_KEYS}
+        resolved = {**reserved, **resolve(self.params, values, self.name)}
         for key in self.range_parameters:
-            values = resolved.get(key)
-            for value in values if isinstance(values, list) else [values]:
+            found = resolved.get(key)
+            for value in found if isinstance(found, list) else [found]:
                 if isinstance(value, float) and abs(value) > SQRT_MAX_FLOAT:
                     raise ConfigError.bad_value(
                         key, value, f"a number whose square float64 holds (|{key}| < 1e154)"
                     )
         self.validate_config(resolved)
-        return resolved
+        return ResolvedConfig(resolved)
 
     #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
     #: refusal names them (the runner finds the largest value of each that fits)
@@ -300,9 +306,6 @@ class Experiment:
     def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
         """Aggregate the rows of all jobs (in grid order); default: keep them as they are."""
         return rows
-
-    #: CLI help per parameter (``rfbench <experiment> --help``); missing keys get no help text
-    help: ClassVar[Mapping[str, str]] = {}
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
         """A few headline rows for the terminal (the CLI prints them as a table after a run)."""

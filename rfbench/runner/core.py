@@ -171,7 +171,9 @@ def run(
 ) -> Path:
     """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
 
-    ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults).
+    ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults);
+    a config the experiment already resolved (the CLI's, :func:`resolve_file`'s) is taken as it is,
+    so a run validates its config once.
     ``out`` defaults to ``runs/<experiment>/<name>.parquet``; finished jobs are cached under
     ``<out dir>/.rfbench-cache/jobs/`` (shared by the folder) and reused unless ``force``.
     ``workers`` defaults to the number of cores. Bad options raise :class:`ConfigError`; a

@@ -78,7 +78,8 @@ def test_booleans_metavars_and_defaults_in_help() -> None:
     assert res.exit_code == 0, res.output
     expected = (
         "--exact / --no-exact", "[default: exact]", "--pad / --no-pad", "[default: no-pad]",
-        "--trials INT", "[default: 500]", "--val-trials INT", "--sigma FLOAT[,FLOAT...]",
+        "--trials INT", "[default: 500; >= 1]", "--val-trials INT", "--sigma FLOAT[,FLOAT...]",
+        "[default: gaussian; one of: gaussian, softmax]", "[default: 1, 2, 4, 10; each >= 1;",
         "--m INT[,INT...]", "--kernel TEXT", "--datasets, --dataset TEXT[,TEXT...]",
         "--data PATH", "--target COLUMN",
     )  # fmt: skip

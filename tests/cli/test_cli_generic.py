@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.params import parse_value
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.params import describe, model_from_defaults
 from rfbench.results import load_provenance, load_results
 
 
@@ -106,13 +107,18 @@ def test_malformed_config_file(tmp_path):
     _assert_one_line_error(invoke("run", str(tmp_path / "missing.toml")), "missing.toml")
 
 
+def _param(key: str, default):
+    """The parameter a ``defaults`` entry declares."""
+    return describe(model_from_defaults("Test", {key: default}, {}))[key]
+
+
 def test_parse_value_types():
-    assert parse_value("r", "1.5", [1.0, 1.25]) == [1.5]
-    assert parse_value("m", "64,128", [128]) == [64, 128]
-    assert parse_value("r", "1,2", [1.0]) == [1.0, 2.0]
-    assert parse_value("samples", "10", 5) == 10
-    assert parse_value("centred", "yes", False) is True
-    assert np.isclose(parse_value("sigma", "0.5", 1.0), 0.5)
+    assert parse_value(_param("r", [1.0, 1.25]), "1.5") == [1.5]
+    assert parse_value(_param("m", [128]), "64,128") == [64, 128]
+    assert parse_value(_param("r", [1.0]), "1,2") == [1.0, 2.0]
+    assert parse_value(_param("samples", 5), "10") == 10
+    assert parse_value(_param("centred", False), "yes") is True
+    assert np.isclose(parse_value(_param("sigma", 1.0), "0.5"), 0.5)
 
 
 def test_config_file_runs(tmp_path):

@@ -85,3 +85,14 @@ def test_no_citations_outside_the_repository(path: Path):
         if OUTSIDE.search(line)
     ]
     assert not bad, "cite the paper or docs/ instead:\n" + "\n".join(bad)
+
+
+def test_parameter_tables_are_generated_from_the_models():
+    from rfbench.experiments import list_experiments
+    from rfbench.paramdocs import COMMAND, PAGE, render
+
+    text = PAGE.read_text(encoding="utf-8")
+    for exp in list_experiments():
+        if type(exp).__module__.startswith("rfbench."):
+            assert f"<!-- parameters:{exp.name} -->" in text, f"{exp.name}: no table ({COMMAND})"
+    assert render(text) == text, f"docs/experiments.md: stale parameter tables; run {COMMAND}"

@@ -48,7 +48,9 @@ def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path:
     assert all(names.values()), [k for k, v in names.items() if v is None]
     namespace: dict = {}
     for code in names.values():
-        exec(code, namespace)
+        # as a reader's module runs it: without this file's `from __future__ import annotations`
+        # (a pydantic model's annotations must be evaluated where they are defined)
+        exec(compile(code, "extending.md", "exec", dont_inherit=True), namespace)
 
     est = registry.get("trig@antithetic", m=8)
     draw = est.sample(np.random.default_rng(0), d=4, draws=3)

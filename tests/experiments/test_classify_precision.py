@@ -106,7 +106,8 @@ def test_trials_by_dataset() -> None:
     )  # fmt: skip
     trials = {(j["dataset"], j["estimator"]): j["trials"] for j in exp.grid(config)}
     assert trials[("banknote", "positive@iid")] == 7 and trials[("cmc", "positive@iid")] == 30
-    assert parse_value("trials_by_dataset", "cmc=30, wifi=8", {}) == {"cmc": 30, "wifi": 8}
+    by_set = exp.parameters()["trials_by_dataset"]
+    assert parse_value(by_set, "cmc=30, wifi=8") == {"cmc": 30, "wifi": 8}
     for bad in ({"trials_by_dataset": {"cmc": 0}}, {"dtype": "float16"}):
         with pytest.raises(ConfigError):
             exp.check_config(bad)

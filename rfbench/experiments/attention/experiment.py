@@ -38,6 +38,7 @@ from rfbench import models
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.attention import data as source
 from rfbench.experiments.attention import metrics as am
+from rfbench.experiments.attention.params import Params
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.features import registry
 from rfbench.features.base import Draw, Estimator
@@ -122,51 +123,12 @@ class Attention(Experiment):
         "baselines and a swap-in embedding score on all-MiniLM-L6-v2 (or --model, --data)."
     )
     tagline = "Real attention heads of a pretrained transformer vs estimators and baselines."
-    defaults = {
-        "model": "",
-        "data": "",
-        "tokens": [128, 512],
-        "layers": [0, 1, 2, 3, 4, 5],
-        "max_heads": 0,
-        # the swap-in score's and the default grid's estimators (issue 21)
-        "estimators": [
-            f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
-        ],
-        "m": [16, 64, 256],
-        "draws": 10,
-        "significance": 2.0,
-        "matrix_rows": 128,
-        "swap": True,
-        "swap_m": [64],
-        "swap_sentences": 200,
-        "swap_trials": 3,
-        "swap_tokens": 64,
-    }
+    params = Params
     profiles = {
         "quick": {"tokens": [128], "m": [16, 64], "draws": 6, "swap_sentences": 40,
                   "swap_trials": 2},
         "paper": {},
     }  # fmt: skip
-    help = {
-        "model": "a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
-        f"'' = {models.DEFAULT_MODEL} ({models.INSTALL})",
-        "data": "your own heads: an .npz with q, k, v of shape (heads, tokens, d) or (tokens, d), "
-        "scaled so that qᵀk is the logit; replaces the model (one layer, 0)",
-        "tokens": "sequence lengths (tokens of the GPL-3 text, special tokens included)",
-        "layers": "model layers to measure",
-        "max_heads": "measure the first N heads of each layer (0 = all)",
-        "estimators": "registry names (softmax kernel)",
-        "m": "numbers of random projections",
-        "draws": "independent feature draws per head and estimator",
-        "significance": "z threshold of the one-sided test 'beats uniform attention'",
-        "matrix_rows": "query rows (evenly spaced) of the matrix metrics attn_rel_frob and "
-        "attn_kl; outputs and normalisers always use all rows",
-        "swap": "also compute the swap-in embedding score",
-        "swap_m": "projections of the swap-in score",
-        "swap_sentences": "sentences of the swap-in score (of 307 in the texts)",
-        "swap_trials": "independent draws (trials) of the swap-in score",
-        "swap_tokens": "truncation of each sentence in the swap-in score",
-    }
     memory_parameters = ("tokens", "m", "swap_sentences")
 
     # ------------------------------------------------------------------ configuration
@@ -178,23 +140,10 @@ class Attention(Experiment):
         return weights + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        for key, low in (("draws", 2), ("swap_trials", 1), ("swap_sentences", 3),
-                         ("swap_tokens", 3), ("max_heads", 0), ("matrix_rows", 1)):  # fmt: skip
-            if config[key] < low:
-                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
-        for key in ("m", "swap_m", "tokens"):
-            if not config[key] or any(v < 1 for v in config[key]):
-                raise ConfigError.bad_value(key, config[key], "a non-empty list of integers >= 1")
-        if any(t < 3 for t in config["tokens"]):
-            raise ConfigError.bad_value("tokens", config["tokens"], "integers >= 3")
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
             )
-        if not config["significance"] > 0:
-            raise ConfigError.bad_value("significance", config["significance"], "a number > 0")
-        if not config["estimators"]:
-            raise ConfigError.bad_value("estimators", [], "a non-empty list of estimator names")
         for name in config["estimators"]:
             try:
                 registry.get(name, kernel="softmax", m=1)
@@ -212,9 +161,9 @@ class Attention(Experiment):
         # extracts (and caches) the activations: a missing model is one ModelError line here;
         # a text shorter than `tokens` gives fewer tokens, and rows record the real count
         layers = self._shape(config, max(config["tokens"]))[0]
-        bad = [x for x in config["layers"] if not 0 <= x < layers]
-        if bad or not config["layers"]:
-            raise ConfigError.bad_value("layers", bad or [], f"layers 0..{layers - 1}")
+        bad = [x for x in config["layers"] if x >= layers]
+        if bad:
+            raise ConfigError.bad_value("layers", bad, f"layers 0..{layers - 1}")
 
     @staticmethod
     def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:

@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.datasets import PROTOCOLS, DataError
+from rfbench.datasets import DataError
 from rfbench.datasets import check as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CHUNK_BYTES
-from rfbench.experiments.classify.data import UCI8, default_sigma, prepared
+from rfbench.experiments.classify.data import default_sigma, prepared
 from rfbench.experiments.classify.kernel_regression import (
     CHUNK,
     exact_accuracy,
@@ -46,6 +46,7 @@ from rfbench.experiments.classify.kernel_regression import (
     rf_accuracies,
     slice_draws,
 )
+from rfbench.experiments.classify.params import DTYPES, Params
 from rfbench.experiments.classify.simrf_replay import (
     RELEASED,
     RELEASED_FAST,
@@ -69,8 +70,6 @@ NO_TERMS = (
     "estimator {name!r} lacks per-projection log terms (Estimator.projection_log_terms), "
     "which the kernel-regression classifier streams; use a component@weights estimator"
 )
-#: the ``dtype`` option: float32 with a float64 fallback (auto), or one precision throughout
-DTYPES: dict[str, Any] = {"auto": "auto", "float32": np.float32, "float64": np.float64}
 
 
 def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
@@ -95,59 +94,10 @@ class Classify(Experiment):
         "accuracy of random-feature estimators of the Gaussian kernel vs the exact kernel."
     )
     tagline = "Kernel-regression classification accuracy (SimRF, DERF)."
-    defaults = {
-        "dataset": list(UCI8),
-        "protocol": "simrf",
-        "estimators": ["positive@iid", "positive@orf", "positive@simrf"],
-        "kernel": "gaussian",
-        "sigma": [0.0],
-        "m": [1, 2, 4, 10],
-        "m_per_d": True,
-        "pad": False,
-        "trials": 500,
-        "trials_by_dataset": {},
-        "val_trials": 50,
-        "dtype": "auto",
-        "count_features": False,
-        "tune": False,
-        "fit": "queries",
-        "exact": True,
-        "compat": True,
-        "split_seed": 42,
-        "subset": [0, 0],
-        "subset_datasets": ["nursery", "chess"],
-        "data": "",
-        "stream": "rfbench",
-    }
+    params = Params
     profiles = {
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
         "paper": {},
-    }
-    help = {
-        "dataset": f"data sets (rfbench list datasets); the papers' eight: {', '.join(UCI8)}",
-        "protocol": "split: simrf (95/5 train/test) or derf (90/5/5 train/validation/test)",
-        "estimators": "component@weights names, e.g. positive@simrf, sderf@orf, trig@orf",
-        "kernel": "gaussian (the papers') or softmax",
-        "sigma": "input scales σ (x -> σx); 0 = the published per-data-set σ; several = a grid",
-        "m": "random projections M (times d when m_per_d)",
-        "m_per_d": "read m as multiples of d (SimRF m/d) instead of absolute M",
-        "pad": "zero-pad d to a power of two and use it for m/d (SimRF Table 3)",
-        "trials": "random-feature draws per point (the test accuracy's trials)",
-        "val_trials": "draws per σ on the validation split when tuning",
-        "trials_by_dataset": "trials of single data sets, overriding trials (a table name = n)",
-        "dtype": "auto (float32 where exact enough, else float64), float32 or float64",
-        "count_features": "m counts features, not projections (trig@*: m/2 projections)",
-        "tune": "choose σ per (data set, estimator, M) on the validation split (protocol derf)",
-        "fit": "data-dependent fit on (σ·queries, σ·train) [queries] or (σ·train, σ·train)",
-        "exact": "also the exact-kernel classifier",
-        "compat": "the SimRF authors' loader quirk (drops the last row), giving their split",
-        "split_seed": "seed of the fixed permutation split",
-        "subset": "first N_train, N_eval rows of subset_datasets (0,0 = all; SimRF Fig. 10)",
-        "subset_datasets": "data sets the subset applies to",
-        "data": "the user's table instead of the data sets: PATH#TARGET[@SHA] of a .csv/.parquet "
-        "(TARGET = the label column, the other columns numeric features; σ default 1/√d)",
-        "stream": "rfbench, or released: replay the SimRF authors' code (rfbench.experiments."
-        "simrf_replay)",
     }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -161,8 +111,6 @@ class Classify(Experiment):
                 dataset_info(name)
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
-        check("protocol", config["protocol"] in PROTOCOLS, ", ".join(PROTOCOLS))
-        check("kernel", config["kernel"] in ("gaussian", "softmax"), "gaussian, softmax")
         check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
         for name in config["estimators"]:
             try:
@@ -172,29 +120,17 @@ class Classify(Experiment):
             if not registry.describe(name).projection_terms:
                 raise ConfigError(NO_TERMS.format(name=name))
         sig = config["sigma"]
-        check("sigma", bool(sig) and all(s >= 0 for s in sig), "numbers >= 0")
-        check("sigma", 0 not in sig or len(sig) == 1, "0 alone, or positive values")
         if 0 in sig:
             missing = [n for n in datasets(config) if default_sigma(n) is None]
             check("sigma", not missing, f"positive values (no published σ for {missing})")
-        check("m", bool(config["m"]) and all(m >= 1 for m in config["m"]), "positive integers")
-        for key in ("trials", "val_trials"):
-            check(key, config[key] >= 1, "a positive integer")
         by_set = config["trials_by_dataset"]
-        check("trials_by_dataset",
-              all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
-                  for n in by_set.values()), "a table of data set = positive integer")  # fmt: skip
         unknown = sorted(set(by_set) - set(datasets(config)))
         check("trials_by_dataset", not unknown,
               f"names of the run's data sets ({', '.join(datasets(config))}); "
               f"not {', '.join(map(repr, unknown))}")  # fmt: skip
-        check("dtype", config["dtype"] in DTYPES, ", ".join(DTYPES))
         check("tune", not config["tune"] or config["protocol"] == "derf",
               "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
         check("tune", not config["tune"] or len(sig) > 1 or sig != [0.0], "a σ grid to tune")
-        check("fit", config["fit"] in ("queries", "train"), "queries, train")
-        sub = config["subset"]
-        check("subset", len(sub) == 2 and (sub == [0, 0] or min(sub) >= 1), "0,0 or two >= 1")
         check_stream(config)
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:

@@ -162,8 +162,6 @@ def replay(
 
 def check_config(config: Mapping[str, Any]) -> None:
     """ConfigError unless a ``stream = "released"`` config is one the released code can run."""
-    if config["stream"] not in STREAMS:
-        raise ConfigError.bad_value("stream", config["stream"], ", ".join(STREAMS))
     if config["stream"] == "rfbench":
         return
     allowed = set(METHODS) | {n for rows in ROWS.values() for n in rows.values()}

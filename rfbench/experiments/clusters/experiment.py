@@ -27,16 +27,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.checks import all_positive_ints, is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.clusters.legacy_ortho import (
     DIM,
-    SETTINGS,
     PaperClusters,
     estimator_gram_sse,
     paper_clusters,
     replay_mse,
 )
+from rfbench.experiments.clusters.params import PAPER_ESTIMATORS, Params
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections
 from rfbench.features.theory import resolution
@@ -49,9 +48,6 @@ register_metric("cluster_s", "l(A_ij) = ‖A_ij r_i + A_ij⁻¹ r_j‖² of a cl
 register_parameter("protocol", "string")
 register_parameter("pair", "string")
 register_parameter("pair_rank", "int")
-
-PAPER_ESTIMATORS = ("cluster-hybrid", "positive@iid", "trig@iid")
-PROTOCOLS = ("paper", "rfbench")
 
 
 def paper_s() -> dict[str, tuple[float, ...]]:
@@ -167,40 +163,10 @@ class ClusterTable(Experiment):
     name = "clusters"
     description = "HRF Fig. 6 / Table 3: zero-one cluster hybrid vs SM+ and trig, clustered data"
     tagline = "Cluster hybrid vs SM+ and trig on clustered data (HRF)."
-    defaults = {
-        "datasets": list(SETTINGS),
-        "m": [20, 50, 80, 100, 120, 150, 200],
-        "reps": 20,
-        "protocol": list(PROTOCOLS),
-        "estimators": list(PAPER_ESTIMATORS),
-        "kmeans_seed": 0,
-    }
+    params = Params
     profiles = {"quick": {"datasets": ["s1"], "m": [20], "reps": 3}, "paper": {}}
-    help = {
-        "datasets": "s1, s2 (σ = 1; s kept coordinates 12, 25), s3, s4 (σ = √10)",
-        "m": "numbers of random projections",
-        "reps": "repetitions (protocol paper: RandomState(1234 + rep) projections)",
-        "protocol": "paper: exact replay of the notebook's streams; rfbench: registry estimators",
-        "estimators": "estimators of protocol rfbench (protocol paper runs the paper's three)",
-        "kmeans_seed": "seed of the replay's k-means (the notebook's was unseeded)",
-    }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        def check(key: str, values: list, allowed: tuple | list) -> None:
-            bad = [v for v in values if v not in allowed]
-            if bad or not values:
-                raise ConfigError.bad_value(key, bad or values, ", ".join(map(str, allowed)))
-
-        check("datasets", config["datasets"], list(SETTINGS))
-        check("protocol", config["protocol"], PROTOCOLS)
-        if not all_positive_ints(config["m"]):
-            raise ConfigError.bad_value("m", config["m"], "positive integers")
-        if not is_positive_int(config["reps"]):
-            raise ConfigError.bad_value("reps", config["reps"], "a positive integer")
-        if config["kmeans_seed"] < 0:
-            raise ConfigError.bad_value("kmeans_seed", config["kmeans_seed"], "an integer >= 0")
-        if not config["estimators"]:
-            raise ConfigError.bad_value("estimators", [], "at least one estimator name")
         for name in config["estimators"]:
             try:
                 registry.get(name, m=1)

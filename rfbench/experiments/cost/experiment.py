@@ -41,6 +41,7 @@ import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.cost import model as cm
+from rfbench.experiments.cost.params import Params
 from rfbench.experiments.shared import best_time, make, random_directions
 from rfbench.features import registry, theory
 from rfbench.features.base import Estimator
@@ -213,39 +214,7 @@ class Cost(Experiment):
     name = "cost"
     description = "error vs wall time and FLOPs, and the L where RF attention beats exact"
     tagline = "Error vs wall time and FLOPs; where RF attention beats exact."
-    defaults = {
-        "estimators": [
-            "trig@iid",
-            "trig@orf",
-            "positive@iid",
-            "positive@orf",
-            "positive@simrf",
-            "hyperbolic@iid",
-            "hyperbolic@orf",
-            "hyperbolic@simrf",
-            "hyperbolic@sorf",
-            "hyperbolic@orf-fast",
-            "hyperbolic@halton",
-            "gerf@iid",
-            "sderf@iid",
-            "angular-hybrid@iid",
-            "cluster-hybrid@iid",
-        ],  # fmt: skip
-        "m": [16, 64, 256],
-        "n": 8,
-        "d": 64,
-        "r": 1.0,
-        "points": 256,
-        "samples": 20,
-        "repeats": 5,
-        "target": 0.1,
-        "crossover_d": [16, 32, 64, 128, 256],
-        "crossover_m": 64,
-        "crossover_points": 64,
-        "projection_weights": ["sorf", "orf-fast", "simrf-fast", "fastfood"],
-        "projection_d": [32, 64, 128, 256, 512, 1024],
-        "projection_points": 1024,
-    }
+    params = Params
     profiles = {
         "quick": {
             "m": [16, 64],
@@ -259,46 +228,14 @@ class Cost(Experiment):
         },  # fmt: skip
         "paper": {},
     }
-    help = {
-        "estimators": "registry names (hybrids get M // n projections per base)",
-        "m": "feature budgets M (projections)",
-        "n": "λ projections of angular/gaussian hybrids",
-        "d": "input dimension of the error-vs-time frontier",
-        "r": "norm of every query and key",
-        "points": "N queries and N keys of the frontier",
-        "samples": "draws for the empirical error",
-        "repeats": "timed repetitions (the minimum is reported)",
-        "target": "target RMS relative Frobenius error ε of the crossover",
-        "crossover_d": "dimensions d (= d_v) of the crossover",
-        "crossover_m": "M₀ at which the crossover's error is measured",
-        "crossover_points": "queries and keys for the crossover's error",
-        "projection_weights": "Hadamard couplings timed structured vs dense (may be empty)",
-        "projection_d": "dimensions d of the structured-vs-dense projection timing",
-        "projection_points": "inputs projected in the structured-vs-dense timing",
-    }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        for key in ("m", "crossover_d", "estimators"):
-            if not config[key]:
-                raise ConfigError.bad_value(key, config[key], "a non-empty list")
-        for key, low in (("n", 1), ("d", 2), ("points", 2), ("samples", 2), ("repeats", 1),
-                         ("crossover_m", 1), ("crossover_points", 2),
-                         ("projection_points", 1)):  # fmt: skip
-            if config[key] < low:
-                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
-        if any(m < 1 for m in config["m"]) or any(d < 2 for d in config["crossover_d"]):
-            raise ConfigError.bad_value("m/crossover_d", config["m"], "m >= 1 and d >= 2")
-        for key in ("r", "target"):
-            if not (np.isfinite(config[key]) and config[key] > 0):
-                raise ConfigError.bad_value(key, config[key], "a positive number")
         structured = cm.structured_weights()
         for name in config["projection_weights"]:
             if name not in structured:
                 raise ConfigError.bad_value(
                     "projection_weights", name, f"a structured coupling ({', '.join(structured)})"
                 )
-        if any(d < 2 for d in config["projection_d"]):
-            raise ConfigError.bad_value("projection_d", config["projection_d"], "d >= 2")
         for name in config["estimators"]:
             try:
                 make(name, config["m"][0], config["n"])

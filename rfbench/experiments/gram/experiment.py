@@ -39,10 +39,11 @@ from rfbench.datasets import DataError, user
 from rfbench.datasets.registry import get as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
+from rfbench.experiments.gram.params import Params
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import resolution
-from rfbench.kernels import KERNELS, kernel_matrix
+from rfbench.kernels import kernel_matrix
 from rfbench.results import FLOAT, INT, STRING, register_metric, register_parameter
 
 register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
@@ -64,7 +65,6 @@ for _name, _kind in (
 ):
     register_parameter(_name, _kind)
 
-MODES = ("self", "attention", "file", "dataset")
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
 
@@ -234,40 +234,8 @@ class Gram(Experiment):
     name = "gram"
     description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
     tagline = "Gram and attention matrix error vs closed form (SimRF)."
-    defaults = {
-        "inputs": "self",
-        "estimators": ["positive@iid", "positive@orf", "positive@simrf", "positive@simrf-plus"],
-        "kernels": ["gaussian"],
-        "d": 64,
-        "n_points": 64,
-        "m": [64, 128, 256, 640],
-        "sigma": [0.1],
-        "r": [0.5, 1.0],
-        "reps": 1000,
-        "data_seed": 0,
-        "data": "",
-        "dataset": [],
-        "m_per_d": [0.0],
-    }
+    params = Params
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
-    help = {
-        "inputs": "self: K(X, X), X ~ N(0, σ²I) (SimRF Fig. 7); attention: K(Q, K), Q, K ~ "
-        "N(0, r²I/d) plus the row-normalised attention (Spectraformer proxy)",
-        "estimators": "registry names; '*' wildcards over component@weights ('*@*' = all)",
-        "kernels": "softmax and/or gaussian",
-        "d": "input dimension",
-        "n_points": "number of points N (self) or of queries and of keys (attention)",
-        "m": "numbers of random projections",
-        "sigma": "per-coordinate standard deviation of the points (inputs = self)",
-        "r": "typical norm of queries and keys, std r/√d per coordinate (inputs = attention)",
-        "reps": "independent feature draws per cell (200 with --data unless given)",
-        "data_seed": "seed of the fixed input points",
-        "dataset": "inputs = dataset: registry data sets (rfbench list datasets), n_points rows "
-        "each, z-scored, times sigma (0: 1/(2 x mean pairwise distance))",
-        "m_per_d": "projections per input dimension: m = round(m_per_d · d) replaces m (0: use m)",
-        "data": "inputs = file: the user's points, PATH[@SHA] of a .npy/.npz (X, or Q and K), "
-        ".csv or .parquet (numeric columns); d and n_points come from the file",
-    }
 
     memory_parameters = ("n_points", "m", "d")
     range_parameters = ("sigma", "r")
@@ -280,8 +248,6 @@ class Gram(Experiment):
         return 4 * CHUNK_BYTES + 8 * (4 * n * n + 8 * n * big_m + 3 * max(big_m, d) * d)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        if config["inputs"] not in MODES:
-            raise ConfigError.bad_value("inputs", config["inputs"], ", ".join(MODES))
         if (config["inputs"] == "file") != bool(config["data"]):
             raise ConfigError.bad_value("data", config["data"], "a file exactly when inputs = file")
         if config["data"]:
@@ -295,21 +261,9 @@ class Gram(Experiment):
                 dataset_info(name)
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
-        if config["m_per_d"] != [0.0] and any(not v > 0 for v in config["m_per_d"]):
-            raise ConfigError.bad_value("m_per_d", config["m_per_d"], "0, or positive numbers")
-        for kernel in config["kernels"] or [None]:
-            if kernel not in KERNELS:
-                raise ConfigError.bad_value("kernels", kernel, ", ".join(KERNELS))
-        for key, low in (("d", 1), ("n_points", 1), ("reps", 2), ("data_seed", 0)):
-            if config[key] < low:
-                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
-        for key in ("m", "sigma", "r"):
-            zero_ok = key == "sigma" and config["inputs"] == "dataset"  # 0: the lengthscale rule
-            values = config[key]
-            bad = [v for v in values if not (v > 0 or (zero_ok and v == 0))] if values else [values]
-            if bad:
-                raise ConfigError.bad_value(key, bad[0], "a non-empty list of positive numbers")
-        for pattern in config["estimators"] or [""]:
+        if 0.0 in config["sigma"] and config["inputs"] != "dataset":  # 0: the lengthscale rule
+            raise ConfigError.bad_value("sigma", 0.0, "positive numbers (0 with inputs = dataset)")
+        for pattern in config["estimators"]:
             names = expand_estimators([pattern])
             if not names:
                 raise ConfigError.bad_value("estimators", pattern, "a pattern matching a name")

@@ -42,12 +42,12 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, register_exper
 from rfbench.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.experiments.pointwise import paired as pairing
 from rfbench.experiments.pointwise.pairs import angles, inputs_for, load_pairs, pair_columns
+from rfbench.experiments.pointwise.params import Params
 from rfbench.experiments.pointwise.rows import curve_rows
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
-from rfbench.features.hybrid import VARIANTS
 from rfbench.features.theory import equal_norm_pair
-from rfbench.kernels import KERNEL_ALPHA, log_kernel
+from rfbench.kernels import log_kernel
 from rfbench.results import register_metric, register_parameter
 
 NEG_COUNT = register_metric(
@@ -180,50 +180,8 @@ class Pointwise(Experiment):
     name = "pointwise"
     description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
     tagline = "Error of one kernel value vs angle and norm (HRF, CSE)."
-    defaults = {
-        "estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],
-        "m": [128],
-        "n": 8,
-        "flop_match": True,
-        "variants": ["independent"],
-        "kernel": "softmax",
-        "angles": 25,
-        "samples": 10_000,
-        "d": 64,
-        "r": [1.0, 1.25, 1.5],
-        "sigma": 1.0,
-        "common_draws": True,
-        "importance": False,
-        "paired": False,
-        "reference": "",
-        "data": "",
-        "pairs": 25,
-    }
+    params = Params
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
-    help = {
-        "estimators": "registry names, optionally with fixed sizes m[:n], e.g. trig@iid:256, "
-        "angular-hybrid@iid:32:4",
-        "m": "feature budgets M: projections of non-hybrids (hybrids: see flop_match)",
-        "n": "λ projections of angular/gaussian hybrids; 0 means n = m (the CSE paper)",
-        "flop_match": "hybrids get m = M // n base projections (m·n = M, "
-        "docs/methods.md#hrf-flop-matching)",
-        "variants": f"sharing variants of the hybrids ({', '.join(VARIANTS)}); each hybrid runs "
-        "those it supports",
-        "kernel": "softmax or gaussian",
-        "angles": "number of angles θ in [0, π], endpoints included",
-        "samples": "independent draws per angle",
-        "d": "input dimension",
-        "r": "input norms ‖x‖ = ‖y‖ = r",
-        "sigma": "bandwidth σ of the gaussian hybrid's λ estimator (HRF App. F)",
-        "common_draws": "all angles of a curve share each draw (common random numbers)",
-        "importance": "add importance-sampled MSEs is_mse/is_rel_rmse (component@iid estimators)",
-        "paired": "estimators of one radius share their base randomness (one job per r; "
-        "iid/orf/simrf component estimators share one Gaussian array, all angles each draw)",
-        "reference": "the estimators entry diff_mse compares against (default: the first)",
-        "data": "the user's pairs instead of the (r, θ) grid: PATH[@SHA] of an .npz with Q and K "
-        "(pairs Q[i], K[i]) or a matrix X (.npy/.npz/.csv/.parquet; pairs X[2i], X[2i+1])",
-        "pairs": "with data: the first this many pairs",
-    }
 
     memory_parameters = ("m", "d", "n")
     range_parameters = ("r", "sigma")
@@ -236,33 +194,12 @@ class Pointwise(Experiment):
         return 4 * CHUNK_BYTES + 8 * (3 * max(big_m, d) * d + 8 * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        positive = {"angles": 2, "samples": 2, "d": 2}
-        for key, low in positive.items():
-            if config[key] < low:
-                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
-        if config["kernel"] not in KERNEL_ALPHA:
-            raise ConfigError.bad_value("kernel", config["kernel"], ", ".join(KERNEL_ALPHA))
-        for key in ("r", "m", "estimators", "variants"):
-            if not config[key]:
-                raise ConfigError.bad_value(key, config[key], "a non-empty list")
-        for r in config["r"]:
-            if not (np.isfinite(r) and r > 0):
-                raise ConfigError.bad_value("r", r, "positive finite numbers")
-        if any(m < 1 for m in config["m"]):
-            raise ConfigError.bad_value("m", config["m"], "positive integers")
-        for v in config["variants"]:
-            if v not in VARIANTS:
-                raise ConfigError.bad_value("variants", v, ", ".join(VARIANTS))
-        if not (np.isfinite(config["sigma"]) and config["sigma"] > 0):
-            raise ConfigError.bad_value("sigma", config["sigma"], "a positive number")
         n = config["n"]
-        if n < 0 or (config["flop_match"] and not 0 < n <= min(config["m"])):
+        if config["flop_match"] and not 0 < n <= min(config["m"]):
             raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
         if config["data"]:
             if config["paired"]:
                 raise ConfigError.bad_value("paired", True, "false with data (not supported yet)")
-            if config["pairs"] < 1:
-                raise ConfigError.bad_value("pairs", config["pairs"], "a positive integer")
             load_pairs(config["data"], config["pairs"])  # a one-line DataError if unusable
         if config["reference"] and config["reference"] not in config["estimators"]:
             raise ConfigError.bad_value("reference", config["reference"], "an estimators entry")

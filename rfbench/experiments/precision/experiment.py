@@ -35,6 +35,7 @@ import pandas as pd
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.experiments.precision import maps as pm
+from rfbench.experiments.precision.params import Params
 from rfbench.experiments.shared import make, random_directions
 from rfbench.features import registry
 from rfbench.features.base import Estimator
@@ -150,60 +151,17 @@ class Precision(Experiment):
     name = "precision"
     description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
     tagline = "Overflow and error of feature maps in 64/32/16-bit floats."
-    defaults = {
-        "components": ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
-        "couplings": ["iid", "orf", "simrf"],
-        "dtypes": list(pm.DTYPES),
-        "forms": list(pm.FORMS),
-        "r": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0],
-        "m": 64,
-        "n": 8,
-        "d": 64,
-        "angles": 7,
-        "samples": 250,
-        "attention_points": 32,
-        "attention_draws": 20,
-        "stabiliser": 1e-6,
-    }
+    params = Params
     profiles = {
         "quick": {"r": [0.5, 2.0, 3.5, 5.0], "angles": 5, "samples": 100, "attention_draws": 5},
         "paper": {},
-    }
-    help = {
-        "components": "feature maps (trig, positive, hyperbolic, gerf/aderf/sderf/saderf, "
-        "angular-hybrid)",
-        "couplings": "couplings of ω (Monte Carlo ones: iid, orf, simrf, ...)",
-        "dtypes": "float64, float32, float16, bfloat16",
-        "forms": "naive, stabilised (FAVOR+ max shift), logspace (rfbench's map, cast at the end)",
-        "r": "input norms ‖x‖ = ‖y‖ = r",
-        "m": "projections M (hybrids: M // n per base)",
-        "n": "λ projections of the angular hybrid",
-        "d": "input dimension",
-        "angles": "angles θ in [0, π] of the kernel pairs",
-        "samples": "independent draws per kernel pair",
-        "attention_points": "L queries and L keys for the attention error",
-        "attention_draws": "independent draws for the attention error",
-        "stabiliser": "ε added by the stabilised form to exp(E - max) of positive maps",
     }
 
     def estimators(self, config: Mapping[str, Any]) -> list[str]:
         return [f"{c}@{w}" for c in config["components"] for w in config["couplings"]]
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        for key, allowed in (("dtypes", pm.DTYPES), ("forms", pm.FORMS)):
-            for v in config[key] or [None]:
-                if v not in allowed:
-                    raise ConfigError.bad_value(key, v, ", ".join(allowed))
-        for r in config["r"] or [None]:
-            if r is None or not (np.isfinite(r) and r > 0):
-                raise ConfigError.bad_value("r", r, "positive finite numbers")
-        for key, low in (("m", 1), ("n", 1), ("d", 2), ("angles", 2), ("samples", 2),
-                         ("attention_points", 2), ("attention_draws", 1)):  # fmt: skip
-            if config[key] < low:
-                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
-        if not (config["stabiliser"] >= 0):
-            raise ConfigError.bad_value("stabiliser", config["stabiliser"], "a number >= 0")
-        for name in self.estimators(config) or [None]:
+        for name in self.estimators(config):
             try:
                 make(str(name), config["m"], config["n"])
             except (ValueError, TypeError, KeyError) as exc:

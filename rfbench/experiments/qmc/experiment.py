@@ -31,12 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.checks import is_positive_int
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import chunks
+from rfbench.experiments.qmc.params import Params
 from rfbench.features import registry, theory
 from rfbench.features.theory import resolution
-from rfbench.kernels import KERNELS, log_kernel
+from rfbench.kernels import log_kernel
 from rfbench.names import split_name, weights_of
 from rfbench.results import register_metric
 
@@ -138,46 +138,8 @@ class QMCTable(Experiment):
     name = "qmc"
     description = "HRF Table 1: angular hybrids vs ORF, SORF and Halton on wine and Boston pairs"
     tagline = "Hybrids vs ORF, SORF and Halton on data pairs (HRF Table 1)."
-    defaults = {
-        "datasets": ["wine", "boston"],
-        "estimators": [
-            "angular-hybrid@orf",
-            "angular-hybrid@iid",
-            "trig@orf",
-            "hyperbolic@orf",
-            "trig@orf-fast",
-            "hyperbolic@orf-fast",
-            "trig@sorf",
-            "hyperbolic@sorf",
-            "trig@halton",
-            "hyperbolic@halton",
-            "trig@iid",
-            "hyperbolic@iid",
-        ],
-        "features": 512,
-        "m": 64,
-        "n": 8,
-        "pairs": 100,
-        "pair_seed": 0,
-        "reps": 200,
-        "norm": [1.0],
-        "scaling": "rows",
-        "kernel": "softmax",
-    }
+    params = Params
     profiles = {"quick": {"reps": 20, "pairs": 20}, "paper": {}}
-    help = {
-        "datasets": "data sets (wine = UCI Wine 178×13; boston = legacy Boston housing 506×13)",
-        "estimators": "estimator names; hybrids use (m, n), the others `features` projections",
-        "features": "projections of the non-hybrid estimators (paper: 512)",
-        "m": "base projections of a hybrid (FLOP-matched: m·n = features)",
-        "n": "λ projections of a hybrid",
-        "pairs": "number of random pairs (x_i, x_j), i ≠ j",
-        "pair_seed": "seed of np.random.default_rng choosing the pairs (shared by estimators)",
-        "reps": "independent feature draws, each applied to all pairs",
-        "norm": "L2 norm of the preprocessed rows (see scaling)",
-        "scaling": "rows: every row scaled to `norm`; max/mean: one factor for all rows",
-        "kernel": "softmax (the paper) or gaussian",
-    }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         from rfbench.datasets import DataError
@@ -188,22 +150,6 @@ class QMCTable(Experiment):
                 dataset_info(name)
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
-        for key in ("features", "m", "n"):
-            if not is_positive_int(config[key]):
-                raise ConfigError.bad_value(key, config[key], "a positive integer")
-        for key in ("pairs", "reps"):
-            if config[key] < 2:
-                raise ConfigError.bad_value(key, config[key], "an integer >= 2")
-        if config["pair_seed"] < 0:
-            raise ConfigError.bad_value("pair_seed", config["pair_seed"], "an integer >= 0")
-        if not config["norm"] or any(not (v > 0 and np.isfinite(v)) for v in config["norm"]):
-            raise ConfigError.bad_value("norm", config["norm"], "positive numbers")
-        if config["scaling"] not in ("rows", "max", "mean"):
-            raise ConfigError.bad_value("scaling", config["scaling"], "rows, max, mean")
-        if config["kernel"] not in KERNELS:
-            raise ConfigError.bad_value("kernel", config["kernel"], ", ".join(KERNELS))
-        if not config["estimators"]:
-            raise ConfigError.bad_value("estimators", [], "at least one estimator name")
         for name in config["estimators"]:
             try:
                 _estimator(name, config["kernel"], *_sizes(name, config))

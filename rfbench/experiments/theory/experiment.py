@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.theory.params import Params
 from rfbench.features import registry, theory
 from rfbench.features.theory import conformity, coupled
 from rfbench.features.weights.blocks import chi_norms
@@ -47,7 +48,6 @@ register_metric("mse_ratio", "closed-form MSE_coupling / MSE_iid at ‖x + y‖ 
 for _name, _kind in (("v", FLOAT), ("w", FLOAT), ("passes", INT)):
     register_parameter(_name, _kind)
 
-CURVES = ("hrf-fig1", "simrf-fig4", "simrf-fig5", "simrf-fig6")
 COUPLINGS = ("iid", "orf", "simrf")
 #: the config keys of each curve: every key with this prefix (the norm draws make repetitions)
 _PREFIX = {
@@ -170,80 +170,19 @@ class TheoryCurves(Experiment):
     name = "theory"
     description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
     tagline = "Closed-form MSE curves (HRF Fig. 1, SimRF Figs. 4-6)."
-    defaults = {
-        "curves": list(CURVES),
-        "hrf_estimators": ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid"],
-        "hrf_m": 10,
-        "hrf_n": 1,
-        "hrf_r_max": 5.0,
-        "hrf_r_points": 51,
-        "hrf_theta_points": 61,
-        "conformity_d": 6,
-        "conformity_v": 1.0,
-        "conformity_iid_couplings": 100,
-        "conformity_passes": 15,
-        "conformity_norm_draws": 1,
-        "density_d": 6,
-        "density_w_max": 10.0,
-        "density_w_points": 201,
-        "density_v": [1.0],
-        "ratio_d": 64,
-        "ratio_m": 64,
-        "ratio_v_min": 1e-3,
-        "ratio_v_max": 100.0,
-        "ratio_v_points": 101,
-    }
+    params = Params
     profiles = {
         "quick": {"hrf_r_points": 11, "hrf_theta_points": 13, "density_w_points": 41,
                   "ratio_v_points": 21, "conformity_iid_couplings": 20},
         "paper": {},
     }  # fmt: skip
-    help = {
-        "curves": f"which figures: {', '.join(CURVES)}",
-        "hrf_estimators": "HRF Fig. 1 estimators (closed-form MSE needed)",
-        "hrf_m": "HRF Fig. 1: projections per base estimator",
-        "hrf_n": "HRF Fig. 1: λ projections of a hybrid",
-        "hrf_r_max": "HRF Fig. 1: largest input norm r",
-        "hrf_r_points": "HRF Fig. 1: grid points in r",
-        "hrf_theta_points": "HRF Fig. 1: grid points in θ ∈ [0, π]",
-        "conformity_d": "SimRF Fig. 4: d = m",
-        "conformity_v": "SimRF Fig. 4: v = ‖x + y‖",
-        "conformity_iid_couplings": "SimRF Fig. 4: random iid direction sets averaged",
-        "conformity_passes": "SimRF Fig. 4: SimRF+ full passes shown (0..passes)",
-        "conformity_norm_draws": "SimRF Fig. 4: independent draws of the norms (repetitions)",
-        "density_d": "SimRF Fig. 5: d",
-        "density_w_max": "SimRF Fig. 5: largest w_ij",
-        "density_w_points": "SimRF Fig. 5: grid points in w",
-        "density_v": "SimRF Fig. 5: v values of the integrand f(w, v)",
-        "ratio_d": "SimRF Fig. 6: d",
-        "ratio_m": "SimRF Fig. 6: m (one block if m <= d)",
-        "ratio_v_min": "SimRF Fig. 6: smallest v > 0 (log grid)",
-        "ratio_v_max": "SimRF Fig. 6: largest v",
-        "ratio_v_points": "SimRF Fig. 6: grid points in v (plus the v -> 0 limit at v = 0)",
-    }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        for curve in config["curves"] or [""]:
-            if curve not in CURVES:
-                raise ConfigError.bad_value("curves", curve, ", ".join(CURVES))
-        for name in config["hrf_estimators"] or [""]:
+        for name in config["hrf_estimators"]:
             if not theory.has_theory(name):
                 raise ConfigError.bad_value("hrf_estimators", name, "a name with a closed form")
-        lows = {"hrf_m": 1, "hrf_n": 1, "hrf_r_points": 2, "hrf_theta_points": 2,
-                "conformity_d": 2, "conformity_iid_couplings": 2, "conformity_passes": 0,
-                "conformity_norm_draws": 1, "density_d": 2, "density_w_points": 2,
-                "ratio_d": 2, "ratio_m": 1, "ratio_v_points": 2}  # fmt: skip
-        for key, low in lows.items():
-            if config[key] < low:
-                raise ConfigError.bad_value(key, config[key], f"an integer >= {low}")
-        for key in ("hrf_r_max", "conformity_v", "density_w_max", "ratio_v_min"):
-            if not config[key] > 0:
-                raise ConfigError.bad_value(key, config[key], "a positive number")
         if not config["ratio_v_max"] > config["ratio_v_min"]:
             raise ConfigError.bad_value("ratio_v_max", config["ratio_v_max"], "> ratio_v_min")
-        for v in config["density_v"]:
-            if not v >= 0:
-                raise ConfigError.bad_value("density_v", v, "numbers >= 0")
 
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}  # run_job reads only its spec

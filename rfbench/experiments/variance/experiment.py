@@ -32,26 +32,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.checks import is_positive_int
 from rfbench.datasets import available
 from rfbench.datasets.errors import DataUnavailable
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.experiments.variance.derf_sets import (
     IMAGE_DIM,
-    REGIMES,
     image_sets,
     missing_data,
     regime_label,
     regime_note,
     sample_sets,
 )
+from rfbench.experiments.variance.params import Params
 from rfbench.features import registry
 from rfbench.features.derf import MECHANISMS as FITTED
 from rfbench.features.theory.derf import log_relative_variance
 from rfbench.results import INT, STRING, register_metric, register_parameter
 
-MECHANISMS = ("trig", "trig-sincos", "positive", *FITTED)
 #: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
 METRIC = {
     (2, "mean"): "log_rel_var",
@@ -88,20 +86,7 @@ class Variance(Experiment):
         "(+SADERF) on six regimes of point sets, with a Monte Carlo check."
     )
     tagline = "Relative variance of DERF feature maps on six regimes."
-    defaults = {
-        "regimes": list(REGIMES),
-        "sigma": [round(0.1 * k, 1) for k in range(1, 11)],
-        "d": 64,
-        "points": 1024,
-        "set_pairs": 5,
-        "mechanisms": ["trig", "positive", "gerf", "aderf", "sderf", "saderf"],
-        "power": 2,
-        "reduce": "mean",
-        "mc_sigma_max": 0.1,
-        "mc_pairs": 8,
-        "mc_samples": 100_000,
-        "on_missing": "skip",
-    }
+    params = Params
     profiles = {
         "quick": {
             "sigma": [0.1, 1.0],
@@ -112,44 +97,15 @@ class Variance(Experiment):
         },
         "paper": {},
     }
-    help = {
-        "regimes": f"point-set regimes: {', '.join(REGIMES)}",
-        "sigma": "scales σ of the sets (the paper's x-axis, 0.1 ≤ σ ≤ 1)",
-        "d": f"dimension (image regimes need {IMAGE_DIM})",
-        "points": "L, points per set (all L² pairs are averaged)",
-        "set_pairs": "independent pairs of sets per (regime, σ)",
-        "mechanisms": f"feature mechanisms: {', '.join(MECHANISMS)} (trig = random-phase TrigRF)",
-        "power": "2: Var/K² (default, scale-free); 1: Var/K (the paper's literal wording)",
-        "reduce": "mean (of the logs, default) or logmeanexp (log of the mean)",
-        "mc_sigma_max": "Monte Carlo check at σ ≤ this (0: none)",
-        "mc_pairs": "MC subsample: mc_pairs × mc_pairs pairs of the first set pair",
-        "mc_samples": "MC one-feature estimates per pair",
-        "on_missing": "skip (record why) or error when an image data set is absent",
-    }
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         def check(key: str, ok: bool, allowed: str) -> None:
             if not ok:
                 raise ConfigError.bad_value(key, config[key], allowed)
 
-        check("regimes", bool(config["regimes"]) and set(config["regimes"]) <= set(REGIMES),
-              ", ".join(REGIMES))  # fmt: skip
-        check("mechanisms", bool(config["mechanisms"])
-              and set(config["mechanisms"]) <= set(MECHANISMS), ", ".join(MECHANISMS))  # fmt: skip
-        check("sigma", bool(config["sigma"]) and all(s > 0 for s in config["sigma"]),
-              "positive numbers")  # fmt: skip
-        check("d", is_positive_int(config["d"]), "a positive integer")
         uses_images = any(image_sets(r) for r in config["regimes"])
         check("d", not uses_images or config["d"] == IMAGE_DIM, f"{IMAGE_DIM} for image regimes")
-        check("points", config["points"] >= 2, "an integer >= 2")
-        check("set_pairs", is_positive_int(config["set_pairs"]), "a positive integer")
-        check("power", config["power"] in (1, 2), "1 or 2")
-        check("reduce", config["reduce"] in ("mean", "logmeanexp"), "mean, logmeanexp")
-        check("mc_sigma_max", config["mc_sigma_max"] >= 0, "a number >= 0")
         check("mc_pairs", 1 <= config["mc_pairs"] <= config["points"], "1 ... points")
-        check("mc_samples", config["mc_samples"] == 0 or config["mc_samples"] >= 2,
-              "0 or an integer >= 2")  # fmt: skip
-        check("on_missing", config["on_missing"] in ("skip", "error"), "skip, error")
 
     def _runnable(self, config: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
         skipped = {r: why for r in config["regimes"] if (why := missing_data(r))}
