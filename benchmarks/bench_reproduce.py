@@ -1,7 +1,7 @@
 """Wall and CPU time of the whole paper-profile reproduction (``rfbench reproduce``).
 
 Runs ``rfbench reproduce --profile paper --workers 2 --force --quiet`` into a temporary folder (the
-committed results/ are never touched) and prints its wall time and the CPU time of the child
+committed results/ are touched only with ``--out-dir results``) and prints its wall time and the CPU time of the child
 processes. ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
 
 Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper]
@@ -24,9 +24,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--profile", default="paper")
+    ap.add_argument(
+        "--out-dir",
+        help="keep the results in this folder (e.g. results, to time the regeneration of the "
+        "committed results); default: a temporary folder, removed afterwards",
+    )
     args = ap.parse_args()
     rfbench = Path(sys.executable).with_name("rfbench")
-    with tempfile.TemporaryDirectory(prefix="rfbench-bench-") as out:
+    with tempfile.TemporaryDirectory(prefix="rfbench-bench-") as scratch:
+        out = args.out_dir or scratch
         cmd = [str(rfbench), "reproduce", "--profile", args.profile, "--out-dir", out]
         cmd += ["--workers", str(args.workers), "--force", "--quiet"]
         t0 = time.perf_counter()
