@@ -1,10 +1,10 @@
 """Wall and CPU time of the whole paper-profile reproduction (``rfbench reproduce``).
 
 Runs ``rfbench reproduce --profile paper --workers 2 --force --quiet`` into a temporary folder (the
-committed results/ are touched only with ``--out-dir results``) and prints its wall time and the CPU time of the child
-processes. ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
+committed results/ are touched only with ``--out-dir results``) and prints its wall time and the
+CPU time of the child processes. ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
 
-Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper]
+Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper] [--out-dir DIR]
 """
 
 from __future__ import annotations
