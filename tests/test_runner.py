@@ -242,6 +242,19 @@ def test_force_ignores_the_cache(tmp_path, reference) -> None:
     assert len(forced.calls) == 6
 
 
+def test_force_computes_a_shared_job_once_per_reproduction(tmp_path, reference) -> None:
+    """``fresh`` (what ``rfbench reproduce`` passes from config to config): a forced run reuses
+    the jobs an earlier run of the same reproduction computed, and nothing older."""
+    out = tmp_path / "a.parquet"
+    _run(Toy(), out)  # from before: never reused by a forced run
+    fresh: set[Path] = set()
+    first, second = Toy(), Toy()
+    _run(first, out, force=True, fresh=fresh)
+    got = _run(second, tmp_path / "b.parquet", force=True, fresh=fresh)
+    assert len(first.calls) == 6 and second.calls == [] and len(fresh) == 6
+    pd.testing.assert_frame_equal(got, reference, check_exact=True)
+
+
 def test_stale_cache_is_not_reused(tmp_path, reference) -> None:
     out = tmp_path / "toy.parquet"
     _run(Toy(), out)

@@ -168,6 +168,7 @@ def run(
     scheduler: str | None = None,
     max_memory: int | None = None,
     replace: bool = False,
+    fresh: set[Path] | None = None,
 ) -> Path:
     """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
 
@@ -178,6 +179,10 @@ def run(
     failing job raises :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished
     are cached. An existing ``out`` is replaced only if it is a result of the same experiment, and
     (unless ``replace``) of the same profile and config name.
+    ``fresh`` collects the cache files of the jobs this run computes; a job whose file is already
+    in it (computed earlier by the same caller, e.g. ``rfbench reproduce`` running configs that
+    share jobs) is reused even with ``force``: ``force`` means "nothing from before", not
+    "everything twice".
     A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
     shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
@@ -193,7 +198,10 @@ def run(
     cache = JobCache(cache_dir(out), exp, seed, config)
     cache.remove_stale_temporaries()
 
-    frames: list[pd.DataFrame | None] = [None if force else cache.load(s) for s in specs]
+    fresh = set() if fresh is None else fresh
+    frames: list[pd.DataFrame | None] = [
+        cache.load(s) if not force or cache.path(s) in fresh else None for s in specs
+    ]
     if cache.corrupt and not quiet:
         print(
             f"rfbench: {len(cache.corrupt)} cached job file(s) failed their checksum or could "
@@ -213,7 +221,7 @@ def run(
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
                 timing = rows.attrs.pop(TIMING_ATTR, None)
-                cache.store(specs[index], rows, timing)
+                fresh.add(cache.store(specs[index], rows, timing))
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
                 computed.add(index)
                 progress.job_done(index)
