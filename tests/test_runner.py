@@ -76,6 +76,11 @@ class Toy(Experiment):
         ]  # fmt: skip
 
 
+class CostedToy(Toy):
+    def job_cost(self, spec):
+        return spec["mu"] + spec.rep / 10  # the last job of the grid is the longest
+
+
 class ReversedToy(Toy):
     def grid(self, config):
         return super().grid(config)[::-1]
@@ -139,6 +144,19 @@ def test_bit_identical_across_backends_workers_and_order(tmp_path, reference) ->
     pd.testing.assert_frame_equal(
         rev.sort_values(key, ignore_index=True),
         reference.sort_values(key, ignore_index=True),
+        check_exact=True,
+    )
+
+
+def test_jobs_start_longest_first_and_the_rows_stay_in_grid_order(tmp_path, reference) -> None:
+    exp = CostedToy()
+    got = _run(exp, tmp_path / "toy.parquet")
+    grid = Toy().grid(Toy().check_config({}))
+    assert exp.calls == grid[::-1]  # decreasing cost
+    pd.testing.assert_frame_equal(got, reference, check_exact=True)
+    pd.testing.assert_frame_equal(
+        _run(CostedToy(), tmp_path / "p.parquet", backend="processes", workers=2),
+        reference,
         check_exact=True,
     )
 

@@ -146,6 +146,16 @@ def _backend_iter(
     return run_dask(experiment, tasks, seed, workers, scheduler)
 
 
+def longest_first(experiment: Experiment, tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` in decreasing :meth:`~rfbench.experiments.Experiment.job_cost` (ties and any
+    unknown cost: grid order). The pool starts jobs in this order; rows never depend on it."""
+    costs = [experiment.job_cost(spec) for _, spec in tasks]
+    if any(cost is None for cost in costs):
+        return list(tasks)
+    order = sorted(range(len(tasks)), key=lambda i: -float(costs[i]))  # type: ignore[arg-type]
+    return [tasks[i] for i in order]
+
+
 def _with_run_columns(rows: pd.DataFrame, experiment: str, figure: str) -> pd.DataFrame:
     """Fill the ``experiment`` and ``figure`` columns where the rows lack them."""
     if "experiment" not in rows.columns:
@@ -208,7 +218,7 @@ def run(
             f"not be read (first: {cache.corrupt[0]}); computing those jobs again",
             file=sys.stderr,
         )
-    tasks = [(i, spec) for i, spec in enumerate(specs) if frames[i] is None]
+    tasks = longest_first(exp, [(i, spec) for i, spec in enumerate(specs) if frames[i] is None])
     computed: set[int] = set()
     progress = JobProgress(
         len(specs),

@@ -274,6 +274,22 @@ class Attention(Experiment):
             return rows
         return _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
 
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """Longest-first scheduling, in units calibrated on the paper profile (CPU seconds ×
+        ~2·10⁶): a heads job ≈ T(50 + m)·draws·estimators (T = 512, m = 256: ~9 s), the baselines
+        ≈ 10T² (SVDs), a swap job ≈ 800 · sentences · tokens · trials (200 × 64 × 3: ~17 s; one
+        trial for uniform attention and deterministic maps). None for the user's own heads."""
+        if spec["kind"] == "swap":
+            name = spec["estimator"]
+            once = name == "uniform" or registry.get(name, kernel="softmax", m=1).deterministic
+            return 800.0 * spec["sentences"] * spec["tokens"] * (1 if once else spec["trials"])
+        t = spec["tokens"]
+        if not t:
+            return None
+        if spec["kind"] == "baselines":
+            return 10.0 * t * t
+        return float(t * (50 + spec["m"]) * spec["draws"] * len(spec["estimators"]))
+
     # ------------------------------------------------------------------ summary
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
