@@ -65,7 +65,13 @@ RUN_OPTIONS: list[inspect.Parameter] = [
         "Memory budget of one job, e.g. 4G (default: half the available memory / workers).",
         "SIZE",
     ),
-    _option("force", bool, False, "Ignore the job cache and recompute.", ""),
+    _option(
+        "force",
+        bool,
+        False,
+        "Ignore the job cache and recompute (reproduce: a job configs share, once).",
+        "",
+    ),
     _option(
         "replace",
         bool,
@@ -123,6 +129,7 @@ def execute(
         scheduler=options.get("scheduler"),
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
+        fresh=options.get("fresh"),
     )
     results = load_results(path)
     if not options["quiet"]:
@@ -246,6 +253,7 @@ def add_config_commands(app: typer.Typer) -> None:
             raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
         profile = options["profile"] or "quick"
         planned: dict[Path, Path] = {}
+        fresh: set[Path] = set()  # jobs computed by this reproduction (reused even with --force)
         runs = []
         skipped: list[dict[str, str]] = []
         for path in files:
@@ -271,7 +279,8 @@ def add_config_commands(app: typer.Typer) -> None:
         for path, experiment, resolved, out in runs:
             title = f"{path.parent.name}/{path.name} ({profile})"
             try:
-                run_options = {**options, "out": out, "profile": profile, "plot": False}
+                run_options = {**options, "out": out, "profile": profile, "plot": False,
+                               "fresh": fresh}  # fmt: skip
                 execute(experiment, resolved, run_options, title)
             except Exception as exc:
                 missing = data_unavailable(exc)

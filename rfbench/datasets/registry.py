@@ -78,6 +78,12 @@ class DatasetInfo:
         return tuple(f for files in self.variants.values() for f in files)
 
     @property
+    def n_rows(self) -> int | None:
+        """Rows after the default preprocessing (from ``shape``), or None."""
+        match = re.match(r"\s*(\d+)\s*x", self.shape)
+        return int(match.group(1)) if match else None
+
+    @property
     def n_features(self) -> int | None:
         """Features per row after the default preprocessing (from ``shape``), or None."""
         match = re.search(r"x\s*(\d+)", self.shape)

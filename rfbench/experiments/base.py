@@ -303,6 +303,15 @@ class Experiment:
         """The rows of one job: a pure function of ``spec`` and ``rng`` (no I/O, no printing)."""
         raise NotImplementedError
 
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """A rough relative estimate of the job's CPU time (any unit), or None if unknown.
+
+        When every job of a run has one, the runner starts them longest first, so that no long
+        job runs alone at the end while the other workers idle (LPT scheduling). Only the order
+        of work changes: a job's rows depend on its key, and the output is in grid order.
+        """
+        return None
+
     def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
         """Aggregate the rows of all jobs (in grid order); default: keep them as they are."""
         return rows

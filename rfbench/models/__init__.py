@@ -10,7 +10,8 @@ See docs/experiments.md#attention.
 - :func:`load_model` returns the numpy encoder :class:`rfbench.models.bert.Bert`.
 - :func:`activations` returns a sequence's per-layer, per-head Q, K, V, cached in the per-user
   data cache under the sha256 of the weights and of the text, so experiments do not rerun the
-  model.
+  model; :func:`embeddings` caches the exact sentence embeddings the same way (the swap-in
+  score's reference, otherwise recomputed by every worker process).
 - :mod:`rfbench.models.texts` holds the English text the activations are taken from.
 """
 
@@ -185,6 +186,58 @@ def activations(model: str, text: str, tokens: int) -> Activations:
     return acts
 
 
+def _one_blas_thread():
+    """A context with one BLAS thread (the workers' setting: a multi-threaded BLAS may sum in
+    another order, and a cached result must be the one a worker would compute)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1)
+
+
+def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) -> np.ndarray:
+    """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``.
+
+    Cached like :func:`activations`, as ``<cache_dir>/<model sha16>-<sentences sha16>-<tokens>-
+    <dtype>.npz``, used only if its recorded sha256s match; computed with one BLAS thread, so
+    the cached values are bit for bit those of an uncached worker.
+
+    Parameters
+    ----------
+    model : str
+        "" for the default model, else a model folder.
+    sentences : tuple of str
+    tokens : int
+        Truncation length, special tokens included.
+    dtype : str
+        The encoder's precision ("float32" or "float64").
+
+    Returns
+    -------
+    ndarray, shape (len(sentences), hidden)
+    """
+    _, sha = model_folder(model)
+    text_sha = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
+    path = cache_dir() / f"{sha[:16]}-{text_sha[:16]}-{tokens}-{dtype}.npz"
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                if str(f["model_sha256"]) == sha and str(f["text_sha256"]) == text_sha:
+                    return f["embeddings"]
+        except (OSError, ValueError, KeyError):
+            pass  # unreadable: recompute and overwrite
+    with _one_blas_thread():
+        out = load_model(model, dtype).embed(list(sentences), max_tokens=tokens)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+    np.savez(tmp, embeddings=out, model_sha256=np.array(sha), text_sha256=np.array(text_sha))
+    os.replace(tmp, path)
+    return out
+
+
 __all__ = [
     "DEFAULT_MODEL",
     "INSTALL",
@@ -192,6 +245,7 @@ __all__ = [
     "Bert",
     "ModelError",
     "activations",
+    "embeddings",
     "load_model",
     "model_folder",
     "model_label",

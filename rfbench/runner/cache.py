@@ -10,7 +10,8 @@ experiment's name, the root seed, the job spec and the experiment's ``cache_cont
 default the whole resolved config). So an edit of the code never serves the rows of the old code.
 Files are written atomically and carry their key and a SHA-256 of their rows in the parquet
 metadata, both checked on load: a stale, foreign or corrupted file is never reused (the job is
-computed again). ``force=True`` recomputes every job anyway.
+computed again). ``force=True`` recomputes every job anyway (a job that two configs of one
+``rfbench reproduce`` share is computed once: ``run(fresh=...)``).
 
 A cache folder is recognisable: it is named ``.rfbench-cache`` and holds a marker file
 (:data:`MARKER`, with a format version). ``rfbench cache info|clear`` act on marked folders only,

@@ -146,6 +146,16 @@ def _backend_iter(
     return run_dask(experiment, tasks, seed, workers, scheduler)
 
 
+def longest_first(experiment: Experiment, tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` in decreasing :meth:`~rfbench.experiments.Experiment.job_cost` (ties and any
+    unknown cost: grid order). The pool starts jobs in this order; rows never depend on it."""
+    costs = [experiment.job_cost(spec) for _, spec in tasks]
+    if any(cost is None for cost in costs):
+        return list(tasks)
+    order = sorted(range(len(tasks)), key=lambda i: -float(costs[i]))  # type: ignore[arg-type]
+    return [tasks[i] for i in order]
+
+
 def _with_run_columns(rows: pd.DataFrame, experiment: str, figure: str) -> pd.DataFrame:
     """Fill the ``experiment`` and ``figure`` columns where the rows lack them."""
     if "experiment" not in rows.columns:
@@ -168,6 +178,7 @@ def run(
     scheduler: str | None = None,
     max_memory: int | None = None,
     replace: bool = False,
+    fresh: set[Path] | None = None,
 ) -> Path:
     """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
 
@@ -180,6 +191,10 @@ def run(
     failing job raises :class:`~rfbench.runner.backends.JobFailed` after the jobs already finished
     are cached. An existing ``out`` is replaced only if it is a result of the same experiment, and
     (unless ``replace``) of the same profile and config name.
+    ``fresh`` collects the cache files of the jobs this run computes; a job whose file is already
+    in it (computed earlier by the same caller, e.g. ``rfbench reproduce`` running configs that
+    share jobs) is reused even with ``force``: ``force`` means "nothing from before", not
+    "everything twice".
     A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
     shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
@@ -195,14 +210,17 @@ def run(
     cache = JobCache(cache_dir(out), exp, seed, config)
     cache.remove_stale_temporaries()
 
-    frames: list[pd.DataFrame | None] = [None if force else cache.load(s) for s in specs]
+    fresh = set() if fresh is None else fresh
+    frames: list[pd.DataFrame | None] = [
+        cache.load(s) if not force or cache.path(s) in fresh else None for s in specs
+    ]
     if cache.corrupt and not quiet:
         print(
             f"rfbench: {len(cache.corrupt)} cached job file(s) failed their checksum or could "
             f"not be read (first: {cache.corrupt[0]}); computing those jobs again",
             file=sys.stderr,
         )
-    tasks = [(i, spec) for i, spec in enumerate(specs) if frames[i] is None]
+    tasks = longest_first(exp, [(i, spec) for i, spec in enumerate(specs) if frames[i] is None])
     computed: set[int] = set()
     progress = JobProgress(
         len(specs),
@@ -215,7 +233,7 @@ def run(
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
                 timing = rows.attrs.pop(TIMING_ATTR, None)
-                cache.store(specs[index], rows, timing)
+                fresh.add(cache.store(specs[index], rows, timing))
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
                 computed.add(index)
                 progress.job_done(index)

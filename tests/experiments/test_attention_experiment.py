@@ -129,6 +129,28 @@ def test_user_qkv_uniform_baseline_equals_an_independent_computation(tmp_path: P
     assert set(rows["dataset"]) == {f"{tmp_path / 'qkv.npz'}@{rows['dataset'].iloc[0][-16:]}"}
 
 
+def test_a_deterministic_map_is_computed_once_for_every_draw(tmp_path: Path) -> None:
+    """taylor2 is the same map in every draw: the job evaluates it once and repeats the metrics,
+    which equal a one-draw evaluation (mean over the draws, standard error 0)."""
+    from rfbench.experiments.attention import metrics as am
+    from rfbench.features import registry
+
+    arrays = qkv_file(tmp_path / "qkv.npz", 2)
+    out = tmp_path / "out.parquet"
+    res = invoke("attention", "--data", tmp_path / "qkv.npz", "--m", 8, "--draws", 4,
+                 "--estimators", "taylor2", "--out", out)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = load_results(out)
+    frob = rows[(rows["estimator"] == "taylor2") & (rows["metric"] == "out_rel_frob")]
+    est = registry.get("taylor2", kernel="softmax", m=8)
+    for h, value, se, n in zip(frob["head"], frob["value"], frob["stderr"], frob["n_trials"],
+                               strict=True):  # fmt: skip
+        q, k, v = (arrays[name][h] for name in "qkv")
+        draw = est.sample(np.random.default_rng(0), d=8, draws=1)
+        one = am.draw_metrics(am.HeadTruth.of(q, k, v), am.estimate_head(est, draw, q, k, v))
+        assert value == one["out_rel_frob"][0] and se == 0.0 and n == 4
+
+
 @pytest.mark.parametrize(
     ("arrays", "needle"),
     [

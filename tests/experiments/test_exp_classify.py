@@ -177,3 +177,19 @@ def test_an_estimator_without_projection_terms_is_refused_by_name() -> None:
     assert not registry.describe("angular-hybrid@iid").projection_terms
     with pytest.raises(ConfigError, match="'angular-hybrid@iid' lacks per-projection log terms"):
         Classify().check_config({"estimators": ["angular-hybrid@iid"]})
+
+
+def test_job_cost_ranks_the_paper_grid_for_longest_first() -> None:
+    """The cost estimate orders jobs as their work does (training rows × features × draws): the
+    largest data set at the largest M first, a σ search above a single σ."""
+    exp = Classify()
+    config = exp.resolve_config({"dataset": ["banknote", "chess"], "m": [16, 128]}, "paper")
+    specs = exp.grid(config)
+    costs = {(s["dataset"], s["estimator"], s.get("m")): exp.job_cost(s) for s in specs}
+    assert costs["chess", "positive@orf", 128] > costs["chess", "positive@orf", 16]
+    assert costs["chess", "positive@orf", 16] > costs["banknote", "positive@orf", 16]
+    tuned = exp.resolve_config(
+        {"dataset": ["banknote"], "protocol": "derf", "tune": True, "sigma": [0.1, 1.0]}, "paper"
+    )
+    spec = next(s for s in exp.grid(tuned) if s["estimator"] != "exact")
+    assert exp.job_cost(spec) > exp.job_cost(spec.replace(val_trials=1))

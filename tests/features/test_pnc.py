@@ -160,3 +160,19 @@ def test_no_closed_form_for_a_smoothed_copula():
     est = registry.get("trig@pnc", m=6, weights_rho=-0.99)
     with pytest.raises(NotImplementedError):
         theory.mse(est, np.ones(6) * 0.1, np.ones(6) * 0.2)
+
+
+def test_pair_moments_are_memoised_bit_for_bit():
+    """The memo (positive and hyperbolic share f; one Gram job asks once per kernel) returns what
+    a fresh evaluation gives, for the component family it was computed for only."""
+    a = np.random.default_rng(3).uniform(0.0, 3.0, (4, 5))
+    pnc._memo.clear()
+    first = pnc.coupled_pair_moment("positive", 6, a)
+    assert pnc.coupled_pair_moment("hyperbolic", 6, a.copy()) is first
+    fresh = pnc._pair_moment("positive", 6, a)
+    for got, want in zip(first, fresh, strict=True):
+        np.testing.assert_array_equal(got, want)
+        assert not got.flags.writeable
+    trig = pnc.coupled_pair_moment("trig", 6, a)
+    np.testing.assert_array_equal(trig[0], pnc._pair_moment("trig", 6, a)[0])
+    assert pnc.coupled_pair_moment("positive", 7, a) is not first

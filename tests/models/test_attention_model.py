@@ -90,6 +90,19 @@ def test_activations_are_cached_by_model_and_text(tmp_path, monkeypatch) -> None
     assert len(list((tmp_path / "activations").glob("*.npz"))) == 2
 
 
+@needs_model
+def test_exact_embeddings_are_cached_bit_for_bit(tmp_path, monkeypatch) -> None:
+    """The swap-in score's reference embeddings: computed once (one BLAS thread), then read back
+    equal to a direct float32 computation."""
+    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    sentences = texts.sentences()[:5]
+    first = models.embeddings("", sentences, 16, "float32")
+    assert len(list((tmp_path / "activations").glob("*-16-float32.npz"))) == 1
+    direct = models.load_model("", "float32").embed(list(sentences), max_tokens=16)
+    np.testing.assert_array_equal(first, direct)
+    np.testing.assert_array_equal(models.embeddings("", sentences, 16, "float32"), direct)
+
+
 def test_missing_or_incomplete_model_is_a_user_error(tmp_path) -> None:
     with pytest.raises(models.ModelError, match="no such folder"):
         models.model_folder(str(tmp_path / "nope"))

@@ -76,6 +76,11 @@ class Toy(Experiment):
         ]  # fmt: skip
 
 
+class CostedToy(Toy):
+    def job_cost(self, spec):
+        return spec["mu"] + spec.rep / 10  # the last job of the grid is the longest
+
+
 class ReversedToy(Toy):
     def grid(self, config):
         return super().grid(config)[::-1]
@@ -139,6 +144,19 @@ def test_bit_identical_across_backends_workers_and_order(tmp_path, reference) ->
     pd.testing.assert_frame_equal(
         rev.sort_values(key, ignore_index=True),
         reference.sort_values(key, ignore_index=True),
+        check_exact=True,
+    )
+
+
+def test_jobs_start_longest_first_and_the_rows_stay_in_grid_order(tmp_path, reference) -> None:
+    exp = CostedToy()
+    got = _run(exp, tmp_path / "toy.parquet")
+    grid = Toy().grid(Toy().check_config({}))
+    assert exp.calls == grid[::-1]  # decreasing cost
+    pd.testing.assert_frame_equal(got, reference, check_exact=True)
+    pd.testing.assert_frame_equal(
+        _run(CostedToy(), tmp_path / "p.parquet", backend="processes", workers=2),
+        reference,
         check_exact=True,
     )
 
@@ -241,6 +259,19 @@ def test_force_ignores_the_cache(tmp_path, reference) -> None:
     forced = Toy()
     pd.testing.assert_frame_equal(_run(forced, out, force=True), reference, check_exact=True)
     assert len(forced.calls) == 6
+
+
+def test_force_computes_a_shared_job_once_per_reproduction(tmp_path, reference) -> None:
+    """``fresh`` (what ``rfbench reproduce`` passes from config to config): a forced run reuses
+    the jobs an earlier run of the same reproduction computed, and nothing older."""
+    out = tmp_path / "a.parquet"
+    _run(Toy(), out)  # from before: never reused by a forced run
+    fresh: set[Path] = set()
+    first, second = Toy(), Toy()
+    _run(first, out, force=True, fresh=fresh)
+    got = _run(second, tmp_path / "b.parquet", force=True, fresh=fresh)
+    assert len(first.calls) == 6 and second.calls == [] and len(fresh) == 6
+    pd.testing.assert_frame_equal(got, reference, check_exact=True)
 
 
 @pytest.mark.slow

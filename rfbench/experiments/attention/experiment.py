@@ -193,6 +193,9 @@ class Attention(Experiment):
                     for m in config["m"]
                 ]  # fmt: skip
         if config["swap"] and not data:
+            from rfbench.experiments.attention.swap import exact
+
+            exact(model, config["swap_sentences"], config["swap_tokens"])  # once, up front
             swap = {"model": model, "dataset": label, "kind": "swap",
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
                     "tokens": config["swap_tokens"]}  # fmt: skip
@@ -218,6 +221,22 @@ class Attention(Experiment):
                 rows += _baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
             return rows
         return _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """Longest-first scheduling, in units calibrated on the paper profile (CPU seconds ×
+        ~2·10⁶): a heads job ≈ T(50 + m)·draws·estimators (T = 512, m = 256: ~9 s), the baselines
+        ≈ 10T² (SVDs), a swap job ≈ 800 · sentences · tokens · trials (200 × 64 × 3: ~17 s; one
+        trial for uniform attention and deterministic maps). None for the user's own heads."""
+        if spec["kind"] == "swap":
+            name = spec["estimator"]
+            once = name == "uniform" or registry.get(name, kernel="softmax", m=1).deterministic
+            return 800.0 * spec["sentences"] * spec["tokens"] * (1 if once else spec["trials"])
+        t = spec["tokens"]
+        if not t:
+            return None
+        if spec["kind"] == "baselines":
+            return 10.0 * t * t
+        return float(t * (50 + spec["m"]) * spec["draws"] * len(spec["estimators"]))
 
     # ------------------------------------------------------------------ summary
 
@@ -329,7 +348,13 @@ def _head_rows(
             heads_metrics = []
             for h in range(heads):
                 parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
-                for start, stop in chunks(draws, _draw_bytes(len(rows), s, t, 4 * m), share=0.0):
+                # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
+                spans = (
+                    [(0, 1)]
+                    if est.deterministic
+                    else chunks(draws, _draw_bytes(len(rows), s, t, 4 * m), share=0.0)
+                )
+                for start, stop in spans:
                     draw = est.sample(gen, d=d, draws=stop - start, fit=(q[h], k[h]))
                     if h == 0 and start == 0:
                         proj = next(iter(draw.projections.values()))
@@ -338,7 +363,10 @@ def _head_rows(
                     estimate = am.estimate_head(est, draw, q[h], k[h], v[h], rows)
                     for key, value in am.draw_metrics(truths[h], estimate).items():
                         parts[key].append(value)
-                heads_metrics.append({key: np.concatenate(val) for key, val in parts.items()})
+                per_head = {key: np.concatenate(val) for key, val in parts.items()}
+                if est.deterministic:
+                    per_head = {key: np.repeat(val, draws) for key, val in per_head.items()}
+                heads_metrics.append(per_head)
             per_draw[name] = heads_metrics
         except _FAILURES as exc:
             failures[name] = f"{type(exc).__name__}: {exc}"

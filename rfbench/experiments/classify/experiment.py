@@ -245,6 +245,26 @@ class Classify(Experiment):
         best = spec["sigmas"][int(np.argmax([r["value"] for r in rows]))]
         return rows + [evaluate(slice_draws(proj, 0, n_test), best, "test", "accuracy")]
 
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """Longest-first scheduling: training rows × features × draws evaluated (every σ of a
+        search included); the exact classifier, query × training pairs × d per σ (measured ~5×
+        cheaper per pair). None for a user table or the released replay (grid order)."""
+        from rfbench.datasets.registry import DATASETS, get
+
+        name, estimator = spec["dataset"], spec["estimator"]
+        if name not in DATASETS or estimator in (RELEASED, RELEASED_FAST):
+            return None
+        rows, d = get(name).n_rows, get(name).n_features
+        if rows is None or d is None:
+            return None
+        rows = sum(spec["subset"]) if spec["subset"] else rows
+        sigmas = len(spec["sigmas"]) if "sigmas" in spec else 1
+        if estimator == EXACT:
+            return rows * rows * d * (sigmas + 1) / 100
+        features = spec["m"] * (d if spec["m_per_d"] else 1)
+        draws = spec["trials"] + (spec["val_trials"] * sigmas if "sigmas" in spec else 0)
+        return float(rows * features * draws)
+
     memory_parameters = ("m", "trials")
     range_parameters = ("sigma",)
     probe_overrides = {"trials": 2, "val_trials": 2}

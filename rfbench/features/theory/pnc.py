@@ -18,10 +18,17 @@ the larger norm w_b ≥ median (w_a = F_d⁻¹(1 − F_d(w_b))). The softmax pre
 ``coupled.py``: pre = e^{‖x‖²+‖y‖²} (trig), e^{−‖x‖²−‖y‖²} (positive, hyperbolic). The paper's own
 variance expression could not be read; this derivation is checked by Monte Carlo in
 tests/features/test_pnc.py.
+
+The quadrature costs one Bessel function per (pair of points, node) — seconds for a 256 × 256
+Gram matrix — and the same moments are asked for repeatedly: positive and hyperbolic share them,
+and a Gram job evaluates the closed form once per kernel (the kernel only rescales the softmax
+MSE). :func:`coupled_pair_moment` therefore memoises its results per process (a deterministic
+function of its inputs: the values are those of a fresh evaluation, bit for bit).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import cache
 
 import numpy as np
@@ -36,6 +43,9 @@ from rfbench.kernels import kernel_alpha, sq_norms
 
 _NODES = 400
 _TAIL = 14.0  # integrate w_b up to √d + v + _TAIL: the χ_d density is below e^{-98} beyond
+#: bytes of moments kept by the memo of :func:`coupled_pair_moment` (least recently used dropped)
+MEMO_BYTES = 64 << 20
+_memo: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
 
 def pnc_pairs(m: int, d: int) -> int:
@@ -78,8 +88,28 @@ def _log_psi(d: int, r: np.ndarray) -> np.ndarray:
     return np.where(small, np.log(hyp0f1(d / 2, np.where(small, r, 0.0) ** 2 / 4)), big)
 
 
-def coupled_pair_moment(component: str, d: int, a: np.ndarray) -> np.ndarray:
+def _pair_moment(component: str, d: int, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The computation behind :func:`coupled_pair_moment` (same parameters and returns)."""
+    a = np.asarray(a, dtype=float)
+    if component == "trig":
+        s, q = _pair_rule(d, float(np.sqrt(d) + _TAIL))
+        r2 = a[..., None] ** 2 * s
+        nm = hyp0f1(d / 2, -r2 / 4) @ q
+        return nm, hyp1f1(d, d / 2, -(a**2) / 2)
+    upper = float(np.sqrt(d) + np.max(a, initial=0.0) + _TAIL)
+    s, q = _pair_rule(d, upper)
+    log_f = _log_psi(d, a[..., None] * np.sqrt(s)) + np.log(q)
+    top = np.max(log_f, axis=-1, keepdims=True)
+    log_nm = top[..., 0] + np.log(np.sum(np.exp(log_f - top), axis=-1))
+    return log_nm, _log_1f1(d, a**2 / 2)
+
+
+def coupled_pair_moment(component: str, d: int, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """E_NM and E_ind of f(w_a² + w_b²) for a countermonotone and an independent χ_d pair.
+
+    Memoised per process on (trig or not, d, the bytes of ``a``): positive and hyperbolic share
+    f, and a repeated call returns the arrays of the first one (read-only), equal bit for bit to
+    a fresh evaluation.
 
     Parameters
     ----------
@@ -97,17 +127,17 @@ def coupled_pair_moment(component: str, d: int, a: np.ndarray) -> np.ndarray:
         their logarithms (Ψ grows like e^{v√s}).
     """
     a = np.asarray(a, dtype=float)
-    if component == "trig":
-        s, q = _pair_rule(d, float(np.sqrt(d) + _TAIL))
-        r2 = a[..., None] ** 2 * s
-        nm = hyp0f1(d / 2, -r2 / 4) @ q
-        return nm, hyp1f1(d, d / 2, -(a**2) / 2)
-    upper = float(np.sqrt(d) + np.max(a, initial=0.0) + _TAIL)
-    s, q = _pair_rule(d, upper)
-    log_f = _log_psi(d, a[..., None] * np.sqrt(s)) + np.log(q)
-    top = np.max(log_f, axis=-1, keepdims=True)
-    log_nm = top[..., 0] + np.log(np.sum(np.exp(log_f - top), axis=-1))
-    return log_nm, _log_1f1(d, a**2 / 2)
+    key = (component == "trig", int(d), a.shape, a.tobytes())  # tobytes: C order, any strides
+    if key in _memo:
+        _memo.move_to_end(key)
+        return _memo[key]
+    found = _pair_moment(component, d, a)
+    for array in found:
+        array.setflags(write=False)
+    _memo[key] = found
+    while sum(2 * len(k[3]) for k in _memo) > MEMO_BYTES:  # each entry: 2 arrays the size of a
+        _memo.popitem(last=False)
+    return found
 
 
 def mse(
