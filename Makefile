@@ -3,9 +3,8 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Tests run on two processes (pytest-xdist); tests of one xdist_group share a process (the report
-# tests share one build of the committed results' report).
-XDIST   := -n 2 --dist loadgroup
+# Tests run on two processes (pytest-xdist).
+XDIST   := -n 2
 
 .PHONY: install run test test-fast lint format docs figures reproduce bench bench-reproduce clean
 

@@ -1,8 +1,8 @@
 """The report of the committed results, built once per test process and shared read-only.
 
 Building it reads every committed result file and evaluates every reference entry (seconds each
-time); the tests of its verdicts, readings, reasons, links and layout only read it. The report
-tests run on one xdist worker (``xdist_group``) so the suite builds it once.
+time); the tests of its verdicts, readings, reasons, links and layout only read it, so each test
+process builds it once (at most two builds under ``make test``'s two xdist workers).
 """
 
 from __future__ import annotations
@@ -15,13 +15,6 @@ from rfbench.report import Report, build_report
 from rfbench.report.render import render_markdown, render_tables
 
 COMMITTED = Path(__file__).resolve().parents[2] / "results"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if here in item.path.parents:
-            item.add_marker(pytest.mark.xdist_group("committed-report"))
 
 
 @pytest.fixture(scope="session")

@@ -94,6 +94,7 @@ def _errors(driver) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
+@pytest.mark.slow  # a headless browser
 def test_pages_in_chromium(site: Path, browser) -> None:
     for page in ("index.html", "figures/hrf-fig2.html", "figures/simrf-fig7.html"):
         browser.get((site / page).as_uri())
@@ -107,6 +108,7 @@ def test_pages_in_chromium(site: Path, browser) -> None:
     assert charts >= 1  # Plotly drew the chart
 
 
+@pytest.mark.slow  # a headless browser
 def test_verdict_filter_changes_the_rows(site: Path, browser) -> None:
     from selenium.webdriver.support.ui import Select
 
@@ -161,6 +163,7 @@ def test_hostile_strings_are_escaped_everywhere(hostile_site: Path) -> None:
         assert "<img src=x" not in text and "<script>window.__pwned" not in text, page.name
 
 
+@pytest.mark.slow  # a headless browser
 def test_no_hostile_script_runs_in_chromium(hostile_site: Path, browser) -> None:
     pages = sorted(hostile_site.rglob("*.html"))
     assert len(pages) >= 3
