@@ -137,6 +137,16 @@ def model_label(model: str = "") -> str:
     return f"{name}@{sha[:16]}"
 
 
+@functools.cache
+def encoder_digest() -> str:
+    """SHA-256 of this package's source (the encoder and its caching): part of every cache file
+    name, so activations or embeddings computed by older code are never served."""
+    sha = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        sha.update(path.name.encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
 def cache_dir() -> Path:
     """The per-user folder of extracted activations (under ``RFBENCH_DATA`` if set)."""
     root = os.environ.get("RFBENCH_DATA")
@@ -150,8 +160,9 @@ def cache_dir() -> Path:
 def activations(model: str, text: str, tokens: int) -> Activations:
     """Q, K, V (layers, heads, T, d_head) of the first ``tokens`` tokens of ``text``.
 
-    Cached as ``<cache_dir>/<model sha16>-<text sha16>-<tokens>.npz``; a cached file is used only
-    if its recorded sha256s match, so a changed model or text never serves stale activations.
+    Cached as ``<cache_dir>/<model sha16>-<text sha16>-<tokens>-<code>.npz``, ``<code>`` from
+    :func:`encoder_digest`; a cached file is used only if its recorded sha256s match, so a changed
+    model, text or encoder never serves stale activations.
 
     Parameters
     ----------
@@ -167,7 +178,7 @@ def activations(model: str, text: str, tokens: int) -> Activations:
     """
     _, sha = model_folder(model)
     text_sha = hashlib.sha256(text.encode()).hexdigest()
-    path = cache_dir() / f"{sha[:16]}-{text_sha[:16]}-{tokens}.npz"
+    path = cache_dir() / f"{sha[:16]}-{text_sha[:16]}-{tokens}-{encoder_digest()[:12]}.npz"
     if path.is_file():
         try:
             with np.load(path, allow_pickle=False) as f:
@@ -202,7 +213,7 @@ def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) 
     """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``.
 
     Cached like :func:`activations`, as ``<cache_dir>/<model sha16>-<sentences sha16>-<tokens>-
-    <dtype>.npz``, used only if its recorded sha256s match; computed with one BLAS thread, so
+    <dtype>-<code>.npz``, used only if its recorded sha256s match; computed with one BLAS thread, so
     the cached values are bit for bit those of an uncached worker.
 
     Parameters
@@ -221,7 +232,7 @@ def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) 
     """
     _, sha = model_folder(model)
     text_sha = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
-    path = cache_dir() / f"{sha[:16]}-{text_sha[:16]}-{tokens}-{dtype}.npz"
+    path = cache_dir() / f"{sha[:16]}-{text_sha[:16]}-{tokens}-{dtype}-{encoder_digest()[:12]}.npz"
     if path.is_file():
         try:
             with np.load(path, allow_pickle=False) as f:

@@ -81,7 +81,8 @@ def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.n
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+    half = x.dtype.type(0.5)  # a float64 constant would promote a float32 encoder to float64
+    return half * x * (1 + erf(x * np.sqrt(half)))
 
 
 class Bert:
@@ -157,7 +158,9 @@ class Bert:
     # ------------------------------------------------------------------ forward
 
     def _linear(self, x: np.ndarray, name: str) -> np.ndarray:
-        return x @ self.w[f"{name}.weight"].T + self.w[f"{name}.bias"]
+        flat = x.reshape(-1, x.shape[-1])  # one GEMM, not one per sentence
+        out = flat @ self.w[f"{name}.weight"].T + self.w[f"{name}.bias"]
+        return out.reshape(*x.shape[:-1], out.shape[-1])
 
     def _split(self, x: np.ndarray) -> np.ndarray:
         b, t, _ = x.shape

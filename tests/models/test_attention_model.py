@@ -97,10 +97,45 @@ def test_exact_embeddings_are_cached_bit_for_bit(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
     sentences = texts.sentences()[:5]
     first = models.embeddings("", sentences, 16, "float32")
-    assert len(list((tmp_path / "activations").glob("*-16-float32.npz"))) == 1
+    assert len(list((tmp_path / "activations").glob("*-16-float32-*.npz"))) == 1
     direct = models.load_model("", "float32").embed(list(sentences), max_tokens=16)
     np.testing.assert_array_equal(first, direct)
     np.testing.assert_array_equal(models.embeddings("", sentences, 16, "float32"), direct)
+
+
+@needs_model
+def test_cached_activations_are_keyed_on_the_encoder_code(tmp_path, monkeypatch) -> None:
+    """Activations or embeddings computed by other encoder code are never served."""
+    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    folder = tmp_path / "activations"
+    models.activations("", texts.text()[:200], 16)
+    models.embeddings("", texts.sentences()[:3], 16, "float32")
+    assert len(list(folder.glob("*.npz"))) == 2
+    monkeypatch.setattr(models, "encoder_digest", lambda: "f" * 64)
+    models.activations("", texts.text()[:200], 16)
+    models.embeddings("", texts.sentences()[:3], 16, "float32")
+    assert len(list(folder.glob("*.npz"))) == 4
+    assert len(list(folder.glob("*-ffffffffffff.npz"))) == 2
+
+
+@needs_model
+def test_float32_encoder_computes_in_float32_throughout() -> None:
+    """Every layer's attention receives float32 q, k, v (a float64 constant in the GELU once
+    promoted every layer after the first to float64), and the embeddings agree with float64."""
+    bert32 = models.load_model("", "float32")
+    seen = []
+
+    def spy(layer, q, k, v, mask):
+        seen.append({q.dtype, k.dtype, v.dtype})
+        return exact_attention(layer, q, k, v, mask)
+
+    ids, mask = bert32.tokenize(texts.sentences()[:4], 32)
+    hidden, _ = bert32.forward(ids, mask, spy)
+    assert seen == [{np.dtype(np.float32)}] * bert32.layers
+    assert hidden.dtype == np.float32
+    e32 = bert32.embed(texts.sentences()[:4], max_tokens=32)
+    e64 = models.load_model().embed(texts.sentences()[:4], max_tokens=32)
+    np.testing.assert_allclose(e32, e64, atol=1e-6, rtol=0)
 
 
 def test_missing_or_incomplete_model_is_a_user_error(tmp_path) -> None:

@@ -225,12 +225,12 @@ class Attention(Experiment):
     def job_cost(self, spec: JobSpec) -> float | None:
         """Longest-first scheduling, in units calibrated on the paper profile (CPU seconds ×
         ~2·10⁶): a heads job ≈ T(50 + m)·draws·estimators (T = 512, m = 256: ~9 s), the baselines
-        ≈ 10T² (SVDs), a swap job ≈ 800 · sentences · tokens · trials (200 × 64 × 3: ~17 s; one
+        ≈ 10T² (SVDs), a swap job ≈ 400 · sentences · tokens · trials (200 × 64 × 3: ~8 s; one
         trial for uniform attention and deterministic maps). None for the user's own heads."""
         if spec["kind"] == "swap":
             name = spec["estimator"]
             once = name == "uniform" or registry.get(name, kernel="softmax", m=1).deterministic
-            return 800.0 * spec["sentences"] * spec["tokens"] * (1 if once else spec["trials"])
+            return 400.0 * spec["sentences"] * spec["tokens"] * (1 if once else spec["trials"])
         t = spec["tokens"]
         if not t:
             return None

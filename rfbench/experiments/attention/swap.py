@@ -95,9 +95,9 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
             w = key_weights(fk.log_scale[0].reshape(b, t), mask)
             psi = psi * w[..., None]
             vh = v[:, h].astype(np.float64)
-            kv = np.einsum("btf,btd->bfd", psi, vh)
-            num = np.einsum("btf,bfd->btd", phi, kv)
-            den = np.einsum("btf,bf->bt", phi, psi.sum(axis=1))
+            kv = np.swapaxes(psi, 1, 2) @ vh
+            num = phi @ kv
+            den = (phi @ psi.sum(axis=1)[..., None])[..., 0]
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[:, h] = num / den[..., None]
         return out
