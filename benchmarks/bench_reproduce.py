@@ -1,8 +1,12 @@
 """Wall and CPU time of the whole paper-profile reproduction (``rfbench reproduce``).
 
 Runs ``rfbench reproduce --profile paper --workers 2 --force --quiet`` into a temporary folder (the
-committed results/ are touched only with ``--out-dir results``) and prints its wall time and the
-CPU time of the child processes. ``make bench-reproduce`` or ``make bench REPRODUCE=1``.
+committed results/ are touched only with ``--out-dir results``) and prints its wall time, the
+CPU time of the child processes and where that time went: each config's CPU and wall seconds,
+read from its result file's provenance, largest first. Records ``bench/reproduce.parquet`` (the
+whole run) and ``bench/reproduce-configs.parquet`` (one row per config, so ``rfbench compare``
+of two bench folders gives per-config ratios). ``make bench-reproduce`` or ``make bench
+REPRODUCE=1``.
 
 Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper] [--out-dir DIR]
 """
@@ -18,6 +22,32 @@ import time
 from pathlib import Path
 
 from record import record
+
+from rfbench.results import load_provenance, result_paths
+
+
+def config_timings(folder: str | Path) -> list[dict[str, object]]:
+    """Per result file of ``folder``: the config's name and this run's CPU and wall seconds
+    (provenance ``timing``; cached jobs cost nothing), largest CPU first."""
+    rows = []
+    for path in result_paths(folder):
+        prov = load_provenance(path)
+        timing = prov.get("timing") or {}
+        name = (prov.get("config") or {}).get("name") or path.stem
+        rows.append({"config": name, "cpu_s": float(timing.get("cpu_s") or 0.0),
+                     "wall_s": float(timing.get("wall_s") or 0.0)})  # fmt: skip
+    return sorted(rows, key=lambda r: -r["cpu_s"])
+
+
+def print_breakdown(rows: list[dict[str, object]]) -> None:
+    """Each config's share of the CPU time, with the running total."""
+    total = sum(r["cpu_s"] for r in rows) or 1.0
+    running = 0.0
+    print(f"  {'config':<26}{'CPU s':>8}{'wall s':>8}{'share':>7}{'cum.':>7}")
+    for r in rows:
+        running += r["cpu_s"]
+        print(f"  {r['config']:<26}{r['cpu_s']:8.1f}{r['wall_s']:8.1f}"
+              f"{r['cpu_s'] / total:7.1%}{running / total:7.1%}")  # fmt: skip
 
 
 def main() -> None:
@@ -38,6 +68,7 @@ def main() -> None:
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
         wall = time.perf_counter() - t0
+        configs = config_timings(out)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = kids.ru_utime + kids.ru_stime
     print(f"rfbench reproduce --profile {args.profile} --workers {args.workers}:")
@@ -46,6 +77,14 @@ def main() -> None:
     rows = [{"estimator": label, "metric": "time_s", "value": wall},
             {"estimator": label, "metric": "cpu_s", "value": cpu}]  # fmt: skip
     record("reproduce", rows, vars(args))
+    print_breakdown(configs)
+    pairs = (("cpu_s", "cpu_s"), ("time_s", "wall_s"))
+    per_config = [
+        {"estimator": c["config"], "metric": metric, "value": c[key]}
+        for c in configs
+        for metric, key in pairs
+    ]
+    record("reproduce-configs", per_config, vars(args))
 
 
 if __name__ == "__main__":
