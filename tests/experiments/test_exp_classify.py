@@ -126,6 +126,32 @@ def test_scorer_matches_brute_force(name: str, sigma: float) -> None:
     assert ours.std() > 0 or sigma > 10  # draws differ: the comparison is not vacuous
 
 
+@pytest.mark.parametrize("name", ["positive@orf", "sderf@orf"])
+def test_exponent_floor_changes_no_accuracy(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At σ = 200 most float64 exponents lie below the floor (where exp takes its slow path):
+    flooring them at EXP_FLOOR gives the accuracies of the unfloored computation, draw by draw."""
+    from rfbench.experiments.classify import kernel_regression as kr
+
+    data = prepared("wine", "simrf", 42, False)
+    Xtr, Xq, yq = 200 * data.train.X, 200 * data.test.X, data.test.y
+    est = registry.get(name, kernel="gaussian", m=2 * data.d)
+    fit = (Xq, Xtr) if est.component.data_dependent else None
+    draw = est.sample(np.random.default_rng(5), data.d, draws=8, fit=fit)
+    args = (est, draw.projections["omega"], draw.params, Xtr, data.Y, Xq, yq)
+    lowest = []
+    real_exp = kr._exp_inplace
+
+    def spy(a: np.ndarray) -> None:
+        lowest.append(float(a.min()))
+        real_exp(a)
+
+    monkeypatch.setattr(kr, "_exp_inplace", spy)
+    floored = rf_accuracies(*args, dtype=np.float64)
+    assert min(lowest) < kr.EXP_FLOOR[np.dtype(np.float64)]  # the floor is exercised
+    monkeypatch.setattr(kr, "EXP_FLOOR", {})
+    np.testing.assert_array_equal(floored, rf_accuracies(*args, dtype=np.float64))
+
+
 def test_exact_accuracy_and_trig() -> None:
     """Exact scores against a dense kernel; trig (sign-indefinite) scored like brute force."""
     data = prepared("wine", "simrf", 42, False)

@@ -37,10 +37,12 @@ CHUNK = 1 << 20
 MAX_COLUMNS = 4096
 #: float32 is used only while |log-magnitudes| and |row terms| stay below this
 FLOAT32_MAX_LOG = 1024.0
-#: float32 exponents are raised to at least this before exp: e^-87 is float32's smallest normal
-#: number (denormals slow exp and BLAS ~2×); a term this small relative to its column's largest
-#: (1) changes a sum of N <= 10^6 terms by < 10^-31, far below float32's resolution
-FLOAT32_FLOOR = -87.0
+#: exponents are raised to at least this before exp: e^-87 is float32's smallest normal number,
+#: e^-700 is just above float64's (numpy's exp takes a slow path from -708 on, 7-40× slower, and
+#: denormals slow the BLAS); a term this small relative to its column's largest (1) changes a sum
+#: of N <= 10^6 terms by < 10^-31 (float32) or 10^-298 (float64), far below either's resolution
+EXP_FLOOR = {np.dtype(np.float32): -87.0, np.dtype(np.float64): -700.0}
+FLOAT32_FLOOR = EXP_FLOOR[np.dtype(np.float32)]
 
 
 class Float32Unsafe(ArithmeticError):
@@ -69,9 +71,10 @@ def slice_draws(proj: Projections, start: int, stop: int) -> Projections:
 
 
 def _exp_inplace(a: np.ndarray) -> None:
-    """a <- exp(a) for a <= 0 (float32: floored at ``FLOAT32_FLOOR``, no denormals)."""
-    if a.dtype == np.float32:
-        np.maximum(a, FLOAT32_FLOOR, out=a)
+    """a <- exp(a) for a <= 0, floored at ``EXP_FLOOR`` of its dtype (no denormals)."""
+    floor = EXP_FLOOR.get(a.dtype)
+    if floor is not None:
+        np.maximum(a, floor, out=a)
     np.exp(a, out=a)
 
 
