@@ -53,7 +53,7 @@ figures: $(STAMP)
 	@if ls results/*/*.parquet >/dev/null 2>&1; then \
 		$(BIN)/rfbench figures --results results && $(BIN)/rfbench site --results results; fi
 
-# The papers' settings: every config (about 16 minutes on 2 cores), figures, REPORT.md and the site.
+# The papers' settings: every config (about 11 minutes on 2 cores), figures, REPORT.md and the site.
 reproduce: $(STAMP)
 	$(BIN)/rfbench reproduce --profile paper --out-dir results --workers 2
 	$(BIN)/rfbench figures --results results --strict
