@@ -34,7 +34,8 @@ def main() -> None:
     use = False if args.numpy else None
     kernel = "numpy" if args.numpy or not hadamard.HAVE_FHT_CPU else "fht-cpu"
     print(
-        f"structured ({kernel}) vs dense projection, {args.points} points, m = d, ms (dense/fast)"
+        f"structured ({kernel}) vs dense projection, {args.points} points, m = d: "
+        "ms structured/dense (speed-up dense/structured)"
     )
     rng, rows = np.random.default_rng(0), []
     with threadpool_limits(1):
