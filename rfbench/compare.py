@@ -1,15 +1,19 @@
 """``rfbench compare A B``: two result folders (or files) side by side
 (docs/architecture.md#compare).
 
-Rows are matched by every column except the measurement (``value``, ``stderr``, ``n_trials``);
-a row that appears several times with the same columns is matched by its occurrence. For every
+Rows are matched by every column except the measurement (``value``, ``stderr``, ``n_trials``)
+and the columns derived from it (``rfbench.results.DERIVED_COLUMNS``: a z against a baseline,
+whether the sample resolves the row); a row that appears several times with the same columns is
+matched by its occurrence. For every
 shared row the difference B − A gets the standard error SE = √(se_A² + se_B²) and
 z = (B − A)/SE. A row is *flagged* when its z is beyond the chosen ``z`` after a family-wise
 correction across all rows compared: ``z`` sets the family-wise error rate
 α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per row.
-Rows without a standard error (exact quantities: true values, closed forms, FLOPs) are flagged
-when they differ beyond float round-off (relative 1e-9). Timing rows (metrics ``time_s``,
-``cpu_s``) are machine measurements, never flagged as numbers; they, and each
+Rows without a standard error, or with one below 1e-9 of their value (exact quantities: true
+values, closed forms, FLOPs, a deterministic estimator's repeated draws) are flagged
+when they differ beyond float round-off: relative 1e-9, or 1e-12 of the largest value of their
+metric in the file (an exact zero computed as 1e-15 is round-off too). Timing rows (metrics
+``time_s``, ``cpu_s``) are machine measurements, never flagged as numbers; they, and each
 file's timing provenance (jobs' wall and CPU seconds, written by ``rfbench run`` and by the
 benchmarks), give the timing ratios B/A.
 """
@@ -27,7 +31,7 @@ import pandas as pd
 from scipy import stats
 
 from rfbench.errors import UserError
-from rfbench.results import load_provenance, load_results, result_paths
+from rfbench.results import DERIVED_COLUMNS, load_provenance, load_results, result_paths
 
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")
@@ -35,6 +39,8 @@ MEASURED = ("value", "stderr", "n_trials")
 TIMING_METRICS = frozenset({"time_s", "cpu_s"})
 #: relative difference below which two values without a standard error are the same number
 EXACT_RTOL = 1e-9
+#: ... or absolute, as a share of the largest |value| of the row's metric in the file
+EXACT_METRIC_ATOL = 1e-12
 METHODS = ("holm", "bonferroni", "none")
 
 
@@ -166,7 +172,7 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
         Rows of B not in A, rows of A not in B.
     """
     columns = list(dict.fromkeys([*a.columns, *b.columns]))
-    keys = [c for c in columns if c not in MEASURED]
+    keys = [c for c in columns if c not in MEASURED and c not in DERIVED_COLUMNS]
     a = _keyed(a.reindex(columns=columns), keys)
     b = _keyed(b.reindex(columns=columns), keys)
     merged = a.merge(b[["_key", *MEASURED]], on="_key", how="outer", suffixes=("_a", "_b"),
@@ -182,7 +188,9 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
         z = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
     z = pd.Series(z, index=both.index).where(se.notna())
     timing = both["metric"].isin(TIMING_METRICS) if "metric" in both else False
-    kind = np.where(timing, "timing", np.where(se.notna(), "noisy", "exact"))
+    # an SE at round-off of the value (a deterministic estimator's repeated draws) is no noise
+    noisy = se.notna() & (se > EXACT_RTOL * np.fmax(va.abs(), vb.abs()))
+    kind = np.where(timing, "timing", np.where(noisy, "noisy", "exact"))
     shared = both[keys].assign(
         value_a=va, value_b=vb, se_a=sa, se_b=sb, diff=diff, se=se, z=z, kind=kind
     )
@@ -198,8 +206,8 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
 
     Noisy rows (with a standard error) are tested together: two-sided p = 2(1 − Φ(|z|)), flagged
     at family-wise level α = 2(1 − Φ(z)) by Holm's step-down, Bonferroni's α/n, or (``none``) per
-    row |z| > z. Exact rows are flagged when they differ by more than a relative 1e-9; timing rows
-    never.
+    row |z| > z. Exact rows are flagged when they differ by more than a relative 1e-9 and by more
+    than 1e-12 of the largest |value| of their metric in the table; timing rows never.
 
     Parameters
     ----------
@@ -220,8 +228,10 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
         table["flagged"] = False
         exact = table["kind"] == "exact"
         scale = np.maximum(np.abs(table["value_a"]), np.abs(table["value_b"]))
+        by = table["metric"] if "metric" in table else pd.Series(0, index=table.index)
+        metric_scale = scale.where(np.isfinite(scale)).groupby(by).transform("max")
         same = (table["value_a"] == table["value_b"]) | (
-            np.abs(table["diff"]) <= EXACT_RTOL * scale
+            np.abs(table["diff"]) <= np.fmax(EXACT_RTOL * scale, EXACT_METRIC_ATOL * metric_scale)
         )
         both_nan = table["value_a"].isna() & table["value_b"].isna()
         table.loc[exact & ~(same | both_nan), "flagged"] = True
@@ -284,6 +294,9 @@ def compare(a: str | Path, b: str | Path, z: float = 4.0, method: str = "holm") 
     -------
     Comparison
     """
+    from rfbench.experiments import list_experiments
+
+    list_experiments()  # registers every experiment's columns, the derived ones among them
     pa, pb = Path(a), Path(b)
     if pa.is_file() != pb.is_file():
         raise UserError("compare two results folders or two result files, not one of each")

@@ -105,13 +105,21 @@ def register_metric(name: str, description: str) -> str:
     return name
 
 
-def register_parameter(name: str, kind: str) -> str:
-    """Fix the kind (``"string"``, ``"float"``, ``"int"``, ``"bool"``) of a parameter column."""
+#: Parameter columns computed from a row's own measurement (a test statistic, a verdict, whether
+#: the sample resolves it): data about the row, not what identifies it (``rfbench compare``).
+DERIVED_COLUMNS: set[str] = {"resolved"}
+
+
+def register_parameter(name: str, kind: str, derived: bool = False) -> str:
+    """Fix the kind (``"string"``, ``"float"``, ``"int"``, ``"bool"``) of a parameter column;
+    ``derived``: it is computed from the row's measurement (see :data:`DERIVED_COLUMNS`)."""
     if kind not in (STRING, FLOAT, INT, BOOL):
         raise ValueError(f"unknown column kind {kind!r}; allowed: {STRING}, {FLOAT}, {INT}, {BOOL}")
     if name in REQUIRED_COLUMNS or PARAMETER_COLUMNS.get(name, kind) != kind:
         raise ValueError(f"column {name!r} already has kind {_kind_of(name)!r}")
     PARAMETER_COLUMNS[name] = kind
+    if derived:
+        DERIVED_COLUMNS.add(name)
     return name
 
 

@@ -105,6 +105,36 @@ def test_new_missing_and_exact_rows(folders):
     assert cli(["compare", str(a), str(b), "--fail-on", "numbers"]) == 1
 
 
+def test_round_off_is_not_a_change_but_a_real_move_is(tmp_path):
+    """An exact zero computed as 1e-15 in A and 1.1e-15 in B, and a deterministic estimator whose
+    repeated draws give an SE of 1e-17, are round-off; the same rows moved by 1e-6 are flagged."""
+    rows = pd.DataFrame({
+        "experiment": "toy", "figure": "", "estimator": ["oracle", "exact-map", "other"],
+        "kernel": "softmax", "metric": "rel_frob", "value": [1.0e-15, 0.68, 0.9],
+        "stderr": [np.nan, 1e-17, np.nan], "n_trials": 10, "r": 1.0,
+    })  # fmt: skip
+    _write(tmp_path / "a", rows)
+    _write(tmp_path / "b", rows.assign(value=[1.1e-15, 0.68 + 3e-15, 0.9]))
+    assert compare(tmp_path / "a", tmp_path / "b").flagged_count() == 0
+    _write(tmp_path / "c", rows.assign(value=[1e-6, 0.68 + 1e-6, 0.9]))
+    flagged = compare(tmp_path / "a", tmp_path / "c").files[0].flagged
+    assert sorted(flagged["estimator"]) == ["exact-map", "oracle"]
+    assert set(flagged["kind"]) == {"exact"}
+
+
+def test_derived_columns_do_not_identify_rows(tmp_path):
+    """A z against a baseline moves with the value it is computed from: the row is the same row
+    (shared and tested), not a missing one and a new one."""
+    from rfbench.results import DERIVED_COLUMNS
+
+    rows = _rows(20).assign(z_uniform=np.linspace(-3.0, 3.0, 20))
+    _write(tmp_path / "a", rows)
+    _write(tmp_path / "b", rows.assign(z_uniform=rows["z_uniform"] + 1e-9))
+    f = compare(tmp_path / "a", tmp_path / "b").files[0]  # registers every experiment's columns
+    assert len(f.shared) == 20 and len(f.missing) == len(f.new) == 0
+    assert {"z_uniform", "beats_uniform", "resolved"} <= DERIVED_COLUMNS
+
+
 def test_slower_files_fail_on_slower(folders):
     a, b = folders
     _write(b, _rows(), cpu=20.0)

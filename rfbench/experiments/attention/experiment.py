@@ -72,12 +72,12 @@ for _name, _kind in (
     ("features", INT),
     ("reference", STRING),
     ("kind", STRING),
-    ("z_uniform", FLOAT),
-    ("beats_uniform", BOOL),
     ("bound", BOOL),
     ("sentences", INT),
 ):
     register_parameter(_name, _kind)
+for _name, _kind in (("z_uniform", FLOAT), ("beats_uniform", BOOL)):  # from the row's value
+    register_parameter(_name, _kind, derived=True)
 
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 _PER_DRAW = ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "kl_rows",
