@@ -4,11 +4,11 @@
 Rows are matched by every column except the measurement (``value``, ``stderr``, ``n_trials``)
 and the columns derived from it (``rfbench.results.DERIVED_COLUMNS``: a z against a baseline,
 whether the sample resolves the row); a row that appears several times with the same columns is
-matched by its occurrence. For every
-shared row the difference B − A gets the standard error SE = √(se_A² + se_B²) and
-z = (B − A)/SE. A row is *flagged* when its z is beyond the chosen ``z`` after a family-wise
-correction across all rows compared: ``z`` sets the family-wise error rate
-α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per row.
+matched by its occurrence. For every shared row the difference B − A gets the standard error
+SE = √(se_A² + se_B²) and z = (B − A)/SE. A row is *flagged* when its z is beyond the chosen
+``z`` after a family-wise correction across all rows compared: ``z`` sets the family-wise error
+rate α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per
+row.
 Rows without a standard error, or with one below 1e-9 of their value (exact quantities: true
 values, closed forms, FLOPs, a deterministic estimator's repeated draws) are flagged
 when they differ beyond float round-off: relative 1e-9, or 1e-12 of the largest value of their

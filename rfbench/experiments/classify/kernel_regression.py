@@ -42,7 +42,6 @@ FLOAT32_MAX_LOG = 1024.0
 #: denormals slow the BLAS); a term this small relative to its column's largest (1) changes a sum
 #: of N <= 10^6 terms by < 10^-31 (float32) or 10^-298 (float64), far below either's resolution
 EXP_FLOOR = {np.dtype(np.float32): -87.0, np.dtype(np.float64): -700.0}
-FLOAT32_FLOOR = EXP_FLOOR[np.dtype(np.float32)]
 
 
 class Float32Unsafe(ArithmeticError):
