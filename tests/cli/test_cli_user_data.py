@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
@@ -23,15 +24,6 @@ def invoke(*args: str):
 
 def ok(res) -> None:
     assert res.exit_code == 0, res.output
-
-
-def one_line_error(res, *needles: str) -> str:
-    assert res.exit_code == 2, res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rfbench: error:"), res.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench import models
@@ -27,15 +28,6 @@ needs_model = pytest.mark.skipif(not HAVE_MODEL, reason=f"default model missing:
 
 def invoke(*args: object):
     return CliRunner().invoke(app, [*map(str, args), *RUN])
-
-
-def one_line_error(res, *needles: str) -> str:
-    assert res.exit_code == 2, res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("rfbench: error:"), res.output
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
