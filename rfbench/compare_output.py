@@ -80,8 +80,8 @@ def _row_labels(table: pd.DataFrame, keys: Sequence[str]) -> list[str]:
 def row_table(
     result: Comparison, only_flagged: bool = False, limit: int | None = None, moved: bool = False
 ) -> pd.DataFrame:
-    """Shared rows of every file (only the flagged ones, or only those whose value differs if
-    ``moved``), flagged exact and non-finite changes first, then largest |z|.
+    """Shared rows of every file (only the flagged ones, or if ``moved`` only those whose value
+    differs, timings left out), flagged exact and non-finite changes first, then largest |z|.
 
     Returns
     -------
@@ -91,8 +91,8 @@ def row_table(
     parts = []
     for f in result.files:
         table = f.flagged if only_flagged else f.shared
-        if moved:
-            differs = table["value_a"] != table["value_b"]
+        if moved:  # numbers that differ; timings always do (their ratio is in the summary)
+            differs = (table["value_a"] != table["value_b"]) & (table["kind"] != "timing")
             table = table[differs & (table["diff"].notna() | (table["kind"] == "non-finite"))]
         if not len(table):
             continue

@@ -1,7 +1,9 @@
 """``rfbench compare A B``: did the numbers move beyond their noise, did anything get slower?
 
 Thin: parse, call :func:`rfbench.compare.compare`, print and exit. Exit status: 0, or 1 when a
-``--fail-on`` condition holds (CI), 2 for a user error (one line, :mod:`rfbench.cli.errors`).
+``--fail-on`` condition holds (CI), 2 for a user error (one line, :mod:`rfbench.cli.errors`):
+among them runs of different configs without ``--across-configs``, a damaged or oversized result
+file, and a ``--markdown`` path that cannot be a file (checked before any work).
 """
 
 from __future__ import annotations

@@ -129,3 +129,15 @@ def test_the_same_config_under_another_name_is_one_config(tmp_path):
     a = write(tmp_path / "a", rows(), config={"profile": "quick"}, name="first")
     b = write(tmp_path / "b", rows(), config={"profile": "quick"}, name="second")
     assert not compare(a, b).differing()
+
+
+def test_timings_that_differ_are_not_listed_as_moved_numbers(tmp_path):
+    """Every rerun's timings differ: the summary's time B/A tells them, the table of moved
+    numbers does not list them."""
+    from rfbench.compare_output import row_table
+
+    table = rows(4).assign(metric=["mean", "mean", "time_s", "cpu_s"])
+    write(tmp_path / "a", table)
+    write(tmp_path / "b", table.assign(value=table["value"] + [0.0, 0.01, 1.0, 1.0]))
+    moved = row_table(compare(tmp_path / "a", tmp_path / "b"), moved=True)
+    assert len(moved) == 1 and "metric=mean" in moved["row"].iloc[0]
