@@ -167,6 +167,9 @@ def _files(path: Path) -> dict[str, Path]:
         found = {f"{p.parent.name}/{p.name}": p for p in result_paths(path)}
         if not found:
             raise UserError(f"{path} holds no result files (<experiment>/<name>.parquet)")
+        odd = next((p for p in found.values() if not p.is_file()), None)
+        if odd is not None:  # a folder, a FIFO (reading it would wait forever), a device
+            raise UserError(f"{odd} is not a regular file; move it out of {path}")
         return found
     raise UserError(f"{path} is neither a result file nor a results folder")
 

@@ -4,6 +4,7 @@ file and the problem, and compares files whose columns collide with its own (iss
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -153,3 +154,14 @@ def test_markdown_to_a_folder_or_under_a_file_is_one_line(tmp_path, capsys):
     one_line(capsys, "is a file, not a folder")
     assert cli(["compare", a, a, "--markdown", str(tmp_path / "new" / "cmp.md")]) == 0
     assert (tmp_path / "new" / "cmp.md").read_text().startswith("# rfbench compare")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_result_path_that_is_no_regular_file_is_one_line(tmp_path, capsys, kind):
+    """A FIFO named like a result file would block the reader forever."""
+    write(tmp_path / "a", rows(20))
+    write(tmp_path / "b", rows(20))
+    odd = tmp_path / "b" / "toy" / "odd.parquet"
+    os.mkfifo(odd) if kind == "fifo" else odd.mkdir()
+    assert cli(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    one_line(capsys, f"{odd} is not a regular file")
