@@ -10,18 +10,26 @@ SE = √(se_A² + se_B²) and z = (B − A)/SE. A row is *flagged* when its z is
 rate α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per
 row.
 Rows without a standard error, or with one below 1e-9 of their value (exact quantities: true
-values, closed forms, FLOPs, a deterministic estimator's repeated draws) are flagged
-when they differ beyond float round-off: relative 1e-9, or 1e-12 of the largest value of their
-metric in the file (an exact zero computed as 1e-15 is round-off too). Timing rows (metrics
-``time_s``, ``cpu_s``) are machine measurements, never flagged as numbers; they, and each
-file's timing provenance (jobs' wall and CPU seconds, written by ``rfbench run`` and by the
-benchmarks), give the timing ratios B/A.
+values, closed forms, FLOPs, a deterministic estimator's repeated draws) are flagged when they
+differ beyond float round-off: relative 1e-9, or 1e-12 of the largest value of their metric in
+the file (an exact zero computed as 1e-15 is round-off too); such a row whose ``n_trials``
+differ (a quantile of samples of different sizes) is left untested. A value that is non-finite
+(±inf, NaN) on one side only, or non-finite in different ways, is flagged; the same non-finite
+value on both sides is unchanged. Timing rows (metrics ``time_s``, ``cpu_s``) are machine
+measurements, never flagged as numbers; they, and each file's timing provenance (jobs' wall and
+CPU seconds, written by ``rfbench run`` and by the benchmarks), give the timing ratios B/A.
+
+Two files are compared only if their runs had one config (the resolved config in each file's
+provenance, profile included, name excluded): then a row of A that B lacks is missing, and so
+is a file of A that B lacks. ``across_configs`` compares files of different configs on the rows
+both have: a row one side lacks may be one its config never asked for, so it is counted as
+*outside* the other config, not missing, and no timing ratio is formed over different work.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +38,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from rfbench.compare_inputs import (
+    ResultFile,
+    check_fits,
+    config_diff,
+    describe_diff,
+    read_result_file,
+)
 from rfbench.errors import UserError
-from rfbench.results import DERIVED_COLUMNS, load_provenance, load_results, result_paths
+from rfbench.results import DERIVED_COLUMNS, load_results, result_paths
 
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")
@@ -42,6 +57,14 @@ EXACT_RTOL = 1e-9
 #: ... or absolute, as a share of the largest |value| of the row's metric in the file
 EXACT_METRIC_ATOL = 1e-12
 METHODS = ("holm", "bonferroni", "none")
+#: the columns compare computes for a shared row; an identifying column of the same name is
+#: carried as ``<name> (row)`` (attention results have a column ``kind``)
+COMPUTED = ("value_a", "value_b", "se_a", "se_b", "diff", "se", "z", "p", "flagged", "kind")
+ROW_SUFFIX = " (row)"
+#: what a shared row is: tested against its noise, compared exactly, a timing, a value that is
+#: non-finite on either side, or a statistic without a standard error over different numbers of
+#: draws (``n_trials``; runs of different configs), which neither test can judge
+KINDS = ("noisy", "exact", "timing", "non-finite", "untested")
 
 
 @dataclass
@@ -53,14 +76,19 @@ class FileComparison:
     name : str
         ``<experiment>/<name>.parquet`` (or the file names when two files are compared).
     shared : DataFrame
-        One row per shared row: its identifying columns, ``value_a``, ``value_b``, ``diff``,
+        One row per shared row: its identifying columns (one named as a computed column
+        carried as ``<name> (row)``), ``value_a``, ``value_b``, ``se_a``, ``se_b``, ``diff``,
         ``se`` (NaN without standard errors), ``z``, ``p`` (two-sided), ``flagged`` (bool) and
-        ``kind`` (``"noisy"``, ``"exact"`` or ``"timing"``).
+        ``kind`` (one of :data:`KINDS`).
     new, missing : DataFrame
-        Rows only in B, rows only in A (their identifying columns and value).
+        Rows only in B, rows only in A (as in their file), when both runs had one config.
     timing : dict
         ``wall_a``, ``wall_b``, ``cpu_a``, ``cpu_b`` (jobs' seconds, None if not recorded) and
-        ``ratio`` (CPU B/A, else wall B/A, else None).
+        ``ratio`` (CPU B/A, else wall B/A, else None; None when the configs differ).
+    config_diff : dict
+        Config key → (value in A, value in B) for every key that differs (empty: one config).
+    outside_a, outside_b : DataFrame
+        Rows only in A, only in B, when the configs differ: not compared, not missing.
     """
 
     name: str
@@ -68,10 +96,18 @@ class FileComparison:
     new: pd.DataFrame
     missing: pd.DataFrame
     timing: dict[str, float | None] = field(default_factory=dict)
+    config_diff: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    outside_a: pd.DataFrame = field(default_factory=pd.DataFrame)
+    outside_b: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def flagged(self) -> pd.DataFrame:
         return self.shared[self.shared["flagged"]]
+
+    @property
+    def outside(self) -> int:
+        """Rows one side has and the other side's (different) config may never have asked for."""
+        return len(self.outside_a) + len(self.outside_b)
 
 
 @dataclass
@@ -83,7 +119,7 @@ class Comparison:
     files : list of FileComparison
         The files present in both.
     only_a, only_b : list of str
-        Files present in one side only.
+        Files present in one side only (a file of A missing in B fails ``--fail-on numbers``).
     z, method : float, str
         The chosen z and the family-wise correction.
     tests : int
@@ -102,6 +138,10 @@ class Comparison:
 
     def missing_count(self) -> int:
         return sum(len(f.missing) for f in self.files)
+
+    def differing(self) -> list[FileComparison]:
+        """Files whose runs had different configs."""
+        return [f for f in self.files if f.config_diff]
 
     def slower(self, factor: float) -> list[FileComparison]:
         """Files whose timing ratio B/A exceeds ``factor``."""
@@ -127,32 +167,49 @@ def _files(path: Path) -> dict[str, Path]:
         found = {f"{p.parent.name}/{p.name}": p for p in result_paths(path)}
         if not found:
             raise UserError(f"{path} holds no result files (<experiment>/<name>.parquet)")
+        odd = next((p for p in found.values() if not p.is_file()), None)
+        if odd is not None:  # a folder, a FIFO (reading it would wait forever), a device
+            raise UserError(f"{odd} is not a regular file; move it out of {path}")
         return found
     raise UserError(f"{path} is neither a result file nor a results folder")
 
 
-def _text(col: pd.Series, labelled: str | None = None) -> list[str]:
-    """Each value as text (floats to 4 significant digits if ``labelled``, else exactly), "" for
-    a missing one; with ``labelled`` = the column name, "name=value"."""
+def as_text(col: pd.Series, labelled: str | None = None) -> list[str]:
+    """Each value as text, "" for a missing or empty one: with ``labelled`` = the column name,
+    "name=value" (floats to 4 significant digits); else a key (strings and floats as ``repr``, so
+    no value can pass for another or for a separator)."""
     values = col.astype(object).tolist()
     out = []
     for v in values:
         if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) or v == "":
             out.append("")
         elif labelled is None:
-            out.append(repr(v) if isinstance(v, float) else str(v))
+            out.append(repr(v) if isinstance(v, float | str) else str(v))
         else:
             out.append(f"{labelled}={v:.4g}" if isinstance(v, float) else f"{labelled}={v}")
     return out
 
 
-def _keyed(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """Rows with a string key per row (identifying columns, then the occurrence number)."""
-    columns = [_text(rows[k]) for k in keys]
+def _row_keys(rows: pd.DataFrame, keys: Sequence[str]) -> pd.Index:
+    """One unique text key per row: its identifying columns, then its occurrence number."""
+    columns = [as_text(rows[k]) for k in keys]
     key = pd.Series(["\x1f".join(parts) for parts in zip(*columns, strict=True)]
-                    if columns else [""] * len(rows), index=rows.index)  # fmt: skip
+                    if columns else [""] * len(rows), dtype=object)  # fmt: skip
     occurrence = key.groupby(key).cumcount().astype(str)
-    return rows.assign(_key=(key + "\x1e" + occurrence).to_numpy())
+    return pd.Index(key + "\x1e" + occurrence)
+
+
+def check_columns(rows: pd.DataFrame, where: str) -> None:
+    """Refuse a table holding both a column named as a computed one and ``<name> (row)``, the
+    name compare carries the first under (:class:`UserError` naming ``where``)."""
+    for name in COMPUTED:
+        if name in rows.columns and name + ROW_SUFFIX in rows.columns:
+            raise UserError(f"{where} has columns {name!r} and {name + ROW_SUFFIX!r}; compare "
+                            f"needs the second name for the first: rename it")  # fmt: skip
+
+
+def _as_float(col: pd.Series) -> pd.Series:
+    return pd.Series(col.to_numpy(dtype=float, na_value=np.nan))
 
 
 def compare_rows(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
@@ -166,39 +223,64 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
     Returns
     -------
     shared : DataFrame
-        Identifying columns plus ``value_a``, ``value_b``, ``se_a``, ``se_b``, ``diff``, ``se``,
-        ``z`` and ``kind``.
+        Identifying columns (one named as a computed column as ``<name> (row)``) plus
+        ``value_a``, ``value_b``, ``se_a``, ``se_b``, ``diff``, ``se``, ``z`` and ``kind``.
     new, missing : DataFrame
         Rows of B not in A, rows of A not in B.
     """
+    check_columns(a, "result table A")
+    check_columns(b, "result table B")
     columns = list(dict.fromkeys([*a.columns, *b.columns]))
     keys = [c for c in columns if c not in MEASURED and c not in DERIVED_COLUMNS]
-    a = _keyed(a.reindex(columns=columns), keys)
-    b = _keyed(b.reindex(columns=columns), keys)
-    merged = a.merge(b[["_key", *MEASURED]], on="_key", how="outer", suffixes=("_a", "_b"),
-                     indicator=True)  # fmt: skip
-    both = merged[merged["_merge"] == "both"]
-    new = b[b["_key"].isin(merged.loc[merged["_merge"] == "right_only", "_key"])]
-    missing = a[a["_key"].isin(merged.loc[merged["_merge"] == "left_only", "_key"])]
-    va, vb = both["value_a"].astype(float), both["value_b"].astype(float)
-    sa, sb = both["stderr_a"].astype(float), both["stderr_b"].astype(float)
+    a = a.reindex(columns=columns).reset_index(drop=True)
+    b = b.reindex(columns=columns).reset_index(drop=True)
+    key_a, key_b = _row_keys(a, keys), _row_keys(b, keys)
+    in_b, in_a = key_a.isin(key_b), key_b.isin(key_a)
+    both_a, both_b = a[in_b], b.iloc[key_b.get_indexer(key_a[in_b])]
+    va, vb = _as_float(both_a["value"]), _as_float(both_b["value"])
+    sa, sb = _as_float(both_a["stderr"]), _as_float(both_b["stderr"])
     se = np.sqrt(sa.fillna(0.0) ** 2 + sb.fillna(0.0) ** 2).where(sa.notna() | sb.notna())
-    diff = vb - va
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = vb - va
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.where(se > 0, diff / se, np.where(diff == 0, 0.0, np.sign(diff) * np.inf))
-    z = pd.Series(z, index=both.index).where(se.notna())
-    timing = both["metric"].isin(TIMING_METRICS) if "metric" in both else False
+    z = pd.Series(z).where(se.notna())
+    timing = (both_a["metric"].isin(TIMING_METRICS).to_numpy() if "metric" in both_a
+              else np.zeros(len(both_a), bool))  # fmt: skip
+    finite = np.isfinite(va) & np.isfinite(vb) & ~np.isinf(sa) & ~np.isinf(sb)
     # an SE at round-off of the value (a deterministic estimator's repeated draws) is no noise
     noisy = se.notna() & (se > EXACT_RTOL * np.fmax(va.abs(), vb.abs()))
-    kind = np.where(timing, "timing", np.where(noisy, "noisy", "exact"))
-    shared = both[keys].assign(
+    draws_a, draws_b = _as_float(both_a["n_trials"]), _as_float(both_b["n_trials"])
+    untested = se.isna() & (draws_a.fillna(-1) != draws_b.fillna(-1))
+    kind = np.select(
+        [timing, ~finite, untested, noisy], ["timing", "non-finite", "untested", "noisy"], "exact"
+    )
+    renamed = {k: k + ROW_SUFFIX for k in keys if k in COMPUTED}
+    shared = both_a[keys].reset_index(drop=True).rename(columns=renamed)
+    shared = shared.assign(
         value_a=va, value_b=vb, se_a=sa, se_b=sb, diff=diff, se=se, z=z, kind=kind
     )
     return (
-        shared.reset_index(drop=True),
-        new.drop(columns=["_key"]).reset_index(drop=True),
-        missing.drop(columns=["_key"]).reset_index(drop=True),
+        shared,
+        b[~in_a].reset_index(drop=True),
+        a[~in_b].reset_index(drop=True),
     )
+
+
+def _finiteness(value: pd.Series, stderr: pd.Series) -> np.ndarray:
+    """How each value (and its SE) is non-finite: "nan", "+inf", "-inf" or "" (finite), then
+    "/inf" if its SE is infinite."""
+    v = value.to_numpy(dtype=float)
+    state = np.select([np.isnan(v), v == np.inf, v == -np.inf], ["nan", "+inf", "-inf"], "")
+    return np.char.add(state, np.where(np.isinf(stderr.to_numpy(dtype=float)), "/inf", ""))
+
+
+def check_test(z: float, method: str) -> None:
+    """Refuse (:class:`UserError`) a z that is not a positive number or an unknown method."""
+    if not (z > 0 and math.isfinite(z)):
+        raise UserError(f"--z must be a positive number, got {z}")
+    if method not in METHODS:
+        raise UserError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
 
 
 def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") -> int:
@@ -207,7 +289,8 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
     Noisy rows (with a standard error) are tested together: two-sided p = 2(1 − Φ(|z|)), flagged
     at family-wise level α = 2(1 − Φ(z)) by Holm's step-down, Bonferroni's α/n, or (``none``) per
     row |z| > z. Exact rows are flagged when they differ by more than a relative 1e-9 and by more
-    than 1e-12 of the largest |value| of their metric in the table; timing rows never.
+    than 1e-12 of the largest |value| of their metric in the table; non-finite rows when the value
+    (or an infinite SE) is non-finite on one side only or in different ways; timing rows never.
 
     Parameters
     ----------
@@ -217,10 +300,7 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
         The chosen z (> 0).
     method : {"holm", "bonferroni", "none"}
     """
-    if not (z > 0 and math.isfinite(z)):
-        raise UserError(f"--z must be a positive number, got {z}")
-    if method not in METHODS:
-        raise UserError(f"--method must be one of {', '.join(METHODS)}, got {method!r}")
+    check_test(z, method)
     p_all = []
     for table in shared:
         noisy = table["kind"] == "noisy"
@@ -233,8 +313,11 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
         same = (table["value_a"] == table["value_b"]) | (
             np.abs(table["diff"]) <= np.fmax(EXACT_RTOL * scale, EXACT_METRIC_ATOL * metric_scale)
         )
-        both_nan = table["value_a"].isna() & table["value_b"].isna()
-        table.loc[exact & ~(same | both_nan), "flagged"] = True
+        table.loc[exact & ~same, "flagged"] = True
+        moved = _finiteness(table["value_a"], table["se_a"]) != _finiteness(
+            table["value_b"], table["se_b"]
+        )
+        table.loc[(table["kind"] == "non-finite") & moved, "flagged"] = True
         p_all.append(table.loc[noisy, "p"].to_numpy())
     p = np.concatenate(p_all) if p_all else np.empty(0)
     n = len(p)
@@ -257,19 +340,17 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
     return n
 
 
-def _timing(prov_a: Mapping[str, Any], prov_b: Mapping[str, Any]) -> dict[str, float | None]:
-    def get(prov: Mapping[str, Any], key: str) -> float | None:
-        value = (prov.get("timing") or {}).get(key)
-        return float(value) if value is not None else None
-
+def _timing(a: ResultFile, b: ResultFile, same_work: bool) -> dict[str, float | None]:
+    """Jobs' seconds of both sides and the ratio B/A (CPU, else wall; None over different
+    work)."""
     out = {
-        "wall_a": get(prov_a, "jobs_wall_s"),
-        "wall_b": get(prov_b, "jobs_wall_s"),
-        "cpu_a": get(prov_a, "jobs_cpu_s"),
-        "cpu_b": get(prov_b, "jobs_cpu_s"),
+        "wall_a": a.timing["jobs_wall_s"],
+        "wall_b": b.timing["jobs_wall_s"],
+        "cpu_a": a.timing["jobs_cpu_s"],
+        "cpu_b": b.timing["jobs_cpu_s"],
     }
     ratio = None
-    for side in ("cpu", "wall"):
+    for side in ("cpu", "wall") if same_work else ():
         x, y = out[f"{side}_a"], out[f"{side}_b"]
         if x and y is not None:
             ratio = y / x
@@ -278,7 +359,27 @@ def _timing(prov_a: Mapping[str, Any], prov_b: Mapping[str, Any]) -> dict[str, f
     return out
 
 
-def compare(a: str | Path, b: str | Path, z: float = 4.0, method: str = "holm") -> Comparison:
+def _compare_file(name: str, a: ResultFile, b: ResultFile) -> FileComparison:
+    rows_a, rows_b = load_results(a.path), load_results(b.path)
+    check_columns(rows_a, f"result file {a.path}")
+    check_columns(rows_b, f"result file {b.path}")
+    shared, new, missing = compare_rows(rows_a, rows_b)
+    differ = config_diff(a.config, b.config)
+    timing = _timing(a, b, same_work=not differ)
+    if not differ:
+        return FileComparison(name, shared, new, missing, timing)
+    return FileComparison(name, shared, new.iloc[:0], missing.iloc[:0], timing, differ,
+                          outside_a=missing, outside_b=new)  # fmt: skip
+
+
+def compare(
+    a: str | Path,
+    b: str | Path,
+    z: float = 4.0,
+    method: str = "holm",
+    max_memory: int | None = None,
+    across_configs: bool = False,
+) -> Comparison:
     """Compare two result folders (or two result files).
 
     Parameters
@@ -289,13 +390,27 @@ def compare(a: str | Path, b: str | Path, z: float = 4.0, method: str = "holm") 
     z : float
         Flag a row beyond this z, family-wise across all noisy rows (see ``flag_rows``).
     method : {"holm", "bonferroni", "none"}
+    max_memory : int, optional
+        Memory budget in bytes (default: half the available memory). Files whose rows (counted
+        from their parquet metadata before reading) would not fit are refused.
+    across_configs : bool
+        Compare files whose runs had different configs (profile included) on the rows both
+        have; without it such files are refused.
 
     Returns
     -------
     Comparison
+
+    Raises
+    ------
+    UserError
+        A bad z or method, a path that is neither, a file that is unreadable, malformed or too
+        large (the message names it), files of different configs without ``across_configs``.
     """
     from rfbench.experiments import list_experiments
+    from rfbench.runner.memory import DEFAULT_FRACTION, available_memory
 
+    check_test(z, method)
     list_experiments()  # registers every experiment's columns, the derived ones among them
     pa, pb = Path(a), Path(b)
     if pa.is_file() != pb.is_file():
@@ -305,143 +420,43 @@ def compare(a: str | Path, b: str | Path, z: float = 4.0, method: str = "holm") 
         pairs = [(f"{pa.name} vs {pb.name}", pa, pb)]
     else:
         pairs = [(n, files_a[n], files_b[n]) for n in files_a if n in files_b]
-    out = []
-    for name, fa, fb in pairs:
-        shared, new, missing = compare_rows(load_results(fa), load_results(fb))
-        out.append(
-            FileComparison(name, shared, new, missing, _timing(load_provenance(fa),
-                                                               load_provenance(fb)))
-        )  # fmt: skip
+    known = [(name, read_result_file(fa), read_result_file(fb)) for name, fa, fb in pairs]
+    budget = max_memory or int(DEFAULT_FRACTION * available_memory())
+    source = "--max-memory" if max_memory else "half the available memory; --max-memory sets it"
+    check_fits([(fa, fb) for _, fa, fb in known], budget, source)
+    differ = [(name, config_diff(fa.config, fb.config)) for name, fa, fb in known]
+    differ = [(name, diff) for name, diff in differ if diff]
+    if differ and not across_configs:
+        name, diff = differ[0]
+        raise UserError(
+            f"A and B ran different configs in {len(differ)} of {len(known)} file(s) ({name}: "
+            f"{describe_diff(diff, limit=3)}); compare runs of one config, or add "
+            "--across-configs to compare the rows both have"
+        )
+    out = [_compare_file(name, fa, fb) for name, fa, fb in known]
     tests = flag_rows([f.shared for f in out], z, method)
     only_a = [] if pa.is_file() else [n for n in files_a if n not in files_b]
     only_b = [] if pa.is_file() else [n for n in files_b if n not in files_a]
     return Comparison(out, only_a, only_b, z, method, tests)
 
 
-# ------------------------------------------------------------------------------------ output
-
-
-def summary_table(result: Comparison) -> pd.DataFrame:
-    """One row per file: rows shared / flagged / new / missing, jobs' CPU seconds, ratio B/A."""
-    rows = []
-    for f in result.files:
-        t = f.timing
-        rows.append({
-            "file": f.name,
-            "shared": len(f.shared),
-            "flagged": len(f.flagged),
-            "new": len(f.new),
-            "missing": len(f.missing),
-            "seconds A": t.get("cpu_a") if t.get("cpu_a") is not None else t.get("wall_a"),
-            "seconds B": t.get("cpu_b") if t.get("cpu_b") is not None else t.get("wall_b"),
-            "time B/A": t.get("ratio"),
-        })  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def _row_labels(table: pd.DataFrame, keys: Sequence[str]) -> list[str]:
-    """ "k=v k=v …" per row from the identifying columns (missing values left out)."""
-    columns = [_text(table[k], labelled=k) for k in keys]
-    if not columns:
-        return [""] * len(table)
-    return [" ".join(filter(None, parts)) for parts in zip(*columns, strict=True)]
-
-
-def row_table(
-    result: Comparison, only_flagged: bool = False, limit: int | None = None, moved: bool = False
-) -> pd.DataFrame:
-    """Shared rows of every file (only the flagged ones, or only those whose value differs if
-    ``moved``), flagged exact changes first, then largest |z|.
-
-    Returns
-    -------
-    DataFrame with columns ``file``, ``row`` (its identifying columns), ``A``, ``B``, ``B − A``,
-    ``SE``, ``z``, ``flag``.
-    """
-    parts = []
-    for f in result.files:
-        table = f.flagged if only_flagged else f.shared
-        if moved:
-            table = table[(table["value_a"] != table["value_b"]) & table["diff"].notna()]
-        if not len(table):
-            continue
-        keys = [c for c in table.columns if c not in (
-            "value_a", "value_b", "se_a", "se_b", "diff", "se", "z", "p", "flagged", "kind",
-            "experiment", "figure")]  # fmt: skip
-        parts.append(pd.DataFrame({
-            "file": f.name,
-            "row": _row_labels(table, keys),
-            "A": table["value_a"].to_numpy(),
-            "B": table["value_b"].to_numpy(),
-            "B − A": table["diff"].to_numpy(),
-            "SE": table["se"].to_numpy(),
-            "z": table["z"].to_numpy(),
-            "flag": np.where(table["flagged"], "✗", np.where(table["kind"] == "timing", "time",
-                                                             "")),
-            "_order": np.where(table["kind"] == "exact", np.inf * table["flagged"],
-                               np.abs(table["z"].fillna(0.0))),
-        }))  # fmt: skip
-    if not parts:
-        return pd.DataFrame(columns=["file", "row", "A", "B", "B − A", "SE", "z", "flag"])
-    out = pd.concat(parts, ignore_index=True)
-    out = out.sort_values("_order", ascending=False, kind="stable").drop(columns="_order")
-    return out.head(limit) if limit is not None else out
-
-
-def changed_rows(result: Comparison, which: str) -> pd.DataFrame:
-    """``which`` = "new" or "missing": those rows of every file (file, row, value)."""
-    parts = []
-    for f in result.files:
-        table = getattr(f, which)
-        if not len(table):
-            continue
-        keys = [c for c in table.columns if c not in (*MEASURED, "experiment", "figure")]
-        parts.append(pd.DataFrame({
-            "file": f.name,
-            "row": _row_labels(table, keys),
-            "value": table["value"].to_numpy(dtype=float),
-        }))  # fmt: skip
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["file", "row", "value"])  # fmt: skip
-
-
-def _md_cell(value: Any) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, float | np.floating):
-        return "" if math.isnan(value) else f"{value:.4g}"
-    return str(value).replace("|", "\\|")
-
-
-def _md_table(frame: pd.DataFrame) -> str:
-    if not len(frame):
-        return "(none)\n"
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |",
-             "|" + "---|" * len(frame.columns)]  # fmt: skip
-    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |"
-              for row in frame.itertuples(index=False)]  # fmt: skip
-    return "\n".join(lines) + "\n"
-
-
-def markdown(result: Comparison, a: str, b: str) -> str:
-    """The whole comparison as a markdown document (every shared row included)."""
-    flagged = result.flagged_count()
-    out = [
-        f"# rfbench compare: `{a}` (A) vs `{b}` (B)\n",
-        f"{result.tests} rows with standard errors tested at z = {result.z:g} family-wise "
-        f"({result.method}; per-row |z| ≥ {result.per_row_z():.2f} at Bonferroni's level); "
-        f"{flagged} row(s) flagged, {result.missing_count()} missing.\n",
-        "## Files\n",
-        _md_table(summary_table(result)),
-    ]
-    if result.only_a or result.only_b:
-        out += ["\nOnly in A: " + (", ".join(result.only_a) or "none") + "  \n"
-                "Only in B: " + (", ".join(result.only_b) or "none") + "\n"]  # fmt: skip
-    out += ["\n## Flagged rows\n", _md_table(row_table(result, only_flagged=True))]
-    out += ["\n## Missing rows (in A, not in B)\n", _md_table(changed_rows(result, "missing"))]
-    out += ["\n## New rows (in B, not in A)\n", _md_table(changed_rows(result, "new"))]
-    out += ["\n## Every shared row\n", _md_table(row_table(result))]
-    return "\n".join(out)
+def gate_failures(result: Comparison, numbers: bool, slower: float | None) -> list[str]:
+    """Why ``--fail-on`` fails (empty: it passes): with ``numbers``, a row flagged (moved beyond
+    its noise, or non-finite on one side), a row of A missing in B, a file of A missing in B;
+    with ``slower``, a file whose jobs took more than ``slower`` × A's time."""
+    failed = []
+    if numbers and result.flagged_count():
+        failed.append(f"{result.flagged_count()} row(s) moved beyond their noise or became "
+                      "non-finite")  # fmt: skip
+    if numbers and result.missing_count():
+        failed.append(f"{result.missing_count()} row(s) of A missing in B")
+    if numbers and result.only_a:
+        names = ", ".join(result.only_a[:3]) + (", …" if len(result.only_a) > 3 else "")
+        failed.append(f"{len(result.only_a)} result file(s) of A missing in B ({names})")
+    if slower is not None and result.slower(slower):
+        names = ", ".join(f.name for f in result.slower(slower))
+        failed.append(f"slower than {slower:g}× A: {names}")
+    return failed
 
 
 def parse_fail_on(values: Sequence[str]) -> tuple[bool, float | None]:

@@ -380,7 +380,8 @@ def _reading(path: str | os.PathLike[str]) -> Iterator[None]:
         yield
     except UnreadableResultError:
         raise
-    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError) as exc:
+    except (OSError, ValueError, pa.ArrowException, KeyError, TypeError, RecursionError) as exc:
+        # RecursionError: JSON metadata nested too deep to decode
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         reason = reason.removeprefix(f"{path}: ")
         raise UnreadableResultError(f"result file {path} is unreadable: {reason}") from exc
@@ -392,7 +393,17 @@ def load_results(path: str | os.PathLike[str]) -> pd.DataFrame:
     Raises :class:`UnreadableResultError` (a user error) if the file cannot be read as one.
     """
     with _reading(path):
-        return validate_results(pq.read_table(path).to_pandas(), check_metrics=False)
+        table = pq.read_table(path)
+        try:
+            frame = table.to_pandas()
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError,
+                pa.ArrowException) as exc:  # fmt: skip
+            plain = table.replace_schema_metadata({
+                k: v for k, v in (table.schema.metadata or {}).items() if k != b"pandas"
+            })  # fmt: skip
+            plain.to_pandas()  # fails too: the columns are the problem, told by _reading
+            raise ResultSchemaError(f"its pandas metadata is broken ({exc})") from exc
+        return validate_results(frame, check_metrics=False)
 
 
 def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -401,7 +412,13 @@ def load_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
         meta = pq.read_schema(path).metadata or {}
         if METADATA_KEY not in meta:
             raise ResultSchemaError(f"{path}: not an rfbench result file (no 'rfbench' metadata)")
-        return json.loads(meta[METADATA_KEY])
+        provenance = json.loads(meta[METADATA_KEY])
+        if not isinstance(provenance, dict):
+            kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+                type(provenance), "a number"
+            )
+            raise ResultSchemaError(f"its 'rfbench' metadata is {kind}, not a JSON object")
+        return provenance
 
 
 def result_path(folder: str | os.PathLike[str], experiment: str, name: str) -> Path:

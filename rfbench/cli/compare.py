@@ -1,7 +1,9 @@
 """``rfbench compare A B``: did the numbers move beyond their noise, did anything get slower?
 
 Thin: parse, call :func:`rfbench.compare.compare`, print and exit. Exit status: 0, or 1 when a
-``--fail-on`` condition holds (CI), 2 for a user error (one line, :mod:`rfbench.cli.errors`).
+``--fail-on`` condition holds (CI), 2 for a user error (one line, :mod:`rfbench.cli.errors`):
+among them runs of different configs without ``--across-configs``, a damaged or oversized result
+file, and a ``--markdown`` path that cannot be a file (checked before any work).
 """
 
 from __future__ import annotations
@@ -13,6 +15,32 @@ import typer
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console, print_frame
+from rfbench.errors import UserError
+
+
+def markdown_target(markdown: str) -> Path | None:
+    """The file ``--markdown`` names (None if not given), refused before any work if it is a
+    folder or lies under a file."""
+    if not markdown:
+        return None
+    path = Path(markdown)
+    if path.is_dir():
+        raise UserError(f"--markdown {markdown} is a folder; give a file name, e.g. "
+                        f"{path / 'compare.md'}")  # fmt: skip
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise UserError(f"--markdown {markdown}: {parent} is a file, not a folder")
+    return path
+
+
+def write_markdown(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically; an operating-system refusal is a user error."""
+    from rfbench.results import atomic_write
+
+    try:
+        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot write --markdown {path}: {exc.strerror or exc}") from None
 
 
 @handle_errors
@@ -34,19 +62,46 @@ def compare(
         list[str] | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 if 'numbers' (a row flagged or missing) or 'slower:FACTOR' (a file's "
-            "jobs took more than FACTOR × A's CPU time); repeat or comma-separate.",
+            help="Exit 1 if 'numbers' (a row flagged, non-finite on one side or missing, or a "
+            "file of A missing) or 'slower:FACTOR' (a file's jobs took more than FACTOR × A's "
+            "CPU time); repeat or comma-separate.",
         ),
     ] = None,
     rows: int = typer.Option(20, help="Shared rows shown in the terminal, largest |z| first."),
+    across_configs: bool = typer.Option(
+        False,
+        "--across-configs",
+        help="Compare files whose runs had different configs or profiles, on the rows both "
+        "have (refused without it): the others are not missing, no time B/A is formed.",
+    ),
+    max_memory: str = typer.Option(
+        "",
+        "--max-memory",
+        metavar="SIZE",
+        help="Memory budget, e.g. 4G (default: half the available memory); larger result files "
+        "are refused before they are read.",
+    ),
 ) -> None:
     """Two result folders side by side: row differences with standard errors, timing ratios."""
-    from rfbench.compare import changed_rows, parse_fail_on, row_table, summary_table
     from rfbench.compare import compare as run_compare
-    from rfbench.compare import markdown as to_markdown
+    from rfbench.compare import gate_failures, parse_fail_on
+    from rfbench.compare_output import (
+        changed_rows,
+        config_warning,
+        row_table,
+        summary_line,
+        summary_table,
+    )
+    from rfbench.compare_output import markdown as to_markdown
+    from rfbench.runner.memory import parse_size
 
     numbers, slower = parse_fail_on(fail_on or [])
-    result = run_compare(a, b, z=z, method=method)
+    target = markdown_target(markdown)
+    budget = parse_size(max_memory or None)
+    result = run_compare(a, b, z=z, method=method, max_memory=budget, across_configs=across_configs)
+    warning = config_warning(result)
+    if warning:
+        typer.secho(f"rfbench: warning: {warning}", err=True, fg="yellow")
     print_frame(summary_table(result), f"rfbench compare: {a} (A) vs {b} (B)", max_rows=1000)
     for side, names in (("A", result.only_a), ("B", result.only_b)):
         if names:
@@ -62,20 +117,11 @@ def compare(
         table = changed_rows(result, which)
         if len(table):
             print_frame(table, f"{len(table)} {which} row(s)", max_rows=rows)
-    console.print(
-        f"{result.tests} rows with standard errors, z = {z:g} family-wise ({method}; per-row "
-        f"|z| ≥ {result.per_row_z():.2f} at Bonferroni's level): {result.flagged_count()} "
-        f"flagged, {result.missing_count()} missing"
-    )
-    if markdown:
-        Path(markdown).write_text(to_markdown(result, a, b), encoding="utf-8")
-        console.print(f"markdown: {markdown}")
-    failed = []
-    if numbers and (result.flagged_count() or result.missing_count()):
-        failed.append("numbers moved beyond their noise or rows are missing")
-    if slower is not None and result.slower(slower):
-        names = ", ".join(f.name for f in result.slower(slower))
-        failed.append(f"slower than {slower:g}× A: {names}")
+    console.print(summary_line(result))
+    if target is not None:
+        write_markdown(target, to_markdown(result, a, b))
+        console.print(f"markdown: {target}")
+    failed = gate_failures(result, numbers, slower)
     if failed:
         typer.echo(f"rfbench compare: {'; '.join(failed)}", err=True)
         raise typer.Exit(1)

@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from compare_helpers import N_ROWS
+from compare_helpers import rows as _rows
+from compare_helpers import write as _write
 
 from rfbench.cli import cli
 from rfbench.compare import compare, compare_rows, flag_rows, parse_fail_on
 from rfbench.errors import UserError
-from rfbench.results import make_provenance, write_results
-
-N_ROWS = 400
-
-
-def _rows(n: int = N_ROWS) -> pd.DataFrame:
-    rng = np.random.default_rng(0)
-    return pd.DataFrame({
-        "experiment": "toy", "figure": "", "estimator": "hyperbolic@iid", "kernel": "softmax",
-        "metric": "mean", "value": rng.standard_normal(n), "stderr": 0.1, "n_trials": 100,
-        "r": np.arange(n) / 10.0,
-    })  # fmt: skip
-
-
-def _write(folder: Path, rows: pd.DataFrame, cpu: float = 10.0, name: str = "a") -> Path:
-    prov = make_provenance(config={"name": name}, seed=0, command_line="test", experiment="toy")
-    prov["timing"] = {"jobs_wall_s": cpu, "jobs_cpu_s": cpu}
-    return write_results(rows, folder / "toy" / f"{name}.parquet", prov)
 
 
 @pytest.fixture
