@@ -13,6 +13,7 @@ Options route the same way for every kind: ``weights_<option>`` goes to the coup
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -22,7 +23,7 @@ from rfbench.errors import UserError
 from rfbench.features.base import Component, Estimator, WeightsSampler, declares
 from rfbench.features.options import WEIGHTS_PREFIX, accepted_options, split_options
 from rfbench.names import split_name
-from rfbench.plugins import tracked
+from rfbench.plugins import claim, tracked
 
 __all__ = [
     "EstimatorDescription",
@@ -75,50 +76,50 @@ class HybridEntry:
     data_dependent: bool = False
 
 
-def _add(table: dict[str, Any], kind: str, name: str, value: Any, same: Callable) -> None:
-    known = table.get(name)
-    if not name:
-        raise TypeError(f"a {kind} needs a non-empty name: {value!r}")
-    if known is not None and not same(known, value):
-        raise ValueError(f"{kind} {name!r} is already registered by {known!r}")
-    table[name] = value
-
-
-def _same_class(a: type, b: type) -> bool:
-    return (a.__module__, a.__qualname__) == (b.__module__, b.__qualname__)
+#: components, hybrids and aliases are all estimator names: one namespace
+_ESTIMATOR_NAMES = "estimator"
 
 
 def register_component(cls: C) -> C:
     """Class decorator: make a :class:`Component` available as ``<cls.name>@<weights>``."""
-    _add(_COMPONENTS, "component", cls.name, cls, _same_class)
+    claim(_COMPONENTS, "component", cls.name, cls, cls, space=_ESTIMATOR_NAMES)
     return cls
 
 
 def register_weights(cls: C) -> C:
     """Class decorator: make a :class:`WeightsSampler` available as ``<component>@<cls.name>``."""
-    _add(_WEIGHTS, "weights", cls.name, cls, _same_class)
+    claim(_WEIGHTS, "weights", cls.name, cls, cls)
     return cls
 
 
 def register_hybrid(entry: HybridEntry) -> HybridEntry:
     """Make a hybrid family available as ``<entry.name>@<weights>`` (or bare, default weights)."""
-    _add(_HYBRIDS, "hybrid", entry.name, entry, lambda a, b: _same_class(a.factory, b.factory))
+    claim(_HYBRIDS, "hybrid", entry.name, entry, entry.factory, space=_ESTIMATOR_NAMES)
     return entry
 
 
 def register_alias(alias: str, target: str, **options: Any) -> None:
     """``alias`` means ``target`` with fixed options (e.g. ``cse`` = shared-all angular hybrid)."""
-    _add(_ALIASES, "alias", alias, (target, options), lambda a, b: a == b)
+    module = sys._getframe(1).f_globals.get("__name__", "?")
+    origin = f"{module}.register_alias({alias!r}, {target!r}, {options!r})"
+    claim(_ALIASES, "alias", alias, (target, options), origin, space=_ESTIMATOR_NAMES)
+
+
+def load_builtins() -> None:
+    """Import every module of this package (registration happens on import)."""
+    from rfbench.plugins import import_submodules
+
+    import_submodules("rfbench.features", skip=("theory",))  # theory: loaded on its first use
 
 
 def _load() -> None:
-    """Import every module of this package, then the plugins (registration happens on import)."""
+    """The built-ins, then the plugins (:mod:`rfbench.plugins`)."""
     global _loaded
     if _loaded:
         return
-    from rfbench.plugins import import_submodules, load_plugins
+    from rfbench.plugins import load_plugins
 
-    import_submodules("rfbench.features", skip=("theory",))  # theory: loaded on its first use
+    load_builtins()
     _loaded = True  # before the plugins: they may use this registry while imported
     load_plugins()
 
