@@ -156,7 +156,10 @@ def test_http_404_and_dead_server(server, cache_dir: Path, monkeypatch) -> None:
 
 @pytest.mark.parametrize(
     ("where", "reason"),
-    [("http://rfbench-no-such-host.invalid", "no network: host not found"), ("refused", "connection refused")],
+    [
+        ("http://rfbench-no-such-host.invalid", "no network: host not found"),
+        ("refused", "connection refused"),
+    ],
 )
 def test_an_offline_download_error_is_one_short_line(cache_dir, monkeypatch, where, reason) -> None:
     """Was ~900 characters of urllib traces; now the data set, the reason in a few words and the
