@@ -112,3 +112,24 @@ def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
     assert cli(bad) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "no option 'pases'" in line and "passes" in line
+
+
+def test_a_config_file_sets_options_by_name(tmp_path, capsys) -> None:
+    from rfbench.cli import cli
+    from rfbench.results import load_results
+
+    config = tmp_path / "opt.toml"
+    config.write_text(
+        'experiment = "pointwise"\nname = "opt-demo"\n\n[params]\n'
+        'estimators = ["gaussian-hybrid(sigma=0.5)@iid"]\n'
+        "r = [1.0]\nm = [8]\nn = 2\nangles = 3\nsamples = 20\nd = 4\n"
+    )
+    out = tmp_path / "o.parquet"
+    assert cli(["run", str(config), "--out", str(out), "--backend", "serial", "--quiet"]) == 0
+    rows = load_results(out)
+    assert set(rows["estimator"]) == {"gaussian-hybrid(sigma=0.5)@iid"}
+    assert "theory_mse" not in set(rows["metric"])  # the closed form is of sigma = 1
+    config.write_text(config.read_text().replace("sigma=0.5", "sigma=0.5, sgma=1"))
+    assert cli(["run", str(config), "--out", str(out), "--replace"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "no option 'sgma'" in line and "sigma" in line
