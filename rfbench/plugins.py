@@ -181,6 +181,14 @@ def _noting_ctrl_c() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _what_went_wrong(exc: BaseException) -> str:
+    """``Type: message`` of an error; ``it raised SystemExit(0) while imported`` of an exit or an
+    interrupt (whose message alone, ``0``, would say nothing)."""
+    if isinstance(exc, Exception):
+        return f"{type(exc).__name__}: {exc}"
+    return f"it raised {type(exc).__name__}({', '.join(map(repr, exc.args))}) while imported"
+
+
 def load_plugins() -> list[str]:
     """Import every ``rfbench.plugins`` entry point once; return the names of those loaded.
 
@@ -207,7 +215,7 @@ def load_plugins() -> list[str]:
             restore(saved)
             if isinstance(exc, KeyboardInterrupt) and pressed:
                 raise
-            error = " ".join(f"{type(exc).__name__}: {exc}".split())
+            error = " ".join(_what_went_wrong(exc).split())
             _log.warning(
                 "rfbench plugin %r (%s) failed to load, skipped: %s", ep.name, ep.value, error
             )
