@@ -294,12 +294,14 @@ def _unknown(name: str) -> str:
     head, weights = split_name(bare)
     known = [*estimator_names(), *_COMPONENTS, *_HYBRIDS]
     close = difflib.get_close_matches(bare, known, n=SUGGESTIONS, cutoff=0.6)
-    what = ""
+    notes = []
     if weights is not None and weights not in _WEIGHTS and head in {*_COMPONENTS, *_HYBRIDS}:
         close = [f"{head}@{w}" for w in difflib.get_close_matches(weights, _WEIGHTS, SUGGESTIONS)]
-        what = f" (no weights {weights!r})"
-    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-    return f"unknown estimator {name!r}{what}{hint}; all names: `rfbench list estimators`"
+        notes.append(f"no weights {weights!r}")
+    if close:
+        notes.append(f"closest: {', '.join(map(repr, close))}")
+    notes.append("all names: `rfbench list estimators`")
+    return f"unknown estimator {name!r} ({'; '.join(notes)})"
 
 
 @dataclass(frozen=True)
