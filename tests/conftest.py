@@ -61,6 +61,20 @@ def real_data_dir() -> Path:
     return real
 
 
+#: the worked plugin package (examples/rfbench-example-plugin)
+EXAMPLE_PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "rfbench-example-plugin"
+
+
+@pytest.fixture
+def plugin_module(isolated_registry, monkeypatch):
+    """The example plugin's module imported from the source tree (its registrations undone
+    afterwards)."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(EXAMPLE_PLUGIN))
+    return importlib.import_module("rfbench_example_plugin.gerf_fixed")
+
+
 @pytest.fixture
 def isolated_registry(monkeypatch, tmp_path):
     """Estimator tables and plugin state restored after the test; ``tmp_path`` importable.

@@ -13,25 +13,19 @@ import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import EXAMPLE_PLUGIN
 
 from rfbench.features import registry
 from rfbench.features.theory import equal_norm_pair
 from rfbench.results import load_results
 
-PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "rfbench-example-plugin"
+PLUGIN = EXAMPLE_PLUGIN
+
 NAME = "gerf-fixed"
-
-
-@pytest.fixture
-def plugin_module(isolated_registry, monkeypatch):
-    """The plugin's module imported from the source tree (its registrations undone afterwards)."""
-    monkeypatch.syspath_prepend(str(PLUGIN))
-    return importlib.import_module("rfbench_example_plugin.gerf_fixed")
 
 
 @pytest.mark.parametrize("A", [-0.125, -0.6, 0.05])

@@ -13,6 +13,7 @@ the experiment list is taken from the registry instead (importing, as before).
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import importlib
 from collections.abc import Callable
@@ -178,6 +179,19 @@ class LazyGroup(TyperGroup):
             command.name = cmd_name
             self.add_command(command, cmd_name)
         return command
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """As click's, with "Did you mean" among every command (Typer's suggests among the commands
+        built so far, which here is none)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as exc:  # click's UsageError
+            if args and exc.message.startswith("No such command"):
+                close = difflib.get_close_matches(args[0], self.list_commands(ctx))
+                exc.message = f"No such command {args[0]!r}." + (
+                    f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+                )
+            raise
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The command list from the declarations (building none of them)."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from rfbench.experiments import ConfigError
+from rfbench.features.options import split_outside_brackets
 
 if TYPE_CHECKING:
     from rfbench.experiments.params import Param
@@ -127,8 +128,9 @@ def parameter_options(params: Sequence[Param], taken: set[str]) -> list[inspect.
 
 
 def parse_value(param: Param, text: str | bool) -> Any:
-    """A command-line value as the parameter's type (lists: comma-separated; tables:
-    ``name=value,name=value`` with integer values)."""
+    """A command-line value as the parameter's type (lists: comma-separated, commas inside
+    parentheses kept, as in ``gerf-fixed(A=-0.2, x=1)@orf``; tables: ``name=value,name=value``
+    with integer values)."""
     if isinstance(text, bool):
         return text
     kind, flag = _TYPES.get(param.kind, str), flags(param.key, param.default)[0]
@@ -143,7 +145,7 @@ def parse_value(param: Param, text: str | bool) -> Any:
             raise ConfigError(f"invalid value for '{flag}': {twice!r} is given twice")
         return {k.strip(): _scalar(flag, v.strip(), int) for k, _, v in pairs}
     if param.many:
-        return [_scalar(flag, part.strip(), kind) for part in text.split(",") if part.strip()]
+        return [_scalar(flag, part.strip(), kind) for part in split_outside_brackets(text)]
     return _scalar(flag, text, kind)
 
 

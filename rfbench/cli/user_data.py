@@ -1,10 +1,10 @@
 """``--data PATH`` and ``--target COLUMN``: an experiment on the user's own file (README "Your own
 data").
 
-Every experiment with a ``data`` config key gets both options. The path becomes a pinned
-reference ``PATH[#TARGET]@SHA256PREFIX`` (rfbench.datasets.user.reference), so the results'
-provenance names the file and its content, and the job cache recomputes when the file changes.
-``--target`` names the label column of a table and applies where the data is one (classify).
+Every experiment with a ``data`` config key gets ``--data``; ``--target``, the label column of a
+table, only those whose data is one (classify). The path becomes a pinned reference
+``PATH[#TARGET]@SHA256PREFIX`` (rfbench.datasets.user.reference), so the results' provenance names
+the file and its content, and the job cache recomputes when the file changes.
 """
 
 from __future__ import annotations
@@ -43,18 +43,19 @@ def takes_data(experiment: Experiment) -> bool:
 
 
 def data_options(experiment: Experiment) -> list[inspect.Parameter]:
-    """``--data PATH`` and ``--target COLUMN`` (none for an experiment without ``data``)."""
+    """``--data PATH`` for an experiment with ``data``, and ``--target COLUMN`` where the data is a
+    labelled table (:data:`TABLES`): a command shows only the options it takes."""
     if not takes_data(experiment):
         return []
     table = experiment.name in TABLES
-    target_help = "the label column of --data" if table else "(classify only: a label column)"
     own = experiment.help.get("data", "")  # an experiment whose --data is neither points nor table
     text = own if experiment.name in OWN_HELP else _HELP["table" if table else "points"]
-    return [
-        option("user_data", ("--data",), str | None, text, metavar="PATH", panel=PANEL),
-        option("user_target", ("--target",), str | None, target_help, metavar="COLUMN",
-               panel=PANEL),
-    ]  # fmt: skip
+    data = option("user_data", ("--data",), str | None, text, metavar="PATH", panel=PANEL)
+    if not table:
+        return [data]
+    target = option("user_target", ("--target",), str | None, "the label column of --data",
+                    metavar="COLUMN", panel=PANEL)  # fmt: skip
+    return [data, target]
 
 
 def apply(

@@ -29,6 +29,7 @@ from rfbench.datasets.registry import FileSpec
 ENV_ROOT = "RFBENCH_DATA"
 ENV_URL = "RFBENCH_DATA_URL"
 TIMEOUT_S = 30.0
+_log = logging.getLogger("rfbench.datasets")
 _CHUNK = 1 << 20
 
 
@@ -123,7 +124,7 @@ def _download_one(name: str, spec: FileSpec, dest: Path, sources: tuple[str, ...
             f"data set {name!r}: cannot write to {dest.parent} ({exc.strerror or exc}); "
             f"set RFBENCH_DATA to a writable folder, then run `rfbench data fetch {name}`"
         ) from exc
-    failures = []
+    reasons = []
     logger = pooch.get_logger()
     level = logger.level
     logger.setLevel(logging.WARNING)  # pooch logs the hash of unpinned downloads at INFO
@@ -137,12 +138,14 @@ def _download_one(name: str, spec: FileSpec, dest: Path, sources: tuple[str, ...
                     )
                 )  # fmt: skip
             except Exception as exc:  # requests/pooch errors: record and try the next URL
-                failures.append(f"{url}: {type(exc).__name__}: {_first_line(exc)}")
+                reasons.append(errors.download_reason(exc))
+                _log.info("data set %r: %s failed: %s: %s", name, url, type(exc).__name__, exc)
                 continue
             try:
                 _check(name, spec, got, spec.sha256, spec.size)
             except errors.DataError as exc:
-                failures.append(f"{url}: {exc}")
+                reasons.append(errors.download_reason(exc))
+                _log.info("data set %r: %s failed: %s", name, url, exc)
                 got.unlink(missing_ok=True)
                 continue
             os.replace(got, dest)
@@ -150,19 +153,7 @@ def _download_one(name: str, spec: FileSpec, dest: Path, sources: tuple[str, ...
     finally:
         logger.setLevel(level)
         shutil.rmtree(tmpdir, ignore_errors=True)
-    tried = " | ".join(failures) if failures else "no download URL is known for this file"
-    raise errors.DataUnavailable(
-        f"data set {name!r}: no verified copy of {dest} (missing or corrupt) and the download "
-        f"failed (tried: {tried}); expected {spec.path} with sha256 {spec.sha256[:16]}…; "
-        f"{errors.fix_hint(name, spec.path)}",
-        name,
-    )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    line = text.splitlines()[0] if text else ""
-    return line if len(line) <= 160 else line[:160] + "…"
+    raise errors.download_failed(name, dest, spec.path, spec.sha256, reasons)
 
 
 def download(

@@ -20,7 +20,7 @@ from rfbench.experiments.base import (
     ResolvedConfig,
     job_key,
 )
-from rfbench.plugins import tracked
+from rfbench.plugins import claim, tracked
 
 __all__ = [
     "PROFILES",
@@ -52,22 +52,25 @@ def register_experiment(cls: E) -> E:
     reserved = sorted(set(cls.defaults) & set(RESERVED_KEYS))
     if reserved:
         raise TypeError(f"{cls.__name__}.defaults uses reserved key(s) {reserved}")
-    known = EXPERIMENTS.get(cls.name)
-    if known is not None and known.__qualname__ != cls.__qualname__:
-        raise ValueError(f"experiment {cls.name!r} is already registered by {known!r}")
-    EXPERIMENTS[cls.name] = cls
+    claim(EXPERIMENTS, "experiment", cls.name, cls, cls)
     return cls
 
 
+def load_builtins() -> None:
+    """Import every experiment module of this package (registration happens on import)."""
+    from rfbench.plugins import import_submodules
+
+    import_submodules(__name__, skip=("base",))
+
+
 def _load() -> None:
-    """Import every experiment module of this package, then the plugins (registration happens
-    on import; :mod:`rfbench.plugins`)."""
+    """The built-in experiments, then the plugins (:mod:`rfbench.plugins`)."""
     global _loaded
     if _loaded:
         return
-    from rfbench.plugins import import_submodules, load_plugins
+    from rfbench.plugins import load_plugins
 
-    import_submodules(__name__, skip=("base",))
+    load_builtins()
     _loaded = True  # before the plugins: they may use this registry while imported
     load_plugins()
 

@@ -8,24 +8,38 @@ Every module of ``rfbench.features`` is imported on first use (a new module regi
 then the ``rfbench.plugins`` entry points of installed packages (:mod:`rfbench.plugins`).
 
 Options route the same way for every kind: ``weights_<option>`` goes to the coupling (e.g.
-``weights_passes=3`` for ``@simrf-plus``), every other option to the component or hybrid.
+``weights_passes=3`` for ``@simrf-plus``), every other option to the component or hybrid. A name
+may carry them too, so a command line or a config can set them: ``gerf-fixed(A=-0.25)@orf``,
+``trig@simrf-plus(passes=3)``, ``gaussian-hybrid(sigma=0.5)@orf`` (:func:`parse_name`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from rfbench.errors import UserError
 from rfbench.features.base import Component, Estimator, WeightsSampler, declares
-from rfbench.features.options import WEIGHTS_PREFIX, accepted_options, split_options
+from rfbench.features.options import (
+    SYNTAX,
+    WEIGHTS_PREFIX,
+    OptionSyntaxError,
+    accepted_options,
+    format_part,
+    parse_part,
+    split_options,
+    split_outside_brackets,
+)
 from rfbench.names import split_name
-from rfbench.plugins import tracked
+from rfbench.plugins import claim, tracked
 
 __all__ = [
     "EstimatorDescription",
+    "EstimatorOptionError",
     "HybridEntry",
     "UnknownEstimatorError",
     "describe",
@@ -33,6 +47,7 @@ __all__ = [
     "get",
     "list_estimators",
     "make_weights",
+    "parse_name",
     "register_alias",
     "register_component",
     "register_hybrid",
@@ -75,56 +90,107 @@ class HybridEntry:
     data_dependent: bool = False
 
 
-def _add(table: dict[str, Any], kind: str, name: str, value: Any, same: Callable) -> None:
-    known = table.get(name)
-    if not name:
-        raise TypeError(f"a {kind} needs a non-empty name: {value!r}")
-    if known is not None and not same(known, value):
-        raise ValueError(f"{kind} {name!r} is already registered by {known!r}")
-    table[name] = value
-
-
-def _same_class(a: type, b: type) -> bool:
-    return (a.__module__, a.__qualname__) == (b.__module__, b.__qualname__)
+#: components, hybrids and aliases are all estimator names: one namespace
+_ESTIMATOR_NAMES = "estimator"
 
 
 def register_component(cls: C) -> C:
     """Class decorator: make a :class:`Component` available as ``<cls.name>@<weights>``."""
-    _add(_COMPONENTS, "component", cls.name, cls, _same_class)
+    claim(_COMPONENTS, "component", cls.name, cls, cls, space=_ESTIMATOR_NAMES)
     return cls
 
 
 def register_weights(cls: C) -> C:
     """Class decorator: make a :class:`WeightsSampler` available as ``<component>@<cls.name>``."""
-    _add(_WEIGHTS, "weights", cls.name, cls, _same_class)
+    claim(_WEIGHTS, "weights", cls.name, cls, cls)
     return cls
 
 
 def register_hybrid(entry: HybridEntry) -> HybridEntry:
     """Make a hybrid family available as ``<entry.name>@<weights>`` (or bare, default weights)."""
-    _add(_HYBRIDS, "hybrid", entry.name, entry, lambda a, b: _same_class(a.factory, b.factory))
+    claim(_HYBRIDS, "hybrid", entry.name, entry, entry.factory, space=_ESTIMATOR_NAMES)
     return entry
 
 
 def register_alias(alias: str, target: str, **options: Any) -> None:
     """``alias`` means ``target`` with fixed options (e.g. ``cse`` = shared-all angular hybrid)."""
-    _add(_ALIASES, "alias", alias, (target, options), lambda a, b: a == b)
+    module = sys._getframe(1).f_globals.get("__name__", "?")
+    origin = f"{module}.register_alias({alias!r}, {target!r}, {options!r})"
+    claim(_ALIASES, "alias", alias, (target, options), origin, space=_ESTIMATOR_NAMES)
+
+
+def load_builtins() -> None:
+    """Import every module of this package (registration happens on import)."""
+    from rfbench.plugins import import_submodules
+
+    import_submodules("rfbench.features", skip=("theory",))  # theory: loaded on its first use
 
 
 def _load() -> None:
-    """Import every module of this package, then the plugins (registration happens on import)."""
+    """The built-ins, then the plugins (:mod:`rfbench.plugins`)."""
     global _loaded
     if _loaded:
         return
-    from rfbench.plugins import import_submodules, load_plugins
+    from rfbench.plugins import load_plugins
 
-    import_submodules("rfbench.features", skip=("theory",))  # theory: loaded on its first use
+    load_builtins()
     _loaded = True  # before the plugins: they may use this registry while imported
     load_plugins()
 
 
 class UnknownEstimatorError(UserError):
     """An estimator name the registry does not know."""
+
+
+class EstimatorOptionError(UnknownEstimatorError):
+    """Options in an estimator name that its component, hybrid or coupling does not take."""
+
+
+def parse_name(name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """``"gerf-fixed(A=-0.25)@orf(x=1)"`` -> ("gerf-fixed@orf", {"A": -0.25}, {"x": 1}): the
+    name without options, the component's or hybrid's options, the coupling's options.
+
+    Raises :class:`EstimatorOptionError` for options not written ``(key=value, ...)``.
+    """
+    if "(" not in name and ")" not in name:
+        return name, {}, {}
+    try:
+        parts = split_outside_brackets(name, "@")
+        if not 1 <= len(parts) <= 2:
+            raise OptionSyntaxError(f"{name!r} is not {SYNTAX}")
+        head, own = parse_part(parts[0])
+        weights, weights_options = parse_part(parts[1]) if len(parts) == 2 else ("", {})
+    except OptionSyntaxError as exc:
+        raise EstimatorOptionError(f"estimator {exc}") from None
+    return (f"{head}@{weights}" if weights else head), own, weights_options
+
+
+def _check_options(
+    name: str, what: str, factory: Callable, given: dict[str, Any], exclude: tuple[str, ...] = ()
+) -> None:
+    """Refuse options in a name that ``factory`` does not take (one line naming those it does)."""
+    takes = accepted_options(factory, ("kernel", "m", "n", *exclude))
+    unknown = sorted(set(given) - set(takes))
+    if unknown:
+        allowed = ", ".join(takes) or "none"
+        raise EstimatorOptionError(
+            f"estimator {name!r}: {what} takes no option {unknown[0]!r} (its options: {allowed})"
+        )
+
+
+@contextmanager
+def _building(name: str, named: bool) -> Iterator[None]:
+    """Turn a constructor's ValueError/TypeError into a one-line EstimatorOptionError when the
+    name carried options (a user's value); otherwise let it through (a caller's bug)."""
+    try:
+        yield
+    except UserError:
+        raise
+    except (ValueError, TypeError) as exc:
+        if not named:
+            raise
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        raise EstimatorOptionError(f"estimator {name!r}: {message}") from None
 
 
 def _resolve(name: str) -> tuple[str, dict[str, Any]]:
@@ -137,24 +203,67 @@ def _resolve(name: str) -> tuple[str, dict[str, Any]]:
 def get(
     name: str, kernel: str = "softmax", m: int = 128, n: int | None = None, **options: Any
 ) -> Estimator:
-    """The estimator called ``name`` for ``kernel`` with m projections (n for a hybrid's λ)."""
-    target, fixed = _resolve(name)
-    head, weights_name = split_name(target)
-    own, weights_options = split_options({**fixed, **options})
-    if head in _HYBRIDS:
-        entry = _HYBRIDS[head]
-        if weights_name is not None and not entry.takes_weights:
-            raise UnknownEstimatorError(f"{head} takes no '@weights' suffix (got {name!r})")
-        weights = make_weights(weights_name or entry.default_weights, **weights_options)
-        return entry.factory(kernel=kernel, m=m, n=n, weights=weights, **own)
-    if head not in _COMPONENTS:
-        raise UnknownEstimatorError(_unknown(name))
-    from rfbench.features.estimator import ComponentEstimator
+    """The estimator called ``name`` for ``kernel`` with m projections (n for a hybrid's λ).
 
-    if n is not None:
+    Options come from ``options`` and from the name (``gerf-fixed(A=-0.25)@orf``); the built
+    estimator's ``name`` then carries them too, so no closed form of the plain name applies.
+    """
+    bare, named, named_weights = parse_name(name)
+    target, fixed = _resolve(bare)
+    head, weights_name = split_name(target)
+    prefixed = {f"{WEIGHTS_PREFIX}{k}": v for k, v in named_weights.items()}
+    own, weights_options = split_options({**fixed, **named, **prefixed, **options})
+    hybrid = _HYBRIDS.get(head)
+    if hybrid is None and head not in _COMPONENTS:
+        raise UnknownEstimatorError(_unknown(name))
+    if hybrid is not None and weights_name is not None and not hybrid.takes_weights:
+        raise UnknownEstimatorError(f"{head} takes no '@weights' suffix (got {name!r})")
+    if n is not None and hybrid is None:
         raise ValueError(f"n (λ projections) applies to hybrids only, not {name!r}")
-    weights = make_weights(weights_name or "iid", **weights_options)
-    return ComponentEstimator(_COMPONENTS[head](**own), weights, kernel=kernel, m=m)
+    wname = weights_name or (hybrid.default_weights if hybrid else "iid")
+    _check_names(name, head, hybrid, named, fixed, wname, named_weights)
+    with _building(name, bool(named or named_weights)):
+        weights = make_weights(wname, **weights_options)
+        if hybrid is not None:
+            est = hybrid.factory(kernel=kernel, m=m, n=n, weights=weights, **own)
+        else:
+            from rfbench.features.estimator import ComponentEstimator
+
+            est = ComponentEstimator(_COMPONENTS[head](**own), weights, kernel=kernel, m=m)
+    if named or named_weights:
+        est.name = _full_name(head, {**fixed, **named}, wname, named_weights, hybrid)
+    return est
+
+
+def _check_names(
+    name: str,
+    head: str,
+    hybrid: HybridEntry | None,
+    named: dict[str, Any],
+    fixed: dict[str, Any],
+    wname: str,
+    named_weights: dict[str, Any],
+) -> None:
+    """The options a name carries exist (an alias's fixed ones cannot be set again)."""
+    factory = hybrid.factory if hybrid else _COMPONENTS[head]
+    again = sorted(set(named) & set(fixed))
+    if again:
+        raise EstimatorOptionError(
+            f"estimator {name!r}: {split_name(name)[0].partition('(')[0]} fixes "
+            f"{again[0]}={fixed[again[0]]}; name {head} to choose it"
+        )
+    _check_options(name, head, factory, named, tuple(fixed))
+    if wname in _WEIGHTS:
+        _check_options(name, f"weights {wname!r}", _WEIGHTS[wname], named_weights)
+
+
+def _full_name(
+    head: str, named: dict, wname: str, named_weights: dict, hybrid: HybridEntry | None
+) -> str:
+    """The canonical spelling of a name with options (the built estimator's ``name``)."""
+    if hybrid is not None and not hybrid.takes_weights:
+        return format_part(head, named)
+    return f"{format_part(head, named)}@{format_part(wname, named_weights)}"
 
 
 def make_weights(name: str, **options: Any) -> WeightsSampler:
@@ -173,13 +282,26 @@ def weights_samplers() -> Mapping[str, type[WeightsSampler]]:
     return MappingProxyType(_WEIGHTS)
 
 
+#: how many close names an unknown estimator's message suggests
+SUGGESTIONS = 3
+
+
 def _unknown(name: str) -> str:
-    names = sorted(_COMPONENTS) + sorted(_HYBRIDS) + sorted(_ALIASES)
-    return (
-        f"unknown estimator {name!r}; use component@weights with component in "
-        f"{', '.join(names)} and weights in {', '.join(sorted(_WEIGHTS))} "
-        "(see `rfbench list estimators`)"
-    )
+    """One short line: the unknown name, the closest registered names, where the list is."""
+    import difflib
+
+    bare = parse_name(name)[0] if "(" in name else name
+    head, weights = split_name(bare)
+    known = [*estimator_names(), *_COMPONENTS, *_HYBRIDS]
+    close = difflib.get_close_matches(bare, known, n=SUGGESTIONS, cutoff=0.6)
+    notes = []
+    if weights is not None and weights not in _WEIGHTS and head in {*_COMPONENTS, *_HYBRIDS}:
+        close = [f"{head}@{w}" for w in difflib.get_close_matches(weights, _WEIGHTS, SUGGESTIONS)]
+        notes.append(f"no weights {weights!r}")
+    if close:
+        notes.append(f"closest: {', '.join(map(repr, close))}")
+    notes.append("all names: `rfbench list estimators`")
+    return f"unknown estimator {name!r} ({'; '.join(notes)})"
 
 
 @dataclass(frozen=True)
@@ -226,7 +348,8 @@ def describe(name: str) -> EstimatorDescription:
     """The :class:`EstimatorDescription` of a registered name (UnknownEstimatorError if none)."""
     from rfbench.features import theory
 
-    target, fixed = _resolve(name)
+    bare, named, named_weights = parse_name(name)
+    target, fixed = _resolve(bare)
     head, weights_name = split_name(target)
     hybrid = _HYBRIDS.get(head)
     if hybrid is None and head not in _COMPONENTS:
@@ -237,13 +360,24 @@ def describe(name: str) -> EstimatorDescription:
     if wname not in _WEIGHTS:
         raise UnknownEstimatorError(_unknown(name))
     ws = _WEIGHTS[wname]
+    _check_names(name, head, hybrid, named, fixed, wname, named_weights)
+    if hybrid is None:  # data-free constructors: check the values now, not in a job
+        with _building(name, bool(named or named_weights)):
+            _COMPONENTS[head](**named)
+            ws(**named_weights)
     opts = {
         **accepted_options(hybrid.factory if hybrid else _COMPONENTS[head], ("kernel", "m", "n")),
         **{f"{WEIGHTS_PREFIX}{k}": v for k, v in accepted_options(ws).items()},
     }
-    variant = fixed.get("variant")
-    full = f"{head}@{wname}" if hybrid and hybrid.takes_weights else target
-    alias = name in _ALIASES
+    set_by_name = {*fixed, *named, *(f"{WEIGHTS_PREFIX}{k}" for k in named_weights)}
+    variant = named.get("variant", fixed.get("variant"))
+    plain = f"{head}@{wname}" if hybrid and hybrid.takes_weights else target
+    full = (
+        _full_name(head, {**fixed, **named}, wname, named_weights, hybrid)
+        if set_by_name - set(fixed)
+        else plain
+    )
+    alias = bare in _ALIASES
     common = {
         "name": name,
         "kind": "alias" if alias else ("hybrid" if hybrid else "component"),
@@ -251,8 +385,9 @@ def describe(name: str) -> EstimatorDescription:
         "component": head,
         "weights": wname,
         "variant": variant,
-        "options": MappingProxyType({k: v for k, v in opts.items() if k not in fixed}),
-        "theory": theory.has_theory(name if alias else full),
+        "options": MappingProxyType({k: v for k, v in opts.items() if k not in set_by_name}),
+        # a closed form is of the default options: none for options set in the name
+        "theory": theory.has_theory(bare if alias else plain) and full == plain,
     }
     if hybrid is None:
         comp = _COMPONENTS[head]
@@ -263,7 +398,7 @@ def describe(name: str) -> EstimatorDescription:
             kernels=tuple(comp.kernels),
             unbiased=comp.unbiased and ws.marginally_gaussian,
             paper=comp.paper,
-            description=_alias_text(name, target, fixed) or f"{comp.description}; {ws.description}",
+            description=_alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}",
             precision_form=declares(comp, "dtype_parts", Component),
             projection_terms=True,  # every component has log_terms
         )
@@ -277,7 +412,7 @@ def describe(name: str) -> EstimatorDescription:
         and ws.marginally_gaussian
         and not (variant and variant in hybrid.biased_variants),
         paper=hybrid.paper,
-        description=_alias_text(name, full, fixed) or hybrid.description,
+        description=_alias_text(bare, full, fixed) or hybrid.description,
         hybrid=True,
         bipolar=hybrid.bipolar,
         default_n=None if variant in hybrid.biased_variants else hybrid.default_n,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.plugins import tracked
+from rfbench.plugins import claim, tracked
 
 FigureFn = Callable[[dict[str, pd.DataFrame]], Figure]
 
@@ -38,18 +38,27 @@ FIGURES: dict[str, FigureSpec] = tracked({})
 def register_figure(
     figure_id: str, needs: Sequence[str], title: str
 ) -> Callable[[FigureFn], FigureFn]:
+    """Decorator: register a figure function under ``figure_id`` (a taken id is refused)."""
+
     def deco(fn: FigureFn) -> FigureFn:
-        FIGURES[figure_id] = FigureSpec(figure_id, tuple(needs), title, fn)
+        claim(FIGURES, "figure", figure_id, FigureSpec(figure_id, tuple(needs), title, fn), fn)
         return fn
 
     return deco
 
 
-def _load() -> None:
-    """Import every figure module of this package, then the plugins (:mod:`rfbench.plugins`)."""
-    from rfbench.plugins import import_submodules, load_plugins
+def load_builtins() -> None:
+    """Import every figure module of this package (registration happens on import)."""
+    from rfbench.plugins import import_submodules
 
     import_submodules(__name__, skip=("style",))
+
+
+def _load() -> None:
+    """The built-in figures, then the plugins (:mod:`rfbench.plugins`)."""
+    from rfbench.plugins import load_plugins
+
+    load_builtins()
     load_plugins()
 
 

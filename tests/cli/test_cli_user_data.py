@@ -107,8 +107,6 @@ def test_bad_files_exit_2_with_one_line_and_no_output(
 
 def test_misused_target_and_data_options(files, tmp_path: Path) -> None:
     out = tmp_path / "out.parquet"
-    one_line_error(invoke("gram", "--data", files["qk.npz"], "--target", "a", "--out", out),
-                   "--target applies to a labelled table")  # fmt: skip
     one_line_error(invoke("classify", "--target", "label", "--out", out), "give --data")
     one_line_error(invoke("classify", "--data", files["t.csv"], "--out", out), "--target COLUMN")
     one_line_error(invoke("classify", "--data", files["t.csv"], "--target", "label",
@@ -117,3 +115,21 @@ def test_misused_target_and_data_options(files, tmp_path: Path) -> None:
                    "--inputs file")  # fmt: skip
     one_line_error(invoke("classify", "--data", files["qk.npz"], "--out", out), "needs a table")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["attention", "gram", "pointwise", "classify"])
+def test_target_is_an_option_only_where_the_data_is_a_labelled_table(
+    command, files, tmp_path: Path, capsys
+) -> None:
+    """``--target COLUMN (classify only)`` was listed in ``rfbench attention --help``."""
+    from rfbench.cli import cli
+
+    res = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "--data" in res.output
+    assert ("--target" in res.output) == (command == "classify"), res.output
+    assert "classify only" not in res.output
+    if command != "classify":
+        out = str(tmp_path / "out.parquet")
+        assert cli([command, "--data", str(files["qk.npz"]), "--target", "a", "--out", out]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert "No such option: --target" in line

@@ -154,6 +154,32 @@ def test_http_404_and_dead_server(server, cache_dir: Path, monkeypatch) -> None:
     assert not _leftovers(cache_dir)
 
 
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        ("http://rfbench-no-such-host.invalid", "no network: host not found"),
+        ("refused", "connection refused"),
+    ],
+)
+def test_an_offline_download_error_is_one_short_line(cache_dir, monkeypatch, where, reason) -> None:
+    """Was ~900 characters of urllib traces; now the data set, the reason in a few words and the
+    fix (a folder that holds the file, or a fetch when online). ``.invalid`` never resolves."""
+    if where == "refused":
+        with socket.socket() as s:  # a port with nobody listening
+            s.bind(("127.0.0.1", 0))
+            where = f"http://127.0.0.1:{s.getsockname()[1]}"
+    monkeypatch.setenv("RFBENCH_DATA_URL", where)
+    with pytest.raises(D.DataError) as exc:
+        D.load("yeast")
+    msg = str(exc.value)
+    assert "\n" not in msg and len(msg) < 320, (len(msg), msg)
+    assert f"data set 'yeast': no verified copy of {cache_dir / 'yeast/yeast.data'}" in msg
+    assert f"the download failed ({reason}" in msg
+    assert "set RFBENCH_DATA to a folder that holds yeast/yeast.data" in msg
+    assert "`rfbench data fetch yeast` when online" in msg
+    assert "Pool" not in msg and "Error" not in msg  # no urllib3/requests jargon
+
+
 def test_cli_fetch_from_mirror(data_dir: Path, server, cache_dir: Path) -> None:
     from typer.testing import CliRunner
 

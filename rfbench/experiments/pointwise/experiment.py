@@ -75,8 +75,8 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
     name, m_fixed, n_fixed = parse_estimator(text)
     try:
         desc = registry.describe(name)
-    except registry.UnknownEstimatorError as exc:
-        raise ConfigError(f"estimator {text!r}: {exc}") from None
+    except registry.UnknownEstimatorError as exc:  # its message names the estimator
+        raise ConfigError(str(exc)) from None
     bipolar = desc.bipolar
     if n_fixed is not None and not bipolar:
         raise ConfigError.bad_value("estimators", text, "n only for angular/gaussian hybrids")

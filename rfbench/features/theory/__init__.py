@@ -14,7 +14,7 @@ import numpy as np
 
 from rfbench.features.base import Estimator
 from rfbench.kernels import sq_norms
-from rfbench.plugins import tracked
+from rfbench.plugins import claim, tracked
 
 TheoryFn = Callable[..., np.ndarray]
 FORMULAS: dict[str, TheoryFn] = tracked({})
@@ -30,7 +30,7 @@ def register_theory(*names: str, data_dependent: bool = False) -> Callable[[Theo
 
     def deco(fn: TheoryFn) -> TheoryFn:
         for name in names:
-            FORMULAS[name] = fn
+            claim(FORMULAS, "closed form", name, fn, fn)
             if data_dependent:
                 DATA_DEPENDENT.add(name)
         return fn
@@ -41,14 +41,21 @@ def register_theory(*names: str, data_dependent: bool = False) -> Callable[[Theo
 _loaded = False
 
 
+def load_builtins() -> None:
+    """Import every formula module of this package (registration happens on import)."""
+    from rfbench.plugins import import_submodules
+
+    import_submodules(__name__)
+
+
 def _load() -> None:
-    """Import every formula module of this package, then the plugins (they may add formulas)."""
+    """The built-in formulas, then the plugins (they may add formulas)."""
     global _loaded
     if _loaded:
         return
-    from rfbench.plugins import import_submodules, load_plugins
+    from rfbench.plugins import load_plugins
 
-    import_submodules(__name__)
+    load_builtins()
     _loaded = True  # before the plugins: they may use this registry while imported
     load_plugins()
 
