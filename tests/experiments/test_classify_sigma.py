@@ -97,8 +97,10 @@ def test_a_sigma_that_makes_the_kernel_nearly_the_identity_warns_once(
     line names the σ, the data set and the default σ. The default σ does not warn."""
     rows = _run({"dataset": ["digits"], "sigma": [1.0]}, tmp_path / "w.parquet")
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("rfbench: warning: σ = 1 on digits"), err
-    assert "nearly the identity" in err[0] and "gamma-scale" in err[0]
+    assert len(err) == 1 and err[0].startswith(
+        "rfbench: warning: the gaussian kernel is nearly the identity at σ = 1 on digits ("
+    ), err
+    assert "the default (--sigma 0) is σ = 0.181 on digits (gamma-scale)" in err[0]
     assert set(rows["sigma_rule"]) == {bandwidth.GIVEN}
     _run({"dataset": ["digits"]}, tmp_path / "ok.parquet")
     assert "warning" not in capsys.readouterr().err

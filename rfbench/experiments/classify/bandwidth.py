@@ -76,8 +76,9 @@ def gamma_scale_sigma(X: np.ndarray, kernel: str) -> float:
     return float(np.sqrt(2.0 * gamma if kernel == "gaussian" else gamma))
 
 
-def degenerate(kernel: str, Xq: np.ndarray, Xtr: np.ndarray, sigma: float) -> str | None:
-    """Why σ makes the kernel degenerate for random features (see the module), or None.
+def degenerate(kernel: str, Xq: np.ndarray, Xtr: np.ndarray, sigma: float) -> float | None:
+    """The median query's nearest-training-point share of its kernel mass when it exceeds
+    ``NN_SHARE_MAX`` (the kernel is nearly the identity, see the module), else None.
 
     Parameters
     ----------
@@ -90,26 +91,23 @@ def degenerate(kernel: str, Xq: np.ndarray, Xtr: np.ndarray, sigma: float) -> st
 
     Returns
     -------
-    str or None
-        A phrase for a warning, e.g. "nearly the identity (a query's nearest training point
-        carries 59 % of its kernel mass): random features cannot follow it".
+    float or None
+        The share in (1/2, 1], or None.
     """
     lk = log_kernel(kernel, sigma * Xq[:MAX_QUERIES], sigma * Xtr)
     w = np.exp(lk - lk.max(axis=1, keepdims=True))  # each row's largest entry is 1
-    total = w.sum(axis=1)
-    share = float(np.median(1.0 / total))
-    if share > NN_SHARE_MAX:
-        return (
-            f"nearly the identity (a query's nearest training point carries {100 * share:.0f} % "
-            "of its kernel mass): random features cannot follow it"
-        )
-    return None
+    share = float(np.median(1.0 / w.sum(axis=1)))
+    return share if share > NN_SHARE_MAX else None
 
 
-def warning_line(kernel: str, problems: Sequence[tuple[str, float, str]], default: str) -> str:
-    """One line for the (data set, σ, why) of :func:`degenerate` (the first two in full) and what
-    the default σ would be (``default``, e.g. "σ = 0.181 on digits, by the gamma-scale rule")."""
-    parts = [f"σ = {sigma:.3g} on {name} makes the {kernel} kernel {why}"
-             for name, sigma, why in problems[:2]]  # fmt: skip
-    more = f" (and {len(problems) - 2} more (data set, σ))" if len(problems) > 2 else ""
-    return f"rfbench: warning: {'; '.join(parts)}{more}; the default (--sigma 0) is {default}"
+def warning_line(kernel: str, problems: Sequence[tuple[str, float, float]], hint: str) -> str:
+    """One line for the (data set, σ, share) that :func:`degenerate` flagged (the first three
+    named) and a ``hint``, e.g. "the default (--sigma 0) is σ = 0.181 on digits (gamma-scale)"."""
+    named = ", ".join(f"σ = {sigma:.3g} on {name} ({100 * share:.0f} %)"
+                      for name, sigma, share in problems[:3])  # fmt: skip
+    more = f" and {len(problems) - 3} more" if len(problems) > 3 else ""
+    return (
+        f"rfbench: warning: the {kernel} kernel is nearly the identity at {named}{more} (the "
+        "median query's nearest training point carries that share of its kernel mass): random "
+        f"features cannot follow it; {hint}"
+    )

@@ -181,9 +181,7 @@ class Classify(Experiment):
             trials = config["trials_by_dataset"].get(name, config["trials"])
             base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset,
                     "trials": trials}  # fmt: skip
-            sigmas = (
-                [self.default_sigma(config, name)] if config["sigma"] == [0.0] else config["sigma"]
-            )
+            sigmas = [self.sigma_of(config, name)] if config["sigma"] == [0.0] else config["sigma"]
             points = [{"sigmas": sigmas}] if config["tune"] else [{"sigma": s} for s in sigmas]
             for point in points:
                 if config["exact"]:
@@ -196,7 +194,7 @@ class Classify(Experiment):
         return jobs
 
     @staticmethod
-    def default_sigma(config: Mapping[str, Any], name: str) -> float:
+    def sigma_of(config: Mapping[str, Any], name: str) -> float:
         """The σ of ``sigma = [0]``: the published (or searched) one, else SVC's gamma='scale'
         rule on the training split of the run (bandwidth.gamma_scale_sigma)."""
         sigma = default_sigma(name)
@@ -347,15 +345,18 @@ class Classify(Experiment):
             test = rows[rows["metric"] == "accuracy"]
             for (name, sigma), _ in test.groupby(["dataset", "sigma"], sort=False):
                 data = prepared_for(config, name)
-                why = bandwidth.degenerate(config["kernel"], data.test.X, data.train.X, sigma)
-                if why:
-                    problems.append((name, float(sigma), why))
+                share = bandwidth.degenerate(config["kernel"], data.test.X, data.train.X, sigma)
+                if share is not None:
+                    problems.append((name, float(sigma), share))
             if problems:
-                name = problems[0][0]
-                default = (
-                    f"σ = {self.default_sigma(config, name):.3g} on {name} ({default_rule(name)})"
+                name, sigma, _ = problems[0]
+                default = self.sigma_of(config, name)
+                hint = (
+                    f"the default (--sigma 0) is σ = {default:.3g} on {name} ({default_rule(name)})"
+                    if default != sigma
+                    else "a smaller σ spreads the kernel"
                 )
-                print(bandwidth.warning_line(config["kernel"], problems, default), file=sys.stderr)
+                print(bandwidth.warning_line(config["kernel"], problems, hint), file=sys.stderr)
         return rows
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
