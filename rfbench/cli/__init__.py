@@ -51,6 +51,15 @@ def _global_options(
     ] = False,
 ) -> None:
     set_debug(debug)
+    _new_command()
+
+
+def _new_command() -> None:
+    """A command explains its tables once (rfbench.cli.show): forget the footnotes an earlier
+    command of this process printed (only a process that printed tables has any)."""
+    show = sys.modules.get("rfbench.cli.show")
+    if show is not None:
+        show.FOOTNOTES_SHOWN.clear()
 
 
 def cli(args: Sequence[str] | None = None) -> int:

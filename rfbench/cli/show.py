@@ -14,6 +14,17 @@ if TYPE_CHECKING:  # pandas is imported by the commands that print frames, not b
 
 # A terminal gets its own width; a pipe or file gets wide rows rather than 80-column wrapping.
 console = Console() if sys.stdout.isatty() else Console(width=160)
+#: footnotes printed by the running command (cleared when a command starts: rfbench.cli)
+FOOTNOTES_SHOWN: set[str] = set()
+
+
+def _first_time(footnote: str) -> bool:
+    """Whether ``footnote`` is new to this command (``rfbench reproduce`` prints eight pointwise
+    tables under one explanation)."""
+    if footnote in FOOTNOTES_SHOWN:
+        return False
+    FOOTNOTES_SHOWN.add(footnote)
+    return True
 
 
 def _cell(value: object) -> str:
@@ -30,7 +41,7 @@ def _cell(value: object) -> str:
 
 def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
     """Print up to ``max_rows`` rows of ``frame`` as a rich table (empty columns dropped), then
-    the footnote in ``frame.attrs["footnote"]`` if any."""
+    the footnote in ``frame.attrs["footnote"]`` if any, once per command."""
     footnote = frame.attrs.get("footnote")
     frame = frame.dropna(axis=1, how="all").head(max_rows)
     table = Table(title=title)
@@ -41,5 +52,5 @@ def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
     for row in frame.itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
-    if footnote:
+    if footnote and _first_time(footnote):
         console.print(footnote)

@@ -176,12 +176,6 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
         raise DataError(f"data file {path}: not a NumPy {suffix} file ({_why(exc)})") from None
 
 
-def default_sigma(name: str) -> float:
-    """The input scale σ = 1/√d of a user table (after z-scoring, ‖σx − σy‖² ≈ 2 on average, so
-    the Gaussian kernel is neither all ones nor all zeros); pass ``--sigma`` to choose another."""
-    return float(1.0 / np.sqrt(load_table(name).d))
-
-
 @functools.lru_cache(maxsize=8)
 def load_points(name: str) -> tuple[np.ndarray, np.ndarray]:
     """(queries, keys) of a point file: Q and K from an ``.npz`` holding both, else X twice.

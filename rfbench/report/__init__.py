@@ -13,7 +13,8 @@ shared machinery of ``checks`` (selection, groups, outcome) with the per-kind ru
 ``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and
 ``curves`` (monotone, limit), registered in ``kinds``; ``closed_forms`` (closed forms, exact
 and computed rows); ``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons
-filled in from the results); ``findings``, ``summary``, ``render`` and the leaf ``markdown``
+filled in from the results); ``coverage`` (the figures a partial run lacks and the commands that
+produce them); ``findings``, ``summary``, ``render`` and the leaf ``markdown``
 (the documents: ``REPORT.md`` and the full tables ``REPORT-tables.md``).
 
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown file).
@@ -65,6 +66,8 @@ class Report:
     provenance: tuple[dict[str, Any], ...] = ()
     problems: tuple[str, ...] = ()
     reasons: tuple[FilledReason, ...] = ()
+    #: the figure ids the result rows carry (a partial run's report names the missing ones)
+    figures: tuple[str, ...] = ()
 
     def number_counts(self, paper: str | None = None) -> Counter[str]:
         """Verdict → number of published numbers (of one ``paper`` if given)."""
@@ -111,7 +114,15 @@ def build_report(results: str | Path = "results") -> Report:
         found.provenance,
         found.problems,
         tuple(filled.values()),
+        _figures(found.rows),
     )
+
+
+def _figures(rows: Any) -> tuple[str, ...]:
+    """The non-empty figure ids of result rows, sorted."""
+    if "figure" not in rows or not len(rows):
+        return ()
+    return tuple(sorted({str(f) for f in rows["figure"].dropna()} - {""}))
 
 
 def _beside_primary(results: list[R]) -> list[R]:

@@ -3,7 +3,8 @@ verdicts and the measured reasons (never typed text, so they follow the results)
 
 Three kinds: claims that do not hold (with the measured cause — among them a paper contradicting
 its own theorem), claims that hold only on part of their range (a failing comparison among
-passing ones), and offsets whose cause is not established.
+passing ones), and offsets whose cause is not established — only those the results measure (a
+partial run's missing figures are listed by :mod:`rfbench.report.coverage`, not guessed at).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def findings(report: Report) -> list[str]:
             continue
         part = _part_of_range(r.detail)
         key = re.search(r"\[([a-z]+-reason-\d+)\]", r.detail)
-        cause = first_sentence(by_key[key.group(1)].text, 200) if key else ""
+        reason = by_key[key.group(1)] if key else None
+        cause = first_sentence(reason.text, 200) if reason and reason.measured else ""
         line = f"- `{r.entry.id}` ({r.entry.figure}): {first_sentence(r.entry.statement, 120)}"
         if part:
             partial.append(f"{line} — holds on part of its range only: {part}.")
@@ -48,7 +50,7 @@ def findings(report: Report) -> list[str]:
         f"{first_sentence(r.text.removeprefix('Cause not established. '), 220)} "
         f"([{r.key}](#{r.key}))."
         for r in report.reasons
-        if not r.established
+        if not r.established and r.measured
     ]
     if not (contradicted or partial or unexplained):
         return []

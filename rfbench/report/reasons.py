@@ -3,8 +3,10 @@ report is rendered, so a reason cannot go stale (:class:`rfbench.reference.Reaso
 
 A reason's text is a template (``{name}`` / ``{name:.3g}``); each name is a
 :class:`rfbench.reference.ReasonValue`: a number entry's evaluation (ours, se, paper, z,
-ours − paper, ours / paper; reduced over several entries) or one result row's value. A value the
-results do not give is printed as "n/a (<why>)", never as a stale number.
+ours − paper, ours / paper; reduced over several entries) or one result row's value. A reason
+whose values the results do not all give is *not measured*: it records the figures it would read
+(``missing``) and the report names them instead of printing the text, never a stale number or a
+placeholder.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ class FilledReason:
     text: str
     reading: str
     established: bool
+    #: figures (or number entries) whose results the reason reads but the folder lacks
+    missing: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        """Whether every number the reason quotes was read from the results."""
+        return not self.missing
 
 
 class MissingValue(LookupError):
@@ -104,20 +113,37 @@ def fill_text(text: str, values: Mapping[str, float | str]) -> str:
     return PLACEHOLDER.sub(one, text)
 
 
+def sources(value: ReasonValue, numbers: Mapping[str, NumberResult]) -> list[str]:
+    """The figures a reason value reads (a number entry's figure, a row selector's ``figure``;
+    the entry id where there is no figure)."""
+    out = []
+    for nid in value.of:
+        res = numbers.get(nid)
+        out.append(res.entry.figure if res is not None and res.entry.figure else nid)
+    for sel in (value.row, value.over_row, value.minus_row):
+        if sel:
+            out.append(str(sel.get("figure") or sel.get("experiment", "")))
+    return [s for s in out if s]
+
+
 def fill(reason: Reason, result: ResultSet, numbers: Mapping[str, NumberResult]) -> FilledReason:
-    """A reason with every placeholder read from ``result`` and ``numbers``."""
+    """A reason with every placeholder read from ``result`` and ``numbers``; a value they do not
+    give leaves the reason not measured (its text is then not for print)."""
     values: dict[str, float | str] = {}
+    missing: list[str] = []
     for v in reason.values:
         try:
             values[v.name] = value_of(v, result, numbers)
-        except MissingValue as exc:
-            values[v.name] = f"n/a ({exc})"
+        except MissingValue:
+            values[v.name] = "?"
+            missing += sources(v, numbers)
     return FilledReason(
         reason.key,
         reason.ids,
         fill_text(reason.text, values),
         fill_text(reason.reading, values),
         reason.established,
+        tuple(dict.fromkeys(missing)),
     )
 
 
@@ -127,11 +153,22 @@ def link(key: str) -> str:
 
 
 def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
-    """``detail`` with each reason marker replaced by the reason's key and first sentence."""
+    """``detail`` with each reason marker replaced by the reason's key and first sentence (a
+    reason not measured: the key and the results it needs)."""
     for key, r in filled.items():
         mark = link(key)
         if mark in detail:
+            if not r.measured:
+                detail = detail.replace(
+                    mark, f"[{key}] not measured (these results lack {needs(r)})"
+                )
+                continue
             head = first_sentence(r.text, 140)
             state = "" if r.established else "cause not established: "
             detail = detail.replace(mark, f"{state}{head} [{key}]")
     return detail
+
+
+def needs(reason: FilledReason) -> str:
+    """What a reason not measured lacks, e.g. "rows of simrf-table2, simrf-table2-released"."""
+    return "rows of " + ", ".join(reason.missing)

@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING
 from rfbench import reference
 from rfbench.report.beyond import beyond_section
 from rfbench.report.checks import fmt_num
+from rfbench.report.coverage import coverage, missing_figures
 from rfbench.report.findings import findings
 from rfbench.report.markdown import natural, rel_path, table
 from rfbench.report.numbers import printed_literal
+from rfbench.report.reasons import needs
 from rfbench.report.summary import method, provenance_line, summary
 from rfbench.report.verdicts import (
     DIFFERS,
     NO_MATCH,
     NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
-    NOT_RUN,
     WITHIN_NOISE,
     ClaimResult,
     NumberResult,
@@ -82,9 +83,10 @@ def _common_prefix(sources: list[str]) -> str:
     return prefix[: cut + 2] if cut >= 0 and len(sources) > 1 else ""
 
 
-#: Verdicts a number table in REPORT.md lists row by row; the others are counted there and
-#: listed in the companion file of full tables (``REPORT-tables.md``).
-SHOWN_VERDICTS = frozenset({WITHIN_NOISE, DIFFERS, NOT_COMPARABLE, NOT_RUN, NO_MATCH})
+#: Verdicts a number table in REPORT.md lists row by row; the others (among them the grid
+#: points a partial run lacks, "not run") are counted there and listed in the companion file of
+#: full tables (``REPORT-tables.md``).
+SHOWN_VERDICTS = frozenset({WITHIN_NOISE, DIFFERS, NOT_COMPARABLE, NO_MATCH})
 #: A table up to this many rows is shown whole in REPORT.md.
 SHORT_TABLE = 8
 #: The companion file of full tables, beside REPORT.md.
@@ -126,12 +128,16 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         shown = [r for r in results if r.verdict in SHOWN_VERDICTS]
         hidden = Counter(r.verdict for r in results if r.verdict not in SHOWN_VERDICTS)
         counts = ", ".join(f"{n} {v}" for v, n in sorted(hidden.items()))
-        lines += [
-            f"{len(results)} numbers: {counts}"
-            + (f"; the other {len(shown)} below" if shown else "")
-            + f" (every row: [{TABLES_FILE}]({TABLES_FILE}#{anchor(title)})).",
-            "",
-        ]
+        every = f"(every row: [{TABLES_FILE}]({TABLES_FILE}#{anchor(title)}))"
+        if counts:
+            lines += [
+                f"{len(results)} numbers: {counts}"
+                + (f"; the other {len(shown)} below" if shown else "")
+                + f" {every}.",
+                "",
+            ]
+        else:
+            lines += [f"{len(results)} numbers, all below {every}.", ""]
     if shown:
         header = ["id", "entry", "paper", "ours ± se", "z", "verdict", "why"]
         lines += table(header, _number_rows(shown, prefix))
@@ -228,9 +234,11 @@ def _reasons(report: Report, paper: str) -> list[str]:
             + ", ".join(f"`{i}`" for i in r.ids)
             + ")",
             "",
-            r.text,
-            "",
         ]
+        if not r.measured:
+            lines += [f"Not measured here: these results lack {needs(r)} that it reads.", ""]
+            continue
+        lines += [r.text, ""]
         if r.reading:
             lines += [f"*Reading*: {r.reading}", ""]
     return lines
@@ -247,14 +255,17 @@ def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
 
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
-    """The whole report as markdown (links relative to ``out_path``'s folder): Findings, the
-    summary, per paper its numbers, claims, reasons and errata, then the appendix."""
+    """The whole report as markdown (links relative to ``out_path``'s folder): what is not in the
+    results (a partial run), Findings, the summary, per paper its numbers, claims, reasons and
+    errata (without the figures not in the results), then the appendix."""
     out_dir = out_path.parent
+    absent = set(missing_figures(report))
     lines = [
         "# rfbench report: the papers' numbers and claims vs ours",
         "",
         provenance_line(report, out_dir),
         "",
+        *coverage(report),
         *findings(report),
         *summary(report),
         *method(),
@@ -265,8 +276,10 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         if head.get("spec"):
             lines += [f"Setup and readings: `{head['spec']}` in the rfbench repository.", ""]
         lines += _figure_links(report, paper, out_dir, fig_dir)
-        lines += _numbers([r for r in report.numbers if r.entry.paper == paper], full=False)
-        lines += _claims([r for r in report.claims if r.entry.paper == paper])
+        numbers = [r for r in report.numbers if r.entry.paper == paper]
+        lines += _numbers([r for r in numbers if r.entry.figure not in absent], full=False)
+        claims = [r for r in report.claims if r.entry.paper == paper]
+        lines += _claims([r for r in claims if r.entry.figure not in absent])
         lines += _reasons(report, paper)
         lines += _errata([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)

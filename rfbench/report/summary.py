@@ -58,8 +58,9 @@ def provenance_line(report: Report, out_dir: Path) -> str:
         }
     )
     when = created[0] if created[0] == created[-1] else f"{created[0]} to {created[-1]}"
+    files = f"{len(report.files)} file{'s' if len(report.files) != 1 else ''}"
     return (
-        f"Results: {len(report.files)} files in `{rel_path(report.results_dir, out_dir)}`, "
+        f"Results: {files} in `{rel_path(report.results_dir, out_dir)}`, "
         f"created {when}; git commit {', '.join(commits)}."
     )
 
@@ -103,6 +104,19 @@ def significant(report: Report, cutoff: float) -> list[NumberResult]:
     ]
 
 
+def _family_wise_line(n_se: int, z_bonf: float, n_fw: int, n_differs: int, n_tol: int) -> str:
+    if not n_se:
+        return "**Family-wise**: no number was compared with a standard error."
+    return (
+        f"**Family-wise**: {n_se} numbers were compared with a standard error (replayed and not "
+        f"comparable ones apart). Holm's procedure at α = {ALPHA:g} over these {n_se} "
+        f"(Bonferroni: |z| > {z_bonf:.2f}) finds {n_fw} of the {n_differs} *differs* "
+        f"significant; the other {n_differs - n_fw - n_tol} beyond |z| = {Z_NOISE:g} are not "
+        f"family-wise significant, and {n_tol} are judged by the {REL_TOL:.0%} tolerance "
+        "(no standard error, †)."
+    )
+
+
 def summary(report: Report) -> list[str]:
     n, c = report.number_counts(), report.claim_counts()
     checked = n[REPRODUCED] + n[WITHIN_NOISE] + n[DIFFERS]
@@ -122,12 +136,7 @@ def summary(report: Report) -> list[str]:
         f"{n[NOT_REPRODUCIBLE]} not reproducible on a CPU (appendix), {n[NOT_RUN]} not run, "
         f"{n[NO_MATCH]} without a matching row.",
         "",
-        f"**Family-wise**: {n_se} numbers were compared with a standard error (replayed and not "
-        f"comparable ones apart). Holm's procedure at α = {ALPHA:g} over these {n_se} "
-        f"(Bonferroni: |z| > {z_bonf:.2f}) finds {n_fw} of the {n[DIFFERS]} *differs* "
-        f"significant; the other {n[DIFFERS] - n_fw - n_tol} beyond |z| = {Z_NOISE:g} are not "
-        f"family-wise significant, and {n_tol} are judged by the {REL_TOL:.0%} tolerance "
-        "(no standard error, †).",
+        _family_wise_line(n_se, z_bonf, n_fw, n[DIFFERS], n_tol),
         "",
         f"**Claims** ({len(report.claims)}): {tested} checked: {c[VERIFIED]} *verified "
         f"analytically* (closed forms or exact computations only), {held} *hold* on samples with "

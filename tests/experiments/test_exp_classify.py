@@ -187,7 +187,7 @@ def test_published_table3_banknote(tmp_path: Path, real_data_dir: Path) -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    [{"dataset": ["no-such-set"]}, {"tune": True}, {"dataset": ["digits"]},
+    [{"dataset": ["no-such-set"]}, {"tune": True},
      {"estimators": ["angular-hybrid@iid"]}, {"estimators": ["nope@iid"]},
      {"sigma": [0.0, 1.0]}, {"protocol": "kfold"}, {"subset": [10]}, {"fit": "test"}],
 )  # fmt: skip

@@ -12,6 +12,7 @@ import rfbench.experiments.qmc  # noqa: F401  (registers the metric mse_std)
 from rfbench import reference
 from rfbench.report import build_report
 from rfbench.report.reasons import fill_text
+from rfbench.report.render import render_markdown
 from rfbench.results import load_provenance, load_results, write_results
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -48,10 +49,17 @@ def test_changing_a_result_changes_the_reason_that_quotes_it(tmp_path: Path) -> 
     assert "Halton-R/ORF-reg = 2.50 (wine)" in after
 
 
-def test_a_missing_value_is_printed_as_such_never_stale(tmp_path: Path) -> None:
+def test_a_missing_value_leaves_the_reason_not_measured_never_stale(tmp_path: Path) -> None:
+    """Without HRF Table 1 rows the reason quoting them is not measured: the report names the
+    figure it needs and prints neither a stale number nor a placeholder."""
     (tmp_path / "results").mkdir()
-    text = _reason(tmp_path / "results", "hrf-reason-3")
-    assert "n/a" in text and "1.03" not in text
+    report = build_report(tmp_path / "results")
+    reason = next(r for r in report.reasons if r.key == "hrf-reason-3")
+    assert not reason.measured and reason.missing == ("hrf-table1",)
+    assert "1.03" not in reason.text
+    text = render_markdown(report, tmp_path / "results" / "REPORT.md", tmp_path / "figures")
+    assert "Not measured here: these results lack rows of hrf-table1 that it reads." in text
+    assert "Halton-R/ORF-reg =" not in text and "n/a" not in text
 
 
 def test_every_placeholder_is_declared_and_every_value_quoted() -> None:

@@ -40,10 +40,10 @@ OUR_SIGMA: dict[str, float] = {"wine": SIGMA_GRID_SIMRF[8]}
 
 
 def default_sigma(name: str) -> float | None:
-    """The published (SimRF code) or our documented σ of a data set (a user table: 1/√d), or
-    None."""
+    """The published (SimRF code) or our searched σ of a data set; None for the others (a user
+    table included), which take the gamma-scale rule (rfbench.experiments.classify.bandwidth)."""
     if user.is_reference(name):
-        return user.default_sigma(name)
+        return None
     return SIMRF_SIGMA.get(name, OUR_SIGMA.get(name))
 
 

@@ -5,7 +5,8 @@ Protocols (rfbench.experiments.classify.data, rfbench.experiments.classify.kerne
 - ``simrf`` (SimRF; docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10): the
   authors' fixed 95/5 split (default_rng(42) permutation, ``compat`` = their last-line drop, so the
   split is theirs), z-scored; inputs scaled by the per-data-set σ (``sigma = [0]``; the SimRF code's
-  values) or by each σ given (the Fig. 10 search);
+  values, and for data sets without one SVC's gamma='scale' rule, rfbench.experiments.classify.
+  bandwidth) or by each σ given (the Fig. 10 search);
   m = ``m`` × d when ``m_per_d`` (m/d ∈ {1, 2, 4, 10}); ``pad`` zero-pads d to a power of two
   (Table 3, m = d′). Accuracy on the test split, mean over ``trials`` draws ± std/√trials.
 - ``derf`` (DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3): 90/5/5 split; with ``tune``, σ is
@@ -23,11 +24,15 @@ DERF paper's "M RFs"; its random-phase TrigRF has one feature per ω).
 and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``trials_by_dataset``
 sets the trials of single data sets (e.g. enough that the standard error is at most a paper's
 printed ±); ``dtype`` = auto computes in float32 wherever its exponents stay accurate
-(rfbench.experiments.classify.kernel_regression), float64 otherwise.
+(rfbench.experiments.classify.kernel_regression), float64 otherwise. Every row says where its σ
+came from (``sigma_rule``: published, searched, gamma-scale, given or tuned), and a run whose σ
+leaves the kernel nearly the identity or nearly constant warns in one line
+(rfbench.experiments.classify.bandwidth).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,7 +43,8 @@ from rfbench.datasets import DataError
 from rfbench.datasets import check as dataset_info
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CHUNK_BYTES
-from rfbench.experiments.classify.data import default_sigma, prepared
+from rfbench.experiments.classify import bandwidth
+from rfbench.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
 from rfbench.experiments.classify.kernel_regression import (
     CHUNK,
     exact_accuracy,
@@ -63,6 +69,8 @@ register_metric("val_accuracy", "classification accuracy on the validation split
 register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
 for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING)):
     register_parameter(_name, _kind)
+# where the row's σ came from (bandwidth.RULES): data about the row; σ itself identifies it
+register_parameter("sigma_rule", STRING, derived=True)
 
 EXACT = "exact"
 #: the refusal of an estimator without per-projection log terms (Estimator.projection_log_terms)
@@ -82,6 +90,36 @@ def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> 
 def datasets(config: Mapping[str, Any]) -> list[str]:
     """The data sets a config runs on: the user's table (``data``) if given, else ``dataset``."""
     return [config["data"]] if config["data"] else list(config["dataset"])
+
+
+def prepared_for(config: Mapping[str, Any], name: str):
+    """The split a config's jobs on data set ``name`` use (its subset if it has one)."""
+    subset = config["subset"] if name in config["subset_datasets"] else [0, 0]
+    return prepared(
+        name, config["protocol"], config["split_seed"], config["compat"],
+        tuple(subset) if subset != [0, 0] else (), config["pad"],
+    )  # fmt: skip
+
+
+def sigma_rule(spec: Mapping[str, Any], data, metric: str) -> str:
+    """Where a row's σ came from (bandwidth.RULES): the σ given or the one tuned from them, else
+    the documented σ it equals (published, searched, or the gamma-scale rule's)."""
+    if "sigmas" in spec:
+        return bandwidth.TUNED if metric == "accuracy" else bandwidth.GIVEN
+    name, sigma = spec["dataset"], spec["sigma"]
+    rule = default_rule(name)
+    if rule == bandwidth.GAMMA_SCALE:
+        default = bandwidth.gamma_scale_sigma(data.train.X, spec["kernel"])
+    else:
+        default = default_sigma(name)
+    return rule if sigma == default else bandwidth.GIVEN
+
+
+def default_rule(name: str) -> str:
+    """Where the σ of ``sigma = [0]`` comes from on data set ``name`` (bandwidth.RULES)."""
+    if name in SIMRF_SIGMA:
+        return bandwidth.PUBLISHED
+    return bandwidth.SEARCHED if default_sigma(name) is not None else bandwidth.GAMMA_SCALE
 
 
 @register_experiment
@@ -120,9 +158,6 @@ class Classify(Experiment):
             if not registry.describe(name).projection_terms:
                 raise ConfigError(NO_TERMS.format(name=name))
         sig = config["sigma"]
-        if 0 in sig:
-            missing = [n for n in datasets(config) if default_sigma(n) is None]
-            check("sigma", not missing, f"positive values (no published σ for {missing})")
         by_set = config["trials_by_dataset"]
         unknown = sorted(set(by_set) - set(datasets(config)))
         check("trials_by_dataset", not unknown,
@@ -146,7 +181,7 @@ class Classify(Experiment):
             trials = config["trials_by_dataset"].get(name, config["trials"])
             base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset,
                     "trials": trials}  # fmt: skip
-            sigmas = [default_sigma(name)] if config["sigma"] == [0.0] else config["sigma"]
+            sigmas = [self.sigma_of(config, name)] if config["sigma"] == [0.0] else config["sigma"]
             points = [{"sigmas": sigmas}] if config["tune"] else [{"sigma": s} for s in sigmas]
             for point in points:
                 if config["exact"]:
@@ -157,6 +192,17 @@ class Classify(Experiment):
         if config["stream"] == "released":
             return released_jobs(jobs, config["estimators"])
         return jobs
+
+    @staticmethod
+    def sigma_of(config: Mapping[str, Any], name: str) -> float:
+        """The σ of ``sigma = [0]``: the published (or searched) one, else SVC's gamma='scale'
+        rule on the training split of the run (bandwidth.gamma_scale_sigma)."""
+        sigma = default_sigma(name)
+        if sigma is None:
+            sigma = bandwidth.gamma_scale_sigma(
+                prepared_for(config, name).train.X, config["kernel"]
+            )
+        return sigma
 
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}
@@ -181,7 +227,9 @@ class Classify(Experiment):
             "kernel": spec["kernel"], "dataset": spec["dataset"], "d": data.d,
             "protocol": spec["protocol"], "note": "; ".join(note),
         }  # fmt: skip
-        return [{**common, **row} for row in rows]
+        return [
+            {**common, **row, "sigma_rule": sigma_rule(spec, data, row["metric"])} for row in rows
+        ]
 
     # ------------------------------------------------------------------ jobs
 
@@ -287,6 +335,29 @@ class Classify(Experiment):
         )
         chunk = max(64 * 2 * big_m, CHUNK)
         return 4 * CHUNK_BYTES + 8 * (2 * trials * big_m * d + 3 * chunk)
+
+    def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        """The rows as they are; warns (one line on stderr) when a σ that scored the test
+        accuracy leaves the kernel degenerate (bandwidth.degenerate; a tuned σ is the
+        validation's choice and is not judged)."""
+        if not config["tune"] and len(rows) and "sigma" in rows:
+            problems = []
+            test = rows[rows["metric"] == "accuracy"]
+            for (name, sigma), _ in test.groupby(["dataset", "sigma"], sort=False):
+                data = prepared_for(config, name)
+                share = bandwidth.degenerate(config["kernel"], data.test.X, data.train.X, sigma)
+                if share is not None:
+                    problems.append((name, float(sigma), share))
+            if problems:
+                name, sigma, _ = problems[0]
+                default = self.sigma_of(config, name)
+                hint = (
+                    f"the default (--sigma 0) is σ = {default:.3g} on {name} ({default_rule(name)})"
+                    if default != sigma
+                    else "a smaller σ spreads the kernel"
+                )
+                print(bandwidth.warning_line(config["kernel"], problems, hint), file=sys.stderr)
+        return rows
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
         """Per data set: accuracy of each estimator at the smallest m (m = d) vs exact and the

@@ -38,7 +38,9 @@ class Params(ExperimentParams):
     sigma: Values[Annotated[float, Field(ge=0)]] = Field(
         [0.0],
         min_length=1,
-        description="input scales σ (x -> σx); 0 = the published per-data-set σ; several = a grid",
+        description="input scales σ (x -> σx); 0 = the published per-data-set σ (wine: our "
+        "searched one), else SVC's gamma='scale' rule σ = √(2/(d·Var X)) on the training split "
+        "(rfbench.sklearn's default: a closed form, γ‖x − y‖² ≈ 2 at any width); several = a grid",
         json_schema_extra={"rule": "0 alone, or each > 0"},
     )
     m: Values[Annotated[int, Field(ge=1)]] = Field(
@@ -89,8 +91,8 @@ class Params(ExperimentParams):
     data: str = Field(
         "",
         description="the user's table instead of the data sets: PATH#TARGET[@SHA] of a "
-        ".csv/.parquet (TARGET = the label column, the other columns numeric features; σ default "
-        "1/√d)",
+        ".csv/.parquet (TARGET = the label column, the other columns numeric features; σ default: "
+        "the gamma='scale' rule)",
     )
     stream: Literal[STREAMS] = Field(
         "rfbench",

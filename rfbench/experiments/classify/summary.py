@@ -1,7 +1,8 @@
 """Headline tables of the classification experiment, with the SimRF paper's published numbers.
 
 SimRF Table 2 (m = d, unpadded) and Table 3 (m = d′, zero-padded to a power of two), read from
-rfbench.reference (value, stderr over 500 trials).
+rfbench.reference (value, stderr over 500 trials); each data set's σ and where it came from
+(``sigma_rule``, rfbench.experiments.classify.bandwidth).
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ def _pivot(frame: pd.DataFrame, index: str = "dataset") -> pd.DataFrame:
     return table.round(4)
 
 
+def _sigma_labels(acc: pd.DataFrame) -> pd.Series:
+    """Per data set, its σ and where it came from (``sigma_rule``), e.g. "0.181 gamma-scale"."""
+    first = acc.groupby("dataset", sort=False).first()
+    labels = first["sigma"].map(lambda s: f"{s:.3g}")
+    if "sigma_rule" in first:
+        labels = labels + " " + first["sigma_rule"].fillna("").astype(str)
+    return labels.str.strip()
+
+
 def _simrf_table(acc: pd.DataFrame, vmean: pd.DataFrame) -> pd.DataFrame:
     rf = acc[acc["estimator"] != "exact"]
     smallest = rf.groupby("dataset")["m"].transform("min")
@@ -43,6 +53,7 @@ def _simrf_table(acc: pd.DataFrame, vmean: pd.DataFrame) -> pd.DataFrame:
         for est, (value, _) in paper.get(name, {}).items():
             if est in table.columns:
                 table.loc[name, f"paper {weights_of(est)}"] = value
+    table.insert(0, "σ", _sigma_labels(acc).reindex(table.index))
     if not vmean.empty and not padded:
         v_paper = paper_v_mean()
         table["v_mean"] = vmean.groupby("dataset")["value"].first().round(2)
