@@ -246,6 +246,8 @@ def cache_dir() -> Path:
 
 #: under ``--force``: the cache files this process computed again (read as usual afterwards)
 _FRESH: set[Path] | None = None
+#: caches this process computed but could not write (their path is in the way)
+_UNWRITTEN: dict[Path, dict[str, np.ndarray]] = {}
 
 
 def recompute(force: bool) -> None:
@@ -261,6 +263,7 @@ def recompute(force: bool) -> None:
     global _FRESH
     _FRESH = set() if force else None
     if force:
+        _UNWRITTEN.clear()
         for memo in (_sha256, _digest, _checked, _load):
             memo.cache_clear()
 
@@ -281,8 +284,8 @@ def _read(path: Path, identity: dict[str, str]) -> dict[str, np.ndarray] | None:
 
 
 def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) -> None:
-    """Write a cache file atomically; a folder that cannot be written only costs a recomputation
-    (a damaged file that stays is named, with the command that removes it)."""
+    """Write a cache file atomically. A cache that cannot be written is kept in this process's
+    memory instead (a path in the way is named once, with the command that removes it)."""
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -290,10 +293,12 @@ def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) 
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        if path.exists():
+        _UNWRITTEN[path] = arrays
+        if os.path.lexists(path):
+            rm = "rm -r" if path.is_dir() and not path.is_symlink() else "rm"
             print(
                 f"rfbench: cannot replace the cache file {path} ({exc.strerror}); computed "
-                f"without it; remove it with: rm '{path}'",
+                f"without it; remove it with: {rm} '{path}'",
                 file=sys.stderr,
             )
 
@@ -304,6 +309,8 @@ def _cached(
     """The arrays cached at ``path`` if its identity matches (and not under ``--force``), else
     ``compute()``, written to ``path``. A damaged file is computed again and replaced."""
     forced = _FRESH is not None and path not in _FRESH
+    if not forced and path in _UNWRITTEN:
+        return _UNWRITTEN[path]
     if not forced and path.is_file():
         arrays = _read(path, identity)
         if arrays is not None:

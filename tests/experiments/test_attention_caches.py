@@ -164,3 +164,33 @@ def test_tokens_beyond_the_models_positions_are_clamped_before_the_memory_estima
                      "--max-memory", "1G", "--no-swap")  # fmt: skip
     assert set(rows["tokens"]) == {64}
     assert rows["note"].str.contains("tokens 100000 clamped to the model's 64 positions").all()
+
+
+def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_removes_it(
+    tmp_path: Path,
+) -> None:
+    """A folder where the activations file should be: the run computes without the cache and
+    says how to remove it (never a crash)."""
+    model = tiny_bert.make_model(tmp_path / "m")
+    data = tmp_path / "data"
+    first = attention(model, tmp_path / "r1" / "o.parquet", data, "--no-swap")
+    [path] = (data / "activations").glob("*.npz")
+    path.unlink()
+    (path / "x").mkdir(parents=True)
+    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+        app,
+        [
+            "attention",
+            "--model",
+            str(model),
+            *map(str, SMALL),
+            "--no-swap",
+            "--out",
+            str(tmp_path / "r2" / "o.parquet"),
+            *RUN,
+        ],  # fmt: skip
+    )
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"remove it with: rm -r '{path}'") == 1  # once, not once per job
+    pd.testing.assert_frame_equal(numbers(load_results(tmp_path / "r2" / "o.parquet")),
+                                  numbers(first))  # fmt: skip
