@@ -22,6 +22,8 @@ from rfbench.models.header import ITEMSIZE, HeaderError, Tensor, file_kind, read
 
 #: the largest config.json read (MiniLM's is 612 bytes)
 CONFIG_LIMIT = 1 << 20
+#: the largest size a config.json field may give (the header's shapes must match it anyway)
+MAX_SIZE = 2**31 - 1
 #: dtypes the encoder reads (numpy has no bfloat16)
 FLOAT_DTYPES = ("F16", "F32", "F64")
 _LAYER = re.compile(r"encoder\.layer\.(\d+)\.")
@@ -100,9 +102,11 @@ def _int(folder: Path, config: dict[str, Any], key: str, default: int | None = N
     value = config.get(key, default)
     if value is None:
         raise ModelError(f"model folder {folder}: config.json has no {key}")
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SIZE:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
         raise ModelError(
-            f"model folder {folder}: config.json {key} = {value!r}; expected an integer >= 1"
+            f"model folder {folder}: config.json {key} = {shown}; expected an integer from 1 to "
+            f"{MAX_SIZE}"
         )
     return value
 

@@ -194,3 +194,10 @@ def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_rem
     assert res.output.count(f"remove it with: rm -r '{path}'") == 1  # once, not once per job
     pd.testing.assert_frame_equal(numbers(load_results(tmp_path / "r2" / "o.parquet")),
                                   numbers(first))  # fmt: skip
+
+
+def test_clamped_lengths_keep_one_asked_exactly() -> None:
+    from rfbench.experiments.attention.experiment import _clamped
+
+    assert _clamped([100000, 512, 128], 512) == {512: 512, 128: 128}
+    assert _clamped([100000, 600], 512) == {512: 100000}

@@ -94,6 +94,11 @@ def _special(kind: str) -> Callable[[Path], None]:
 CASES = {
     "hidden 1e9": (_config(hidden_size=10**9), ["config.json", "hidden_size = 1000000000"]),
     "layers 1e9": (_config(num_hidden_layers=10**9), ["config.json", "num_hidden_layers"]),
+    "layers 10^100": (
+        _config(num_hidden_layers=10**100),
+        ["num_hidden_layers = 1000000000", "from 1 to 2147483647"],
+    ),
+    "heads true": (_config(num_attention_heads=True), ["num_attention_heads = True"]),
     "heads -4": (_config(num_attention_heads=-4), ["config.json", "num_attention_heads = -4"]),
     "heads 5": (_config(num_attention_heads=5), ["num_attention_heads = 5 does not divide"]),
     "eps nan": (_config(layer_norm_eps=float("nan")), ["config.json", "layer_norm_eps = nan"]),

@@ -311,10 +311,13 @@ class Attention(Experiment):
 
 def _clamped(tokens: list[int], positions: int) -> dict[int, int]:
     """Sequence length -> the length asked for: each of ``tokens`` clamped to the model's
-    ``positions`` (the encoder truncates there anyway), the first asked kept where two meet."""
+    ``positions`` (the encoder truncates there anyway); where two meet, one asked exactly wins."""
     out: dict[int, int] = {}
     for t in tokens:
-        out.setdefault(min(t, positions), t)
+        if t <= positions:
+            out[t] = t
+        else:
+            out.setdefault(positions, t)
     return out
 
 
