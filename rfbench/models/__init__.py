@@ -38,6 +38,7 @@ import numpy as np
 
 from rfbench.models.bert import Activations, Bert
 from rfbench.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
+from rfbench.models.header import file_kind
 from rfbench.models.spec import ModelSpec, check_config, regular_file
 from rfbench.models.tokens import check_tokenizer
 
@@ -101,9 +102,9 @@ def locate(model: str = "") -> Path:
     default = is_default(model)
     folder = _default_folder() if default else Path(model).expanduser()
     if not folder.is_dir():
-        raise ModelError(
-            f"model {model}: no such folder (a BERT-family folder with {', '.join(REQUIRED)})"
-        )
+        kind = file_kind(folder)
+        what = ": no such folder" if kind == "missing" else f" is {kind}, not a folder"
+        raise ModelError(f"model {model}{what} (a BERT-family folder with {', '.join(REQUIRED)})")
     for name in REQUIRED:
         if not os.path.lexists(folder / name):
             hint = f"; reinstall with: {INSTALL}" if default else ""

@@ -123,6 +123,7 @@ CASES = {
     "tokenizer panics": (_tokenizer(_panics), ["tokenizer.json", "panics"]),
     "config /dev/zero": (_special("dev"), ["config.json is a character device"]),
     "config FIFO": (_special("fifo"), ["config.json is a FIFO"]),
+    "config 2 MB": (_config(padding="x" * 2**21), ["config.json has", "at most 1048576"]),
 }
 
 
@@ -240,3 +241,9 @@ def test_a_two_layer_copy_of_minilm_runs_without_layers(tmp_path: Path) -> None:
     from rfbench.results import load_results
 
     assert set(load_results(out)["layer"].dropna()) == {0, 1}
+
+
+def test_a_model_path_that_is_a_file_says_so(tmp_path: Path) -> None:
+    (tmp_path / "model").write_text("{}")
+    res = invoke("attention", "--model", tmp_path / "model", "--out", tmp_path / "o.parquet")
+    one_line_error(res, "is a regular file, not a folder")
