@@ -59,6 +59,15 @@ def _empty_header(folder: Path) -> None:
     (folder / "model.safetensors").write_bytes((2).to_bytes(8, "little") + b"{}")
 
 
+def _weights_bytes(edit: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        tiny_bert.make_model(folder)
+        path = folder / "model.safetensors"
+        path.write_bytes(edit(path.read_bytes()))
+
+    return build
+
+
 def _small_vocab(folder: Path) -> None:
     w = tiny_bert.weights(vocab=50)
     tiny_bert.make_model(folder, config=tiny_bert.config_json(vocab_size=50), tensors=w)
@@ -118,6 +127,16 @@ CASES = {
     ),
     "small vocabulary": (_small_vocab, ["tokenizer.json", "vocab_size = 50"]),
     "empty header": (_empty_header, ["model.safetensors", "empty"]),
+    "4-byte weights": (_weights_bytes(lambda b: b[:4]), ["model.safetensors", "4 bytes"]),
+    "header too long": (
+        _weights_bytes(lambda b: (10**9).to_bytes(8, "little") + b[8:]),
+        ["model.safetensors", "1000000000-byte header"],
+    ),
+    "truncated data": (_weights_bytes(lambda b: b[:-8]), ["model.safetensors", "the file holds"]),
+    "header not JSON": (
+        _weights_bytes(lambda b: b[:8] + b"!" + b[9:]),
+        ["model.safetensors", "not JSON"],
+    ),
     "no [UNK]": (_tokenizer(_no_unk), ["tokenizer.json", "'[UNK]' is not in its vocabulary"]),
     "zero tokens": (_tokenizer(_zero_tokens), ["tokenizer.json", "zero tokens"]),
     "tokenizer panics": (_tokenizer(_panics), ["tokenizer.json", "panics"]),
