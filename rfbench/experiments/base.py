@@ -283,6 +283,11 @@ class Experiment:
     def validate_config(self, config: Mapping[str, Any]) -> None:
         """Semantic checks of a resolved config; raise :class:`ConfigError` naming the bad value."""
 
+    def begin_run(self, force: bool) -> None:
+        """Called by the runner before the grid of every run. An experiment that keeps caches of
+        its own (the attention experiment's model activations) computes them again during a run
+        with ``force`` (``--force`` recomputes every cache a run reads). Default: nothing."""
+
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         """What a job's rows depend on besides its spec, its seed and the code (for the cache).
 

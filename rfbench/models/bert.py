@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
+from rfbench.models.tokens import guarded, load_tokenizer
+
 #: an attention replacement: (layer, q, k, v, key_mask) -> output, with q, k of shape
 #: (B, heads, T, d_head) already scaled by d_head^(-1/4), v (B, heads, T, d_head), key_mask
 #: (B, T) bool; returns (B, heads, T, d_head)
@@ -103,9 +105,9 @@ class Bert:
         self, folder: str | Path, max_tokens: int | None = None, dtype: type = np.float64
     ) -> None:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         folder = Path(folder)
+        self.folder = folder
         config = json.loads((folder / "config.json").read_text())
         self.hidden = int(config["hidden_size"])
         self.heads = int(config["num_attention_heads"])
@@ -123,8 +125,17 @@ class Bert:
             for k, v in raw.items()
             if k.startswith(prefix) and v.dtype.kind == "f"
         }
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.no_padding()
+        self.tokenizer = load_tokenizer(folder)
+
+    def _encode(self, texts: list[str], limit: int) -> list:
+        """The tokenizer's encodings, truncated to ``limit`` (a failure or a Rust panic of the
+        tokenizer is one ModelError line)."""
+
+        def encode() -> list:
+            self.tokenizer.enable_truncation(limit)
+            return self.tokenizer.encode_batch(texts)
+
+        return guarded(self.folder, "fails on the text", encode)
 
     # ------------------------------------------------------------------ tokens
 
@@ -145,8 +156,7 @@ class Bert:
         mask : ndarray of bool, shape (B, T)
         """
         limit = min(max_tokens or self.max_tokens, self.max_tokens)
-        self.tokenizer.enable_truncation(limit)
-        encoded = self.tokenizer.encode_batch(list(texts))
+        encoded = self._encode(list(texts), limit)
         length = max(len(e.ids) for e in encoded)
         ids = np.zeros((len(encoded), length), dtype=np.int64)
         mask = np.zeros((len(encoded), length), dtype=bool)
@@ -241,8 +251,7 @@ class Bert:
         """
         texts = list(texts)
         limit = min(max_tokens or self.max_tokens, self.max_tokens)
-        self.tokenizer.enable_truncation(limit)
-        lengths = [len(e.ids) for e in self.tokenizer.encode_batch(texts)]
+        lengths = [len(e.ids) for e in self._encode(texts, limit)]
         order = np.argsort(lengths, kind="stable")  # batches of similar length: little padding
         out = np.empty((len(texts), self.hidden))
         for start in range(0, len(texts), batch):

@@ -205,6 +205,7 @@ def run(
     workers = _check_options(seed, out, workers, backend, scheduler)
     check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
     check_replaceable(out, exp.name, config, replace)
+    exp.begin_run(force)
     specs = expand_grid(exp, config)
     check_ranges(exp, config, specs)
     cache = JobCache(cache_dir(out), exp, seed, config)

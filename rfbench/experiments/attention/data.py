@@ -2,9 +2,11 @@
 
 - Model: the first ``tokens`` tokens of the GPL-3 text through the model (rfbench.models), every
   layer's per-head scaled Q, K, V (cached per model and text sha256).
-- File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` shaped (heads, tokens, d) or (tokens, d),
-  scaled so that qᵀk is the attention logit (divide raw projections by d^(1/4) each). They are
-  one "layer" 0. Every problem is one :class:`~rfbench.datasets.errors.DataError` line.
+- File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` (or ``Q``, ``K``, ``V``) shaped (heads,
+  tokens, d) or (tokens, d), scaled so that qᵀk is the attention logit (divide raw projections by
+  d^(1/4) each). They are one "layer" 0. Logits must be finite and no head's V all zero; V is
+  rescaled per head by a power of two (every output metric is relative, so exactly invariant).
+  Every problem is one :class:`~rfbench.datasets.errors.DataError` line.
 """
 
 from __future__ import annotations
@@ -23,23 +25,72 @@ from rfbench.models import texts
 TEXT = "GPL-3"
 
 
-def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-    missing = [name for name in ("q", "k", "v") if name not in arrays]
-    if missing:
-        have = ", ".join(sorted(arrays)) or "none"
+def _named(path: object, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """q, k, v by name in either case (``q`` or ``Q``; both at once is ambiguous)."""
+    out = {}
+    for name in ("q", "k", "v"):
+        found = [key for key in (name, name.upper()) if key in arrays]
+        if not found:
+            have = ", ".join(sorted(arrays)) or "none"
+            raise DataError(
+                f"data file {path}: array {name!r} is missing (need q, k, v or Q, K, V; has {have})"
+            )
+        if len(found) > 1:
+            raise DataError(
+                f"data file {path}: holds both {name!r} and {name.upper()!r}; keep one of them"
+            )
+        out[name] = arrays[found[0]]
+    return out
+
+
+def _power_of_two_scale(x: np.ndarray) -> np.ndarray:
+    """x divided by the power of two nearest its largest magnitude (exact: the mantissas stay),
+    so that sums of squares neither overflow nor underflow; all-zero x is returned as it is."""
+    top = float(np.max(np.abs(x)))
+    if top == 0:
+        return x
+    return np.ldexp(x, -int(np.frexp(top)[1]))
+
+
+def _check_range(path: object, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Refuse heads whose logits overflow or whose output is 0; return v rescaled per head.
+
+    Every output metric is relative (‖Ô − O‖/‖O‖ with O = AV linear in V), so V is divided per
+    head by a power of two near its largest value: exact, and ×1e300 values become computable.
+    The logits qᵀk are not scale-free: they must be finite (Cauchy–Schwarz: max‖q‖·max‖k‖).
+    """
+    with np.errstate(over="ignore"):
+        qn = np.linalg.norm(q, axis=-1).max(axis=-1)
+        kn = np.linalg.norm(k, axis=-1).max(axis=-1)
+        bound = qn * kn
+    bad = np.flatnonzero(~np.isfinite(bound))
+    if bad.size:
+        h = int(bad[0])
         raise DataError(
-            f"data file {path}: array {missing[0]!r} is missing (need q, k, v; has {have})"
+            f"data file {path}: head {h}: q and k give logits qᵀk beyond float64 (max ‖q‖ = "
+            f"{qn[h]:.3g}, max ‖k‖ = {kn[h]:.3g}); scale them so that qᵀk is the attention logit"
         )
+    zero = [h for h in range(v.shape[0]) if not np.any(v[h])]
+    if zero:
+        raise DataError(
+            f"data file {path}: array 'v' is all zero in head {zero[0]}: the output O = AV is 0 "
+            "and its relative errors are undefined"
+        )
+    return np.stack([_power_of_two_scale(v[h]) for h in range(v.shape[0])])
+
+
+def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    named = _named(path, arrays)
     out = []
     for name in ("q", "k", "v"):
-        x = arrays[name]
+        x = named[name]
         if x.dtype.kind not in "iuf":
             raise DataError(f"data file {path}: array {name!r} is not numeric ({x.dtype})")
         if x.ndim == 2:
             x = x[None]
         if x.ndim != 3 or min(x.shape) < 1:
             raise DataError(
-                f"data file {path}: array {name!r} has shape {arrays[name].shape}; expected "
+                f"data file {path}: array {name!r} has shape {named[name].shape}; expected "
                 "(heads, tokens, d) or (tokens, d)"
             )
         if not np.isfinite(x).all():
@@ -57,7 +108,7 @@ def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...
         raise DataError(
             f"data file {path}: k has {k.shape[1]} tokens but v has {v.shape[1]} (must be equal)"
         )
-    return q, k, v
+    return q, k, _check_range(path, q, k, v)
 
 
 @functools.lru_cache(maxsize=4)

@@ -134,10 +134,17 @@ class Attention(Experiment):
     # ------------------------------------------------------------------ configuration
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
-        """Model weights (float64 for extraction), a few T × T matrices and chunks of draws."""
+        """The model's weights (sized from its safetensors header: the file's arrays and a
+        float64 and a float32 copy), its activations, a few T × T matrices and chunks of draws;
+        T is clamped to the model's positions."""
         t, big_m = max(config["tokens"]), max(config["m"] + config["swap_m"])
-        weights = 200 * 2**20 if not config["data"] else 0
-        return weights + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
+        model = 0
+        if not config["data"]:
+            spec = models.check_model(config["model"])
+            t = min(t, spec.max_positions)
+            forward = 3 * spec.layers * t * spec.hidden + 4 * t * (spec.hidden + spec.intermediate)
+            model = spec.load_bytes() + 8 * forward
+        return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         if config["swap_sentences"] > len(texts.sentences()):
@@ -158,12 +165,24 @@ class Attention(Experiment):
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
             source.load_qkv(config["data"])  # one DataError line if unusable
             return
-        # extracts (and caches) the activations: a missing model is one ModelError line here;
-        # a text shorter than `tokens` gives fewer tokens, and rows record the real count
-        layers = self._shape(config, max(config["tokens"]))[0]
-        bad = [x for x in config["layers"] if x >= layers]
+        # the model folder, checked without reading its weights: config against the weights'
+        # header, the tokenizer on the texts of this run (one ModelError line each)
+        samples = [texts.text(source.TEXT)]
+        if config["swap"]:
+            samples += texts.sentences()[: config["swap_sentences"]]
+        spec = models.check_model(config["model"], samples)
+        bad = [x for x in config["layers"] if x >= spec.layers]
         if bad:
-            raise ConfigError.bad_value("layers", bad, f"layers 0..{layers - 1}")
+            raise ConfigError.bad_value("layers", bad, f"layers 0..{spec.layers - 1} of the model")
+
+    def begin_run(self, force: bool) -> None:
+        """``--force`` computes the model's activations and embeddings again (once per run)."""
+        from rfbench.experiments.attention import swap
+
+        models.recompute(force)
+        if force:
+            swap.clear_cache()
+            source.load_qkv.cache_clear()
 
     @staticmethod
     def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:
@@ -178,13 +197,18 @@ class Attention(Experiment):
         data, model = config["data"], config["model"]
         label = data or models.model_label(model)
         common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
-        layers = [0] if data else config["layers"]
-        tokens_list = [0] if data else config["tokens"]
+        if data:
+            layers, tokens_list = [0], {0: 0}
+        else:
+            spec = models.check_model(model)
+            layers = config["layers"] or list(range(spec.layers))
+            tokens_list = _clamped(config["tokens"], spec.max_positions)
         jobs = []
-        for tokens in tokens_list:
+        for tokens, asked in tokens_list.items():
             self._shape(config, tokens)  # extract (and cache) the activations once, up front
+            clamp = {"clamped_from": asked} if asked != tokens else {}
             for layer in layers:
-                point = {**common, "tokens": tokens, "layer": layer}
+                point = {**common, "tokens": tokens, "layer": layer, **clamp}
                 jobs.append(JobSpec(point, kind="baselines", m=tuple(config["m"])))
                 jobs += [
                     JobSpec(point, kind="heads", m=m, estimators=tuple(config["estimators"]),
@@ -195,10 +219,11 @@ class Attention(Experiment):
         if config["swap"] and not data:
             from rfbench.experiments.attention.swap import exact
 
-            exact(model, config["swap_sentences"], config["swap_tokens"])  # once, up front
+            swap_tokens = min(config["swap_tokens"], spec.max_positions)
+            exact(model, config["swap_sentences"], swap_tokens)  # once, up front
             swap = {"model": model, "dataset": label, "kind": "swap",
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
-                    "tokens": config["swap_tokens"]}  # fmt: skip
+                    "tokens": swap_tokens}  # fmt: skip
             jobs += [
                 JobSpec(swap, estimator=e, m=m)
                 for e in ["uniform", *config["estimators"]]
@@ -219,8 +244,13 @@ class Attention(Experiment):
         if spec["kind"] == "baselines":
             for h in range(n_heads):
                 rows += _baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
-            return rows
-        return _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+        else:
+            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+        if "clamped_from" in spec:
+            why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
+            for row in rows:
+                row["note"] = f"{row['note']}; {why}" if row.get("note") else why
+        return rows
 
     def job_cost(self, spec: JobSpec) -> float | None:
         """Longest-first scheduling, in units calibrated on the paper profile (CPU seconds ×
@@ -277,6 +307,18 @@ class Attention(Experiment):
             parts.append(swap[["estimator", "metric", "m", "value", "stderr"]])
         out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
         return out.head(40)
+
+
+def _clamped(tokens: list[int], positions: int) -> dict[int, int]:
+    """Sequence length -> the length asked for: each of ``tokens`` clamped to the model's
+    ``positions`` (the encoder truncates there anyway); where two meet, one asked exactly wins."""
+    out: dict[int, int] = {}
+    for t in tokens:
+        if t <= positions:
+            out[t] = t
+        else:
+            out.setdefault(positions, t)
+    return out
 
 
 def _baseline_rows(

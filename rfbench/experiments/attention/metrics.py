@@ -310,7 +310,8 @@ def head_statistics(q: np.ndarray, k: np.ndarray, truth: HeadTruth) -> dict[str,
         ``attn_entropy`` (mean row entropy in nats; log S is uniform attention),
         ``q_norm_q50``/``q_norm_q95``/``q_norm_max`` and the same for k, ``max_logit``
         (max qᵀk), ``q_anisotropy``/``k_anisotropy`` (largest eigenvalue of the second-moment
-        matrix over its trace: 1/d for isotropic inputs, 1 for inputs on a line).
+        matrix over its trace: 1/d for isotropic inputs, 1 for inputs on a line; left out for
+        all-zero inputs, where it is 0/0).
     """
     stats = {
         "attn_entropy": float(-np.mean(np.sum(truth.A * truth.log_A, axis=1))),
@@ -321,6 +322,8 @@ def head_statistics(q: np.ndarray, k: np.ndarray, truth: HeadTruth) -> dict[str,
         stats[f"{name}_norm_q50"] = float(np.quantile(norms, 0.5))
         stats[f"{name}_norm_q95"] = float(np.quantile(norms, 0.95))
         stats[f"{name}_norm_max"] = float(norms.max())
-        eig = np.linalg.eigvalsh(x.T @ x)
-        stats[f"{name}_anisotropy"] = float(eig[-1] / eig.sum())
+        if np.any(x):  # of all-zero x undefined (0/0): no row
+            scaled = np.ldexp(x, -int(np.frexp(np.max(np.abs(x)))[1]))  # exact, scale-free
+            eig = np.linalg.eigvalsh(scaled.T @ scaled)
+            stats[f"{name}_anisotropy"] = float(eig[-1] / eig.sum())
     return stats

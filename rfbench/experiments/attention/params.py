@@ -21,7 +21,8 @@ class Params(ExperimentParams):
     model: str = Field(
         "",
         description="a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
-        f"'' = {models.DEFAULT_MODEL} ({models.INSTALL})",
+        f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}) unless a path "
+        "of that name exists",
     )
     data: str = Field(
         "",
@@ -31,10 +32,11 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GPL-3 text, special tokens included)",
+        description="sequence lengths (tokens of the GPL-3 text, special tokens included; "
+        "clamped to the model's positions)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
-        [0, 1, 2, 3, 4, 5], min_length=1, description="model layers to measure"
+        [], description="model layers to measure ([] = every layer of the model)"
     )
     max_heads: int = Field(0, ge=0, description="measure the first N heads of each layer (0 = all)")
     estimators: Values[str] = Field(

@@ -105,11 +105,21 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
     return attend
 
 
-@functools.lru_cache(maxsize=2)
 def exact(model: str, sentences: int, tokens: int) -> np.ndarray:
     """The exact embeddings of the first ``sentences`` sentences, float32 encoder (cached on disk
-    by rfbench.models.embeddings: computed once, not once per worker process)."""
+    by rfbench.models.embeddings: computed once, not once per worker process; and in memory per
+    model identity)."""
+    return _exact(model, models.model_digest(model), sentences, tokens)
+
+
+@functools.lru_cache(maxsize=2)
+def _exact(model: str, digest: str, sentences: int, tokens: int) -> np.ndarray:
     return models.embeddings(model, texts.sentences()[:sentences], tokens, "float32")
+
+
+def clear_cache() -> None:
+    """Forget the exact embeddings held in memory (``--force``)."""
+    _exact.cache_clear()
 
 
 def scores(exact: np.ndarray, swapped: np.ndarray) -> tuple[float, float, float]:

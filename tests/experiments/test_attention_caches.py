@@ -1,0 +1,203 @@
+"""The attention experiment's caches are keyed on everything that shapes a number (issue 32.1):
+a model folder's every file and the encoder's code; --force recomputes them; a damaged cache
+file is computed again. Tiny synthetic BERT folders (tests/tiny_bert.py) keep it fast."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import tiny_bert
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+from rfbench.experiments.attention import swap
+from rfbench.results import load_results
+
+SMALL = ("--layers", "0,1", "--tokens", 32, "--m", 4, "--draws", 2, "--estimators",
+         "positive@iid", "--swap-m", 4, "--swap-sentences", 4, "--swap-trials", 1,
+         "--swap-tokens", 8)  # fmt: skip
+RUN = ("--backend", "serial", "--quiet", "--no-plot")
+KEY = ["kind", "estimator", "metric", "layer", "head", "m", "rank", "tokens"]
+
+
+def attention(model: Path, out: Path, data: Path, *extra: object) -> pd.DataFrame:
+    """Rows of a small run of ``model`` into ``out``, with the model cache under ``data``."""
+    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+        app,
+        [
+            "attention",
+            "--model",
+            str(model),
+            *map(str, SMALL),
+            "--out",
+            str(out),
+            *map(str, extra),
+            *RUN,
+        ],  # fmt: skip
+    )
+    assert res.exit_code == 0, res.output
+    return load_results(out)
+
+
+def numbers(rows: pd.DataFrame) -> pd.DataFrame:
+    cols = [c for c in KEY if c in rows]
+    return rows[[*cols, "value"]].sort_values(cols).reset_index(drop=True)
+
+
+def fresh(model: Path, tmp_path: Path, name: str) -> pd.DataFrame:
+    """The truth: the same run with an empty job cache and an empty model cache."""
+    return attention(model, tmp_path / name / "out.parquet", tmp_path / name / "data")
+
+
+def copy_with(src: Path, dst: Path, name: str, edit) -> Path:
+    shutil.copytree(src, dst)
+    blob = json.loads((dst / name).read_text())
+    edit(blob)
+    (dst / name).write_text(json.dumps(blob))
+    return dst
+
+
+def _four_heads(config: dict) -> None:
+    config["num_attention_heads"] = 4
+
+
+def _swap_letters(tok: dict) -> None:
+    vocab = tok["model"]["vocab"]
+    vocab["g"], vocab["n"] = vocab["n"], vocab["g"]  # "GNU GENERAL PUBLIC …" starts with g
+
+
+@pytest.mark.parametrize(("name", "edit"), [("config.json", _four_heads),
+                                            ("tokenizer.json", _swap_letters)])  # fmt: skip
+@pytest.mark.parametrize("force", [False, True])
+def test_an_edited_copy_of_a_model_gives_the_numbers_of_an_empty_cache(
+    tmp_path: Path, name: str, edit, force: bool
+) -> None:
+    """A copy of a folder with the same weights but another config.json (2 → 4 heads) or
+    tokenizer.json (two letters' ids swapped), run into the same output folder and model cache
+    after the original, gives what it gives from empty caches (with and without --force)."""
+    original = tiny_bert.make_model(tmp_path / "a")
+    edited = copy_with(original, tmp_path / "b", name, edit)
+    out, data = tmp_path / "runs" / "a.parquet", tmp_path / "data"
+    first = attention(original, out, data)
+    extra = ("--force",) if force else ()
+    rows = attention(edited, tmp_path / "runs" / "b.parquet", data, *extra)
+    truth = fresh(edited, tmp_path, "fresh")
+    pd.testing.assert_frame_equal(numbers(rows), numbers(truth))
+    assert set(rows["dataset"]) == set(truth["dataset"]) != set(first["dataset"])
+    if name == "config.json":
+        assert set(rows["head"].dropna()) == {0, 1, 2, 3}
+    assert not numbers(rows).equals(numbers(first))
+
+
+def test_force_recomputes_the_cached_activations(tmp_path: Path) -> None:
+    """--force computes every cache the run reads again: a cached activations file altered with
+    its recorded identity intact is replaced, and the rows are those of an empty cache."""
+    model = tiny_bert.make_model(tmp_path / "m")
+    out, data = tmp_path / "runs" / "o.parquet", tmp_path / "data"
+    first = attention(model, out, data)
+    for path in (data / "activations").glob("*.npz"):
+        with np.load(path) as f:
+            arrays = {k: f[k] for k in f.files}
+        for key in ("q", "embeddings"):
+            if key in arrays:
+                arrays[key] = 2 * arrays[key]
+        np.savez(path, **arrays)
+    again = attention(model, out, data, "--force")
+    pd.testing.assert_frame_equal(numbers(again), numbers(first))
+
+
+def test_a_damaged_activations_file_is_computed_again(tmp_path: Path) -> None:
+    """One flipped bit in each cached .npz (today: BadZipFile: Bad CRC-32 on every run)."""
+    model = tiny_bert.make_model(tmp_path / "m")
+    data = tmp_path / "data"
+    first = attention(model, tmp_path / "r1" / "o.parquet", data)
+    files = sorted((data / "activations").glob("*.npz"))
+    assert len(files) == 2  # the activations and the swap-in score's exact embeddings
+    for path in files:
+        blob = bytearray(path.read_bytes())
+        blob[len(blob) // 2] ^= 1
+        path.write_bytes(bytes(blob))
+    swap.clear_cache()  # as a new process: nothing held in memory
+    again = attention(model, tmp_path / "r2" / "o.parquet", data)
+    pd.testing.assert_frame_equal(numbers(again), numbers(first))
+    for path in files:  # replaced by whole files
+        with np.load(path) as f:
+            assert all(np.isfinite(f[k]).all() for k in f.files if f[k].dtype.kind == "f")
+
+
+def test_a_bad_config_sharing_the_weights_leaves_no_cache_behind(tmp_path: Path) -> None:
+    """A NaN-eps config is refused before anything is computed, so it cannot poison a cache."""
+    model = tiny_bert.make_model(tmp_path / "m")
+    bad = copy_with(model, tmp_path / "bad", "config.json",
+                    lambda c: c.update(layer_norm_eps=float("nan")))  # fmt: skip
+    data = tmp_path / "data"
+    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+        app,
+        [
+            "attention",
+            "--model",
+            str(bad),
+            *map(str, SMALL),
+            "--out",
+            str(tmp_path / "bad.parquet"),
+            *RUN,
+        ],  # fmt: skip
+    )
+    assert res.exit_code == 2 and "layer_norm_eps" in res.output
+    assert not (data / "activations").exists()
+    rows = attention(model, tmp_path / "runs" / "o.parquet", data, "--force")
+    pd.testing.assert_frame_equal(numbers(rows), numbers(fresh(model, tmp_path, "fresh")))
+
+
+def test_tokens_beyond_the_models_positions_are_clamped_before_the_memory_estimate(
+    tmp_path: Path,
+) -> None:
+    """--tokens 100000 on a 64-position model is the 64-token run (today: refused for the memory
+    of 100000 tokens); its rows say so."""
+    model = tiny_bert.make_model(tmp_path / "m")
+    rows = attention(model, tmp_path / "o.parquet", tmp_path / "data", "--tokens", "100000",
+                     "--max-memory", "1G", "--no-swap")  # fmt: skip
+    assert set(rows["tokens"]) == {64}
+    assert rows["note"].str.contains("tokens 100000 clamped to the model's 64 positions").all()
+
+
+def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_removes_it(
+    tmp_path: Path,
+) -> None:
+    """A folder where the activations file should be: the run computes without the cache and
+    says how to remove it (never a crash)."""
+    model = tiny_bert.make_model(tmp_path / "m")
+    data = tmp_path / "data"
+    first = attention(model, tmp_path / "r1" / "o.parquet", data, "--no-swap")
+    [path] = (data / "activations").glob("*.npz")
+    path.unlink()
+    (path / "x").mkdir(parents=True)
+    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+        app,
+        [
+            "attention",
+            "--model",
+            str(model),
+            *map(str, SMALL),
+            "--no-swap",
+            "--out",
+            str(tmp_path / "r2" / "o.parquet"),
+            *RUN,
+        ],  # fmt: skip
+    )
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"remove it with: rm -r '{path}'") == 1  # once, not once per job
+    pd.testing.assert_frame_equal(numbers(load_results(tmp_path / "r2" / "o.parquet")),
+                                  numbers(first))  # fmt: skip
+
+
+def test_clamped_lengths_keep_one_asked_exactly() -> None:
+    from rfbench.experiments.attention.experiment import _clamped
+
+    assert _clamped([100000, 512, 128], 512) == {512: 512, 128: 128}
+    assert _clamped([100000, 600], 512) == {512: 100000}
