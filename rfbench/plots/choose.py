@@ -100,7 +100,10 @@ def _headline(rows: pd.DataFrame) -> str | None:
     present = set(rows["metric"])
     candidates = [m for m in HEADLINE if m in present]
     with_theory = [m for m in candidates if f"theory_{m}" in present]
-    return (with_theory or candidates or [None])[0]
+    if candidates:
+        return (with_theory or candidates)[0]
+    # a plugin's own metrics: the first measured one
+    return next((m for m in dict.fromkeys(rows["metric"]) if not m.startswith("theory_")), None)
 
 
 def _with_metric(part: pd.DataFrame, rows: pd.DataFrame, x_metric: str) -> pd.DataFrame:

@@ -123,7 +123,8 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
     x = s.x
     y = [float("nan") if v is None else v for v in s.y]
     if s.kind == THEORY and (len(x) == 1 or s.points):  # a dash at each point
-        ax.plot(x, y, color=s.colour, marker="_", ms=14, mew=1.5, linestyle="none")
+        ax.plot(x, y, color=s.colour, marker="_", ms=7 if s.points else 14, mew=1.5,
+                linestyle="none")  # fmt: skip
         return
     if s.kind == THEORY:
         ax.plot(x, y, color=s.colour, **THEORY_STYLE)
