@@ -284,6 +284,8 @@ class _Layout:
             spread=self.hint.spread,
         )
         data.x_log = x is not None and _spans(measured[x], X_LOG_SPAN)
+        if x == "theta":
+            data.x_ticks = _angle_ticks(measured[x])
         _set_y_scale(data, always=bool(self.hint.y_log))
         if data.y_log:
             _drop_empty_panels(data)
@@ -396,6 +398,17 @@ class _Layout:
         what += f" vs {words.parameter_words(x).split(' (')[0]}" if x else " per estimator"
         what = what[0].upper() + what[1:] if not fixed else what
         return f"{', '.join(fixed)}: {what}" if fixed else what
+
+
+ANGLE_TICKS = ("0", "π/4", "π/2", "3π/4", "π")
+
+
+def _angle_ticks(theta: pd.Series) -> list[tuple[float, str]] | None:
+    """θ ∈ [0, π] at multiples of π/4, when the angles span at least π/2."""
+    values = theta.dropna().astype(float)
+    if values.empty or values.max() - values.min() < math.pi / 2:
+        return None
+    return [(k * math.pi / 4, text) for k, text in enumerate(ANGLE_TICKS)]
 
 
 def _drop_empty_panels(data: PlotData) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rfbench.plots.series import BASELINE, LEVEL, MEASURED, THEORY, PlotData, Series
+from rfbench.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
 from rfbench.plots.style import apply
 
 SOFTWARE = "rfbench"
@@ -70,8 +70,8 @@ BASELINE_STYLES = (":", "-.", (0, (1, 3)), (0, (5, 1, 1, 1)))
 THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 #: error bands and bars only while a panel has at most this many curves (more is a thicket)
 MAX_BANDS = 8
-#: inches of figure height per legend entry (the legend must not be cut off)
-LEGEND_ROW = 0.17
+#: inches of figure height per legend entry (the legend must not be cut off), per category row
+LEGEND_ROW, CATEGORY_ROW = 0.17, 0.2
 
 
 def render(data: PlotData):
@@ -83,16 +83,21 @@ def render(data: PlotData):
     ncols = min(COLUMNS, n)
     nrows = -(-n // ncols)
     categorical = data.categorical
-    width = PANEL_WIDTH * ncols * (1.3 if categorical else 1.0) * (1.4 if n == 1 else 1.0)
-    height = max(PANEL_HEIGHT * nrows, LEGEND_ROW * (len(data.legend_entries()) + 3))
+    panel_height = PANEL_HEIGHT
+    if categorical:  # estimators down the side, one row each: names read horizontally
+        panel_height = max(PANEL_HEIGHT, 0.6 + CATEGORY_ROW * len(_categories(data.panels[0])))
+    width = PANEL_WIDTH * ncols * (1.4 if n == 1 else 1.0)
+    height = max(panel_height * nrows, LEGEND_ROW * (len(data.legend_entries()) + 3))
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained",
-        sharey=not categorical and nrows * ncols > 1,
+        sharey=nrows * ncols > 1,
     )  # fmt: skip
     for ax, panel in zip(axes.flat, data.panels, strict=False):
         baseline = 0
         bands = data.spread and sum(s.kind == MEASURED for s in panel.series) <= MAX_BANDS
-        for s in panel.series:
+        if categorical:
+            _draw_categories(ax, panel, bands)
+        for s in [] if categorical else panel.series:
             if s.kind in (BASELINE, LEVEL):
                 _draw(ax, s, BASELINE_STYLES[baseline % len(BASELINE_STYLES)], bands)
                 baseline += 1
@@ -102,10 +107,11 @@ def render(data: PlotData):
         _axes(ax, data)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
+    value_label, side_label = (data.y_label, "") if categorical else (data.x_label, data.y_label)
     for ax in axes[-1, :]:
-        ax.set_xlabel(data.x_label)
+        ax.set_xlabel(value_label)
     for ax in axes[:, 0]:
-        ax.set_ylabel(data.y_label)
+        ax.set_ylabel(side_label)
     fig.suptitle(data.title, fontsize=9)
     _legend(fig, data)
     if data.notes:
@@ -145,17 +151,45 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         ax.fill_between(x, lo, hi, color=s.colour, alpha=0.18, linewidth=0)
 
 
+def _categories(panel: Panel) -> list[str]:
+    return list(dict.fromkeys(v for s in panel.series for v in s.x))
+
+
+def _draw_categories(ax, panel: Panel, bands: bool) -> None:
+    """One row per category (estimator), top to bottom in order: the value with its error bar,
+    the closed form as a tick, baselines as vertical lines."""
+    rows = {c: -i for i, c in enumerate(_categories(panel))}
+    baseline = 0
+    for s in panel.series:
+        if s.kind in (BASELINE, LEVEL) or not s.x:
+            if s.y and s.y[0] is not None:
+                style = BASELINE_STYLES[baseline % len(BASELINE_STYLES)]
+                ax.axvline(s.y[0], color=s.colour, linestyle=style, lw=1.2)
+            baseline += s.kind != THEORY
+            continue
+        pos = [rows[c] for c in s.x]
+        y = [float("nan") if v is None else v for v in s.y]
+        if s.kind == THEORY:
+            ax.plot(y, pos, color=s.colour, marker="|", ms=12, mew=1.5, linestyle="none")
+            continue
+        err = None
+        if bands and s.lo is not None and any(v is not None for v in s.lo):
+            low = [0.0 if lo is None else v - lo for v, lo in zip(y, s.lo, strict=True)]
+            err = [low, [0.0 if hi is None else hi - v for v, hi in zip(y, s.hi, strict=True)]]
+        ax.errorbar(y, pos, xerr=err, color=s.colour, marker=s.marker, linestyle="none", ms=4,
+                    capsize=2)  # fmt: skip
+    ax.set_yticks(list(rows.values()), list(rows))
+
+
 def _axes(ax, data: PlotData) -> None:
     if data.y_log:
-        ax.set_yscale("log")
+        (ax.set_xscale if data.categorical else ax.set_yscale)("log")
         if data.y_range:
-            ax.set_ylim(*data.y_range)
+            (ax.set_xlim if data.categorical else ax.set_ylim)(*data.y_range)
     if data.x_log:
         ax.set_xscale("log")
-    if data.categorical:
-        ax.tick_params(axis="x", labelrotation=35)
-        for label in ax.get_xticklabels():
-            label.set_horizontalalignment("right")
+    if data.x_ticks:
+        ax.set_xticks([v for v, _ in data.x_ticks], [t for _, t in data.x_ticks])
     ax.grid(alpha=0.3)
 
 
@@ -177,7 +211,10 @@ def _legend(fig, data: PlotData) -> None:
             ls = "none" if s.points else "-"
             handles.append(Line2D([], [], color=s.colour, marker=s.marker, linestyle=ls,
                                   label=s.label))  # fmt: skip
-    if theory:
+    if theory and data.categorical:
+        handles.append(Line2D([], [], color="0.3", marker="|", ms=8, mew=1.5, linestyle="none",
+                              label="closed form"))  # fmt: skip
+    elif theory:
         handles.append(Line2D([], [], color="0.3", label="closed form", **THEORY_STYLE))
     if handles:
         fig.legend(handles=handles, loc="outside right center", fontsize=7,

@@ -47,7 +47,10 @@ class PlotData:
 
     ``y_range``: the informative (low, high) of a log axis — round-off zeros fall below it;
     ``notes``: short sentences under the chart (what was aggregated, what was left out);
-    ``spread``: draw the error bars or quartile bands of the series."""
+    ``spread``: draw the error bars or quartile bands of the series; ``x_ticks``: (value, text)
+    pairs where the x axis reads better in other words (θ in multiples of π/4);
+    ``categorical``: x holds category names (estimators), which renderers may lay out down the
+    side."""
 
     title: str
     x_label: str
@@ -59,6 +62,7 @@ class PlotData:
     y_range: tuple[float, float] | None = None
     notes: list[str] = field(default_factory=list)
     spread: bool = True
+    x_ticks: list[tuple[float, str]] | None = None
 
     @property
     def series(self) -> list[Series]:

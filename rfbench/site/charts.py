@@ -65,10 +65,19 @@ def plotly_spec(data: PlotData) -> dict:
             key = (s.label, s.kind)
             traces.append(_trace(s, data, f"x{suffix}", f"y{suffix}", span, key not in shown))
             shown.add(key)
-        layout[f"xaxis{suffix}"] = _axis(data.x_label if i > n - columns else "", data.x_log,
-                                         None, data.categorical)  # fmt: skip
-        layout[f"yaxis{suffix}"] = _axis(data.y_label if (i - 1) % columns == 0 else "",
-                                         data.y_log, data.y_range, False)  # fmt: skip
+        bottom, left = i > n - columns, (i - 1) % columns == 0
+        if data.categorical:  # estimators down the side, values across (as the PNG)
+            layout[f"xaxis{suffix}"] = _axis(data.y_label if bottom else "", data.y_log,
+                                             data.y_range, False)  # fmt: skip
+            layout[f"yaxis{suffix}"] = {**_axis("", False, None, True), "autorange": "reversed"}
+        else:
+            layout[f"xaxis{suffix}"] = _axis(data.x_label if bottom else "", data.x_log, None,
+                                             False)  # fmt: skip
+            layout[f"yaxis{suffix}"] = _axis(data.y_label if left else "", data.y_log,
+                                             data.y_range, False)  # fmt: skip
+            if data.x_ticks:
+                layout[f"xaxis{suffix}"]["tickvals"] = [v for v, _ in data.x_ticks]
+                layout[f"xaxis{suffix}"]["ticktext"] = [t for _, t in data.x_ticks]
         if panel.title:
             annotations.append({
                 "text": _text(panel.title), "showarrow": False, "xref": f"x{suffix} domain",
@@ -131,6 +140,20 @@ def _trace(s: Series, data: PlotData, xaxis: str, yaxis: str, span: list, legend
         ]
         trace["error_y"] = {"type": "data", "array": _plain(up), "arrayminus": _plain(down),
                             "visible": True}  # fmt: skip
+    if data.categorical:
+        return _across(trace, data)
+    return trace
+
+
+def _across(trace: dict, data: PlotData) -> dict:
+    """A categorical trace laid out across: values on x, categories down y."""
+    trace["x"], trace["y"] = trace["y"], trace["x"]
+    if "error_y" in trace:
+        trace["error_x"] = trace.pop("error_y")
+    if trace["marker"]["symbol"] == "line-ew-open":
+        trace["marker"]["symbol"] = "line-ns-open"
+    name = trace["name"]
+    trace["hovertemplate"] = f"{name}<br>{_text(data.y_label)}=%{{x:.5g}}<extra></extra>"
     return trace
 
 

@@ -185,3 +185,27 @@ def test_numbers_in_titles(x: float) -> None:
 
     assert setting("r", x) == f"r = {x:g}"
     assert setting("theta", math.pi / 4) == "θ = 0.25π"
+
+
+def test_angles_read_in_multiples_of_pi() -> None:
+    data = plot_data(pointwise_rows())
+    assert [text for _, text in data.x_ticks] == ["0", "π/4", "π/2", "3π/4", "π"]
+
+
+def test_one_value_per_estimator_is_a_dot_plot_with_names_down_the_side() -> None:
+    """qmc: nothing varies along a curve; the estimators' names read horizontally, the closed
+    form a tick on the estimator's row."""
+    import matplotlib.pyplot as plt
+
+    records = []
+    for i, est in enumerate(("trig@orf", "hyperbolic@orf", "trig@halton")):
+        base = {"estimator": est, "kernel": "softmax", "dataset": "wine", "m": 512}
+        records.append({**base, "metric": "mse", "value": 0.01 * (i + 1), "stderr": 0.001})
+        records.append({**base, "metric": "theory_mse", "value": 0.011 * (i + 1)})
+    data = plot_data(_rows(records, "qmc"))
+    assert data.categorical and data.title == "Softmax kernel, wine, m = 512: MSE per estimator"
+    fig = render(data)
+    names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert names == ["trig@orf", "hyperbolic@orf", "trig@halton"]
+    assert fig.axes[0].get_xlabel() == "MSE"
+    plt.close(fig)

@@ -40,3 +40,30 @@ def test_the_chart_has_the_figures_title_and_one_entry_per_estimator() -> None:
     )
     named = [t["name"] for t in spec["data"] if t["showlegend"]]
     assert named == ["trig@iid", "hyperbolic@iid"]
+
+
+def _per_estimator_rows() -> pd.DataFrame:
+    """One value per estimator and data set (qmc-like: nothing varies along a curve), with a
+    closed form for one estimator and an exact baseline."""
+    records = []
+    for dataset in ("wine", "boston"):
+        for i, est in enumerate(("trig@orf", "hyperbolic@orf", "angular-hybrid@orf")):
+            base = {"experiment": "qmc", "figure": "", "estimator": est, "kernel": "softmax",
+                    "dataset": dataset, "n_trials": 20, "m": 64}  # fmt: skip
+            records.append({**base, "metric": "mse", "value": 0.01 * (i + 1), "stderr": 0.001})
+            if i == 0:
+                records.append({**base, "metric": "theory_mse", "value": 0.012, "stderr": None})
+    return pd.DataFrame(records)
+
+
+def test_every_spec_is_a_valid_plotly_figure() -> None:
+    """Plotly's own validator accepts the spec (subplots, categories across, closed forms)."""
+    import plotly.graph_objects as go
+
+    for rows in (_rows(), _per_estimator_rows()):
+        spec = chart_spec(rows)
+        go.Figure(data=spec["data"], layout=spec["layout"])  # raises on an unknown property
+    spec = chart_spec(_per_estimator_rows())
+    assert spec["layout"]["grid"] == {"rows": 1, "columns": 2, "pattern": "independent"}
+    assert spec["layout"]["yaxis"]["type"] == "category"  # estimators down the side
+    assert {a["text"] for a in spec["layout"]["annotations"]} == {"wine", "boston"}
