@@ -453,6 +453,19 @@ def _set_y_scale(data: PlotData, always: bool = False) -> None:
         return
     data.y_log = True
     data.y_range = (informative[0] / 2, informative[-1] * 2)
-    tiny = [v for s in data.series for v in s.y if v is not None and v < informative[0]]
+    floor = informative[0]
+    tiny = 0
+    for s in data.series:
+        below = [v is not None and v < floor for v in s.y]
+        tiny += sum(below)
+        s.y = [None if b else v for v, b in zip(s.y, below, strict=True)]
+        if s.lo is not None:
+            s.lo = [
+                None if b or lo is None else max(lo, floor / 2)
+                for lo, b in zip(s.lo, below, strict=True)
+            ]
+            s.hi = [None if b else hi for hi, b in zip(s.hi, below, strict=True)]
     if tiny:
-        data.notes.append(f"{len(tiny)} value(s) of 0 or at round-off (exact there) below the axis")
+        data.notes.append(
+            f"{tiny} value(s) of 0 or at round-off (exact there) left off the log axis"
+        )
