@@ -50,7 +50,11 @@ NOT_SETTINGS = {
 TITLE_ORDER = ("kernel", "dataset", "r", "d", "m", "n", "sigma", "theta")
 #: Integer columns that index replicates of one setting: always a distribution, never an axis.
 REPLICATES = ("rep", "head", "seed")
-MAX_PANELS = 6
+MAX_PANELS = 9
+#: beyond this many estimators a chart shows the SHOWN_BEST best of them
+MAX_ESTIMATORS, SHOWN_BEST = 24, 12
+#: metrics where larger is better (the others are errors, costs or fractions of failures)
+HIGHER_IS_BETTER = {"accuracy", "val_accuracy", "swap_cosine", "swap_spearman", "rf_conformity"}
 #: a parameter with at most this many values may become panels
 FEW = 4
 #: on a log axis, positive values below this fraction of the median are round-off of an exact
@@ -223,7 +227,19 @@ class _Layout:
             return self.hint.x
         preferred = [c for c in X_AXES if c in along]
         others = sorted((c for c in along if c not in X_AXES), key=lambda c: -measured[c].nunique())
-        return (preferred + others or [None])[0]
+        ranked = preferred + others
+        grid = [c for c in ranked if self._on_a_grid(measured, c)]
+        return (grid or ranked or [None])[0]
+
+    def _on_a_grid(self, measured: pd.DataFrame, column: str) -> bool:
+        """Whether the estimators share ``column``'s values (m = 8, 16, 32 for all) rather than
+        each having its own (a σ tuned per estimator): a shared grid makes a better x axis."""
+        panels = measured.groupby(self.panels, dropna=False) if self.panels else [(None, measured)]
+        for _, part in panels:
+            per_estimator = part.groupby("estimator")[column].nunique().mean()
+            if part[column].nunique() > 1.5 * per_estimator:
+                return False
+        return True
 
     def _settle_rest(self, measured: pd.DataFrame, x: str | None) -> None:
         """Columns still varying within a panel, estimator and x: a distribution, panels or one
@@ -265,6 +281,9 @@ class _Layout:
         self._settle_rest(measured, x)
         measured = self.main[~self.main["estimator"].isin(self.baseline_names)]
         estimators = list(dict.fromkeys(measured["estimator"]))
+        if len(estimators) > MAX_ESTIMATORS:
+            estimators = self._best(measured, estimators)
+            measured = measured[measured["estimator"].isin(estimators)]
         if x is None and len(estimators) < 2 and not self.panels:
             return None
         self.x = x
@@ -283,7 +302,7 @@ class _Layout:
             notes=self.notes,
             spread=self.hint.spread,
         )
-        data.x_log = x is not None and _spans(measured[x], X_LOG_SPAN)
+        data.x_log = x is not None and bool(_spans(measured[x], X_LOG_SPAN))
         if x == "theta":
             data.x_ticks = _angle_ticks(measured[x])
         _set_y_scale(data, always=bool(self.hint.y_log))
@@ -291,9 +310,28 @@ class _Layout:
             _drop_empty_panels(data)
         return data
 
+    def _best(self, measured: pd.DataFrame, estimators: list[str]) -> list[str]:
+        """The :data:`SHOWN_BEST` estimators with the best median metric (a grid of a hundred
+        estimators is a thicket of lines); the others stay in the file, a note says so."""
+        higher = self.metric in HIGHER_IS_BETTER
+        median = measured.groupby("estimator", sort=False)["value"].median()
+        best = median.sort_values(ascending=not higher).index[:SHOWN_BEST]
+        kept = [e for e in estimators if e in set(best)]
+        self.main = self.main[
+            self.main["estimator"].isin([*kept, *self.baseline_names])
+        ]  # fmt: skip
+        self.theory = self.theory[self.theory["estimator"].isin(kept)]
+        word = "highest" if higher else "lowest"
+        self.notes.append(
+            f"the {len(kept)} of {len(estimators)} estimators with the {word} median "
+            f"{words.short_metric(self.metric)} shown; all are in the file"
+        )
+        return kept
+
     def _points(self, measured: pd.DataFrame, x: str) -> bool:
-        """The x values are different inputs (a user's pairs with their own norms): no lines."""
-        keys = [*self.panels, "estimator", x]
+        """The x values are different inputs (a user's pairs with their own norms, the same for
+        every estimator): no lines between them."""
+        keys = [*self.panels, x]
         inputs = [
             c for c in measured.columns if c not in NOT_SETTINGS and c not in keys
             and _varies(measured, c) and _determines(measured, keys, c)

@@ -72,6 +72,10 @@ THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 MAX_BANDS = 8
 #: inches of figure height per legend entry (the legend must not be cut off), per category row
 LEGEND_ROW, CATEGORY_ROW = 0.17, 0.2
+#: a log x axis with at most this many distinct values is ticked at them
+MAX_DATA_TICKS = 8
+#: legend entries per column of the legend; inches of figure width per legend column
+LEGEND_COLUMN, LEGEND_WIDTH = 20, 1.8
 
 
 def render(data: PlotData):
@@ -86,8 +90,10 @@ def render(data: PlotData):
     panel_height = PANEL_HEIGHT
     if categorical:  # estimators down the side, one row each: names read horizontally
         panel_height = max(PANEL_HEIGHT, 0.6 + CATEGORY_ROW * len(_categories(data.panels[0])))
-    width = PANEL_WIDTH * ncols * (1.4 if n == 1 else 1.0)
-    height = max(panel_height * nrows, LEGEND_ROW * (len(data.legend_entries()) + 3))
+    entries = len(data.legend_entries()) + 1
+    legend_columns = 1 + entries // LEGEND_COLUMN
+    width = PANEL_WIDTH * ncols * (1.4 if n == 1 else 1.0) + LEGEND_WIDTH * legend_columns
+    height = max(panel_height * nrows, LEGEND_ROW * (entries / legend_columns + 3))
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained",
         sharey=nrows * ncols > 1,
@@ -187,10 +193,25 @@ def _axes(ax, data: PlotData) -> None:
         if data.y_range:
             (ax.set_xlim if data.categorical else ax.set_ylim)(*data.y_range)
     if data.x_log:
-        ax.set_xscale("log")
+        _plain_log_ticks(ax, data)
     if data.x_ticks:
         ax.set_xticks([v for v, _ in data.x_ticks], [t for _, t in data.x_ticks])
     ax.grid(alpha=0.3)
+
+
+def _plain_log_ticks(ax, data: PlotData) -> None:
+    """A log x axis ticked at the data's own values in plain numbers (m = 16, 32, 64) when they
+    are few, else at powers of ten only (minor labels such as 3×10⁰ crowd each other)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    xs = sorted({v for s in data.series for v in s.x if isinstance(v, int | float) and v > 0})
+    if 1 < len(xs) <= MAX_DATA_TICKS:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        formatter = ScalarFormatter()
+        formatter.set_scientific(False)
+        ax.xaxis.set_major_formatter(formatter)
 
 
 def _legend(fig, data: PlotData) -> None:
@@ -211,11 +232,12 @@ def _legend(fig, data: PlotData) -> None:
             ls = "none" if s.points else "-"
             handles.append(Line2D([], [], color=s.colour, marker=s.marker, linestyle=ls,
                                   label=s.label))  # fmt: skip
-    if theory and data.categorical:
-        handles.append(Line2D([], [], color="0.3", marker="|", ms=8, mew=1.5, linestyle="none",
-                              label="closed form"))  # fmt: skip
+    ticks = any(s.kind == THEORY and s.points for s in data.series)
+    if theory and (data.categorical or ticks):
+        handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,
+                              mew=1.5, linestyle="none", label="closed form"))  # fmt: skip
     elif theory:
         handles.append(Line2D([], [], color="0.3", label="closed form", **THEORY_STYLE))
     if handles:
         fig.legend(handles=handles, loc="outside right center", fontsize=7,
-                   ncol=1 + len(handles) // 20, frameon=False)  # fmt: skip
+                   ncol=1 + len(handles) // LEGEND_COLUMN, frameon=False)  # fmt: skip

@@ -209,3 +209,27 @@ def test_one_value_per_estimator_is_a_dot_plot_with_names_down_the_side() -> Non
     assert names == ["trig@orf", "hyperbolic@orf", "trig@halton"]
     assert fig.axes[0].get_xlabel() == "MSE"
     plt.close(fig)
+
+
+def test_x_is_the_shared_grid_not_a_setting_tuned_per_estimator() -> None:
+    """DERF Fig. 3: accuracy vs m with σ tuned per (estimator, m); σ is no x axis."""
+    records = []
+    for i, est in enumerate(("trig@orf", "positive@orf")):
+        for m in (8, 16, 32, 64):
+            records.append({"estimator": est, "kernel": "gaussian", "dataset": "wine", "d": 13,
+                            "m": m, "sigma": 0.3 + 0.01 * m + 0.1 * i, "metric": "accuracy",
+                            "value": 0.5 + m / 200})  # fmt: skip
+    data = plot_data(_rows(records, "classify"))
+    assert data.x_label == "projections m" and not any(s.points for s in data.series)
+
+
+def test_a_grid_of_many_estimators_shows_the_twelve_best_and_says_so() -> None:
+    records = []
+    for i in range(30):
+        for r in (0.5, 1.0):
+            records.append({"estimator": f"c{i}@iid", "kernel": "softmax", "r": r,
+                            "metric": "rel_frob", "value": (i + 1) * r})  # fmt: skip
+    data = plot_data(_rows(records, "gram"))
+    labels = [s.label for s in data.legend_entries()]
+    assert labels == [f"c{i}@iid" for i in range(12)]  # the lowest errors
+    assert any("12 of 30 estimators" in note for note in data.notes)
