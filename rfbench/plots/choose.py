@@ -1,4 +1,5 @@
-"""Choose what the chart of a result file shows, from what varies in its rows.
+"""Choose what the chart of a result file shows, from what varies in its rows (scales:
+:mod:`rfbench.plots.scales`).
 
 A result file is tidy (one row per point and metric), so one rule serves every experiment:
 
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from rfbench.plots import palette, words
+from rfbench.plots import palette, scales, words
 from rfbench.plots.run_views import Hint, hint_for
 from rfbench.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
 
@@ -57,12 +58,6 @@ MAX_ESTIMATORS, SHOWN_BEST = 24, 12
 HIGHER_IS_BETTER = {"accuracy", "val_accuracy", "swap_cosine", "swap_spearman", "rf_conformity"}
 #: a parameter with at most this many values may become panels
 FEW = 4
-#: on a log axis, positive values below this fraction of the median are round-off of an exact
-#: point (an estimator exact at θ = 0, say): the axis stops above them and a note says so
-ROUND_OFF_FRACTION = 1e-9
-#: a log y axis when the positive values span more than this factor; a log x axis likewise
-LOG_SPAN = 100.0
-X_LOG_SPAN = 20.0
 
 
 def plot_data(rows: pd.DataFrame, hint: Hint | None = None) -> PlotData | None:
@@ -302,12 +297,12 @@ class _Layout:
             notes=self.notes,
             spread=self.hint.spread,
         )
-        data.x_log = x is not None and bool(_spans(measured[x], X_LOG_SPAN))
+        data.x_log = x is not None and scales.spans(measured[x], scales.X_LOG_SPAN)
         if x == "theta":
-            data.x_ticks = _angle_ticks(measured[x])
-        _set_y_scale(data, always=bool(self.hint.y_log))
+            data.x_ticks = scales.angle_ticks(measured[x])
+        scales.set_y_scale(data, always=bool(self.hint.y_log))
         if data.y_log:
-            _drop_empty_panels(data)
+            scales.drop_empty_panels(data)
         return data
 
     def _best(self, measured: pd.DataFrame, estimators: list[str]) -> list[str]:
@@ -438,72 +433,5 @@ class _Layout:
         return f"{', '.join(fixed)}: {what}" if fixed else what
 
 
-ANGLE_TICKS = ("0", "π/4", "π/2", "3π/4", "π")
-
-
-def _angle_ticks(theta: pd.Series) -> list[tuple[float, str]] | None:
-    """θ ∈ [0, π] at multiples of π/4, when the angles span at least π/2."""
-    values = theta.dropna().astype(float)
-    if values.empty or values.max() - values.min() < math.pi / 2:
-        return None
-    return [(k * math.pi / 4, text) for k, text in enumerate(ANGLE_TICKS)]
-
-
-def _drop_empty_panels(data: PlotData) -> None:
-    """On a log axis, a panel whose values are all 0 (float64 adds no error to itself) is a note,
-    not an empty box."""
-    kept = []
-    for panel in data.panels:
-        if any(v is not None and v > 0 for s in panel.series for v in s.y):
-            kept.append(panel)
-        else:
-            data.notes.append(f"{panel.title}: all values 0 (not drawn on the log axis)")
-    if kept:
-        data.panels = kept
-
-
 def _finite(value: float) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
-
-
-def _spans(column: pd.Series, factor: float) -> bool:
-    values = column.dropna().astype(float)
-    values = values[values > 0]
-    return (
-        len(values) == len(column.dropna())
-        and len(values) > 1
-        and (values.max() / values.min() >= factor)
-    )
-
-
-def _set_y_scale(data: PlotData, always: bool = False) -> None:
-    """A log y axis when the positive values span more than :data:`LOG_SPAN`, starting above the
-    round-off of exact points (which a note then counts)."""
-    ys = [v for s in data.series for v in s.y if v is not None]
-    if not ys or min(ys) < 0:
-        return
-    positive = sorted(v for v in ys if v > 0)
-    if not positive:
-        return
-    median = positive[len(positive) // 2]
-    informative = [v for v in positive if v >= ROUND_OFF_FRACTION * median]
-    if informative[-1] / informative[0] < LOG_SPAN and not always:
-        return
-    data.y_log = True
-    data.y_range = (informative[0] / 2, informative[-1] * 2)
-    floor = informative[0]
-    tiny = 0
-    for s in data.series:
-        below = [v is not None and v < floor for v in s.y]
-        tiny += sum(below)
-        s.y = [None if b else v for v, b in zip(s.y, below, strict=True)]
-        if s.lo is not None:
-            s.lo = [
-                None if b or lo is None else max(lo, floor / 2)
-                for lo, b in zip(s.lo, below, strict=True)
-            ]
-            s.hi = [None if b else hi for hi, b in zip(s.hi, below, strict=True)]
-    if tiny:
-        data.notes.append(
-            f"{tiny} value(s) of 0 or at round-off (exact there) left off the log axis"
-        )
