@@ -109,21 +109,27 @@ def render(data: PlotData):
                 baseline += 1
             else:
                 _draw(ax, s, "-", bands)
-        ax.set_title(panel.title, fontsize=8)
+        ax.set_title(_plain_text(panel.title), fontsize=8)
         _axes(ax, data)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     value_label, side_label = (data.y_label, "") if categorical else (data.x_label, data.y_label)
     for ax in axes[-1, :]:
-        ax.set_xlabel(value_label)
+        ax.set_xlabel(_plain_text(value_label))
     for ax in axes[:, 0]:
-        ax.set_ylabel(side_label)
-    fig.suptitle(data.title, fontsize=9)
+        ax.set_ylabel(_plain_text(side_label))
+    fig.suptitle(_plain_text(data.title), fontsize=9)
     _legend(fig, data)
     if data.notes:
-        fig.text(0.0, 0.0, "\n".join(data.notes), fontsize=6, color="0.35", ha="left", va="top",
+        notes = _plain_text("\n".join(data.notes))
+        fig.text(0.0, 0.0, notes, fontsize=6, color="0.35", ha="left", va="top",
                  transform=fig.transFigure)  # fmt: skip
     return fig
+
+
+def _plain_text(text: str) -> str:
+    """Text shown as written: a '$' in a data set or estimator name starts no mathtext."""
+    return text.replace("$", r"\$")
 
 
 def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
@@ -184,7 +190,7 @@ def _draw_categories(ax, panel: Panel, bands: bool) -> None:
             err = [low, [0.0 if hi is None else hi - v for v, hi in zip(y, s.hi, strict=True)]]
         ax.errorbar(y, pos, xerr=err, color=s.colour, marker=s.marker, linestyle="none", ms=4,
                     capsize=2)  # fmt: skip
-    ax.set_yticks(list(rows.values()), list(rows))
+    ax.set_yticks(list(rows.values()), [_plain_text(c) for c in rows])
 
 
 def _axes(ax, data: PlotData) -> None:
@@ -227,11 +233,11 @@ def _legend(fig, data: PlotData) -> None:
         if s.kind in (BASELINE, LEVEL):
             ls = BASELINE_STYLES[baseline % len(BASELINE_STYLES)]
             baseline += 1
-            handles.append(Line2D([], [], color=s.colour, linestyle=ls, label=s.label))
+            handles.append(Line2D([], [], color=s.colour, linestyle=ls, label=_plain_text(s.label)))
         else:
             ls = "none" if s.points else "-"
             handles.append(Line2D([], [], color=s.colour, marker=s.marker, linestyle=ls,
-                                  label=s.label))  # fmt: skip
+                                  label=_plain_text(s.label)))  # fmt: skip
     ticks = any(s.kind == THEORY and s.points for s in data.series)
     if theory and (data.categorical or ticks):
         handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,

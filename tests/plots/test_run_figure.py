@@ -233,3 +233,17 @@ def test_a_grid_of_many_estimators_shows_the_twelve_best_and_says_so() -> None:
     labels = [s.label for s in data.legend_entries()]
     assert labels == [f"c{i}@iid" for i in range(12)]  # the lowest errors
     assert any("12 of 30 estimators" in note for note in data.notes)
+
+
+def test_names_with_dollars_are_drawn_as_written(tmp_path: Path) -> None:
+    """A data file or plugin estimator named with '$' signs starts no mathtext (which would fail
+    to parse or change the name)."""
+    import matplotlib.pyplot as plt
+
+    rows = pointwise_rows(estimators=("trig@iid", "my$_$est@iid"))
+    rows["dataset"] = "q$^$k.npz@abc"
+    fig = render(plot_data(rows))
+    fig.canvas.draw()  # parses every text
+    (legend,) = fig.legends
+    assert "my$_$est@iid" in [t.get_text().replace("\\$", "$") for t in legend.get_texts()]
+    plt.close(fig)
