@@ -34,19 +34,3 @@ def test_no_plot_and_a_foreign_png(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, [*ARGS, "--out", str(out)])
     assert done.exit_code == 0, done.output
     assert "figure not drawn" in done.output and mine.read_bytes() == blob
-
-
-def test_round_off_values_do_not_set_a_log_axis() -> None:
-    """An estimator exact at a point gives 1e-16 there; the axis shows the informative range."""
-    import matplotlib.pyplot as plt
-
-    from rfbench.plots.generic import _clip_round_off
-
-    fig, ax = plt.subplots()
-    values = [2e-16, 0.01, 0.5, 1.0, 3.0]
-    ax.plot(range(5), values)
-    ax.set_yscale("log")
-    _clip_round_off(ax, values)
-    low = ax.get_ylim()[0]
-    assert 1e-3 < low < 0.01 and any("round-off" in t.get_text() for t in ax.texts)
-    plt.close(fig)

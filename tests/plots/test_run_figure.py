@@ -1,0 +1,249 @@
+"""The figure drawn after every run is readable: lines over the varying parameter, one colour
+per estimator, the fixed settings in the title in words, closed forms dashed, baselines as
+reference lines, the legend inside the saved picture and no warning on the terminal."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfbench.plots.choose import plot_data
+from rfbench.plots.generic import draw_result, render
+from rfbench.plots.palette import assign
+from rfbench.plots.series import LEVEL, MEASURED, THEORY
+
+THETAS = np.linspace(0, np.pi, 5)
+
+
+def _rows(records: list[dict], experiment: str) -> pd.DataFrame:
+    df = pd.DataFrame(records)
+    df["experiment"] = experiment
+    df["figure"] = ""
+    if "stderr" not in df:
+        df["stderr"] = np.nan
+    df["n_trials"] = 100
+    return df
+
+
+def pointwise_rows(estimators=("trig@iid", "hyperbolic@iid"), round_off: bool = False):
+    records = []
+    for i, est in enumerate(estimators):
+        for theta in THETAS:
+            value = 0.01 * (i + 1) * 10**theta
+            if round_off and theta == 0:
+                value = 2e-16  # exact at θ = 0
+            base = {"estimator": est, "kernel": "softmax", "r": 1.5, "d": 64, "m": 128,
+                    "theta": theta}  # fmt: skip
+            records.append({**base, "metric": "rel_rmse", "value": value, "stderr": 0.01})
+            records.append({**base, "metric": "theory_rel_rmse", "value": value * 1.05})
+    return _rows(records, "pointwise")
+
+
+def test_title_names_the_fixed_settings_in_words() -> None:
+    data = plot_data(pointwise_rows())
+    assert data.title == "Softmax kernel, r = 1.5, d = 64, m = 128: relative RMSE vs angle θ"
+    assert data.x_label == "angle θ (rad)" and not data.categorical
+
+
+def test_closed_forms_are_dashed_curves_of_the_estimators_colour() -> None:
+    data = plot_data(pointwise_rows())
+    (panel,) = data.panels
+    measured = [s for s in panel.series if s.kind == MEASURED]
+    theory = [s for s in panel.series if s.kind == THEORY]
+    assert [s.label for s in measured] == ["trig@iid", "hyperbolic@iid"]
+    assert [s.colour for s in theory] == [s.colour for s in measured]
+    assert len(theory[0].x) == len(THETAS)
+    fig = render(data)
+    dashed = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    assert len(dashed) == 2
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_round_off_zeros_do_not_set_the_log_axis() -> None:
+    """An estimator exact at θ = 0 gives 1e-16 there; the axis shows the informative range."""
+    data = plot_data(pointwise_rows(round_off=True))
+    assert data.y_log and data.y_range[0] > 1e-3
+    assert any("round-off" in note for note in data.notes)
+
+
+def classify_rows() -> pd.DataFrame:
+    records = []
+    for dataset, d, sigma in (("wine", 13, 0.35), ("banknote", 4, 1.06)):
+        base = {"kernel": "gaussian", "dataset": dataset, "d": d, "sigma": sigma,
+                "metric": "accuracy"}  # fmt: skip
+        records.append({**base, "estimator": "exact", "m": pd.NA, "m_per_d": np.nan,
+                        "value": 0.95})  # fmt: skip
+        for est in ("positive@iid", "positive@orf", "positive@simrf"):
+            for k in (1, 2):
+                records.append({**base, "estimator": est, "m": k * d, "m_per_d": float(k),
+                                "value": 0.6 + 0.1 * k, "stderr": 0.02})  # fmt: skip
+    df = _rows(records, "classify")
+    df["m"] = df["m"].astype("Int64")
+    return df
+
+
+def test_exact_is_a_reference_line_and_each_estimator_one_legend_entry() -> None:
+    """Today: one dot per (estimator, m) with 14 legend entries, ``exact, m=<NA>`` off the axis."""
+    data = plot_data(classify_rows())
+    entries = data.legend_entries()
+    assert [s.label for s in entries] == ["positive@iid", "positive@orf", "positive@simrf", "exact"]
+    assert entries[-1].kind == LEVEL and not any("<NA>" in s.label for s in data.series)
+    assert data.x_label == "m / d"
+    assert sorted(p.title for p in data.panels) == [
+        "banknote, d = 4, σ = 1.06",
+        "wine, d = 13, σ = 0.35",
+    ]
+    assert all(len(s.x) == 2 for s in data.series if s.kind == MEASURED)  # lines, not dots
+
+
+def test_twelve_estimators_get_twelve_colours() -> None:
+    names = [f"plugin{i}@iid" for i in range(12)]
+    colours = {colour for colour, _ in assign(names).values()}
+    assert len(colours) == 12
+    more = assign([f"plugin{i}@iid" for i in range(14)])
+    assert len(set(more.values())) == 14  # beyond twelve the marker changes
+
+
+def attention_rows() -> pd.DataFrame:
+    records = []
+    rng = np.random.default_rng(0)
+    for layer in range(3):
+        for head in range(6):
+            base = {"kernel": "softmax", "d": 32, "layer": layer, "head": head,
+                    "metric": "out_rel_frob"}  # fmt: skip
+            records.append({**base, "estimator": "uniform", "kind": "baselines", "value": 0.9})
+            records.append({**base, "estimator": "zero", "kind": "baselines", "value": 1.0})
+            for est in ("positive@iid", "trig@iid"):
+                for m in (16, 64):
+                    value = (0.5 if est == "positive@iid" else 30.0) * rng.uniform(0.5, 2) / m**0.5
+                    records.append({**base, "estimator": est, "kind": "heads", "m": m,
+                                    "value": value, "stderr": 0.01})  # fmt: skip
+    records.append({"estimator": "positive@iid", "kind": "swap", "metric": "swap_cosine",
+                    "value": 0.6, "m": 64})  # fmt: skip
+    df = _rows(records, "attention")
+    df["m"] = df["m"].astype("Int64")
+    return df
+
+
+def test_attention_draws_output_error_over_layers_with_baselines() -> None:
+    """Today the attention run draws nothing."""
+    data = plot_data(attention_rows())
+    assert data is not None and data.x_label == "layer"
+    assert [p.title for p in data.panels] == ["m = 16", "m = 64"]
+    kinds = {s.label: s.kind for s in data.legend_entries()}
+    assert kinds == {"positive@iid": MEASURED, "trig@iid": MEASURED, "uniform": "baseline",
+                     "zero": "baseline"}  # fmt: skip
+    assert any("median over 6 heads" in note for note in data.notes)
+
+
+def test_user_pairs_are_points_with_no_warning_and_the_legend_inside(tmp_path: Path) -> None:
+    """A --data run: x values are different pairs (their own norms), many of them; today 40
+    series, a cut-off legend and ``UserWarning: Tight layout not applied``."""
+    from rfbench.results import make_provenance, write_results
+
+    rng = np.random.default_rng(1)
+    records = []
+    for pair in range(25):
+        theta, nq = rng.uniform(1, 2), rng.uniform(0.5, 1.5)
+        for est in ("trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"):
+            base = {"estimator": est, "kernel": "softmax", "d": 16, "theta": theta,
+                    "norm_q": nq, "pair_index": pair, "m": 128 if "@" in est else 16}  # fmt: skip
+            records.append({**base, "metric": "rel_rmse", "value": rng.uniform(0.1, 1)})
+            records.append({**base, "metric": "theory_rel_rmse", "value": rng.uniform(0.1, 1)})
+    rows = _rows(records, "pointwise")
+    data = plot_data(rows)
+    assert len(data.legend_entries()) == 5  # four estimators and the closed form
+    assert all(s.points for s in data.series)
+    path = tmp_path / "pw.parquet"
+    write_results(
+        rows, path, make_provenance(config={"name": "pw"}, seed=0, experiment="pointwise")
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png = draw_result(path)
+    assert png is not None and png.is_file()
+    fig = render(data)
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    box, frame = legend.get_window_extent(), fig.bbox
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    assert box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1  # not cut off
+
+
+@pytest.mark.parametrize("x", [0.5, 2.0, 64])
+def test_numbers_in_titles(x: float) -> None:
+    from rfbench.plots.words import setting
+
+    assert setting("r", x) == f"r = {x:g}"
+    assert setting("theta", math.pi / 4) == "θ = 0.25π"
+
+
+def test_angles_read_in_multiples_of_pi() -> None:
+    data = plot_data(pointwise_rows())
+    assert [text for _, text in data.x_ticks] == ["0", "π/4", "π/2", "3π/4", "π"]
+
+
+def test_one_value_per_estimator_is_a_dot_plot_with_names_down_the_side() -> None:
+    """qmc: nothing varies along a curve; the estimators' names read horizontally, the closed
+    form a tick on the estimator's row."""
+    import matplotlib.pyplot as plt
+
+    records = []
+    for i, est in enumerate(("trig@orf", "hyperbolic@orf", "trig@halton")):
+        base = {"estimator": est, "kernel": "softmax", "dataset": "wine", "m": 512}
+        records.append({**base, "metric": "mse", "value": 0.01 * (i + 1), "stderr": 0.001})
+        records.append({**base, "metric": "theory_mse", "value": 0.011 * (i + 1)})
+    data = plot_data(_rows(records, "qmc"))
+    assert data.categorical and data.title == "Softmax kernel, wine, m = 512: MSE per estimator"
+    fig = render(data)
+    names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert names == ["trig@orf", "hyperbolic@orf", "trig@halton"]
+    assert fig.axes[0].get_xlabel() == "MSE"
+    plt.close(fig)
+
+
+def test_x_is_the_shared_grid_not_a_setting_tuned_per_estimator() -> None:
+    """DERF Fig. 3: accuracy vs m with σ tuned per (estimator, m); σ is no x axis."""
+    records = []
+    for i, est in enumerate(("trig@orf", "positive@orf")):
+        for m in (8, 16, 32, 64):
+            records.append({"estimator": est, "kernel": "gaussian", "dataset": "wine", "d": 13,
+                            "m": m, "sigma": 0.3 + 0.01 * m + 0.1 * i, "metric": "accuracy",
+                            "value": 0.5 + m / 200})  # fmt: skip
+    data = plot_data(_rows(records, "classify"))
+    assert data.x_label == "projections m" and not any(s.points for s in data.series)
+
+
+def test_a_grid_of_many_estimators_shows_the_twelve_best_and_says_so() -> None:
+    records = []
+    for i in range(30):
+        for r in (0.5, 1.0):
+            records.append({"estimator": f"c{i}@iid", "kernel": "softmax", "r": r,
+                            "metric": "rel_frob", "value": (i + 1) * r})  # fmt: skip
+    data = plot_data(_rows(records, "gram"))
+    labels = [s.label for s in data.legend_entries()]
+    assert labels == [f"c{i}@iid" for i in range(12)]  # the lowest errors
+    assert any("12 of 30 estimators" in note for note in data.notes)
+
+
+def test_names_with_dollars_are_drawn_as_written(tmp_path: Path) -> None:
+    """A data file or plugin estimator named with '$' signs starts no mathtext (which would fail
+    to parse or change the name)."""
+    import matplotlib.pyplot as plt
+
+    rows = pointwise_rows(estimators=("trig@iid", "my$_$est@iid"))
+    rows["dataset"] = "q$^$k.npz@abc"
+    fig = render(plot_data(rows))
+    fig.canvas.draw()  # parses every text
+    (legend,) = fig.legends
+    assert "my$_$est@iid" in [t.get_text().replace("\\$", "$") for t in legend.get_texts()]
+    plt.close(fig)
