@@ -286,7 +286,8 @@ def _plan_all(
             continue
         plans.append((path, experiment, resolved, stack.enter_context(plan)))
     if clashes:
-        more = f" ({len(clashes) - 1} more outputs likewise)" if len(clashes) > 1 else ""
+        n = len(clashes) - 1
+        more = f" ({n} more output{'s' if n > 1 else ''} likewise)" if n else ""
         raise ConfigError(f"{clashes[0]}{more}")
     return plans
 

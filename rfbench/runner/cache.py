@@ -91,7 +91,7 @@ def _ensure_marker(cache_root: Path) -> None:
 def _not_ours(path: Path, what: str) -> ConfigError:
     return ConfigError(
         f"{path} is {what}, not rfbench's; rfbench leaves it alone and does not write through "
-        "it: move it away (or write elsewhere with --out)"
+        "it: move it away, or write the results to another folder"
     )
 
 

@@ -170,7 +170,7 @@ def execute_plan(
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
                 timing = rows.attrs.pop(TIMING_ATTR, None)
-                with writing(cache.path(specs[index])):
+                with writing(cache.path(specs[index]), plan.option):
                     fresh.add(cache.store(specs[index], rows, timing))
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
                 computed.add(index)
@@ -205,7 +205,7 @@ def execute_plan(
         time.process_time() - started_cpu,
         jobs_in_process=backend == "serial",
     )
-    with writing(out):
+    with writing(out, plan.option):
         return write_results(result, out, provenance)
 
 

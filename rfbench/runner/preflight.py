@@ -41,6 +41,8 @@ class Plan:
     workers: int
     backend: str
     scheduler: str | None
+    #: the command's option that chooses the output (``--out``; ``reproduce``: ``--out-dir``)
+    option: str = "--out"
     #: the config of a file of another profile or config this run replaces (``--replace``)
     replaced: Mapping[str, Any] | None = None
     locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -152,7 +154,7 @@ def prepare(
     check_data(specs)
     check_ranges(exp, config, specs)
     cache = JobCache(cache_dir(out), exp, seed, config)
-    plan = Plan(exp, config, out, specs, cache, seed, workers, backend, scheduler)
+    plan = Plan(exp, config, out, specs, cache, seed, workers, backend, scheduler, option)
     try:
         _lock_output(plan.locks, out, option)
         plan.locks.enter_context(hold(out.parent / CACHE_DIRNAME))

@@ -86,7 +86,7 @@ def test_reproduce_checks_every_config_before_the_first_job(tmp_path: Path) -> N
     done = _invoke("reproduce", "--configs", str(configs), "--out-dir", str(res))
     line = one_line_error(done, "holds profile paper results; this run is profile quick",
                           f"--out-dir {res / 'quick'}", "--replace",
-                          "(1 more outputs likewise)")  # fmt: skip
+                          "(1 more output likewise)")  # fmt: skip
     assert "--out " not in line
     assert Counted.jobs_run == 0 and not (res / "preflight-counted" / "a.parquet").exists()
 
