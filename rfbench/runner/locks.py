@@ -6,16 +6,21 @@ lock on its job cache's :data:`~rfbench.runner.cache.LOCK` file, so ``rfbench ca
 needs the exclusive lock) never removes a file a live run is writing. The kernel releases a flock
 when its process ends, however it ends: a lock is never left stale. An exclusive holder removes
 its lock file when it lets go; whoever opened that file meanwhile sees that the path no longer
-names the file it locked and opens the new one.
+names the file it locked and opens the new one. Where ``fcntl`` does not exist (Windows) the
+files are made but nothing is locked.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
 
 
 class Busy(Exception):
@@ -49,15 +54,17 @@ def acquire(path: Path, *, exclusive: bool, wait: bool) -> int:
     and :class:`OSError` when the file cannot be created. An exclusive holder's pid is written
     into the file (for the message of whoever finds it busy).
     """
-    flags = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB)
     while True:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         except FileNotFoundError:
             if not path.parent.is_dir():
                 continue  # the folder was removed under us (cache clear): make it again
             raise
+        if fcntl is None:
+            break
+        flags = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB)
         try:
             fcntl.flock(fd, flags)
         except BlockingIOError:
