@@ -173,9 +173,11 @@ def execute(
         typer.echo(f"results: {path}")
     if options.get("plot", True):
         from rfbench.plots.generic import NotOurs, draw_result
+        from rfbench.runner.outputs import writing
 
         try:
-            figure = draw_result(path)
+            with writing(path.with_suffix(".png")):
+                figure = draw_result(path)
         except NotOurs as exc:
             typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
         else:

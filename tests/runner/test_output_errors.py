@@ -96,3 +96,14 @@ def test_a_symlinked_cache_folder_is_not_written_through(tmp_path: Path) -> None
     (out.parent / CACHE_DIRNAME).symlink_to(elsewhere, target_is_directory=True)
     one_line_error(_run(out), f"{out.parent / CACHE_DIRNAME} is a symbolic link")
     assert not any(elsewhere.iterdir()) and not out.exists()
+
+
+def test_a_full_disk_while_drawing_the_figure_names_it(tmp_path: Path, monkeypatch) -> None:
+    def full(path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("rfbench.plots.generic.draw_result", full)
+    out = tmp_path / "c.parquet"
+    done = CliRunner().invoke(app, ["preflight-counted", "--out", str(out), "--backend", "serial",
+                                    "--quiet"])  # fmt: skip
+    one_line_error(done, f"cannot write {out.with_suffix('.png')}: No space left on device")
