@@ -116,3 +116,42 @@ def test_a_killed_runs_lock_is_never_stale(tmp_path: Path) -> None:
     again = _slow_run(tmp_path, out, "--seconds", "0")
     assert _finish(again) == (0, "")
     assert load_results(out)["value"].tolist() == [float(k) for k in range(6)]
+
+
+def test_a_run_waiting_while_cache_clear_empties_the_folder_takes_the_new_lock(
+    tmp_path: Path,
+) -> None:
+    """``cache clear`` removes the lock file and the folder while a run waits on the old file: the
+    run then locks a new file in a new folder, with the marker that makes it rfbench's."""
+    import threading
+
+    from rfbench.runner import locks
+    from rfbench.runner.cache import LOCK, MARKER, CacheInUse, clear_cache, hold, is_rfbench_cache
+
+    root = tmp_path / ".rfbench-cache"
+    with hold(root):
+        pass  # a marked cache folder with its lock file, as a run leaves it
+    clearing = locks.acquire(root / LOCK, exclusive=True, wait=False)  # cache clear holds it
+    held = threading.Event()
+    seen: list[object] = []
+
+    def waiting_run() -> None:
+        with hold(root):
+            held.set()
+            seen.append(is_rfbench_cache(root))
+            try:
+                clear_cache(root)  # a clear during this run leaves the folder alone
+            except CacheInUse as exc:
+                seen.append(exc)
+
+    thread = threading.Thread(target=waiting_run)
+    thread.start()
+    time.sleep(0.3)
+    assert not held.is_set()  # blocked behind the clear
+    for name in (MARKER, LOCK):
+        (root / name).unlink()
+    root.rmdir()
+    locks.release(clearing, root / LOCK, remove=False)
+    thread.join(timeout=10)
+    assert held.is_set() and is_rfbench_cache(root)
+    assert seen[0] is True and isinstance(seen[1], CacheInUse)
