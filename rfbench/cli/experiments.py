@@ -388,6 +388,8 @@ def add_config_commands(app: typer.Typer) -> None:
         ),
     ]
     shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
-    app.command("reproduce", help="Run every config in configs/ (default profile: quick).")(
-        _with_signature(reproduce, extra + shared)
-    )
+    app.command(
+        "reproduce",
+        help="Run every config in configs/ (default profile: quick) into runs/<profile>/; every "
+        "config is checked before the first job runs.",
+    )(_with_signature(reproduce, extra + shared))
