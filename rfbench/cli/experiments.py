@@ -353,6 +353,9 @@ def add_config_commands(app: typer.Typer) -> None:
             planned[out] = path
             runs.append((path, experiment, resolved, out))
         run_options = {**options, "profile": profile, "plot": False, "fresh": fresh}
+        if not options["quiet"] and runs:
+            typer.echo(f"checking {len(runs)} configs (data, memory, value ranges, outputs) "
+                       "before the first job", err=True)  # fmt: skip
         with contextlib.ExitStack() as stack:
             plans = _plan_all(runs, run_options, stack, skip)
             for path, experiment, resolved, plan in plans:
