@@ -17,14 +17,21 @@ from rfbench.errors import UserError
 
 app = typer.Typer(help="Show or remove the job caches of results folders.", no_args_is_help=True)
 
-FOLDERS = typer.Argument(None, help="Results folders to search for caches (default: results).")
+#: where runs write: everyday runs to runs/, ``make reproduce`` to results/
+DEFAULT_FOLDERS = ("runs", "results")
+FOLDERS = typer.Argument(
+    None, help="Results folders to search for caches (default: runs and results, those that exist)."
+)
 
 
 def _caches(folders: list[str] | None) -> list[Path]:
     """rfbench's job caches under the folders; look-alikes are named on stderr and left alone."""
     from rfbench.runner.cache import find_caches
 
-    roots = [Path(f) for f in folders or ["results"]]
+    if folders:
+        roots = [Path(f) for f in folders]
+    else:
+        roots = [Path(f) for f in DEFAULT_FOLDERS if Path(f).is_dir()]
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
         raise UserError(f"folder {missing[0]!r} does not exist")
@@ -79,14 +86,20 @@ def clear(
     """Remove rfbench's job files (or only the stale ones) from the caches under the folders.
 
     Only folders named ``.rfbench-cache`` that carry rfbench's marker are touched, and in them only
-    the files rfbench wrote; everything else is reported and left alone.
+    the files rfbench wrote; everything else is reported and left alone. A cache a running rfbench
+    holds is skipped (said on stderr): clear it again when that run has ended.
     """
-    from rfbench.runner.cache import cache_usage, clear_cache
+    from rfbench.runner.cache import CacheInUse, cache_usage, clear_cache
 
     files = size = 0
     for root in _caches(folders):
         _report_foreign(cache_usage(root).foreign)
-        removed, freed = clear_cache(root, stale_only)
+        try:
+            removed, freed = clear_cache(root, stale_only)
+        except CacheInUse:
+            typer.echo(f"skipped {root}: in use by a running rfbench (clear it after the run)",
+                       err=True)  # fmt: skip
+            continue
         files += removed
         size += freed
     typer.echo(f"removed {files} job file(s), {_size(size)}")

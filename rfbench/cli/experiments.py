@@ -11,12 +11,13 @@ once; the run takes it as resolved (rfbench.experiments.base.ResolvedConfig).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,6 +27,9 @@ from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
 from rfbench.experiments import PROFILES, ConfigError, Experiment
 from rfbench.runner.backends import BACKENDS
+
+if TYPE_CHECKING:
+    from rfbench.runner.preflight import Plan
 
 RUN_PANEL = "Run options"
 
@@ -105,41 +109,76 @@ def check_run_options(options: Mapping[str, Any]) -> None:
         )
 
 
-def execute(
-    experiment: Experiment,
-    config: Mapping[str, Any],
-    options: Mapping[str, Any],
-    title: str | None = None,
-) -> Path:
-    """Run one resolved config, then print its headline table and the output path."""
-    from rfbench.results import load_results
-    from rfbench.runner import run
+def plan_run(
+    experiment: Experiment, config: Mapping[str, Any], options: Mapping[str, Any], option: str
+) -> Plan:
+    """Every check that can refuse the run, before its first job (:mod:`rfbench.runner.preflight`);
+    ``option`` is the command's output option, for the messages."""
     from rfbench.runner.memory import parse_size
+    from rfbench.runner.preflight import prepare
 
-    path = run(
+    return prepare(
         experiment,
         config,
         seed=options["seed"],
         out=options.get("out"),
         workers=options.get("workers"),
         backend=options["backend"],
-        force=options["force"],
-        quiet=options["quiet"],
-        command_line=shlex.join(["rfbench", *sys.argv[1:]]),
         scheduler=options.get("scheduler"),
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
-        fresh=options.get("fresh"),
+        option=option,
+        force=options.get("force", False),
     )
+
+
+def remove_stale_figure(result: Path) -> None:
+    """Remove the figure rfbench drew beside a result this run replaced with one of another profile
+    or config (``<name>.png``); a file rfbench did not draw stays."""
+    from rfbench.plots.generic import NotOurs, _check_ours
+
+    figure = result.with_suffix(".png")
+    try:
+        _check_ours(figure)
+    except NotOurs:
+        return
+    figure.unlink(missing_ok=True)
+
+
+def execute(
+    experiment: Experiment,
+    config: Mapping[str, Any],
+    options: Mapping[str, Any],
+    title: str | None = None,
+    plan: Plan | None = None,
+) -> Path:
+    """Run one resolved config (its checked ``plan``, else checked now), then print its headline
+    table and the output path."""
+    from rfbench.results import load_results
+    from rfbench.runner.core import execute_plan
+
+    plan = plan or plan_run(experiment, config, options, "--out")
+    with plan:
+        path = execute_plan(
+            plan,
+            force=options["force"],
+            quiet=options["quiet"],
+            command_line=shlex.join(["rfbench", *sys.argv[1:]]),
+            fresh=options.get("fresh"),
+        )
+        if plan.replaced is not None:
+            remove_stale_figure(path)
     results = load_results(path)
     if not options["quiet"]:
         print_frame(experiment.summary(results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
         from rfbench.plots.generic import NotOurs, draw_result
+        from rfbench.runner.outputs import writing
 
         try:
-            figure = draw_result(path)
+            with writing(path.with_suffix(".png")):
+                figure = draw_result(path)
         except NotOurs as exc:
             typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
         else:
@@ -223,9 +262,43 @@ def data_unavailable(exc: BaseException):
     return None
 
 
+def _plan_all(
+    runs: list[tuple[Path, Experiment, Mapping[str, Any], Path]],
+    options: Mapping[str, Any],
+    stack: contextlib.ExitStack,
+    skip: Callable[[Path, str, str, Any], None],
+) -> list[tuple[Path, Experiment, Mapping[str, Any], Plan]]:
+    """Check every config before the first runs: a config whose data is not here is skipped, any
+    other refusal stops the reproduction before its first job. Outputs of another profile or
+    config are counted, and refused together (after any other problem)."""
+    from rfbench.runner.outputs import OutputClash
+
+    plans = []
+    clashes: list[OutputClash] = []
+    for path, experiment, resolved, out in runs:
+        try:
+            plan = plan_run(experiment, resolved, {**options, "out": out}, "--out-dir")
+        except OutputClash as exc:
+            clashes.append(exc)
+            continue
+        except Exception as exc:
+            missing = data_unavailable(exc)
+            if missing is None:
+                raise
+            skip(path, f"{path.parent.name}/{path.name}", resolved["name"], missing)
+            continue
+        plans.append((path, experiment, resolved, stack.enter_context(plan)))
+    if clashes:
+        n = len(clashes) - 1
+        more = f" ({n} more output{'s' if n > 1 else ''} likewise)" if n else ""
+        raise ConfigError(f"{clashes[0]}{more}")
+    return plans
+
+
 def add_config_commands(app: typer.Typer) -> None:
     """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
     from rfbench.runner import default_out, resolve_file
+    from rfbench.runner.core import SCRATCH_ROOT
     from rfbench.runner.skipped import record_skipped
 
     @handle_errors
@@ -246,16 +319,23 @@ def add_config_commands(app: typer.Typer) -> None:
     )
 
     @handle_errors
-    def reproduce(configs: str | None = None, out_dir: str = "runs", **options: Any) -> None:
+    def reproduce(configs: str | None = None, out_dir: str | None = None, **options: Any) -> None:
         check_run_options(options)
         files = config_files(Path(configs) if configs else None)
         if not files:
             raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
         profile = options["profile"] or "quick"
+        root = Path(out_dir) if out_dir else Path(SCRATCH_ROOT) / profile
         planned: dict[Path, Path] = {}
         fresh: set[Path] = set()  # jobs computed by this reproduction (reused even with --force)
         runs = []
         skipped: list[dict[str, str]] = []
+
+        def skip(path: Path, title: str, name: str, missing: Any) -> None:
+            typer.secho(f"skipped {title}: {_short(missing)}", err=True, fg="yellow")
+            skipped.append({"config": str(path), "name": name, "dataset": missing.dataset,
+                            "fix": missing.fix})  # fmt: skip
+
         for path in files:
             try:
                 experiment, resolved = resolve_file(path, profile)
@@ -263,12 +343,9 @@ def add_config_commands(app: typer.Typer) -> None:
                 missing = data_unavailable(exc)
                 if missing is None:
                     raise
-                typer.secho(f"skipped {path.parent.name}/{path.name}: {_short(missing)}", err=True,
-                            fg="yellow")  # fmt: skip
-                skipped.append({"config": str(path), "name": _config_name(path),
-                                "dataset": missing.dataset, "fix": missing.fix})  # fmt: skip
+                skip(path, f"{path.parent.name}/{path.name}", _config_name(path), missing)
                 continue
-            out = default_out(experiment.name, resolved["name"], out_dir)
+            out = default_out(experiment.name, resolved["name"], root)
             if out in planned:
                 raise ConfigError(
                     f"configs {planned[out]} and {path} would both write {out} (same experiment "
@@ -276,20 +353,22 @@ def add_config_commands(app: typer.Typer) -> None:
                 )
             planned[out] = path
             runs.append((path, experiment, resolved, out))
-        for path, experiment, resolved, out in runs:
-            title = f"{path.parent.name}/{path.name} ({profile})"
-            try:
-                run_options = {**options, "out": out, "profile": profile, "plot": False,
-                               "fresh": fresh}  # fmt: skip
-                execute(experiment, resolved, run_options, title)
-            except Exception as exc:
-                missing = data_unavailable(exc)
-                if missing is None:
-                    raise
-                typer.secho(f"skipped {title}: {_short(missing)}", err=True, fg="yellow")
-                skipped.append({"config": str(path), "name": resolved["name"],
-                                "dataset": missing.dataset, "fix": missing.fix})  # fmt: skip
-        record_skipped(Path(out_dir), skipped)
+        run_options = {**options, "profile": profile, "plot": False, "fresh": fresh}
+        if not options["quiet"] and runs:
+            typer.echo(f"checking {len(runs)} configs (data, memory, value ranges, outputs) "
+                       "before the first job", err=True)  # fmt: skip
+        with contextlib.ExitStack() as stack:
+            plans = _plan_all(runs, run_options, stack, skip)
+            for path, experiment, resolved, plan in plans:
+                title = f"{path.parent.name}/{path.name} ({profile})"
+                try:
+                    execute(experiment, resolved, {**run_options, "out": plan.out}, title, plan)
+                except Exception as exc:
+                    missing = data_unavailable(exc)
+                    if missing is None:
+                        raise
+                    skip(path, title, resolved["name"], missing)
+        record_skipped(root, skipped)
         if skipped:
             names = sorted({s["dataset"] for s in skipped})
             fixes = list(dict.fromkeys(s["fix"] for s in skipped))
@@ -305,12 +384,16 @@ def add_config_commands(app: typer.Typer) -> None:
         _option("configs", str | None, None, "Config folder (default: ./configs)."),
         _option(
             "out_dir",
-            str,
-            "runs",
-            "Results root: <out-dir>/<experiment>/<name>.parquet (the paper results: results).",
+            str | None,
+            None,
+            "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
+            "profiles never collide; the paper results: results).",
+            "DIR",
         ),
     ]
     shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
-    app.command("reproduce", help="Run every config in configs/ (default profile: quick).")(
-        _with_signature(reproduce, extra + shared)
-    )
+    app.command(
+        "reproduce",
+        help="Run every config in configs/ (default profile: quick) into runs/<profile>/; every "
+        "config is checked before the first job runs.",
+    )(_with_signature(reproduce, extra + shared))

@@ -23,13 +23,26 @@ def warn_mixed_profiles(folder: str | Path) -> dict[str, list[Path]]:
             continue  # unreadable files are reported by the commands themselves
         by_profile.setdefault(str(profile), []).append(path)
     if len(by_profile) > 1:
-        parts = "; ".join(
-            f"{profile}: {', '.join(p.relative_to(folder).as_posix() for p in paths)}"
-            for profile, paths in sorted(by_profile.items())
-        )
-        typer.secho(
-            f"rfbench: warning: {folder} mixes result files of several profiles ({parts})",
-            err=True,
-            fg="yellow",
-        )
+        lines = [
+            f"rfbench: warning: {folder} mixes result files of {len(by_profile)} profiles "
+            "(figures and verdicts would mix their numbers):"
+        ]
+        for profile, paths in sorted(by_profile.items()):
+            names = [p.relative_to(folder).with_suffix("").as_posix() for p in paths]
+            lines.append(f"  {profile}: {len(paths)} file(s) ({_some(names)})")
+        typer.secho("\n".join(lines), err=True, fg="yellow")
     return by_profile
+
+
+#: how many characters of file names a line of the warning shows before "and N more"
+NAMES_WIDTH = 60
+
+
+def _some(names: list[str]) -> str:
+    """As many of ``names`` as fit in :data:`NAMES_WIDTH` characters, then ``and N more``."""
+    shown: list[str] = []
+    for name in names:
+        if shown and len(", ".join([*shown, name])) > NAMES_WIDTH:
+            return f"{', '.join(shown)} and {len(names) - len(shown)} more"
+        shown.append(name)
+    return ", ".join(shown)

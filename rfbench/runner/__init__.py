@@ -4,7 +4,9 @@ grids of jobs, backends, job cache.
 ``run(experiment, config, seed=0, out=None, workers=None, backend="processes", force=False,
 quiet=False, command_line=None, scheduler=None) -> Path`` writes one result file;
 ``load_config(path, profile)`` reads a TOML config file (shape documented in
-:mod:`rfbench.runner.config`).
+:mod:`rfbench.runner.config`). ``run`` is ``prepare`` (:mod:`rfbench.runner.preflight`: every check
+that can refuse the run, before its first job, and the output's and cache's locks) then
+``execute_plan``; ``rfbench reproduce`` prepares every config before it runs the first.
 """
 
 from __future__ import annotations

@@ -16,15 +16,24 @@ computed again). ``force=True`` recomputes every job anyway (a job that two conf
 A cache folder is recognisable: it is named ``.rfbench-cache`` and holds a marker file
 (:data:`MARKER`, with a format version). ``rfbench cache info|clear`` act on marked folders only,
 and inside them only on the files this module writes; anything else is left alone and reported.
+A run holds a shared lock on the folder's :data:`LOCK` file while it reads and writes jobs
+(:func:`hold`); ``cache clear`` takes it exclusively and skips a folder a live run holds
+(:mod:`rfbench.runner.locks`). rfbench does not write through a symbolic link in the cache, nor
+over a folder where a job file belongs (:func:`check_folder`, :meth:`JobCache.check_paths`).
+
+The checksum of a job's rows catches damage (a flipped bit, a truncated file), not intent: whoever
+can write the cache folder can change a row and store its new checksum, and the run serves it.
+Protect the cache as you would the results it produces.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,13 +41,16 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from rfbench.experiments import Experiment, JobSpec
+from rfbench.experiments import ConfigError, Experiment, JobSpec
 from rfbench.results import atomic_write, write_table
+from rfbench.runner import locks
 from rfbench.runner.digest import code_tag, environment, external_sources
 from rfbench.seeding import canonical_json
 
 CACHE_DIRNAME = ".rfbench-cache"
 MARKER = "RFBENCH_CACHE.json"
+#: the lock file: runs hold it shared, ``cache clear`` exclusively
+LOCK = "RFBENCH_CACHE.lock"
 FORMAT_VERSION = 2
 JOB_METADATA_KEY = b"rfbench_job"
 ROWS_DIGEST_KEY = b"rfbench_rows_sha256"
@@ -74,6 +86,37 @@ def _ensure_marker(cache_root: Path) -> None:
     if not (cache_root / MARKER).is_file():
         blob = json.dumps({"tool": "rfbench", "format": FORMAT_VERSION}, sort_keys=True)
         atomic_write(cache_root / MARKER, lambda tmp: tmp.write_text(blob + "\n"))
+
+
+def _not_ours(path: Path, what: str) -> ConfigError:
+    return ConfigError(
+        f"{path} is {what}, not rfbench's; rfbench leaves it alone and does not write through "
+        "it: move it away, or write the results to another folder"
+    )
+
+
+def check_folder(cache_root: Path) -> None:
+    """Refuse a job cache folder rfbench must not write into: a file or a symbolic link where
+    ``.rfbench-cache`` or its ``jobs/<tag>`` folders belong (raises :class:`ConfigError`)."""
+    for folder in (cache_root, cache_root / SHARED, cache_root / SHARED / code_tag()):
+        if folder.is_symlink():
+            raise _not_ours(folder, "a symbolic link")
+        if folder.exists() and not folder.is_dir():
+            raise _not_ours(folder, "a file where rfbench keeps its job cache folder")
+
+
+@contextlib.contextmanager
+def hold(cache_root: Path) -> Iterator[None]:
+    """Hold the shared lock of a job cache folder (made, with its marker, if absent): while it is
+    held, ``rfbench cache clear`` leaves the folder alone."""
+    check_folder(cache_root)
+    with locks.held(cache_root / LOCK, exclusive=False, wait=True):
+        _ensure_marker(cache_root)
+        yield
+
+
+class CacheInUse(Exception):
+    """``cache clear`` found a job cache a live run holds."""
 
 
 def rows_digest(rows: pd.DataFrame) -> str:
@@ -116,6 +159,16 @@ class JobCache:
         """Where the rows of a job are cached."""
         digest = hashlib.sha256(self.key(spec).encode()).hexdigest()[:32]
         return self.directory / f"{digest}.parquet"
+
+    def check_paths(self, specs: Sequence[JobSpec]) -> None:
+        """Refuse (:class:`ConfigError`) when something other than a file rfbench can replace
+        sits where a job's file belongs (a folder, a symbolic link)."""
+        for spec in specs:
+            path = self.path(spec)
+            if path.is_symlink():
+                raise _not_ours(path, "a symbolic link where a job file belongs")
+            if path.exists() and not path.is_file():
+                raise _not_ours(path, "a folder where a job file belongs")
 
     def load(self, spec: JobSpec) -> pd.DataFrame | None:
         """The cached rows of a job, or None if absent, unreadable, corrupted or for another key."""
@@ -224,7 +277,7 @@ def _job_files(cache_root: Path) -> tuple[list[Path], list[Path]]:
     owned: list[Path] = []
     foreign: list[Path] = []
     for entry in cache_root.iterdir():
-        if entry.name == MARKER:
+        if entry.name in (MARKER, LOCK):
             continue
         if entry.name != SHARED or entry.is_symlink() or not entry.is_dir():
             foreign.append(entry)
@@ -258,9 +311,27 @@ def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
 
     Returns ``(files, bytes)`` removed. Entries rfbench did not write stay, and so do the folders
     that hold them; empty folders of the cache (and the marker, once nothing else is left) go.
+    Raises :class:`CacheInUse` (removing nothing) while a live run holds the cache.
     """
     if not is_rfbench_cache(cache_root):
         raise ValueError(f"{cache_root} is not an rfbench job cache")
+    lock = cache_root / LOCK
+    try:
+        fd = locks.acquire(lock, exclusive=True, wait=False)
+    except locks.Busy:
+        raise CacheInUse(f"{cache_root} is in use by a running rfbench") from None
+    try:
+        removed = _clear_locked(cache_root, stale_only)
+        if not any(p.name not in (MARKER, LOCK) for p in cache_root.iterdir()):
+            (cache_root / MARKER).unlink()  # under the lock: a run waiting for it makes it again
+            lock.unlink()
+            cache_root.rmdir()
+        return removed
+    finally:
+        locks.release(fd, lock, remove=False)
+
+
+def _clear_locked(cache_root: Path, stale_only: bool) -> tuple[int, int]:
     tag = code_tag()
     owned, _ = _job_files(cache_root)
     files = size = 0
@@ -276,7 +347,4 @@ def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
             tag_dir.rmdir()
     if jobs.is_dir() and not any(jobs.iterdir()):
         jobs.rmdir()
-    if [p.name for p in cache_root.iterdir()] == [MARKER]:
-        (cache_root / MARKER).unlink()
-        cache_root.rmdir()
     return files, size

@@ -20,10 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
+from rfbench.experiments import ConfigError, Experiment
 from rfbench.results import make_provenance, result_path, write_results
 from rfbench.runner.backends import (
-    BACKENDS,
     TIMING_ATTR,
     ProgressCallback,
     Task,
@@ -31,11 +30,12 @@ from rfbench.runner.backends import (
     run_processes,
     run_serial,
 )
-from rfbench.runner.cache import JobCache, cache_dir
 from rfbench.runner.digest import code_digest, plugin_info
-from rfbench.runner.memory import check_memory
+from rfbench.runner.outputs import writing
+from rfbench.runner.preflight import Plan, expand_grid, prepare
 from rfbench.runner.progress import JobProgress
-from rfbench.runner.ranges import check_ranges
+
+__all__ = ["SCRATCH_ROOT", "default_out", "execute_plan", "expand_grid", "run", "run_timing"]
 
 #: where runs write by default: a scratch folder, so everyday runs never touch the committed
 #: paper results in ``results/`` (``make reproduce`` writes there explicitly)
@@ -53,81 +53,6 @@ def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRAT
             "names must be plain file names"
         )
     return out
-
-
-def expand_grid(experiment: Experiment, config: Mapping[str, Any]) -> list[JobSpec]:
-    """The experiment's jobs, checked: a non-empty list of distinct specs."""
-    specs = [s if isinstance(s, JobSpec) else JobSpec(s) for s in experiment.grid(config)]
-    if not specs:
-        raise ConfigError(f"experiment {experiment.name!r}: this config has no jobs")
-    seen: dict[JobSpec, int] = {}
-    for i, spec in enumerate(specs):
-        if spec in seen:
-            raise ValueError(
-                f"{type(experiment).__name__}.grid repeats job {spec!r} (positions {seen[spec]}, "
-                f"{i}): equal keys would draw the same random numbers"
-            )
-        seen[spec] = i
-    return specs
-
-
-def _check_options(seed: Any, out: Path, workers: Any, backend: str, scheduler: str | None) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError.bad_value("seed", seed, "a non-negative integer")
-    if backend not in BACKENDS:
-        raise ConfigError.bad_value("backend", backend, ", ".join(BACKENDS))
-    if workers is None:
-        workers = os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError.bad_value("workers", workers, "a positive integer")
-    if scheduler and backend != "dask":
-        raise ConfigError(f"a scheduler address applies only to --backend dask, not {backend!r}")
-    if out.suffix != ".parquet":
-        raise ConfigError.bad_value("out", str(out), "a file name ending in .parquet")
-    if out.is_dir():
-        raise ConfigError(f"output {out} is a directory; give a file name ending in .parquet")
-    return workers
-
-
-def check_replaceable(
-    out: Path, experiment: str, config: Mapping[str, Any] | None = None, replace: bool = False
-) -> None:
-    """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment`` — and,
-    unless ``replace``, one written by the same profile and config name as ``config``.
-
-    A run writes its file atomically over the old one; this keeps it from ever replacing a user's
-    own file (a parquet file of theirs, or another experiment's result) by mistake, and a quick
-    run from replacing a paper-profile result.
-    """
-    if out.is_symlink():
-        raise ConfigError(f"output {out} is a symbolic link; rfbench does not write through links")
-    if not out.exists():
-        return
-    from rfbench.results import load_provenance
-
-    try:
-        found = load_provenance(out).get("experiment")
-    except Exception:
-        found = None
-    if found is None:
-        raise ConfigError(
-            f"output {out} exists and is not an rfbench result file; rfbench never replaces it "
-            "(choose another --out or move the file)"
-        )
-    if found != experiment:
-        raise ConfigError(
-            f"output {out} holds results of experiment {found!r}, not {experiment!r}; "
-            "rfbench does not replace it (choose another --out)"
-        )
-    if config is None or replace:
-        return
-    old = load_provenance(out).get("config", {})
-    for key in ("profile", "name"):
-        if old.get(key) != config.get(key):
-            raise ConfigError(
-                f"output {out} was written with {key} {old.get(key)!r}, this run has "
-                f"{config.get(key)!r}; choose another --out, or --replace to overwrite it"
-            )
 
 
 def _backend_iter(
@@ -198,17 +123,26 @@ def run(
     A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
     shared by the workers) is refused before any job starts (:mod:`rfbench.runner.memory`).
     """
-    started_wall, started_cpu = time.perf_counter(), time.process_time()
-    exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
-    config = exp.check_config(config or {})
-    out = Path(out) if out is not None else default_out(exp.name, config["name"])
-    workers = _check_options(seed, out, workers, backend, scheduler)
-    check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
-    check_replaceable(out, exp.name, config, replace)
-    exp.begin_run(force)
-    specs = expand_grid(exp, config)
-    check_ranges(exp, config, specs)
-    cache = JobCache(cache_dir(out), exp, seed, config)
+    started = time.perf_counter(), time.process_time()
+    with prepare(experiment, config, seed, out, workers, backend, scheduler, max_memory,
+                 replace, force=force) as plan:  # fmt: skip
+        return execute_plan(plan, force, quiet, command_line, fresh, started)
+
+
+def execute_plan(
+    plan: Plan,
+    force: bool = False,
+    quiet: bool = False,
+    command_line: str | Sequence[str] | None = None,
+    fresh: set[Path] | None = None,
+    started: tuple[float, float] | None = None,
+) -> Path:
+    """Run the jobs of a :class:`~rfbench.runner.preflight.Plan` that are not cached and write its
+    result file; return its path. ``started`` is ``(wall, cpu)`` of when the run began (default:
+    now), for the provenance's timing."""
+    started_wall, started_cpu = started or (time.perf_counter(), time.process_time())
+    exp, config, specs, cache, out = plan.experiment, plan.config, plan.specs, plan.cache, plan.out
+    seed, workers, backend = plan.seed, plan.workers, plan.backend
     cache.remove_stale_temporaries()
 
     fresh = set() if fresh is None else fresh
@@ -230,11 +164,14 @@ def run(
         enabled=bool(tasks) and not quiet,
     )
     if tasks:
-        jobs = _backend_iter(backend, exp, tasks, seed, workers, scheduler, progress.job_progress)
+        jobs = _backend_iter(
+            backend, exp, tasks, seed, workers, plan.scheduler, progress.job_progress
+        )
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
                 timing = rows.attrs.pop(TIMING_ATTR, None)
-                fresh.add(cache.store(specs[index], rows, timing))
+                with writing(cache.path(specs[index]), plan.option):
+                    fresh.add(cache.store(specs[index], rows, timing))
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
                 computed.add(index)
                 progress.job_done(index)
@@ -268,7 +205,8 @@ def run(
         time.process_time() - started_cpu,
         jobs_in_process=backend == "serial",
     )
-    return write_results(result, out, provenance)
+    with writing(out, plan.option):
+        return write_results(result, out, provenance)
 
 
 def _rounded(x: float | None) -> float | None:

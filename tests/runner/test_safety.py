@@ -249,7 +249,7 @@ def test_everyday_runs_write_to_the_scratch_folder(tmp_path: Path, monkeypatch) 
     assert default_out("pointwise", "x") == Path("runs/pointwise/x.parquet")
     out = tmp_path / "res" / "c.parquet"
     run(Cubes(), Cubes().resolve_config({}, "quick"), out=out, backend="serial", quiet=True)
-    with pytest.raises(ConfigError, match="written with profile 'quick'.*--replace"):
+    with pytest.raises(ConfigError, match="profile quick results; this run is profile paper"):
         run(Cubes(), Cubes().resolve_config({}, "paper"), out=out, backend="serial", quiet=True)
     run(Cubes(), Cubes().resolve_config({}, "paper"), out=out, backend="serial", quiet=True,
         replace=True)  # fmt: skip
