@@ -3,8 +3,12 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
-# Tests run on two processes (pytest-xdist).
+# Tests run on two processes (pytest-xdist), each with one BLAS thread unless the caller sets a
+# count (OPENBLAS_NUM_THREADS=4 make test): two processes fill two cores, and more BLAS threads
+# only spin (tests/models and three experiment files on 2 cores with OpenBLAS's default: 2x the
+# CPU time, 1.7x the wall time). The runner's workers are pinned the same way.
 XDIST   := -n 2
+ONE_BLAS_THREAD := $(foreach v,OPENBLAS_NUM_THREADS OMP_NUM_THREADS MKL_NUM_THREADS,$(v)=$${$(v):-1})
 
 .PHONY: install run test test-fast lint format docs figures reproduce bench bench-reproduce clean
 
@@ -23,11 +27,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
-	$(BIN)/pytest -q $(XDIST)
+	$(ONE_BLAS_THREAD) $(BIN)/pytest -q $(XDIST)
 
 # The inner loop: the tests not marked @pytest.mark.slow where they are defined.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not slow" $(XDIST)
+	$(ONE_BLAS_THREAD) $(BIN)/pytest -q -m "not slow" $(XDIST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
