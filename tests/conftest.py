@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from data_facts import FIXTURE_DATA, real_data
+from data_facts import EXAMPLE_PLUGIN, FIXTURE_DATA, real_data
 
 
 def _pin_fixtures() -> None:
@@ -59,10 +59,6 @@ def real_data_dir() -> Path:
     if real is None:
         pytest.skip("published-number check: needs the real data files (set RFBENCH_DATA)")
     return real
-
-
-#: the worked plugin package (examples/rfbench-example-plugin)
-EXAMPLE_PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "rfbench-example-plugin"
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from pathlib import Path
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FIXTURE_DATA = Path(__file__).resolve().parent / "fixtures" / "data"
+#: the worked plugin package (examples/rfbench-example-plugin)
+EXAMPLE_PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "rfbench-example-plugin"
 
 
 def _find_real_data() -> Path | None:

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import EXAMPLE_PLUGIN
+from data_facts import EXAMPLE_PLUGIN
 
 from rfbench.features import registry
 from rfbench.features.theory import equal_norm_pair
