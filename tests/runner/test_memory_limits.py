@@ -1,30 +1,23 @@
 """Every experiment estimates its largest job's memory, and the budget honours ``ulimit -v`` and
 the cgroup limit (rfbench.memlimits, rfbench.runner.memory).
 
-The oversized runs execute in a child process whose address space is capped (RLIMIT_AS) a little
-above what it maps after the imports: a run that tried to allocate its arrays would fail there
-with a MemoryError (exit 1), so exit 2 with the refusal proves nothing was allocated.
+The oversized runs execute in a child process whose address space is capped (tests/capped.py):
+exit 2 with the refusal there proves nothing large was allocated.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
+from capped import run_capped
 
 from rfbench import memlimits
 from rfbench.experiments import ConfigError, get_experiment
 from rfbench.runner import expand_grid
 from rfbench.runner.memory import check_memory
-
-#: address space the capped child may map beyond its imports
-HEADROOM = 768 * 2**20
 
 #: one oversized parameter per experiment (attention needs a model: tests/experiments)
 OVERSIZED = [
@@ -40,41 +33,16 @@ OVERSIZED = [
     ["classify", "--m", "100000", "--dataset", "wine"],
 ]
 
-_CHILD = """
-import json, resource, sys
-from typer.testing import CliRunner
-from rfbench.cli import app
-from rfbench.memlimits import _mapped
-cases, out, headroom = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-limit = _mapped() + headroom
-resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-results = []
-for args in cases:
-    done = CliRunner().invoke(app, [*args, "--out", out, "--quiet", "--no-plot", "--workers", "1"])
-    results.append([done.exit_code, done.output])
-print(json.dumps(results))
-"""
-
-
-def _capped(cases: list[list[str]], tmp_path: Path) -> list[tuple[int, str]]:
-    """Exit codes and outputs of ``cases`` run in one child under RLIMIT_AS."""
-    out = tmp_path / "x.parquet"
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps(cases), str(out), str(HEADROOM)],
-        capture_output=True, text=True, timeout=600, env={**os.environ},
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert not out.exists()
-    return [tuple(r) for r in json.loads(done.stdout.strip().splitlines()[-1])]
-
 
 def test_oversized_runs_of_every_experiment_are_refused_before_allocating(tmp_path) -> None:
-    for args, (code, output) in zip(OVERSIZED, _capped(OVERSIZED, tmp_path), strict=True):
-        lines = [line for line in output.splitlines() if line.strip()]
-        assert code == 2 and len(lines) == 1, (args, output)
+    out = ["--out", str(tmp_path / "x.parquet"), "--quiet", "--no-plot", "--workers", "1"]
+    results = run_capped([[*args, *out] for args in OVERSIZED], tmp_path)
+    for args, (code, lines) in zip(OVERSIZED, results, strict=True):
+        assert code == 2 and len(lines) == 1, (args, lines)
         flag = args[1].lstrip("-").replace("-", "_")
         assert f"{flag!r} = {args[2]} is too large; at most" in lines[0], (args, lines[0])
         assert "ulimit -v" in lines[0], lines[0]  # the cap, not the machine, bounds the budget
+    assert not (tmp_path / "x.parquet").exists()
 
 
 @pytest.mark.parametrize(

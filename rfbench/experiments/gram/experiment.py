@@ -247,6 +247,8 @@ class Gram(Experiment):
         per-draw errors kept for the statistics (three per draw and kernel, with the copies that
         join their chunks)."""
         n, d, big_m = config["n_points"], config["d"], max(config["m"])
+        if config["data"]:  # the user's points decide N and d
+            n, d = user.declared_shape(config["data"])
         per_draw = 8 * 8 * config["reps"] * len(config["kernels"])
         return 4 * CHUNK_BYTES + 8 * (4 * n * n + 8 * n * big_m + 3 * max(big_m, d) * d) + per_draw
 
