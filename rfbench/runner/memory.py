@@ -90,6 +90,8 @@ def check_memory(
         f"a job needs about {human(need)}, more than the {human(limit.bytes)} budget "
         f"({limit.source})"
     )
+    if not ratios and config.get("data"):
+        raise ConfigError(f"{head}: the data file {config['data']} sets its size; use fewer rows")
     if not ratios:
         raise ConfigError(f"{head}; reduce the problem size")
     key = max(ratios, key=ratios.__getitem__)

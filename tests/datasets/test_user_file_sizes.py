@@ -136,3 +136,11 @@ def test_provenance_names_the_data_that_replaced_the_profiles(tmp_path: Path) ->
     assert done.exit_code == 0, done.output
     config = load_provenance(out)["config"]
     assert config["dataset"] == [] and config["data"].startswith(f"{path}#y@")
+
+
+def test_the_data_file_sets_the_size_of_the_memory_estimate(tmp_path: Path) -> None:
+    """5000 points (80 kB) make 5000 × 5000 Gram matrices: the estimate reads N from the file."""
+    path = tmp_path / "points.npy"
+    np.save(path, np.random.default_rng(0).standard_normal((5000, 2)))
+    args = ["gram", "--data", str(path), "--max-memory", "200M"]
+    _refused(tmp_path, args, "200 MiB budget (--max-memory)", "points.npy", "use fewer rows")
