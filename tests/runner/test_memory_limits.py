@@ -82,6 +82,12 @@ def test_estimates_bound_the_memory_jobs_allocate(name, config, data_dir) -> Non
         assert peak <= estimate, (spec, peak, estimate)
 
 
+@pytest.fixture(autouse=True)
+def _no_max_memory(monkeypatch) -> None:
+    """No --max-memory left from a command line run earlier in this process."""
+    monkeypatch.setattr(memlimits, "_requested", None)
+
+
 def test_the_budget_is_the_tightest_limit(monkeypatch) -> None:
     monkeypatch.setattr(memlimits, "available_memory", lambda: 64 * 2**30)
     monkeypatch.setattr(memlimits, "address_space_headroom", lambda: None)
