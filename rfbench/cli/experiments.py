@@ -98,6 +98,12 @@ RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
 
 def check_run_options(options: Mapping[str, Any]) -> None:
+    """Refuse a bad profile or backend; state ``--max-memory`` for the readers of user files
+    (rfbench.memlimits), which check a file before the config that names it is resolved."""
+    from rfbench.memlimits import set_requested
+    from rfbench.runner.memory import parse_size
+
+    set_requested(parse_size(options.get("max_memory")))
     if options["profile"] not in (None, *PROFILES):
         raise ConfigError(
             f"invalid value for '--profile': {options['profile']!r} (allowed: quick, paper)"
@@ -246,7 +252,7 @@ def _config_name(path: Path) -> str:
 
     try:
         return str(tomllib.loads(path.read_text(encoding="utf-8")).get("name") or path.stem)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return path.stem
 
 

@@ -83,9 +83,11 @@ def apply(
     for key, value in ALSO_SETS.get(name, {}).items():
         if key in params and params[key] != value:
             raise UserError(f"--data needs --{key} {value} (got {params[key]!r})")
+    cleared = {replaced: []} if replaced else {}  # not the profile's data sets (provenance)
     return {
         **DATA_DEFAULTS.get(name, {}),
         **ALSO_SETS.get(name, {}),
         **params,
+        **cleared,
         "data": user.reference(user_data, user_target or ""),
     }

@@ -31,6 +31,12 @@ def split_sizes(n: int, protocol: str) -> tuple[int, int, int]:
     return tuple(n * p // 100 for p in PROTOCOLS[protocol])  # type: ignore[return-value]
 
 
+def min_rows(protocol: str) -> int:
+    """The fewest rows whose ``protocol`` split has a row in every part it uses."""
+    shares = [p for p in split_sizes(100, protocol) if p]
+    return -(-100 // min(shares))
+
+
 def zscore_stats(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Column mean and population std (ddof=0); constant columns get std 1 (no NaN), listed."""
     mean = X.mean(axis=0)
@@ -61,7 +67,10 @@ def split(
     n = ds.n
     n_train, n_val, n_test = split_sizes(n, protocol)
     if min(n_train, n_test) == 0 or (protocol == "derf" and n_val == 0):
-        raise ValueError(f"{ds.label} has {n} rows: too few for the {protocol} split")
+        raise ValueError(
+            f"{ds.label} has {n} rows: too few for the {protocol} split "
+            f"(at least {min_rows(protocol)})"
+        )
     perm = np.random.default_rng(seed).permutation(n)
     parts = {
         "train": perm[:n_train],

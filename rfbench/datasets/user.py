@@ -5,7 +5,9 @@ A user file is named like a registry data set, by a *file reference*
 its label column) or of a ``.npy``/``.npz`` array file. The command line's ``--data`` adds the
 file's sha256 prefix, so a job's key (and the job cache) changes with the file's content and the
 results name the exact file they were computed from; the prefix is checked on every load, as the
-registry's pins are. Every problem is one :class:`DataError` line naming the file.
+registry's pins are. Every problem is one :class:`DataError` line naming the file. A file is
+checked against the memory budget from its headers before it is read
+(:mod:`rfbench.datasets.filesize`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import pandas as pd
 
 from rfbench.datasets.dataset import Dataset
 from rfbench.datasets.errors import DataError
+from rfbench.datasets.filesize import check_fits, declared
 
 TABLES = (".csv", ".parquet", ".pq")
 ARRAYS = (".npy", ".npz")
@@ -63,6 +66,15 @@ def reference(path: str | Path, target: str = "") -> str:
     return f"{ref}@{sha256(path)[:SHA_CHARS]}"
 
 
+def declared_shape(name: str) -> tuple[int, int]:
+    """(rows, columns) a user file declares in its headers (the largest array of an ``.npz``),
+    without reading its values (:mod:`rfbench.datasets.filesize`)."""
+    path, _, _ = parse(name)
+    _check_exists(path)
+    found = declared(path)
+    return found.rows, found.columns
+
+
 def _check_exists(path: Path) -> None:
     if path.is_dir():
         raise DataError(f"data file {path}: is a folder; give a file in it")
@@ -84,13 +96,21 @@ def _verified(name: str) -> tuple[Path, str, str]:
 
 
 def _read_table(path: Path) -> pd.DataFrame:
+    check_fits(path)
+    kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
     try:
-        if path.suffix.lower() == ".csv":
-            return pd.read_csv(path)
-        return pd.read_parquet(path)
+        frame = pd.read_csv(path) if kind == "CSV" else pd.read_parquet(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:  # pyarrow errors are ValueErrors
-        kind = "CSV" if path.suffix.lower() == ".csv" else "parquet"
         raise DataError(f"data file {path}: not a readable {kind} file ({_why(exc)})") from None
+    except (TypeError, KeyError, IndexError, AttributeError) as exc:
+        # pandas rebuilding its frame from the file's "pandas" metadata (a parquet key)
+        raise DataError(
+            f"data file {path}: its pandas metadata is broken ({type(exc).__name__}: "
+            f"{_why(exc)}); write the file again, e.g. with DataFrame.to_parquet"
+        ) from None
+    if len(frame) == 0:
+        raise DataError(f"data file {path}: has no rows (only a header); give at least one row")
+    return frame
 
 
 def _numeric(path: Path, frame: pd.DataFrame) -> np.ndarray:
@@ -114,6 +134,11 @@ def _finite(path: Path, X: np.ndarray, what: str, columns: list | None = None) -
     and its column."""
     if np.iscomplexobj(X):
         raise DataError(f"data file {path}: {what} is complex ({X.dtype}); expected reals")
+    if X.dtype.kind in "mM":
+        raise DataError(
+            f"data file {path}: {what} holds {X.dtype} values (times or durations, not "
+            "numbers); convert them to numbers (e.g. seconds) first"
+        )
     if not np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_:
         raise DataError(f"data file {path}: {what} has dtype {X.dtype}; expected numbers")
     X = X.astype(np.float64)
@@ -159,6 +184,7 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
         raise DataError(f"data file {path}: not a NumPy .npz file ({kind})")
     if suffix == ".npy" and head != NPY_MAGIC:
         raise DataError(f"data file {path}: not a NumPy .npy file (no .npy header)")
+    check_fits(path)  # also refuses object arrays and oversized headers by what they are
     try:
         loaded = np.load(path, allow_pickle=False)
         if isinstance(loaded, np.ndarray):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -33,3 +33,24 @@ def best_time(fn: Callable[[], object], repeats: int) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def widest(names: Iterable[str], m: int, n: int = 1, matched: bool = False) -> tuple[int, int]:
+    """Upper bounds of (real feature entries per point, projections per draw) over the estimators
+    ``names`` at m projections, for memory estimates: 2m features of m projections (complex
+    entries count 2), or 4b(n + 1) of b(n + 1) for a hybrid of b base and n λ projections, where
+    b = m, or m // n when ``matched`` (FLOP-matched as :func:`make` sizes them)."""
+    names = [str(name) for name in names if _known(str(name))]
+    out = (2 * m, m) if names else (0, 0)
+    if any(registry.describe(name).hybrid for name in names):
+        base = max(1, m // n) if matched else m
+        out = max(out, (4 * base * (n + 1), base * (n + 1)))
+    return out
+
+
+def _known(name: str) -> bool:
+    try:
+        registry.describe(name)
+    except (ValueError, TypeError, KeyError):
+        return False
+    return True

@@ -75,6 +75,23 @@ def _table(path: Path, value: Any, where: str, params: bool = True) -> dict[str,
     return dict(value)
 
 
+#: the deepest nesting of arrays and tables a config may hold (a parameter is at most a list of
+#: lists under [params] or [profiles.<name>])
+MAX_NESTING = 16
+
+
+def _nesting(value: Any) -> int:
+    """How deeply arrays and tables nest in a parsed TOML value (iterative: any depth)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict | list):
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def read_config_file(path: str | os.PathLike[str]) -> ConfigFile:
     """Parse and shape-check a config file (no experiment defaults applied)."""
     path = Path(path)
@@ -87,8 +104,14 @@ def read_config_file(path: str | os.PathLike[str]) -> ConfigFile:
         raise ConfigError(f"config file {path} is a directory, not a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path}: arrays or tables nested too deeply to parse (at most {MAX_NESTING} levels)"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    if _nesting(data) > MAX_NESTING:
+        raise ConfigError(f"{path}: arrays or tables nested deeper than {MAX_NESTING} levels")
     unknown = sorted(set(data) - set(TOP_LEVEL_KEYS))
     if unknown:
         raise ConfigError(

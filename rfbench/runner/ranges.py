@@ -67,11 +67,13 @@ def _extremes(specs: Sequence[JobSpec], key: str) -> list[JobSpec]:
 
 
 def _without_range(specs: Sequence[JobSpec], keys: Sequence[str]) -> list[JobSpec]:
-    """One job per estimator among those with no range parameter (e.g. a user's data file): their
-    inputs are what they are, so a probe that fails there is the inputs' scale."""
+    """One job per estimator among those on a user's data file with no range parameter: their
+    inputs are what they are, so a probe that fails there is the inputs' scale. (Jobs of other
+    kinds without a range parameter, e.g. theory's curves other than HRF Fig. 1, are not
+    probed.)"""
     out: dict[Any, JobSpec] = {}
     for spec in specs:
-        if all(not isinstance(spec.get(k), int | float) for k in keys):
+        if spec.get("data") and all(not isinstance(spec.get(k), int | float) for k in keys):
             out.setdefault(spec.get("estimator"), spec)
     return list(out.values())
 

@@ -39,8 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.datasets import DataError
+from rfbench.datasets import DataError, user
 from rfbench.datasets import check as dataset_info
+from rfbench.datasets.preprocess import min_rows
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CHUNK_BYTES
 from rfbench.experiments.classify import bandwidth
@@ -138,6 +139,17 @@ class Classify(Experiment):
         "paper": {},
     }
 
+    @staticmethod
+    def _check_rows(name: str, protocol: str) -> None:
+        """A user table too small for the split (a part without a row) is a one-line error."""
+        rows, least = user.load_table(name).n, min_rows(protocol)
+        if rows < least:
+            path, _, _ = user.parse(name)
+            raise ConfigError(
+                f"data file {path}: {rows} rows, too few for the {protocol} split of classify "
+                f"(at least {least} rows: its smallest part takes {100 // least} %)"
+            )
+
     def validate_config(self, config: Mapping[str, Any]) -> None:
         def check(key: str, ok: bool, allowed: str) -> None:
             if not ok:
@@ -149,6 +161,8 @@ class Classify(Experiment):
                 dataset_info(name)
             except DataError as exc:
                 raise ConfigError(str(exc)) from None
+            if user.is_reference(name):
+                self._check_rows(name, config["protocol"])
         check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
         for name in config["estimators"]:
             try:
@@ -324,6 +338,8 @@ class Classify(Experiment):
         from rfbench.datasets.registry import DATASETS, get
 
         widths = [get(n).n_features for n in config["dataset"] if n in DATASETS]
+        if config["data"]:  # the user's table: its columns but the label
+            widths = [user.declared_shape(config["data"])[1] - 1]
         if not widths or None in widths:
             return 0
         d = max(widths)

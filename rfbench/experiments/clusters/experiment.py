@@ -30,12 +30,14 @@ import pandas as pd
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.clusters.legacy_ortho import (
     DIM,
+    POINTS,
     PaperClusters,
     estimator_gram_sse,
     paper_clusters,
     replay_mse,
 )
 from rfbench.experiments.clusters.params import PAPER_ESTIMATORS, Params
+from rfbench.experiments.shared import widest
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections
 from rfbench.features.theory import resolution
@@ -165,6 +167,18 @@ class ClusterTable(Experiment):
     tagline = "Cluster hybrid vs SM+ and trig on clustered data (HRF)."
     params = Params
     profiles = {"quick": {"datasets": ["s1"], "m": [20], "reps": 3}, "paper": {}}
+
+    memory_parameters = ("m", "reps")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """One job in float64: the N × N exact and estimated Gram matrices with working copies
+        (N = 2 × 1000 queries and keys; about six), both sides' features (N × width, with copies;
+        the cluster hybrid's positive and trig parts together: 4M) and the projections of all
+        repetitions, drawn at once (reps × projections × 50)."""
+        n, m = 2 * POINTS, max(config["m"])
+        width, projections = widest(config["estimators"], m, 1, matched=True)
+        width, projections = max(width, 4 * m), max(projections, 2 * m)
+        return 8 * (6 * n * n + 3 * n * width + 2 * config["reps"] * projections * DIM)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         for name in config["estimators"]:

@@ -42,7 +42,7 @@ import pandas as pd
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.cost import model as cm
 from rfbench.experiments.cost.params import Params
-from rfbench.experiments.shared import best_time, make, random_directions
+from rfbench.experiments.shared import best_time, make, random_directions, widest
 from rfbench.features import registry, theory
 from rfbench.features.base import Estimator
 from rfbench.features.registry import make_weights
@@ -228,6 +228,32 @@ class Cost(Experiment):
         },  # fmt: skip
         "paper": {},
     }
+
+    memory_parameters = ("points", "m", "samples", "d", "crossover_points", "crossover_m",
+                         "crossover_d", "projection_points", "projection_d")  # fmt: skip
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The largest job in float64: a frontier or crossover job holds the closed form's N × N
+        × d broadcast of the pairs (twice), ``samples`` Gram estimates N × N and feature maps
+        N × width (three copies each, both sides), and the draws' projections; a projection job
+        holds X (P × d), its output and working copy (P × d′, d′ ≤ 2d) and the weights."""
+
+        def error_job(points: int, m: int, d: int) -> int:
+            width, projections = widest(config["estimators"], m, config["n"], matched=True)
+            s, pairs = config["samples"], points * points
+            features = 6 * s * points * width + 3 * s * projections * d
+            return 8 * (2 * pairs * d + 3 * s * pairs + features + 4 * points * d)
+
+        jobs = [
+            error_job(config["points"], max(config["m"]), config["d"]),
+            error_job(
+                config["crossover_points"], config["crossover_m"], max(config["crossover_d"])
+            ),
+        ]
+        if config["projection_weights"] and config["projection_d"]:
+            p, d = config["projection_points"], max(config["projection_d"])
+            jobs.append(8 * (p * d + 3 * p * 2 * d + 3 * 2 * d * d))
+        return max(jobs)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         structured = cm.structured_weights()

@@ -237,15 +237,20 @@ class Gram(Experiment):
     params = Params
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
 
-    memory_parameters = ("n_points", "m", "d")
+    memory_parameters = ("n_points", "m", "d", "reps")
     range_parameters = ("sigma", "r")
     probe_overrides = {"reps": 2}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The exact and estimated N × N matrices with working copies, N × 2M features and one
-        draw's max(M, d) × d projections, in float64, beside a few chunks of draws."""
+        draw's max(M, d) × d projections, in float64, beside a few chunks of draws; and the
+        per-draw errors kept for the statistics (three per draw and kernel, with the copies that
+        join their chunks)."""
         n, d, big_m = config["n_points"], config["d"], max(config["m"])
-        return 4 * CHUNK_BYTES + 8 * (4 * n * n + 8 * n * big_m + 3 * max(big_m, d) * d)
+        if config["data"]:  # the user's points decide N and d
+            n, d = user.declared_shape(config["data"])
+        per_draw = 8 * 8 * config["reps"] * len(config["kernels"])
+        return 4 * CHUNK_BYTES + 8 * (4 * n * n + 8 * n * big_m + 3 * max(big_m, d) * d) + per_draw
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         if (config["inputs"] == "file") != bool(config["data"]):

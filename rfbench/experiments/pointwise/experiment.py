@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.datasets import user
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.experiments.pointwise import paired as pairing
@@ -191,6 +192,8 @@ class Pointwise(Experiment):
         """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection
         entries (orthogonal blocks are d × d) and their working copies, in float64."""
         d, big_m = config["d"], max(config["m"]) * max(config["n"], 1)
+        if config["data"]:  # the user's pairs decide d
+            d = user.declared_shape(config["data"])[1]
         return 4 * CHUNK_BYTES + 8 * (3 * max(big_m, d) * d + 8 * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:

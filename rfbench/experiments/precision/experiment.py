@@ -36,7 +36,7 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, register_exper
 from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.experiments.precision import maps as pm
 from rfbench.experiments.precision.params import Params
-from rfbench.experiments.shared import make, random_directions
+from rfbench.experiments.shared import make, random_directions, widest
 from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.features.theory import equal_norm_pair
@@ -156,6 +156,22 @@ class Precision(Experiment):
         "quick": {"r": [0.5, 2.0, 3.5, 5.0], "angles": 5, "samples": 100, "attention_draws": 5},
         "paper": {},
     }
+
+    memory_parameters = ("m", "d", "samples", "angles", "attention_points", "attention_draws")
+    range_parameters = ("r",)
+    probe_overrides = {"samples": 8, "attention_draws": 2, "attention_points": 4}
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """One job in float64: ``samples`` draws of the projections (× d) and ``attention_draws``
+        of L × L weights and L × width features, kept in every dtype and form (about six copies),
+        the kernel part's features (samples × angles × width) likewise, and d × d matrices (the
+        random rotation, the DERF fits: about 20 of them)."""
+        width, projections = widest(self.estimators(config), config["m"], config["n"], matched=True)
+        s, a, d = config["samples"], config["angles"], config["d"]
+        draws, points = config["attention_draws"], config["attention_points"]
+        kernel_part = 6 * s * (projections * d + a * width) + 20 * d * d
+        attention_part = 6 * draws * (points * (width + points) + projections * d)
+        return 8 * (kernel_part + attention_part)
 
     def estimators(self, config: Mapping[str, Any]) -> list[str]:
         return [f"{c}@{w}" for c in config["components"] for w in config["couplings"]]

@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.chunks import chunks
+from rfbench.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.experiments.qmc.params import Params
+from rfbench.experiments.shared import widest
 from rfbench.features import registry, theory
 from rfbench.features.theory import resolution
 from rfbench.kernels import log_kernel
@@ -80,6 +81,14 @@ def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:
     if is_hybrid(estimator):
         return config["m"], config["n"]
     return config["features"], None
+
+
+def _known_hybrid(name: str) -> bool:
+    """Whether ``name`` is a known hybrid (an unknown name is refused by validate_config)."""
+    try:
+        return is_hybrid(name)
+    except (ValueError, TypeError, KeyError):
+        return False
 
 
 def _estimator(name: str, kernel: str, m: int, n: int | None) -> Any:
@@ -140,6 +149,29 @@ class QMCTable(Experiment):
     tagline = "Hybrids vs ORF, SORF and Halton on data pairs (HRF Table 1)."
     params = Params
     profiles = {"quick": {"reps": 20, "pairs": 20}, "paper": {}}
+
+    memory_parameters = ("reps", "pairs", "features", "m", "n")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """One job in float64: the estimates and errors of every draw at every pair (reps ×
+        pairs, about four copies), a chunk of draws' query and key features (pairs × width, at
+        least one draw, with working copies) and their projections (× d), and the data set."""
+        from rfbench.datasets.registry import DATASETS, get
+
+        names = config["estimators"]
+        hybrids = [e for e in names if _known_hybrid(e)]
+        width, projections = max(
+            widest([e for e in names if e not in hybrids], config["features"]),
+            widest(hybrids, config["m"], config["n"]),
+        )
+        sets = [get(n) for n in config["datasets"] if n in DATASETS]
+        d = max([s.n_features or 64 for s in sets], default=64)
+        rows = max([s.n_rows or 0 for s in sets], default=0)
+        reps, pairs = config["reps"], config["pairs"]
+        per_draw = 16 * pairs * width
+        draws = chunk_size(per_draw, reps)
+        return 4 * CHUNK_BYTES + 8 * (4 * reps * pairs + 3 * draws * projections * d
+                                      + 4 * rows * d) + 3 * draws * per_draw  # fmt: skip
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         from rfbench.datasets import DataError

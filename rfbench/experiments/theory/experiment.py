@@ -49,6 +49,10 @@ for _name, _kind in (("v", FLOAT), ("w", FLOAT), ("passes", INT)):
     register_parameter(_name, _kind)
 
 COUPLINGS = ("iid", "orf", "simrf")
+#: bytes of one result row while a job builds it (a dict of about a dozen entries) and after
+ROW_BYTES = 1024
+#: quadrature nodes in φ of the coupled closed forms (SimRF Figs. 5 and 6)
+QUADRATURE_NODES = len(coupled.half_rule()[0])
 #: the config keys of each curve: every key with this prefix (the norm draws make repetitions)
 _PREFIX = {
     "hrf-fig1": "hrf_",
@@ -176,6 +180,29 @@ class TheoryCurves(Experiment):
                   "ratio_v_points": 21, "conformity_iid_couplings": 20},
         "paper": {},
     }  # fmt: skip
+
+    memory_parameters = ("hrf_r_points", "hrf_theta_points", "density_w_points",
+                         "ratio_v_points", "conformity_iid_couplings", "conformity_d")  # fmt: skip
+    range_parameters = ("hrf_r_max",)
+    probe_overrides = {"hrf_r_points": 3, "hrf_theta_points": 5}
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The largest curve: its rows (one Python dict each, about :data:`ROW_BYTES`) and its
+        float64 arrays: HRF Fig. 1's r × θ grid of pairs and MSEs per estimator; Figs. 5 and 6
+        integrate over a quadrature in φ at every w or v (about eight arrays of grid × nodes);
+        Fig. 4's direction sets (couplings × d × d)."""
+        curves = set(config["curves"])
+        grid = config["hrf_r_points"] * config["hrf_theta_points"]
+        estimators = len(config["hrf_estimators"])
+        sizes = {
+            "hrf-fig1": grid * (8 * (4 + 8 * estimators) + ROW_BYTES * 2 * estimators),
+            "simrf-fig4": 8 * 8 * config["conformity_iid_couplings"] * config["conformity_d"] ** 2
+            + ROW_BYTES * (12 + config["conformity_passes"]),
+            "simrf-fig5": config["density_w_points"]
+            * (8 * 8 * QUADRATURE_NODES + ROW_BYTES * (3 + len(config["density_v"]))),
+            "simrf-fig6": config["ratio_v_points"] * (8 * 8 * QUADRATURE_NODES + ROW_BYTES * 3),
+        }
+        return max(size for curve, size in sizes.items() if curve in curves)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         for name in config["hrf_estimators"]:

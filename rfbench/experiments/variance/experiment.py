@@ -35,6 +35,7 @@ import pandas as pd
 from rfbench.datasets import available
 from rfbench.datasets.errors import DataUnavailable
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.chunks import CHUNK_BYTES
 from rfbench.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.experiments.variance.derf_sets import (
     IMAGE_DIM,
@@ -97,6 +98,15 @@ class Variance(Experiment):
         },
         "paper": {},
     }
+
+    memory_parameters = ("points", "d", "mc_pairs")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """One job in float64: the closed forms over all L² pairs (about six L × L arrays), the
+        DERF fits' d × d matrices and their eigen- and singular-value decompositions (about 24),
+        the sets (L × d, with copies) and the Monte Carlo check's chunks of mc_pairs² estimates."""
+        points, d, pairs = config["points"], config["d"], config["mc_pairs"]
+        return 4 * CHUNK_BYTES + 8 * (6 * points**2 + 24 * d * d + 8 * points * d + 6 * pairs**2)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         def check(key: str, ok: bool, allowed: str) -> None:

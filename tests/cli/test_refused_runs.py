@@ -1,0 +1,65 @@
+"""Runs refused before any job with exit 2 and one line (issue 32): the range probes of precision
+and theory (rfbench.runner.ranges), a loop count too large for any memory, a config nested too
+deeply to parse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import one_line_error
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+
+RANGES = [
+    (["precision", "--r", "1e308"], "a number whose square float64 holds"),
+    (["precision", "--r", "30"], "'r': 30 is out of float64 range"),
+    (["theory", "--hrf-r-max", "1e308"], "a number whose square float64 holds"),
+    (["theory", "--hrf-r-max", "15"], "'hrf_r_max': 15 is out of float64 range"),
+    (["theory", "--hrf-r-max", "30"], "'hrf_r_max': 30 is out of float64 range"),
+    (["theory", "--hrf-r-points", "100000000"], "'hrf_r_points' = 100000000 is too large"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), RANGES, ids=[" ".join(a) for a, _ in RANGES])
+def test_out_of_range_runs_are_refused_before_any_job(tmp_path: Path, args, message) -> None:
+    out = tmp_path / "x.parquet"
+    done = CliRunner().invoke(app, [*args, "--out", str(out), "--quiet", "--no-plot"])
+    line = one_line_error(done, message)
+    if "out of float64 range" in message:
+        largest = float(line.rsplit("about ", 1)[1])
+        assert 1 < largest < float(args[2])
+    assert not out.exists() and not (tmp_path / ".rfbench-cache").exists()
+
+
+def test_the_largest_value_that_runs_runs(tmp_path: Path) -> None:
+    """The limit the refusal names is one that runs (to its 3 significant digits, rounded down)."""
+    out = tmp_path / "x.parquet"
+    args = ["theory", "--curves", "hrf-fig1", "--hrf-r-points", "5", "--hrf-theta-points", "5"]
+    line = one_line_error(CliRunner().invoke(app, [*args, "--hrf-r-max", "15", "--out", str(out)]))
+    largest = line.rsplit("about ", 1)[1]
+    done = CliRunner().invoke(
+        app, [*args, "--hrf-r-max", largest, "--out", str(out), "--quiet", "--no-plot"]
+    )
+    assert done.exit_code == 0, done.output
+
+
+def _config(tmp_path: Path, params: str) -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(f'experiment = "gram"\nname = "c"\n[params]\n{params}\n')
+    return path
+
+
+def test_a_loop_count_no_memory_holds_is_refused(tmp_path: Path) -> None:
+    """reps = 10²⁰ (a TOML integer) used to spin for ever: the per-draw errors it keeps bound it."""
+    config = _config(tmp_path, "reps = 100000000000000000000")
+    done = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "x.parquet")])
+    one_line_error(done, "'reps' = 100000000000000000000 is too large; at most")
+
+
+def test_a_config_nested_too_deeply_is_refused(tmp_path: Path) -> None:
+    for depth in (5000, 50):
+        config = _config(tmp_path, "x = " + "[" * depth + "]" * depth)
+        done = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "x.parquet")])
+        one_line_error(done, "c.toml: arrays or tables nested", "16 levels")
