@@ -18,12 +18,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rfbench.errors import UserError
-from rfbench.results import UnreadableResultError, load_provenance
+from rfbench.results import CELL_BYTES, UnreadableResultError, load_provenance
 
-#: bytes per cell (row × column) of the files compared: their frames, the text of each row's key,
-#: the shared tables kept for the output (measured peak: 51 B per cell comparing the committed
-#: results with themselves, 68 B on 200,000-row files; about 3× that for long strings)
-CELL_BYTES = 200
 #: config keys that name a run without shaping its numbers
 LABEL_KEYS = frozenset({"name"})
 #: characters of a config value shown before it is cut
