@@ -331,8 +331,13 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None]) ->
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
     A crash or Ctrl-C at any moment leaves either the old file or the new one, never a partial one.
+    A ``path`` that is a folder, or under a file, is a :class:`UserError` (one line).
     """
     path = Path(path)
+    if path.is_dir():
+        raise UserError(f"cannot write {path}: it is a folder; give a file name")
+    if any(parent.is_file() for parent in path.parents):
+        raise UserError(f"cannot write {path}: a folder on its path is a file")
     path.parent.mkdir(parents=True, exist_ok=True)
     # Not mkstemp: its 0600 mode would stick to the result; a random suffix avoids collisions.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")

@@ -32,10 +32,11 @@ def figures(
     unknown = sorted(set(wanted) - known)
     if unknown:
         raise UserError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
+    if not Path(results).is_dir():
+        raise UserError(f"results folder {results!r} does not exist")
     out_dir = Path(out) if out else Path(results) / "figures"
-    if Path(results).is_dir():
-        check_readable(results)
-        warn_mixed_profiles(results)
+    check_readable(results)
+    warn_mixed_profiles(results)
     outcomes = draw_all(Path(results), out_dir, wanted)
     table = Table(title=f"figures from {results} -> {out_dir}")
     for col in ("figure", "status"):

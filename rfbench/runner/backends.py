@@ -295,6 +295,11 @@ def run_dask(
     if scheduler:
         try:
             client = Client(scheduler, timeout=SCHEDULER_TIMEOUT)
+        except ValueError as exc:  # distributed's parser: no port, unknown protocol, ...
+            raise ConfigError(
+                f"invalid value for '--scheduler': {scheduler!r} ({exc}; "
+                "allowed: an address such as tcp://127.0.0.1:8786)"
+            ) from None
         except (OSError, TimeoutError) as exc:
             raise ConfigError(
                 f"cannot reach the Dask scheduler at {scheduler} within {SCHEDULER_TIMEOUT} s "

@@ -63,3 +63,35 @@ def test_a_config_nested_too_deeply_is_refused(tmp_path: Path) -> None:
         config = _config(tmp_path, "x = " + "[" * depth + "]" * depth)
         done = CliRunner().invoke(app, ["run", str(config), "--out", str(tmp_path / "x.parquet")])
         one_line_error(done, "c.toml: arrays or tables nested", "16 levels")
+
+
+def test_a_scheduler_address_that_is_no_address(tmp_path: Path) -> None:
+    """Was an internal ValueError from Dask's address parser (exit 1)."""
+    pytest.importorskip("distributed")
+    out = tmp_path / "x.parquet"
+    args = ["pointwise", "--profile", "quick", "--backend", "dask", "--scheduler", "not a url"]
+    done = CliRunner().invoke(app, [*args, "--out", str(out), "--quiet", "--no-plot"])
+    one_line_error(done, "invalid value for '--scheduler': 'not a url'", "tcp://127.0.0.1:8786")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_an_output_file_that_is_a_folder(tmp_path: Path, command: str) -> None:
+    """``report --out DIR`` and ``compare --markdown DIR`` (was an IsADirectoryError, exit 1)."""
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("kept")
+    results = tmp_path / "res"
+    results.mkdir()
+    args = {
+        "report": ["report", "--results", str(results), "--out", str(folder)],
+        "compare": ["compare", str(results), str(results), "--markdown", str(folder)],
+    }[command]
+    one_line_error(CliRunner().invoke(app, args), str(folder), "folder")
+    assert [p.name for p in folder.iterdir()] == ["mine.txt"]
+
+
+def test_figures_of_a_folder_that_does_not_exist(tmp_path: Path) -> None:
+    """Was exit 0 with '0 of 26 figures drawn' (report and site already said so)."""
+    done = CliRunner().invoke(app, ["figures", "--results", str(tmp_path / "nothere")])
+    one_line_error(done, f"results folder '{tmp_path / 'nothere'}' does not exist")
