@@ -232,9 +232,10 @@ def test_layers_default_to_the_models_own_and_are_checked_against_them(tmp_path:
     one_line_error(res, "layers", "0..1")
     res = invoke("attention", "--model", folder, *SMALL, "--no-swap", "--out", out)
     assert res.exit_code == 0, res.output
-    from rfbench.results import load_results
+    from rfbench.results import load_provenance, load_results
 
     assert set(load_results(out)["layer"].dropna()) == {0, 1}
+    assert load_provenance(out)["config"]["layers"] == [0, 1]  # the resolved config says what ran
 
 
 def test_a_two_layer_copy_of_minilm_runs_without_layers(tmp_path: Path) -> None:
@@ -257,9 +258,10 @@ def test_a_two_layer_copy_of_minilm_runs_without_layers(tmp_path: Path) -> None:
     res = invoke("attention", "--model", folder, *SMALL, "--no-swap", "--max-heads", 2,
                  "--out", out)  # fmt: skip
     assert res.exit_code == 0, res.output
-    from rfbench.results import load_results
+    from rfbench.results import load_provenance, load_results
 
     assert set(load_results(out)["layer"].dropna()) == {0, 1}
+    assert load_provenance(out)["config"]["layers"] == [0, 1]  # the resolved config says what ran
 
 
 def test_a_model_path_that_is_a_file_says_so(tmp_path: Path) -> None:

@@ -174,6 +174,8 @@ class Attention(Experiment):
         bad = [x for x in config["layers"] if x >= spec.layers]
         if bad:
             raise ConfigError.bad_value("layers", bad, f"layers 0..{spec.layers - 1} of the model")
+        if not config["layers"]:
+            config["layers"] = list(range(spec.layers))  # the resolved config names what runs
 
     def begin_run(self, force: bool) -> None:
         """``--force`` computes the model's activations and embeddings again (once per run)."""
