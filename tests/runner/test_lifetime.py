@@ -52,6 +52,9 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, list]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal, even when the suite itself runs as a background job (`make test &`
+        # starts it with SIGINT ignored, which a child inherits and Python then keeps)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
