@@ -155,6 +155,29 @@ class Comparison:
         return float(stats.norm.isf(family_alpha(self.z) / (2 * self.tests)))
 
 
+def holm(p: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's step-down procedure (Holm 1979): which of the p-values to reject at family-wise
+    error rate ``alpha`` — the k-th smallest while p_(k) < α/(n − k) for every smaller k.
+
+    Parameters
+    ----------
+    p : ndarray, shape (n,)
+    alpha : float
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    p = np.asarray(p, dtype=float)
+    n = p.size
+    order = np.argsort(p, kind="stable")
+    passed = p[order] < alpha / (n - np.arange(n))
+    stop = int(np.argmin(passed)) if not passed.all() else n
+    hit = np.zeros(n, bool)
+    hit[order[:stop]] = True
+    return hit
+
+
 def family_alpha(z: float) -> float:
     """The two-sided error rate of |Z| > z for a standard normal Z."""
     return float(2 * stats.norm.sf(z))
@@ -326,12 +349,8 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
         hit = p < alpha
     elif method == "bonferroni":
         hit = p < alpha / max(n, 1)
-    else:  # Holm: reject the k-th smallest while p_(k) < α/(n − k)
-        order = np.argsort(p, kind="stable")
-        passed = p[order] < alpha / (n - np.arange(n))
-        stop = int(np.argmin(passed)) if not passed.all() else n
-        hit = np.zeros(n, bool)
-        hit[order[:stop]] = True
+    else:
+        hit = holm(p, alpha)
     start = 0
     for table, part in zip(shared, p_all, strict=True):
         noisy = table["kind"] == "noisy"

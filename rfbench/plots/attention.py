@@ -1,12 +1,14 @@
 """Real-attention figures (experiment ``attention``, docs/experiments.md#attention).
 
-- ``beyond-attention``: per layer, the relative output error ‖Ô − O‖_F/‖O‖_F vs projections m
-  per estimator (mean over heads, ± the mean of the per-head standard errors), with the baselines
-  as horizontal lines: uniform attention (mean over heads), the zero output (1), and the oracle
-  best rank-m approximation A_m V (dotted, not a bound on output errors). Longest sequence only.
-- ``beyond-attention-map``: per estimator a layer × head map of the smallest m at which it beats
-  uniform attention significantly (blank: at no m), and beside them each head's largest logit
-  max qᵀk and exact attention entropy (context for why some heads are hard).
+- ``beyond-attention``: per layer, the relative output error ‖Ô − O‖_F/‖O‖_F vs the feature
+  budget F per method (random feature maps, the local methods, learned and data-aware maps when
+  run; mean over heads, ± the mean of the per-head standard errors), with the baselines as
+  horizontal lines: uniform attention (mean over heads), the zero output (1), and the oracle
+  best rank-F approximation A_F V (dotted, not a bound on output errors). Longest sequence only.
+- ``beyond-attention-map``: per method a layer × head map of the smallest budget F at which it
+  beats uniform attention, Holm-corrected over the heads (rfbench.experiments.attention.stats;
+  blank: at no F), and beside them each head's largest logit max qᵀk and exact attention entropy
+  (context for why some heads are hard).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from rfbench.experiments.attention.local import is_local
+from rfbench.experiments.attention.stats import beats_uniform_corrected
 from rfbench.plots import register_figure, style
 
 NAME = "beyond-attention"
@@ -27,6 +31,13 @@ def _colour(name: str) -> str:
     if component in _COMPONENTS:
         return f"C{_COMPONENTS.index(component)}"
     return style.colour(name)
+
+
+def _line(name: str) -> str:
+    """Dashed: orthogonal couplings; dotted: local methods; solid: the rest."""
+    if name.endswith("@orf"):
+        return "--"
+    return ":" if is_local(name) else "-"
 
 
 def _longest(df: pd.DataFrame) -> pd.DataFrame:
@@ -59,23 +70,23 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
         part = heads[heads["layer"] == layer]
         for name, rows in part.groupby("estimator", sort=False):
             finite = rows[np.isfinite(rows["value"])]
-            curve = finite.groupby("m").agg(value=("value", "mean"), se=("stderr", "mean"))
+            curve = finite.groupby("features").agg(value=("value", "mean"), se=("stderr", "mean"))
             ax.errorbar(curve.index, curve["value"], yerr=curve["se"].fillna(0),
                         label=name if idx == 0 else None,
                         color=_colour(name), marker=style.marker(name), capsize=2,
-                        linestyle="--" if name.endswith("@orf") else "-")  # fmt: skip
+                        linestyle=_line(name))  # fmt: skip
         lb = base[base["layer"] == layer]
         uniform = lb[lb["estimator"] == "uniform"]["value"].mean()
         ax.axhline(uniform, color="black", linestyle="--", label="uniform" if idx == 0 else None)
         ax.axhline(1.0, color="grey", linestyle=":", label="zero output" if idx == 0 else None)
         rank = lb[lb["estimator"] == "best-rank"].groupby("rank")["value"].mean()
-        rank = rank[rank.index.isin(part["m"].unique())]
+        rank = rank[rank.index.isin(part["features"].unique())]
         ax.plot(rank.index, np.maximum(rank.to_numpy(), 1e-6), color="grey", linestyle="-.",
-                label="oracle rank-m A_m V" if idx == 0 else None)  # fmt: skip
+                label="oracle rank-F A_F V" if idx == 0 else None)  # fmt: skip
         ax.set_xscale("log", base=2)
-        ms = sorted(part["m"].unique())
+        ms = sorted(part["features"].unique())
         bottom_row = idx >= len(layers) - ncols
-        ax.set(yscale="log", title=f"layer {layer}", xlabel="projections m" if bottom_row else "",
+        ax.set(yscale="log", title=f"layer {layer}", xlabel="features F" if bottom_row else "",
                xticks=ms,
                xticklabels=[str(int(m)) for m in ms], ylabel="‖Ô − O‖_F / ‖O‖_F")  # fmt: skip
         ax.minorticks_off()
@@ -89,17 +100,19 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
 @register_figure(
     "beyond-attention-map",
     needs=[NAME],
-    title="Beyond the papers: smallest m at which each estimator beats uniform attention",
+    title="Beyond the papers: smallest feature budget at which each method beats uniform "
+    "attention (Holm over heads)",
 )
 def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
-    """Layer × head maps of the smallest m beating uniform attention, and head statistics."""
+    """Layer × head maps of the smallest budget beating uniform attention, and head statistics."""
     df = results[NAME]
     heads = _longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
+    heads = heads.assign(beats_uniform=beats_uniform_corrected(heads))
     stats = _longest(df[(df["kind"] == "baselines") & (df["estimator"] == "exact")])
     names = list(dict.fromkeys(heads["estimator"]))
     layers = sorted(heads["layer"].unique())
     n_heads = int(heads["head"].max()) + 1
-    ms = sorted(heads["m"].unique())
+    ms = sorted(heads["features"].unique())
     panels = len(names) + 2
     ncols = min(4, panels)
     nrows = int(np.ceil(panels / ncols))
@@ -109,7 +122,7 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
         ax = axes.flat[idx]
         grid = np.full((len(layers), n_heads), np.nan)
         beats = heads[(heads["estimator"] == name) & (heads["beats_uniform"] == True)]  # noqa: E712
-        for (layer, head), m in beats.groupby(["layer", "head"])["m"].min().items():
+        for (layer, head), m in beats.groupby(["layer", "head"])["features"].min().items():
             grid[layers.index(layer), int(head)] = np.log2(m)
         ax.imshow(grid, aspect="auto", cmap=cmap, vmin=np.log2(ms[0]), vmax=np.log2(ms[-1]))
         ax.set(title=name, xlabel="head", ylabel="layer", yticks=range(len(layers)),
@@ -129,6 +142,6 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
     for ax in axes.flat[panels:]:
         ax.set_visible(False)
     ticks = ", ".join(f"{m}" for m in ms)
-    fig.suptitle(f"colour: smallest m (of {ticks}; dark = small) beating uniform; blank: none",
+    fig.suptitle(f"colour: smallest F (of {ticks}; dark = small) beating uniform; blank: none",
                  fontsize="small")  # fmt: skip
     return fig

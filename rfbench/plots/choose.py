@@ -169,9 +169,10 @@ class _Layout:
     # ------------------------------------------------------------------ choices
     def _baselines(self) -> list[str]:
         """Estimators without a feature budget when the others have one (exact, uniform)."""
-        if "m" not in self.settings and "m" not in self.main:
+        budget = self.hint.budget
+        if budget not in self.settings and budget not in self.main:
             return list(self.hint.baselines)
-        has_m = self.main.groupby("estimator", sort=False)["m"].apply(lambda s: s.notna().any())
+        has_m = self.main.groupby("estimator", sort=False)[budget].apply(lambda s: s.notna().any())
         if not has_m.any():
             return list(self.hint.baselines)
         return list(dict.fromkeys([*self.hint.baselines, *has_m[~has_m].index]))
@@ -194,6 +195,7 @@ class _Layout:
             else:
                 self._fix(column, measured)
         self.numeric = [c for c in rest if c not in text]
+        self.panels += [c for c in self.hint.panels if c in self.numeric and c not in self.panels]
 
     def _panel_count(self, df: pd.DataFrame, columns: Sequence[str]) -> int:
         return math.prod(max(1, df[c].nunique()) for c in columns)

@@ -40,10 +40,23 @@ class Params(ExperimentParams):
     )
     max_heads: int = Field(0, ge=0, description="measure the first N heads of each layer (0 = all)")
     estimators: Values[str] = Field(
-        ESTIMATORS, min_length=1, description="registry names (softmax kernel)"
+        ESTIMATORS,
+        min_length=1,
+        description="registry names (softmax kernel), or the local methods window, "
+        "window+<registry name> and top-k (an oracle)",
     )
-    m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [16, 64, 256], min_length=1, description="numbers of random projections"
+    features: Values[Annotated[int, Field(ge=1)]] = Field(
+        [16, 64, 256],
+        min_length=1,
+        description="feature budgets F (the width of φ(q)): each estimator gets ⌊F/l⌋ "
+        "projections, l its features per projection; window w = F, top-k k = F, window+map "
+        "w = ⌊F/2⌋ keys and F − w features",
+    )
+    window: int = Field(
+        0,
+        ge=0,
+        description="keys of the exact window of window and window+map (0 = from the budget); "
+        "at most the shortest sequence",
     )
     draws: int = Field(10, ge=2, description="independent feature draws per head and estimator")
     significance: float = Field(
@@ -56,13 +69,13 @@ class Params(ExperimentParams):
         "outputs and normalisers always use all rows",
     )
     swap: bool = Field(True, description="also compute the swap-in embedding score")
-    swap_m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [64], min_length=1, description="projections of the swap-in score"
+    swap_features: Values[Annotated[int, Field(ge=1)]] = Field(
+        [64], min_length=1, description="feature budgets of the swap-in score"
     )
     swap_sentences: int = Field(
-        200, ge=3, description="sentences of the swap-in score (of 307 in the texts)"
+        100, ge=3, description="sentences of the swap-in score (of 307 in the texts)"
     )
-    swap_trials: int = Field(3, ge=1, description="independent draws (trials) of the swap-in score")
+    swap_trials: int = Field(6, ge=1, description="independent draws (trials) of the swap-in score")
     swap_tokens: int = Field(
         64, ge=3, description="truncation of each sentence in the swap-in score"
     )

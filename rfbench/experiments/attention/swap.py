@@ -29,6 +29,7 @@ from scipy import stats
 
 from rfbench import models
 from rfbench.experiments import JobSpec
+from rfbench.experiments.attention import budget
 from rfbench.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.features import registry
 from rfbench.features.base import Estimator
@@ -152,7 +153,8 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     Parameters
     ----------
     spec : JobSpec
-        ``estimator`` (a registry name or ``uniform``), ``m``, ``model``, ``dataset``,
+        ``estimator`` (a registry name or ``uniform``), ``features`` (the budget), ``model``,
+        ``dataset``,
         ``sentences``, ``trials``, ``tokens``.
     rng : numpy.random.Generator
         The job's generator (one seed per trial).
@@ -167,7 +169,11 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     bert = models.load_model(model, "float32")
     sentences = texts.sentences()[:n]
     name = spec["estimator"]
-    est = None if name == "uniform" else registry.get(name, kernel="softmax", m=spec["m"])
+    m = 0
+    est = None
+    if name != "uniform":  # m = ⌊F/l⌋ projections at the feature budget F (equal features)
+        m = budget.projections(registry.get(name, kernel="softmax", m=1), spec["features"])
+        est = registry.get(name, kernel="softmax", m=m)
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
@@ -183,7 +189,8 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
     base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
-            "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
+            "m": m or None, "features": spec["features"] or None, "sentences": len(sentences),
+            "tokens": tokens}  # fmt: skip
     rows = []
     for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
         col = values[:, j]

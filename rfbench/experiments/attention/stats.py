@@ -1,0 +1,87 @@
+"""Statistics of the attention experiment over heads: corrected tests, medians with intervals and
+the swap-in score as a share of the gap to exact attention (docs/experiments.md#attention).
+
+- *Beats uniform, corrected over heads*: each head's row has the one-sided z of "the estimator's
+  mean output error is below uniform attention's" (z = (u − mean)/SE over the draws). Over the
+  heads of one estimator at one budget and sequence length (72 on all-MiniLM-L6-v2) the p-values
+  Φ(−z) are corrected by Holm's step-down (rfbench.compare.holm) at the family-wise level of the
+  uncorrected test, α = Φ(−significance).
+- *Median over heads with a confidence interval*: the distribution-free interval of the median
+  from order statistics (binomial; scipy.stats.quantile_test), treating the heads as a sample.
+- *Share of the gap recovered*: (score − uniform's)/(exact's − uniform's): 0 is uniform attention,
+  1 exact attention (a cosine or Spearman score of exact attention against itself is 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rfbench.compare import holm
+
+#: columns whose values make one family of heads (one estimator at one budget and length)
+FAMILY = ("estimator", "features", "tokens")
+
+
+def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
+    """Holm-corrected 'beats uniform attention' per head row.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        ``out_rel_frob`` rows of kind ``heads`` with ``z_uniform`` (one per layer and head).
+    significance : float
+        The uncorrected test's z threshold; the family-wise level is Φ(−significance).
+
+    Returns
+    -------
+    Series of bool, aligned with ``rows``
+        False where z is missing.
+    """
+    out = pd.Series(False, index=rows.index)
+    if rows.empty:
+        return out
+    keys = [c for c in FAMILY if c in rows]
+    alpha = float(stats.norm.sf(significance))
+    for _, part in rows.groupby(keys, dropna=False, sort=False):
+        z = pd.to_numeric(part["z_uniform"], errors="coerce").to_numpy(dtype=float)
+        ok = ~np.isnan(z)
+        if ok.any():
+            out.loc[part.index[ok]] = holm(stats.norm.sf(z[ok]), alpha)
+    return out
+
+
+def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """The median of ``values`` and its distribution-free confidence interval.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n,)
+        Finite values (others are dropped).
+    level : float
+
+    Returns
+    -------
+    (median, low, high)
+        nan bounds when n is too small for the level (n < 6 at 95 %).
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    median = float(np.median(x))
+    ci = stats.quantile_test(x, q=median, p=0.5).confidence_interval(level)
+    return median, float(ci.low), float(ci.high)
+
+
+def gap_recovered(
+    score: float, uniform: float, exact: float = 1.0, stderr: float | None = None
+) -> tuple[float, float | None]:
+    """(score − uniform)/(exact − uniform) and its standard error (uniform and exact are
+    deterministic: the SE scales by the same factor). nan when uniform is already exact."""
+    gap = exact - uniform
+    if not gap:
+        return float("nan"), None
+    se = None if stderr is None or not np.isfinite(stderr) else float(stderr / abs(gap))
+    return float((score - uniform) / gap), se
