@@ -472,8 +472,20 @@ def _local_only(
         metrics = am.draw_metrics(truth, estimate)
         heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
     column = "window" if local.kind == "window" else "top_k"
-    note = "oracle: chooses its keys from every logit (the cost of exact attention)"
-    return _Measured(heads, {"width": keys, column: keys}, note=note if local.oracle else None)
+    notes = [_covers(local, spec, s)] + (
+        ["oracle: chooses its keys from every logit (the cost of exact attention)"]
+        if local.oracle
+        else []
+    )
+    note = "; ".join(n for n in notes if n) or None
+    return _Measured(heads, {"width": keys, column: keys}, note=note)
+
+
+def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
+    """A note when the budget's keys cover the whole sequence (the method is exact there)."""
+    if local is None or local.keys(spec["features"], spec["window"]) < s:
+        return None
+    return f"{local.keys(spec['features'], spec['window'])} keys cover all {s}: exact attention"
 
 
 def _feature_map(
@@ -512,8 +524,10 @@ def _feature_map(
         out.heads.append(per_head)
     if local is not None:
         out.columns["window"] = keys
+    notes = [_covers(local, spec, s)]
     if registry.describe(map_name).data_dependent:
-        out.note = "fitted to this head's own queries and keys (the rows it is scored on)"
+        notes.append("fitted to this head's own queries and keys (the rows it is scored on)")
+    out.note = "; ".join(n for n in notes if n) or None
     return out
 
 

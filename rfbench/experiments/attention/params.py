@@ -9,9 +9,13 @@ from pydantic import Field
 from rfbench import models
 from rfbench.experiments.params import ExperimentParams, Values
 
-#: estimators of the swap-in score and of the default grid (issue 21)
+#: methods of the default grid (issue 21; issue 28: the local ones); the swap-in score uses the
+#: feature maps among them
 ESTIMATORS = [
-    f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
+    *(f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")),
+    "window",
+    "window+positive@iid",
+    "top-k",
 ]
 
 

@@ -39,17 +39,18 @@ def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd
     Series of bool, aligned with ``rows``
         False where z is missing.
     """
-    out = pd.Series(False, index=rows.index)
+    out = np.zeros(len(rows), bool)
     if rows.empty:
-        return out
+        return pd.Series(out, index=rows.index)
     keys = [c for c in FAMILY if c in rows]
     alpha = float(stats.norm.sf(significance))
-    for _, part in rows.groupby(keys, dropna=False, sort=False):
-        z = pd.to_numeric(part["z_uniform"], errors="coerce").to_numpy(dtype=float)
-        ok = ~np.isnan(z)
-        if ok.any():
-            out.loc[part.index[ok]] = holm(stats.norm.sf(z[ok]), alpha)
-    return out
+    family = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
+    z_all = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
+    for g in np.unique(family):
+        at = np.flatnonzero((family == g) & ~np.isnan(z_all))
+        if at.size:
+            out[at] = holm(stats.norm.sf(z_all[at]), alpha)
+    return pd.Series(out, index=rows.index)
 
 
 def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
