@@ -18,11 +18,11 @@ from rfbench.cli import app
 from rfbench.experiments.attention import swap
 from rfbench.results import load_results
 
-SMALL = ("--layers", "0,1", "--tokens", 32, "--m", 4, "--draws", 2, "--estimators",
-         "positive@iid", "--swap-m", 4, "--swap-sentences", 4, "--swap-trials", 1,
+SMALL = ("--layers", "0,1", "--tokens", 32, "--features", 4, "--draws", 2, "--estimators",
+         "positive@iid", "--swap-features", 4, "--swap-sentences", 4, "--swap-trials", 1,
          "--swap-tokens", 8)  # fmt: skip
 RUN = ("--backend", "serial", "--quiet", "--no-plot")
-KEY = ["kind", "estimator", "metric", "layer", "head", "m", "rank", "tokens"]
+KEY = ["kind", "estimator", "metric", "layer", "head", "features", "rank", "tokens"]
 
 
 def attention(model: Path, out: Path, data: Path, *extra: object) -> pd.DataFrame:
