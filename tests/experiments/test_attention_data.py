@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from rfbench.cli import app
 from rfbench.results import load_results
 
-RUN = ("--features", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial", "--quiet",
-       "--no-plot")  # fmt: skip
+RUN = ("--features", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial",
+       "--quiet", "--no-plot")  # fmt: skip
 KEY = ["kind", "estimator", "metric", "head", "features", "rank"]
 
 
