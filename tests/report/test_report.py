@@ -1,10 +1,9 @@
 """rfbench.present.report: verdicts of published numbers and claims on synthetic and on quick
 results.
 
-Synthetic rows get the runner's columns and are written with rfbench.compute.results.write_results, so
-the report reads them
-exactly
-as it reads a real results folder. Each number verdict and each check kind is exercised on both
+Synthetic rows get the runner's columns and are written with
+rfbench.compute.results.write_results, so the report reads them exactly as it reads a real results
+folder. Each number verdict and each check kind is exercised on both
 sides of its threshold, with the expected z computed here from the documented formula.
 """
 
