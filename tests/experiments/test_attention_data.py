@@ -11,11 +11,11 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.results import load_results
+from rfbench.compute.results import load_results
 
-RUN = ("--features", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial",
+RUN = ("--budget", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial",
        "--quiet", "--no-plot")  # fmt: skip
-KEY = ["kind", "estimator", "metric", "head", "features", "rank"]
+KEY = ["kind", "estimator", "metric", "head", "budget", "rank"]
 
 
 def run(path: Path, out: Path):

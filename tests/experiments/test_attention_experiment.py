@@ -10,11 +10,11 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench import models
 from rfbench.cli import app
-from rfbench.experiments import get_experiment
-from rfbench.results import load_results
-from rfbench.runner import run
+from rfbench.compute import models
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
 
 RUN = ("--backend", "serial", "--quiet")
 
@@ -52,7 +52,7 @@ def test_quick_profile_rows_for_every_layer(quick) -> None:
     assert (frob["n_trials"] <= 6).all()
     # the row KL is defined where Â_i is a positive distribution: always for positive features,
     # almost never for trig ones; a cell where it is never defined has no attn_kl row
-    key = ["estimator", "layer", "head", "features"]
+    key = ["estimator", "layer", "head", "budget"]
     share = heads[heads["metric"] == "kl_rows"].set_index(key)["value"]
     assert (share.loc["positive@iid"] == 1.0).all() and share.loc["trig@iid"].mean() < 0.01
     kl = heads[heads["metric"] == "attn_kl"].set_index(key)["value"]
@@ -65,7 +65,7 @@ def test_quick_profile_rows_for_every_layer(quick) -> None:
     bound = base[(base["estimator"] == "best-rank") & (base["metric"] == "attn_rel_frob")]
     attn = heads[(heads["metric"] == "attn_rel_frob") & heads["m"].notna()]
     attn = attn[~attn["estimator"].str.startswith("window+")]
-    merged = attn.merge(bound, left_on=["layer", "head", "width"],
+    merged = attn.merge(bound, left_on=["layer", "head", "features"],
                         right_on=["layer", "head", "rank"], suffixes=("", "_bound"))  # fmt: skip
     assert len(merged) > 0 and (merged["value"] >= merged["value_bound"] - 1e-12).all()
     # the local methods at the budget: a window of F keys, top-k with k = F, F/2 keys + F/2
@@ -73,9 +73,8 @@ def test_quick_profile_rows_for_every_layer(quick) -> None:
     for name, column, keys in (("window", "window", 1.0), ("top-k", "top_k", 1.0),
                                ("window+positive@iid", "window", 0.5)):  # fmt: skip
         rows = local.loc[[name]]
-        assert (rows[column] == keys * rows["features"]).all() and (
-            rows["width"] == rows["features"]
-        ).all()
+        assert (rows[column] == keys * rows["budget"]).all()
+        assert (rows["features"] == rows["budget"]).all()
 
 
 @pytest.mark.slow  # the quick run of the module fixture
@@ -83,8 +82,8 @@ def test_quick_profile_pairs_estimators_of_one_coupling(quick) -> None:
     diff = quick[quick["metric"] == "out_rel_frob_diff"]
     assert set(diff["reference"]) == {"positive@iid", "positive@orf"}
     # a paired difference equals the difference of the two means (same draws, all finite)
-    row = diff[(diff["estimator"] == "gerf@orf") & (diff["features"] == 16)].iloc[0]
-    frob = quick[(quick["metric"] == "out_rel_frob") & (quick["features"] == 16)]
+    row = diff[(diff["estimator"] == "gerf@orf") & (diff["budget"] == 16)].iloc[0]
+    frob = quick[(quick["metric"] == "out_rel_frob") & (quick["budget"] == 16)]
     at = frob[(frob["layer"] == row["layer"]) & (frob["head"] == row["head"])]
     means = at.set_index("estimator")["value"]
     assert row["value"] == pytest.approx(means["gerf@orf"] - means["positive@orf"])
@@ -114,7 +113,7 @@ def qkv_file(path: Path, heads: int | None = 2) -> dict[str, np.ndarray]:
 def test_user_qkv_uniform_baseline_equals_an_independent_computation(tmp_path: Path, heads) -> None:
     arrays = qkv_file(tmp_path / "qkv.npz", heads)
     out = tmp_path / "out.parquet"
-    res = invoke("attention", "--data", tmp_path / "qkv.npz", "--features", 8, "--draws", 4,
+    res = invoke("attention", "--data", tmp_path / "qkv.npz", "--budget", 8, "--draws", 4,
                  "--estimators", "positive@iid", "--out", out)  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = load_results(out)
@@ -134,12 +133,12 @@ def test_user_qkv_uniform_baseline_equals_an_independent_computation(tmp_path: P
 def test_a_deterministic_map_is_computed_once_for_every_draw(tmp_path: Path) -> None:
     """taylor2 is the same map in every draw: the job evaluates it once and repeats the metrics,
     which equal a one-draw evaluation (mean over the draws, standard error 0)."""
-    from rfbench.experiments.attention import metrics as am
-    from rfbench.features import registry
+    from rfbench.compute.experiments.attention import metrics as am
+    from rfbench.compute.features import registry
 
     arrays = qkv_file(tmp_path / "qkv.npz", 2)
     out = tmp_path / "out.parquet"
-    res = invoke("attention", "--data", tmp_path / "qkv.npz", "--features", 8, "--draws", 4,
+    res = invoke("attention", "--data", tmp_path / "qkv.npz", "--budget", 8, "--draws", 4,
                  "--estimators", "taylor2", "--out", out)  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = load_results(out)
@@ -191,7 +190,7 @@ def test_missing_model_exits_2_naming_the_install_command(tmp_path: Path, monkey
 def test_figures_draw_from_the_quick_rows(quick) -> None:
     import matplotlib.pyplot as plt
 
-    from rfbench.plots import FIGURES, list_figures
+    from rfbench.present.plots import FIGURES, list_figures
 
     list_figures()
     for figure_id in ("beyond-attention", "beyond-attention-map"):

@@ -13,23 +13,23 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.compare import holm
-from rfbench.experiments.attention import budget
-from rfbench.experiments.attention import metrics as am
-from rfbench.experiments.attention.local import (
+from rfbench.compute.experiments.attention import budget
+from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.experiments.attention.local import (
     LocalMethod,
     hybrid_estimate,
     masked_softmax_estimate,
     top_k_mask,
     window_mask,
 )
-from rfbench.experiments.attention.stats import (
+from rfbench.compute.features import registry
+from rfbench.compute.results import load_results
+from rfbench.present.attention_stats import (
     beats_uniform_corrected,
     gap_recovered,
     median_ci,
 )
-from rfbench.features import registry
-from rfbench.results import load_results
+from rfbench.present.statistics import holm
 
 
 def head(seed: int = 0, t: int = 24, d: int = 6, scale: float = 0.6):
@@ -185,7 +185,7 @@ def test_no_feature_map_falls_below_the_rank_bound_at_its_width(name: str) -> No
 
 def test_holm_over_heads_matches_the_step_down_rule_and_is_stricter() -> None:
     z = np.array([4.0, 3.0, 2.6, 2.3, 2.1, 1.0, -1.0, np.inf, -np.inf])
-    rows = pd.DataFrame({"estimator": "a", "features": 16, "tokens": 512, "z_uniform": z})
+    rows = pd.DataFrame({"estimator": "a", "budget": 16, "tokens": 512, "z_uniform": z})
     got = beats_uniform_corrected(rows, significance=2.0).to_numpy()
     alpha, p = stats.norm.sf(2.0), stats.norm.sf(z)
     # direct: sorted p, reject while p_(k) < α/(n − k)
@@ -229,30 +229,30 @@ def qkv(tmp_path: Path) -> Path:
 
 def test_a_window_larger_than_the_sequence_exits_2_with_one_line(tmp_path: Path) -> None:
     res = invoke("attention", "--data", qkv(tmp_path), "--window", 21, "--estimators", "window",
-                 "--features", 8, "--out", tmp_path / "o.parquet")  # fmt: skip
+                 "--budget", 8, "--out", tmp_path / "o.parquet")  # fmt: skip
     assert res.exit_code == 2 and "window" in one_line_error(res)
 
 
 def test_a_budget_the_map_cannot_have_exits_2_with_one_line(tmp_path: Path) -> None:
     res = invoke("attention", "--data", qkv(tmp_path), "--estimators", "hyperbolic@iid",
-                 "--features", 1, "--out", tmp_path / "o.parquet")  # fmt: skip
-    assert res.exit_code == 2 and "features" in one_line_error(res)
+                 "--budget", 1, "--out", tmp_path / "o.parquet")  # fmt: skip
+    assert res.exit_code == 2 and "budget" in one_line_error(res)
 
 
 def test_rows_print_budget_projections_width_and_the_local_keys(tmp_path: Path) -> None:
     out = tmp_path / "o.parquet"
-    res = invoke("attention", "--data", qkv(tmp_path), "--features", "4,8", "--draws", 3,
+    res = invoke("attention", "--data", qkv(tmp_path), "--budget", "4,8", "--draws", 3,
                  "--estimators", "positive@iid,hyperbolic@iid,window,top-k,window+trig@iid",
                  "--matrix-rows", 6, "--out", out)  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = load_results(out)
     heads = rows[(rows["kind"] == "heads") & (rows["metric"] == "out_rel_frob")]
-    got = heads.set_index(["estimator", "features"])[["m", "width", "window", "top_k"]]
+    got = heads.set_index(["estimator", "budget"])[["m", "features", "window", "top_k"]]
     assert got.loc[("hyperbolic@iid", 8)].tolist()[:2] == [4, 8]
     assert got.loc[("positive@iid", 4)].tolist()[:2] == [4, 4]
     assert got.loc[("window+trig@iid", 8)].tolist()[:3] == [2, 8, 4]
     assert got.loc[("window", 8), "window"] == 8 and got.loc[("top-k", 4), "top_k"] == 4
-    assert (heads["width"] == heads["features"]).all()
+    assert (heads["features"] == heads["budget"]).all()
     # the uniform baseline's matrix metrics are on the same 6 rows as the estimators'
     base = rows[(rows["estimator"] == "uniform") & (rows["metric"] == "attn_rel_frob")]
     q, k, v = head(6, t=20)

@@ -12,11 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.plots import words
-from rfbench.plots.choose import plot_data
-from rfbench.plots.generic import draw_result, render
-from rfbench.plots.palette import assign
-from rfbench.plots.series import LEVEL, MEASURED, THEORY
+from rfbench.present.plots import words
+from rfbench.present.plots.choose import plot_data
+from rfbench.present.plots.generic import draw_result, render
+from rfbench.present.plots.palette import assign
+from rfbench.present.plots.series import LEVEL, MEASURED, THEORY
 
 THETAS = np.linspace(0, np.pi, 5)
 
@@ -126,11 +126,11 @@ def attention_rows() -> pd.DataFrame:
                     value = (0.5 if est == "positive@iid" else 30.0) * rng.uniform(0.5, 2) / f**0.5
                     m = f if est == "positive@iid" else f // 2  # trig: 2 features a projection
                     records.append({**base, "estimator": est, "kind": "heads", "m": m,
-                                    "features": f, "width": f, "value": value,
+                                    "budget": f, "features": f, "value": value,
                                     "stderr": 0.01})  # fmt: skip
             for f in (16, 64):  # a local method: no projections, a budget all the same
-                records.append({**base, "estimator": "window", "kind": "heads", "features": f,
-                                "width": f, "window": f, "value": 0.3})  # fmt: skip
+                records.append({**base, "estimator": "window", "kind": "heads", "budget": f,
+                                "features": f, "window": f, "value": 0.3})  # fmt: skip
     records.append({"estimator": "positive@iid", "kind": "swap", "metric": "swap_cosine",
                     "value": 0.6, "m": 64})  # fmt: skip
     df = _rows(records, "attention")
@@ -142,7 +142,7 @@ def test_attention_draws_output_error_against_features_per_layer_with_baselines(
     """Every method against the feature budget (local ones too: they have no m), one panel per
     layer; uniform and zero attention as baselines."""
     data = plot_data(attention_rows())
-    assert data is not None and data.x_label == words.parameter_words("features")
+    assert data is not None and data.x_label == words.parameter_words("budget")
     assert len(data.panels) == 3 and all("layer" in p.title for p in data.panels)
     kinds = {s.label: s.kind for s in data.legend_entries()}
     assert kinds == {"positive@iid": MEASURED, "trig@iid": MEASURED, "window": MEASURED,
@@ -153,7 +153,7 @@ def test_attention_draws_output_error_against_features_per_layer_with_baselines(
 def test_user_pairs_are_points_with_no_warning_and_the_legend_inside(tmp_path: Path) -> None:
     """A --data run: x values are different pairs (their own norms), many of them; today 40
     series, a cut-off legend and ``UserWarning: Tight layout not applied``."""
-    from rfbench.results import make_provenance, write_results
+    from rfbench.compute.results import make_provenance, write_results
 
     rng = np.random.default_rng(1)
     records = []
@@ -188,7 +188,7 @@ def test_user_pairs_are_points_with_no_warning_and_the_legend_inside(tmp_path: P
 
 @pytest.mark.parametrize("x", [0.5, 2.0, 64])
 def test_numbers_in_titles(x: float) -> None:
-    from rfbench.plots.words import setting
+    from rfbench.present.plots.words import setting
 
     assert setting("r", x) == f"r = {x:g}"
     assert setting("theta", math.pi / 4) == "θ = 0.25π"

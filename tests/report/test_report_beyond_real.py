@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.report.beyond_attention import attention_part, nystrom_part
+from rfbench.present.report.beyond_attention import attention_part, nystrom_part
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,20 +21,20 @@ def attention_rows(shift: float = 0.0) -> pd.DataFrame:
             value = level + shift + 0.05 * rng.standard_normal()
             rows.append({"kind": "heads", "estimator": est, "metric": "out_rel_frob",
                          "value": value, "stderr": 0.02, "n_trials": 10, "tokens": 512,
-                         "layer": h // 4, "head": h % 4, "features": 64, "width": width,
+                         "layer": h // 4, "head": h % 4, "budget": 64, "features": width,
                          "z_uniform": (0.8 - value) / 0.02})  # fmt: skip
         rows.append({"kind": "baselines", "estimator": "uniform", "metric": "out_rel_frob",
                      "value": 0.8, "tokens": 512, "layer": h // 4, "head": h % 4})  # fmt: skip
     for est, cos, se in (("uniform", 0.5, None), ("positive@iid", 0.65, 0.01)):
         rows.append({"kind": "swap", "estimator": est, "metric": "swap_cosine", "value": cos,
-                     "stderr": se, "n_trials": 6, "features": 64})  # fmt: skip
+                     "stderr": se, "n_trials": 6, "budget": 64})  # fmt: skip
     df = pd.DataFrame(rows)
     df["beats_uniform"] = df["z_uniform"] > 2
     return df
 
 
 def test_attention_part_quotes_medians_intervals_holm_shares_and_the_swap_gap() -> None:
-    from rfbench.experiments.attention.stats import beats_uniform_corrected, median_ci
+    from rfbench.present.attention_stats import beats_uniform_corrected, median_ci
 
     df = attention_rows()
     text = "\n".join(attention_part(df))

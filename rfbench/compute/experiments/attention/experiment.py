@@ -1,0 +1,566 @@
+"""Real attention: a pretrained transformer's heads, attention-level errors and honest baselines.
+
+docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
+of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
+GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``;
+rfbench.compute.experiments.attention.data).
+
+Three kinds of job:
+
+- ``heads`` (per tokens, layer, feature budget F): every estimator on every head, ``draws``
+  independent draws each, at equal features (rfbench.compute.experiments.attention.budget: m =
+  ⌊F/l⌋ projections; rows give the budget ``budget``, the projections ``m`` and the real width
+  ``features``); the local methods ``window``, ``window+<map>`` and the ``top-k`` oracle at the
+  same work per row (rfbench.compute.experiments.attention.local). Per draw the errors of
+  rfbench.compute.experiments.attention.metrics.draw_metrics; rows give the mean and its standard
+  error std/√draws. Estimators of one coupling draw from the same generator state, so where their
+  draws hold the same projections (checked, not assumed) the per-draw difference to the coupling's
+  first estimator is reported (``out_rel_frob_diff``, paired SE). Each ``out_rel_frob`` row says
+  whether the estimator beats uniform attention: a one-sided z-test of its mean error against
+  uniform attention's (deterministic) error, z = (u − mean)/SE > ``significance`` (uncorrected; the
+  summary and the report correct it over heads by Holm, rfbench.present.attention_stats).
+- ``baselines`` (per tokens, layer): uniform attention (every output row the mean of V), the zero
+  output (relative error 1) and the best rank-r approximation for r = each budget F. Every matrix
+  metric (``attn_rel_frob``, ``attn_kl``) of every row, estimator or baseline, is measured on the
+  same ``matrix_rows`` evenly spaced query rows R: the bound is ‖(A_R)_r − A_R‖_F/‖A_R‖_F, with
+  (A_R)_r the best rank-r approximation of those rows of A, a lower bound on ``attn_rel_frob`` of
+  every feature map of width ≤ r (Eckart–Young; ``bound`` column; 0 once r ≥ |R|). Output errors
+  use all rows, for every method alike. Plus each head's exact attention entropy and Q/K
+  statistics.
+- ``swap`` (per estimator, swap feature budget): every layer's softmax attention replaced by the
+  estimator's (fresh draws per trial, one draw per layer and head shared by all sentences of a
+  trial), in float32; per trial the mean cosine between swapped and exact sentence embeddings and
+  the Spearman correlation of the pairwise similarities
+  (rfbench.compute.experiments.attention.swap).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rfbench.compute import models
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.attention import budget
+from rfbench.compute.experiments.attention import data as source
+from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.experiments.attention.local import (
+    LocalMethod,
+    hybrid_estimate,
+    is_local,
+    masked_softmax_estimate,
+    top_k_mask,
+    window_mask,
+)
+from rfbench.compute.experiments.attention.params import Params
+from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Draw, Estimator
+from rfbench.compute.models import texts
+from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
+
+for _name, _text in (
+    ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
+    ("out_rel_spec", "‖Ô - O‖₂/‖O‖₂ (spectral norm), attention output"),
+    ("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)"),
+    ("attn_kl", "mean row KL(A_i‖Â_i) over rows where Â_i is a positive distribution"),
+    ("kl_rows", "fraction of rows where Â_i is a positive distribution (attn_kl defined)"),
+    ("bad_normaliser", "fraction of rows whose normaliser D̂_ii is ≤ 0 or not finite"),
+    ("out_rel_frob_diff", "out_rel_frob minus the reference estimator's on the same draws"),
+    ("attn_entropy", "mean row entropy of the exact attention (nats; log S = uniform)"),
+    ("max_logit", "max qᵀk of a head (q, k scaled so qᵀk is the logit)"),
+    ("swap_cosine", "mean cosine of swapped vs exact sentence embeddings"),
+    ("swap_spearman", "Spearman correlation of pairwise similarities, swapped vs exact"),
+    ("swap_nonfinite", "fraction of sentences whose swapped embedding is not finite"),
+):
+    register_metric(_name, _text)
+for _side in ("q", "k"):
+    for _stat in ("q50", "q95", "max"):
+        register_metric(f"{_side}_norm_{_stat}", f"{_stat} of the row norms of {_side} (scaled)")
+    register_metric(f"{_side}_anisotropy", f"top eigenvalue / trace of {_side}ᵀ{_side}")
+for _name, _kind in (
+    ("layer", INT),
+    ("head", INT),
+    ("tokens", INT),
+    ("rank", INT),
+    ("features", INT),
+    ("budget", INT),
+    ("window", INT),
+    ("top_k", INT),
+    ("reference", STRING),
+    ("kind", STRING),
+    ("bound", BOOL),
+    ("sentences", INT),
+):
+    register_parameter(_name, _kind)
+for _name, _kind in (("z_uniform", FLOAT), ("beats_uniform", BOOL)):  # from the row's value
+    register_parameter(_name, _kind, derived=True)
+
+_FAILURES = (ValueError, ArithmeticError, NotImplementedError)
+_PER_DRAW = ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "kl_rows",
+             "bad_normaliser")  # fmt: skip
+
+
+def _coupling(name: str) -> str:
+    return registry.describe(name).weights or name
+
+
+def _seed_for(base: int, key: str) -> np.random.Generator:
+    """A generator shared by every estimator of one coupling (same key → same stream)."""
+    return np.random.default_rng([base, zlib.crc32(key.encode())])
+
+
+def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
+    """Mean, standard error and count of the finite values; a note when some are not.
+
+    Parameters
+    ----------
+    values : ndarray, shape (draws,)
+
+    Returns
+    -------
+    (mean, stderr or None, count, note or None)
+    """
+    ok = np.isfinite(values)
+    v = values[ok]
+    note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
+    if v.size == 0:  # nan: undefined in every draw (attn_kl); inf: diverged in every draw
+        return float("nan" if np.isnan(values).all() else "inf"), None, 0, note
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
+    return float(v.mean()), se, int(v.size), note
+
+
+@register_experiment
+class Attention(Experiment):
+    """Attention-level errors of random features on a pretrained transformer's heads."""
+
+    name = "attention"
+    description = (
+        "Real attention: output error D̂⁻¹ÂV vs D⁻¹AV, normaliser failures, uniform/zero/rank-r "
+        "baselines and a swap-in embedding score on all-MiniLM-L6-v2 (or --model, --data)."
+    )
+    tagline = "Real attention heads of a pretrained transformer vs estimators and baselines."
+    params = Params
+    profiles = {
+        "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "swap_sentences": 40,
+                  "swap_trials": 2},
+        "paper": {},
+    }  # fmt: skip
+    memory_parameters = ("tokens", "budget", "swap_sentences")
+
+    # ------------------------------------------------------------------ configuration
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The model's weights (sized from its safetensors header: the file's arrays and a
+        float64 and a float32 copy), its activations, a few T × T matrices and chunks of draws;
+        T is clamped to the model's positions."""
+        t, big_m = max(config["tokens"]), max(config["budget"] + config["swap_budget"])
+        model = 0
+        if not config["data"]:
+            spec = models.check_model(config["model"])
+            t = min(t, spec.max_positions)
+            forward = 3 * spec.layers * t * spec.hidden + 4 * t * (spec.hidden + spec.intermediate)
+            model = spec.load_bytes() + 8 * forward
+        return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        if config["swap_sentences"] > len(texts.sentences()):
+            raise ConfigError.bad_value(
+                "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
+            )
+        for name in config["estimators"]:
+            local = LocalMethod.parse(name)
+            if local is not None and local.feature_map is None:
+                continue
+            feature_map = local.feature_map if local is not None else name
+            try:
+                est = registry.get(feature_map, kernel="softmax", m=1)
+            except registry.UnknownEstimatorError as exc:
+                raise ConfigError(str(exc)) from None
+            except _FAILURES as exc:
+                raise ConfigError.bad_value(
+                    "estimators", name, f"a softmax estimator ({exc})"
+                ) from None
+            for features in config["budget"] + (config["swap_budget"] if not local else []):
+                keys = local.keys(features, config["window"]) if local else 0
+                if features - keys < 1 or budget.projections(est, features - keys) < 1:
+                    raise ConfigError.bad_value(
+                        "budget", features,
+                        f"at least {budget.features_per_projection(est) + keys} for {name} "
+                        f"({budget.features_per_projection(est)} features per projection)",
+                    )  # fmt: skip
+        if config["data"]:
+            if config["model"]:
+                raise ConfigError("--data replaces the model: give --model or --data, not both")
+            q, k, _ = source.load_qkv(config["data"])  # one DataError line if unusable
+            _check_window(config, k.shape[1])
+            return
+        # the model folder, checked without reading its weights: config against the weights'
+        # header, the tokenizer on the texts of this run (one ModelError line each)
+        samples = [texts.text(source.TEXT)]
+        if config["swap"]:
+            samples += texts.sentences()[: config["swap_sentences"]]
+        spec = models.check_model(config["model"], samples)
+        _check_window(config, min(min(config["tokens"]), spec.max_positions))
+        bad = [x for x in config["layers"] if x >= spec.layers]
+        if bad:
+            raise ConfigError.bad_value("layers", bad, f"layers 0..{spec.layers - 1} of the model")
+        if not config["layers"]:
+            config["layers"] = list(range(spec.layers))  # the resolved config names what runs
+
+    def begin_run(self, force: bool) -> None:
+        """``--force`` computes the model's activations and embeddings again (once per run)."""
+        from rfbench.compute.experiments.attention import swap
+
+        models.recompute(force)
+        if force:
+            swap.clear_cache()
+            source.load_qkv.cache_clear()
+
+    @staticmethod
+    def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:
+        return source.shape(config["model"], config["data"], tokens)
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}  # run_job reads only its spec (which names the model by its sha256)
+
+    # ------------------------------------------------------------------ grid
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        data, model = config["data"], config["model"]
+        label = data or models.model_label(model)
+        common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
+        if data:
+            layers, tokens_list = [0], {0: 0}
+        else:
+            spec = models.check_model(model)
+            layers = config["layers"] or list(range(spec.layers))
+            tokens_list = _clamped(config["tokens"], spec.max_positions)
+        jobs = []
+        for tokens, asked in tokens_list.items():
+            self._shape(config, tokens)  # extract (and cache) the activations once, up front
+            clamp = {"clamped_from": asked} if asked != tokens else {}
+            for layer in layers:
+                point = {**common, "tokens": tokens, "layer": layer, **clamp}
+                jobs.append(JobSpec(point, kind="baselines", budget=tuple(config["budget"]),
+                                    matrix_rows=config["matrix_rows"]))  # fmt: skip
+                jobs += [
+                    JobSpec(point, kind="heads", budget=f,
+                            estimators=tuple(config["estimators"]), draws=config["draws"],
+                            significance=config["significance"],
+                            matrix_rows=config["matrix_rows"], window=config["window"])
+                    for f in config["budget"]
+                ]  # fmt: skip
+        if config["swap"] and not data:
+            from rfbench.compute.experiments.attention.swap import exact
+
+            swap_tokens = min(config["swap_tokens"], spec.max_positions)
+            exact(model, config["swap_sentences"], swap_tokens)  # once, up front
+            swap = {"model": model, "dataset": label, "kind": "swap",
+                    "sentences": config["swap_sentences"], "trials": config["swap_trials"],
+                    "tokens": swap_tokens}  # fmt: skip
+            maps = [e for e in config["estimators"] if not is_local(e)]  # swap-in: maps only
+            jobs += [
+                JobSpec(swap, estimator=e, budget=f)
+                for e in ["uniform", *maps]
+                for f in (config["swap_budget"] if e != "uniform" else [0])
+            ]
+        return jobs
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        if spec["kind"] == "swap":
+            from rfbench.compute.experiments.attention import swap
+
+            return swap.run(spec, rng)
+        q, k, v = source.heads(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
+        base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
+                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax"}  # fmt: skip
+        rows: list[dict[str, Any]] = []
+        if spec["kind"] == "baselines":
+            measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
+            for h in range(n_heads):
+                rows += _baseline_rows(
+                    {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
+                )
+        else:
+            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+        if "clamped_from" in spec:
+            why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
+            for row in rows:
+                row["note"] = f"{row['note']}; {why}" if row.get("note") else why
+        return rows
+
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """Longest-first scheduling, in units calibrated on the paper profile (CPU seconds ×
+        ~2·10⁶): a heads job ≈ T(50 + F)·draws per map (T = 512, F = 256, 11 maps: ~8 s), T²
+        per deterministic local method and T(T + F)·draws per window+map, the baselines ≈ 10T²
+        (SVDs), a swap job ≈ 400 · sentences · tokens · trials (200 × 64 × 3: ~8 s; one trial
+        for uniform attention and deterministic maps). None for the user's own heads."""
+        if spec["kind"] == "swap":
+            name = spec["estimator"]
+            once = name == "uniform" or registry.get(name, kernel="softmax", m=1).deterministic
+            return 400.0 * spec["sentences"] * spec["tokens"] * (1 if once else spec["trials"])
+        t = spec["tokens"]
+        if not t:
+            return None
+        if spec["kind"] == "baselines":
+            return 10.0 * t * t
+        cost = 0.0
+        for name in spec["estimators"]:
+            local = LocalMethod.parse(name)
+            if local is None:
+                cost += t * (50 + spec["budget"]) * spec["draws"]
+            elif local.feature_map is None:
+                cost += t * t
+            else:
+                cost += t * (t + spec["budget"]) * spec["draws"]
+        return cost
+
+
+def _clamped(tokens: list[int], positions: int) -> dict[int, int]:
+    """Sequence length -> the length asked for: each of ``tokens`` clamped to the model's
+    ``positions`` (the encoder truncates there anyway); where two meet, one asked exactly wins."""
+    out: dict[int, int] = {}
+    for t in tokens:
+        if t <= positions:
+            out[t] = t
+        else:
+            out.setdefault(positions, t)
+    return out
+
+
+def _check_window(config: Mapping[str, Any], shortest: int) -> None:
+    """A window longer than the shortest sequence is a user error (one line, exit 2)."""
+    if config["window"] > shortest:
+        raise ConfigError.bad_value(
+            "window", config["window"], f"at most the shortest sequence ({shortest} tokens)"
+        )
+
+
+def _baseline_rows(
+    base: dict[str, Any],
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    budgets: list[int],
+    measured: np.ndarray,
+) -> list[dict[str, Any]]:
+    """Uniform, zero and best-rank baselines of one head plus its statistics; matrix metrics on
+    the ``measured`` query rows (those of every estimator's), outputs on all rows."""
+    truth = am.HeadTruth.of(q, k, v)
+    t, s = truth.A.shape
+    rows = []
+
+    def row(estimator: str, metric: str, value: float, **extra: Any) -> None:
+        rows.append({**base, "estimator": estimator, "metric": metric, "value": float(value),
+                     "stderr": None, "n_trials": 0, **extra})  # fmt: skip
+
+    errs = am.output_errors(truth, am.uniform_output(v, t)[None])
+    for metric, value in errs.items():
+        row("uniform", metric, value[0])
+    for metric, value in am.uniform_matrix_metrics(truth, measured).items():
+        row("uniform", metric, value)
+    row("zero", "out_rel_frob", 1.0)
+    row("zero", "out_rel_spec", 1.0)
+    ranks = sorted(set(budgets))
+    bound = "oracle: best rank-r approximation of the measured rows of A (a lower bound for a "
+    bound += "feature map of width ≤ r; not for local methods)"
+    for r, value in am.rank_bound(truth.A, measured, ranks).items():
+        row(
+            "best-rank",
+            "attn_rel_frob",
+            value,
+            rank=r,
+            budget=r,
+            features=r,
+            bound=True,
+            note=bound,
+        )
+    for r, A_r in am.best_rank(truth.A, ranks).items():
+        out = am.output_errors(truth, (A_r @ v)[None])
+        for metric, value in out.items():
+            row("best-rank", metric, value[0], rank=r, budget=r, features=r, bound=False,
+                note="oracle: A_r V (not a bound on output errors)")  # fmt: skip
+    for metric, value in am.head_statistics(q, k, truth).items():
+        row("exact", metric, value)
+    return rows
+
+
+def _draw_bytes(r: int, s: int, t: int, features: int, local: bool) -> int:
+    dense = 6 * t * s if local else 0  # window+map: a few (T, S) matrices per draw
+    return 8 * (8 * r * s + 3 * (t + s) * features + dense)
+
+
+@dataclass
+class _Measured:
+    """One method's per-draw metrics on every head of a job and what its rows print."""
+
+    heads: list[dict[str, np.ndarray]]
+    columns: dict[str, Any]
+    projections: np.ndarray | None = None  # the first draw's ω (to pair estimators)
+    note: str | None = None
+
+
+def _local_only(
+    local: LocalMethod, spec: JobSpec, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+    truths: list[am.HeadTruth], measured: np.ndarray,
+) -> _Measured:  # fmt: skip
+    """``window`` or ``top-k`` on every head (deterministic: one evaluation, repeated)."""
+    t, s = q.shape[1], k.shape[1]
+    keys = min(local.keys(spec["budget"], spec["window"]), s)
+    heads = []
+    for h, truth in enumerate(truths):
+        if local.kind == "window":
+            mask = window_mask(t, s, keys)
+        else:
+            mask = top_k_mask(q[h] @ k[h].T, keys)
+        estimate = masked_softmax_estimate(q[h], k[h], v[h], mask, measured)
+        metrics = am.draw_metrics(truth, estimate)
+        heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
+    column = "window" if local.kind == "window" else "top_k"
+    notes = [_covers(local, spec, s)] + (
+        ["oracle: chooses its keys from every logit (the cost of exact attention)"]
+        if local.oracle
+        else []
+    )
+    note = "; ".join(n for n in notes if n) or None
+    return _Measured(heads, {"features": keys, column: keys}, note=note)
+
+
+def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
+    """A note when the budget's keys cover the whole sequence (the method is exact there)."""
+    if local is None or local.keys(spec["budget"], spec["window"]) < s:
+        return None
+    return f"{local.keys(spec['budget'], spec['window'])} keys cover all {s}: exact attention"
+
+
+def _feature_map(
+    name: str, local: LocalMethod | None, spec: JobSpec, seed: int, q: np.ndarray,
+    k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray,
+) -> _Measured:  # fmt: skip
+    """A registry estimator, or a window+map hybrid, at the job's feature budget."""
+    features, draws = spec["budget"], spec["draws"]
+    t, s = q.shape[1], k.shape[1]
+    map_name = local.feature_map if local is not None else name
+    keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
+    m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
+    est = registry.get(map_name, kernel="softmax", m=m)
+    gen = _seed_for(seed, name if local is not None else _coupling(name))
+    mask = window_mask(t, s, keys) if local is not None else None
+    out = _Measured([], {"m": m})
+    for h, truth in enumerate(truths):
+        parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
+        per_draw = _draw_bytes(len(measured), s, t, 4 * max(features, 1), mask is not None)
+        # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
+        spans = [(0, 1)] if est.deterministic else chunks(draws, per_draw, share=0.0)
+        for start, stop in spans:
+            draw = est.sample(gen, d=q.shape[2], draws=stop - start, fit=(q[h], k[h]))
+            if h == 0 and start == 0:
+                out.projections = next(iter(draw.projections.values())).W
+                out.columns["features"] = keys + _width(est, draw, q[h])
+            if mask is None:
+                estimate = am.estimate_head(est, draw, q[h], k[h], v[h], measured)
+            else:
+                estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured)
+            for key, value in am.draw_metrics(truth, estimate).items():
+                parts[key].append(value)
+        per_head = {key: np.concatenate(val) for key, val in parts.items()}
+        if est.deterministic:
+            per_head = {key: np.repeat(val, draws) for key, val in per_head.items()}
+        out.heads.append(per_head)
+    if local is not None:
+        out.columns["window"] = keys
+    notes = [_covers(local, spec, s)]
+    if registry.describe(map_name).data_dependent:
+        notes.append("fitted to this head's own queries and keys (the rows it is scored on)")
+    out.note = "; ".join(n for n in notes if n) or None
+    return out
+
+
+def _head_rows(
+    spec: JobSpec,
+    base: dict[str, Any],
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    """Every method on every head of one layer at one feature budget (module docstring)."""
+    seed = int(rng.integers(2**63))
+    truths = [am.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
+    measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
+    uniform = [
+        am.output_errors(tr, am.uniform_output(v[h], q.shape[1])[None])["out_rel_frob"][0]
+        for h, tr in enumerate(truths)
+    ]
+    results: dict[str, _Measured] = {}
+    failures: dict[str, str] = {}
+    for name in spec["estimators"]:
+        local = LocalMethod.parse(name)
+        try:
+            if local is not None and local.feature_map is None:
+                results[name] = _local_only(local, spec, q, k, v, truths, measured)
+            else:
+                results[name] = _feature_map(name, local, spec, seed, q, k, v, truths, measured)
+        except _FAILURES as exc:
+            failures[name] = f"{type(exc).__name__}: {exc}"
+    rows: list[dict[str, Any]] = []
+    common = {**base, "budget": spec["budget"]}
+    for name, why in failures.items():
+        rows.append({**common, "estimator": name, "metric": "skipped", "value": 1.0,
+                     "stderr": None, "n_trials": 0, "note": why})  # fmt: skip
+    references: dict[str, str] = {}
+    for name in results:
+        if not is_local(name):
+            references.setdefault(_coupling(name), name)
+    for name, res in results.items():
+        ref = references.get(_coupling(name)) if not is_local(name) else None
+        paired = (
+            ref is not None
+            and ref != name
+            and np.array_equal(res.projections, results[ref].projections)
+        )
+        for h, metrics in enumerate(res.heads):
+            row0 = {**common, "estimator": name, "head": h, **res.columns}
+            for key, values in metrics.items():
+                value, se, n, note = _mean_se(values)
+                if np.isnan(value):
+                    continue  # undefined in every draw (attn_kl; kl_rows = 0 says so)
+                note = "; ".join(x for x in (res.note, note) if x) or None
+                row = {**row0, "metric": key, "value": value, "stderr": se, "n_trials": n,
+                       "note": note}  # fmt: skip
+                if key == "out_rel_frob":
+                    z = _z(uniform[h], values)
+                    row.update(z_uniform=z, beats_uniform=bool(z > spec["significance"]))
+                rows.append(row)
+            if paired:
+                diff = metrics["out_rel_frob"] - results[ref].heads[h]["out_rel_frob"]
+                value, se, n, note = _mean_se(diff)
+                rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
+                             "n_trials": n, "note": note, "reference": ref})  # fmt: skip
+    return rows
+
+
+def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:
+    """Real feature width of the estimator (complex maps count twice)."""
+    vals = est.query_log_features(draw, x[:1]).values
+    return int(vals.shape[-1] * (2 if np.iscomplexobj(vals) else 1))
+
+
+def _z(uniform: float, values: np.ndarray) -> float:
+    """(uniform − mean)/SE of per-draw errors; −inf if any draw is not finite, ±inf if SE = 0."""
+    if not np.isfinite(values).all():
+        return float("-inf")
+    se = values.std(ddof=1) / np.sqrt(values.size)
+    diff = uniform - values.mean()
+    if se == 0:
+        return float(np.sign(diff) * np.inf) if diff else 0.0
+    return float(diff / se)
+
+
+__all__ = ["Attention"]
