@@ -27,11 +27,11 @@ from typing import Any, NoReturn, TypeVar
 import typer
 
 from rfbench.compute.errors import UserError
+from rfbench.exits import INTERNAL_EXIT, USER_EXIT
 
 __all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-USER_EXIT, INTERNAL_EXIT = 2, 1
 _debug = False
 
 
