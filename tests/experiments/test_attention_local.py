@@ -259,3 +259,57 @@ def test_rows_print_budget_projections_width_and_the_local_keys(tmp_path: Path) 
     sub = am.HeadTruth.of(q, k, v).A[am.matrix_rows(20, 6)]
     expected = np.linalg.norm(sub - 1 / 20) / np.linalg.norm(sub)
     assert base["value"].iloc[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_only_in_layer_swaps_one_layer_and_keeps_exact_attention_elsewhere() -> None:
+    from rfbench.compute.experiments.attention.swap import only_in_layer, uniform_attention
+    from rfbench.compute.models.bert import exact_attention
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)) for _ in range(3))
+    mask = np.ones((2, 5), bool)
+    attend = only_in_layer(uniform_attention, 1)
+    np.testing.assert_array_equal(attend(1, q, k, v, mask), uniform_attention(1, q, k, v, mask))
+    for other in (0, 2):
+        np.testing.assert_array_equal(
+            attend(other, q, k, v, mask), exact_attention(other, q, k, v, mask)
+        )
+
+
+def test_per_layer_swap_rows_and_their_gap_on_a_tiny_model(tmp_path: Path) -> None:
+    """--swap-per-layer: uniform and the map swapped in each layer alone; the report's per-layer
+    table is the gap (score − uniform's)/(1 − uniform's) of those rows."""
+    import tiny_bert
+
+    from rfbench.present.attention_stats import swap_gaps
+    from rfbench.present.report.beyond_attention import attention_part
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    out = tmp_path / "o.parquet"
+    res = CliRunner(env={"RFBENCH_DATA": str(tmp_path / "data")}).invoke(app, [
+        "attention", "--model", str(model), "--tokens", "16", "--budget", "4", "--draws", "2",
+        "--estimators", "positive@iid", "--swap-budget", "4", "--swap-sentences", "6",
+        "--swap-trials", "2", "--swap-tokens", "8", "--swap-per-layer", "positive@iid",
+        "--out", str(out), "--backend", "serial", "--quiet", "--no-plot",
+    ])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = load_results(out)
+    swap = rows[(rows["kind"] == "swap") & (rows["metric"] == "swap_cosine")]
+    per_layer = swap[swap["layer"].notna()]
+    assert set(zip(per_layer["estimator"], per_layer["layer"], strict=True)) == {
+        (e, layer) for e in ("uniform", "positive@iid") for layer in (0, 1)
+    }
+    gaps = swap_gaps(swap)
+    gaps = gaps[(gaps["metric"] == "swap_cosine gap recovered") & gaps["layer"].notna()]
+    for _, row in gaps.iterrows():
+        at = per_layer[per_layer["layer"] == row["layer"]].set_index("estimator")["value"]
+        u = at["uniform"]
+        assert row["value"] == pytest.approx((at["positive@iid"] - u) / (1 - u))
+    text = "\n".join(attention_part(rows))
+    assert "| method | layer 0 | layer 1 |" in text
+
+
+def test_a_local_method_cannot_be_swapped_per_layer(tmp_path: Path) -> None:
+    res = invoke("attention", "--data", qkv(tmp_path), "--swap-per-layer", "window",
+                 "--out", tmp_path / "o.parquet")  # fmt: skip
+    assert res.exit_code == 2 and "swap_per_layer" in one_line_error(res)

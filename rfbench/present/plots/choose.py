@@ -261,6 +261,12 @@ class _Layout:
                 self._fix(column, measured, values[len(values) // 2])
                 measured = self.main[~self.main["estimator"].isin(self.baseline_names)]
             keys = [*self.panels, "estimator", *([x] if x else [])]
+        # a column that varied only through rows fixed away since (another sequence length)
+        measured = self.main[~self.main["estimator"].isin(self.baseline_names)]
+        self.aggregate = [
+            c for c in self.aggregate
+            if c in REPLICATES or c in self.hint.aggregate or not _determines(measured, keys, c)
+        ]  # fmt: skip
         if self.aggregate:
             counts = ", ".join(f"{measured[c].nunique()} {c}s" for c in self.aggregate)
             band = "; band: quartiles" if self.hint.spread else ""
@@ -299,7 +305,9 @@ class _Layout:
             notes=self.notes,
             spread=self.hint.spread,
         )
-        data.x_log = x is not None and scales.spans(measured[x], scales.X_LOG_SPAN)
+        data.x_log = x is not None and (
+            self.hint.x_log or scales.spans(measured[x], scales.X_LOG_SPAN)
+        )
         if x == "theta":
             data.x_ticks = scales.angle_ticks(measured[x])
         scales.set_y_scale(data, always=bool(self.hint.y_log))

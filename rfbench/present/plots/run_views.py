@@ -40,6 +40,8 @@ class Hint:
         The column giving an estimator its feature budget: estimators without one are baselines.
     panels
         Numeric columns that always split the chart into panels (one per layer, say).
+    x_log
+        A log x axis whatever the span of the values (feature budgets 16, 64, 256).
     """
 
     metric: str | None = None
@@ -53,6 +55,7 @@ class Hint:
     spread: bool = True
     budget: str = "m"
     panels: tuple[str, ...] = ()
+    x_log: bool = False
 
 
 HINTS: dict[str, Hint] = {
@@ -69,6 +72,7 @@ HINTS: dict[str, Hint] = {
         y_log=True,
         budget="budget",
         panels=("layer",),
+        x_log=True,
     ),  # fmt: skip
     # the error-cost frontier: error against wall time, one curve per estimator through its m
     "cost": Hint(

@@ -193,6 +193,18 @@ class Attention(Experiment):
                         f"at least {budget.features_per_projection(est) + keys} for {name} "
                         f"({budget.features_per_projection(est)} features per projection)",
                     )  # fmt: skip
+        for name in config["swap_per_layer"]:
+            if is_local(name):
+                raise ConfigError.bad_value("swap_per_layer", name, "a feature map (registry)")
+            try:
+                est = registry.get(name, kernel="softmax", m=1)
+            except registry.UnknownEstimatorError as exc:
+                raise ConfigError(str(exc)) from None
+            if min(budget.projections(est, f) for f in config["swap_budget"]) < 1:
+                raise ConfigError.bad_value(
+                    "swap_budget", config["swap_budget"],
+                    f"at least {budget.features_per_projection(est)} features for {name}",
+                )  # fmt: skip
         if config["data"]:
             if config["model"]:
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
@@ -268,6 +280,13 @@ class Attention(Experiment):
                 JobSpec(swap, estimator=e, budget=f)
                 for e in ["uniform", *maps]
                 for f in (config["swap_budget"] if e != "uniform" else [0])
+            ]
+            per_layer = config["swap_per_layer"]
+            jobs += [
+                JobSpec(swap, estimator=e, budget=f, layer=layer)
+                for e in (["uniform", *per_layer] if per_layer else [])
+                for f in (config["swap_budget"] if e != "uniform" else [0])
+                for layer in range(spec.layers)
             ]
         return jobs
 

@@ -76,6 +76,11 @@ class Params(ExperimentParams):
     swap_budget: Values[Annotated[int, Field(ge=1)]] = Field(
         [64], min_length=1, description="feature budgets of the swap-in score"
     )
+    swap_per_layer: Values[str] = Field(
+        [],
+        description="feature maps also swapped in one layer at a time, the other layers exact "
+        "(with uniform attention: the per-layer share of the gap to exact recovered)",
+    )
     swap_sentences: int = Field(
         100, ge=3, description="sentences of the swap-in score (of 307 in the texts)"
     )
