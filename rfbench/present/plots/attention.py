@@ -108,8 +108,8 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
         ax.set_xscale("log", base=2)
         ms = sorted(part["budget"].unique())
         bottom_row = idx >= len(layers) - ncols
-        ax.set(yscale="log", title=f"layer {layer}", xlabel="feature budget F" if bottom_row else "",
-               xticks=ms,
+        xlabel = "feature budget F" if bottom_row else ""
+        ax.set(yscale="log", title=f"layer {layer}", xlabel=xlabel, xticks=ms,
                xticklabels=[str(int(m)) for m in ms], ylabel="‖Ô − O‖_F / ‖O‖_F")  # fmt: skip
         ax.minorticks_off()
     for ax in axes.flat[len(layers) :]:
