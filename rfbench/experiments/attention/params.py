@@ -21,8 +21,9 @@ class Params(ExperimentParams):
     model: str = Field(
         "",
         description="a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
-        f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}) unless a path "
-        "of that name exists",
+        f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}); "
+        + ", ".join(f"{p.name} = {p.title} ({p.install})" for p in models.PACKAGED.values())
+        + "; a path of that name, if one exists, is the folder",
     )
     data: str = Field(
         "",
