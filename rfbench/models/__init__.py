@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rfbench.models.bert import Activations, Bert
+from rfbench.models.bert import Activations, Bert, causal_attention, exact_attention
 from rfbench.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.models.header import file_kind
 from rfbench.models.packaged import DEFAULT_FILES, PACKAGED, Packaged
@@ -398,12 +398,14 @@ def _one_blas_thread():
     return threadpool_limits(limits=1)
 
 
-def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) -> np.ndarray:
+def embeddings(
+    model: str, sentences: tuple[str, ...], tokens: int, dtype: str, causal: bool = False
+) -> np.ndarray:
     """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``.
 
     Cached like :func:`activations`, as ``<cache_dir>/<model id16>-<sentences sha16>-<tokens>-
-    <dtype>-<code>.npz``; computed with one BLAS thread, so the cached values are bit for bit
-    those of an uncached worker.
+    <dtype>[-causal]-<code>.npz``; computed with one BLAS thread, so the cached values are bit
+    for bit those of an uncached worker.
 
     Parameters
     ----------
@@ -414,6 +416,8 @@ def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) 
         Truncation length, special tokens included.
     dtype : str
         The encoder's precision ("float32" or "float64").
+    causal : bool
+        Every layer's attention causal (rfbench.models.bert.causal_attention).
 
     Returns
     -------
@@ -422,12 +426,14 @@ def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) 
     folder, digest = model_folder(model)
     text_sha = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
     code = encoder_digest()
-    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{dtype}-{code[:12]}.npz"
+    kind = f"{dtype}-causal" if causal else dtype
+    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{kind}-{code[:12]}.npz"
     identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    attention = causal_attention if causal else exact_attention
 
     def compute() -> dict[str, np.ndarray]:
         with _one_blas_thread():
-            out = load_model(model, dtype).embed(list(sentences), max_tokens=tokens)
+            out = load_model(model, dtype).embed(list(sentences), attention, max_tokens=tokens)
         _check_finite(folder, "sentence embeddings", {"embeddings": out})
         return {"embeddings": out}
 

@@ -56,6 +56,11 @@ class Params(ExperimentParams):
         description="query rows (evenly spaced) of the matrix metrics attn_rel_frob and attn_kl; "
         "outputs and normalisers always use all rows",
     )
+    causal: bool = Field(
+        False,
+        description="causal attention: each query sees only the keys up to its own position "
+        "(the same heads, masked; feature maps as prefix sums)",
+    )
     swap: bool = Field(True, description="also compute the swap-in embedding score")
     swap_m: Values[Annotated[int, Field(ge=1)]] = Field(
         [64], min_length=1, description="projections of the swap-in score"
