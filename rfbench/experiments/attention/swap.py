@@ -15,7 +15,9 @@ weigh 0). The encoder runs in float32 (rfbench.models.bert.Bert). Scores per tri
   with no finite trial has no row).
 
 Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
-(every output the mean of the values over the sentence's tokens): the baseline.
+(every output the mean of the values over the sentence's tokens): the baseline. Under
+``--causal`` every attention is masked, the exact reference's too: the estimator's as prefix sums
+(rfbench.experiments.attention.causal), uniform attention as the running mean.
 """
 
 from __future__ import annotations
