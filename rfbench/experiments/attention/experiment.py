@@ -225,7 +225,7 @@ class Attention(Experiment):
             from rfbench.experiments.attention.swap import exact
 
             swap_tokens = min(config["swap_tokens"], spec.max_positions)
-            exact(model, config["swap_sentences"], swap_tokens)  # once, up front
+            exact(model, config["swap_sentences"], swap_tokens, config["causal"])  # once, up front
             swap = {"model": model, "dataset": label, "kind": "swap",
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
                     "tokens": swap_tokens}  # fmt: skip
