@@ -1,7 +1,7 @@
 """Causal attention: every causal form against a direct masked dense computation.
 
 The references below are written out row by row (a query i and its keys 0..i) or as the full
-masked matrix, never through rfbench.experiments.attention.causal's prefix sums.
+masked matrix, never through rfbench.compute.experiments.attention.causal's prefix sums.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.experiments.attention import causal
-from rfbench.experiments.attention import metrics as am
-from rfbench.features import registry
+from rfbench.compute.experiments.attention import causal
+from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.features import registry
 
 
 def head(rng: np.random.Generator, t: int = 23, d: int = 6, dv: int = 5):

@@ -12,11 +12,11 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments import get_experiment
-from rfbench.experiments.attention import causal_rows, swap
-from rfbench.features import registry
-from rfbench.models.bert import causal_attention
-from rfbench.results import load_results
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.experiments.attention import causal_rows, swap
+from rfbench.compute.features import registry
+from rfbench.compute.models.bert import causal_attention
+from rfbench.compute.results import load_results
 
 RUN = ("--backend", "serial", "--quiet")
 ESTIMATORS = "positive@iid,trig@iid,hyperbolic@orf"

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench import models
-from rfbench.models import packaged, texts
+from rfbench.compute import models
+from rfbench.compute.models import packaged, texts
 
 ENTRY = models.PACKAGED["paraphrase-minilm-l3"]
 try:
