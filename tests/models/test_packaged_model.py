@@ -100,3 +100,70 @@ def test_a_folder_named_like_the_packaged_model_is_that_folder(monkeypatch, tmp_
     Path("paraphrase-minilm-l3").mkdir()
     with pytest.raises(models.ModelError, match="config.json is missing"):
         models.model_folder("paraphrase-minilm-l3")
+
+
+def synthetic_graph(path: Path, orphan: bool = False) -> dict[str, np.ndarray]:
+    """A small exported-BERT-shaped graph: named embeddings, biases and LayerNorm, unnamed
+    transposed weights feeding MatMul → Add(named bias), the logits QKᵀ divided by √2."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    p, layer = "model.0.auto_model.", "model.0.auto_model.encoder.layer.0."
+    named = {
+        f"{p}embeddings.word_embeddings.weight": rng.normal(size=(10, 4)),
+        f"{p}embeddings.position_embeddings.weight": rng.normal(size=(6, 4)),
+        f"{p}embeddings.token_type_embeddings.weight": rng.normal(size=(2, 4)),
+        f"{p}embeddings.LayerNorm.weight": rng.normal(size=4),
+        f"{p}embeddings.LayerNorm.bias": rng.normal(size=4),
+    }
+    linear = {"attention.self.query": (4, 4), "attention.self.key": (4, 4),
+              "intermediate.dense": (4, 8)}  # (in, out) as exported  # fmt: skip
+    nodes = [helper.make_node("LayerNormalization", ["x", *list(named)[3:5]], ["h"], epsilon=1e-12)]
+    unnamed, outputs = {}, {}
+    for i, (name, shape) in enumerate(linear.items()):
+        unnamed[f"onnx::MatMul_{i}"] = rng.normal(size=shape)
+        named[f"{layer}{name}.bias"] = rng.normal(size=shape[1])
+        nodes += [
+            helper.make_node("MatMul", ["h", f"onnx::MatMul_{i}"], [f"mm{i}"]),
+            helper.make_node("Add", [f"{layer}{name}.bias", f"mm{i}"], [f"out{i}"]),
+        ]
+        outputs[name] = f"out{i}"
+    nodes += [
+        helper.make_node("MatMul", [outputs["attention.self.query"], "kt"], ["scores"]),
+        helper.make_node("Constant", [], ["sqrt_d"], value=numpy_helper.from_array(
+            np.array(np.sqrt(2.0), dtype=np.float32))),
+        helper.make_node("Div", ["scores", "sqrt_d"], ["logits"]),
+    ]  # fmt: skip
+    if orphan:
+        unnamed["onnx::MatMul_9"] = rng.normal(size=(4, 4))
+        nodes.append(helper.make_node("MatMul", ["h", "onnx::MatMul_9"], ["lost"]))
+    arrays = {**named, **unnamed}
+    inits = [numpy_helper.from_array(a.astype(np.float32), n) for n, a in arrays.items()]
+    graph = helper.make_graph(nodes, "bert", [], [], inits)
+    onnx.save(helper.make_model(graph), str(path))
+    return arrays
+
+
+def test_unnamed_weights_are_named_by_the_bias_they_feed(tmp_path) -> None:
+    from rfbench.compute.models.onnx_bert import read_onnx_bert
+
+    arrays = synthetic_graph(tmp_path / "g.onnx")
+    tensors, config = read_onnx_bert(tmp_path / "g.onnx")
+    layer = "encoder.layer.0."
+    for i, name in enumerate(("attention.self.query", "attention.self.key", "intermediate.dense")):
+        want = arrays[f"onnx::MatMul_{i}"].astype(np.float32).T  # back to (out, in)
+        np.testing.assert_array_equal(tensors[f"{layer}{name}.weight"], want)
+    assert not any(k.startswith(("model.", "onnx::")) for k in tensors)
+    assert (config["hidden_size"], config["num_attention_heads"]) == (4, 2)
+    assert (config["intermediate_size"], config["num_hidden_layers"]) == (8, 1)
+    assert (config["vocab_size"], config["max_position_embeddings"]) == (10, 6)
+    assert config["layer_norm_eps"] == float(np.float32(1e-12))
+
+
+def test_a_weight_feeding_no_named_bias_is_refused(tmp_path) -> None:
+    from rfbench.compute.models.onnx_bert import OnnxBertError, read_onnx_bert
+
+    synthetic_graph(tmp_path / "g.onnx", orphan=True)
+    with pytest.raises(OnnxBertError, match="'onnx::MatMul_9' feeds 0 named biases"):
+        read_onnx_bert(tmp_path / "g.onnx")
