@@ -313,3 +313,45 @@ def test_a_local_method_cannot_be_swapped_per_layer(tmp_path: Path) -> None:
     res = invoke("attention", "--data", qkv(tmp_path), "--swap-per-layer", "window",
                  "--out", tmp_path / "o.parquet")  # fmt: skip
     assert res.exit_code == 2 and "swap_per_layer" in one_line_error(res)
+
+
+def test_causal_local_methods_see_only_the_past() -> None:
+    """--causal: the window is the w most recent keys; top-k chooses among the keys a row sees;
+    window+map covers the visible keys outside the window (a dense computation, row by row)."""
+    q, k, v = head(7)
+    t, w = len(q), 5
+    visible = np.tril(np.ones((t, t), bool))
+    mask = window_mask(t, t, w, causal=True)
+    for i in range(t):
+        assert set(np.flatnonzero(mask[i])) == set(range(max(0, i - w + 1), i + 1))
+    top = top_k_mask(q @ k.T, 4, visible)
+    for i in range(t):
+        seen = np.arange(i + 1)
+        best = seen[np.argsort(-(q[i] @ k[seen].T))[:4]]
+        assert set(np.flatnonzero(top[i])) == set(best)
+    est = registry.get("positive@iid", kernel="softmax", m=6)
+    draw = est.sample(np.random.default_rng(1), d=q.shape[1], draws=2)
+    got = hybrid_estimate(est, draw, q, k, v, mask, np.arange(t), visible)
+    kernel = est.query_log_features(draw, q).dense() @ np.swapaxes(
+        est.key_log_features(draw, k).dense(), -1, -2
+    )
+    raw = np.where(mask, np.exp(q @ k.T), np.where(visible, kernel, 0.0))
+    np.testing.assert_allclose(got.out, (raw @ v) / raw.sum(-1, keepdims=True), rtol=1e-9)
+    assert np.all(got.matrix[:, ~visible] == 0)
+
+
+def test_causal_rank_bound_on_measured_rows_is_below_every_causal_map() -> None:
+    from rfbench.compute.experiments.attention import causal
+
+    q, k, v = head(8, t=48, scale=1.2)
+    truth = causal.head_truth(q, k, v)
+    rows = am.matrix_rows(48, 40)  # the causal block bound needs many rows per block
+    full = causal.masked_rank_bound(truth.A, [2], np.arange(48))[2]
+    assert full == pytest.approx(causal.masked_rank_bound(truth.A, [2])[2], rel=1e-12)
+    for name in ("positive@iid", "hyperbolic@orf"):
+        est = registry.get(name, kernel="softmax", m=1)
+        est = registry.get(name, kernel="softmax", m=budget.projections(est, 2))
+        draw = est.sample(np.random.default_rng(2), d=6, draws=10)
+        metrics = causal.draw_metrics(truth, causal.estimate_head(est, draw, q, k, v, rows))
+        floor = causal.masked_rank_bound(truth.A, [2], rows)[2] / np.linalg.norm(truth.A[rows])
+        assert floor > 0.01 and (metrics["attn_rel_frob"] >= floor - 1e-12).all()

@@ -45,7 +45,7 @@ import numpy as np
 
 from rfbench.compute import models
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.attention import budget
+from rfbench.compute.experiments.attention import budget, causal_rows
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.local import (
@@ -168,6 +168,7 @@ class Attention(Experiment):
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
+        causal_rows.validate(config)  # --causal: as many keys as queries
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
@@ -246,6 +247,7 @@ class Attention(Experiment):
         data, model = config["data"], config["model"]
         label = data or models.model_label(model)
         common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
+        common.update(causal_rows.point(config, label))  # --causal: causal, dataset label
         if data:
             layers, tokens_list = [0], {0: 0}
         else:
@@ -271,10 +273,11 @@ class Attention(Experiment):
             from rfbench.compute.experiments.attention.swap import exact
 
             swap_tokens = min(config["swap_tokens"], spec.max_positions)
-            exact(model, config["swap_sentences"], swap_tokens)  # once, up front
+            exact(model, config["swap_sentences"], swap_tokens, config["causal"])  # once, up front
             swap = {"model": model, "dataset": label, "kind": "swap",
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
                     "tokens": swap_tokens}  # fmt: skip
+            swap.update(causal_rows.point(config, label))  # --causal: causal, dataset label
             maps = [e for e in config["estimators"] if not is_local(e)]  # swap-in: maps only
             jobs += [
                 JobSpec(swap, estimator=e, budget=f)
@@ -299,15 +302,20 @@ class Attention(Experiment):
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
                 "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax"}  # fmt: skip
+        # --causal: the causal column, baselines and per-draw forms (causal_rows)
+        causal = spec.get("causal", False)
+        base.update({"causal": True} if causal else {})
+        baseline_rows = causal_rows.baseline_rows if causal else _baseline_rows
+        forms = causal_rows.FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
             for h in range(n_heads):
-                rows += _baseline_rows(
+                rows += baseline_rows(
                     {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
                 )
         else:
-            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng, forms)
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:
@@ -425,21 +433,28 @@ class _Measured:
     note: str | None = None
 
 
+def _visible(spec: JobSpec, t: int, s: int) -> np.ndarray | None:
+    """The keys each query may see: the causal mask under ``--causal``, else None (all)."""
+    return np.tril(np.ones((t, s), bool)) if spec.get("causal") else None
+
+
 def _local_only(
     local: LocalMethod, spec: JobSpec, q: np.ndarray, k: np.ndarray, v: np.ndarray,
-    truths: list[am.HeadTruth], measured: np.ndarray,
+    truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
 ) -> _Measured:  # fmt: skip
-    """``window`` or ``top-k`` on every head (deterministic: one evaluation, repeated)."""
+    """``window`` or ``top-k`` on every head (deterministic: one evaluation, repeated); under
+    ``--causal`` over the keys each query sees (the window: the w most recent)."""
     t, s = q.shape[1], k.shape[1]
     keys = min(local.keys(spec["budget"], spec["window"]), s)
+    visible = _visible(spec, t, s)
     heads = []
     for h, truth in enumerate(truths):
         if local.kind == "window":
-            mask = window_mask(t, s, keys)
+            mask = window_mask(t, s, keys, causal=visible is not None)
         else:
-            mask = top_k_mask(q[h] @ k[h].T, keys)
+            mask = top_k_mask(q[h] @ k[h].T, keys, visible)
         estimate = masked_softmax_estimate(q[h], k[h], v[h], mask, measured)
-        metrics = am.draw_metrics(truth, estimate)
+        metrics = forms.draw_metrics(truth, estimate)
         heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
     column = "window" if local.kind == "window" else "top_k"
     notes = [_covers(local, spec, s)] + (
@@ -460,9 +475,10 @@ def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
 
 def _feature_map(
     name: str, local: LocalMethod | None, spec: JobSpec, seed: int, q: np.ndarray,
-    k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray,
+    k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
 ) -> _Measured:  # fmt: skip
-    """A registry estimator, or a window+map hybrid, at the job's feature budget."""
+    """A registry estimator, or a window+map hybrid, at the job's feature budget (``forms``: the
+    per-draw forms, bidirectional or causal)."""
     features, draws = spec["budget"], spec["draws"]
     t, s = q.shape[1], k.shape[1]
     map_name = local.feature_map if local is not None else name
@@ -470,7 +486,8 @@ def _feature_map(
     m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
     est = registry.get(map_name, kernel="softmax", m=m)
     gen = _seed_for(seed, name if local is not None else _coupling(name))
-    mask = window_mask(t, s, keys) if local is not None else None
+    visible = _visible(spec, t, s)
+    mask = window_mask(t, s, keys, causal=visible is not None) if local is not None else None
     out = _Measured([], {"m": m})
     for h, truth in enumerate(truths):
         parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
@@ -483,10 +500,10 @@ def _feature_map(
                 out.projections = next(iter(draw.projections.values())).W
                 out.columns["features"] = keys + _width(est, draw, q[h])
             if mask is None:
-                estimate = am.estimate_head(est, draw, q[h], k[h], v[h], measured)
+                estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
             else:
-                estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured)
-            for key, value in am.draw_metrics(truth, estimate).items():
+                estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured, visible)
+            for key, value in forms.draw_metrics(truth, estimate).items():
                 parts[key].append(value)
         per_head = {key: np.concatenate(val) for key, val in parts.items()}
         if est.deterministic:
@@ -508,13 +525,16 @@ def _head_rows(
     k: np.ndarray,
     v: np.ndarray,
     rng: np.random.Generator,
+    forms: Any = am,
 ) -> list[dict[str, Any]]:
-    """Every method on every head of one layer at one feature budget (module docstring)."""
+    """Every method on every head of one layer at one feature budget (module docstring);
+    ``forms`` holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their
+    causal forms (causal_rows.FORMS)."""
     seed = int(rng.integers(2**63))
-    truths = [am.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
-    measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
+    truths = [forms.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
+    measured = forms.matrix_rows(q.shape[1], spec["matrix_rows"])
     uniform = [
-        am.output_errors(tr, am.uniform_output(v[h], q.shape[1])[None])["out_rel_frob"][0]
+        forms.output_errors(tr, forms.uniform_output(v[h], q.shape[1])[None])["out_rel_frob"][0]
         for h, tr in enumerate(truths)
     ]
     results: dict[str, _Measured] = {}
@@ -523,9 +543,11 @@ def _head_rows(
         local = LocalMethod.parse(name)
         try:
             if local is not None and local.feature_map is None:
-                results[name] = _local_only(local, spec, q, k, v, truths, measured)
+                results[name] = _local_only(local, spec, q, k, v, truths, measured, forms)
             else:
-                results[name] = _feature_map(name, local, spec, seed, q, k, v, truths, measured)
+                results[name] = _feature_map(
+                    name, local, spec, seed, q, k, v, truths, measured, forms
+                )
         except _FAILURES as exc:
             failures[name] = f"{type(exc).__name__}: {exc}"
     rows: list[dict[str, Any]] = []

@@ -79,28 +79,37 @@ def is_local(name: str) -> bool:
     return LocalMethod.parse(name) is not None
 
 
-def window_mask(t: int, s: int, w: int) -> np.ndarray:
-    """The centred sliding window: (T, S) bool, exactly min(w, S) keys per row.
+def window_mask(t: int, s: int, w: int, causal: bool = False) -> np.ndarray:
+    """The sliding window: (T, S) bool.
 
-    Query i (of T) sits at key position round(i (S − 1)/(T − 1)) (i itself when T = S); its
-    window starts ⌊w/2⌋ keys before that, shifted to lie inside [0, S).
+    Bidirectional: centred, exactly min(w, S) keys per row. Query i (of T) sits at key position
+    round(i (S − 1)/(T − 1)) (i itself when T = S); its window starts ⌊w/2⌋ keys before that,
+    shifted to lie inside [0, S). Causal (T = S): the w most recent keys i − w < j ≤ i (fewer in
+    the first w − 1 rows, which see fewer keys).
     """
     w = min(w, s)
+    j = np.arange(s)
+    if causal:
+        i = np.arange(t)[:, None]
+        return (j <= i) & (j > i - w)
     centre = np.arange(t) if t == s else np.round(np.linspace(0, s - 1, t)).astype(int)
     start = np.clip(centre - w // 2, 0, s - w)
-    j = np.arange(s)
     return (j >= start[:, None]) & (j < start[:, None] + w)
 
 
-def top_k_mask(logits: np.ndarray, k: int) -> np.ndarray:
-    """Each row's k largest logits: (T, S) bool from logits (T, S) (ties broken by position)."""
+def top_k_mask(logits: np.ndarray, k: int, visible: np.ndarray | None = None) -> np.ndarray:
+    """Each row's k largest logits among its ``visible`` keys (all by default): (T, S) bool from
+    logits (T, S); a row that sees at most k keys keeps them all."""
     s = logits.shape[1]
+    if visible is not None:
+        logits = np.where(visible, logits, -np.inf)
     if k >= s:
-        return np.ones(logits.shape, bool)
-    idx = np.argpartition(-logits, k - 1, axis=1)[:, :k]
-    mask = np.zeros(logits.shape, bool)
-    np.put_along_axis(mask, idx, True, axis=1)
-    return mask
+        mask = np.ones(logits.shape, bool)
+    else:
+        idx = np.argpartition(-logits, k - 1, axis=1)[:, :k]
+        mask = np.zeros(logits.shape, bool)
+        np.put_along_axis(mask, idx, True, axis=1)
+    return mask if visible is None else mask & visible
 
 
 def masked_softmax_estimate(
@@ -137,8 +146,10 @@ def hybrid_estimate(
     v: np.ndarray,
     mask: np.ndarray,
     rows: np.ndarray,
+    visible: np.ndarray | None = None,
 ) -> HeadEstimate:
-    """Exact inside ``mask``, ``est``'s features outside, one normaliser (LoLCATs Eq. 6).
+    """Exact inside ``mask``, ``est``'s features outside, one normaliser (LoLCATs Eq. 6); with
+    ``visible`` (the causal mask) the features cover only the visible keys outside the window.
 
     Row i is scaled by c_i = max(max_{j∈W(i)} L_ij, a_i + max_j b_j), with a_i, b_j the log
     scales of the features (rfbench.features.base.Features): no term exceeds its true size
@@ -155,6 +166,8 @@ def hybrid_estimate(
     mask : ndarray of bool, shape (T, S)
         The window.
     rows : ndarray of int, shape (R,)
+    visible : ndarray of bool, shape (T, S), optional
+        The keys each query sees (default all).
 
     Returns
     -------
@@ -168,12 +181,15 @@ def hybrid_estimate(
     phi, psi = _real_maps(fq.values, fk.values)
     a, b = fq.log_scale, fk.log_scale  # (draws, T), (draws, S)
     inside = np.where(mask, logits, -np.inf).max(axis=1)  # (T,)
-    b_top = np.max(np.where(np.isfinite(b), b, -np.inf), axis=-1)  # (draws,)
-    c = np.maximum(inside[None], a + b_top[:, None])  # (draws, T)
+    outer = ~mask if visible is None else visible & ~mask  # the keys the features cover
+    b_top = np.max(
+        np.where(outer[None] & np.isfinite(b)[:, None, :], b[:, None, :], -np.inf), axis=-1
+    )  # (draws, T): the largest key scale each row's features use
+    c = np.maximum(inside[None], a + b_top)  # (draws, T)
     with np.errstate(over="ignore", invalid="ignore"):
         exact = np.where(mask, np.exp(logits[None] - c[..., None]), 0.0)
         scale = np.exp(a[..., None] + b[:, None, :] - c[..., None])
-        outside = np.where(mask, 0.0, (phi @ np.swapaxes(psi, -1, -2)) * scale)
+        outside = np.where(outer, (phi @ np.swapaxes(psi, -1, -2)) * scale, 0.0)
     raw = exact + outside  # (draws, T, S)
     den = raw.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
