@@ -10,7 +10,7 @@ from rfbench.present.attention_stats import beats_uniform_corrected, swap_gaps
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per method at the largest feature budget: median output error over heads and layers, the
     share of heads where it beats uniform attention (Holm-corrected over heads); then the
-    baselines and the swap-in score with the share of the gap to exact attention recovered."""
+    baselines and the swap-in cosine with the share of the gap to exact attention recovered."""
     heads = results[(results["kind"] == "heads") & (results["metric"] == "out_rel_frob")]
     parts = []
     if len(heads):
@@ -40,7 +40,9 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
             frame = {"estimator": [name], "metric": ["out_rel_frob (median)"], "budget": [rank],
                      "value": [sub["value"].median()]}  # fmt: skip
             parts.append(pd.DataFrame(frame))
-    swap = results[results["metric"].isin(["swap_cosine", "swap_spearman"])]
+    swap = results[results["metric"] == "swap_cosine"]
+    if "layer" in swap:
+        swap = swap[swap["layer"].isna()]  # every layer swapped (per layer: the report)
     if len(swap):
         parts.append(swap_gaps(swap)[["estimator", "metric", "budget", "value", "stderr"]])
     out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
