@@ -39,7 +39,12 @@ from rfbench.compute.experiments.attention.metrics import _real_maps, key_weight
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
-from rfbench.compute.models.bert import AttentionFn, causal_attention, exact_attention
+from rfbench.compute.models.bert import (
+    AttentionFn,
+    FixedPrefix,
+    causal_attention,
+    exact_attention,
+)
 
 
 def uniform_attention(
@@ -202,6 +207,10 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
+    # one layer swapped: the exact layers below it are the same in every trial (computed once)
+    prefix = None
+    if spec.get("layer") is not None:
+        prefix = FixedPrefix(spec["layer"], causal_attention if causal else exact_attention)
     results = []
     for _ in range(computed):
         if est is None:
@@ -212,7 +221,7 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         if spec.get("layer") is not None:
             attend = only_in_layer(attend, spec["layer"], causal)
         with np.errstate(over="ignore", invalid="ignore"):
-            swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
+            swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32, prefix=prefix)
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
     base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
