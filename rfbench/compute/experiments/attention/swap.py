@@ -90,6 +90,11 @@ def random_feature_attention(est: Estimator, seed: int, causal: bool = False) ->
         (B, T) bool.
     """
 
+    # a draw that does not depend on the batch's queries and keys is the same in every batch of
+    # the trial (the same generator seed): drawn once per (layer, head)
+    data_free = not registry.describe(est.name).data_dependent
+    draws: dict[tuple[int, int], Any] = {}
+
     def attend(
         layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
     ) -> np.ndarray:
@@ -99,8 +104,12 @@ def random_feature_attention(est: Estimator, seed: int, causal: bool = False) ->
             qh = q[:, h].reshape(-1, d).astype(np.float64)
             kh = k[:, h].reshape(-1, d).astype(np.float64)
             flat = mask.reshape(-1)
-            gen = np.random.default_rng([seed, layer, h])
-            draw = est.sample(gen, d=d, draws=1, fit=(qh[flat], kh[flat]))
+            draw = draws.get((layer, h)) if data_free else None
+            if draw is None:
+                gen = np.random.default_rng([seed, layer, h])
+                draw = est.sample(gen, d=d, draws=1, fit=(qh[flat], kh[flat]))
+                if data_free:
+                    draws[(layer, h)] = draw
             fq = est.query_log_features(draw, qh)
             fk = est.key_log_features(draw, kh)
             phi, psi = _real_maps(fq.values[0], fk.values[0])
