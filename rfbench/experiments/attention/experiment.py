@@ -37,6 +37,7 @@ import pandas as pd
 from rfbench import models
 from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.experiments.attention import data as source
+from rfbench.experiments.attention import heldout
 from rfbench.experiments.attention import metrics as am
 from rfbench.experiments.attention.params import Params
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
@@ -160,6 +161,8 @@ class Attention(Experiment):
                 raise ConfigError.bad_value(
                     "estimators", name, f"a softmax estimator ({exc})"
                 ) from None
+            for m in config["m"]:  # a feature count the map cannot have: one line
+                heldout.projections(name, m, config["count_features"])
         if config["data"]:
             if config["model"]:
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
@@ -167,7 +170,7 @@ class Attention(Experiment):
             return
         # the model folder, checked without reading its weights: config against the weights'
         # header, the tokenizer on the texts of this run (one ModelError line each)
-        samples = [texts.text(source.TEXT)]
+        samples = [texts.text(source.TEXT), texts.text(source.HELD_OUT)]
         if config["swap"]:
             samples += texts.sentences()[: config["swap_sentences"]]
         spec = models.check_model(config["model"], samples)
@@ -215,7 +218,8 @@ class Attention(Experiment):
                 jobs += [
                     JobSpec(point, kind="heads", m=m, estimators=tuple(config["estimators"]),
                             draws=config["draws"], significance=config["significance"],
-                            matrix_rows=config["matrix_rows"])
+                            matrix_rows=config["matrix_rows"],
+                            **({"count_features": True} if config["count_features"] else {}))
                     for m in config["m"]
                 ]  # fmt: skip
         if config["swap"] and not data:
@@ -238,16 +242,19 @@ class Attention(Experiment):
             from rfbench.experiments.attention import swap
 
             return swap.run(spec, rng)
-        q, k, v = source.heads(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        part = heldout.split(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        q, k, v = part.q, part.k, part.v
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
-                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax"}  # fmt: skip
+                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax",
+                **part.columns}  # fmt: skip
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             for h in range(n_heads):
                 rows += _baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
         else:
-            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng)
+            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
+                              heldout.Fitter(part))  # fmt: skip
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:
@@ -369,6 +376,7 @@ def _head_rows(
     k: np.ndarray,
     v: np.ndarray,
     rng: np.random.Generator,
+    fitter: heldout.Fitter,
 ) -> list[dict[str, Any]]:
     """Every estimator on every head of one layer at one m (see the module docstring)."""
     m, draws = spec["m"], spec["draws"]
@@ -387,7 +395,8 @@ def _head_rows(
     widths: dict[str, int] = {}
     for name in spec["estimators"]:
         try:
-            est = registry.get(name, kernel="softmax", m=m)
+            budget = heldout.projections(name, m, spec.get("count_features", False))
+            est = registry.get(name, kernel="softmax", m=budget)
             gen = _seed_for(seed, _coupling(name))  # same stream for one coupling: paired draws
             heads_metrics = []
             for h in range(heads):
@@ -399,7 +408,7 @@ def _head_rows(
                     else chunks(draws, _draw_bytes(len(rows), s, t, 4 * m), share=0.0)
                 )
                 for start, stop in spans:
-                    draw = est.sample(gen, d=d, draws=stop - start, fit=(q[h], k[h]))
+                    draw = fitter.sample(est, gen, h, stop - start)
                     if h == 0 and start == 0:
                         proj = next(iter(draw.projections.values()))
                         first_proj[name] = proj.W
@@ -442,7 +451,7 @@ def _head_rows(
                 value, se, n, note = _mean_se(diff)
                 rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
                              "n_trials": n, "note": note, "reference": ref})  # fmt: skip
-    return rows
+    return rows + fitter.cost_rows(common, widths)
 
 
 def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:

@@ -32,8 +32,8 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GPL-3 text, special tokens included; "
-        "clamped to the model's positions)",
+        description="sequence lengths (tokens of the GPL-3 fitting and the GPL-2 measured text, "
+        "special tokens included; clamped to the model's positions)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
         [], description="model layers to measure ([] = every layer of the model)"
@@ -44,6 +44,12 @@ class Params(ExperimentParams):
     )
     m: Values[Annotated[int, Field(ge=1)]] = Field(
         [16, 64, 256], min_length=1, description="numbers of random projections"
+    )
+    count_features: bool = Field(
+        False,
+        description="m counts features, not projections: an estimator with l features per "
+        "projection gets m/l projections (hyperbolic, trig, hedgehog: m/2); a count it cannot "
+        "have is refused",
     )
     draws: int = Field(10, ge=2, description="independent feature draws per head and estimator")
     significance: float = Field(

@@ -1,0 +1,113 @@
+"""attention: fitted on one part of the tokens, measured on another; the fitted-map cache; the
+feature budget; bad input as one line (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cli_helpers import one_line_error
+from typer.testing import CliRunner
+
+from rfbench.cli import app
+from rfbench.experiments.attention import heldout
+from rfbench.results import load_results
+
+RUN = ("--draws", 3, "--backend", "serial", "--quiet", "--no-plot")
+
+
+def _file(tmp_path: Path, tokens: int = 24, seed: int = 3) -> Path:
+    rng = np.random.default_rng(seed)
+    path = tmp_path / f"qkv{tokens}.npz"
+    shape = (2, tokens, 4)
+    q, k, v = (
+        0.6 * rng.standard_normal(shape),
+        0.6 * rng.standard_normal(shape),
+        rng.standard_normal(shape),
+    )
+    np.savez(path, q=q, k=k, v=v)
+    return path
+
+
+def run(path: Path, out: Path, *extra: object, cache: Path):
+    args = ["attention", "--data", str(path), "--out", str(out), *map(str, RUN + extra)]
+    return CliRunner(env={"RFBENCH_CACHE": str(cache)}).invoke(app, args)
+
+
+def test_data_is_fitted_on_the_first_half_and_measured_on_the_second(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    part = heldout.split("", str(path), 0, 0)
+    np.testing.assert_array_equal(np.concatenate([part.fit_q, part.q], axis=1),
+                                  np.load(path)["q"])  # fmt: skip
+    assert part.q.shape[1] == part.fit_q.shape[1] == 12 and part.k.shape[1] == 12
+    cache = tmp_path / "cache"
+    names = "hedgehog,t2r,positive@fitted"
+    res = run(path, tmp_path / "a.parquet", "--m", 8, "--estimators", names, cache=cache)
+    assert res.exit_code == 0, res.output
+    rows = load_results(tmp_path / "a.parquet")
+    assert set(rows["fit_text"]) == {heldout.FIRST_HALF}
+    assert set(rows["text"]) == {heldout.SECOND_HALF}
+    assert set(rows["tokens"].dropna()) == {12}
+    cost = rows[rows["metric"] == "fit_seconds"]
+    assert set(cost["estimator"]) == {"hedgehog", "t2r"} and len(cost) == 4  # 2 maps × 2 heads
+    assert (cost["value"] > 0).all()
+    files = sorted((cache / heldout.FOLDER).glob("*.npz"))
+    assert len(files) == 4
+    for name in ("hedgehog", "t2r", "positive@fitted"):
+        err = rows[(rows["estimator"] == name) & (rows["metric"] == "out_rel_frob")]
+        assert len(err) == 2 and np.isfinite(err["value"]).all()
+    # a second run reads the fits: the same maps, the same recorded fit cost
+    stamps = [f.stat().st_mtime_ns for f in files]
+    res = run(path, tmp_path / "b.parquet", "--m", 8, "--estimators", "hedgehog,t2r",
+              "--seed", 5, cache=cache)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    again = load_results(tmp_path / "b.parquet")
+    assert [f.stat().st_mtime_ns for f in sorted((cache / heldout.FOLDER).glob("*.npz"))] == stamps
+
+    def pick(df, metric):
+        sub = df[(df["metric"] == metric) & df["estimator"].isin(["hedgehog", "t2r"])]
+        return sub.sort_values(["estimator", "head"])["value"].to_numpy()
+
+    np.testing.assert_array_equal(pick(again, "fit_seconds"), pick(rows, "fit_seconds"))
+    np.testing.assert_array_equal(pick(again, "out_rel_frob"), pick(rows, "out_rel_frob"))
+
+
+def test_count_features_gives_each_map_its_projections(tmp_path: Path) -> None:
+    names = "hedgehog,positive@iid,trig@iid"
+    res = run(_file(tmp_path), tmp_path / "c.parquet", "--m", 8, "--count-features",
+              "--estimators", names, cache=tmp_path / "cache")  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = load_results(tmp_path / "c.parquet")
+    heads = rows[(rows["kind"] == "heads") & (rows["metric"] == "out_rel_frob")]
+    widths = heads.groupby("estimator")["features"].unique()
+    assert {name: list(w) for name, w in widths.items()} == {
+        "hedgehog": [8], "positive@iid": [8], "trig@iid": [8]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (("--m", 7, "--count-features", "--estimators", "hedgehog"), ("7", "multiple of 2")),
+        (
+            ("--m", 8, "--count-features", "--estimators", "angular-hybrid@iid"),
+            ("angular-hybrid@iid", "features per projection"),
+        ),
+    ],
+)
+def test_a_feature_count_the_map_cannot_have_is_one_line(tmp_path: Path, extra, needles) -> None:
+    res = run(_file(tmp_path), tmp_path / "o.parquet", *extra, cache=tmp_path / "cache")
+    one_line_error(res, *needles)
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_a_file_too_short_to_split_is_one_line(tmp_path: Path) -> None:
+    res = run(_file(tmp_path, tokens=3), tmp_path / "o.parquet", "--m", 8, "--estimators",
+              "hedgehog", cache=tmp_path / "cache")  # fmt: skip
+    one_line_error(res, "cannot be split", "fitting", "measuring")
+    assert not (tmp_path / "o.parquet").exists()
+
+
+def test_the_fit_cache_lives_under_rfbench_cache(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
+    assert heldout.cache_dir() == tmp_path / "fitted-maps"
