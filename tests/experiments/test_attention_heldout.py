@@ -11,8 +11,8 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments.attention import heldout
-from rfbench.results import load_results
+from rfbench.compute.experiments.attention import heldout
+from rfbench.compute.results import load_results
 
 RUN = ("--draws", 3, "--backend", "serial", "--quiet", "--no-plot")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry, theory
-from rfbench.features.weights.fitted import fitted_covariance
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.weights.fitted import fitted_covariance
 
 D = 4
 

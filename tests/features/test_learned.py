@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import learned_fit as lf
-from rfbench.features import registry
-from rfbench.features.base import Estimator, declares
+from rfbench.compute.features import learned_fit as lf
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator, declares
 
 MAPS = [("hedgehog", lf.hedgehog_map, 0.0), ("t2r", lf.relu_map, 1e-3)]
 
