@@ -111,3 +111,59 @@ def test_a_file_too_short_to_split_is_one_line(tmp_path: Path) -> None:
 def test_the_fit_cache_lives_under_rfbench_cache(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     assert heldout.cache_dir() == tmp_path / "fitted-maps"
+
+
+def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> None:
+    """A tiny BERT folder: every row (baselines too) measures the GFDL-1.3 heads; the learned map's
+    fit is of the GPL-3 heads (its fitting loss is computed on them); the swap-in score refuses
+    to fit a learned map on the sentences it scores."""
+    import tiny_bert
+
+    from rfbench.compute import models
+    from rfbench.compute.features import learned_fit as lf
+    from rfbench.compute.features import registry
+    from rfbench.compute.models import texts
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    out, data = tmp_path / "o.parquet", tmp_path / "data"
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "32", "--m", "4",
+            "--draws", "2", "--estimators", "hedgehog,positive@iid", "--swap-m", "4",
+            "--swap-sentences", "4", "--swap-trials", "1", "--swap-tokens", "8", "--out", str(out),
+            *map(str, RUN)]  # fmt: skip
+    env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": str(tmp_path / "cache")}
+    res = CliRunner(env=env).invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = load_results(out)
+    measured = rows[rows["kind"].isin(["heads", "baselines"])]
+    assert set(measured["fit_text"]) == {"GPL-3"} and set(measured["text"]) == {"GFDL-1.3"}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RFBENCH_DATA", str(data))
+        gfdl = models.activations(str(model), texts.text("GFDL-1.3"), 32)
+        gpl3 = models.activations(str(model), texts.text("GPL-3"), 32)
+    uniform = measured[
+        (measured["estimator"] == "uniform") & (measured["metric"] == "out_rel_frob")
+    ]
+    for h, value in zip(uniform["head"], uniform["value"], strict=True):
+        q, k, v = gfdl.q[0][h], gfdl.k[0][h], gfdl.v[0][h]
+        w = np.exp(q @ k.T - (q @ k.T).max(1, keepdims=True))
+        exact = (w / w.sum(1, keepdims=True)) @ v
+        assert value == pytest.approx(
+            np.linalg.norm(exact - v.mean(0)) / np.linalg.norm(exact), rel=1e-10
+        )
+    # the cached fits are of the GPL-3 heads: their recorded loss is the KL there, not on GFDL-1.3
+    est = registry.get("hedgehog", m=4)
+    kl = rows[(rows["estimator"] == "hedgehog") & (rows["metric"] == "fit_kl")]
+    files = sorted((tmp_path / "cache" / heldout.FOLDER).glob("hedgehog-*.npz"))
+    assert len(files) == len(kl) == 2  # the tiny model's two heads of layer 0
+    for path in files:
+        with np.load(path) as f:
+            h = int(f["head"])
+            theta = np.concatenate([f[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
+        value = float(kl[kl["head"] == h]["value"].iloc[0])
+        on = {name: lf.attention_kl(theta, lf.Target.of(a.q[0][h], a.k[0][h]), est.fmap, 4, 0.0)[0]
+              for name, a in (("GPL-3", gpl3), ("GFDL-1.3", gfdl))}  # fmt: skip
+        assert value == pytest.approx(on["GPL-3"], rel=1e-9)
+        assert value != pytest.approx(on["GFDL-1.3"], rel=1e-3)
+    swap_rows = rows[rows["kind"] == "swap"]
+    skipped = swap_rows[swap_rows["estimator"] == "hedgehog"]
+    assert list(skipped["metric"]) == ["skipped"] and "learned map" in skipped["note"].iloc[0]

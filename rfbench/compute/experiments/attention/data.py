@@ -2,7 +2,7 @@
 
 - Model: the first ``tokens`` tokens of a text through the model (rfbench.compute.models), every
   layer's per-head scaled Q, K, V (cached per model and text sha256): the GPL-3 text (fitting) and
-  the GPL-2 text (measuring; rfbench.compute.experiments.attention.heldout).
+  the GFDL-1.3 text (measuring; rfbench.compute.experiments.attention.heldout).
 - File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` (or ``Q``, ``K``, ``V``) shaped (heads,
   tokens, d) or (tokens, d), scaled so that qᵀk is the attention logit (divide raw projections by
   d^(1/4) each). They are one "layer" 0. Logits must be finite and no head's V all zero; V is
@@ -26,7 +26,7 @@ from rfbench.compute.models import texts
 #: the text model-derived heads are fitted on (learned maps, data-dependent estimators)
 TEXT = "GPL-3"
 #: the held-out text every method is measured on (rfbench.compute.experiments.attention.heldout)
-HELD_OUT = "GPL-2"
+HELD_OUT = "GFDL-1.3"
 #: a --data file's tokens are split in two halves (fit, measure) of at least this many each
 MIN_HALF = 2
 

@@ -2,8 +2,9 @@
 
 docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
 of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
-GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``;
-rfbench.compute.experiments.attention.data).
+held-out GFDL-1.3 text, fitted estimators fitted on the GPL-3 text, or the user's own Q, K, V
+(``--data qkv.npz``: fitted on the first half of the tokens, measured on the second;
+rfbench.compute.experiments.attention.data, rfbench.compute.experiments.attention.heldout).
 
 Three kinds of job:
 

@@ -32,7 +32,7 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GPL-3 fitting and the GPL-2 measured text, "
+        description="sequence lengths (tokens of the GPL-3 fitting and the GFDL-1.3 measured text, "
         "special tokens included; clamped to the model's positions)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(

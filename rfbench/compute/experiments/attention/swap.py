@@ -31,7 +31,7 @@ from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
-from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
 from rfbench.compute.models.bert import AttentionFn
 
@@ -168,6 +168,13 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     sentences = texts.sentences()[:n]
     name = spec["estimator"]
     est = None if name == "uniform" else registry.get(name, kernel="softmax", m=spec["m"])
+    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
+            "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
+    if est is not None and declares(type(est), "fit_state", Estimator):
+        why = ("a learned map would be fitted on the sentences it is scored on (they come from "
+               "all three texts); not scored")  # fmt: skip
+        return [{**base, "metric": "skipped", "value": 1.0, "stderr": None, "n_trials": 0,
+                 "note": why}]  # fmt: skip
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
@@ -182,8 +189,6 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
             swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
-    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
-            "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
     rows = []
     for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
         col = values[:, j]
