@@ -167,3 +167,33 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
     swap_rows = rows[rows["kind"] == "swap"]
     skipped = swap_rows[swap_rows["estimator"] == "hedgehog"]
     assert list(skipped["metric"]) == ["skipped"] and "learned map" in skipped["note"].iloc[0]
+
+
+def test_the_fit_cache_keys_on_the_map_its_options_the_count_and_the_head(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """One file per (map and options, projections, head); a second fitter reads them back with
+    the cost recorded when they were fitted."""
+    from rfbench.compute.features import registry
+
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    part = heldout.split("", str(_file(tmp_path)), 0, 0)
+    names = [("hedgehog", 2), ("hedgehog", 3), ("hedgehog(iters=5)", 2), ("t2r", 2)]
+    first = heldout.Fitter(part)
+    for name, m in names:
+        for h in (0, 1):
+            first.sample(registry.get(name, m=m), np.random.default_rng(0), h, 1)
+    files = sorted((tmp_path / "cache" / heldout.FOLDER).glob("*.npz"))
+    assert len(files) == 8
+    stamps = [f.stat().st_mtime_ns for f in files]
+    again = heldout.Fitter(part)
+    for name, m in names:
+        for h in (0, 1):
+            est = registry.get(name, m=m)
+            a = again.sample(est, np.random.default_rng(1), h, 1)
+            # the same map as a fit in place (m ≤ d: the start is the identity, seed-free)
+            b = est.sample(np.random.default_rng(1), 4, fit=(part.fit_q[h], part.fit_k[h]))
+            q, k = part.q[h], part.k[h]
+            np.testing.assert_allclose(est.estimate(a, q, k), est.estimate(b, q, k), rtol=1e-9)
+    assert again.costs == first.costs
+    assert [f.stat().st_mtime_ns for f in files] == stamps

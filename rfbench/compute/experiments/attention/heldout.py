@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -173,7 +174,7 @@ class Fitter:
             "seed": str(seed),
         }
         key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-        path = cache_dir() / f"{est.name}-{key[:24]}.npz"
+        path = cache_dir() / f"{re.sub(r'[^A-Za-z0-9.-]', '_', est.name)}-{key[:24]}.npz"
 
         def compute() -> dict[str, np.ndarray]:
             # one BLAS thread: the cached fit is the one any worker computes, and its CPU time
