@@ -38,8 +38,8 @@ import numpy as np
 
 from rfbench.compute import models
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.attention import causal_rows, heldout
 from rfbench.compute.experiments.attention import data as source
-from rfbench.compute.experiments.attention import heldout
 from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
@@ -150,6 +150,7 @@ class Attention(Experiment):
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
+        causal_rows.validate(config)  # --causal: as many keys as queries
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
@@ -204,6 +205,7 @@ class Attention(Experiment):
         data, model = config["data"], config["model"]
         label = data or models.model_label(model)
         common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
+        common.update(causal_rows.point(config, label))  # --causal: causal, dataset label
         if data:
             layers, tokens_list = [0], {0: 0}
         else:
@@ -228,10 +230,11 @@ class Attention(Experiment):
             from rfbench.compute.experiments.attention.swap import exact
 
             swap_tokens = min(config["swap_tokens"], spec.max_positions)
-            exact(model, config["swap_sentences"], swap_tokens)  # once, up front
+            exact(model, config["swap_sentences"], swap_tokens, config["causal"])  # once, up front
             swap = {"model": model, "dataset": label, "kind": "swap",
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
                     "tokens": swap_tokens}  # fmt: skip
+            swap.update(causal_rows.point(config, label))  # --causal: causal, dataset label
             jobs += [
                 JobSpec(swap, estimator=e, m=m)
                 for e in ["uniform", *config["estimators"]]
@@ -250,13 +253,18 @@ class Attention(Experiment):
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
                 "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax",
                 **part.columns}  # fmt: skip
+        # --causal: the causal column, baselines and per-draw forms (causal_rows)
+        causal = spec.get("causal", False)
+        base.update({"causal": True} if causal else {})
+        baseline_rows = causal_rows.baseline_rows if causal else _baseline_rows
+        forms = causal_rows.FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             for h in range(n_heads):
-                rows += _baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
+                rows += baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
         else:
             rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
-                              heldout.Fitter(part))  # fmt: skip
+                              heldout.Fitter(part), forms)  # fmt: skip
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:
@@ -339,8 +347,11 @@ def _head_rows(
     v: np.ndarray,
     rng: np.random.Generator,
     fitter: heldout.Fitter,
+    am: Any = am,
 ) -> list[dict[str, Any]]:
-    """Every estimator on every head of one layer at one m (see the module docstring)."""
+    """Every estimator on every head of one layer at one m (see the module docstring); ``am``
+    holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their causal
+    forms."""
     m, draws = spec["m"], spec["draws"]
     seed = int(rng.integers(2**63))
     heads, t, d = q.shape

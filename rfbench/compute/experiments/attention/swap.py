@@ -15,7 +15,9 @@ keys weigh 0). The encoder runs in float32 (rfbench.compute.models.bert.Bert). S
   with no finite trial has no row).
 
 Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
-(every output the mean of the values over the sentence's tokens): the baseline.
+(every output the mean of the values over the sentence's tokens): the baseline. Under
+``--causal`` every attention is masked, the exact reference's too: the estimator's as prefix sums
+(rfbench.compute.experiments.attention.causal), uniform attention as the running mean.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from scipy import stats
 
 from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
+from rfbench.compute.experiments.attention import causal_rows
+from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator, declares
@@ -57,7 +61,7 @@ def uniform_attention(
     return np.broadcast_to(mean, v.shape).copy()
 
 
-def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
+def random_feature_attention(est: Estimator, seed: int, causal: bool = False) -> AttentionFn:
     """An attention function using ``est``'s features, D̂⁻¹φ(Q)(ψ(K)ᵀV) in linear time.
 
     The draw of (layer, head) comes from a generator seeded by (seed, layer, head), so every
@@ -69,6 +73,8 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
         A softmax-kernel estimator.
     seed : int
         The trial's seed.
+    causal : bool
+        Causal attention as prefix sums (rfbench.compute.experiments.attention.causal).
 
     Returns
     -------
@@ -92,6 +98,10 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
             fk = est.key_log_features(draw, kh)
             phi, psi = _real_maps(fq.values[0], fk.values[0])
             phi, psi = phi.reshape(b, t, -1), psi.reshape(b, t, -1)
+            if causal:  # the same draw, as prefix sums over the keys each token sees
+                scales = np.where(mask, fk.log_scale[0].reshape(b, t), -np.inf)
+                out[:, h] = prefix_attention(phi, psi, scales, v[:, h].astype(np.float64))[0]
+                continue
             w = key_weights(fk.log_scale[0].reshape(b, t), mask)
             psi = psi * w[..., None]
             vh = v[:, h].astype(np.float64)
@@ -105,16 +115,16 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
     return attend
 
 
-def exact(model: str, sentences: int, tokens: int) -> np.ndarray:
-    """The exact embeddings of the first ``sentences`` sentences, float32 encoder (cached on disk
-    by rfbench.compute.models.embeddings: computed once, not once per worker process; and in memory
-    per model identity)."""
-    return _exact(model, models.model_digest(model), sentences, tokens)
+def exact(model: str, sentences: int, tokens: int, causal: bool = False) -> np.ndarray:
+    """The exact embeddings of the first ``sentences`` sentences, float32 encoder, causal or not
+    (cached on disk by rfbench.compute.models.embeddings: computed once, not once per worker
+    process; and in memory per model identity)."""
+    return _exact(model, models.model_digest(model), sentences, tokens, causal)
 
 
 @functools.lru_cache(maxsize=2)
-def _exact(model: str, digest: str, sentences: int, tokens: int) -> np.ndarray:
-    return models.embeddings(model, texts.sentences()[:sentences], tokens, "float32")
+def _exact(model: str, digest: str, sentences: int, tokens: int, causal: bool) -> np.ndarray:
+    return models.embeddings(model, texts.sentences()[:sentences], tokens, "float32", causal)
 
 
 def clear_cache() -> None:
@@ -163,13 +173,15 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         Rows of ``swap_cosine``, ``swap_spearman`` and ``swap_nonfinite``.
     """
     model, n, tokens = spec["model"], spec["sentences"], spec["tokens"]
-    reference = exact(model, n, tokens)
+    causal = spec.get("causal", False)  # every attention masked, the reference's too
+    reference = exact(model, n, tokens, causal)
     bert = models.load_model(model, "float32")
     sentences = texts.sentences()[:n]
     name = spec["estimator"]
     est = None if name == "uniform" else registry.get(name, kernel="softmax", m=spec["m"])
     base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
             "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
+    base.update({"causal": True} if causal else {})
     if est is not None and declares(type(est), "fit_state", Estimator):
         why = ("a learned map would be fitted on the sentences it is scored on (they come from "
                "all three texts); not scored")  # fmt: skip
@@ -181,10 +193,10 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     results = []
     for _ in range(computed):
         if est is None:
-            attend = uniform_attention
+            attend = causal_rows.uniform_attention if causal else uniform_attention
         else:
             seed = int(rng.integers(2**63)) ^ zlib.crc32(name.encode())
-            attend = random_feature_attention(est, seed)
+            attend = random_feature_attention(est, seed, causal)
         with np.errstate(over="ignore", invalid="ignore"):
             swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
         results.append(scores(reference, swapped))
