@@ -197,3 +197,30 @@ def test_the_fit_cache_keys_on_the_map_its_options_the_count_and_the_head(
             np.testing.assert_allclose(est.estimate(a, q, k), est.estimate(b, q, k), rtol=1e-9)
     assert again.costs == first.costs
     assert [f.stat().st_mtime_ns for f in files] == stamps
+
+
+def test_under_causal_a_learned_map_copies_the_masked_attention(tmp_path: Path) -> None:
+    """--causal: the fit is to causal attention on the fitting half (its own cache entry), and its
+    recorded loss is the causal KL of the cached weights."""
+    from rfbench.compute.features import learned_fit as lf
+    from rfbench.compute.features import registry
+
+    path, cache = _file(tmp_path), tmp_path / "cache"
+    for extra in ((), ("--causal",)):
+        res = run(path, tmp_path / f"o{len(extra)}.parquet", "--m", 4, "--estimators", "hedgehog",
+                  *extra, cache=cache)  # fmt: skip
+        assert res.exit_code == 0, res.output
+    files = sorted((cache / heldout.FOLDER).glob("hedgehog-*.npz"))
+    assert len(files) == 4  # 2 heads, bidirectional and causal
+    rows = load_results(tmp_path / "o1.parquet")
+    part = heldout.split("", str(path), 0, 0)
+    est = registry.get("hedgehog", m=4)
+    kl = rows[rows["metric"] == "fit_kl"].set_index("head")["value"]
+    for f in files:
+        with np.load(f) as arrays:
+            if str(arrays["causal"]) != "True":
+                continue
+            h = int(arrays["head"])
+            theta = np.concatenate([arrays[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
+        target = lf.Target.of(part.fit_q[h], part.fit_k[h], causal=True)
+        assert kl[h] == pytest.approx(lf.attention_kl(theta, target, est.fmap, 4, 0.0)[0], rel=1e-9)

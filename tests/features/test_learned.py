@@ -19,15 +19,17 @@ def _heads(seed: int, t: int = 24, d: int = 3) -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((t, d)) * scale, rng.standard_normal((t + 5, d)) * scale
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(("name", "fmap", "eps"), MAPS)
-def test_gradient_matches_central_finite_differences(name, fmap, eps) -> None:
+def test_gradient_matches_central_finite_differences(name, fmap, eps, causal) -> None:
     """Every coordinate of θ (W and b of both sides), at a generic θ: a wrong sign, factor or
     missing term in the backward pass changes some coordinate by far more than 1e-5."""
     Q, K = _heads(1)
+    K = K[: len(Q)] if causal else K
     p = 4  # more projections than coordinates: the random extra columns are exercised too
     rng = np.random.default_rng(2)
     theta = lf.initial_theta(rng, 3, p) + 0.3 * rng.standard_normal(2 * (3 + 1) * p)
-    target = lf.Target.of(Q, K)
+    target = lf.Target.of(Q, K, causal)
     loss, grad = lf.attention_kl(theta, target, fmap, p, eps)
     h = 1e-6
     numeric = np.array([
@@ -39,17 +41,24 @@ def test_gradient_matches_central_finite_differences(name, fmap, eps) -> None:
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-8 * np.abs(numeric).max())
 
 
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize(("name", "fmap", "eps"), MAPS)
-def test_the_loss_is_the_kl_divergence_of_attention_rows(name, fmap, eps) -> None:
+def test_the_loss_is_the_kl_divergence_of_attention_rows(name, fmap, eps, causal) -> None:
+    """Row by row, written out (causal: query i over keys 0..i only)."""
     Q, K = _heads(3)
+    K = K[: len(Q)]
     p = 3
     theta = lf.initial_theta(np.random.default_rng(0), 3, p)
-    loss, _ = lf.attention_kl(theta, lf.Target.of(Q, K), fmap, p, eps)
-    A = np.exp(Q @ K.T)
-    A /= A.sum(1, keepdims=True)
+    loss, _ = lf.attention_kl(theta, lf.Target.of(Q, K, causal), fmap, p, eps)
     G = fmap(Q)[0] @ fmap(K)[0].T + eps  # W = I, b = 0 at the start
-    A_hat = G / G.sum(1, keepdims=True)
-    assert loss == pytest.approx(np.mean(np.sum(A * np.log(A / A_hat), axis=1)), rel=1e-10)
+    kl = []
+    for i in range(len(Q)):
+        seen = slice(0, i + 1) if causal else slice(None)
+        a = np.exp(Q[i] @ K[seen].T)
+        a /= a.sum()
+        a_hat = G[i, seen] / G[i, seen].sum()
+        kl.append(np.sum(a * np.log(a / a_hat)))
+    assert loss == pytest.approx(np.mean(kl), rel=1e-10)
 
 
 @pytest.mark.parametrize("name", ["hedgehog", "t2r"])

@@ -554,10 +554,15 @@ class Estimator(ABC):
         return 0.0
 
     def fit_state(
-        self, rng: np.random.Generator, d: int, fit: tuple[np.ndarray, np.ndarray]
+        self,
+        rng: np.random.Generator,
+        d: int,
+        fit: tuple[np.ndarray, np.ndarray],
+        causal: bool = False,
     ) -> dict[str, np.ndarray]:
         """The data fit alone, as float arrays (a learned map's weights), so that a caller can
-        cache an expensive fit; ``sample`` is ``draw_from_state(fit_state(...))``.
+        cache an expensive fit; ``sample`` is ``draw_from_state(fit_state(...))``. ``causal``:
+        the fit is to causal attention (query i sees keys 0..i of ``fit``).
 
         Optional capability (a learned map, :mod:`rfbench.compute.features.learned`): callers ask
         ``declares(type(est), "fit_state", Estimator)``; a cache keys on :attr:`fit_code`.

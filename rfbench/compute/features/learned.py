@@ -107,9 +107,14 @@ class LearnedMap(Estimator):
         return hashlib.sha256(f"{_source_digest()} {self!r}".encode()).hexdigest()
 
     def fit_state(
-        self, rng: np.random.Generator, d: int, fit: tuple[np.ndarray, np.ndarray]
+        self,
+        rng: np.random.Generator,
+        d: int,
+        fit: tuple[np.ndarray, np.ndarray],
+        causal: bool = False,
     ) -> dict[str, np.ndarray]:
-        """Fit W, b of both maps on (Q, K) = ``fit`` (learned_fit.fit_map).
+        """Fit W, b of both maps on (Q, K) = ``fit`` (learned_fit.fit_map) to copy their softmax
+        attention (``causal``: query i sees keys 0..i).
 
         Returns
         -------
@@ -119,11 +124,13 @@ class LearnedMap(Estimator):
         """
         positive_int("d", d)
         Q, K = (check_inputs(a, d).reshape(-1, d) for a in fit)
-        theta, loss = lf.fit_map(Q, K, self.fmap, self.m, rng, self.iters, self.loss_eps)
+        theta, loss = lf.fit_map(Q, K, self.fmap, self.m, rng, self.iters, self.loss_eps, causal)
         Wq, bq, Wk, bk = (a.copy() for a in lf.unpack(theta, d, self.m))
         G = self.fmap(Q @ Wq + bq)[0] @ self.fmap(K @ Wk + bk)[0].T
-        total = np.sum(G)
-        scale = logsumexp(Q @ K.T) - np.log(total) if total > 0 else 0.0
+        seen = np.tril(np.ones(G.shape, dtype=bool)) if causal else np.ones(G.shape, dtype=bool)
+        total = np.sum(G, where=seen)
+        logits = np.where(seen, Q @ K.T, -np.inf)
+        scale = logsumexp(logits) - np.log(total) if total > 0 else 0.0
         return {"Wq": Wq, "bq": bq, "Wk": Wk, "bk": bk, "log_scale": np.array(float(scale)),
                 "loss": np.array(loss)}  # fmt: skip
 

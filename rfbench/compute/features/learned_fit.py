@@ -7,9 +7,11 @@ arXiv 2402.04347, Sec. 4.1 and Eq. 4): with A = softmax(QKᵀ) row-wise and G = 
     L(θ) = (1/T) Σ_i KL(A_i ‖ Â_i),   Â_ij = (G_ij + ε) / Σ_j (G_ij + ε),
 
 the cross-entropy of Hedgehog's distillation less the (constant) entropy of A, so L ≥ 0 and L = 0
-exactly when linear attention equals softmax attention. ε = 0 for maps whose features are positive
-(Hedgehog); a map that can give G_ij = 0 (T2R's ReLU, Kasai et al., EMNLP 2021, Eq. 4) has a small
-ε in the loss only, so the loss is finite — the fitted map itself is used without it.
+exactly when linear attention equals softmax attention. For causal attention (a decoder's, or
+``attention --causal``) the sums run over the keys j ≤ i each query sees. ε = 0 for maps whose
+features are positive (Hedgehog); a map that can give G_ij = 0 (T2R's ReLU, Kasai et al., EMNLP
+2021, Eq. 4) has a small ε in the loss only, so the loss is finite — the fitted map itself is used
+without it.
 
 Queries and keys have maps of their own (θ = (W_q, b_q, W_k, b_k), as in Hedgehog). The gradient is
 analytic (backpropagation written out; tests check it against finite differences) and the fit is
@@ -70,20 +72,27 @@ def relu_map(u: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarr
 
 @dataclass(frozen=True)
 class Target:
-    """The softmax attention the map must copy: A (T, S), row entropies folded in as a constant."""
+    """The softmax attention the map must copy: A (T, S), row entropies folded in as a constant;
+    ``mask`` (T, S) bool, the keys each query sees (None: all)."""
 
     Q: np.ndarray
     K: np.ndarray
     A: np.ndarray
     entropy: float  # (1/T) Σ_i Σ_j A_ij log A_ij, so that the loss is a KL divergence
+    mask: np.ndarray | None = None
 
     @classmethod
-    def of(cls, Q: np.ndarray, K: np.ndarray) -> Target:
-        """Softmax attention of queries Q (T, d) on keys K (S, d) (logits QKᵀ)."""
+    def of(cls, Q: np.ndarray, K: np.ndarray, causal: bool = False) -> Target:
+        """Softmax attention of queries Q (T, d) on keys K (S, d) (logits QKᵀ); ``causal``: query
+        i sees keys 0..i only (T = S)."""
         logits = Q @ K.T
+        mask = np.tril(np.ones(logits.shape, dtype=bool)) if causal else None
+        if mask is not None:
+            logits = np.where(mask, logits, -np.inf)
         log_a = log_softmax(logits, axis=-1)
         A = np.exp(log_a)
-        return cls(Q, K, A, float(np.sum(A * log_a) / len(Q)))
+        entropy = np.sum(A * np.where(A > 0, log_a, 0.0)) / len(Q)
+        return cls(Q, K, A, float(entropy), mask)
 
 
 def attention_kl(
@@ -113,9 +122,15 @@ def attention_kl(
     phi_q, back_q = fmap(Q @ Wq + bq)
     phi_k, back_k = fmap(K @ Wk + bk)
     G = phi_q @ phi_k.T + eps
-    rows = G.sum(axis=1)
-    loss = (np.sum(np.log(rows)) - np.sum(A * np.log(G))) / t + target.entropy
-    R = (1.0 / rows[:, None] - A / G) / t  # dL/dG
+    if target.mask is None:
+        rows = G.sum(axis=1)
+        loss = (np.sum(np.log(rows)) - np.sum(A * np.log(G))) / t + target.entropy
+        R = (1.0 / rows[:, None] - A / G) / t  # dL/dG
+    else:  # only the keys each query sees (A is 0 elsewhere)
+        rows = np.sum(G, axis=1, where=target.mask)
+        loss = (np.sum(np.log(rows)) - np.sum(A * np.log(G), where=target.mask)) / t
+        loss += target.entropy
+        R = np.where(target.mask, 1.0 / rows[:, None] - A / G, 0.0) / t
     du_q = back_q(R @ phi_k)
     du_k = back_k(R.T @ phi_q)
     grad = np.concatenate([(Q.T @ du_q).ravel(), du_q.sum(0), (K.T @ du_k).ravel(), du_k.sum(0)])
@@ -152,6 +167,7 @@ def fit_map(
     rng: np.random.Generator,
     iters: int,
     eps: float = 0.0,
+    causal: bool = False,
 ) -> tuple[np.ndarray, float]:
     """Fit θ by L-BFGS-B on the attention KL (module doc), deterministic given ``rng``'s state.
 
@@ -171,6 +187,8 @@ def fit_map(
         Maximum L-BFGS-B iterations.
     eps : float
         ε of the loss.
+    causal : bool
+        Copy causal attention (query i sees keys 0..i; T = S).
 
     Returns
     -------
@@ -178,7 +196,7 @@ def fit_map(
     loss : float
         L at θ (nats per query row).
     """
-    target = Target.of(np.asarray(Q, float), np.asarray(K, float))
+    target = Target.of(np.asarray(Q, float), np.asarray(K, float), causal)
     theta0 = initial_theta(rng, Q.shape[1], p)
     res = minimize(
         attention_kl,

@@ -264,7 +264,7 @@ class Attention(Experiment):
                 rows += baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
         else:
             rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
-                              heldout.Fitter(part), forms)  # fmt: skip
+                              heldout.Fitter(part, causal), forms)  # fmt: skip
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:

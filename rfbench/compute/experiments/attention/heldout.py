@@ -13,7 +13,8 @@ is fitted on other tokens:
 Rows carry ``fit_text`` and ``text``. A learned map's fit (``Estimator.fit_state``) is cached on
 disk under ``$RFBENCH_CACHE/fitted-maps`` (default: the per-user cache folder), keyed on the model's
 sha256 (or the data file's), the fitting text's sha256, the fitting code's digest
-(``Estimator.fit_code``), the feature count, tokens, layer, head and the fit's seed; its CPU time
+(``Estimator.fit_code``), the feature count, tokens, layer, head, the fit's seed and whether the
+attention copied is causal (``--causal``: learned maps copy the masked attention); its CPU time
 (``time.process_time``, measured when fitted and kept in the cache) is the ``fit_seconds`` row
 beside the errors.
 """
@@ -144,8 +145,8 @@ class Fitter:
     """Draws of one layer's estimators, each fitted on the fitting heads (learned maps through the
     cache), with the fit cost of each learned map and head."""
 
-    def __init__(self, heads: Heads) -> None:
-        self.heads = heads
+    def __init__(self, heads: Heads, causal: bool = False) -> None:
+        self.heads, self.causal = heads, causal
         self.costs: dict[tuple[str, int], dict[str, float]] = {}
 
     def sample(self, est: Estimator, gen: np.random.Generator, h: int, draws: int) -> Draw:
@@ -172,6 +173,7 @@ class Fitter:
             "projections": str(est.m),
             "head": str(h),
             "seed": str(seed),
+            "causal": str(self.causal),
         }
         key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         path = cache_dir() / f"{re.sub(r'[^A-Za-z0-9.-]', '_', est.name)}-{key[:24]}.npz"
@@ -181,7 +183,8 @@ class Fitter:
             # is one core's
             with threadpool_limits(limits=1):
                 start = time.process_time()
-                state = est.fit_state(np.random.default_rng(seed), fit[0].shape[-1], fit)
+                d = fit[0].shape[-1]
+                state = est.fit_state(np.random.default_rng(seed), d, fit, self.causal)
                 seconds = time.process_time() - start
             return {**state, "fit_seconds": np.array(seconds)}
 
