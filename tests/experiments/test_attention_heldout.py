@@ -43,7 +43,7 @@ def test_data_is_fitted_on_the_first_half_and_measured_on_the_second(tmp_path: P
     assert part.q.shape[1] == part.fit_q.shape[1] == 12 and part.k.shape[1] == 12
     cache = tmp_path / "cache"
     names = "hedgehog,t2r,positive@fitted"
-    res = run(path, tmp_path / "a.parquet", "--m", 8, "--estimators", names, cache=cache)
+    res = run(path, tmp_path / "a.parquet", "--budget", 8, "--estimators", names, cache=cache)
     assert res.exit_code == 0, res.output
     rows = load_results(tmp_path / "a.parquet")
     assert set(rows["fit_text"]) == {heldout.FIRST_HALF}
@@ -59,7 +59,7 @@ def test_data_is_fitted_on_the_first_half_and_measured_on_the_second(tmp_path: P
         assert len(err) == 2 and np.isfinite(err["value"]).all()
     # a second run reads the fits: the same maps, the same recorded fit cost
     stamps = [f.stat().st_mtime_ns for f in files]
-    res = run(path, tmp_path / "b.parquet", "--m", 8, "--estimators", "hedgehog,t2r",
+    res = run(path, tmp_path / "b.parquet", "--budget", 8, "--estimators", "hedgehog,t2r",
               "--seed", 5, cache=cache)  # fmt: skip
     assert res.exit_code == 0, res.output
     again = load_results(tmp_path / "b.parquet")
@@ -73,36 +73,45 @@ def test_data_is_fitted_on_the_first_half_and_measured_on_the_second(tmp_path: P
     np.testing.assert_array_equal(pick(again, "out_rel_frob"), pick(rows, "out_rel_frob"))
 
 
-def test_count_features_gives_each_map_its_projections(tmp_path: Path) -> None:
-    names = "hedgehog,positive@iid,trig@iid"
-    res = run(_file(tmp_path), tmp_path / "c.parquet", "--m", 8, "--count-features",
-              "--estimators", names, cache=tmp_path / "cache")  # fmt: skip
+def test_a_budget_gives_each_map_its_projections(tmp_path: Path) -> None:
+    """At budget F = 8: hedgehog (2 features per projection) and trig get 4 projections, positive
+    8, window+hedgehog 4 keys and 2 projections; the fit cost rows say which method and m."""
+    names = "hedgehog,positive@iid,trig@iid,window+hedgehog"
+    res = run(_file(tmp_path), tmp_path / "c.parquet", "--budget", 8, "--estimators", names,
+              cache=tmp_path / "cache")  # fmt: skip
     assert res.exit_code == 0, res.output
     rows = load_results(tmp_path / "c.parquet")
     heads = rows[(rows["kind"] == "heads") & (rows["metric"] == "out_rel_frob")]
-    widths = heads.groupby("estimator")["features"].unique()
-    assert {name: list(w) for name, w in widths.items()} == {
-        "hedgehog": [8], "positive@iid": [8], "trig@iid": [8]}  # fmt: skip
+    m = heads.groupby("estimator")["m"].unique()
+    assert {name: list(v) for name, v in m.items()} == {
+        "hedgehog": [4], "positive@iid": [8], "trig@iid": [4], "window+hedgehog": [2]}  # fmt: skip
+    assert set(heads["features"]) == {8}
+    cost = rows[rows["metric"] == "fit_seconds"]
+    assert set(zip(cost["estimator"], cost["m"], strict=True)) == {
+        ("hedgehog", 4), ("window+hedgehog", 2)}  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("extra", "needles"),
-    [
-        (("--m", 7, "--count-features", "--estimators", "hedgehog"), ("7", "multiple of 2")),
-        (
-            ("--m", 8, "--count-features", "--estimators", "angular-hybrid@iid"),
-            ("angular-hybrid@iid", "features per projection"),
-        ),
-    ],
-)
-def test_a_feature_count_the_map_cannot_have_is_one_line(tmp_path: Path, extra, needles) -> None:
-    res = run(_file(tmp_path), tmp_path / "o.parquet", *extra, cache=tmp_path / "cache")
-    one_line_error(res, *needles)
+def test_a_feature_count_the_map_cannot_have_is_one_line(tmp_path: Path) -> None:
+    res = run(_file(tmp_path), tmp_path / "o.parquet", "--budget", 1, "--estimators", "hedgehog",
+              cache=tmp_path / "cache")  # fmt: skip
+    one_line_error(res, "budget", "hedgehog", "2 features per projection")
     assert not (tmp_path / "o.parquet").exists()
 
 
+def test_a_window_beyond_the_measured_half_is_one_line(tmp_path: Path) -> None:
+    """24 tokens: 12 are measured, so a 13-key window cannot fit (12 can)."""
+    path = _file(tmp_path)
+    for window, code in ((13, 2), (12, 0)):
+        res = run(path, tmp_path / f"w{window}.parquet", "--budget", 8, "--estimators", "window",
+                  "--window", window, cache=tmp_path / "cache")  # fmt: skip
+        if code:
+            one_line_error(res, "window", "12")
+        else:
+            assert res.exit_code == 0, res.output
+
+
 def test_a_file_too_short_to_split_is_one_line(tmp_path: Path) -> None:
-    res = run(_file(tmp_path, tokens=3), tmp_path / "o.parquet", "--m", 8, "--estimators",
+    res = run(_file(tmp_path, tokens=3), tmp_path / "o.parquet", "--budget", 8, "--estimators",
               "hedgehog", cache=tmp_path / "cache")  # fmt: skip
     one_line_error(res, "cannot be split", "fitting", "measuring")
     assert not (tmp_path / "o.parquet").exists()
@@ -126,8 +135,8 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
 
     model = tiny_bert.make_model(tmp_path / "m")
     out, data = tmp_path / "o.parquet", tmp_path / "data"
-    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "32", "--m", "4",
-            "--draws", "2", "--estimators", "hedgehog,positive@iid", "--swap-m", "4",
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "32", "--budget", "4",
+            "--draws", "2", "--estimators", "hedgehog,positive@iid", "--swap-budget", "4",
             "--swap-sentences", "4", "--swap-trials", "1", "--swap-tokens", "8", "--out", str(out),
             *map(str, RUN)]  # fmt: skip
     env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": str(tmp_path / "cache")}
@@ -151,7 +160,7 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
             np.linalg.norm(exact - v.mean(0)) / np.linalg.norm(exact), rel=1e-10
         )
     # the cached fits are of the GPL-3 heads: their recorded loss is the KL there, not on GFDL-1.3
-    est = registry.get("hedgehog", m=4)
+    est = registry.get("hedgehog", m=2)  # budget 4: 2 projections
     kl = rows[(rows["estimator"] == "hedgehog") & (rows["metric"] == "fit_kl")]
     files = sorted((tmp_path / "cache" / heldout.FOLDER).glob("hedgehog-*.npz"))
     assert len(files) == len(kl) == 2  # the tiny model's two heads of layer 0
@@ -160,7 +169,7 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
             h = int(f["head"])
             theta = np.concatenate([f[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
         value = float(kl[kl["head"] == h]["value"].iloc[0])
-        on = {name: lf.attention_kl(theta, lf.Target.of(a.q[0][h], a.k[0][h]), est.fmap, 4, 0.0)[0]
+        on = {name: lf.attention_kl(theta, lf.Target.of(a.q[0][h], a.k[0][h]), est.fmap, 2, 0.0)[0]
               for name, a in (("GPL-3", gpl3), ("GFDL-1.3", gfdl))}  # fmt: skip
         assert value == pytest.approx(on["GPL-3"], rel=1e-9)
         assert value != pytest.approx(on["GFDL-1.3"], rel=1e-3)
@@ -207,14 +216,15 @@ def test_under_causal_a_learned_map_copies_the_masked_attention(tmp_path: Path) 
 
     path, cache = _file(tmp_path), tmp_path / "cache"
     for extra in ((), ("--causal",)):
-        res = run(path, tmp_path / f"o{len(extra)}.parquet", "--m", 4, "--estimators", "hedgehog",
+        out = tmp_path / f"o{len(extra)}.parquet"
+        res = run(path, out, "--budget", 4, "--estimators", "hedgehog",
                   *extra, cache=cache)  # fmt: skip
         assert res.exit_code == 0, res.output
     files = sorted((cache / heldout.FOLDER).glob("hedgehog-*.npz"))
     assert len(files) == 4  # 2 heads, bidirectional and causal
     rows = load_results(tmp_path / "o1.parquet")
     part = heldout.split("", str(path), 0, 0)
-    est = registry.get("hedgehog", m=4)
+    est = registry.get("hedgehog", m=2)  # budget 4: 2 projections
     kl = rows[rows["metric"] == "fit_kl"].set_index("head")["value"]
     for f in files:
         with np.load(f) as arrays:
@@ -223,4 +233,4 @@ def test_under_causal_a_learned_map_copies_the_masked_attention(tmp_path: Path) 
             h = int(arrays["head"])
             theta = np.concatenate([arrays[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
         target = lf.Target.of(part.fit_q[h], part.fit_k[h], causal=True)
-        assert kl[h] == pytest.approx(lf.attention_kl(theta, target, est.fmap, 4, 0.0)[0], rel=1e-9)
+        assert kl[h] == pytest.approx(lf.attention_kl(theta, target, est.fmap, 2, 0.0)[0], rel=1e-9)

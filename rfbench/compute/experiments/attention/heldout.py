@@ -36,9 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.compute import models
 from rfbench.compute.datasets import user
-from rfbench.compute.experiments import ConfigError
 from rfbench.compute.experiments.attention import data as source
-from rfbench.compute.features import registry
 from rfbench.compute.features.base import Draw, Estimator, declares
 from rfbench.compute.models import texts
 from rfbench.compute.results import STRING, register_metric, register_parameter
@@ -71,6 +69,11 @@ class Heads:
     identity: dict[str, str] = field(default_factory=dict)
 
 
+def measured(tokens: int) -> int:
+    """How many of a --data file's ``tokens`` are measured: the second half, n − ⌊n/2⌋."""
+    return tokens - tokens // 2
+
+
 def split(model: str, data: str, tokens: int, layer: int) -> Heads:
     """The measured and fitting heads of one layer (module doc).
 
@@ -90,7 +93,7 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
     """
     if data:
         q, k, v = source.load_qkv(data)
-        t, s = q.shape[1] // 2, k.shape[1] // 2
+        t, s = (n - measured(n) for n in (q.shape[1], k.shape[1]))
         path = user.parse(data)[0]
         identity = {"data_sha256": user.sha256(path), "fit": f"q[:{t}] k[:{s}]"}
         columns = {"fit_text": FIRST_HALF, "text": SECOND_HALF}
@@ -104,31 +107,6 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
     }
     columns = {"fit_text": source.TEXT, "text": source.HELD_OUT}
     return Heads(q, k, v, fq, fk, columns, identity)
-
-
-def projections(name: str, m: int, count_features: bool) -> int:
-    """The projections of ``name`` for the budget m: m itself, or with ``count_features`` m
-    features over its features per projection (issue 16: compare at equal features).
-
-    Raises
-    ------
-    ConfigError
-        A feature count the map cannot have (e.g. an odd count for hedgehog), or an estimator
-        whose width is not set by its projections (a hybrid).
-    """
-    if not count_features:
-        return m
-    per = registry.describe(name).features_per_projection
-    if per is None:
-        raise ConfigError.bad_value(
-            "estimators", name, "an estimator with a fixed number of features per projection "
-            "(count_features counts features)"
-        )  # fmt: skip
-    if m % per:
-        raise ConfigError.bad_value(
-            "m", m, f"a multiple of {per}: {name} has {per} features per projection"
-        )
-    return m // per
 
 
 def cache_dir() -> Path:
@@ -149,14 +127,18 @@ class Fitter:
         self.heads, self.causal = heads, causal
         self.costs: dict[tuple[str, int], dict[str, float]] = {}
 
-    def sample(self, est: Estimator, gen: np.random.Generator, h: int, draws: int) -> Draw:
-        """``draws`` draws of ``est`` fitted on head h's fitting queries and keys."""
+    def sample(
+        self, est: Estimator, gen: np.random.Generator, h: int, draws: int, label: str = ""
+    ) -> Draw:
+        """``draws`` draws of ``est`` fitted on head h's fitting queries and keys; a learned map's
+        fit cost is reported under ``label`` (the method, e.g. ``window+hedgehog``; default the
+        estimator's name)."""
         fit = (self.heads.fit_q[h], self.heads.fit_k[h])
         d = fit[0].shape[-1]
         if not declares(type(est), "fit_state", Estimator):
             return est.sample(gen, d=d, draws=draws, fit=fit)
         state = self._fitted(est, h, fit)
-        self.costs[(est.name, h)] = {
+        self.costs[(label or est.name, h)] = {
             "fit_seconds": float(state["fit_seconds"]),
             "fit_kl": float(state["loss"]),
         }
@@ -190,10 +172,13 @@ class Fitter:
 
         return models.cached(path, identity, compute)
 
-    def cost_rows(self, common: dict[str, Any], widths: dict[str, int]) -> list[dict[str, Any]]:
-        """``fit_seconds`` and ``fit_kl`` rows of every learned map and head fitted here."""
+    def cost_rows(
+        self, common: dict[str, Any], columns: dict[str, dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """``fit_seconds`` and ``fit_kl`` rows of every method and head whose learned map was
+        fitted here, with the method's ``columns`` (m, features, ...) beside ``common``."""
         return [
-            {**common, "estimator": name, "head": h, "features": widths.get(name),
+            {**common, **columns.get(name, {}), "estimator": name, "head": h,
              "metric": metric, "value": value, "stderr": None, "n_trials": 1,
              "note": _NOTES[metric]}
             for (name, h), costs in self.costs.items()
