@@ -147,8 +147,8 @@ class Attention(Experiment):
     tagline = "Real attention heads of a pretrained transformer vs estimators and baselines."
     params = Params
     profiles = {
-        "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "swap_sentences": 40,
-                  "swap_trials": 2},
+        "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "max_heads": 4,
+                  "swap_sentences": 40, "swap_trials": 2},
         "paper": {},
     }  # fmt: skip
     memory_parameters = ("tokens", "budget", "swap_sentences")

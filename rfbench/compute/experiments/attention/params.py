@@ -13,8 +13,12 @@ from rfbench.compute.experiments.params import ExperimentParams, Values
 #: feature maps among them
 ESTIMATORS = [
     *(f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")),
+    "positive@fitted",
+    "hedgehog",
+    "t2r",
     "window",
     "window+positive@iid",
+    "window+hedgehog",
     "top-k",
 ]
 
