@@ -60,13 +60,13 @@ def test_each_run_row_quotes_its_medians_intervals_and_holm_share() -> None:
 
 def test_the_text_follows_the_rows_and_the_verdict_follows_the_holm_share() -> None:
     text = "\n".join(models_part(frames()))
-    assert "The finding holds on 4 of the 4 runs" in text
+    assert "It holds on 4 of the 4 runs" in text
     # the L3 causal run's maps now beat uniform by 0.3 (z ≈ 30) on every head
     moved = "\n".join(models_part(frames(**{L3C: {"gain": 0.3}})))
     assert moved != text
     row = _row(moved, "small", "causal")
     assert "| 100% (" in row and row.endswith("| does not hold |")
-    assert 1.0 >= MOST and "The finding holds on 3 of the 4 runs" in moved
+    assert 1.0 >= MOST and "It holds on 3 of the 4 runs" in moved
     assert _row(moved, "big", "bidirectional") == _row(text, "big", "bidirectional")
 
 
