@@ -202,3 +202,10 @@ def test_figures_draw_from_the_quick_rows(quick) -> None:
             # per layer: 8 feature maps and 3 local methods plus the uniform, zero and oracle lines
             assert all(len(ax.lines) >= 11 + 3 for ax in fig.axes[:6])
         plt.close(fig)
+    # the finding across models and masks, from this one run: its panel drawn, the others named
+    fig = FIGURES["beyond-attention-models"].draw({"beyond-attention": quick})
+    assert sum(ax.has_data() for ax in fig.axes) == 1
+    assert (
+        sum("rfbench run configs/beyond/" in t.get_text() for ax in fig.axes for t in ax.texts) == 3
+    )
+    plt.close(fig)

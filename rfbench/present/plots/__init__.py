@@ -7,7 +7,9 @@ as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::
     def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure: ...
 
 ``draw_all(results_dir, out_dir)`` draws every figure whose inputs exist and says, per figure,
-what it could not draw and why. Nothing here computes an estimate.
+what it could not draw and why. A figure registered with ``partial=True`` (one panel per result,
+say) is drawn from whichever of its inputs exist, at least one; it is given only those, and its
+outcome names the others. Nothing here computes an estimate.
 """
 
 from __future__ import annotations
@@ -30,18 +32,21 @@ class FigureSpec:
     needs: tuple[str, ...]
     title: str
     draw: FigureFn
+    partial: bool = False
 
 
 FIGURES: dict[str, FigureSpec] = tracked({})
 
 
 def register_figure(
-    figure_id: str, needs: Sequence[str], title: str
+    figure_id: str, needs: Sequence[str], title: str, partial: bool = False
 ) -> Callable[[FigureFn], FigureFn]:
-    """Decorator: register a figure function under ``figure_id`` (a taken id is refused)."""
+    """Decorator: register a figure function under ``figure_id`` (a taken id is refused);
+    ``partial``: drawn from whichever of ``needs`` exist (the function gets only those)."""
 
     def deco(fn: FigureFn) -> FigureFn:
-        claim(FIGURES, "figure", figure_id, FigureSpec(figure_id, tuple(needs), title, fn), fn)
+        spec = FigureSpec(figure_id, tuple(needs), title, fn, partial)
+        claim(FIGURES, "figure", figure_id, spec, fn)
         return fn
 
     return deco
@@ -80,21 +85,24 @@ class Outcome:
     id: str
     paths: tuple[Path, ...] = ()
     problem: str = ""
+    #: inputs of a partial figure that are not in the results (it was drawn without them)
+    missing: tuple[str, ...] = ()
 
 
 def load_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataFrame], str]:
-    """The result tables a figure reads, or ({}, the reason they are not all there)."""
+    """The result tables a figure reads, or ({}, the reason they are not all there); a partial
+    figure's tables that are there (or ({}, why) when none is)."""
     from rfbench.compute.results import load_results
 
     found = {name: find_result(results_dir, name) for name in spec.needs}
     missing = [name for name, path in found.items() if path is None]
-    if missing:
+    if missing and (not spec.partial or len(missing) == len(found)):
         return {}, f"missing results: {', '.join(missing)}"
-    frames = {name: load_results(path) for name, path in found.items()}
+    frames = {name: load_results(path) for name, path in found.items() if path is not None}
     empty = [name for name, df in frames.items() if df.empty]
-    if empty:
+    if empty and (not spec.partial or len(empty) == len(frames)):
         return {}, f"empty results: {', '.join(empty)}"
-    return frames, ""
+    return {name: df for name, df in frames.items() if not df.empty}, ""
 
 
 def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
@@ -105,6 +113,7 @@ def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
     if problem:
         return Outcome(spec.id, problem=problem)
     fig = spec.draw(frames)
+    missing = tuple(name for name in spec.needs if name not in frames)
     if not any(ax.has_data() for ax in fig.axes):
         import matplotlib.pyplot as plt
 
@@ -112,7 +121,8 @@ def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
         return Outcome(spec.id, problem="the figure has no data")
     paths = tuple(save(fig, out_dir, spec.id))
     small = [p.name for p in paths if p.stat().st_size < 1000]
-    return Outcome(spec.id, paths, f"empty file(s): {', '.join(small)}" if small else "")
+    problem = f"empty file(s): {', '.join(small)}" if small else ""
+    return Outcome(spec.id, paths, problem, missing)
 
 
 def draw_all(results_dir: Path, out_dir: Path, only: Sequence[str] = ()) -> list[Outcome]:

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
-from rfbench.present.attention_stats import beats_uniform_corrected, median_ci, swap_gaps
+from rfbench.present.attention_stats import beats_uniform_corrected, median_ci_text, swap_gaps
+from rfbench.present.report.beyond_models import models_section
 
 ATTENTION, NYSTROM = "beyond-attention", "beyond-nystrom"
 
@@ -42,11 +43,7 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def _median_ci(values: pd.Series) -> str:
-    median, low, high = median_ci(values.to_numpy(dtype=float))
-    if not math.isfinite(median):
-        return "—"
-    ci = f" [{low:.3g}, {high:.3g}]" if math.isfinite(low) and math.isfinite(high) else ""
-    return f"{median:.3g}{ci}"
+    return median_ci_text(values.to_numpy(dtype=float))
 
 
 def _swap_cell(gaps: pd.DataFrame, est: str) -> str:
@@ -207,11 +204,13 @@ def nystrom_part(df: pd.DataFrame) -> list[str]:
 
 
 def real_data_section(results_dir: Path) -> list[str]:
-    """The attention and Nyström parts (each left out when its result file is missing)."""
+    """The attention part, the finding per model and mask, and the Nyström part (each left out
+    when its result files are missing)."""
     lines: list[str] = []
     attention = _load(results_dir, ATTENTION)
     if attention is not None:
         lines += attention_part(attention)
+    lines += models_section(results_dir)
     nystrom = _load(results_dir, NYSTROM)
     if nystrom is not None:
         lines += nystrom_part(nystrom)
