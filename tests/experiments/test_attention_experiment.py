@@ -93,7 +93,9 @@ def test_quick_profile_pairs_estimators_of_one_coupling(quick) -> None:
 def test_quick_profile_swap_in_scores(quick) -> None:
     swap = quick[quick["kind"] == "swap"]
     names = {f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")}
-    assert names | {"uniform"} == set(swap["estimator"])
+    learned = {"hedgehog", "t2r"}  # skipped: the sentences mix their fitting text
+    assert names | learned | {"positive@fitted", "uniform"} == set(swap["estimator"])
+    assert set(swap.loc[swap["estimator"].isin(learned), "metric"]) == {"skipped"}
     cos = swap[swap["metric"] == "swap_cosine"].set_index("estimator")["value"]
     assert ((cos > -1) & (cos <= 1 + 1e-9)).all()
     # positive features at m = 64 keep the embedding closer than uniform attention does
