@@ -12,7 +12,8 @@ import os
 import signal
 import sys
 
-INTERRUPTED_EXIT = 130
+from rfbench.errors import INTERRUPTED_EXIT
+
 MESSAGE = "rfbench: interrupted — run the same command again to resume"
 
 
@@ -41,7 +42,7 @@ def interrupted() -> None:
 
 def main() -> None:  # pragma: no cover - console entry (tested through subprocesses)
     try:
-        from rfbench.cli import cli
+        from rfbench.cli.app import cli
 
         status = cli()
     except KeyboardInterrupt:

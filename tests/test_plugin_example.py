@@ -125,7 +125,7 @@ def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
     done = subprocess.run(install, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     env = {**os.environ, "PYTHONPATH": str(target), "COLUMNS": "200"}
-    cli = [sys.executable, "-c", "from rfbench.cli import main; main()"]
+    cli = [sys.executable, "-c", "from rfbench.entry import main; main()"]
 
     listed = subprocess.run([*cli, "list", "estimators"], capture_output=True, text=True, env=env)
     assert listed.returncode == 0, listed.stderr

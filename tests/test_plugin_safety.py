@@ -174,7 +174,7 @@ def _install(site: Path, name: str, source: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, "COLUMNS": "200"}
 
 
-CLI = [sys.executable, "-c", "from rfbench.cli import main; main()"]
+CLI = [sys.executable, "-c", "from rfbench.entry import main; main()"]
 
 
 def test_a_plugin_exiting_zero_does_not_silence_the_command(tmp_path) -> None:

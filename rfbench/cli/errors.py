@@ -25,12 +25,11 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rfbench.errors import UserError
+from rfbench.errors import INTERNAL_EXIT, USER_EXIT, UserError
 
 __all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-USER_EXIT, INTERNAL_EXIT = 2, 1
 _debug = False
 
 

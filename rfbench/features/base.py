@@ -13,15 +13,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from rfbench.checks import positive_int
 from rfbench.kernels import KERNELS, kernel_alpha, sq_norms
-
-if TYPE_CHECKING:
-    from rfbench.features.dtype_maps import Parts
 
 Side = Literal["query", "key"]
 
@@ -130,6 +127,19 @@ class Features:
         """The features themselves, (draws, N, F) (may overflow where the kernel does)."""
         with np.errstate(over="ignore"):
             return self.values * np.exp(self.log_scale)[..., None]
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A feature map in a reduced-precision dtype as ``factor · exp(exponent)``, both (draws, N, F)
+    in the dtype (:meth:`Estimator.dtype_parts`; the steps: :mod:`rfbench.features.dtype_maps`).
+
+    ``factor`` carries constants, signs and sin/cos; ``positive`` says every factor is ≥ 0.
+    """
+
+    exponent: np.ndarray
+    factor: np.ndarray
+    positive: bool
 
 
 def concat_features(blocks: Sequence[Features]) -> Features:

@@ -13,6 +13,7 @@ from rfbench.features.base import (
     Draw,
     Estimator,
     Features,
+    Parts,
     Projections,
     Side,
     WeightsSampler,
@@ -20,7 +21,6 @@ from rfbench.features.base import (
     kernel_row_log,
     scaled_estimate,
 )
-from rfbench.features.dtype_maps import Parts
 
 
 class ComponentEstimator(Estimator):

@@ -33,6 +33,7 @@ from rfbench.features.base import (
     Draw,
     Estimator,
     Features,
+    Parts,
     Projections,
     Side,
     WeightsSampler,
@@ -42,7 +43,7 @@ from rfbench.features.base import (
     kernel_row_log,
 )
 from rfbench.features.components import Hyperbolic, Sign, Trig
-from rfbench.features.dtype_maps import Parts, project
+from rfbench.features.dtype_maps import project
 from rfbench.features.registry import HybridEntry, make_weights, register_alias, register_hybrid
 from rfbench.kernels import KERNELS
 

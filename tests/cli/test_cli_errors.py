@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.datasets import DataError
 from rfbench.experiments import Experiment, JobSpec, register_experiment
 

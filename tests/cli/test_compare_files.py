@@ -14,7 +14,7 @@ import pytest
 from compare_helpers import one_line, rows, write
 
 import rfbench.compare
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.compare import compare
 from rfbench.compare_output import row_table
 from rfbench.errors import UserError

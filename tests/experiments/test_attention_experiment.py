@@ -11,7 +11,7 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench import models
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.experiments import get_experiment
 from rfbench.results import load_results
 from rfbench.runner import run

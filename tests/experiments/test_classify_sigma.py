@@ -10,7 +10,7 @@ import pytest
 from sklearn.svm import SVC
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.experiments.classify import bandwidth
 from rfbench.experiments.classify.data import SIMRF_SIGMA, prepared
 from rfbench.experiments.classify.experiment import Classify

@@ -16,7 +16,7 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench import models
-from rfbench.cli import app
+from rfbench.cli.app import app
 
 SMALL = ("--tokens", 32, "--m", 4, "--draws", 2, "--estimators", "positive@iid", "--swap-m", 4,
          "--swap-sentences", 3, "--swap-trials", 1, "--swap-tokens", 8)  # fmt: skip

@@ -38,8 +38,8 @@ import ml_dtypes
 import numpy as np
 
 from rfbench.features import registry
-from rfbench.features.base import Draw, Estimator, Side
-from rfbench.features.dtype_maps import Parts, mm
+from rfbench.features.base import Draw, Estimator, Parts, Side
+from rfbench.features.dtype_maps import mm
 
 __all__ = [
     "DTYPES",
