@@ -2,7 +2,8 @@
 
 An estimator that declares its reduced-precision form (the capability
 :meth:`rfbench.features.base.Estimator.dtype_parts`, reported by
-``registry.describe(name).precision_form``) writes its features φ as ``factor · exp(exponent)``
+:attr:`~rfbench.features.base.Estimator.precision_form`) writes its features φ as
+``factor · exp(exponent)``
 (:class:`rfbench.features.base.Parts`) with every step computed in the dtype, as practitioners'
 float32/float16/bfloat16 code does; the precision experiment (``rfbench precision``;
 docs/experiments.md) then builds the naive and max-stabilised maps from these parts. The helpers

@@ -112,6 +112,7 @@ class BipolarHybrid(HybridBase):
 
     variants: tuple[str, ...] = VARIANTS[:2]
     bases = (Hyperbolic(), Trig())
+    bipolar = True
 
     @property
     def rotation_invariant(self) -> bool:
@@ -304,7 +305,6 @@ for _cls in (AngularHybrid, GaussianHybrid):
             _cls.paper,
             True,
             _cls.description,
-            bipolar=True,
             default_n=DEFAULT_N,
             variants=_cls.variants,
             biased_variants=("shared-all",) if "shared-all" in _cls.variants else (),

@@ -83,7 +83,7 @@ NO_TERMS = (
 
 def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
     """Parameters of a data-dependent estimator fitted on (X, Y) (DERF eq. 8); {} otherwise."""
-    if not registry.describe(est.name).data_dependent:
+    if not est.data_dependent:
         return {}
     return est.sample(rng, d, draws=1, fit=(X, Y)).params
 
@@ -166,10 +166,10 @@ class Classify(Experiment):
         check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
         for name in config["estimators"]:
             try:
-                registry.get(name, kernel=config["kernel"], m=1)
+                est = registry.get(name, kernel=config["kernel"], m=1)
             except (ValueError, TypeError) as exc:
                 raise ConfigError.bad_value("estimators", name, str(exc)) from None
-            if not registry.describe(name).projection_terms:
+            if not est.projection_terms:
                 raise ConfigError(NO_TERMS.format(name=name))
         sig = config["sigma"]
         by_set = config["trials_by_dataset"]
@@ -275,9 +275,9 @@ class Classify(Experiment):
     def _random_features(self, spec: JobSpec, data, rng) -> list[dict[str, Any]]:
         d = data.d
         M = spec["m"] * d if spec["m_per_d"] else spec["m"]
-        outputs = registry.describe(spec["estimator"]).features_per_projection
         if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
-            M = max(1, -(-M // outputs))
+            probe = registry.get(spec["estimator"], kernel=spec["kernel"], m=1)
+            M = max(1, -(-M // probe.features_per_projection))
         est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)
         n_test = spec["trials"]
         base = {"estimator": spec["estimator"], "m": M, "m_per_d": M / d}

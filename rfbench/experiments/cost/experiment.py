@@ -43,7 +43,7 @@ from rfbench.experiments import ConfigError, Experiment, JobSpec, register_exper
 from rfbench.experiments.cost import model as cm
 from rfbench.experiments.cost.params import Params
 from rfbench.experiments.shared import best_time, make, random_directions, widest
-from rfbench.features import registry, theory
+from rfbench.features import theory
 from rfbench.features.base import Estimator
 from rfbench.features.registry import make_weights
 from rfbench.features.weights import hadamard
@@ -69,15 +69,6 @@ FAST_KERNEL = register_metric(
 )
 
 
-def _width(features: np.ndarray) -> int:
-    """Real feature entries per point (a complex entry counts 2)."""
-    return features.shape[-1] * (2 if np.iscomplexobj(features) else 1)
-
-
-def _data_dependent(est: Estimator) -> bool:
-    return registry.describe(est.name).data_dependent
-
-
 def errors(
     est: Estimator, X: np.ndarray, Y: np.ndarray, samples: int, rng: np.random.Generator
 ) -> dict[str, float]:
@@ -91,7 +82,7 @@ def errors(
     se = sq.std(ddof=1) / np.sqrt(samples) / (2 * rms) if rms > 0 else 0.0  # delta method
     out = {RMS: (float(rms / norm), float(se / norm))}
     if theory.has_theory(est.name):
-        params = draw.params if _data_dependent(est) else None
+        params = draw.params if est.data_dependent else None
         mse = theory.mse(est, X[:, None, :], Y[None, :, :], params=params)
         out[THEORY_RMS] = (float(np.sqrt(mse.sum()) / norm), None)
     return out
@@ -112,7 +103,7 @@ def timed(est: Estimator, X: np.ndarray, Y: np.ndarray, repeats: int, rng: np.ra
         runs.append((t1 - t0, t2 - t1, t3 - t2))
     best = dict(zip(STEPS, np.min(np.array(runs), axis=0).tolist(), strict=True))
     best["total"] = sum(best.values())  # the least-disturbed time of each step, added
-    return best, draw, _width(phi)
+    return best, draw, est.feature_width(draw, X)
 
 
 def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -145,7 +136,7 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     err = errors(est, X, Y, spec["samples"], rng)
     used = err.get(THEORY_RMS, err[RMS])[0]
     draw = est.sample(rng, d=d, draws=1, fit=(X, Y))
-    width = _width(est.query_features(draw, X[:2]))
+    width = est.feature_width(draw, X)
     scale = max((used / target) ** 2, 1.0 / spec["m"])  # at least one projection
     counts = [c * scale for c in cm.projections(draw)]
     draw0 = cm.draw_flops(est, counts, d, 0)
@@ -266,9 +257,7 @@ class Cost(Experiment):
             try:
                 make(name, config["m"][0], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
-                raise ConfigError(f"estimator {name!r}: {exc}") from None
-            if "softmax" not in registry.describe(name).kernels:
-                raise ConfigError.bad_value("estimators", name, "softmax-kernel estimators")
+                raise ConfigError(f"estimator {name!r}: {exc}") from None  # e.g. no softmax kernel
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         common = {k: config[k] for k in ("n", "r", "samples")}
@@ -333,7 +322,7 @@ class Cost(Experiment):
         return out.assign(
             part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
             points=spec["points"],
-            m=spec["m"], r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
+            m=spec["m"], r=spec["r"], weights=est.weights_name,
         )  # fmt: skip
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:
@@ -346,7 +335,8 @@ class Cost(Experiment):
         if "part" not in results or not (results["part"] == "projection").any():
             return table
         cross = projection_crossover(results).set_index("weights")
-        weights = table["estimator"].map(lambda e: registry.describe(e).weights)
+        coupling = rows.groupby("estimator")["weights"].first()  # each row names its coupling
+        weights = table["estimator"].map(coupling)
         extra = pd.DataFrame({"estimator": cross.index.map(lambda w: f"@{w} projection")})
         table = pd.concat([table, extra], ignore_index=True)
         weights = pd.concat([weights, pd.Series(list(cross.index))], ignore_index=True)

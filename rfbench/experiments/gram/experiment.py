@@ -123,9 +123,9 @@ def _unscaled(spec: Mapping[str, Any]) -> np.ndarray:
 
 
 def _feature_count(est: Estimator, draw: Draw, X: np.ndarray) -> int:
-    """Columns of the estimator's query feature map (complex columns count once)."""
+    """The estimator's feature count (:meth:`Estimator.feature_width`), 0 if it cannot map X."""
     try:
-        return int(est.query_features(draw, X[:1])[0].shape[-1])
+        return est.feature_width(draw, X)
     except (NotImplementedError, AttributeError, ValueError):
         return 0
 

@@ -137,7 +137,7 @@ def draw_estimates(
     k = frame or d
     xk, yk = x[:, :k], y[:, :k]
     angles = len(y)
-    dependent = registry.describe(est.name).data_dependent
+    dependent = est.data_dependent
     groups = [np.arange(angles)] if common and not dependent else np.arange(angles)[:, None]
     width = 8 * (4 * est.m + 2 * (est.n or 0))  # bytes of a point's features
     out = np.empty((samples, angles))
@@ -269,7 +269,7 @@ class Pointwise(Experiment):
             base = {k: one[k] for k in CURVE if k in one}
             if "omega" in draws[2][0].projections:  # the rows drawn (e.g. sgq fixes their number)
                 base["m"] = draws[2][0].projections["omega"].count
-            base["weights"] = registry.describe(one["estimator"]).weights
+            base["weights"] = est.weights_name
             is_draws = one["samples"] if one.get("importance") else 0
             curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng, extra)
             flags.append([row["resolved"] for row in curve if row["metric"] == "mse"])

@@ -17,8 +17,8 @@ max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the s
   ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
   finite rows of the total variation ½Σ_j |P̂_ij − P_ij|.
 
-The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``registry.describe(name)
-.precision_form``); an estimator without that capability gets one ``skipped`` row per job, the
+The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``Estimator.precision_form``
+says whether it has one); an estimator without that capability gets one ``skipped`` row per job, the
 reason in ``note``. Data-dependent maps (GERF, DERF) are fitted on the kernel pair set ({x},
 {y_θ}) and on (Q, K).
 Hybrids get m = M // n base projections and n λ projections (m·n = M, as in HRF Sec. 4).
@@ -37,7 +37,6 @@ from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.experiments.precision import maps as pm
 from rfbench.experiments.precision.params import Params
 from rfbench.experiments.shared import make, random_directions, widest
-from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.features.theory import equal_norm_pair
 from rfbench.kernels import log_softmax_kernel
@@ -198,7 +197,7 @@ class Precision(Experiment):
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
         est = make(spec["estimator"], spec["m"], spec["n"])
-        if pm.supported(spec["estimator"]):
+        if est.precision_form:
             rows = _kernel_rows(est, spec, rng) + _attention_rows(est, spec, rng)
         else:  # the estimator cannot say how it computes in a dtype: say so, never guess
             rows = [{"dtype": None, "form": None, "theta": None, "metric": "skipped",
@@ -206,7 +205,7 @@ class Precision(Experiment):
         out = pd.DataFrame(rows)
         return out.assign(
             estimator=spec["estimator"], kernel="softmax", d=spec["d"], m=spec["m"],
-            n=est.n, r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
+            n=est.n, r=spec["r"], weights=est.weights_name,
         )  # fmt: skip
 
     def summary(self, results: pd.DataFrame) -> pd.DataFrame:

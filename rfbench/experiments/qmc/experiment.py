@@ -229,7 +229,7 @@ class QMCTable(Experiment):
             "d": X.shape[1],
             "m": spec["m"],
             "n": spec["n"],
-            "weights": registry.describe(spec["estimator"]).weights,
+            "weights": est.weights_name,
             "r": spec["norm"] if spec["scaling"] == "rows" else None,
             "norm": spec["norm"],
             "scaling": spec["scaling"],
