@@ -65,6 +65,7 @@ from rfbench.experiments.classify.summary import classify_summary
 from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.results import FLOAT, STRING, register_metric, register_parameter
+from rfbench.stats import mean_se
 
 register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
 register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
@@ -290,8 +291,8 @@ class Classify(Experiment):
             params = fitted_params(est, rng, d, *fit_sets(sigma, part))
             sets = self._sets(data, sigma, part)
             acc = rf_accuracies(est, proj, params, *sets, dtype=DTYPES[spec["dtype"]])
-            se = float(acc.std(ddof=1) / np.sqrt(len(acc))) if len(acc) > 1 else None
-            return {**base, "sigma": sigma, "metric": metric, "value": float(acc.mean()),
+            mean, se = mean_se(acc)
+            return {**base, "sigma": sigma, "metric": metric, "value": mean,
                     "stderr": se, "n_trials": len(acc)}  # fmt: skip
 
         if "sigmas" not in spec:

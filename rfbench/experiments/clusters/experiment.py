@@ -43,6 +43,7 @@ from rfbench.features.base import Draw, Projections
 from rfbench.features.theory import resolution
 from rfbench.names import paper_name, weights_of
 from rfbench.results import register_metric, register_parameter
+from rfbench.stats import standard_error
 
 for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
     register_metric(f"mse_{_name}", f"{_what} over repetitions of a Gram-matrix MSE")
@@ -239,7 +240,7 @@ class ClusterTable(Experiment):
             rows += [
                 _row(est, "mse", v, None, 1, rep=b, resolved=one) for b, v in enumerate(values)
             ]
-            se = float(values.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None
+            se = standard_error(values)
             rows += [
                 _row(est, "mse_mean", values.mean(), se, reps, resolved=all_reps),
                 _row(est, "mse_min", values.min(), None, reps, resolved=one),

@@ -49,6 +49,7 @@ from rfbench.features.registry import make_weights
 from rfbench.features.weights import hadamard
 from rfbench.kernels import softmax_kernel
 from rfbench.results import register_metric, register_parameter
+from rfbench.stats import standard_error
 
 FLOPS = register_metric("flops", "floating-point operations of a step (rfbench cost FLOP model)")
 RMS = register_metric("rms_rel_frob", "√(mean over draws of ‖K - K̂‖²_F) / ‖K‖_F")
@@ -79,7 +80,7 @@ def errors(
     draw = est.sample(rng, d=X.shape[1], draws=samples, fit=(X, Y))
     sq = ((est.estimate(draw, X, Y) - K) ** 2).sum(axis=(1, 2))
     rms = np.sqrt(sq.mean())
-    se = sq.std(ddof=1) / np.sqrt(samples) / (2 * rms) if rms > 0 else 0.0  # delta method
+    se = standard_error(sq, axis=0) / (2 * rms) if rms > 0 else 0.0  # delta method
     out = {RMS: (float(rms / norm), float(se / norm))}
     if theory.has_theory(est.name):
         params = draw.params if est.data_dependent else None

@@ -45,6 +45,7 @@ from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import resolution
 from rfbench.kernels import kernel_matrix
 from rfbench.results import FLOAT, INT, STRING, register_metric, register_parameter
+from rfbench.stats import mean_se
 
 register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
 register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
@@ -223,8 +224,7 @@ def _stats(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
         note = f"{int((~ok).sum())} of {values.size} draws non-finite (row sum of K̂ = 0)"
     if v.size == 0:
         return float("nan"), None, 0, note
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
-    return float(v.mean()), se, int(v.size), note
+    return (*mean_se(v), int(v.size), note)
 
 
 @register_experiment

@@ -41,6 +41,7 @@ from rfbench.features.base import Estimator
 from rfbench.features.theory import equal_norm_pair
 from rfbench.kernels import log_softmax_kernel
 from rfbench.results import register_metric, register_parameter
+from rfbench.stats import mean_se
 
 NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
 DTYPE_ERR = register_metric(
@@ -104,8 +105,8 @@ def _point_rows(
         for name in ("rel_rmse", "rel_mae"):
             metrics[name] = (*stats[name], int(ok.sum()))
         dev = np.abs(k_hat[ok] - ref[ok]) / true
-        se = float(dev.std(ddof=1) / np.sqrt(dev.size))
-        metrics[DTYPE_ERR] = (float(dev.mean()), se, dev.size)
+        mean, se = mean_se(dev)
+        metrics[DTYPE_ERR] = (mean, se, dev.size)
         mc = np.sqrt(np.mean((ref - true) ** 2)) / true  # the float64 estimator's relative RMSE
         metrics[DTYPE_TO_MC] = (float(dev.mean() / mc), float(se / mc), dev.size)
     return [
@@ -137,8 +138,8 @@ def _attention_rows(
                          "stderr": float(np.sqrt(bad * (1 - bad) / finite.size)),
                          "n_trials": int(finite.size)})  # fmt: skip
             if tv.size >= 2:
-                rows.append({**point, "metric": ATTN_TV, "value": float(tv.mean()),
-                             "stderr": float(tv.std(ddof=1) / np.sqrt(tv.size)),
+                mean, se = mean_se(tv)
+                rows.append({**point, "metric": ATTN_TV, "value": mean, "stderr": se,
                              "n_trials": int(tv.size)})  # fmt: skip
     return rows
 

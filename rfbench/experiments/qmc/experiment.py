@@ -40,6 +40,7 @@ from rfbench.features.theory import resolution
 from rfbench.kernels import log_kernel
 from rfbench.names import split_name, weights_of
 from rfbench.results import register_metric
+from rfbench.stats import standard_error
 
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
@@ -216,9 +217,9 @@ class QMCTable(Experiment):
         per_rep, bias_rep, reps = np.mean(err**2, axis=1), err.mean(axis=1), spec["reps"]
         sd = float(per_rep.std(ddof=1))
         metrics: list[tuple[str, float, float | None, int]] = [
-            ("mse", float(per_rep.mean()), sd / np.sqrt(reps), reps),
+            ("mse", float(per_rep.mean()), standard_error(per_rep), reps),
             ("mse_std", sd, None, reps),
-            ("bias", float(err.mean()), float(bias_rep.std(ddof=1) / np.sqrt(reps)), reps),
+            ("bias", float(err.mean()), standard_error(bias_rep), reps),
         ]
         if theory.has_theory(est.name):
             metrics.append(("theory_mse", float(np.mean(theory.mse(est, X, Y))), None, 0))

@@ -50,6 +50,7 @@ from rfbench.features import registry
 from rfbench.features.derf import MECHANISMS as FITTED
 from rfbench.features.theory.derf import log_relative_variance
 from rfbench.results import INT, STRING, register_metric, register_parameter
+from rfbench.stats import standard_error
 
 #: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
 METRIC = {
@@ -174,7 +175,7 @@ class Variance(Experiment):
                 "mechanism": mech,
                 "metric": METRIC[(power, reduce)],
                 "value": float(np.mean(v)),
-                "stderr": float(np.std(v, ddof=1) / np.sqrt(n)) if n > 1 else None,
+                "stderr": standard_error(v),
                 "n_trials": n,
                 "resolved": True,  # closed forms, averaged over the set pairs
             }
