@@ -407,7 +407,7 @@ def compare(
         A bad z or method, a path that is neither, a file that is unreadable, malformed or too
         large (the message names it), files of different configs without ``across_configs``.
     """
-    from rfbench.experiments import list_experiments
+    from rfbench.experiments.registry import list_experiments
     from rfbench.runner.memory import DEFAULT_FRACTION, available_memory
 
     check_test(z, method)

@@ -37,9 +37,9 @@ ENTRY_POINT_GROUP = "rfbench.plugins"
 #: modules of the registries, each with a ``load_builtins()`` that imports its built-in entries
 REGISTRIES = (
     "rfbench.features.registry",
-    "rfbench.features.theory",
-    "rfbench.experiments",
-    "rfbench.plots",
+    "rfbench.features.theory.registry",
+    "rfbench.experiments.registry",
+    "rfbench.plots.registry",
 )
 
 _log = logging.getLogger("rfbench.plugins")

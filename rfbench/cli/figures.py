@@ -23,7 +23,8 @@ def figures(
     strict: bool = typer.Option(False, help="Exit 1 if any figure could not be drawn (CI)."),
 ) -> None:
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
-    from rfbench.plots import draw_all, list_figures
+    from rfbench.plots.draw import draw_all
+    from rfbench.plots.registry import list_figures
     from rfbench.results import check_readable
     from rfbench.runner.skipped import skipped_fixes, skipped_names
 

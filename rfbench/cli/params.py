@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from rfbench.experiments import ConfigError
+from rfbench.experiments.base import ConfigError
 from rfbench.features.options import split_outside_brackets
 
 if TYPE_CHECKING:

@@ -23,7 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.features.base import Projections
+from rfbench.features.base import Parts, Projections
+
+#: ``Parts`` (defined in :mod:`rfbench.features.base`) stays importable from here for plugins
+__all__ = ["Parts", "half_sq", "mm", "project", "rounded"]
 
 
 def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rfbench.features import registry, theory
-from rfbench.features.theory import equal_norm_pair
+from rfbench.features.theory.pairs import equal_norm_pair
 from rfbench.kernels import kernel_matrix
 from rfbench.stats import standard_error
 

@@ -29,7 +29,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from rfbench.names import PAPER_NAMES, family_of, paper_name, weights_of
-from rfbench.plots import register_figure, style
+from rfbench.plots import style
+from rfbench.plots.registry import register_figure
 from rfbench.plots.variance import legend_on_top, panel_grid
 
 EXACT = "exact"

@@ -18,7 +18,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rfbench.names import paper_name
-from rfbench.plots import register_figure, style
+from rfbench.plots import style
+from rfbench.plots.registry import register_figure
 from rfbench.plots.theory import THEORY_LINE, metric
 
 PROTOCOL_NAMES = {

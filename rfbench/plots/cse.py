@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.plots import register_figure, style
+from rfbench.plots import style
 from rfbench.plots.pointwise import (
     EXACT,
     THEORY_STYLE,
@@ -33,6 +33,7 @@ from rfbench.plots.pointwise import (
     theta_axis,
     unique,
 )
+from rfbench.plots.registry import register_figure
 
 
 def paper_negatives() -> dict[str, int]:

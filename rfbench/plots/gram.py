@@ -23,7 +23,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rfbench.names import PAPER_NAMES, split_name
-from rfbench.plots import register_figure, style
+from rfbench.plots import style
+from rfbench.plots.registry import register_figure
 from rfbench.plots.theory import THEORY_LINE, metric, simrf_name
 
 # ---------------------------------------------------------------- SimRF Fig. 7

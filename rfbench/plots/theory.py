@@ -23,7 +23,8 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from rfbench.names import paper_name, weights_of
-from rfbench.plots import register_figure, style
+from rfbench.plots import style
+from rfbench.plots.registry import register_figure
 
 #: Closed-form curves are dashed in every figure of this module and of rfbench.plots.gram.
 THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}

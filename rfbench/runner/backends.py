@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, job_key
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec, job_key
 from rfbench.experiments.chunks import reporting
 from rfbench.results import validate_results
 from rfbench.runner.digest import check_workers

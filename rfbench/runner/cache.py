@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.results import atomic_write, write_table
 from rfbench.runner import locks
 from rfbench.runner.digest import code_tag, environment, external_sources

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment
+from rfbench.experiments.base import ConfigError, Experiment
 from rfbench.results import make_provenance, result_path, write_results
 from rfbench.runner.backends import (
     TIMING_ATTR,

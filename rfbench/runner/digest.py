@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 import rfbench
-from rfbench.experiments import ConfigError
+from rfbench.experiments.base import ConfigError
 from rfbench.seeding import canonical_json
 
 PACKAGE_DIR = Path(rfbench.__file__).resolve().parent

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rfbench.experiments import ConfigError
+from rfbench.experiments.base import ConfigError
 
 #: operating-system errors of writing that are the machine's state, not a bug
 WRITE_ERRNOS = frozenset(

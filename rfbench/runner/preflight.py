@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, get_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.experiments.registry import get_experiment
 from rfbench.runner import locks
 from rfbench.runner.backends import BACKENDS
 from rfbench.runner.cache import CACHE_DIRNAME, JobCache, cache_dir, hold

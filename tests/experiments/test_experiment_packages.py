@@ -1,5 +1,5 @@
 """One package per experiment, and no experiment imports another (shared helpers live in
-rfbench/experiments/{base,chunks,metrics,params,shared}.py)."""
+rfbench/experiments/{base,chunks,metrics,params,registry,shared}.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import rfbench.experiments
 
 ROOT = Path(rfbench.experiments.__file__).parent
-SHARED = {"base", "chunks", "metrics", "params", "shared"}
+SHARED = {"base", "chunks", "metrics", "params", "registry", "shared"}
 
 
 def test_every_experiment_is_a_package_and_imports_only_its_own_and_the_shared_modules() -> None:

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from rfbench.features.theory.negatives import trig_negative_probability
-from rfbench.plots import FIGURES, draw_figure, list_figures
+from rfbench.plots.draw import draw_figure
 from rfbench.plots.pointwise import EXACT, Curve, curves, log_floor, tail_note
+from rfbench.plots.registry import FIGURES, list_figures
 from rfbench.results import load_results
 from rfbench.runner import load_config, run
 

@@ -15,7 +15,8 @@ from figure_helpers import frame as _frame
 from matplotlib.collections import QuadMesh
 from matplotlib.image import AxesImage
 
-from rfbench.plots import FIGURES, draw_figure, list_figures
+from rfbench.plots.draw import draw_figure
+from rfbench.plots.registry import FIGURES, list_figures
 from rfbench.plots.theory import MSE_FLOOR
 from rfbench.runner import load_config, run
 

@@ -17,7 +17,8 @@ from figure_helpers import frame as _frame
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
-from rfbench.plots import FIGURES, draw_figure, list_figures
+from rfbench.plots.draw import draw_figure
+from rfbench.plots.registry import FIGURES, list_figures
 from rfbench.runner import load_config, run
 
 ROOT = Path(__file__).resolve().parents[2]

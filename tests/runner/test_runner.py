@@ -20,7 +20,6 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from rfbench import experiments
 from rfbench.experiments import (
     ConfigError,
     Experiment,
@@ -30,6 +29,7 @@ from rfbench.experiments import (
     list_experiments,
     register_experiment,
 )
+from rfbench.experiments import registry as experiments
 from rfbench.results import load_provenance, load_results
 from rfbench.runner import JobCache, JobFailed, cache_dir, load_config, run
 from rfbench.runner.progress import JobProgress

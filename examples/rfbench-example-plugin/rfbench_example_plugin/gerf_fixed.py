@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.features.base import Component, Projections, Side
-from rfbench.features.dtype_maps import Parts, half_sq, project
+from rfbench.features.base import Component, Parts, Projections, Side
+from rfbench.features.dtype_maps import half_sq, project
 from rfbench.features.registry import register_component
 from rfbench.kernels import sq_norms
 

@@ -42,7 +42,7 @@ import pandas as pd
 from rfbench.datasets import DataError, user
 from rfbench.datasets import check as dataset_info
 from rfbench.datasets.preprocess import min_rows
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.chunks import CHUNK_BYTES
 from rfbench.experiments.classify import bandwidth
 from rfbench.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
@@ -62,6 +62,7 @@ from rfbench.experiments.classify.simrf_replay import (
 )
 from rfbench.experiments.classify.simrf_replay import check_config as check_stream
 from rfbench.experiments.classify.summary import classify_summary
+from rfbench.experiments.registry import register_experiment
 from rfbench.features import registry
 from rfbench.features.base import Estimator
 from rfbench.results import FLOAT, STRING, register_metric, register_parameter

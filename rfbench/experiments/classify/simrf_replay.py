@@ -43,7 +43,7 @@ import numpy as np
 from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
-from rfbench.experiments import ConfigError, JobSpec
+from rfbench.experiments.base import ConfigError, JobSpec
 from rfbench.results import INT, STRING, register_parameter
 
 STREAMS = ("rfbench", "released")

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.clusters.legacy_ortho import (
     DIM,
     POINTS,
@@ -37,6 +37,7 @@ from rfbench.experiments.clusters.legacy_ortho import (
     replay_mse,
 )
 from rfbench.experiments.clusters.params import PAPER_ESTIMATORS, Params
+from rfbench.experiments.registry import register_experiment
 from rfbench.experiments.shared import widest
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Projections

@@ -39,9 +39,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.cost import model as cm
 from rfbench.experiments.cost.params import Params
+from rfbench.experiments.registry import register_experiment
 from rfbench.experiments.shared import best_time, make, random_directions, widest
 from rfbench.features import theory
 from rfbench.features.base import Estimator

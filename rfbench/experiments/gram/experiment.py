@@ -37,9 +37,10 @@ import pandas as pd
 
 from rfbench.datasets import DataError, user
 from rfbench.datasets.registry import get as dataset_info
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.experiments.gram.params import Params
+from rfbench.experiments.registry import register_experiment
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
 from rfbench.features.theory import resolution

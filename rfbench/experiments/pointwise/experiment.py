@@ -39,15 +39,16 @@ import numpy as np
 import pandas as pd
 
 from rfbench.datasets import user
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.experiments.pointwise import paired as pairing
 from rfbench.experiments.pointwise.pairs import angles, inputs_for, load_pairs, pair_columns
 from rfbench.experiments.pointwise.params import Params
 from rfbench.experiments.pointwise.rows import curve_rows
+from rfbench.experiments.registry import register_experiment
 from rfbench.features import registry, theory
 from rfbench.features.base import Draw, Estimator
-from rfbench.features.theory import equal_norm_pair
+from rfbench.features.theory.pairs import equal_norm_pair
 from rfbench.kernels import log_kernel
 from rfbench.results import register_metric, register_parameter
 

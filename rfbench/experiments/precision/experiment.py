@@ -32,13 +32,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.metrics import pointwise_metrics
 from rfbench.experiments.precision import maps as pm
 from rfbench.experiments.precision.params import Params
+from rfbench.experiments.registry import register_experiment
 from rfbench.experiments.shared import make, random_directions, widest
 from rfbench.features.base import Estimator
-from rfbench.features.theory import equal_norm_pair
+from rfbench.features.theory.pairs import equal_norm_pair
 from rfbench.kernels import log_softmax_kernel
 from rfbench.results import register_metric, register_parameter
 from rfbench.stats import mean_se

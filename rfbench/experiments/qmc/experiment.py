@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.experiments.qmc.params import Params
+from rfbench.experiments.registry import register_experiment
 from rfbench.experiments.shared import widest
 from rfbench.features import registry, theory
 from rfbench.features.theory import resolution

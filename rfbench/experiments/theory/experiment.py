@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.experiments.registry import register_experiment
 from rfbench.experiments.theory.params import Params
 from rfbench.features import registry, theory
 from rfbench.features.theory import conformity, coupled

@@ -34,8 +34,9 @@ import pandas as pd
 
 from rfbench.datasets import available
 from rfbench.datasets.errors import DataUnavailable
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.experiments.chunks import CHUNK_BYTES
+from rfbench.experiments.registry import register_experiment
 from rfbench.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.experiments.variance.derf_sets import (
     IMAGE_DIM,

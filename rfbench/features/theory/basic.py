@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfbench.features.base import Estimator
-from rfbench.features.theory import register_theory
+from rfbench.features.theory.registry import register_theory
 from rfbench.kernels import sq_norms
 
 

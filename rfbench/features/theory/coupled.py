@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import gammaln, hyp1f1, logsumexp, roots_legendre
 
 from rfbench.features.base import Estimator
-from rfbench.features.theory import register_theory
+from rfbench.features.theory.registry import register_theory
 from rfbench.kernels import kernel_alpha, sq_norms
 
 COUPLINGS = ("iid", "orf", "simrf")

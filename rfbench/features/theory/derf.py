@@ -33,7 +33,7 @@ from scipy.special import logsumexp
 from rfbench.checks import positive_int
 from rfbench.features.base import Estimator
 from rfbench.features.derf import MECHANISMS, DerfParams
-from rfbench.features.theory import register_theory
+from rfbench.features.theory.registry import register_theory
 from rfbench.kernels import sq_norms
 from rfbench.names import DEFAULT_WEIGHTS, family_of, weights_of
 

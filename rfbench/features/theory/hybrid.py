@@ -22,8 +22,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import dawsn, erf
 
 from rfbench.features.base import Estimator
-from rfbench.features.theory import register_theory
 from rfbench.features.theory.basic import hyperbolic_mse, trig_mse
+from rfbench.features.theory.registry import register_theory
 from rfbench.kernels import sq_norms
 
 
