@@ -27,6 +27,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
+	$(BIN)/lint-imports --no-cache  # the layering: import contracts in pyproject.toml
 	$(ONE_BLAS_THREAD) $(BIN)/pytest -q $(XDIST)
 
 # The inner loop: the tests not marked @pytest.mark.slow where they are defined.
@@ -36,6 +37,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
+	$(BIN)/lint-imports --no-cache
 
 format: $(STAMP)
 	$(BIN)/ruff format rfbench tests benchmarks
@@ -43,7 +45,7 @@ format: $(STAMP)
 
 # The parameter tables of docs/experiments.md, from the experiments' parameter models.
 docs: $(STAMP)
-	$(BIN)/python -m rfbench.paramdocs
+	$(BIN)/python -m rfbench.cli.paramdocs
 
 # Every figure from a fresh quick run in a temporary folder of its own (removed at the end, so
 # two runs on one machine never share it; fails if any figure cannot be drawn), then the figures

@@ -1,13 +1,13 @@
-"""The shared helpers written once: standard error (rfbench.stats), first sentence and Markdown
-tables (rfbench.text)."""
+"""The shared helpers written once: standard error (rfbench.compute.stats), first sentence and
+Markdown tables (rfbench.compute.text)."""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.stats
 
-from rfbench.stats import mean_se, standard_error
-from rfbench.text import first_sentence, markdown_table
+from rfbench.compute.stats import mean_se, standard_error
+from rfbench.compute.text import first_sentence, markdown_table
 
 
 def test_standard_error_is_the_sample_sd_over_root_n() -> None:

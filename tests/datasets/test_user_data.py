@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.datasets import DataError, load, user
-from rfbench.experiments import get_experiment
-from rfbench.experiments.pointwise.pairs import canonical
-from rfbench.features import registry, theory
-from rfbench.results import load_provenance, load_results
-from rfbench.runner import run
+from rfbench.compute.datasets import DataError, load, user
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.experiments.pointwise.pairs import canonical
+from rfbench.compute.features import registry, theory
+from rfbench.compute.results import load_provenance, load_results
+from rfbench.compute.runner import run
 
 
 @pytest.fixture

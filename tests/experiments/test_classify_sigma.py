@@ -11,12 +11,13 @@ from sklearn.svm import SVC
 from typer.testing import CliRunner
 
 from rfbench.cli.app import app
-from rfbench.experiments.classify import bandwidth
-from rfbench.experiments.classify.data import SIMRF_SIGMA, prepared
-from rfbench.experiments.classify.experiment import Classify
-from rfbench.kernels import log_kernel
-from rfbench.results import DERIVED_COLUMNS, PARAMETER_COLUMNS, STRING, load_results
-from rfbench.runner import run
+from rfbench.compute.experiments.classify import bandwidth
+from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, prepared
+from rfbench.compute.experiments.classify.experiment import Classify
+from rfbench.compute.kernels import log_kernel
+from rfbench.compute.results import DERIVED_COLUMNS, PARAMETER_COLUMNS, STRING, load_results
+from rfbench.compute.runner import run
+from rfbench.present.summaries.classify import summary as classify_summary
 
 FAST = {"estimators": ["positive@iid"], "m": [1], "trials": 2}
 
@@ -55,7 +56,7 @@ def test_a_builtin_set_without_published_sigma_runs_by_default(tmp_path: Path) -
     X = prepared("digits", "simrf", 42, True).train.X
     assert np.allclose(rows["sigma"], np.sqrt(2.0 / (X.shape[1] * X.var())), rtol=1e-12)
     assert set(rows["sigma_rule"]) == {bandwidth.GAMMA_SCALE}
-    assert Classify().summary(rows)["σ"].tolist() == [f"{rows['sigma'].iloc[0]:.3g} gamma-scale"]
+    assert classify_summary(rows)["σ"].tolist() == [f"{rows['sigma'].iloc[0]:.3g} gamma-scale"]
 
 
 def test_sigma_rule_says_where_each_sigma_came_from(tmp_path: Path) -> None:

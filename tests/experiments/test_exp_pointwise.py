@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.pointwise.experiment import estimator_points
-from rfbench.results import load_results
-from rfbench.runner import resolve_file, run
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.pointwise.experiment import estimator_points
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import resolve_file, run
+from rfbench.present.summaries.pointwise import summary as pointwise_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FILES = {
@@ -174,7 +175,7 @@ def test_unbiased_means(reference):
 
 
 def test_summary_angular_hybrid_has_smallest_theoretical_max(reference):
-    table = get_experiment("pointwise").summary(reference)
+    table = pointwise_summary(reference)
     assert len(table) == len(reference.groupby(CURVE, dropna=False))
     for r in (1.0, 1.5):  # the HRF claim, in theory: the angular hybrids have the smallest max
         at_r = table[table["r"] == r]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry
+from rfbench.compute.features import registry
 
 
 def _built(name: str):

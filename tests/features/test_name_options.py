@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.errors import UserError
-from rfbench.features import registry
-from rfbench.features.options import split_outside_brackets
-from rfbench.features.theory import equal_norm_pair
+from rfbench.compute.errors import UserError
+from rfbench.compute.features import registry
+from rfbench.compute.features.options import split_outside_brackets
+from rfbench.compute.features.theory import equal_norm_pair
 
 
 def _same_estimates(a, b, d: int = 4) -> None:
@@ -100,7 +100,7 @@ def test_lists_split_outside_parentheses() -> None:
 
 def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
     from rfbench.cli.app import cli
-    from rfbench.results import load_results
+    from rfbench.compute.results import load_results
 
     out = tmp_path / "pw.parquet"
     args = ["pointwise", "--estimators", "trig@simrf-plus(passes=3), trig@simrf-plus"]
@@ -116,7 +116,7 @@ def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
 
 def test_a_config_file_sets_options_by_name(tmp_path, capsys) -> None:
     from rfbench.cli.app import cli
-    from rfbench.results import load_results
+    from rfbench.compute.results import load_results
 
     config = tmp_path / "opt.toml"
     config.write_text(

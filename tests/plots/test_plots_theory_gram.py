@@ -15,10 +15,10 @@ from figure_helpers import frame as _frame
 from matplotlib.collections import QuadMesh
 from matplotlib.image import AxesImage
 
-from rfbench.plots.draw import draw_figure
-from rfbench.plots.registry import FIGURES, list_figures
-from rfbench.plots.theory import MSE_FLOOR
-from rfbench.runner import load_config, run
+from rfbench.compute.runner import load_config, run
+from rfbench.present.plots.draw import draw_figure
+from rfbench.present.plots.registry import FIGURES, list_figures
+from rfbench.present.plots.theory import MSE_FLOOR
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = {

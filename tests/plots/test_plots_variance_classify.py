@@ -17,9 +17,9 @@ from figure_helpers import frame as _frame
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
-from rfbench.plots.draw import draw_figure
-from rfbench.plots.registry import FIGURES, list_figures
-from rfbench.runner import load_config, run
+from rfbench.compute.runner import load_config, run
+from rfbench.present.plots.draw import draw_figure
+from rfbench.present.plots.registry import FIGURES, list_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rfbench.report.render import TABLES_FILE
-from rfbench.report.summary import family_wise, significant
+from rfbench.present.report.render import TABLES_FILE
+from rfbench.present.report.summary import family_wise, significant
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

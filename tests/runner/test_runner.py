@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from rfbench.experiments import (
+from rfbench.compute.experiments import (
     ConfigError,
     Experiment,
     JobSpec,
@@ -29,11 +29,11 @@ from rfbench.experiments import (
     list_experiments,
     register_experiment,
 )
-from rfbench.experiments import registry as experiments
-from rfbench.results import load_provenance, load_results
-from rfbench.runner import JobCache, JobFailed, cache_dir, load_config, run
-from rfbench.runner.progress import JobProgress
-from rfbench.seeding import job_rng
+from rfbench.compute.experiments import registry as experiments
+from rfbench.compute.results import load_provenance, load_results
+from rfbench.compute.runner import JobCache, JobFailed, cache_dir, load_config, run
+from rfbench.compute.runner.progress import JobProgress
+from rfbench.compute.seeding import job_rng
 
 FAILING = JobSpec(mu=1.5, samples=32, rep=1)  # the job the flag file makes fail
 

@@ -1,0 +1,193 @@
+"""The "Beyond the papers" section of REPORT.md: headline numbers of ``rfbench precision`` and
+``rfbench cost`` (results of this repository, not claims of a paper), then the real-data parts
+(attention heads, Nyström; :mod:`rfbench.present.report.beyond_attention`).
+
+Reads ``<results>/*/beyond-precision.parquet`` and ``<results>/*/beyond-cost.parquet`` (written by
+``configs/beyond/``); a missing file leaves its part out. Nothing here computes an estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from rfbench.compute.results import find_result, load_results
+from rfbench.present.report.beyond_attention import real_data_section
+from rfbench.present.report.markdown import rel_path
+
+PRECISION, COST = "beyond-precision", "beyond-cost"
+DTYPES = ("float32", "float16", "bfloat16")
+FORMS = ("naive", "stabilised", "logspace")
+
+
+def _load(results_dir: Path, name: str) -> pd.DataFrame | None:
+    path = find_result(results_dir, name)
+    return load_results(path) if path is not None else None
+
+
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows] + [""]
+
+
+def _g(value: float, digits: int = 2) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.1e}"
+
+
+def _component(estimator: str) -> str:
+    return estimator.partition("@")[0]
+
+
+def first_nonfinite(df: pd.DataFrame) -> pd.DataFrame:
+    """Component × (dtype, form): the smallest r with a non-finite kernel estimate (NaN: none)."""
+    rows = df[(df["metric"] == "nonfinite_fraction") & (df["value"] > 0)]
+    rows = rows.assign(component=rows["estimator"].map(_component))
+    return rows.pivot_table(index="component", columns=["dtype", "form"], values="r", aggfunc="min")
+
+
+def _precision(df: pd.DataFrame) -> list[str]:
+    comps = list(dict.fromkeys(df["estimator"].map(_component)))
+    r_max, m, d = df["r"].max(), int(df["m"].max()), int(df["d"].max())
+    first = first_nonfinite(df).reindex(index=comps)
+    lines = [
+        "### Numerical safety per dtype (`rfbench precision`)",
+        "",
+        f"Softmax kernel exp(xᵀy) with ‖x‖ = ‖y‖ = r ∈ [{df['r'].min():g}, {r_max:g}], M = {m}, "
+        f"d = {d}; couplings {', '.join(sorted(df['weights'].dropna().unique()))}. Forms: *naive* "
+        "exp(ωᵀx − ‖x‖²/2)-style maps in the dtype, *stabilised* (FAVOR+'s max shift and ε), "
+        "*logspace* (rfbench's maps, cast to the dtype at the end).",
+        "",
+    ]
+    cols = [c for c in first.columns if first[c].notna().any()]
+    if len(cols) == 1:  # one failing (dtype, form): a sentence, not a one-column table
+        listed = ", ".join(f"{c} {_g(first.loc[c, cols[0]])}" for c in comps)
+        lines += [
+            f"Smallest r with a non-finite kernel estimate in {cols[0][0]} {cols[0][1]}, the only "
+            f"form with one (any angle, any coupling; — = none): {listed}.",
+            "",
+        ]
+    elif cols:
+        lines += [
+            "Smallest r with a non-finite kernel estimate (any angle, any coupling; — = none):",
+            "",
+        ]
+        header = ["component", *[f"{dt} {form}" for dt, form in cols]]
+        body = [[c, *[_g(first.loc[c, col]) for col in cols]] for c in comps]
+        lines += _table(header, body)
+    safe = [
+        f"{dt} {form}" for dt in ("float64", *DTYPES) for form in FORMS
+        if (dt, form) not in cols and ((df["dtype"] == dt) & (df["form"] == form)).any()
+    ]  # fmt: skip
+    lines += [f"No non-finite kernel estimate at any r ≤ {r_max:g}: {', '.join(safe)}.", ""]
+    attn = df[df["metric"] == "attn_nonfinite_fraction"]
+    bad = attn[attn["value"] > 0].groupby(["dtype", "form"])["r"].min()
+    if len(bad):
+        text = "; ".join(f"{dt} {form} from r = {r:g}" for (dt, form), r in bad.items())
+        lines += [f"Attention rows D̂⁻¹Â with a non-finite weight: {text}.", ""]
+    ratio = df[(df["metric"] == "dtype_to_mc") & (df["r"] == r_max)]
+    ratio = ratio.assign(component=ratio["estimator"].map(_component))
+    med = ratio.groupby(["component", "dtype", "form"])["value"].median()
+    cells = [(dt, f) for dt in ("float16", "bfloat16") for f in FORMS]
+    header = ["component", *[f"{dt} {f}" for dt, f in cells]]
+    body = [[c, *[_g(med.get((c, *cell), float("nan"))) for cell in cells]] for c in comps]
+    lines += [
+        f"Error the dtype adds at r = {r_max:g}, in units of the Monte Carlo RMSE of the float64 "
+        "estimate (median over angles and couplings; < 1: precision costs less than sampling):",
+        "",
+        *_table(header, body),
+    ]
+    tv = df[df["metric"] == "attn_tv"]
+    tv = tv.assign(component=tv["estimator"].map(_component))
+    spread = tv.groupby(["component", "r"])["value"].agg(["min", "max"])
+    top = spread.xs(r_max, level="r") if r_max in spread.index.get_level_values("r") else None
+    if top is not None:
+        text = ", ".join(f"{c} {_g(row['min'])}–{_g(row['max'])}" for c, row in top.iterrows())
+        lines += [
+            f"Attention-row total variation against softmax at r = {r_max:g}, range over dtypes "
+            f"and forms (finite rows): {text}.",
+            "",
+        ]
+    return lines
+
+
+def get(table: pd.DataFrame, row: str, col: object) -> float:
+    """``table.loc[row, col]`` or NaN."""
+    ok = row in table.index and col in table.columns
+    return float(table.loc[row, col]) if ok else float("nan")
+
+
+def _cost(df: pd.DataFrame) -> list[str]:
+    front = df[df["part"] == "frontier"]
+    m_top = front["m"].max()
+    top = front[front["m"] == m_top]
+    total = top[top["step"] == "total"].pivot_table(index="estimator", columns="metric",
+                                                     values="value")  # fmt: skip
+    err = top[top["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])].pivot_table(
+        index="estimator", columns="metric", values="value"
+    )
+    cross = df[df["part"] == "crossover"]
+    L = cross[cross["metric"] == "crossover_L"].pivot_table(index="estimator", columns="d",
+                                                            values="value")  # fmt: skip
+    need = cross[cross["metric"] == "m_needed"].pivot_table(index="estimator", columns="d",
+                                                            values="value")  # fmt: skip
+    ds = sorted(L.columns)
+    d_ref = 64 if 64 in ds else ds[len(ds) // 2]
+    target = cross["target"].dropna()
+    eps = f"{target.iloc[0]:g}" if len(target) else "?"
+    n, d = int(front["points"].max()), int(front["d"].max())
+    lines = [
+        "### Cost: error against time and FLOPs (`rfbench cost`)",
+        "",
+        f"A {n}×{n} softmax Gram matrix in d = {d} with ‖x‖ = {front['r'].max():g}, M = {m_top:g} "
+        "projections; time is the sum of each step's minimum over the repeats on the machine "
+        "that ran it (a measurement, not a reproducible number), FLOPs follow the model stated in "
+        "`rfbench/compute/experiments/cost/model.py`. Crossover: the sequence length L* above "
+        "which "
+        f"random-feature attention with the M needed for an RMS relative error of {eps} costs "
+        "fewer FLOPs than exact softmax attention (MSE ∝ 1/M).",
+        "",
+    ]
+    header = ["estimator", "error (closed form)", "error (empirical)", "time [ms]", "MFLOP",
+              f"M for {eps} (d={d_ref})", f"L* (d={d_ref})",
+              f"L* (d={ds[0]}…{ds[-1]})"]  # fmt: skip
+    body = []
+    for est in L.index.union(total.index):
+        lo, hi = (L.loc[est].min(), L.loc[est].max()) if est in L.index else (math.nan,) * 2
+        body.append([
+            f"`{est}`", _g(get(err, est, "theory_rms_rel_frob")), _g(get(err, est, "rms_rel_frob")),
+            _g(1e3 * get(total, est, "time_s")), _g(get(total, est, "flops") / 1e6),
+            _g(get(need, est, d_ref), 3), _g(get(L, est, d_ref), 3), f"{_g(lo, 3)}–{_g(hi, 3)}",
+        ])  # fmt: skip
+    lines += _table(header, body)
+    if d_ref in L.columns:
+        best = L[d_ref].idxmin()
+        folk = 18 * d_ref * math.log(d_ref)
+        lines += [
+            f"At d = {d_ref}, the smallest crossover is `{best}` (L* ≈ {L.loc[best, d_ref]:.0f}); "
+            f"the folk rule L > 18·d·ln d gives {folk:.0f}.",
+            "",
+        ]
+    return lines
+
+
+def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]:
+    """Markdown lines of the section, or [] when neither result file exists."""
+
+    frames = {name: _load(results_dir, name) for name in (PRECISION, COST)}
+    real = real_data_section(results_dir)
+    if all(df is None or df.empty for df in frames.values()) and not real:
+        return []
+    figs = sorted(fig_dir.glob("beyond-*.png")) if fig_dir.is_dir() else []
+    links = " · ".join(f"[{p.stem}]({rel_path(p, out_dir)})" for p in figs)
+    lines = ["## Beyond the papers", "", "Results of this repository's own experiments "
+             "(`configs/beyond/`), not paper claims.", ""]  # fmt: skip
+    lines += [f"Figures: {links}", ""] if links else []
+    if frames[PRECISION] is not None and not frames[PRECISION].empty:
+        lines += _precision(frames[PRECISION])
+    if frames[COST] is not None and not frames[COST].empty:
+        lines += _cost(frames[COST])
+    return lines + real
