@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 
-from rfbench.compute.errors import INTERRUPTED_EXIT
+from rfbench.exits import INTERRUPTED_EXIT
 
 MESSAGE = "rfbench: interrupted — run the same command again to resume"
 

@@ -26,7 +26,8 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rfbench.compute.errors import INTERNAL_EXIT, USER_EXIT, UserError
+from rfbench.compute.errors import UserError
+from rfbench.exits import INTERNAL_EXIT, USER_EXIT
 
 __all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
 

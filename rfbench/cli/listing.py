@@ -17,6 +17,7 @@ def _yes(flag: bool) -> str:
 @app.command("estimators")
 def estimators() -> None:
     """Every estimator name with its kernels, source paper, unbiasedness and theory."""
+    from rfbench.compute.features import theory
     from rfbench.compute.features.registry import list_estimators
 
     table = Table(title="rfbench estimators (component@weights, hybrids, aliases)")
@@ -24,7 +25,11 @@ def estimators() -> None:
         table.add_column(col, no_wrap=col == "name")
     for info in list_estimators():
         table.add_row(
-            info.name, ", ".join(info.kernels), info.paper, _yes(info.unbiased), _yes(info.theory)
+            info.name,
+            ", ".join(info.kernels),
+            info.paper,
+            _yes(info.unbiased),
+            _yes(info.theory_name is not None and theory.has_theory(info.theory_name)),
         )
     console.print(table)
 

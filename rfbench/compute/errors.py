@@ -8,9 +8,6 @@ features, data sets and experiments can raise these errors without importing the
 
 from __future__ import annotations
 
-#: exit statuses of the ``rfbench`` command: a user error, a bug, an interrupt (Ctrl-C)
-USER_EXIT, INTERNAL_EXIT, INTERRUPTED_EXIT = 2, 1, 130
-
 
 class UserError(ValueError):
     """Bad input from the user; the message names the bad value and what is allowed."""

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rfbench.compute.errors import UserError
-from rfbench.compute.features import registry
+from rfbench.compute.features import registry, theory
 from rfbench.compute.features.options import split_outside_brackets
 from rfbench.compute.features.theory import equal_norm_pair
 
@@ -45,8 +45,8 @@ def test_the_name_names_the_estimator_and_drops_its_closed_form() -> None:
     d = registry.describe("trig@simrf-plus(passes=3)")
     assert d.target == "trig@simrf-plus(passes=3)" and d.weights == "simrf-plus"
     assert "weights_passes" not in d.options and "weights_code_compat" in d.options
-    assert registry.describe("gaussian-hybrid@iid").theory
-    assert not registry.describe("gaussian-hybrid(sigma=0.5)@iid").theory
+    assert theory.has_theory(registry.describe("gaussian-hybrid@iid").theory_name)
+    assert registry.describe("gaussian-hybrid(sigma=0.5)@iid").theory_name is None
     assert registry.describe("angular-hybrid(variant=shared-all)").variants == ("shared-all",)
     alias = registry.describe("nystrom-kmeans(iters=3)")  # the alias's fixed option stays
     assert alias.target == "nystrom(landmarks=kmeans, iters=3)"

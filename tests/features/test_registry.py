@@ -13,7 +13,7 @@ import pytest
 
 import rfbench.compute.features
 from rfbench.compute import plugins
-from rfbench.compute.features import registry
+from rfbench.compute.features import registry, theory
 from rfbench.compute.names import family_of, split_name, weights_of
 
 COMPONENT_MODULE = '''
@@ -114,7 +114,8 @@ def test_describe_a_component() -> None:
     )
     assert d.features_per_projection == 2 and not d.hybrid and not d.data_dependent
     assert dict(d.options) == {"weights_passes": 5, "weights_code_compat": False}
-    assert not d.theory and registry.describe("trig@simrf").theory  # no closed form for SimRF+
+    assert not theory.has_theory(d.theory_name)  # no closed form for SimRF+
+    assert theory.has_theory(registry.describe("trig@simrf").theory_name)
     assert "softmax" in d.kernels and d.paper
     assert registry.describe("aderf@iid").data_dependent
     assert registry.describe("aderf@iid").options["ridge"] is None
@@ -130,7 +131,7 @@ def test_describe_hybrids_and_aliases() -> None:
         None,
     )
     assert a.bipolar and a.default_n == 8 and a.unbiased and "shared-all" in a.variants
-    assert registry.describe("angular-hybrid@iid").theory
+    assert theory.has_theory(registry.describe("angular-hybrid@iid").theory_name)
     g = registry.describe("gaussian-hybrid@orf")
     assert {"sigma", "radius", "normalized", "variant"} <= set(g.options)
     assert "shared-all" not in g.variants
@@ -141,7 +142,8 @@ def test_describe_hybrids_and_aliases() -> None:
         "shared-all",
         ("shared-all",),
     )
-    assert not cse.unbiased and not cse.theory and cse.default_n is None
+    assert not cse.unbiased and cse.default_n is None
+    assert not theory.has_theory(cse.theory_name or "")
     assert "variant" not in cse.options  # fixed by the alias
     c = registry.describe("cluster-hybrid")
     assert c.hybrid and not c.bipolar and c.data_dependent and "clusters" in c.options

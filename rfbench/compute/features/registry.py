@@ -318,7 +318,9 @@ class EstimatorDescription:
     choice among ``variants``), ``options`` every option ``get`` accepts with its default
     (``weights_*`` go to the coupling; ``...`` marks a required one), ``features_per_projection``
     the map entries per projection ω_i (components; None for hybrids, whose width depends on n),
-    ``theory`` whether a closed-form MSE exists, ``default_n`` a bipolar hybrid's λ projections
+    ``theory_name`` the name under which a closed-form MSE would be registered (None when options
+    change the estimator: :func:`rfbench.compute.features.theory.has_theory` says whether one
+    exists), ``default_n`` a bipolar hybrid's λ projections
     when n is not given (None: n = m for a shared-all variant).
 
     Capabilities (docs/extending.md#capabilities), declared by implementing a method:
@@ -338,7 +340,7 @@ class EstimatorDescription:
     features_per_projection: int | None
     kernels: tuple[str, ...]
     unbiased: bool
-    theory: bool
+    theory_name: str | None
     paper: str
     description: str
     hybrid: bool = False
@@ -351,8 +353,6 @@ class EstimatorDescription:
 
 def describe(name: str) -> EstimatorDescription:
     """The :class:`EstimatorDescription` of a registered name (UnknownEstimatorError if none)."""
-    from rfbench.compute.features import theory
-
     bare, named, named_weights = parse_name(name)
     target, fixed = _resolve(bare)
     head, weights_name = split_name(target)
@@ -392,7 +392,7 @@ def describe(name: str) -> EstimatorDescription:
         "variant": variant,
         "options": MappingProxyType({k: v for k, v in opts.items() if k not in set_by_name}),
         # a closed form is of the default options: none for options set in the name
-        "theory": theory.has_theory(bare if alias else plain) and full == plain,
+        "theory_name": (bare if alias else plain) if full == plain else None,
     }
     if hybrid is None:
         comp = _COMPONENTS[head]

@@ -264,7 +264,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
 def _projection_panel(ax, df: pd.DataFrame) -> None:
     """Structured (solid) vs dense (dashed) projection time against d per Hadamard coupling,
     the crossover dimension marked by a vertical line."""
-    from rfbench.present.summaries.cost import projection_crossover
+    from rfbench.present.crossover import projection_crossover
 
     rows = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
     cross = projection_crossover(df).set_index("weights")["crossover_d"]
