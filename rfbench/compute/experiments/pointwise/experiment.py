@@ -46,6 +46,7 @@ from rfbench.compute.experiments.pointwise.pairs import angles, inputs_for, load
 from rfbench.compute.experiments.pointwise.params import Params
 from rfbench.compute.experiments.pointwise.rows import curve_rows
 from rfbench.compute.experiments.registry import register_experiment
+from rfbench.compute.experiments.shared import base_projections
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory.pairs import equal_norm_pair
@@ -93,7 +94,7 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
         if m_fixed:
             m, n = m_fixed, n or m_fixed
         elif config["flop_match"]:
-            m = budget // n
+            m = base_projections(budget, n)  # n <= M: validate_config
         else:
             m, n = budget, n or budget
         variants = [desc.variant] if desc.variant else config["variants"]
