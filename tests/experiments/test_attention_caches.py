@@ -18,11 +18,11 @@ from rfbench.cli.app import app
 from rfbench.compute.experiments.attention import swap
 from rfbench.compute.results import load_results
 
-SMALL = ("--layers", "0,1", "--tokens", 32, "--m", 4, "--draws", 2, "--estimators",
-         "positive@iid", "--swap-m", 4, "--swap-sentences", 4, "--swap-trials", 1,
+SMALL = ("--layers", "0,1", "--tokens", 32, "--budget", 4, "--draws", 2, "--estimators",
+         "positive@iid", "--swap-budget", 4, "--swap-sentences", 4, "--swap-trials", 1,
          "--swap-tokens", 8)  # fmt: skip
 RUN = ("--backend", "serial", "--quiet", "--no-plot")
-KEY = ["kind", "estimator", "metric", "layer", "head", "m", "rank", "tokens"]
+KEY = ["kind", "estimator", "metric", "layer", "head", "budget", "rank", "tokens"]
 
 
 def attention(model: Path, out: Path, data: Path, *extra: object) -> pd.DataFrame:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.svm import SVC
 from typer.testing import CliRunner
@@ -64,6 +65,8 @@ def test_sigma_rule_says_where_each_sigma_came_from(tmp_path: Path) -> None:
     rule = rows.groupby("dataset")["sigma_rule"].unique().map(list).to_dict()
     assert rule == {"banknote": [bandwidth.PUBLISHED], "wine": [bandwidth.SEARCHED]}
     assert np.allclose(rows.query("dataset == 'banknote'")["sigma"], SIMRF_SIGMA["banknote"])
+    published = rows.groupby("dataset")["sigma_published"].unique().map(list).to_dict()
+    assert published["banknote"] == [SIMRF_SIGMA["banknote"]] and pd.isna(published["wine"][0])
     given = _run({"dataset": ["wine"], "sigma": [0.5]}, tmp_path / "b.parquet")
     assert set(given["sigma_rule"]) == {bandwidth.GIVEN}
     tuned = _run({"dataset": ["wine"], "protocol": "derf", "tune": True, "sigma": [0.3, 0.5],

@@ -212,17 +212,33 @@ def load_points(name: str) -> tuple[np.ndarray, np.ndarray]:
     if target:
         raise DataError(f"data file {path}: '#{target}' (a label column) applies to classify only")
     arrays = _arrays(path)
-    if "Q" in arrays and "K" in arrays:
-        Q = _finite(path, arrays["Q"], "Q")
-        K = _finite(path, arrays["K"], "K")
+    Q, K = either_case(path, arrays, "Q"), either_case(path, arrays, "K")
+    if Q is not None and K is not None:
+        Q = _finite(path, Q, "Q")
+        K = _finite(path, K, "K")
         if Q.shape[1] != K.shape[1]:
             raise DataError(f"data file {path}: Q has {Q.shape[1]} features but K has {K.shape[1]}")
         return _readonly(Q), _readonly(K)
-    if "X" not in arrays:
+    X = either_case(path, arrays, "X")
+    if X is None:
         held = ", ".join(sorted(arrays)) or "no arrays"
         raise DataError(f"data file {path}: holds {held}; expected X, or Q and K")
-    X = _readonly(_finite(path, arrays["X"], "X"))
+    X = _readonly(_finite(path, X, "X"))
     return X, X
+
+
+def either_case(path: Path, arrays: dict[str, np.ndarray], name: str) -> np.ndarray | None:
+    """The array called ``name`` in either case (``q`` or ``Q``), None if there is none.
+
+    Raises
+    ------
+    DataError
+        The file holds both spellings (which one is meant is ambiguous).
+    """
+    found = [key for key in dict.fromkeys((name.lower(), name.upper())) if key in arrays]
+    if len(found) > 1:
+        raise DataError(f"data file {path}: holds both {found[0]!r} and {found[1]!r}; keep one")
+    return arrays[found[0]] if found else None
 
 
 def _readonly(X: np.ndarray) -> np.ndarray:

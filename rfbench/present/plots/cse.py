@@ -176,28 +176,20 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
     ax.set_title(f"count of K̂ < 0 (±{Z_BAND:g} s.e.; red: paper)")
 
 
-def exact_trig_negatives(c: Curve, theta: np.ndarray) -> np.ndarray:
-    """P(K̂_trig < 0) at the angles ``theta`` for the curve's m and r (exact, by inversion)."""
-    from rfbench.compute.features.theory.negatives import trig_negative_probability
-
-    return trig_negative_probability(theta, int(c.m or 0), float(c.r))
-
-
 def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
     """Fraction of negative estimates per angle (%), per estimator and m; for trig the exact
     fraction P(K̂ < 0 | θ, m, r) (characteristic-function inversion) dashed, with the exact
     expected count over the plotted angles."""
     ms = unique(c.m for c in items)
-    fine = np.linspace(0.0, np.pi, 181)
     for c in items:
         st = line_style(c)
         if len(ms) > 1 and ms.index(c.m) > 0:
             st = {**st, "linestyle": "--", "marker": "x"}
         label = f"{name(c.estimator)}, m = {c.m}"
-        if c.estimator.startswith("trig@iid") and c.m:
-            expected = exact_trig_negatives(c, c.theta).sum() * per_angle
-            ax.plot(fine, 100 * exact_trig_negatives(c, fine), color=st["color"], **THEORY_STYLE)
-            label += f" (exact: {expected:.1f} expected)"
+        if c.has("theory_neg_fraction"):  # written by the run where a closed form exists
+            exact = c.values("theory_neg_fraction")
+            ax.plot(c.theta, 100 * exact, color=st["color"], **THEORY_STYLE)
+            label += f" (exact: {exact.sum() * per_angle:.1f} expected)"
         band(
             ax, c.theta, 100 * c.values("neg_fraction"), 100 * c.stderr("neg_fraction"),
             label=label, **st,

@@ -30,17 +30,13 @@ def _named(path: object, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]
     """q, k, v by name in either case (``q`` or ``Q``; both at once is ambiguous)."""
     out = {}
     for name in ("q", "k", "v"):
-        found = [key for key in (name, name.upper()) if key in arrays]
-        if not found:
+        found = user.either_case(path, arrays, name)
+        if found is None:
             have = ", ".join(sorted(arrays)) or "none"
             raise DataError(
                 f"data file {path}: array {name!r} is missing (need q, k, v or Q, K, V; has {have})"
             )
-        if len(found) > 1:
-            raise DataError(
-                f"data file {path}: holds both {name!r} and {name.upper()!r}; keep one of them"
-            )
-        out[name] = arrays[found[0]]
+        out[name] = found
     return out
 
 

@@ -15,7 +15,11 @@ keys weigh 0). The encoder runs in float32 (rfbench.compute.models.bert.Bert). S
   with no finite trial has no row).
 
 Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
-(every output the mean of the values over the sentence's tokens): the baseline.
+(every output the mean of the values over the sentence's tokens): the baseline. Under
+``--causal`` every attention is masked, the exact reference's too: the estimator's as prefix sums
+(rfbench.compute.experiments.attention.causal), uniform attention as the running mean. A job
+with a ``layer`` swaps that layer only, the others exact (``swap_per_layer``): its rows carry the
+layer.
 """
 
 from __future__ import annotations
@@ -29,11 +33,13 @@ from scipy import stats
 
 from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
+from rfbench.compute.experiments.attention import budget, causal_rows
+from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
-from rfbench.compute.models.bert import AttentionFn
+from rfbench.compute.models.bert import AttentionFn, causal_attention, exact_attention
 
 
 def uniform_attention(
@@ -57,7 +63,7 @@ def uniform_attention(
     return np.broadcast_to(mean, v.shape).copy()
 
 
-def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
+def random_feature_attention(est: Estimator, seed: int, causal: bool = False) -> AttentionFn:
     """An attention function using ``est``'s features, D̂⁻¹φ(Q)(ψ(K)ᵀV) in linear time.
 
     The draw of (layer, head) comes from a generator seeded by (seed, layer, head), so every
@@ -69,6 +75,8 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
         A softmax-kernel estimator.
     seed : int
         The trial's seed.
+    causal : bool
+        Causal attention as prefix sums (rfbench.compute.experiments.attention.causal).
 
     Returns
     -------
@@ -92,6 +100,10 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
             fk = est.key_log_features(draw, kh)
             phi, psi = _real_maps(fq.values[0], fk.values[0])
             phi, psi = phi.reshape(b, t, -1), psi.reshape(b, t, -1)
+            if causal:  # the same draw, as prefix sums over the keys each token sees
+                scales = np.where(mask, fk.log_scale[0].reshape(b, t), -np.inf)
+                out[:, h] = prefix_attention(phi, psi, scales, v[:, h].astype(np.float64))[0]
+                continue
             w = key_weights(fk.log_scale[0].reshape(b, t), mask)
             psi = psi * w[..., None]
             vh = v[:, h].astype(np.float64)
@@ -105,16 +117,29 @@ def random_feature_attention(est: Estimator, seed: int) -> AttentionFn:
     return attend
 
 
-def exact(model: str, sentences: int, tokens: int) -> np.ndarray:
-    """The exact embeddings of the first ``sentences`` sentences, float32 encoder (cached on disk
-    by rfbench.compute.models.embeddings: computed once, not once per worker process; and in memory
-    per model identity)."""
-    return _exact(model, models.model_digest(model), sentences, tokens)
+def only_in_layer(attend: AttentionFn, layer: int, causal: bool = False) -> AttentionFn:
+    """``attend`` in ``layer``, exact softmax attention (causal or not) in every other layer: the
+    per-layer swap-in score, how much of the embedding one layer's approximation costs."""
+    exact_fn = causal_attention if causal else exact_attention
+
+    def attention(
+        at: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+    ) -> np.ndarray:
+        return (attend if at == layer else exact_fn)(at, q, k, v, mask)
+
+    return attention
+
+
+def exact(model: str, sentences: int, tokens: int, causal: bool = False) -> np.ndarray:
+    """The exact embeddings of the first ``sentences`` sentences, float32 encoder, causal or not
+    (cached on disk by rfbench.compute.models.embeddings: computed once, not once per worker
+    process; and in memory per model identity)."""
+    return _exact(model, models.model_digest(model), sentences, tokens, causal)
 
 
 @functools.lru_cache(maxsize=2)
-def _exact(model: str, digest: str, sentences: int, tokens: int) -> np.ndarray:
-    return models.embeddings(model, texts.sentences()[:sentences], tokens, "float32")
+def _exact(model: str, digest: str, sentences: int, tokens: int, causal: bool) -> np.ndarray:
+    return models.embeddings(model, texts.sentences()[:sentences], tokens, "float32", causal)
 
 
 def clear_cache() -> None:
@@ -152,8 +177,9 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     Parameters
     ----------
     spec : JobSpec
-        ``estimator`` (a registry name or ``uniform``), ``m``, ``model``, ``dataset``,
-        ``sentences``, ``trials``, ``tokens``.
+        ``estimator`` (a registry name or ``uniform``), ``budget`` (features), ``model``,
+        ``dataset``, ``sentences``, ``trials``, ``tokens``; ``layer`` to swap that layer only
+        (the others exact).
     rng : numpy.random.Generator
         The job's generator (one seed per trial).
 
@@ -163,27 +189,39 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         Rows of ``swap_cosine``, ``swap_spearman`` and ``swap_nonfinite``.
     """
     model, n, tokens = spec["model"], spec["sentences"], spec["tokens"]
-    reference = exact(model, n, tokens)
+    causal = spec.get("causal", False)  # every attention masked, the reference's too
+    reference = exact(model, n, tokens, causal)
     bert = models.load_model(model, "float32")
     sentences = texts.sentences()[:n]
     name = spec["estimator"]
-    est = None if name == "uniform" else registry.get(name, kernel="softmax", m=spec["m"])
+    m = 0
+    est = None
+    if name != "uniform":  # m = ⌊F/l⌋ projections at the feature budget F (equal features)
+        m = budget.projections(registry.get(name, kernel="softmax", m=1), spec["budget"])
+        est = registry.get(name, kernel="softmax", m=m)
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
     results = []
     for _ in range(computed):
         if est is None:
-            attend = uniform_attention
+            attend = causal_rows.uniform_attention if causal else uniform_attention
         else:
             seed = int(rng.integers(2**63)) ^ zlib.crc32(name.encode())
-            attend = random_feature_attention(est, seed)
+            attend = random_feature_attention(est, seed, causal)
+        if spec.get("layer") is not None:
+            attend = only_in_layer(attend, spec["layer"], causal)
         with np.errstate(over="ignore", invalid="ignore"):
             swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
     base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
-            "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
+            "m": m or None, "budget": spec["budget"] or None,
+            "features": m * est.features_per_projection  # None: no per-projection width
+            if est is not None and est.features_per_projection else None,
+            "sentences": len(sentences), "tokens": tokens,
+            **({"layer": spec["layer"]} if spec.get("layer") is not None else {})}  # fmt: skip
+    base.update({"causal": True} if causal else {})
     rows = []
     for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
         col = values[:, j]
@@ -191,6 +229,8 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         if ok.size == 0:
             continue  # no trial kept 3 finite embeddings: swap_nonfinite says so
         se = float(ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1 else None
+        if computed == 1 and se is not None:
+            se = 0.0  # a deterministic map: one evaluation repeated (not rounding noise)
         rows.append({**base, "metric": metric, "value": float(ok.mean()),
                      "stderr": se, "n_trials": int(ok.size)})  # fmt: skip
     return rows

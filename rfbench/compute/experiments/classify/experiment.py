@@ -76,6 +76,9 @@ for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING))
     register_parameter(_name, _kind)
 # where the row's σ came from (bandwidth.RULES): data about the row; σ itself identifies it
 register_parameter("sigma_rule", STRING, derived=True)
+#: the σ the SimRF code uses on the row's data set (null where it gives none): SimRF Fig. 10 draws
+#: it beside the searched σ's
+register_parameter("sigma_published", FLOAT, derived=True)
 
 EXACT = "exact"
 #: the refusal of an estimator without per-projection log terms (Estimator.projection_log_terms)
@@ -244,6 +247,7 @@ class Classify(Experiment):
         common = {
             "kernel": spec["kernel"], "dataset": spec["dataset"], "d": data.d,
             "protocol": spec["protocol"], "note": "; ".join(note),
+            "sigma_published": SIMRF_SIGMA.get(spec["dataset"]),
         }  # fmt: skip
         return [
             {**common, **row, "sigma_rule": sigma_rule(spec, data, row["metric"])} for row in rows

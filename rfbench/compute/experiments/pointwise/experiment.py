@@ -49,10 +49,14 @@ from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import base_projections
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
+from rfbench.compute.features.theory import negatives
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_kernel
 from rfbench.compute.results import register_metric, register_parameter
 
+THEORY_NEG = register_metric(
+    "theory_neg_fraction", "exact P(K̂ < 0) at the angle (closed form, where one exists)"
+)
 NEG_COUNT = register_metric(
     "neg_count", "number of negative estimates K̂ < 0 among n_trials (all angles of a curve)"
 )
@@ -283,13 +287,27 @@ class Pointwise(Experiment):
         return rows
 
     def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
-        """Append per curve ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4) and, for
+        """Append per angle ``theory_neg_fraction`` where a closed form exists and per curve
+        ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4) and, for
         unpaired runs, ``diff_mse`` against ``reference`` with independent standard errors."""
-        rows = _neg_counts(rows)
+        rows = _neg_counts(_theory_negatives(rows))
         if config["paired"] or len(config["estimators"]) < 2:
             return rows
         diffs = pairing.unpaired_diffs(rows, config["reference"] or config["estimators"][0])
         return pd.concat([rows, diffs], ignore_index=True) if len(diffs) else rows
+
+
+def _theory_negatives(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``theory_neg_fraction`` (the exact P(K̂ < 0) of
+    :func:`~rfbench.compute.features.theory.negatives.negative_fraction`) beside each
+    ``neg_fraction`` row of an estimator that has one."""
+    neg = rows[rows["metric"] == "neg_fraction"]
+    parts = []
+    for (est, m, r), group in neg.groupby(["estimator", "m", "r"], sort=False):
+        exact = negatives.negative_fraction(str(est), group["theta"].to_numpy(float), int(m), r)
+        if exact is not None:
+            parts.append(group.assign(metric=THEORY_NEG, value=exact, stderr=np.nan, n_trials=0))
+    return pd.concat([rows, *parts], ignore_index=True) if parts else rows
 
 
 def _neg_counts(rows: pd.DataFrame) -> pd.DataFrame:

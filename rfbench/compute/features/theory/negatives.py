@@ -73,3 +73,30 @@ def trig_negative_probability(theta: float | np.ndarray, m: int, r: float = 1.0)
 def expected_negatives(thetas: np.ndarray, m: int, r: float, draws_per_angle: int) -> float:
     """Expected number of negative trig estimates when each angle gets ``draws_per_angle``."""
     return float(draws_per_angle * trig_negative_probability(thetas, m, r).sum())
+
+
+def negative_fraction(
+    estimator: str, theta: np.ndarray, m: int, r: float = 1.0
+) -> np.ndarray | None:
+    """P(K̂ < 0) at each angle θ for an estimator with a closed form for it, else None.
+
+    Only the [sin, cos] trig map with independent projections (``trig@iid``) has one here
+    (:func:`trig_negative_probability`; CSE Fig. 4).
+
+    Parameters
+    ----------
+    estimator : str
+        A registry name.
+    theta : ndarray, shape (n_angles,)
+    m : int
+        Projections.
+    r : float
+        ‖x‖ = ‖y‖.
+
+    Returns
+    -------
+    ndarray, shape (n_angles,), or None
+    """
+    if estimator != "trig@iid" or m < 1:
+        return None
+    return trig_negative_probability(theta, m, r)
