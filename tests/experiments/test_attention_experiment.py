@@ -118,7 +118,8 @@ def test_user_qkv_uniform_baseline_equals_an_independent_computation(tmp_path: P
     assert res.exit_code == 0, res.output
     rows = load_results(out)
     uni = rows[(rows["estimator"] == "uniform") & (rows["metric"] == "out_rel_frob")]
-    q, k, v = (np.atleast_3d(arrays[n]) if heads else arrays[n][None] for n in "qkv")
+    # measured on the second half of the tokens (the first half is for fitting)
+    q, k, v = ((np.atleast_3d(arrays[n]) if heads else arrays[n][None])[:, 10:] for n in "qkv")
     assert sorted(uni["head"]) == list(range(q.shape[0]))
     for h, value in zip(uni["head"], uni["value"], strict=True):
         logits = q[h] @ k[h].T
@@ -146,7 +147,7 @@ def test_a_deterministic_map_is_computed_once_for_every_draw(tmp_path: Path) -> 
     est = registry.get("taylor2", kernel="softmax", m=8)
     for h, value, se, n in zip(frob["head"], frob["value"], frob["stderr"], frob["n_trials"],
                                strict=True):  # fmt: skip
-        q, k, v = (arrays[name][h] for name in "qkv")
+        q, k, v = (arrays[name][h][10:] for name in "qkv")  # the measured (second) half
         draw = est.sample(np.random.default_rng(0), d=8, draws=1)
         one = am.draw_metrics(am.HeadTruth.of(q, k, v), am.estimate_head(est, draw, q, k, v))
         assert value == one["out_rel_frob"][0] and se == 0.0 and n == 4

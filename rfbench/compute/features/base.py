@@ -227,6 +227,20 @@ class WeightsSampler(ABC):
     #: rows are independent N(0, I_d) (iid): one row's law is the whole law, so an estimate from
     #: m rows is the mean of m independent single-row ones (importance sampling of the MSE)
     independent_rows: bool = False
+    #: the rows carry importance weights p(ω)/(M q(ω)) against N(0, I_d) as quadrature weights,
+    #: so every component unbiased under N(0, I_d) stays unbiased (``@fitted``)
+    importance_weighted: bool = False
+    #: the law of the rows is fitted to the data of ``sample(..., fit=(X, Y))`` (:meth:`fitted`)
+    data_dependent: bool = False
+
+    def fitted(self, X: np.ndarray, Y: np.ndarray) -> WeightsSampler:
+        """The coupling fitted to queries X (N, d) and keys Y (N', d); itself unless
+        :attr:`data_dependent`."""
+        return self
+
+    def fit_params(self) -> dict[str, Any]:
+        """What a fitted coupling adds to a draw's parameters (e.g. for its closed form)."""
+        return {}
 
     def draw_flops(self, count: float, d: int) -> float | None:
         """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
@@ -602,6 +616,31 @@ class Estimator(ABC):
         """FLOPs per point of the map beyond the projections and one exp or sin/cos and scale per
         feature (cost model of rfbench.compute.experiments.cost.model); 0 unless overridden."""
         return 0.0
+
+    def fit_state(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        fit: tuple[np.ndarray, np.ndarray],
+        causal: bool = False,
+    ) -> dict[str, np.ndarray]:
+        """The data fit alone, as float arrays (a learned map's weights), so that a caller can
+        cache an expensive fit; ``sample`` is ``draw_from_state(fit_state(...))``. ``causal``:
+        the fit is to causal attention (query i sees keys 0..i of ``fit``).
+
+        Optional capability (a learned map, :mod:`rfbench.compute.features.learned`): callers ask
+        ``declares(type(est), "fit_state", Estimator)``; a cache keys on :attr:`fit_code`.
+        """
+        raise NotImplementedError(f"{self.name} has no separate data fit")
+
+    def draw_from_state(self, state: dict[str, np.ndarray], d: int, draws: int) -> Draw:
+        """The draw of a fitted state from :meth:`fit_state` (the capability's other half)."""
+        raise NotImplementedError(f"{self.name} has no separate data fit")
+
+    @property
+    def fit_code(self) -> str:
+        """A digest of the code :meth:`fit_state` runs (and its options): a cache key part."""
+        raise NotImplementedError(f"{self.name} has no separate data fit")
 
 
 def kernel_row_log(alpha: float, X: np.ndarray) -> np.ndarray:

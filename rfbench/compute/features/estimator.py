@@ -49,7 +49,10 @@ class ComponentEstimator(Estimator):
 
     @property
     def unbiased(self) -> bool:
-        return self.component.unbiased and self.weights.marginally_gaussian
+        weights = self.weights
+        return self.component.unbiased and (
+            weights.marginally_gaussian or weights.importance_weighted
+        )
 
     @property
     def rotation_invariant(self) -> bool:
@@ -57,7 +60,8 @@ class ComponentEstimator(Estimator):
 
     @property
     def data_dependent(self) -> bool:  # type: ignore[override]
-        return self.component.data_dependent
+        """The component is fitted (GERF/DERF) or the coupling is (``@fitted``)."""
+        return self.component.data_dependent or self.weights.data_dependent
 
     def sample(
         self,
@@ -70,16 +74,23 @@ class ComponentEstimator(Estimator):
         if frame is not None and frame < d and not self.component.rotation_invariant:
             raise ValueError(f"component {self.component.name!r} needs full projections, no frame")
         params = self._fit(fit, d)
-        proj = self.weights.sample(rng, d, self.m, draws, frame=frame)
+        weights = self.weights
+        if weights.data_dependent:  # a coupling fitted to the data (``@fitted``)
+            weights = weights.fitted(*self._fit_data(fit))
+            params = {**params, **weights.fit_params()}
+        proj = weights.sample(rng, d, self.m, draws, frame=frame)
         return Draw({"omega": proj}, params, d)
+
+    def _fit_data(self, fit: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, ...]:
+        if fit is None:
+            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
+        X, Y = (check_inputs(a) for a in fit)
+        return X.reshape(-1, X.shape[-1]), Y.reshape(-1, Y.shape[-1])
 
     def _fit(self, fit: tuple[np.ndarray, np.ndarray] | None, d: int) -> dict[str, Any]:
         if not self.component.data_dependent:
             return {}
-        if fit is None:
-            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
-        X, Y = (check_inputs(a) for a in fit)
-        return self.component.fit(X.reshape(-1, X.shape[-1]), Y.reshape(-1, Y.shape[-1]), d)
+        return self.component.fit(*self._fit_data(fit), d)
 
     def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         """The component's pair shortcut where it has one, else the bilinear product."""
@@ -143,7 +154,8 @@ class ComponentEstimator(Estimator):
     @property
     def pairing_weights(self) -> WeightsSampler | None:
         """The coupling, unless a fit is part of the draw (data-dependent components)."""
-        return None if self.component.data_dependent else self.weights
+        data = self.component.data_dependent or self.weights.data_dependent
+        return None if data else self.weights
 
     def draw_from(self, proj: Projections) -> Draw:
         """``Draw({"omega": proj})`` without fitted parameters."""
