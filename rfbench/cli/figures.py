@@ -25,7 +25,8 @@ def figures(
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
     from rfbench.compute.results import check_readable
     from rfbench.compute.skipped import skipped_fixes, skipped_names
-    from rfbench.present.plots import draw_all, list_figures
+    from rfbench.present.plots.draw import draw_all
+    from rfbench.present.plots.registry import list_figures
 
     known = {spec.id for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]

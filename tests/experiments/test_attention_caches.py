@@ -14,7 +14,7 @@ import pytest
 import tiny_bert
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments.attention import swap
 from rfbench.compute.results import load_results
 

@@ -11,7 +11,7 @@ import tiny_bert
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.attention import causal_rows, swap
 from rfbench.compute.features import registry

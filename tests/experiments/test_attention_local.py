@@ -12,7 +12,7 @@ from cli_helpers import one_line_error
 from scipy import stats
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments.attention import budget
 from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.local import (

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from rfbench.compute.experiments import list_experiments
 from rfbench.compute.results import make_provenance, write_results
 from rfbench.present.attention_stats import RUNS, median_ci
-from rfbench.present.plots import FIGURES, draw_figure, list_figures, load_inputs
+from rfbench.present.plots import FIGURES, draw_figure, list_figures
+from rfbench.present.plots.draw import load_inputs
 
 list_experiments()  # registers the attention metrics (needed to write their rows)
 NAME = "beyond-attention-models"
@@ -79,7 +80,7 @@ def test_each_panel_draws_the_median_over_heads_and_uniform_attention(tmp_path, 
 
 
 def test_rfbench_figures_draws_it_without_the_second_model(tmp_path) -> None:
-    from rfbench.cli import app
+    from rfbench.cli.app import app
 
     results = _write(tmp_path / "results", [L6, L6C])
     done = CliRunner().invoke(app, ["figures", "--results", str(results), "--only", NAME])

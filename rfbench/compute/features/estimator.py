@@ -13,18 +13,22 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Parts,
     Projections,
     Side,
     WeightsSampler,
     check_inputs,
+    declares,
     kernel_row_log,
     scaled_estimate,
 )
-from rfbench.compute.features.dtype_maps import Parts
 
 
 class ComponentEstimator(Estimator):
     """K̂(x, y) = Σ_i a_i f1(ω_i, x) f2(ω_i, y) · exp(α‖x‖² + α‖y‖²), ω from a coupling."""
+
+    kind = "component"
+    weights: WeightsSampler
 
     def __init__(
         self, component: Component, weights: WeightsSampler, kernel: str = "softmax", m: int = 128
@@ -53,6 +57,11 @@ class ComponentEstimator(Estimator):
     @property
     def rotation_invariant(self) -> bool:
         return self.component.rotation_invariant and self.weights.rotation_invariant
+
+    @property
+    def data_dependent(self) -> bool:  # type: ignore[override]
+        """The component is fitted (GERF/DERF) or the coupling is (``@fitted``)."""
+        return self.component.data_dependent or self.weights.data_dependent
 
     def sample(
         self,
@@ -114,6 +123,16 @@ class ComponentEstimator(Estimator):
     def features_per_projection(self) -> int:  # type: ignore[override]
         """l, the features per projection ω_i (the component's ``outputs``)."""
         return self.component.outputs
+
+    @property
+    def projection_terms(self) -> bool:
+        """Every component has per-projection log terms (its ``log_terms``)."""
+        return True
+
+    @property
+    def precision_form(self) -> bool:
+        """Whether the component declares its reduced-precision form."""
+        return declares(type(self.component), "dtype_parts", Component)
 
     def projection_log_terms(
         self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]

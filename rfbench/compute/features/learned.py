@@ -61,6 +61,7 @@ class LearnedMap(Estimator):
     family = ""
     paper = ""
     description = ""
+    data_dependent = True  # fitted to the heads' q, k (``sample(..., fit=)``)
     #: features per column of W
     features_per_projection: int = 1
     #: ε of the loss (learned_fit): 0 for maps whose features are positive
@@ -226,6 +227,5 @@ for _cls in (Hedgehog, T2R):
             False,
             _cls.description,
             takes_weights=False,
-            data_dependent=True,
         )
     )

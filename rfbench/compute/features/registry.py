@@ -70,7 +70,9 @@ C = TypeVar("C", bound=type)
 class HybridEntry:
     """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``.
 
-    ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with random λ (HRF Eq. 12), sized by (m, n);
+    ``bipolar`` and ``data_dependent`` (see :class:`Estimator`): for a factory that is not an
+    :class:`Estimator` class, which declares them itself; ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig
+    with random λ (HRF Eq. 12), sized by (m, n);
     ``default_n``: its λ projections when n is not given; ``variants``: its sharing variants (the
     first is the default), of which ``biased_variants`` reuse ω as τ, are biased and take n = m
     by default (CSE's shared-all).
@@ -419,7 +421,7 @@ def describe(name: str) -> EstimatorDescription:
     variants = (variant,) if variant else hybrid.variants
     return EstimatorDescription(
         **common,
-        data_dependent=hybrid.data_dependent,
+        data_dependent=_declared(hybrid, "data_dependent"),
         # a hybrid's width depends on n; an estimator class may declare its own (learned maps)
         features_per_projection=_declared_width(hybrid.factory),
         kernels=tuple(hybrid.kernels),
@@ -429,12 +431,19 @@ def describe(name: str) -> EstimatorDescription:
         paper=hybrid.paper,
         description=_alias_text(bare, full, fixed) or hybrid.description,
         hybrid=True,
-        bipolar=hybrid.bipolar,
+        bipolar=_declared(hybrid, "bipolar"),
         default_n=None if variant in hybrid.biased_variants else hybrid.default_n,
         variants=variants,
         precision_form=declares(hybrid.factory, "dtype_parts", Estimator),
         projection_terms=declares(hybrid.factory, "projection_log_terms", Estimator),
     )
+
+
+def _declared(hybrid: HybridEntry, fact: str) -> bool:
+    """A fact the family's estimator class declares (:class:`Estimator`), or its entry does (for
+    a factory that is not a class)."""
+    on_class = getattr(hybrid.factory, fact, None)
+    return bool(getattr(hybrid, fact)) or (isinstance(on_class, bool) and on_class)
 
 
 def _declared_width(factory: Callable[..., Estimator]) -> int | None:
