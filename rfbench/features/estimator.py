@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,9 @@ class ComponentEstimator(Estimator):
             raise ValueError(f"component {self.component.name!r} needs full projections, no frame")
         params = self._fit(fit, d)
         proj = self.weights.sample(rng, d, self.m, draws, frame=frame)
+        if self.component.random_phase:  # b ~ U[0, 2π] per ω (DERF Eqs. 4-5)
+            phase = rng.uniform(0.0, 2.0 * np.pi, size=(proj.draws, proj.count))
+            proj = replace(proj, phase=phase)
         return Draw({"omega": proj}, params, d)
 
     def _fit(self, fit: tuple[np.ndarray, np.ndarray] | None, d: int) -> dict[str, Any]:
@@ -124,8 +128,9 @@ class ComponentEstimator(Estimator):
 
     @property
     def pairing_weights(self) -> WeightsSampler | None:
-        """The coupling, unless a fit is part of the draw (data-dependent components)."""
-        return None if self.component.data_dependent else self.weights
+        """The coupling, unless a fit or phases are part of the draw."""
+        random = self.component.data_dependent or self.component.random_phase
+        return None if random else self.weights
 
     def draw_from(self, proj: Projections) -> Draw:
         """``Draw({"omega": proj})`` without fitted parameters."""
