@@ -46,6 +46,7 @@ from rfbench.compare_inputs import (
     read_result_file,
 )
 from rfbench.errors import UserError
+from rfbench.holm import holm
 from rfbench.results import DERIVED_COLUMNS, load_results, result_paths
 
 #: the measured columns; every other column identifies a row
@@ -326,12 +327,8 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
         hit = p < alpha
     elif method == "bonferroni":
         hit = p < alpha / max(n, 1)
-    else:  # Holm: reject the k-th smallest while p_(k) < α/(n − k)
-        order = np.argsort(p, kind="stable")
-        passed = p[order] < alpha / (n - np.arange(n))
-        stop = int(np.argmin(passed)) if not passed.all() else n
-        hit = np.zeros(n, bool)
-        hit[order[:stop]] = True
+    else:
+        hit = holm(p, alpha)
     start = 0
     for table, part in zip(shared, p_all, strict=True):
         noisy = table["kind"] == "noisy"

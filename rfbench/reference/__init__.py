@@ -17,7 +17,9 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   ambiguous or needs care), ``evidence`` (``sampled``, default, or ``replayed``: our value
   replays the authors' released random stream), ``unstated`` (the setting the value hinges on
   that the paper does not state: verdict "not comparable") with ``plausible = [low, high]``,
-  ``ratio_to`` (compare ours / ours(that id) with paper / paper(that id)).
+  ``ratio_to`` (compare ours / ours(that id) with paper / paper(that id)), ``second_of`` (the
+  id of the entry comparing the same printed number with our own stream: this one compares it a
+  second time, e.g. against a replay of the authors' released code, and is counted once).
 - **number** and **claim**: ``reading`` (the reading of the paper's sentence the entry uses)
   and ``reading_of`` (the id of the entry with the primary reading: this one is shown beside
   it and not counted; one verdict per sentence).
@@ -212,7 +214,8 @@ def load(paper: str | None = None) -> list[Entry]:
             raise ReferenceDataError(f"{e.paper}.toml: duplicate id {e.id!r}")
         seen[e.id] = e
     for e in entries:
-        for ref in (getattr(e, "reading_of", ""), getattr(e, "ratio_to", "")):
+        refs = ("reading_of", "ratio_to", "second_of")
+        for ref in (getattr(e, name, "") for name in refs):
             if ref and not isinstance(seen.get(ref), type(e)):
                 raise ReferenceDataError(f"{e.paper}.toml: {e.id!r} refers to unknown {ref!r}")
         if not isinstance(e, ClaimEntry):

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from rfbench import reference
 from rfbench.errors import UserError
 from rfbench.report.claims import evaluate_claim
-from rfbench.report.numbers import evaluate_number
+from rfbench.report.numbers import evaluate_number, with_family_wise
 from rfbench.report.reasons import FilledReason, fill, resolve
 from rfbench.report.rows import load_folder
 from rfbench.report.verdicts import (
@@ -69,9 +69,17 @@ class Report:
     #: the figure ids the result rows carry (a partial run's report names the missing ones)
     figures: tuple[str, ...] = ()
 
-    def number_counts(self, paper: str | None = None) -> Counter[str]:
-        """Verdict → number of published numbers (of one ``paper`` if given)."""
-        return Counter(r.verdict for r in self.numbers if paper in (None, r.entry.paper))
+    def number_counts(self, paper: str | None = None, sampled: bool | None = None) -> Counter[str]:
+        """Verdict → number of published numbers (of one ``paper`` if given; ``sampled``: only
+        those whose value is a sample mean (True) or a computation (False)). A second comparison
+        of a printed number (``second_of``: a replay of released code) is not counted."""
+        return Counter(
+            r.verdict
+            for r in self.numbers
+            if paper in (None, r.entry.paper)
+            and not r.entry.second_of
+            and sampled in (None, r.sampled)
+        )
 
     def claim_counts(self, paper: str | None = None) -> Counter[str]:
         """Verdict → number of claims (of one ``paper`` if given)."""
@@ -93,6 +101,7 @@ def build_report(results: str | Path = "results") -> Report:
     numbers = [
         evaluate_number(e, found, errata) for e in entries if isinstance(e, reference.NumberEntry)
     ]
+    numbers = with_family_wise(numbers, errata)
     by_id = {r.entry.id: r for r in numbers}
     claims = [
         evaluate_claim(e, found, by_id, errata)

@@ -29,6 +29,7 @@ from rfbench.report.verdicts import (
     NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
     WITHIN_NOISE,
+    Z_CI,
     ClaimResult,
     NumberResult,
 )
@@ -58,6 +59,17 @@ def _z(r: NumberResult) -> str:
         return ""
     text = "∞" if math.isinf(r.z) else f"{r.z:+.2f}"
     return text + (" †" if r.tolerance_based else "")
+
+
+def _ci(r: NumberResult) -> str:
+    """ours − paper with its 95 % confidence interval (printed units; on the ratio scale for a
+    ``ratio_to`` number), from the combined standard error of z."""
+    if r.diff is None or r.diff_se is None or not math.isfinite(r.diff):
+        return ""
+    half = Z_CI * r.diff_se
+    if not math.isfinite(half) or half == 0:
+        return f"{r.diff:+.3g}"
+    return f"{r.diff:+.3g} [{r.diff - half:+.3g}, {r.diff + half:+.3g}]"
 
 
 def _paper_value(e: reference.NumberEntry) -> str:
@@ -105,6 +117,7 @@ def _number_rows(results: list[NumberResult], prefix: str) -> list[list[object]]
             r.entry.source[len(prefix) :],
             _paper_value(r.entry),
             _ours(r),
+            _ci(r),
             _z(r),
             r.verdict,
             r.detail,
@@ -139,7 +152,8 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         else:
             lines += [f"{len(results)} numbers, all below {every}.", ""]
     if shown:
-        header = ["id", "entry", "paper", "ours ± se", "z", "verdict", "why"]
+        header = ["id", "entry", "paper", "ours ± se", "ours − paper [95 % CI]", "z", "verdict"]
+        header.append("why")
         lines += table(header, _number_rows(shown, prefix))
     notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
     for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:
