@@ -23,6 +23,7 @@ API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdow
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,9 +37,16 @@ from rfbench.report.reasons import FilledReason, fill, resolve
 from rfbench.report.rows import load_folder
 from rfbench.report.verdicts import (
     CLAIM_VERDICTS,
+    CONSISTENT,
+    DEPENDS,
+    DOES_NOT_HOLD,
+    HOLDS,
     NUMBER_VERDICTS,
+    ORDERING_CONFIRMED,
+    VERIFIED,
     ClaimResult,
     NumberResult,
+    likely_reason,
 )
 
 R = TypeVar("R", NumberResult, ClaimResult)
@@ -110,10 +118,10 @@ def build_report(results: str | Path = "results") -> Report:
     ]
     by_id = {r.entry.id: r for r in numbers}
     filled = {r.key: fill(r, found, by_id) for r in reference.reasons()}
+    numbers = _beside_primary(numbers)
+    claims = _depends_on_reading(_beside_primary(claims), claims, errata)
     numbers = [replace(r, detail=resolve(r.detail, filled)) for r in numbers]
     claims = [replace(r, detail=resolve(r.detail, filled)) for r in claims]
-    numbers = _beside_primary(numbers)
-    claims = _beside_primary(claims)
     return Report(
         folder,
         tuple(numbers),
@@ -159,7 +167,41 @@ def _alt(r: NumberResult | ClaimResult) -> str:
     ztext = f", z = {z:+.2f}" if z is not None and math.isfinite(z) else ""
     ours = getattr(r, "ours", None)
     otext = f" (ours {ours / r.entry.scale:.4g}{ztext})" if ours is not None else ""
+    if isinstance(r, ClaimResult) and r.verdict not in HELD:  # where this reading fails
+        parts = r.detail.split("; ")
+        heads = [i for i, p in enumerate(parts) if _COUNTED.match(p)]
+        first = parts[heads[0] + 1] if heads and heads[0] + 1 < len(parts) else ""
+        otext = f" ({first})" if first and not first.startswith("other reading") else ""
     return f"{r.entry.reading}: {r.verdict}{otext}"
+
+
+#: The head of a claim's detail ("k of n comparisons hold"): the first failure follows it.
+_COUNTED = re.compile(r"^(\d+ of \d+ comparisons hold|all \d+ comparisons rest)")
+#: Claim verdicts under which a reading does not contradict the claim, and the one under which it
+#: does: readings on both sides make the verdict *depends on the reading*.
+HELD = frozenset({VERIFIED, HOLDS, ORDERING_CONFIRMED, CONSISTENT})
+
+
+def _depends_on_reading(
+    shown: list[ClaimResult], every: list[ClaimResult], errata: list[reference.ErratumEntry]
+) -> list[ClaimResult]:
+    """A claim whose readings disagree — one holds (or is consistent), another does not hold —
+    is *depends on the reading*: the primary's verdict and every other reading's stay in the
+    row (see :func:`_beside_primary`), with the measured reason of the difference."""
+    alts: dict[str, list[ClaimResult]] = {}
+    for r in every:
+        if r.entry.reading_of:
+            alts.setdefault(r.entry.reading_of, []).append(r)
+    out = []
+    for r in shown:
+        verdicts = {r.verdict, *(a.verdict for a in alts.get(r.entry.id, []))}
+        if verdicts & HELD and DOES_NOT_HOLD in verdicts:
+            own = r.entry.reading or "the primary reading"
+            why = likely_reason(r.entry, errata)
+            head = f"{own}: {r.verdict}"
+            r = replace(r, verdict=DEPENDS, detail="; ".join(t for t in (why, head, r.detail) if t))
+        out.append(r)
+    return out
 
 
 def write_report(
