@@ -234,7 +234,8 @@ def by_figure(figure_id: str) -> list[Entry]:
 
 def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], NumberEntry]:
     """The numbers of one figure/table whose ``match`` has the values ``where``, keyed by the
-    tuple of their ``match`` values for ``keys`` (None where absent).
+    tuple of their ``match`` values for ``keys`` (None where absent); other readings of a cell
+    (``reading_of``) are left out.
 
     ``table("hrf-table3", "dataset", "m", "estimator", "aggregate", metric="mse")`` maps
     ``("s1", 20, "trig@iid", "min over rep")`` to that cell's :class:`NumberEntry`.
@@ -242,6 +243,8 @@ def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], Num
     out: dict[tuple[Any, ...], NumberEntry] = {}
     for e in by_figure(figure_id):
         if not isinstance(e, NumberEntry) or any(e.match.get(k) != v for k, v in where.items()):
+            continue
+        if e.reading_of:  # another reading of a printed cell: the table has the cell once
             continue
         key = tuple(e.match.get(k) for k in keys)
         if key in out:
@@ -272,7 +275,8 @@ class ReasonValue:
     """One number quoted by a reason, read from the results when the report is rendered.
 
     Either ``of`` (number entry ids: ``what`` of their evaluation — ours, se, paper, z,
-    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several) or ``row`` (a
+    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several; ``over_of``:
+    divided by the same of other entries, e.g. the paper's ratio of two cells) or ``row`` (a
     selector of exactly one result row, its value; ``over_row``: divided by another row's,
     ``minus_row``: minus another row's; ``square``: squared). ``scale`` multiplies the value
     before formatting.
@@ -280,6 +284,8 @@ class ReasonValue:
 
     name: str
     of: tuple[str, ...] = ()
+    #: number entry ids whose ``what`` (reduced by ``over``) divides the ``of`` value
+    over_of: tuple[str, ...] = ()
     what: str = "ours"
     over: str = "max"
     row: dict[str, Any] = field(default_factory=dict)
@@ -306,7 +312,8 @@ class Reason:
 def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue:
     if not isinstance(raw, dict):
         raise ReferenceDataError(f"{where}: value {name!r} must be a table")
-    allowed = {"of", "what", "over", "row", "over_row", "minus_row", "stderr", "square", "scale"}
+    allowed = {"of", "over_of", "what", "over", "row", "over_row", "minus_row", "stderr"}
+    allowed |= {"square", "scale"}
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ReferenceDataError(f"{where}: value {name!r}: unknown field(s) {unknown}")
@@ -314,7 +321,11 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
         raise ReferenceDataError(f"{where}: value {name!r} needs exactly one of 'of', 'row'")
     of = raw.get("of", [])
     of = [of] if isinstance(of, str) else list(of)
-    bad = [i for i in of if i not in ids]
+    over_of = raw.get("over_of", [])
+    over_of = [over_of] if isinstance(over_of, str) else list(over_of)
+    if over_of and not of:
+        raise ReferenceDataError(f"{where}: value {name!r}: over_of goes with of")
+    bad = [i for i in of + over_of if i not in ids]
     if bad:
         raise ReferenceDataError(f"{where}: value {name!r} refers to unknown {bad}")
     if raw.get("what", "ours") not in VALUE_WHATS or raw.get("over", "max") not in VALUE_OVER:
@@ -330,6 +341,7 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
     return ReasonValue(
         name,
         tuple(of),
+        tuple(over_of),
         raw.get("what", "ours"),
         raw.get("over", "max"),
         dict(raw.get("row", {})),
