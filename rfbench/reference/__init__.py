@@ -27,7 +27,8 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   ``reproducible``/``reason``, ``spec_note``, and ``expect``: ``"pass"`` (default), ``"fail"``
   (the spec found the claim false, e.g. CSE Fig. 1 "for all θ") or ``"unknown"``.
 - **erratum**: ``printed`` form, ``corrected`` form, ``magnitude`` (how much it matters, when the
-  spec measured it), ``category``: formula | text | notation | inconsistency.
+  spec measured it), ``category``: formula | text | notation | inconsistency, ``checked_by``
+  (the claim that checks the printed form on the results: the Findings list the erratum).
 
 A fourth array, ``[[reason]]``, is the table of *measured* root causes, one per cause: ``ids``
 (the number or claim ids it explains), ``text`` (why, with the numbers that show it) and
@@ -218,6 +219,9 @@ def load(paper: str | None = None) -> list[Entry]:
         for ref in (getattr(e, name, "") for name in refs):
             if ref and not isinstance(seen.get(ref), type(e)):
                 raise ReferenceDataError(f"{e.paper}.toml: {e.id!r} refers to unknown {ref!r}")
+        checked = getattr(e, "checked_by", "")
+        if checked and not isinstance(seen.get(checked), ClaimEntry):
+            raise ReferenceDataError(f"{e.paper}.toml: {e.id!r}: checked_by {checked!r} unknown")
         if not isinstance(e, ClaimEntry):
             continue
         refs = [r for r in [e.check.get("number"), *e.check.get("numbers", [])] if r]

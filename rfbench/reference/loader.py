@@ -225,6 +225,9 @@ class ErratumEntry(Entry):
     corrected: str = ""
     magnitude: str = ""
     category: str = "formula"
+    #: the claim whose verdict measures what the erratum changes in the results (e.g. the
+    #: printed form of a bound, checked as printed): the Findings list it
+    checked_by: str = ""
 
 
 CLASSES: dict[str, type[Entry]] = {

@@ -194,9 +194,13 @@ def _depends_on_reading(
             alts.setdefault(r.entry.reading_of, []).append(r)
     out = []
     for r in shown:
-        verdicts = {r.verdict, *(a.verdict for a in alts.get(r.entry.id, []))}
+        others = alts.get(r.entry.id, [])
+        verdicts = {r.verdict, *(a.verdict for a in others)}
+        own = r.entry.reading or "the primary reading"
+        readings = ((own, r.verdict), *((a.entry.reading, a.verdict) for a in others))
+        if others:
+            r = replace(r, readings=readings)
         if verdicts & HELD and DOES_NOT_HOLD in verdicts:
-            own = r.entry.reading or "the primary reading"
             why = likely_reason(r.entry, errata)
             head = f"{own}: {r.verdict}"
             r = replace(r, verdict=DEPENDS, detail="; ".join(t for t in (why, head, r.detail) if t))

@@ -17,7 +17,7 @@ from rfbench.report.beyond_attention import real_data_section
 from rfbench.report.markdown import rel_path
 from rfbench.results import find_result, load_results
 
-PRECISION, COST = "beyond-precision", "beyond-cost"
+PRECISION, COST, ATTENTION = "beyond-precision", "beyond-cost", "beyond-attention"
 DTYPES = ("float32", "float16", "bfloat16")
 FORMS = ("naive", "stabilised", "logspace")
 
@@ -208,6 +208,58 @@ def _cost(df: pd.DataFrame) -> list[str]:
             "",
         ]
     return lines
+
+
+def attention_headline(results_dir: Path) -> str:
+    """One sentence for the Findings: median output error over heads at the largest m and
+    sequence length, per feature map, against uniform attention and a zero output (error 1)."""
+    df = _load(results_dir, ATTENTION)
+    if df is None or df.empty or "kind" not in df.columns:
+        return ""
+    heads = df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")]
+    if heads.empty:
+        return ""
+    tokens, m = int(heads["tokens"].max()), int(heads["m"].max())
+    at = heads[(heads["tokens"] == tokens) & (heads["m"] == m)]
+    med = at.groupby("estimator")["value"].median()
+    base = df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")]
+    base = base[base["tokens"] == tokens] if "tokens" in base else base
+    uniform = base[base["estimator"] == "uniform"]["value"].median()
+    positive = [e for e in med.index if _component(e) in ("positive", "hyperbolic", "gerf")]
+    trig = [e for e in med.index if _component(e) == "trig"]
+    if not positive or not math.isfinite(uniform):
+        return ""
+    lo, hi = med[positive].min(), med[positive].max()
+    text = (
+        f"Real attention (all heads, {tokens} tokens, m = {m}): the positive, hyperbolic and GERF "
+        f"maps' median output error over heads is {_g(lo, 3)}–{_g(hi, 3)}, about that of "
+        f"uniform attention ({_g(uniform, 3)})"
+    )
+    if trig:
+        text += f"; trig's is {_g(med[trig].min(), 3)}–{_g(med[trig].max(), 3)}× a zero output's"
+    return text + " (the attention section has the per-head tests)."
+
+
+def stabilised_headline(results_dir: Path) -> str:
+    """One sentence for the Findings: a form whose error is already beyond the Monte Carlo error
+    in float64 (the form's own part, not the dtype's) is unusable in any dtype."""
+    df = _load(results_dir, PRECISION)
+    if df is None or df.empty:
+        return ""
+    at = df[
+        (df["r"] == df["r"].max()) & (df["metric"] == "dtype_to_mc") & (df["dtype"] == "float64")
+    ]
+    at = at.assign(component=at["estimator"].map(_component))
+    med = at.groupby(["component", "form"])["value"].median()
+    bad = med[med > 1]
+    if bad.empty:
+        return ""
+    parts = ", ".join(f"{c} {form} ({_g(v)}×)" for (c, form), v in bad.items())
+    return (
+        f"Unusable maps: {parts} — their error at r = {df['r'].max():g} is already that many "
+        "Monte Carlo RMSEs in float64, before any reduced precision (the precision section "
+        "splits the form's part from the dtype's)."
+    )
 
 
 #: The slowest decrease of the error with M (a log-log slope) from which the 1/√M rule may be

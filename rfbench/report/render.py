@@ -258,6 +258,18 @@ def _reasons(report: Report, paper: str) -> list[str]:
     return lines
 
 
+def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
+    """A paper's errata in REPORT.md: their count by category and a link to the full table in
+    :data:`TABLES_FILE` (those that change what the results show are in the Findings)."""
+    if not errata:
+        return []
+    counts = Counter(e.category for e in errata)
+    text = ", ".join(f"{n} {cat}" for cat, n in sorted(counts.items()))
+    paper = errata[0].paper
+    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{paper} errata')})"
+    return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
+
+
 def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
     if not errata:
         return []
@@ -295,7 +307,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         claims = [r for r in report.claims if r.entry.paper == paper]
         lines += _claims([r for r in claims if r.entry.figure not in absent])
         lines += _reasons(report, paper)
-        lines += _errata([e for e in report.errata if e.paper == paper])
+        lines += _errata_line([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
     lines += _not_reproducible(report, full=False)
     return "\n".join(lines).rstrip() + "\n"
@@ -313,5 +325,8 @@ def render_tables(report: Report) -> str:
         mine = [r for r in report.numbers if r.entry.paper == paper]
         if any(r.verdict != NOT_REPRODUCIBLE for r in mine):
             lines += [f"## {paper}", "", *_numbers(mine, full=True)]
+        errata = [e for e in report.errata if e.paper == paper]
+        if errata:
+            lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
     lines += _not_reproducible(report, full=True)
     return "\n".join(lines).rstrip() + "\n"

@@ -132,6 +132,8 @@ class ClaimResult:
     verdict: str
     detail: str = ""
     surprise: str = ""
+    #: (reading, verdict) of every reading of the sentence, the primary first, when it has several
+    readings: tuple[tuple[str, str], ...] = ()
 
 
 def combined_z(

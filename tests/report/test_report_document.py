@@ -3,6 +3,7 @@ and the not-reproducible rows in the generated companion file; the family-wise c
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from rfbench.report.numbers import family_wise
@@ -41,3 +42,18 @@ def test_the_family_wise_correction_decides_each_row(committed_report) -> None: 
     for r in members:  # |z| > 3 differs exactly when Holm rejects it
         if r.z is not None and abs(r.z) > 3:
             assert (r.verdict == DIFFERS) == (abs(r.z) >= cutoff), r.entry.id
+
+
+def test_findings_give_each_claim_the_verdict_word_of_its_row(committed_report) -> None:  # type: ignore[no-untyped-def]
+    from rfbench.report.findings import findings
+
+    text = "\n".join(findings(committed_report))
+    verdicts = {r.entry.id: r.verdict for r in committed_report.claims}
+    named = re.findall(r"^- `([a-z0-9.-]+)` \([^)]*\): .*? — \*([a-z ]+)\*", text, re.M)
+    assert named, "the Findings name claims with their verdict"
+    for cid, word in named:
+        assert verdicts[cid] == word, cid
+    for cid, verdict in verdicts.items():  # every claim that fails or depends is listed
+        if verdict in ("does not hold", "depends on the reading"):
+            assert (cid, verdict) in named
+    assert "**What reproduced**" in text and "*Replayed*, not reproduced: hrf-table3" in text
