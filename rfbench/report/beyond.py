@@ -316,4 +316,38 @@ def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]
         lines += _precision(frames[PRECISION])
     if frames[COST] is not None and not frames[COST].empty:
         lines += _cost(frames[COST])
-    return lines + real
+    return lines + real + _landmarks(results_dir)
+
+
+def _landmarks(results_dir: Path) -> list[str]:
+    """Where the Nyström rows' landmarks come from, when the results have Nyström rows: the
+    data-dependent estimators (``registry.describe(name).data_dependent``) are fitted on the
+    very points whose kernel they are scored on."""
+    from rfbench.features import registry
+
+    found = []
+    for name in ("beyond-nystrom", ATTENTION):
+        df = _load(results_dir, name)
+        if df is None or df.empty:
+            continue
+        names = [str(e) for e in df["estimator"].dropna().unique()]
+        found += [e for e in names if _data_dependent(registry, e)]
+    if not found:
+        return []
+    shown = ", ".join(f"`{e}`" for e in dict.fromkeys(found))
+    return [
+        f"*Fit provenance*: the data-dependent estimators ({shown}) are fitted on the very "
+        "points they are scored on (the Gram rows; in attention, the head's own queries and "
+        "keys): Nyström's landmarks are drawn from them uniformly without replacement per draw "
+        "(k-means centres for `nystrom-kmeans`; rfbench/features/nystrom.py), the DERF family's "
+        "parameters are fitted to their statistics. An in-sample fit, whereas data-free random "
+        "features never see the data.",
+        "",
+    ]
+
+
+def _data_dependent(registry: object, name: str) -> bool:
+    try:
+        return bool(registry.describe(name).data_dependent)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a baseline row ("uniform", "exact") is no estimator
+        return False
