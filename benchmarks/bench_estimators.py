@@ -16,10 +16,10 @@ from collections.abc import Callable
 import numpy as np
 from record import record
 
-from rfbench.experiments.shared import best_time
-from rfbench.features import registry
-from rfbench.features.theory import equal_norm_pair
-from rfbench.features.weights.mc import simplex_directions
+from rfbench.compute.experiments.shared import best_time
+from rfbench.compute.features import registry
+from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.weights.mc import simplex_directions
 
 D, M, N_LAMBDA = 64, 128, 8
 CHUNK = 2_000

@@ -1,8 +1,8 @@
 """Speed of the HRF Fig. 2 pointwise experiment (paper profile) against a plain per-draw loop.
 
-Ours: ``rfbench.runner.run`` on configs/hrf/fig2.toml, profile paper (4 estimators x r in {1, 1.5}
-x 25 angles x 10,000 draws), serial and with the process backend. The plain side is written the
-way the papers' scripts are: for every (estimator, r, θ) and every draw, full 64 x m Gaussian
+Ours: ``rfbench.compute.runner.run`` on configs/hrf/fig2.toml, profile paper (4 estimators x r in
+{1, 1.5} x 25 angles x 10,000 draws), serial and with the process backend. The plain side is written
+the way the papers' scripts are: for every (estimator, r, θ) and every draw, full 64 x m Gaussian
 projections, the feature maps of x and y, then their dot product (trig and SM++ with 128
 projections, angular and Gaussian hybrids with (m, n) = (16, 8)). The plain loop is timed on
 ``--plain-samples`` draws per angle and extrapolated LINEARLY to 10,000 (per-draw cost is
@@ -23,8 +23,8 @@ import numpy as np
 from bench_estimators import N_LAMBDA, D, M, _hyp, plain_angular_hybrid, plain_trig_iid
 from record import record
 
-from rfbench.features.theory import equal_norm_pair
-from rfbench.runner import resolve_file, run
+from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.runner import resolve_file, run
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "hrf" / "fig2.toml"
 

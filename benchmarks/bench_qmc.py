@@ -22,9 +22,9 @@ from record import record
 from scipy import special
 from threadpoolctl import threadpool_limits
 
-from rfbench.features.registry import make_weights
-from rfbench.features.weights.ndtri import ndtri_inplace
-from rfbench.features.weights.scrambling import sobol_points
+from rfbench.compute.features.registry import make_weights
+from rfbench.compute.features.weights.ndtri import ndtri_inplace
+from rfbench.compute.features.weights.scrambling import sobol_points
 
 BAR = (64, 128)
 SHAPES = [BAR, (32, 128)]

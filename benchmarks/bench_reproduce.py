@@ -23,7 +23,7 @@ from pathlib import Path
 
 from record import record
 
-from rfbench.results import load_provenance, result_paths
+from rfbench.compute.results import load_provenance, result_paths
 
 
 def config_timings(folder: str | Path) -> list[dict[str, object]]:

@@ -17,9 +17,9 @@ import numpy as np
 from record import record
 from threadpoolctl import threadpool_limits
 
-from rfbench.experiments.shared import best_time
-from rfbench.features.registry import make_weights
-from rfbench.features.weights import hadamard
+from rfbench.compute.experiments.shared import best_time
+from rfbench.compute.features.registry import make_weights
+from rfbench.compute.features.weights import hadamard
 
 DIMS = [32, 64, 128, 256, 512, 1024]
 SAMPLERS = ["sorf", "orf-fast", "simrf-fast", "fastfood"]

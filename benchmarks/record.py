@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.results import make_provenance, result_path, write_results
+from rfbench.compute.results import make_provenance, result_path, write_results
 
 #: where benchmarks write their result files (``make bench`` sets it per commit)
 OUT_ENV = "RFBENCH_BENCH_OUT"

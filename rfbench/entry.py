@@ -12,7 +12,8 @@ import os
 import signal
 import sys
 
-INTERRUPTED_EXIT = 130
+from rfbench.exits import INTERRUPTED_EXIT
+
 MESSAGE = "rfbench: interrupted — run the same command again to resume"
 
 

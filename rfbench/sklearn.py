@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfbench.features import registry
+from rfbench.compute.features import registry
 
 #: at least this fraction of all-zero (underflowed) feature rows triggers a warning
 UNDERFLOW_WARN_FRACTION = 0.5

@@ -20,7 +20,7 @@ _CHILD = """
 import json, resource, sys
 from typer.testing import CliRunner
 from rfbench.cli import app
-from rfbench.memlimits import _mapped
+from rfbench.compute.memlimits import _mapped
 cases, headroom = json.loads(sys.argv[1]), int(sys.argv[2])
 limit = _mapped() + headroom
 resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))

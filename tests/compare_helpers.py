@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.results import make_provenance, write_results
+from rfbench.compute.results import make_provenance, write_results
 
 N_ROWS = 400
 

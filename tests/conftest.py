@@ -21,7 +21,7 @@ from data_facts import EXAMPLE_PLUGIN, FIXTURE_DATA, real_data
 
 def _pin_fixtures() -> None:
     """Point the registry's pins at the fixture files (checksums from PINS.toml)."""
-    import rfbench.datasets as D
+    import rfbench.compute.datasets as D
 
     pins = tomllib.loads((FIXTURE_DATA / "PINS.toml").read_text())
     for name, info in list(D.DATASETS.items()):
@@ -78,10 +78,10 @@ def isolated_registry(monkeypatch, tmp_path):
     Modules the test imports whose name starts with ``rfb_test_`` or ``rfbench_example_plugin``
     are forgotten afterwards, so their registrations do not leak into other tests.
     """
-    from rfbench import plugins
-    from rfbench.experiments import list_experiments
-    from rfbench.features import registry, theory
-    from rfbench.plots import list_figures
+    from rfbench.compute import plugins
+    from rfbench.compute.experiments import list_experiments
+    from rfbench.compute.features import registry, theory
+    from rfbench.present.plots import list_figures
 
     registry.estimator_names()  # the built-ins are in before the copies are taken
     theory.has_theory("trig@iid"), list_experiments(), list_figures()

@@ -3,7 +3,7 @@ checks before the first job are tested by a count of zero)."""
 
 import pandas as pd
 
-from rfbench.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
 
 
 @register_experiment

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.plots import FIGURES, list_figures, load_inputs
+from rfbench.present.plots import FIGURES, list_figures, load_inputs
 
 
 def inputs(results_dir: Path, figure_id: str) -> dict[str, pd.DataFrame]:

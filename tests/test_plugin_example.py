@@ -2,7 +2,7 @@
 
 The install test puts the package into a temporary folder with pip (``--target``; no
 dependencies, offline when the interpreter can build it without build isolation) and runs the CLI
-with that folder on PYTHONPATH: the entry point ``rfbench.plugins`` must make ``gerf-fixed``
+with that folder on PYTHONPATH: the entry point group ``rfbench.plugins`` must make ``gerf-fixed``
 appear in ``rfbench list estimators`` and run in ``rfbench pointwise``.
 """
 
@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 from data_facts import EXAMPLE_PLUGIN
 
-from rfbench.features import registry
-from rfbench.features.theory import equal_norm_pair
-from rfbench.results import load_results
+from rfbench.compute.features import registry
+from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.results import load_results
 
 PLUGIN = EXAMPLE_PLUGIN
 
@@ -58,8 +58,8 @@ def test_fixed_gerf_at_zero_is_the_positive_features(plugin_module) -> None:
 
 def _precision_rows(name: str) -> pd.DataFrame:
     """One small ``rfbench precision`` job of ``name`` (float64 and float16, r = 1.5)."""
-    from rfbench.experiments import JobSpec
-    from rfbench.experiments.precision.experiment import Precision
+    from rfbench.compute.experiments import JobSpec
+    from rfbench.compute.experiments.precision.experiment import Precision
 
     spec = JobSpec(estimator=name, r=1.5, dtypes=["float64", "float16"], forms=["naive",
                    "stabilised", "logspace"], m=16, n=8, d=8, angles=3, samples=40,
@@ -70,7 +70,7 @@ def _precision_rows(name: str) -> pd.DataFrame:
 def test_precision_runs_the_plugins_declared_dtype_map(plugin_module) -> None:
     """The plugin declares its reduced-precision form (``dtype_parts``): ``describe`` reports it,
     its float64 naive map matches its log-space map, and the precision experiment runs it."""
-    from rfbench.experiments.precision import maps as pm
+    from rfbench.compute.experiments.precision import maps as pm
 
     assert registry.describe(f"{NAME}@orf").precision_form
     est = registry.get(f"{NAME}@iid", m=16, A=-0.3)
@@ -89,8 +89,8 @@ def test_precision_runs_the_plugins_declared_dtype_map(plugin_module) -> None:
 def test_precision_skips_an_estimator_without_the_form_and_says_why(plugin_module) -> None:
     """A component that does not implement ``dtype_parts`` (here a plugin subclass that opts
     out) gets one skipped row per job, the reason in ``note`` — never a guessed map."""
-    from rfbench.features.base import Component
-    from rfbench.features.registry import register_component
+    from rfbench.compute.features.base import Component
+    from rfbench.compute.features.registry import register_component
 
     @register_component
     class NoDtypeMap(plugin_module.FixedGERF):
@@ -125,7 +125,7 @@ def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
     done = subprocess.run(install, capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     env = {**os.environ, "PYTHONPATH": str(target), "COLUMNS": "200"}
-    cli = [sys.executable, "-c", "from rfbench.cli import main; main()"]
+    cli = [sys.executable, "-c", "from rfbench.entry import main; main()"]
 
     listed = subprocess.run([*cli, "list", "estimators"], capture_output=True, text=True, env=env)
     assert listed.returncode == 0, listed.stderr
@@ -150,8 +150,8 @@ def test_installed_plugin_is_listed_and_runs(tmp_path) -> None:
     assert set(rows["estimator"]) == {f"{NAME}@iid"} and "skipped" not in set(rows["metric"])
 
     # the plugin's source is part of the job key and of the provenance: an edit recomputes
-    from rfbench.results import load_provenance
-    from rfbench.runner.cache import cache_dir
+    from rfbench.compute.results import load_provenance
+    from rfbench.compute.runner.cache import cache_dir
 
     first = load_provenance(out)
     assert f"{NAME}@iid" in first["estimators"]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from rfbench import plugins
+from rfbench.compute import plugins
 
 COMPONENT = """
-from rfbench.features.components import Positive
-from rfbench.features.registry import register_component
+from rfbench.compute.features.components import Positive
+from rfbench.compute.features.registry import register_component
 
 
 @register_component
@@ -28,7 +28,7 @@ class Copy(Positive):
 """
 
 EXPERIMENT = """
-from rfbench.experiments import Experiment, register_experiment
+from rfbench.compute.experiments import Experiment, register_experiment
 
 
 @register_experiment
@@ -45,7 +45,7 @@ class {cls}(Experiment):
 """
 
 FIGURE = """
-from rfbench.plots import register_figure
+from rfbench.present.plots import register_figure
 
 
 @register_figure("{name}", needs=["{name}"], title="a plugin's figure")
@@ -76,7 +76,7 @@ def _warning(caplog) -> str:
 def test_a_plugin_raising_any_base_exception_is_reported_and_undone(
     isolated_registry, monkeypatch, caplog, raised
 ) -> None:
-    from rfbench.features import registry
+    from rfbench.compute.features import registry
 
     _plugins(monkeypatch, isolated_registry, {"quits": COMPONENT + f"\nraise {raised}\n"})
     with caplog.at_level(logging.WARNING, logger="rfbench.plugins"):
@@ -101,23 +101,23 @@ def test_a_real_ctrl_c_while_plugins_load_still_stops(isolated_registry, monkeyp
 
 
 CLASHES = {
-    "experiment": (EXPERIMENT.format(cls="Gram", name="gram"), "rfbench.experiments.gram"),
-    "figure": (FIGURE.format(name="hrf-fig2"), "rfbench.plots.hrf_pointwise"),
+    "experiment": (EXPERIMENT.format(cls="Gram", name="gram"), "rfbench.compute.experiments.gram"),
+    "figure": (FIGURE.format(name="hrf-fig2"), "rfbench.present.plots.hrf_pointwise"),
     "weights": (
-        "from rfbench.features.registry import register_weights\n"
-        "from rfbench.features.weights.mc import IID\n\n"
+        "from rfbench.compute.features.registry import register_weights\n"
+        "from rfbench.compute.features.weights.mc import IID\n\n"
         "@register_weights\nclass ORF(IID):\n    name = 'orf'\n",
-        "rfbench.features.weights",
+        "rfbench.compute.features.weights",
     ),
     "alias": (  # an alias may not take a component's name either
-        "from rfbench.features.registry import register_alias\n"
+        "from rfbench.compute.features.registry import register_alias\n"
         "register_alias('trig', 'positive@iid')\n",
-        "rfbench.features.components",
+        "rfbench.compute.features.components",
     ),
     "closed form": (
-        "from rfbench.features.theory import register_theory\n\n"
+        "from rfbench.compute.features.theory import register_theory\n\n"
         "@register_theory('trig@iid')\ndef zero(est, x, y):\n    return 0 * x[..., 0]\n",
-        "rfbench.features.theory",
+        "rfbench.compute.features.theory",
     ),
 }
 
@@ -126,9 +126,9 @@ CLASHES = {
 def test_a_plugin_cannot_take_a_builtin_name(isolated_registry, monkeypatch, caplog, kind) -> None:
     """Same name, different class or function: refused, one line naming the plugin and the
     built-in it would replace; the built-in stays."""
-    from rfbench.experiments import EXPERIMENTS
-    from rfbench.features import registry, theory
-    from rfbench.plots import FIGURES
+    from rfbench.compute.experiments import EXPERIMENTS
+    from rfbench.compute.features import registry, theory
+    from rfbench.present.plots import FIGURES
 
     before = (EXPERIMENTS["gram"], FIGURES["hrf-fig2"], theory.FORMULAS["trig@iid"])
     before_orf = registry.weights_samplers()["orf"]
@@ -144,7 +144,7 @@ def test_a_plugin_cannot_take_a_builtin_name(isolated_registry, monkeypatch, cap
 
 
 def test_two_plugins_cannot_share_a_name(isolated_registry, monkeypatch, caplog) -> None:
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     _plugins(
         monkeypatch,
@@ -174,7 +174,7 @@ def _install(site: Path, name: str, source: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, "COLUMNS": "200"}
 
 
-CLI = [sys.executable, "-c", "from rfbench.cli import main; main()"]
+CLI = [sys.executable, "-c", "from rfbench.entry import main; main()"]
 
 
 def test_a_plugin_exiting_zero_does_not_silence_the_command(tmp_path) -> None:
@@ -192,16 +192,16 @@ def test_builtins_are_in_before_any_plugin_whatever_loads_first(tmp_path) -> Non
     source = EXPERIMENT.format(cls="Gram", name="gram") + FIGURE.format(name="hrf-fig2")
     env = _install(tmp_path / "site", "evil", source)
     probe = (
-        "from rfbench.features import registry; registry.estimator_names()\n"
-        "from rfbench.experiments import get_experiment\n"
-        "from rfbench.plots import FIGURES, list_figures; list_figures()\n"
+        "from rfbench.compute.features import registry; registry.estimator_names()\n"
+        "from rfbench.compute.experiments import get_experiment\n"
+        "from rfbench.present.plots import FIGURES, list_figures; list_figures()\n"
         "print(type(get_experiment('gram')).__module__, FIGURES['hrf-fig2'].draw.__module__)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
-        "rfbench.experiments.gram.experiment",
-        "rfbench.plots.hrf_pointwise",
+        "rfbench.compute.experiments.gram.experiment",
+        "rfbench.present.plots.hrf_pointwise",
     ]
     (line,) = [x for x in done.stderr.splitlines() if "plugin" in x]
     assert "'evil'" in line and "already registered by built-in" in line

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import rfbench
-from rfbench import results
-from rfbench.results import (
+from rfbench.compute import results
+from rfbench.compute.results import (
     ResultSchemaError,
     load_provenance,
     load_results,

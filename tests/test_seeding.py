@@ -1,6 +1,6 @@
 import numpy as np
 
-from rfbench.seeding import job_rng, stable_hash
+from rfbench.compute.seeding import job_rng, stable_hash
 
 
 def test_job_rng_depends_only_on_root_and_key():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
-from rfbench.kernels import kernel_matrix
+from rfbench.compute.kernels import kernel_matrix
 from rfbench.sklearn import RandomFeatures
 
 # One of each kind of coupling (iid, Haar, simplex, structured, QMC), a data-dependent component

@@ -18,7 +18,7 @@ import typer
 import rfbench
 from rfbench.cli.errors import USER_EXIT, report_exception, set_debug
 from rfbench.cli.lazy import LazyGroup
-from rfbench.entry import INTERRUPTED_EXIT
+from rfbench.exits import INTERRUPTED_EXIT
 
 app = typer.Typer(
     cls=LazyGroup,  # commands are built when invoked: --help and --version start at once
@@ -109,9 +109,3 @@ def _without_far_suggestions(exc: Exception) -> Exception:
         if difflib.SequenceMatcher(None, name, p.lstrip("-")).ratio() >= SUGGESTION_CUTOFF
     ]
     return type(exc)(exc.option_name, possibilities=close or None, ctx=exc.ctx)
-
-
-def main() -> None:  # pragma: no cover - console entry
-    from rfbench.entry import main as entry_main
-
-    entry_main()

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
 
 app = typer.Typer(help="Show or remove the job caches of results folders.", no_args_is_help=True)
 
@@ -26,7 +26,7 @@ FOLDERS = typer.Argument(
 
 def _caches(folders: list[str] | None) -> list[Path]:
     """rfbench's job caches under the folders; look-alikes are named on stderr and left alone."""
-    from rfbench.runner.cache import find_caches
+    from rfbench.compute.runner.cache import find_caches
 
     if folders:
         roots = [Path(f) for f in folders]
@@ -57,8 +57,8 @@ def _size(n: int) -> str:
 @handle_errors
 def info(folders: list[str] | None = FOLDERS) -> None:
     """Per output folder: caches, job files, size, and how many are current or stale."""
-    from rfbench.runner.cache import cache_usage
-    from rfbench.runner.digest import code_tag, environment
+    from rfbench.compute.runner.cache import cache_usage
+    from rfbench.compute.runner.digest import code_tag, environment
 
     env = environment()
     table = Table(
@@ -89,7 +89,7 @@ def clear(
     the files rfbench wrote; everything else is reported and left alone. A cache a running rfbench
     holds is skipped (said on stderr): clear it again when that run has ended.
     """
-    from rfbench.runner.cache import CacheInUse, cache_usage, clear_cache
+    from rfbench.compute.runner.cache import CacheInUse, cache_usage, clear_cache
 
     files = size = 0
     for root in _caches(folders):

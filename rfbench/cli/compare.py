@@ -15,7 +15,7 @@ import typer
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console, print_frame
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
 
 
 def markdown_target(markdown: str) -> Path | None:
@@ -35,7 +35,7 @@ def markdown_target(markdown: str) -> Path | None:
 
 def write_markdown(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically; an operating-system refusal is a user error."""
-    from rfbench.results import atomic_write
+    from rfbench.compute.results import atomic_write
 
     try:
         atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
@@ -83,17 +83,17 @@ def compare(
     ),
 ) -> None:
     """Two result folders side by side: row differences with standard errors, timing ratios."""
-    from rfbench.compare import compare as run_compare
-    from rfbench.compare import gate_failures, parse_fail_on
-    from rfbench.compare_output import (
+    from rfbench.compute.runner.memory import parse_size
+    from rfbench.present.compare.compare import compare as run_compare
+    from rfbench.present.compare.compare import gate_failures, parse_fail_on
+    from rfbench.present.compare.output import (
         changed_rows,
         config_warning,
         row_table,
         summary_line,
         summary_table,
     )
-    from rfbench.compare_output import markdown as to_markdown
-    from rfbench.runner.memory import parse_size
+    from rfbench.present.compare.output import markdown as to_markdown
 
     numbers, slower = parse_fail_on(fail_on or [])
     target = markdown_target(markdown)

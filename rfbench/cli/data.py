@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from rfbench.cli.errors import fail, handle_errors
-from rfbench.datasets import DataError
+from rfbench.compute.datasets import DataError
 
 app = typer.Typer(help="Download and verify data sets.", no_args_is_help=True)
 
@@ -26,9 +26,9 @@ def fetch(
     corrupt ones are downloaded again. Built-in sets (wine, digits) need nothing. With `all`,
     every data set is tried; the command fails at the end if any could not be fetched.
     """
-    from rfbench.datasets import DATASETS, data_root
-    from rfbench.datasets import fetch as fetch_files
-    from rfbench.datasets.registry import get
+    from rfbench.compute.datasets import DATASETS, data_root
+    from rfbench.compute.datasets import fetch as fetch_files
+    from rfbench.compute.datasets.registry import get
 
     names = list(DATASETS) if name == "all" else [get(name).name]
     failed = []

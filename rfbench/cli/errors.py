@@ -1,6 +1,7 @@
 """How the command line ends on an exception: a user error or a bug.
 
-- A user error (:class:`rfbench.errors.UserError`: a bad option or config, an unknown estimator or
+- A user error (:class:`rfbench.compute.errors.UserError`: a bad option or config, an unknown
+estimator or
   data set, a missing or corrupt file; also when a job raised it; a command-line usage error) ends
   with exit status 2 and one line ``rfbench: error: <message>``, and no output file.
 - Anything else is a bug: exit status 1 and one line ``rfbench: internal error: <type>: <message>
@@ -25,12 +26,12 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
+from rfbench.exits import INTERNAL_EXIT, USER_EXIT
 
 __all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-USER_EXIT, INTERNAL_EXIT = 2, 1
 _debug = False
 
 
@@ -68,7 +69,7 @@ def user_error(exc: BaseException) -> BaseException | None:
     An :class:`OSError` of :data:`ENVIRONMENT_ERRNOS` (an unwritable folder, a full disk) counts
     as one, told as ``cannot use <file>: <reason>``.
     """
-    from rfbench.runner import JobFailed
+    from rfbench.compute.runner import JobFailed
 
     if isinstance(exc, JobFailed) and isinstance(exc.__cause__, UserError):
         return exc.__cause__
@@ -80,7 +81,7 @@ def user_error(exc: BaseException) -> BaseException | None:
 
 def describe(exc: BaseException) -> str:
     """``<type>: <message>``; for a failed job, its cause's and the job's name."""
-    from rfbench.runner import JobFailed
+    from rfbench.compute.runner import JobFailed
 
     if isinstance(exc, JobFailed) and exc.__cause__ is not None:
         cause = exc.__cause__

@@ -6,7 +6,7 @@ typed metavars, bounds in the help); only the options a user gives override the 
 defaults (or the chosen ``--profile``). An experiment with a ``data`` parameter also takes
 ``--data PATH`` and ``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer
 commands whose signatures are synthesised from the parameters. A command resolves its config
-once; the run takes it as resolved (rfbench.experiments.base.ResolvedConfig).
+once; the run takes it as resolved (rfbench.compute.experiments.base.ResolvedConfig).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
-from rfbench.experiments import PROFILES, ConfigError, Experiment
-from rfbench.runner.backends import BACKENDS
+from rfbench.compute.experiments import PROFILES, ConfigError, Experiment
+from rfbench.compute.runner.backends import BACKENDS
 
 if TYPE_CHECKING:
-    from rfbench.runner.preflight import Plan
+    from rfbench.compute.runner.preflight import Plan
 
 RUN_PANEL = "Run options"
 
@@ -99,9 +99,9 @@ RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
 def check_run_options(options: Mapping[str, Any]) -> None:
     """Refuse a bad profile or backend; state ``--max-memory`` for the readers of user files
-    (rfbench.memlimits), which check a file before the config that names it is resolved."""
-    from rfbench.memlimits import set_requested
-    from rfbench.runner.memory import parse_size
+    (rfbench.compute.memlimits), which check a file before the config that names it is resolved."""
+    from rfbench.compute.memlimits import set_requested
+    from rfbench.compute.runner.memory import parse_size
 
     set_requested(parse_size(options.get("max_memory")))
     if options["profile"] not in (None, *PROFILES):
@@ -118,10 +118,11 @@ def check_run_options(options: Mapping[str, Any]) -> None:
 def plan_run(
     experiment: Experiment, config: Mapping[str, Any], options: Mapping[str, Any], option: str
 ) -> Plan:
-    """Every check that can refuse the run, before its first job (:mod:`rfbench.runner.preflight`);
-    ``option`` is the command's output option, for the messages."""
-    from rfbench.runner.memory import parse_size
-    from rfbench.runner.preflight import prepare
+    """Every check that can refuse the run, before its first job
+    (:mod:`rfbench.compute.runner.preflight`); ``option`` is the command's output option, for the
+    messages."""
+    from rfbench.compute.runner.memory import parse_size
+    from rfbench.compute.runner.preflight import prepare
 
     return prepare(
         experiment,
@@ -141,7 +142,7 @@ def plan_run(
 def remove_stale_figure(result: Path) -> None:
     """Remove the figure rfbench drew beside a result this run replaced with one of another profile
     or config (``<name>.png``); a file rfbench did not draw stays."""
-    from rfbench.plots.generic import NotOurs, _check_ours
+    from rfbench.present.plots.generic import NotOurs, _check_ours
 
     figure = result.with_suffix(".png")
     try:
@@ -160,8 +161,8 @@ def execute(
 ) -> Path:
     """Run one resolved config (its checked ``plan``, else checked now), then print its headline
     table and the output path."""
-    from rfbench.results import load_results
-    from rfbench.runner.core import execute_plan
+    from rfbench.compute.results import load_results
+    from rfbench.compute.runner.core import execute_plan
 
     plan = plan or plan_run(experiment, config, options, "--out")
     with plan:
@@ -176,11 +177,13 @@ def execute(
             remove_stale_figure(path)
     results = load_results(path)
     if not options["quiet"]:
-        print_frame(experiment.summary(results), title or config["name"])
+        from rfbench.present.summary import terminal_summary
+
+        print_frame(terminal_summary(experiment, results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
-        from rfbench.plots.generic import NotOurs, draw_result
-        from rfbench.runner.outputs import writing
+        from rfbench.compute.runner.outputs import writing
+        from rfbench.present.plots.generic import NotOurs, draw_result
 
         try:
             with writing(path.with_suffix(".png")):
@@ -257,8 +260,9 @@ def _config_name(path: Path) -> str:
 
 
 def data_unavailable(exc: BaseException):
-    """The :class:`~rfbench.datasets.errors.DataUnavailable` behind ``exc`` (its cause chain)."""
-    from rfbench.datasets.errors import DataUnavailable
+    """The :class:`~rfbench.compute.datasets.errors.DataUnavailable` behind ``exc`` (its cause
+    chain)."""
+    from rfbench.compute.datasets.errors import DataUnavailable
 
     seen: BaseException | None = exc
     while seen is not None:
@@ -277,7 +281,7 @@ def _plan_all(
     """Check every config before the first runs: a config whose data is not here is skipped, any
     other refusal stops the reproduction before its first job. Outputs of another profile or
     config are counted, and refused together (after any other problem)."""
-    from rfbench.runner.outputs import OutputClash
+    from rfbench.compute.runner.outputs import OutputClash
 
     plans = []
     clashes: list[OutputClash] = []
@@ -303,9 +307,9 @@ def _plan_all(
 
 def add_config_commands(app: typer.Typer) -> None:
     """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
-    from rfbench.runner import default_out, resolve_file
-    from rfbench.runner.core import SCRATCH_ROOT
-    from rfbench.runner.skipped import record_skipped
+    from rfbench.compute.runner import default_out, resolve_file
+    from rfbench.compute.runner.outputs import SCRATCH_ROOT
+    from rfbench.compute.skipped import record_skipped
 
     @handle_errors
     def run_config(config: str, **options: Any) -> None:

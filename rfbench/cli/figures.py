@@ -10,7 +10,7 @@ from rich.table import Table
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.folders import warn_mixed_profiles
 from rfbench.cli.show import console
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
 
 
 @handle_errors
@@ -23,9 +23,9 @@ def figures(
     strict: bool = typer.Option(False, help="Exit 1 if any figure could not be drawn (CI)."),
 ) -> None:
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
-    from rfbench.plots import draw_all, list_figures
-    from rfbench.results import check_readable
-    from rfbench.runner.skipped import skipped_fixes, skipped_names
+    from rfbench.compute.results import check_readable
+    from rfbench.compute.skipped import skipped_fixes, skipped_names
+    from rfbench.present.plots import draw_all, list_figures
 
     known = {spec.id for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]

@@ -13,7 +13,7 @@ def warn_mixed_profiles(folder: str | Path) -> dict[str, list[Path]]:
     A quick run's numbers beside paper-profile ones would silently change figures and verdicts:
     every file's profile is named so the reader knows what was mixed.
     """
-    from rfbench.results import load_provenance, result_paths
+    from rfbench.compute.results import load_provenance, result_paths
 
     by_profile: dict[str, list[Path]] = {}
     for path in result_paths(folder):

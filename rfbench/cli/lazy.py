@@ -6,8 +6,8 @@ of shell completion. :class:`LazyGroup` instead lists the command names and one-
 importing anything — the built-in commands from :data:`COMMANDS`, the built-in experiments from
 their source files (:func:`builtin_experiments` reads each registered class's ``name``, ``tagline``
 and ``description`` with :mod:`ast`) — and builds a command only when it is the one invoked.
-Installed plugins (``rfbench.plugins`` entry points) may add experiments, so with plugins present
-the experiment list is taken from the registry instead (importing, as before).
+Installed plugins (``rfbench.plugins`` entry points) may add experiments, so with plugins
+present the experiment list is taken from the registry instead (importing, as before).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from rfbench.text import first_sentence
+from rfbench.compute.text import first_sentence
 
-EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "experiments"
+EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "compute" / "experiments"
 
 
 def _sub_app(module: str, attribute: str) -> Callable[[], Any]:
@@ -93,8 +93,8 @@ def _constant(node: ast.AST) -> str | None:
 @functools.cache
 def builtin_experiments() -> dict[str, tuple[str, str]]:
     """name -> (tagline, description) of every experiment class registered in
-    ``rfbench/experiments``, read from the source (a class decorated ``@register_experiment``
-    with a constant ``name``)."""
+    ``rfbench/compute/experiments``, read from the source (a class decorated
+    ``@register_experiment`` with a constant ``name``)."""
     found: dict[str, tuple[str, str]] = {}
     for path in sorted(EXPERIMENTS_DIR.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -122,7 +122,7 @@ def builtin_experiments() -> dict[str, tuple[str, str]]:
 def _plugins_installed() -> bool:
     from importlib.metadata import entry_points
 
-    from rfbench.plugins import ENTRY_POINT_GROUP
+    from rfbench.compute.plugins import ENTRY_POINT_GROUP
 
     return bool(entry_points(group=ENTRY_POINT_GROUP))
 
@@ -136,7 +136,7 @@ def experiment_texts() -> dict[str, tuple[str, str]]:
             name: (tagline or first_sentence(description), description)
             for name, (tagline, description) in builtin_experiments().items()
         }
-    from rfbench.experiments import list_experiments
+    from rfbench.compute.experiments import list_experiments
 
     return {e.name: (e.short_description(), e.description) for e in list_experiments()}
 
@@ -148,7 +148,7 @@ def experiments() -> dict[str, str]:
 
 def _experiment_command(name: str) -> Any:
     from rfbench.cli.experiments import add_experiment_command
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     single = _single_app()
     add_experiment_command(single, get_experiment(name))
@@ -158,7 +158,7 @@ def _experiment_command(name: str) -> Any:
 def _registered(name: str) -> bool:
     """Whether an experiment of that name is registered at run time (a module imported before
     the command line, a test): the slow path, taken only for a name not found otherwise."""
-    from rfbench.experiments import list_experiments
+    from rfbench.compute.experiments import list_experiments
 
     return any(e.name == name for e in list_experiments())
 

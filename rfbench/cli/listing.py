@@ -17,14 +17,19 @@ def _yes(flag: bool) -> str:
 @app.command("estimators")
 def estimators() -> None:
     """Every estimator name with its kernels, source paper, unbiasedness and theory."""
-    from rfbench.features.registry import list_estimators
+    from rfbench.compute.features import theory
+    from rfbench.compute.features.registry import list_estimators
 
     table = Table(title="rfbench estimators (component@weights, hybrids, aliases)")
     for col in ("name", "kernels", "paper", "unbiased", "theory"):
         table.add_column(col, no_wrap=col == "name")
     for info in list_estimators():
         table.add_row(
-            info.name, ", ".join(info.kernels), info.paper, _yes(info.unbiased), _yes(info.theory)
+            info.name,
+            ", ".join(info.kernels),
+            info.paper,
+            _yes(info.unbiased),
+            _yes(info.theory_name is not None and theory.has_theory(info.theory_name)),
         )
     console.print(table)
 
@@ -32,7 +37,7 @@ def estimators() -> None:
 @app.command("weights")
 def weights() -> None:
     """Every coupling of the projections."""
-    from rfbench.features.registry import weights_samplers
+    from rfbench.compute.features.registry import weights_samplers
 
     table = Table(title="rfbench weights (couplings of the projections)")
     for col in ("name", "description", "paper", "rows N(0, I)", "rotation invariant"):
@@ -51,7 +56,7 @@ def weights() -> None:
 @app.command("datasets")
 def datasets() -> None:
     """Every data set: size after preprocessing, classes, download, source, licence, local copy."""
-    from rfbench.datasets import DATASETS, data_root, local_status
+    from rfbench.compute.datasets import DATASETS, data_root, local_status
 
     table = Table(title=f"rfbench data sets (data folder: {data_root()})")
     for col in ("name", "rows x features", "classes", "download", "source", "licence", "local"):
@@ -86,7 +91,7 @@ def experiments() -> None:
 @app.command("figures")
 def figures() -> None:
     """Every figure id, the results it reads and what it shows."""
-    from rfbench.plots import list_figures
+    from rfbench.present.plots import list_figures
 
     table = Table(title="rfbench figures (rfbench figures; results/figures/<id>.png|pdf)")
     for col in ("figure", "reads results", "title"):

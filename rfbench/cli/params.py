@@ -1,9 +1,9 @@
 """Command-line options for an experiment's parameters (docs/architecture.md#cli).
 
-The options come from the experiment's parameter model (rfbench.experiments.params): its types
-give the metavars, its descriptions the help, its bounds and choices the bracket after the default
-(``[default: 25; >= 2]``). One naming rule: parameter ``key`` becomes ``--key`` (underscores as
-dashes). A list parameter named by a word takes the plural and accepts the singular as an alias
+The options come from the experiment's parameter model (rfbench.compute.experiments.params): its
+types give the metavars, its descriptions the help, its bounds and choices the bracket after the
+default (``[default: 25; >= 2]``). One naming rule: parameter ``key`` becomes ``--key`` (underscores
+as dashes). A list parameter named by a word takes the plural and accepts the singular as an alias
 (``dataset`` -> ``--datasets``/``--dataset``, ``regimes`` -> ``--regimes``/``--regime``).
 Math-symbol parameters keep their names (``--r``, ``--m``, ``--sigma``, ``--density-v``,
 ``--subset``). Config (TOML) keys stay the parameter names. Booleans are ``--x/--no-x`` flags.
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from rfbench.experiments import ConfigError
-from rfbench.features.options import split_outside_brackets
+from rfbench.compute.experiments import ConfigError
+from rfbench.compute.features.options import split_outside_brackets
 
 if TYPE_CHECKING:
-    from rfbench.experiments.params import Param
+    from rfbench.compute.experiments.params import Param
 
 #: names of math symbols: a parameter whose last word is one of these or a single letter
 #: (``r``, ``m``, ``crossover_d``, ``density_v``) keeps its name even when it takes a list

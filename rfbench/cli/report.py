@@ -8,7 +8,7 @@ from rich.table import Table
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.folders import warn_mixed_profiles
 from rfbench.cli.show import console
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
 
 
 @handle_errors
@@ -27,8 +27,8 @@ def report(
     ),
 ) -> None:
     """Compare the papers' published numbers and claims with the results; write REPORT.md."""
-    from rfbench.report import CLAIM_VERDICTS, NUMBER_VERDICTS, write_report
-    from rfbench.report.verdicts import DIFFERS
+    from rfbench.present.report import CLAIM_VERDICTS, NUMBER_VERDICTS, write_report
+    from rfbench.present.report.verdicts import DIFFERS
 
     path, rep = write_report(results, out or None, figures or None)
     warn_mixed_profiles(results)

@@ -9,7 +9,7 @@ import typer
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.folders import warn_mixed_profiles
 from rfbench.cli.show import console
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
 
 
 @handle_errors
@@ -20,8 +20,8 @@ def site(
     out: str = typer.Option("", help="Site folder (default: <results>/site)."),
 ) -> None:
     """Write a browsable HTML site of the results: figures, charts, numbers, verdicts."""
-    from rfbench.results import check_readable
-    from rfbench.site import build_site
+    from rfbench.compute.results import check_readable
+    from rfbench.present.site import build_site
 
     if not Path(results).is_dir():
         raise UserError(f"results folder {results!r} does not exist")

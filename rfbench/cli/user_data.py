@@ -3,8 +3,8 @@ data").
 
 Every experiment with a ``data`` config key gets ``--data``; ``--target``, the label column of a
 table, only those whose data is one (classify). The path becomes a pinned reference
-``PATH[#TARGET]@SHA256PREFIX`` (rfbench.datasets.user.reference), so the results' provenance names
-the file and its content, and the job cache recomputes when the file changes.
+``PATH[#TARGET]@SHA256PREFIX`` (rfbench.compute.datasets.user.reference), so the results' provenance
+names the file and its content, and the job cache recomputes when the file changes.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 from rfbench.cli.errors import UserError
 from rfbench.cli.params import flags, option
-from rfbench.datasets import user
-from rfbench.experiments import Experiment
+from rfbench.compute.datasets import user
+from rfbench.compute.experiments import Experiment
 
 #: config values ``--data`` sets besides ``data`` (gram reads its points from the file)
 ALSO_SETS: Mapping[str, Mapping[str, Any]] = {"gram": {"inputs": "file"}}

@@ -2,8 +2,8 @@
 traceback) and writes no result.
 
 The inputs a reliability probe reported as 'internal error' or as a silent wrong answer: duplicates,
-values float64 cannot carry (probed per estimator before any job, rfbench.runner.ranges), user
-files that are not plain real numbers, an unreachable scheduler, a full disk.
+values float64 cannot carry (probed per estimator before any job, rfbench.compute.runner.ranges),
+user files that are not plain real numbers, an unreachable scheduler, a full disk.
 """
 
 from __future__ import annotations
@@ -86,12 +86,12 @@ def test_bad_user_files_are_one_line_and_exit_2(tmp_path: Path, args, message) -
 
 
 def test_a_full_disk_is_a_user_error(tmp_path: Path, monkeypatch) -> None:
-    import rfbench.results
+    import rfbench.compute.results
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "x.parquet"))
 
-    monkeypatch.setattr(rfbench.results.os, "replace", full)
+    monkeypatch.setattr(rfbench.compute.results.os, "replace", full)
     test_bad_input_is_one_line_and_exit_2(
         tmp_path, ["pointwise", "--profile", "quick"], "No space left on device"
     )
@@ -108,7 +108,7 @@ def test_a_far_option_gets_no_suggestion(capsys) -> None:
 
 
 def test_lists_whose_default_repeats_a_value_may_repeat() -> None:
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     classify = get_experiment("classify")
     assert classify.defaults["subset"] == [0, 0]  # (train, test) sizes, not a set of values

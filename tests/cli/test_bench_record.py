@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.compare import compare
+from rfbench.present.compare.compare import compare
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from record import OUT_ENV, record  # noqa: E402

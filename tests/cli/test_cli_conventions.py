@@ -14,8 +14,8 @@ from rfbench.cli import app
 from rfbench.cli import experiments as cli_experiments
 from rfbench.cli.experiments import add_experiment_command
 from rfbench.cli.params import flags
-from rfbench.experiments import Experiment, get_experiment
-from rfbench.experiments.base import first_sentence
+from rfbench.compute.experiments import Experiment, get_experiment
+from rfbench.compute.experiments.base import first_sentence
 
 BUILT_IN = ("classify", "clusters", "cost", "gram", "pointwise", "precision", "qmc", "theory",
             "variance")  # fmt: skip

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from rfbench.cli import cli
-from rfbench.datasets import DataError
-from rfbench.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.datasets import DataError
+from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
 
 ROW = {"estimator": "t", "kernel": "", "metric": "mean", "stderr": None, "n_trials": 1}
 

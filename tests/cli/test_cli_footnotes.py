@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli import app
 from rfbench.cli.show import print_frame
-from rfbench.experiments.pointwise.experiment import SUMMARY_FOOTNOTE
+from rfbench.present.summaries.pointwise import SUMMARY_FOOTNOTE
 
 HEAD = SUMMARY_FOOTNOTE[:40]
 TINY = ('experiment = "pointwise"\nname = "tiny-{i}"\n\n[params]\n'

@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.params import parse_value
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.experiments.params import describe, model_from_defaults
-from rfbench.results import load_provenance, load_results
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import describe, model_from_defaults
+from rfbench.compute.results import load_provenance, load_results
 
 
 @register_experiment

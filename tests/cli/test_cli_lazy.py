@@ -13,7 +13,8 @@ PROBE = """
 import sys
 from rfbench.cli import cli
 status = cli({args!r})
-heavy = sorted(m for m in ("pandas", "scipy", "rfbench.experiments", "rfbench.features")
+heavy = sorted(m for m in ("pandas", "scipy", "rfbench.compute.experiments",
+"rfbench.compute.features")
                if m in sys.modules)
 print("HEAVY", heavy, status)
 """
@@ -30,7 +31,7 @@ def test_listing_imports_nothing_heavy(args) -> None:
 
 def test_the_source_listing_equals_the_registry() -> None:
     """The names and helps read from the sources are the registered experiments' own."""
-    from rfbench.experiments import list_experiments
+    from rfbench.compute.experiments import list_experiments
 
     registered = {
         e.name: (e.short_description(), e.description)

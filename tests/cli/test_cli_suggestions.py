@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rfbench.cli import cli
-from rfbench.features import registry
+from rfbench.compute.features import registry
 
 
 def _one_line(capsys) -> str:

@@ -12,8 +12,8 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.datasets import user
-from rfbench.results import load_provenance, load_results
+from rfbench.compute.datasets import user
+from rfbench.compute.results import load_provenance, load_results
 
 RUN = ("--backend", "serial", "--quiet")
 

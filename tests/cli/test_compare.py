@@ -10,8 +10,8 @@ from compare_helpers import rows as _rows
 from compare_helpers import write as _write
 
 from rfbench.cli import cli
-from rfbench.compare import compare, compare_rows, flag_rows, parse_fail_on
-from rfbench.errors import UserError
+from rfbench.compute.errors import UserError
+from rfbench.present.compare.compare import compare, compare_rows, flag_rows, parse_fail_on
 
 
 @pytest.fixture
@@ -108,7 +108,7 @@ def test_round_off_is_not_a_change_but_a_real_move_is(tmp_path):
 def test_derived_columns_do_not_identify_rows(tmp_path):
     """A z against a baseline moves with the value it is computed from: the row is the same row
     (shared and tested), not a missing one and a new one."""
-    from rfbench.results import DERIVED_COLUMNS
+    from rfbench.compute.results import DERIVED_COLUMNS
 
     rows = _rows(20).assign(z_uniform=np.linspace(-3.0, 3.0, 20))
     _write(tmp_path / "a", rows)

@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 from compare_helpers import one_line, rows, write
 
-import rfbench.compare
+import rfbench.present.compare.compare
 from rfbench.cli import cli
-from rfbench.compare import compare
-from rfbench.compare_output import row_table
-from rfbench.errors import UserError
-from rfbench.results import METADATA_KEY, make_provenance
+from rfbench.compute.errors import UserError
+from rfbench.compute.results import METADATA_KEY, make_provenance
+from rfbench.present.compare.compare import compare
+from rfbench.present.compare.output import row_table
 
 
 def _both(tmp_path, table: pd.DataFrame) -> tuple[str, str]:
@@ -126,7 +126,7 @@ def test_a_file_of_100_million_rows_is_refused_before_it_is_read(tmp_path, capsy
     def never(path):
         raise AssertionError(f"{path} was read")
 
-    monkeypatch.setattr(rfbench.compare, "load_results", never)
+    monkeypatch.setattr(rfbench.present.compare.compare, "load_results", never)
     assert cli(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     one_line(capsys, f"result file {path} has 100,000,000 rows of 8 columns", "budget")
 

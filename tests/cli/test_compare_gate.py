@@ -9,7 +9,7 @@ import pytest
 from compare_helpers import one_line, rows, write
 
 from rfbench.cli import cli
-from rfbench.compare import compare, compare_rows, flag_rows
+from rfbench.present.compare.compare import compare, compare_rows, flag_rows
 
 GATE = ["--fail-on", "numbers"]
 
@@ -134,7 +134,7 @@ def test_the_same_config_under_another_name_is_one_config(tmp_path):
 def test_timings_that_differ_are_not_listed_as_moved_numbers(tmp_path):
     """Every rerun's timings differ: the summary's time B/A tells them, the table of moved
     numbers does not list them."""
-    from rfbench.compare_output import row_table
+    from rfbench.present.compare.output import row_table
 
     table = rows(4).assign(metric=["mean", "mean", "time_s", "cpu_s"])
     write(tmp_path / "a", table)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from compare_helpers import one_line, rows, write
 
-import rfbench.memlimits
+import rfbench.compute.memlimits
 from rfbench.cli import cli
 
 
@@ -19,7 +19,9 @@ def test_a_result_file_beyond_the_budget_is_refused_before_it_is_read(
     """2,000 rows × 9 columns at 200 B per cell is 3.4 MiB, twice the 1.7 MiB budget that half of
     3.4 MiB of available memory leaves."""
     path = write(tmp_path / "res", rows(2000))
-    monkeypatch.setattr(rfbench.memlimits, "available_memory", lambda: 2 * 2000 * 9 * 200 // 2)
+    monkeypatch.setattr(
+        rfbench.compute.memlimits, "available_memory", lambda: 2 * 2000 * 9 * 200 // 2
+    )
     args = {"compare": ["compare", str(tmp_path / "res"), str(tmp_path / "res")]}.get(
         command, [command, "--results", str(tmp_path / "res")]
     )

@@ -1,6 +1,6 @@
 """Runs refused before any job with exit 2 and one line (issue 32): the range probes of precision
-and theory (rfbench.runner.ranges), a loop count too large for any memory, a config nested too
-deeply to parse."""
+and theory (rfbench.compute.runner.ranges), a loop count too large for any memory, a config nested
+too deeply to parse."""
 
 from __future__ import annotations
 

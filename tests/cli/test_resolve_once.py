@@ -1,5 +1,5 @@
 """A run resolves and validates its config once: the command resolves it, the runner takes it as
-resolved (rfbench.experiments.base.ResolvedConfig)."""
+resolved (rfbench.compute.experiments.base.ResolvedConfig)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments import get_experiment
-from rfbench.results import load_provenance
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.results import load_provenance
 
 
 @pytest.fixture
 def counts(monkeypatch) -> collections.Counter:
     """Calls of the pointwise experiment's semantic checks and of the model validation."""
-    import rfbench.experiments.base as base
+    import rfbench.compute.experiments.base as base
 
     found: collections.Counter = collections.Counter()
     pointwise = type(get_experiment("pointwise"))

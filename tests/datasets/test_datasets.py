@@ -14,9 +14,9 @@ import data_facts as facts
 import numpy as np
 import pytest
 
-import rfbench.datasets as D
-from rfbench.datasets import cache, preprocess
-from rfbench.datasets.images import read_cifar_tarball
+import rfbench.compute.datasets as D
+from rfbench.compute.datasets import cache, preprocess
+from rfbench.compute.datasets.images import read_cifar_tarball
 
 # class counts of the real files, from each SOURCE.md (fixtures: counted from the raw text)
 COUNTS = {

@@ -16,8 +16,8 @@ import data_facts as facts
 import numpy as np
 import pytest
 
-import rfbench.datasets as D
-from rfbench.datasets import cache
+import rfbench.compute.datasets as D
+from rfbench.compute.datasets import cache
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

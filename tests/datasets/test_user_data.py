@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.datasets import DataError, load, user
-from rfbench.experiments import get_experiment
-from rfbench.experiments.pointwise.pairs import canonical
-from rfbench.features import registry, theory
-from rfbench.results import load_provenance, load_results
-from rfbench.runner import run
+from rfbench.compute.datasets import DataError, load, user
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.experiments.pointwise.pairs import canonical
+from rfbench.compute.features import registry, theory
+from rfbench.compute.results import load_provenance, load_results
+from rfbench.compute.runner import run
 
 
 @pytest.fixture
@@ -73,6 +73,22 @@ def test_bad_shapes_and_tables(tmp_path: Path, files) -> None:
         load(user.reference(files["t.csv"]))
     with pytest.raises(DataError, match="no such file"):
         user.reference(tmp_path / "missing.csv")
+
+
+def test_points_take_q_k_and_x_in_either_case(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    q, k, x = rng.normal(size=(5, 3)), rng.normal(size=(4, 3)), rng.normal(size=(6, 3))
+    for name, arrays, expected in (
+        ("lower.npz", {"q": q, "k": k}, (q, k)),
+        ("mixed.npz", {"q": q, "K": k}, (q, k)),
+        ("x.npz", {"x": x}, (x, x)),
+    ):
+        np.savez(tmp_path / name, **arrays)
+        got = user.load_points(user.reference(tmp_path / name))
+        assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+    np.savez(tmp_path / "both.npz", q=q, Q=q, K=k)
+    with pytest.raises(DataError, match="holds both 'q' and 'Q'"):
+        user.load_points(user.reference(tmp_path / "both.npz"))
 
 
 def test_gram_on_user_queries_and_keys(files, tmp_path: Path) -> None:

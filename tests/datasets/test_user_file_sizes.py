@@ -1,7 +1,7 @@
-"""User files are checked before they are read (rfbench.datasets.filesize) and every unusable
-one is exit 2 with one line naming the file: small files that declare huge arrays (an ``.npz``
-member, an ``.npy`` header, parquet metadata, a long CSV) against the budget, under ``ulimit -v``
-(tests/capped.py); and files that are not numbers a run can use."""
+"""User files are checked before they are read (rfbench.compute.datasets.filesize) and every
+unusable one is exit 2 with one line naming the file: small files that declare huge arrays (an
+``.npz`` member, an ``.npy`` header, parquet metadata, a long CSV) against the budget, under
+``ulimit -v`` (tests/capped.py); and files that are not numbers a run can use."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.datasets.filesize import declared
-from rfbench.results import load_provenance
+from rfbench.compute.datasets.filesize import declared
+from rfbench.compute.results import load_provenance
 
 
 def _npy_header(shape: tuple[int, ...], descr: str = "<f8") -> bytes:

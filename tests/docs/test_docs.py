@@ -88,8 +88,8 @@ def test_no_citations_outside_the_repository(path: Path):
 
 
 def test_parameter_tables_are_generated_from_the_models():
-    from rfbench.experiments import list_experiments
-    from rfbench.paramdocs import COMMAND, PAGE, render
+    from rfbench.cli.paramdocs import COMMAND, PAGE, render
+    from rfbench.compute.experiments import list_experiments
 
     text = PAGE.read_text(encoding="utf-8")
     for exp in list_experiments():

@@ -35,10 +35,10 @@ def test_every_block_compiles_and_its_imports_exist(page: str) -> None:
 
 
 def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path: Path) -> None:
-    from rfbench.features import registry
-    from rfbench.plots import FIGURES
-    from rfbench.results import load_results
-    from rfbench.runner import run
+    from rfbench.compute.features import registry
+    from rfbench.compute.results import load_results
+    from rfbench.compute.runner import run
+    from rfbench.present.plots import FIGURES
 
     names = {"antithetic": None, "class Bias(": None, "demo-bias": None}
     for code in _blocks("extending.md"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rfbench.experiments import list_experiments
+from rfbench.compute.experiments import list_experiments
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,14 +28,16 @@ def architecture_layout() -> str:
 
 
 def packages() -> list[str]:
-    """rfbench's package folders, as ``rfbench/<name>/``."""
-    return sorted(f"rfbench/{p.parent.name}/" for p in (ROOT / "rfbench").glob("*/__init__.py"))
+    """rfbench's package folders, as ``rfbench/<name>/`` and, inside the layer folders,
+    ``rfbench/<layer>/<name>/``."""
+    found = [*(ROOT / "rfbench").glob("*/__init__.py"), *(ROOT / "rfbench").glob("*/*/__init__.py")]
+    return sorted(f"{p.parent.relative_to(ROOT).as_posix()}/" for p in found)
 
 
 def test_readme_layout_lists_the_registered_experiments() -> None:
     layout = readme_layout()
-    entry = re.search(r"^rfbench/experiments/ .*?:(.*?)(?=^\S)", layout, re.S | re.M)
-    assert entry, "the Layout's rfbench/experiments/ line names no experiments"
+    entry = re.search(r"^rfbench/compute/experiments/ .*?:(.*?)(?=^\S)", layout, re.S | re.M)
+    assert entry, "the Layout's rfbench/compute/experiments/ line names no experiments"
     listed = [name.strip() for name in entry[1].split(",")]
     built_in = sorted(e.name for e in list_experiments() if e.__module__.startswith("rfbench."))
     assert sorted(listed) == built_in

@@ -15,8 +15,8 @@ import tiny_bert
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments.attention import swap
-from rfbench.results import load_results
+from rfbench.compute.experiments.attention import swap
+from rfbench.compute.results import load_results
 
 SMALL = ("--layers", "0,1", "--tokens", 32, "--m", 4, "--draws", 2, "--estimators",
          "positive@iid", "--swap-m", 4, "--swap-sentences", 4, "--swap-trials", 1,
@@ -197,7 +197,7 @@ def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_rem
 
 
 def test_clamped_lengths_keep_one_asked_exactly() -> None:
-    from rfbench.experiments.attention.experiment import _clamped
+    from rfbench.compute.experiments.attention.experiment import _clamped
 
     assert _clamped([100000, 512, 128], 512) == {512: 512, 128: 128}
     assert _clamped([100000, 600], 512) == {512: 100000}

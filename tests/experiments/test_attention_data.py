@@ -11,7 +11,7 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.results import load_results
+from rfbench.compute.results import load_results
 
 RUN = ("--m", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial", "--quiet",
        "--no-plot")  # fmt: skip

@@ -10,11 +10,11 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench import models
 from rfbench.cli import app
-from rfbench.experiments import get_experiment
-from rfbench.results import load_results
-from rfbench.runner import run
+from rfbench.compute import models
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
 
 RUN = ("--backend", "serial", "--quiet")
 
@@ -124,8 +124,8 @@ def test_user_qkv_uniform_baseline_equals_an_independent_computation(tmp_path: P
 def test_a_deterministic_map_is_computed_once_for_every_draw(tmp_path: Path) -> None:
     """taylor2 is the same map in every draw: the job evaluates it once and repeats the metrics,
     which equal a one-draw evaluation (mean over the draws, standard error 0)."""
-    from rfbench.experiments.attention import metrics as am
-    from rfbench.features import registry
+    from rfbench.compute.experiments.attention import metrics as am
+    from rfbench.compute.features import registry
 
     arrays = qkv_file(tmp_path / "qkv.npz", 2)
     out = tmp_path / "out.parquet"
@@ -181,7 +181,7 @@ def test_missing_model_exits_2_naming_the_install_command(tmp_path: Path, monkey
 def test_figures_draw_from_the_quick_rows(quick) -> None:
     import matplotlib.pyplot as plt
 
-    from rfbench.plots import FIGURES, list_figures
+    from rfbench.present.plots import FIGURES, list_figures
 
     list_figures()
     for figure_id in ("beyond-attention", "beyond-attention-map"):

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rfbench.experiments.attention import metrics as am
-from rfbench.experiments.attention.experiment import _baseline_rows, _mean_se, _z
-from rfbench.experiments.attention.swap import random_feature_attention, uniform_attention
-from rfbench.features import registry
-from rfbench.models.bert import exact_attention
+from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.experiments.attention.experiment import _baseline_rows, _mean_se, _z
+from rfbench.compute.experiments.attention.swap import random_feature_attention, uniform_attention
+from rfbench.compute.features import registry
+from rfbench.compute.models.bert import exact_attention
 
 
 def head(t: int = 12, s: int = 12, d: int = 6, dv: int = 4, scale: float = 0.25, seed: int = 0):

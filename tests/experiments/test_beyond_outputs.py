@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.experiments import get_experiment
-from rfbench.plots import draw_all
-from rfbench.report.beyond import beyond_section
-from rfbench.results import load_results
-from rfbench.runner import run
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.present.plots import draw_all
+from rfbench.present.report.beyond import beyond_section
 
 FIGURES = ("beyond-precision", "beyond-precision-error", "beyond-cost")
 

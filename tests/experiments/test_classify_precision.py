@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from rfbench.cli.experiments import parse_value
-from rfbench.datasets import available
-from rfbench.experiments import ConfigError
-from rfbench.experiments.classify import kernel_regression as kr
-from rfbench.experiments.classify.data import default_sigma, prepared
-from rfbench.experiments.classify.experiment import Classify
-from rfbench.features import registry
+from rfbench.compute.datasets import available
+from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.classify import kernel_regression as kr
+from rfbench.compute.experiments.classify.data import default_sigma, prepared
+from rfbench.compute.experiments.classify.experiment import Classify
+from rfbench.compute.features import registry
 
 
 @pytest.fixture(autouse=True)

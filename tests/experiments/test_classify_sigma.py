@@ -6,17 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.svm import SVC
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments.classify import bandwidth
-from rfbench.experiments.classify.data import SIMRF_SIGMA, prepared
-from rfbench.experiments.classify.experiment import Classify
-from rfbench.kernels import log_kernel
-from rfbench.results import DERIVED_COLUMNS, PARAMETER_COLUMNS, STRING, load_results
-from rfbench.runner import run
+from rfbench.compute.experiments.classify import bandwidth
+from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, prepared
+from rfbench.compute.experiments.classify.experiment import Classify
+from rfbench.compute.kernels import log_kernel
+from rfbench.compute.results import DERIVED_COLUMNS, PARAMETER_COLUMNS, STRING, load_results
+from rfbench.compute.runner import run
+from rfbench.present.summaries.classify import summary as classify_summary
 
 FAST = {"estimators": ["positive@iid"], "m": [1], "trials": 2}
 
@@ -55,7 +57,7 @@ def test_a_builtin_set_without_published_sigma_runs_by_default(tmp_path: Path) -
     X = prepared("digits", "simrf", 42, True).train.X
     assert np.allclose(rows["sigma"], np.sqrt(2.0 / (X.shape[1] * X.var())), rtol=1e-12)
     assert set(rows["sigma_rule"]) == {bandwidth.GAMMA_SCALE}
-    assert Classify().summary(rows)["σ"].tolist() == [f"{rows['sigma'].iloc[0]:.3g} gamma-scale"]
+    assert classify_summary(rows)["σ"].tolist() == [f"{rows['sigma'].iloc[0]:.3g} gamma-scale"]
 
 
 def test_sigma_rule_says_where_each_sigma_came_from(tmp_path: Path) -> None:
@@ -63,6 +65,8 @@ def test_sigma_rule_says_where_each_sigma_came_from(tmp_path: Path) -> None:
     rule = rows.groupby("dataset")["sigma_rule"].unique().map(list).to_dict()
     assert rule == {"banknote": [bandwidth.PUBLISHED], "wine": [bandwidth.SEARCHED]}
     assert np.allclose(rows.query("dataset == 'banknote'")["sigma"], SIMRF_SIGMA["banknote"])
+    published = rows.groupby("dataset")["sigma_published"].unique().map(list).to_dict()
+    assert published["banknote"] == [SIMRF_SIGMA["banknote"]] and pd.isna(published["wine"][0])
     given = _run({"dataset": ["wine"], "sigma": [0.5]}, tmp_path / "b.parquet")
     assert set(given["sigma_rule"]) == {bandwidth.GIVEN}
     tuned = _run({"dataset": ["wine"], "protocol": "derf", "tune": True, "sigma": [0.3, 0.5],

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import get_experiment
-from rfbench.experiments.cost import model as cm
-from rfbench.experiments.cost.experiment import RMS, THEORY_RMS, errors
-from rfbench.experiments.cost.experiment import projection_crossover as cm_cross
-from rfbench.experiments.shared import make, random_directions
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.experiments.cost import model as cm
+from rfbench.compute.experiments.cost.experiment import RMS, THEORY_RMS, errors
+from rfbench.compute.experiments.shared import make, random_directions
+from rfbench.present.crossover import projection_crossover as cm_cross
 
 
 @pytest.mark.parametrize("draw", [0.0, 1e6, 1e9])
@@ -101,9 +101,9 @@ def test_a_coupling_without_a_cost_model_gets_a_skipped_row_not_a_guess() -> Non
     orthogonal blocks it is, and a coupling that gives no cost is skipped with the reason."""
     import numpy as np
 
-    from rfbench.experiments import get_experiment
-    from rfbench.experiments.cost import model as cm
-    from rfbench.features import registry
+    from rfbench.compute.experiments import get_experiment
+    from rfbench.compute.experiments.cost import model as cm
+    from rfbench.compute.features import registry
 
     d = 16
     orf, pnc = (registry.get(f"trig@{w}", m=d) for w in ("orf", "pnc"))
@@ -121,8 +121,8 @@ def test_fit_and_feature_costs_are_the_estimators_own(isolated_registry) -> None
     """The fit and per-point FLOPs come from the estimator (fit_flops, feature_overhead_flops):
     GERF 4Nd, the dense DERFs 4Nd² + 10d³ and 4d² per point, k-means for the cluster hybrid; a
     data-dependent component without a fit model is skipped with the reason, not costed as 0."""
-    from rfbench.features.components import Positive
-    from rfbench.features.registry import register_component
+    from rfbench.compute.features.components import Positive
+    from rfbench.compute.features.registry import register_component
 
     d, n = 8, 50
     gerf, sderf = make("gerf@iid", 16, 8), make("sderf@iid", 16, 8)

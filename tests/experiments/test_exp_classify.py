@@ -10,17 +10,18 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from rfbench.datasets import available
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.classify.data import prepared
-from rfbench.experiments.classify.experiment import Classify
-from rfbench.experiments.classify.kernel_regression import exact_accuracy, rf_accuracies
-from rfbench.experiments.classify.summary import paper_table
-from rfbench.features import registry
-from rfbench.kernels import gaussian_kernel
-from rfbench.results import load_results
-from rfbench.runner import run
-from rfbench.runner.config import read_config_file
+from rfbench.compute.datasets import available
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.classify.data import prepared
+from rfbench.compute.experiments.classify.experiment import Classify
+from rfbench.compute.experiments.classify.kernel_regression import exact_accuracy, rf_accuracies
+from rfbench.compute.features import registry
+from rfbench.compute.kernels import gaussian_kernel
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.compute.runner.config import read_config_file
+from rfbench.present.summaries.classify import paper_table
+from rfbench.present.summaries.classify import summary as classify_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -65,7 +66,7 @@ def test_quick_simrf_fig8(tmp_path: Path) -> None:
     # the exact kernel is the ceiling the random features tend to (SimRF Fig. 8)
     for name, sub in rf.groupby("dataset"):
         assert sub["value"].max() <= exact.loc[name, "value"] + 0.05
-    summary = Classify().summary(res)
+    summary = classify_summary(res)
     assert 1 <= len(summary) <= 15 and "exact" in summary.columns
 
 
@@ -86,7 +87,7 @@ def test_quick_derf_fig3(tmp_path: Path) -> None:
     # count_features: every method has M features, the [sin, cos] map M/2 projections
     trig = test[test["estimator"] == "trig@orf"]
     assert config["count_features"] and set(trig["m"]) == {m // 2 for m in config["m"]}
-    summary = Classify().summary(res)
+    summary = classify_summary(res)
     assert "sderf−gerf" in summary.columns and summary["dataset"].iloc[-1] == "mean"
 
 
@@ -130,7 +131,7 @@ def test_scorer_matches_brute_force(name: str, sigma: float) -> None:
 def test_exponent_floor_changes_no_accuracy(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """At σ = 200 most float64 exponents lie below the floor (where exp takes its slow path):
     flooring them at EXP_FLOOR gives the accuracies of the unfloored computation, draw by draw."""
-    from rfbench.experiments.classify import kernel_regression as kr
+    from rfbench.compute.experiments.classify import kernel_regression as kr
 
     data = prepared("wine", "simrf", 42, False)
     Xtr, Xq, yq = 200 * data.train.X, 200 * data.test.X, data.test.y

@@ -6,15 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.clusters.experiment import (
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.clusters.experiment import (
     PAPER_ESTIMATORS,
-    paper_s,
-    paper_table3,
     rfbench_mse,
     unit_theory_mse,
 )
-from rfbench.experiments.clusters.legacy_ortho import (
+from rfbench.compute.experiments.clusters.legacy_ortho import (
     SETTINGS,
     clustered_data,
     fit_paper_clusters,
@@ -22,8 +20,9 @@ from rfbench.experiments.clusters.legacy_ortho import (
     paper_clusters,
     replay_mse,
 )
-from rfbench.results import load_results
-from rfbench.runner import run
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.present.summaries.clusters import paper_s, paper_table3
 
 TABLE3 = paper_table3()
 

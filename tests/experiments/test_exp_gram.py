@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.gram.experiment import expand_estimators, make_inputs
-from rfbench.features import registry
-from rfbench.features.theory import coupled
-from rfbench.results import load_results
-from rfbench.runner import load_config, run
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.gram.experiment import expand_estimators, make_inputs
+from rfbench.compute.features import registry
+from rfbench.compute.features.theory import coupled
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import load_config, run
 
 #: every registered component (feature function) name
 COMPONENTS = {d.component for d in registry.list_estimators() if d.kind == "component"}

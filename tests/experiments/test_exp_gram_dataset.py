@@ -7,15 +7,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench.experiments import ConfigError
-from rfbench.experiments.gram.experiment import _tail_energy, dataset_points, lengthscale_rule
-from rfbench.kernels import kernel_matrix
-from rfbench.results import load_results
-from rfbench.runner import run
+from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.gram.experiment import (
+    _tail_energy,
+    dataset_points,
+    lengthscale_rule,
+)
+from rfbench.compute.kernels import kernel_matrix
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
 
 
 def test_dataset_points_are_a_seeded_z_scored_sample() -> None:
-    from rfbench.datasets import load
+    from rfbench.compute.datasets import load
 
     full = load("wine").X
     Z = dataset_points("wine", 50, seed=3)
@@ -71,7 +75,7 @@ def test_a_run_on_a_data_set_has_the_bound_and_the_closed_form(tmp_path: Path) -
 
 
 def test_dataset_inputs_need_a_data_set() -> None:
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     with pytest.raises(ConfigError, match="exactly when inputs = dataset"):
         get_experiment("gram").check_config({"inputs": "dataset"})

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.pointwise.experiment import estimator_points
-from rfbench.results import load_results
-from rfbench.runner import resolve_file, run
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.pointwise.experiment import estimator_points
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import resolve_file, run
+from rfbench.present.summaries.pointwise import summary as pointwise_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FILES = {
@@ -66,8 +67,10 @@ def test_quick_profile_schema_and_ranges(quick, figure):
         assert curve["theta"].nunique() == config["angles"]
         assert POINT_METRICS | {"neg_fraction"} <= set(curve["metric"])
         counts = curve.groupby("theta")["metric"].count()
-        # 10 metrics, + 2 with a closed form, + 2 samples_needed* where the criterion applies
-        assert counts.nunique() == 1 and counts.iloc[0] in (10, 12, 14)
+        # 10 metrics, + 2 with a closed form, + 2 samples_needed* where the criterion applies,
+        # + the exact negative fraction where one exists (trig@iid)
+        exact_negatives = int(curve["estimator"].iloc[0] == "trig@iid")
+        assert counts.nunique() == 1 and counts.iloc[0] - exact_negatives in (10, 12, 14)
     wide = per_theta.pivot_table(index=[*CURVE, "theta"], columns="metric", values="value")
     assert (wide["true"] > 0).all() and (wide["rel_rmse"] >= 0).all()
     assert ((wide["neg_fraction"] >= 0) & (wide["neg_fraction"] <= 1)).all()
@@ -174,7 +177,7 @@ def test_unbiased_means(reference):
 
 
 def test_summary_angular_hybrid_has_smallest_theoretical_max(reference):
-    table = get_experiment("pointwise").summary(reference)
+    table = pointwise_summary(reference)
     assert len(table) == len(reference.groupby(CURVE, dropna=False))
     for r in (1.0, 1.5):  # the HRF claim, in theory: the angular hybrids have the smallest max
         at_r = table[table["r"] == r]
@@ -251,3 +254,22 @@ def test_estimator_points_flop_matching_and_variants():
 def test_bad_config_is_a_config_error(params):
     with pytest.raises(ConfigError):
         get_experiment("pointwise").check_config(params)
+
+
+def test_trig_rows_carry_the_exact_negative_fraction(quick) -> None:
+    """``theory_neg_fraction`` (the closed form CSE Fig. 4's dashed line draws) sits beside the
+    measured ``neg_fraction`` of trig@iid, equal to the theory module's value at each angle, and
+    the measured fraction agrees with it within its binomial standard error."""
+    from rfbench.compute.features.theory.negatives import trig_negative_probability
+
+    _, rows = quick["cse-fig4"]
+    trig = rows[rows["estimator"] == "trig@iid"]
+    exact = trig[trig["metric"] == "theory_neg_fraction"].sort_values("theta")
+    seen = trig[trig["metric"] == "neg_fraction"].sort_values("theta")
+    assert len(exact) == len(seen) > 0
+    m, r = int(exact["m"].iloc[0]), float(exact["r"].iloc[0])
+    np.testing.assert_allclose(exact["value"], trig_negative_probability(exact["theta"], m, r))
+    p, n = exact["value"].to_numpy(float), seen["n_trials"].to_numpy(float)
+    z = (seen["value"].to_numpy(float) - p).sum() / np.sqrt((p * (1 - p) / n).sum())
+    assert abs(z) < 4
+    assert rows.loc[rows["estimator"] != "trig@iid", "metric"].ne("theory_neg_fraction").all()

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.experiments import ConfigError, JobSpec, get_experiment
-from rfbench.experiments.qmc.experiment import pair_points, paper_column, paper_table1
-from rfbench.results import load_results
-from rfbench.runner import run
+from rfbench.compute.experiments import ConfigError, JobSpec, get_experiment
+from rfbench.compute.experiments.qmc.experiment import pair_points
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.present.summaries.qmc import paper_column, paper_table1
+from rfbench.present.summaries.qmc import summary as qmc_summary
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def test_quick_profile_end_to_end(tmp_path, data_env):
         assert part["m"].iloc[0] == (64 if hybrid else 512)
         assert (part["n"].iloc[0] == 8) if hybrid else part["n"].isna().all()
     assert "trig@iid" in set(df.loc[df["metric"] == "theory_mse", "estimator"])
-    summary = exp.summary(df)
+    summary = qmc_summary(df)
     assert len(summary) == len(config["datasets"]) * len(config["estimators"])
     assert set(summary["paper column"]) >= {"HRF-ort", "HRF-iid", "ORF-reg", "ORF-Had", "Halton-R"}
 
@@ -102,7 +104,7 @@ def test_bad_config(override, key):
 
 def test_pair_estimates_equal_the_gram_diagonal():
     """The row-paired feature maps give the diagonal of est.estimate for the same draws."""
-    from rfbench.experiments.qmc.experiment import _estimator, pair_estimates
+    from rfbench.compute.experiments.qmc.experiment import _estimator, pair_estimates
 
     X, Y = pair_points("wine", 1.0, "rows", 30, 0)
     for name, m, n in [("angular-hybrid@orf", 16, 4), ("hyperbolic@sorf", 64, None)]:

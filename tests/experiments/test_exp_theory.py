@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.features import registry
-from rfbench.features.theory import coupled
-from rfbench.results import load_results
-from rfbench.runner import load_config, run
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.features import registry
+from rfbench.compute.features.theory import coupled
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import load_config, run
+from rfbench.present.summaries.theory import summary as theory_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FIGURES = {"hrf-fig1": "hrf/fig1", "simrf-fig4": "simrf/fig4", "simrf-fig5": "simrf/fig5",
@@ -123,7 +124,7 @@ def test_simrf_fig4_conformities(results) -> None:
 
 def test_summary_and_bad_configs(results) -> None:
     exp = get_experiment("theory")
-    top = exp.summary(pd.concat([results[f] for f in FIGURES], ignore_index=True))
+    top = theory_summary(pd.concat([results[f] for f in FIGURES], ignore_index=True))
     assert 0 < len(top) <= 15
     small = top[(top["estimator"] == "positive@simrf") & (top["at"] == "v = 0")]
     assert small["value"].iloc[0] == pytest.approx(0.0078, abs=1e-4)

@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench.datasets.errors import DataUnavailable
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.experiments.variance import experiment as variance_module
-from rfbench.experiments.variance.experiment import Variance
-from rfbench.results import load_results
-from rfbench.runner import run
-from rfbench.runner.config import read_config_file
+from rfbench.compute.datasets.errors import DataUnavailable
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.variance import experiment as variance_module
+from rfbench.compute.experiments.variance.experiment import Variance
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.compute.runner.config import read_config_file
+from rfbench.present.summaries.variance import summary as variance_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "derf"
 #: DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2 sanity anchors (mean over 5 set pairs of
@@ -90,7 +91,7 @@ def test_headline_gaps(quick) -> None:
     gap = table["gerf"] - table["sderf"]
     assert gap.loc[("heterogen", 1.0)] > 5.0
     assert abs(gap.loc[("sphere", 1.0)]) < 0.05
-    summary = Variance().summary(quick)
+    summary = variance_summary(quick)
     assert 1 <= len(summary) <= 15 and "paper" in summary.columns
 
 

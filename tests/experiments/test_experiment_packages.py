@@ -1,39 +1,32 @@
-"""One package per experiment, and no experiment imports another (shared helpers live in
-rfbench/experiments/{base,chunks,metrics,params,shared}.py)."""
+"""One package per experiment (shared helpers live in
+rfbench/compute/experiments/{base,chunks,metrics,params,shared}.py); that no experiment imports
+another is an import contract in pyproject.toml."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
-import rfbench.experiments
+import rfbench.compute.experiments
 
-ROOT = Path(rfbench.experiments.__file__).parent
+ROOT = Path(rfbench.compute.experiments.__file__).parent
 SHARED = {"base", "chunks", "metrics", "params", "shared"}
 
 
-def test_every_experiment_is_a_package_and_imports_only_its_own_and_the_shared_modules() -> None:
+def test_every_experiment_is_a_package_named_in_the_independence_contract() -> None:
+    """No loose modules beside the shared ones; every package is one of the modules of the import
+    contract "no experiment imports another" (pyproject.toml, checked by lint-imports in
+    ``make test``), so a new experiment is held to it too."""
     packages = sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file())
     assert len(packages) >= 10
     loose = sorted(p.stem for p in ROOT.glob("*.py") if p.stem not in SHARED | {"__init__"})
     assert not loose, f"modules outside an experiment package: {loose}"
-    for package in packages:
-        for path in (ROOT / package).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.ImportFrom) and node.module:
-                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-                elif isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                else:
-                    continue
-                for name in names if isinstance(node, ast.Import) else names[1:]:
-                    parts = name.split(".")
-                    if parts[:2] != ["rfbench", "experiments"] or len(parts) < 3:
-                        continue
-                    other = parts[2] in packages and parts[2] != package
-                    assert not other and (parts[2] in SHARED | {package} or len(parts) == 3), (
-                        f"{path.relative_to(ROOT)} imports {name}"
-                    )
+    pyproject = tomllib.loads((ROOT.parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = pyproject["tool"]["importlinter"]["contracts"]
+    (independent,) = [c for c in contracts if c["type"] == "independence"]
+    named = sorted(m.rsplit(".", 1)[-1] for m in independent["modules"])
+    assert named == packages
 
 
 # ---------------------------------------------------------------- no dispatch on estimator names
@@ -41,11 +34,12 @@ def test_every_experiment_is_a_package_and_imports_only_its_own_and_the_shared_m
 # What an experiment needs to know about an estimator is asked of the estimator (its capabilities,
 # docs/extending.md#capabilities) or of ``registry.describe(name)``, never read off its name: a
 # plugin estimator must work (or be skipped with a reason) without an experiment knowing it. So no
-# module under rfbench/experiments holds a registered component, coupling, hybrid or alias name as
-# a string (``"trig"``, ``"iid"``, ``"positive@orf"``, the f-string piece ``"positive@"``) outside
-# docstrings and the parameter declarations — an experiment's ``params.py`` model (outside its
-# validator functions) and the ``defaults``/``profiles``/``help`` attributes: the papers' estimators
-# are data there — and none tests an estimator's class (``isinstance(est, ComponentEstimator)``).
+# module under rfbench/compute/experiments holds a registered component, coupling, hybrid or alias
+# name as a string (``"trig"``, ``"iid"``, ``"positive@orf"``, the f-string piece ``"positive@"``)
+# outside docstrings and the parameter declarations — an experiment's ``params.py`` model (outside
+# its validator functions) and the ``defaults``/``profiles``/``help`` attributes: the papers'
+# estimators are data there — and none tests an estimator's class (``isinstance(est,
+# ComponentEstimator)``).
 
 #: module -> {name literal: why it is data, not dispatch}. These replay a paper's own closed list
 #: (its figure's estimators, the released code's methods, the paper's table columns); shrink it,
@@ -63,9 +57,6 @@ PAPER_DATA: dict[str, dict[str, str]] = {
         ],
         "the SimRF authors' released script's four methods and its split protocol 'simrf'",
     ),  # fmt: skip
-    "classify/summary.py": dict.fromkeys(
-        ["gerf", "sderf"], "DERF Fig. 3's SDERF − GERF gap column of the summary table"
-    ),
     "clusters/experiment.py": dict.fromkeys(
         ["cluster-hybrid", "positive@iid", "trig@iid", "iid"],
         "HRF Table 3's three estimators and their closed forms (the hybrid's blocks are SM⁺)",
@@ -74,17 +65,13 @@ PAPER_DATA: dict[str, dict[str, str]] = {
         ["cluster-hybrid", "positive@iid", "trig@iid"],
         "replay of the HRF notebook's three projection streams",
     ),
-    "qmc/experiment.py": dict.fromkeys(
-        ["orf", "orf-fast", "sorf", "halton", "angular-hybrid", "iid"],
-        "HRF Table 1's column labels of its estimators",
-    ),
     "theory/experiment.py": dict.fromkeys(
-        ["iid", "orf", "simrf", "simrf-plus", "positive@", "positive@iid"],
+        ["iid", "orf", "simrf", "simrf-plus", "positive@"],
         "SimRF Figs. 4-6: closed-form curves of positive features per coupling",
     ),
     "variance/experiment.py": dict.fromkeys(
-        ["gerf", "aderf", "sderf", "@iid"],
-        "DERF Figs. 1-2: the paper's mechanisms of the closed-form variance (iid) and its claims",
+        ["@iid"],
+        "DERF Figs. 1-2: the paper's mechanisms of the closed-form variance (iid)",
     ),
     "variance/derf_mc.py": dict.fromkeys(
         ["trig", "trig@iid", "@iid"],
@@ -96,8 +83,8 @@ DECLARATIONS = {"defaults", "profiles", "help"}
 
 def _registered() -> tuple[set[str], set[str]]:
     """(heads: components, hybrids and aliases; couplings), from the registry itself."""
-    from rfbench.features import registry
-    from rfbench.names import split_name
+    from rfbench.compute.features import registry
+    from rfbench.compute.names import split_name
 
     heads = {split_name(n)[0] for n in registry.estimator_names()}
     return heads, set(registry.weights_samplers())
@@ -152,15 +139,17 @@ def name_literals(source: str, declarations: bool = False) -> list[tuple[int, st
 
 def class_tests(source: str) -> list[tuple[int, str]]:
     """(line, class) of every ``isinstance``/``issubclass`` against an estimator, component or
-    coupling class imported from rfbench.features (dispatch on what an estimator *is*)."""
+    coupling class imported from rfbench.compute.features (dispatch on what an estimator *is*)."""
     import importlib
 
-    from rfbench.features.base import Component, Estimator, WeightsSampler
+    from rfbench.compute.features.base import Component, Estimator, WeightsSampler
 
     tree = ast.parse(source)
     imported: dict[str, type] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rfbench.features"):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "rfbench.compute.features"
+        ):
             module = importlib.import_module(node.module)
             for alias in node.names:
                 obj = getattr(module, alias.name, None)
@@ -199,11 +188,12 @@ def test_no_experiment_dispatches_on_estimator_names_or_classes() -> None:
 
 
 def test_the_name_dispatch_check_catches_the_old_precision_maps() -> None:
-    """The shape of rfbench/experiments/precision/maps.py before the capability (name lists and
+    """The shape of rfbench/compute/experiments/precision/maps.py before the capability (name lists
+    and
     class tests), in miniature: both checks must flag it."""
     old = '''
-from rfbench.features.estimator import ComponentEstimator
-from rfbench.features.hybrid import AngularHybrid
+from rfbench.compute.features.estimator import ComponentEstimator
+from rfbench.compute.features.hybrid import AngularHybrid
 
 SIMPLE = ("trig", "positive", "hyperbolic")
 DERF = ("gerf", "aderf", "sderf", "saderf")

@@ -1,4 +1,4 @@
-"""Parameters declared once (rfbench.experiments.params): each experiment's model is the one
+"""Parameters declared once (rfbench.compute.experiments.params): each experiment's model is the one
 declaration its defaults, help, validation and CLI options come from, and a bad value is one
 line naming the key, the value and what is expected."""
 
@@ -11,8 +11,8 @@ import pickle
 import pytest
 from pydantic import BaseModel
 
-from rfbench.experiments import ConfigError, Experiment, ResolvedConfig, list_experiments
-from rfbench.experiments.params import ExperimentParams, describe, model_from_defaults
+from rfbench.compute.experiments import ConfigError, Experiment, ResolvedConfig, list_experiments
+from rfbench.compute.experiments.params import ExperimentParams, describe, model_from_defaults
 
 BUILT_IN = [e for e in list_experiments() if type(e).__module__.startswith("rfbench.")]
 
@@ -66,7 +66,7 @@ def test_lists_of_distinct_defaults_reject_repeats_and_others_allow_them() -> No
     ],
 )  # fmt: skip
 def test_a_bad_value_is_one_line_naming_key_value_and_expectation(name, params, message) -> None:
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     with pytest.raises(ConfigError) as info:
         get_experiment(name).resolve_config(params)
@@ -75,7 +75,7 @@ def test_a_bad_value_is_one_line_naming_key_value_and_expectation(name, params, 
 
 
 def test_values_are_typed_as_toml_writes_them() -> None:
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     config = get_experiment("pointwise").resolve_config({"r": 2, "m": 64, "sigma": 3})
     assert config["r"] == [2.0] and isinstance(config["r"][0], float)  # a scalar is a list of one
@@ -119,7 +119,7 @@ def test_params_or_defaults_not_both() -> None:
 
 
 def test_a_resolved_config_is_read_only_and_passes_unvalidated(monkeypatch) -> None:
-    from rfbench.experiments import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     exp = get_experiment("theory")
     config = exp.resolve_config({}, "quick")

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from rfbench.experiments import get_experiment
-from rfbench.experiments.precision import maps as pm
-from rfbench.experiments.precision.experiment import rotated_pairs
-from rfbench.experiments.shared import make
-from rfbench.features import registry
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.experiments.precision import maps as pm
+from rfbench.compute.experiments.precision.experiment import rotated_pairs
+from rfbench.compute.experiments.shared import make
+from rfbench.compute.features import registry
 
 ESTIMATORS = [
     "trig@iid",

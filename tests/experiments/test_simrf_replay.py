@@ -1,8 +1,8 @@
-"""The released-code replay (rfbench.experiments.classify.simrf_replay) against an independent
-re-statement of the SimRF authors' released kernel-regression trial (github.com/isaac-reid/
-simplex_random_features): numpy's global legacy state, scipy's ``ortho_group`` drawing from it, one
-method after the other, features per block; plus the simplex, SimRF+ and HD-product properties and
-the classify hook end to end."""
+"""The released-code replay (rfbench.compute.experiments.classify.simrf_replay) against an
+independent re-statement of the SimRF authors' released kernel-regression trial
+(github.com/isaac-reid/ simplex_random_features): numpy's global legacy state, scipy's
+``ortho_group`` drawing from it, one method after the other, features per block; plus the simplex,
+SimRF+ and HD-product properties and the classify hook end to end."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import pytest
 from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
-from rfbench.datasets import available
-from rfbench.experiments import ConfigError
-from rfbench.experiments.classify.data import default_sigma, prepared
-from rfbench.experiments.classify.experiment import Classify
-from rfbench.experiments.classify.simrf_replay import (
+from rfbench.compute.datasets import available
+from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.classify.data import default_sigma, prepared
+from rfbench.compute.experiments.classify.experiment import Classify
+from rfbench.compute.experiments.classify.simrf_replay import (
     METHODS,
     hd_rotation,
     plus_directions,
@@ -25,9 +25,9 @@ from rfbench.experiments.classify.simrf_replay import (
     replay,
     trial_projections,
 )
-from rfbench.results import load_results
-from rfbench.runner import run
-from rfbench.runner.config import read_config_file
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.compute.runner.config import read_config_file
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "simrf" / "table2-released.toml"
 

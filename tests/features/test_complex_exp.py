@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry, theory
-from rfbench.features.complex_exp import (
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.complex_exp import (
     ComplexExp,
     complex_diagonal_A,
     real_diagonal_A,

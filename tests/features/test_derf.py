@@ -8,9 +8,9 @@ import pytest
 from scipy.linalg import expm, sqrtm
 from scipy.optimize import minimize_scalar
 
-from rfbench.features import registry, theory
-from rfbench.features.components import Positive
-from rfbench.features.derf import (
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.components import Positive
+from rfbench.compute.features.derf import (
     MECHANISMS,
     a_star,
     aderf_params,
@@ -22,8 +22,8 @@ from rfbench.features.derf import (
     saderf_params,
     sderf_params,
 )
-from rfbench.features.theory.basic import positive_mse, trig_mse
-from rfbench.features.theory.derf import (
+from rfbench.compute.features.theory.basic import positive_mse, trig_mse
+from rfbench.compute.features.theory.derf import (
     FittedParamsRequired,
     derf_form,
     derf_mse,
@@ -32,8 +32,8 @@ from rfbench.features.theory.derf import (
     mechanism_form,
     shifted_log_variance,
 )
-from rfbench.features.weights.mc import IID
-from rfbench.kernels import kernel_matrix
+from rfbench.compute.features.weights.mc import IID
+from rfbench.compute.kernels import kernel_matrix
 
 FITS = {"gerf": fit_gerf, "aderf": fit_aderf, "sderf": fit_sderf, "saderf": fit_saderf}
 

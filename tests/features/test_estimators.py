@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry, theory
-from rfbench.features.validation import check_pair
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.validation import check_pair
 
 NAMES = registry.estimator_names()
 

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from rfbench.features.weights import hadamard
-from rfbench.features.weights.hadamard import (
+from rfbench.compute.features.weights import hadamard
+from rfbench.compute.features.weights.hadamard import (
     StructuredProjections,
     fwht,
     fwht_numpy,
     simplex_apply,
 )
-from rfbench.features.weights.mc import simplex_directions
-from rfbench.features.weights.structured import SORF, FastFood, FastORF, FastSimRF
+from rfbench.compute.features.weights.mc import simplex_directions
+from rfbench.compute.features.weights.structured import SORF, FastFood, FastORF, FastSimRF
 
 SAMPLERS = [SORF, FastORF, FastSimRF, FastFood]
 #: (d, m): powers of two and padded dimensions, one block, several blocks, truncated blocks

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry, theory
-from rfbench.features.base import Draw
-from rfbench.features.registry import list_estimators
-from rfbench.features.theory import equal_norm_pair
-from rfbench.features.theory import hybrid as th
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.base import Draw
+from rfbench.compute.features.registry import list_estimators
+from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.theory import hybrid as th
 
 X = np.array([[0.5, -0.2, 0.3], [0.1, 0.6, -0.2], [-0.4, 0.1, 0.2]])
 Y = np.array([[-0.3, 0.2, 0.5], [0.2, 0.1, 0.1]])

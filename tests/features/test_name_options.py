@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.errors import UserError
-from rfbench.features import registry
-from rfbench.features.options import split_outside_brackets
-from rfbench.features.theory import equal_norm_pair
+from rfbench.compute.errors import UserError
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.options import split_outside_brackets
+from rfbench.compute.features.theory import equal_norm_pair
 
 
 def _same_estimates(a, b, d: int = 4) -> None:
@@ -45,8 +45,8 @@ def test_the_name_names_the_estimator_and_drops_its_closed_form() -> None:
     d = registry.describe("trig@simrf-plus(passes=3)")
     assert d.target == "trig@simrf-plus(passes=3)" and d.weights == "simrf-plus"
     assert "weights_passes" not in d.options and "weights_code_compat" in d.options
-    assert registry.describe("gaussian-hybrid@iid").theory
-    assert not registry.describe("gaussian-hybrid(sigma=0.5)@iid").theory
+    assert theory.has_theory(registry.describe("gaussian-hybrid@iid").theory_name)
+    assert registry.describe("gaussian-hybrid(sigma=0.5)@iid").theory_name is None
     assert registry.describe("angular-hybrid(variant=shared-all)").variants == ("shared-all",)
     alias = registry.describe("nystrom-kmeans(iters=3)")  # the alias's fixed option stays
     assert alias.target == "nystrom(landmarks=kmeans, iters=3)"
@@ -100,7 +100,7 @@ def test_lists_split_outside_parentheses() -> None:
 
 def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
     from rfbench.cli import cli
-    from rfbench.results import load_results
+    from rfbench.compute.results import load_results
 
     out = tmp_path / "pw.parquet"
     args = ["pointwise", "--estimators", "trig@simrf-plus(passes=3), trig@simrf-plus"]
@@ -116,7 +116,7 @@ def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
 
 def test_a_config_file_sets_options_by_name(tmp_path, capsys) -> None:
     from rfbench.cli import cli
-    from rfbench.results import load_results
+    from rfbench.compute.results import load_results
 
     config = tmp_path / "opt.toml"
     config.write_text(

@@ -1,4 +1,5 @@
-"""Φ⁻¹ by array operations (rfbench.features.weights.ndtri): Cephes ndtri, as scipy.special.ndtri.
+"""Φ⁻¹ by array operations (rfbench.compute.features.weights.ndtri): Cephes ndtri, as
+scipy.special.ndtri.
 
 The central branch must equal scipy's bit for bit (same operations in the same order); the tails
 may differ by numpy's log against the C library's (an ulp), so they are held to 2e-15 relative of
@@ -14,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import special
 
-from rfbench.features.weights import ndtri as nd
-from rfbench.features.weights.ndtri import ndtri_inplace
+from rfbench.compute.features.weights import ndtri as nd
+from rfbench.compute.features.weights.ndtri import ndtri_inplace
 
 E2 = float(np.exp(-2.0))
 

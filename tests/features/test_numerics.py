@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry
-from rfbench.features.base import EstimateRangeError
-from rfbench.features.theory import equal_norm_pair
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import EstimateRangeError
+from rfbench.compute.features.theory import equal_norm_pair
 
 NAMES = [
     f"{c}@orf" for c in ("trig", "positive", "hyperbolic", "gerf", "aderf", "sderf", "saderf")

@@ -9,9 +9,9 @@ import pytest
 from sklearn.cluster import KMeans
 from sklearn.kernel_approximation import Nystroem
 
-from rfbench.features import registry
-from rfbench.features.nystrom import kmeans_landmarks
-from rfbench.kernels import kernel_matrix
+from rfbench.compute.features import registry
+from rfbench.compute.features.nystrom import kmeans_landmarks
+from rfbench.compute.kernels import kernel_matrix
 
 
 def _data(seed: int = 0, n: int = 12, d: int = 5) -> np.ndarray:

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from rfbench.features import registry
-from rfbench.features.theory import coupled, pnc
-from rfbench.features.weights.pnc import paired_norms
-from rfbench.kernels import kernel_matrix
+from rfbench.compute.features import registry
+from rfbench.compute.features.theory import coupled, pnc
+from rfbench.compute.features.weights.pnc import paired_norms
+from rfbench.compute.kernels import kernel_matrix
 
 
 def _norms(W: np.ndarray) -> np.ndarray:
@@ -155,7 +155,7 @@ def test_small_distance_ratio_is_one_minus_c_over_three(d, c_d):
 
 
 def test_no_closed_form_for_a_smoothed_copula():
-    from rfbench.features import theory
+    from rfbench.compute.features import theory
 
     est = registry.get("trig@pnc", m=6, weights_rho=-0.99)
     with pytest.raises(NotImplementedError):

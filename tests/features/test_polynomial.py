@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from rfbench.features import registry, theory
-from rfbench.features.polynomial import taylor2_features
-from rfbench.features.theory.polynomial import maclaurin_second_moment, taylor2_residual
-from rfbench.kernels import kernel_matrix
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.polynomial import taylor2_features
+from rfbench.compute.features.theory.polynomial import maclaurin_second_moment, taylor2_residual
+from rfbench.compute.kernels import kernel_matrix
 
 
 def test_taylor2_features_have_the_documented_width_and_inner_product():

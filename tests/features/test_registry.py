@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import rfbench.features
-from rfbench import plugins
-from rfbench.features import registry
-from rfbench.names import family_of, split_name, weights_of
+import rfbench.compute.features
+from rfbench.compute import plugins
+from rfbench.compute.features import registry, theory
+from rfbench.compute.names import family_of, split_name, weights_of
 
 COMPONENT_MODULE = '''
-from rfbench.features.components import Positive
-from rfbench.features.registry import register_component
+from rfbench.compute.features.components import Positive
+from rfbench.compute.features.registry import register_component
 
 
 @register_component
@@ -31,8 +31,8 @@ class {cls}(Positive):
 
 def test_every_module_of_the_package_is_imported() -> None:
     registry.estimator_names()
-    root = Path(rfbench.features.__file__).parent
-    for info in pkgutil.walk_packages([str(root)], "rfbench.features."):
+    root = Path(rfbench.compute.features.__file__).parent
+    for info in pkgutil.walk_packages([str(root)], "rfbench.compute.features."):
         if "theory" not in info.name and not info.name.rsplit(".", 1)[-1].startswith("_"):
             assert info.name in sys.modules, info.name
 
@@ -114,7 +114,8 @@ def test_describe_a_component() -> None:
     )
     assert d.features_per_projection == 2 and not d.hybrid and not d.data_dependent
     assert dict(d.options) == {"weights_passes": 5, "weights_code_compat": False}
-    assert not d.theory and registry.describe("trig@simrf").theory  # no closed form for SimRF+
+    assert not theory.has_theory(d.theory_name)  # no closed form for SimRF+
+    assert theory.has_theory(registry.describe("trig@simrf").theory_name)
     assert "softmax" in d.kernels and d.paper
     assert registry.describe("aderf@iid").data_dependent
     assert registry.describe("aderf@iid").options["ridge"] is None
@@ -130,7 +131,7 @@ def test_describe_hybrids_and_aliases() -> None:
         None,
     )
     assert a.bipolar and a.default_n == 8 and a.unbiased and "shared-all" in a.variants
-    assert registry.describe("angular-hybrid@iid").theory
+    assert theory.has_theory(registry.describe("angular-hybrid@iid").theory_name)
     g = registry.describe("gaussian-hybrid@orf")
     assert {"sigma", "radius", "normalized", "variant"} <= set(g.options)
     assert "shared-all" not in g.variants
@@ -141,7 +142,8 @@ def test_describe_hybrids_and_aliases() -> None:
         "shared-all",
         ("shared-all",),
     )
-    assert not cse.unbiased and not cse.theory and cse.default_n is None
+    assert not cse.unbiased and cse.default_n is None
+    assert not theory.has_theory(cse.theory_name or "")
     assert "variant" not in cse.options  # fixed by the alias
     c = registry.describe("cluster-hybrid")
     assert c.hybrid and not c.bipolar and c.data_dependent and "clusters" in c.options
@@ -185,7 +187,7 @@ def test_name_helpers() -> None:
 
 
 def test_positive_int_helpers() -> None:
-    from rfbench.checks import all_positive_ints, is_positive_int, positive_int
+    from rfbench.compute.checks import all_positive_ints, is_positive_int, positive_int
 
     assert all(is_positive_int(v) for v in (1, 3, 3.0, np.int64(2), np.float64(4.0)))
     bad = (0, -1, 2.5, True, np.bool_(True), float("nan"), float("inf"), "3", None)
@@ -199,7 +201,7 @@ def test_positive_int_helpers() -> None:
 
 
 def test_paper_names() -> None:
-    from rfbench.names import PAPER_NAMES, paper_name
+    from rfbench.present.paper_names import PAPER_NAMES, paper_name
 
     assert paper_name("simrf-plus", "simrf") == "SimRFs+" and paper_name("x@y", "simrf") == "x@y"
     assert list(PAPER_NAMES["derf"])[:3] == ["trig", "trig-sincos", "positive"]  # legend order
@@ -207,7 +209,7 @@ def test_paper_names() -> None:
 
 
 EXPERIMENT_MODULE = '''
-from rfbench.experiments import Experiment, register_experiment
+from rfbench.compute.experiments import Experiment, register_experiment
 
 
 @register_experiment
@@ -227,7 +229,7 @@ class Tiny(Experiment):
 
 
 def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
-    import rfbench.experiments as experiments
+    import rfbench.compute.experiments as experiments
 
     (isolated_registry / "rfb_test_exp.py").write_text(EXPERIMENT_MODULE)
     ep = EntryPoint("tiny", "rfb_test_exp", plugins.ENTRY_POINT_GROUP)

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.experiments import get_experiment
-from rfbench.experiments.pointwise.importance import importance_mse
-from rfbench.features import registry, theory
-from rfbench.features.theory import equal_norm_pair, moments, resolution
-from rfbench.features.weights.mc import simplex_directions
-from rfbench.kernels import log_kernel
-from rfbench.results import load_results, make_provenance, write_results
-from rfbench.runner import run
+from rfbench.compute.experiments.pointwise.importance import importance_mse
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.theory import equal_norm_pair, moments, resolution
+from rfbench.compute.features.weights.mc import simplex_directions
+from rfbench.compute.kernels import log_kernel
+from rfbench.compute.results import load_results, make_provenance, write_results
+from rfbench.compute.runner import run
+from rfbench.present.summaries.pointwise import summary as pointwise_summary
 
 
 def _pair(r: float, theta: float, d: int):
@@ -162,7 +162,7 @@ def test_headline_table_ranks_by_closed_form_and_marks_sm_plus_plus(tmp_path):
     and FAVOR+'s empirical max is marked unresolved; rows carry `resolved`."""
     df = _pointwise(tmp_path, "head", r=[1.5], angles=9, samples=500)
     assert df["resolved"].dtype == "boolean" and df["resolved"].notna().all()
-    table = get_experiment("pointwise").summary(df).set_index("estimator")
+    table = pointwise_summary(df).set_index("estimator")
     assert table.loc["angular-hybrid@iid", "rank"] < table.loc["hyperbolic@iid", "rank"]
     assert not table.loc["hyperbolic@iid", "resolved"]
     assert table.loc["trig@iid", "resolved"]

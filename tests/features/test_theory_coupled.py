@@ -9,12 +9,12 @@ import pytest
 from scipy import stats
 from scipy.special import gammaln, hyp1f1
 
-from rfbench.features import registry, theory
-from rfbench.features.theory import basic
-from rfbench.features.theory import conformity as F
-from rfbench.features.theory import coupled as C
-from rfbench.features.weights.mc import simplex_directions, simplex_plus_directions
-from rfbench.kernels import kernel_matrix, sq_norms
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.theory import basic
+from rfbench.compute.features.theory import conformity as F
+from rfbench.compute.features.theory import coupled as C
+from rfbench.compute.features.weights.mc import simplex_directions, simplex_plus_directions
+from rfbench.compute.kernels import kernel_matrix, sq_norms
 
 
 def assert_printed(value: float, printed: str) -> None:

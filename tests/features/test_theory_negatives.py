@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.features import registry
-from rfbench.features.theory import equal_norm_pair
-from rfbench.features.theory.negatives import cos_char, trig_negative_probability
+from rfbench.compute.features import registry
+from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.theory.negatives import cos_char, trig_negative_probability
 
 
 @pytest.mark.parametrize(("theta", "m"), [(7 * np.pi / 8, 16), (np.pi, 32)])

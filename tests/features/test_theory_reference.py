@@ -4,7 +4,7 @@ Sources: HRF Fig. 2, App. G; docs/experiments.md#hrf-fig2 (pointwise table), HRF
 docs/methods.md#hrf-erratum-6 (Eq. 47 corrected), HRF Thm 3.1; docs/methods.md#hrf-sharing-variants
 (Thm 3.1 I/II, Thm 3.5); CSE Lemma 3.4, Thm 3.5; docs/methods.md#hrf-max-error (bounds, limits,
 ratios), CSE Sec. 3; docs/methods.md#cse (reference table), docs/methods.md#cse-bias (variant S
-bias). No randomness here: every number comes from rfbench.features.theory.
+bias). No randomness here: every number comes from rfbench.compute.features.theory.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from rfbench.features import registry, theory
-from rfbench.features.theory import equal_norm_pair
-from rfbench.features.theory import hybrid as th
-from rfbench.features.theory.basic import positive_mse, trig_mse
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.theory import hybrid as th
+from rfbench.compute.features.theory.basic import positive_mse, trig_mse
 
 PI = np.pi
 

@@ -3,7 +3,7 @@ map's by ½ e^{‖x‖²+‖y‖²} per feature (a factor-2 error in either mome
 
 import numpy as np
 
-from rfbench.features import registry
+from rfbench.compute.features import registry
 
 
 def _one_feature_estimates(x: np.ndarray, y: np.ndarray, draws: int) -> np.ndarray:

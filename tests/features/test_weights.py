@@ -1,4 +1,4 @@
-"""Couplings of the projections ω (rfbench.features.weights): laws, geometry, shapes, seeds.
+"""Couplings of the projections ω (rfbench.compute.features.weights): laws, geometry, shapes, seeds.
 
 Statistical tolerances are 5 standard errors of the tested statistic, and KS tests use fixed
 seeds with p > 1e-3; each asserts (where it matters) that the tolerance is smaller than the
@@ -16,12 +16,12 @@ import pytest
 from scipy import special, stats
 from scipy.stats import qmc
 
-from rfbench.features import registry
-from rfbench.features.base import Draw, Projections
-from rfbench.features.registry import make_weights, weights_samplers
-from rfbench.features.weights import mc
-from rfbench.features.weights.qmc import korobov_generator, korobov_vector, riesz_directions
-from rfbench.features.weights.structured import (
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Draw, Projections
+from rfbench.compute.features.registry import make_weights, weights_samplers
+from rfbench.compute.features.weights import mc
+from rfbench.compute.features.weights.qmc import korobov_generator, korobov_vector, riesz_directions
+from rfbench.compute.features.weights.structured import (
     circulant_apply,
     hd_product,
     normalised_hadamard,
@@ -377,7 +377,7 @@ def test_sobol_scramble_keeps_the_net_of_the_bar_setting():
     with a + b ≤ 7 holds as many scrambled points as unscrambled ones, up to the box's label.
     A scramble that mixed lower digits into higher ones, or dropped L's diagonal, breaks this.
     Each draw has its own L: the image L g_q = x_{2^q} XOR x_0 differs between draws."""
-    from rfbench.features.weights.scrambling import sobol_points
+    from rfbench.compute.features.weights.scrambling import sobol_points
 
     d, m, K = 64, 128, 7
     t = sobol_points(np.random.default_rng(11), d, m, 4)
@@ -512,9 +512,9 @@ def test_sampled_sgq_entries_follow_the_three_point_rule():
 def test_sobol_draw_without_the_guard_is_the_guarded_draw(d, m, draws):
     """Sobol' points are (k + ½)·2^-52, inside the guard: skipping it changes no bit; nor does
     taking Φ⁻¹ block by block as the points are written (several blocks here)."""
-    from rfbench.features.weights.ndtri import ndtri_inplace
-    from rfbench.features.weights.qmc import _T_HIGH, _T_LOW
-    from rfbench.features.weights.scrambling import sobol_points
+    from rfbench.compute.features.weights.ndtri import ndtri_inplace
+    from rfbench.compute.features.weights.qmc import _T_HIGH, _T_LOW
+    from rfbench.compute.features.weights.scrambling import sobol_points
 
     got = make_weights("sobol").sample(np.random.default_rng(3), d, m, draws).W
     t = sobol_points(np.random.default_rng(3), d, m, draws)

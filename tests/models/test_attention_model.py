@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench import models
-from rfbench.models import texts
-from rfbench.models.bert import exact_attention
-from rfbench.runner.backends import single_blas_thread
+from rfbench.compute import models
+from rfbench.compute.models import texts
+from rfbench.compute.models.bert import exact_attention
+from rfbench.compute.runner.backends import single_blas_thread
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "attention" / "minilm_embeddings.json"
 # float32 encoder vs float64: unit-norm embeddings after 6 layers, |Δ| ~ 1e-7 per coordinate

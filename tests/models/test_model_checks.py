@@ -15,8 +15,8 @@ import tiny_bert
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench import models
 from rfbench.cli import app
+from rfbench.compute import models
 
 SMALL = ("--tokens", 32, "--m", 4, "--draws", 2, "--estimators", "positive@iid", "--swap-m", 4,
          "--swap-sentences", 3, "--swap-trials", 1, "--swap-tokens", 8)  # fmt: skip
@@ -217,7 +217,7 @@ def test_a_local_folder_named_like_the_default_model_is_that_folder(
     out = tmp_path / "out.parquet"
     res = invoke("attention", "--model", models.DEFAULT_MODEL, *SMALL, "--no-swap", "--out", out)
     assert res.exit_code == 0, res.output
-    from rfbench.results import load_results
+    from rfbench.compute.results import load_results
 
     rows = load_results(out)
     digest = models.model_digest(models.DEFAULT_MODEL)
@@ -232,7 +232,7 @@ def test_layers_default_to_the_models_own_and_are_checked_against_them(tmp_path:
     one_line_error(res, "layers", "0..1")
     res = invoke("attention", "--model", folder, *SMALL, "--no-swap", "--out", out)
     assert res.exit_code == 0, res.output
-    from rfbench.results import load_provenance, load_results
+    from rfbench.compute.results import load_provenance, load_results
 
     assert set(load_results(out)["layer"].dropna()) == {0, 1}
     assert load_provenance(out)["config"]["layers"] == [0, 1]  # the resolved config says what ran
@@ -258,7 +258,7 @@ def test_a_two_layer_copy_of_minilm_runs_without_layers(tmp_path: Path) -> None:
     res = invoke("attention", "--model", folder, *SMALL, "--no-swap", "--max-heads", 2,
                  "--out", out)  # fmt: skip
     assert res.exit_code == 0, res.output
-    from rfbench.results import load_provenance, load_results
+    from rfbench.compute.results import load_provenance, load_results
 
     assert set(load_results(out)["layer"].dropna()) == {0, 1}
     assert load_provenance(out)["config"]["layers"] == [0, 1]  # the resolved config says what ran

@@ -6,8 +6,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from rfbench import reference
-from rfbench.plots import list_figures
+from rfbench.present import reference
+from rfbench.present.plots import list_figures
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").rglob("*.toml"))
 

@@ -15,9 +15,9 @@ from figure_helpers import frame as _frame
 from matplotlib.collections import QuadMesh
 from matplotlib.image import AxesImage
 
-from rfbench.plots import FIGURES, draw_figure, list_figures
-from rfbench.plots.theory import MSE_FLOOR
-from rfbench.runner import load_config, run
+from rfbench.compute.runner import load_config, run
+from rfbench.present.plots import FIGURES, draw_figure, list_figures
+from rfbench.present.plots.theory import MSE_FLOOR
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = {

@@ -17,8 +17,8 @@ from figure_helpers import frame as _frame
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
-from rfbench.plots import FIGURES, draw_figure, list_figures
-from rfbench.runner import load_config, run
+from rfbench.compute.runner import load_config, run
+from rfbench.present.plots import FIGURES, draw_figure, list_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = {

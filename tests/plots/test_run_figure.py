@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.plots.choose import plot_data
-from rfbench.plots.generic import draw_result, render
-from rfbench.plots.palette import assign
-from rfbench.plots.series import LEVEL, MEASURED, THEORY
+from rfbench.present.plots.choose import plot_data
+from rfbench.present.plots.generic import draw_result, render
+from rfbench.present.plots.palette import assign
+from rfbench.present.plots.series import LEVEL, MEASURED, THEORY
 
 THETAS = np.linspace(0, np.pi, 5)
 
@@ -146,7 +146,7 @@ def test_attention_draws_output_error_over_layers_with_baselines() -> None:
 def test_user_pairs_are_points_with_no_warning_and_the_legend_inside(tmp_path: Path) -> None:
     """A --data run: x values are different pairs (their own norms), many of them; today 40
     series, a cut-off legend and ``UserWarning: Tight layout not applied``."""
-    from rfbench.results import make_provenance, write_results
+    from rfbench.compute.results import make_provenance, write_results
 
     rng = np.random.default_rng(1)
     records = []
@@ -181,7 +181,7 @@ def test_user_pairs_are_points_with_no_warning_and_the_legend_inside(tmp_path: P
 
 @pytest.mark.parametrize("x", [0.5, 2.0, 64])
 def test_numbers_in_titles(x: float) -> None:
-    from rfbench.plots.words import setting
+    from rfbench.present.plots.words import setting
 
     assert setting("r", x) == f"r = {x:g}"
     assert setting("theta", math.pi / 4) == "θ = 0.25π"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.report import Report, build_report
-from rfbench.report.render import render_markdown, render_tables
+from rfbench.present.report import Report, build_report
+from rfbench.present.report.render import render_markdown, render_tables
 
 COMMITTED = Path(__file__).resolve().parents[2] / "results"
 

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.holm import holm
-from rfbench.reference.loader import make_entry
-from rfbench.report.claims import evaluate_claim
-from rfbench.report.comparisons import equal_within
-from rfbench.report.rows import ResultSet
-from rfbench.report.verdicts import (
+from rfbench.present.holm import holm
+from rfbench.present.reference.loader import make_entry
+from rfbench.present.report.claims import evaluate_claim
+from rfbench.present.report.comparisons import equal_within
+from rfbench.present.report.rows import ResultSet
+from rfbench.present.report.verdicts import (
     CONSISTENT,
     DOES_NOT_HOLD,
     FAIL,

@@ -1,10 +1,10 @@
-"""Experiments and figures read the papers' numbers from rfbench.reference only.
+"""Experiments and figures read the papers' numbers from rfbench.present.reference only.
 
 The tables below used to be literals in experiments/clusters.py (HRF Table 3 and its s-lists),
-experiments/classify_summary.py (SimRF Tables 2-3, v̄), experiments/qmc.py (HRF Table 1) and
+present/summaries/classify.py (SimRF Tables 2-3, v̄), experiments/qmc.py (HRF Table 1) and
 plots/cse.py (CSE Fig. 4 negatives). Their readers must give exactly the former values: each
 table is pinned by the SHA-256 of its canonical JSON, computed from the former literals. A
-deliberate correction in rfbench/reference changes a digest: update it in the same commit.
+deliberate correction in rfbench/present/reference changes a digest: update it in the same commit.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import json
 
 import pytest
 
-from rfbench.experiments.classify.summary import paper_table, paper_v_mean
-from rfbench.experiments.clusters.experiment import PAPER_ESTIMATORS, paper_s, paper_table3
-from rfbench.experiments.qmc.experiment import paper_table1
-from rfbench.plots.cse import paper_negatives
+from rfbench.compute.experiments.clusters.experiment import PAPER_ESTIMATORS
+from rfbench.present.plots.cse import paper_negatives
+from rfbench.present.summaries.classify import paper_table, paper_v_mean
+from rfbench.present.summaries.clusters import paper_s, paper_table3
+from rfbench.present.summaries.qmc import paper_table1
 
 
 def _digest(table: dict) -> str:

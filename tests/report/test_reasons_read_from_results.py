@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfbench import reference
-from rfbench.reference import PLACEHOLDER, NumberEntry
-from rfbench.report.numbers import evaluate_number
-from rfbench.report.reasons import MissingValue, fill, value_of
-from rfbench.report.rows import ResultSet, load_folder
+from rfbench.present import reference
+from rfbench.present.reference import PLACEHOLDER, NumberEntry
+from rfbench.present.report.numbers import evaluate_number
+from rfbench.present.report.reasons import MissingValue, fill, value_of
+from rfbench.present.report.rows import ResultSet, load_folder
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 #: what an ``of`` value reads from the reference, not the results

@@ -1,4 +1,5 @@
-"""The papers' reference data (rfbench.reference): loading, validation, numbers vs the paper text.
+"""The papers' reference data (rfbench.present.reference): loading, validation, numbers vs the paper
+text.
 
 The spot checks re-read whole tables from the paper texts (RFBENCH_SEEDS, else ../shared/seeds
 beside the checkout) with their own regular expressions and compare them, in reading order, to the
@@ -17,8 +18,8 @@ from pathlib import Path
 import pytest
 from scipy.special import gammaln
 
-from rfbench import reference
-from rfbench.reference import ClaimEntry, ErratumEntry, NumberEntry, ReferenceDataError
+from rfbench.present import reference
+from rfbench.present.reference import ClaimEntry, ErratumEntry, NumberEntry, ReferenceDataError
 
 SEEDS = Path(os.environ.get("RFBENCH_SEEDS", Path(__file__).resolve().parents[3] / "shared/seeds"))
 LOCATION = re.compile(
@@ -331,7 +332,7 @@ def _estimators(node) -> set[str]:
 
 
 def test_estimator_names_are_registry_names(entries) -> None:
-    from rfbench.features import registry
+    from rfbench.compute.features import registry
 
     used = set().union(*(_estimators(getattr(e, "match", {})) for e in entries))
     used |= set().union(*(_estimators(e.check) for e in entries if isinstance(e, ClaimEntry)))

@@ -1,7 +1,9 @@
-"""rfbench.report: verdicts of published numbers and claims on synthetic and on quick results.
+"""rfbench.present.report: verdicts of published numbers and claims on synthetic and on quick
+results.
 
-Synthetic rows are written with rfbench.results.write_results, so the report reads them exactly
-as it reads a real results folder. Each number verdict and each check kind is exercised on both
+Synthetic rows get the runner's columns and are written with
+rfbench.compute.results.write_results, so the report reads them exactly as it reads a real results
+folder. Each number verdict and each check kind is exercised on both
 sides of its threshold, with the expected z computed here from the documented formula.
 """
 
@@ -17,14 +19,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import reference
-from rfbench.experiments import list_experiments
-from rfbench.report import CLAIM_VERDICTS, NUMBER_VERDICTS, write_report
-from rfbench.report.claims import evaluate_claim
-from rfbench.report.frames import aggregate, derive
-from rfbench.report.numbers import evaluate_number
-from rfbench.report.rows import load_folder
-from rfbench.results import REQUIRED_COLUMNS, make_provenance, write_results
+from rfbench.compute.experiments import list_experiments
+from rfbench.compute.results import REQUIRED_COLUMNS, make_provenance, write_results
+from rfbench.compute.runner.columns import with_run_columns
+from rfbench.present import reference
+from rfbench.present.report import CLAIM_VERDICTS, NUMBER_VERDICTS, write_report
+from rfbench.present.report.claims import evaluate_claim
+from rfbench.present.report.frames import aggregate, derive
+from rfbench.present.report.numbers import evaluate_number
+from rfbench.present.report.rows import load_folder
 
 list_experiments()  # registers the experiments' metric names (needed to write their rows)
 
@@ -44,9 +47,9 @@ def write(folder: Path, rows: list[dict[str, Any]]) -> Path:
     df = pd.DataFrame(rows)
     for (exp, fig), part in df.groupby(["experiment", "figure"], sort=True):
         empty = [c for c in part.columns if c not in REQUIRED_COLUMNS and part[c].isna().all()]
-        part = part.drop(columns=empty)
+        part = with_run_columns(part.drop(columns=empty).reset_index(drop=True), exp, fig)
         prov = make_provenance(config={"name": fig}, seed=0, command_line="test")
-        write_results(part.reset_index(drop=True), folder / exp / f"{fig}.parquet", prov)
+        write_results(part, folder / exp / f"{fig}.parquet", prov)
     return folder
 
 
@@ -407,7 +410,7 @@ def test_cli_report(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_report_on_quick_results(tmp_path: Path) -> None:
     """Two real quick runs: every reference entry gets a verdict; theory claims hold."""
-    from rfbench.runner import load_config, run
+    from rfbench.compute.runner import load_config, run
 
     root = Path(__file__).resolve().parents[2] / "configs"
     for name in ("hrf/fig2.toml", "cse/fig4.toml"):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.report.beyond_attention import attention_part, nystrom_part
+from rfbench.present.report.beyond_attention import attention_part, nystrom_part
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.reference.loader import ReferenceDataError, make_entry
-from rfbench.report.claims import evaluate_claim
-from rfbench.report.rows import ResultSet
-from rfbench.report.verdicts import (
+from rfbench.present.reference.loader import ReferenceDataError, make_entry
+from rfbench.present.report.claims import evaluate_claim
+from rfbench.present.report.rows import ResultSet
+from rfbench.present.report.verdicts import (
     CONSISTENT,
     DOES_NOT_HOLD,
     HOLDS,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rfbench.report.numbers import family_wise
-from rfbench.report.render import TABLES_FILE
-from rfbench.report.verdicts import DIFFERS
+from rfbench.present.report.numbers import family_wise
+from rfbench.present.report.render import TABLES_FILE
+from rfbench.present.report.verdicts import DIFFERS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -45,7 +45,7 @@ def test_the_family_wise_correction_decides_each_row(committed_report) -> None: 
 
 
 def test_findings_give_each_claim_the_verdict_word_of_its_row(committed_report) -> None:  # type: ignore[no-untyped-def]
-    from rfbench.report.findings import findings
+    from rfbench.present.report.findings import findings
 
     text = "\n".join(findings(committed_report))
     verdicts = {r.entry.id: r.verdict for r in committed_report.claims}

@@ -16,7 +16,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 @pytest.mark.slow
 @pytest.mark.skipif(not RESULTS.is_dir(), reason="committed results absent")
 def test_a_bug_in_a_check_is_exit_1_not_a_verdict(tmp_path: Path, monkeypatch) -> None:
-    from rfbench.report import kinds
+    from rfbench.present.report import kinds
 
     def broken(ctx):
         return 1 / 0
@@ -31,8 +31,8 @@ def test_a_bug_in_a_check_is_exit_1_not_a_verdict(tmp_path: Path, monkeypatch) -
 
 
 def test_a_check_is_parsed_once_into_a_typed_object() -> None:
-    from rfbench import reference
-    from rfbench.reference.loader import Check, ReferenceDataError, make_entry
+    from rfbench.present import reference
+    from rfbench.present.reference.loader import Check, ReferenceDataError, make_entry
 
     claims = [e for e in reference.load() if isinstance(e, reference.ClaimEntry)]
     assert claims and all(isinstance(c.check, Check) for c in claims)

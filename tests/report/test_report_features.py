@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rfbench.report.rows import with_features
-from rfbench.results import load_results
+from rfbench.compute.results import load_results
+from rfbench.compute.runner.columns import feature_counts
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 FIG3 = RESULTS / "classify" / "derf-fig3.parquet"
@@ -20,8 +20,8 @@ FIG3 = RESULTS / "classify" / "derf-fig3.parquet"
 
 def test_feature_count_is_m_times_the_width() -> None:
     rows = pd.DataFrame({"estimator": ["trig@orf", "positive@orf", "exact"], "m": [8, 16, None]})
-    assert with_features(rows)["features"].tolist()[:2] == [16, 16]
-    assert with_features(rows)["features"].isna().tolist() == [False, False, True]
+    assert feature_counts(rows).tolist()[:2] == [16, 16]
+    assert feature_counts(rows).isna().tolist() == [False, False, True]
 
 
 @pytest.mark.slow

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.report import build_report, write_report
-from rfbench.report.coverage import checked_figures, config_of
-from rfbench.report.render import _number_section, render_markdown
-from rfbench.report.verdicts import DIFFERS
-from rfbench.runner.skipped import record_skipped
+from rfbench.compute.skipped import record_skipped
+from rfbench.present.report import build_report, write_report
+from rfbench.present.report.coverage import checked_figures, config_of
+from rfbench.present.report.render import _number_section, render_markdown
+from rfbench.present.report.verdicts import DIFFERS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIG7 = ROOT / "results" / "gram" / "simrf-fig7.parquet"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rfbench import reference
-from rfbench.reference.loader import ReferenceDataError, make_entry
-from rfbench.report.verdicts import NOT_COMPARABLE
+from rfbench.present import reference
+from rfbench.present.reference.loader import ReferenceDataError, make_entry
+from rfbench.present.report.verdicts import NOT_COMPARABLE
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-import rfbench.experiments.qmc  # noqa: F401  (registers the metric mse_std)
-from rfbench import reference
-from rfbench.report import build_report
-from rfbench.report.reasons import fill_text
-from rfbench.report.render import render_markdown
-from rfbench.results import load_provenance, load_results, write_results
+import rfbench.compute.experiments.qmc  # noqa: F401  (registers the metric mse_std)
+from rfbench.compute.results import load_provenance, load_results, write_results
+from rfbench.present import reference
+from rfbench.present.report import build_report
+from rfbench.present.report.reasons import fill_text
+from rfbench.present.report.render import render_markdown
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 TABLE1 = RESULTS / "qmc" / "hrf-table1.parquet"

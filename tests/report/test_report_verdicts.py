@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.reference.loader import make_entry
-from rfbench.report.claims import evaluate_claim
-from rfbench.report.rows import ResultSet
-from rfbench.report.verdicts import (
+from rfbench.present.reference.loader import make_entry
+from rfbench.present.report.claims import evaluate_claim
+from rfbench.present.report.rows import ResultSet
+from rfbench.present.report.verdicts import (
     CONSISTENT,
     DIFFERS,
     DOES_NOT_HOLD,

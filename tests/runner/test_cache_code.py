@@ -19,15 +19,15 @@ import pytest
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.results import load_results
-from rfbench.runner import run
-from rfbench.runner.cache import cache_dir, cache_usage
-from rfbench.runner.digest import PACKAGE_DIR, check_workers, code_tag
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.compute.runner.cache import cache_dir, cache_usage
+from rfbench.compute.runner.digest import PACKAGE_DIR, check_workers, code_tag
 
 PROBE = """
 import os
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 
 
 @register_experiment
@@ -71,7 +71,7 @@ def _run_copy(src: Path, out: Path, calls: Path, *extra: str) -> tuple[np.ndarra
 def test_an_edited_copy_of_the_source_misses_the_cache(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(PACKAGE_DIR, src / "rfbench", ignore=shutil.ignore_patterns("__pycache__"))
-    probe = src / "rfbench" / "experiments" / "cache_probe.py"
+    probe = src / "rfbench" / "compute" / "experiments" / "cache_probe.py"
     probe.write_text(PROBE)
     out, calls = tmp_path / "res" / "probe.parquet", tmp_path / "calls.txt"
 
@@ -91,34 +91,21 @@ def test_an_edited_copy_of_the_source_misses_the_cache(tmp_path: Path) -> None:
     tags = sorted(p.name for p in cache_dir(out).iterdir())
     assert len(tags) == 2 and code_tag() not in tags  # one folder per code; the copy's differ
 
-    figure_code = src / "rfbench" / "plots" / "style.py"
-    figure_code.write_text(figure_code.read_text() + "\n# a new colour\n")
+    present = src / "rfbench" / "present"
+    for edited_file in (
+        "plots/style.py",
+        "paper_names.py",
+        "compare/compare.py",
+        "summaries/gram.py",
+    ):
+        # a colour, a legend label, rfbench compare, a terminal summary
+        path = present / edited_file
+        path.write_text(path.read_text() + "\n# an edit of the presentation\n")
+    (src / "rfbench" / "cli" / "show.py").write_text(
+        (src / "rfbench" / "cli" / "show.py").read_text() + "\n# a terminal table\n"
+    )
     again, n = _run_copy(src, out, calls)
-    assert n == 9 and np.array_equal(again, edited)  # a presentation edit recomputes nothing
-
-
-def test_computing_code_never_imports_the_presentation_layers() -> None:
-    """The cache key leaves PRESENTATION out; that is safe only while no computing module
-    imports one of them (statically: every import statement of every computing source)."""
-    import ast
-
-    from rfbench.runner.digest import PRESENTATION, computing_sources
-
-    layers = {name.removesuffix(".py") for name in PRESENTATION}
-    for path in computing_sources():
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = (
-                [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else []
-            )
-            for name in names:
-                parts = name.split(".")
-                assert not (parts[0] == "rfbench" and len(parts) > 1 and parts[1] in layers), (
-                    f"{path} imports {name}"
-                )
+    assert n == 9 and np.array_equal(again, edited)  # presentation edits recompute nothing
 
 
 @register_experiment

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.results import load_provenance, load_results
+from rfbench.compute.results import load_provenance, load_results
 
 pytestmark = pytest.mark.slow
 
 SLOW = """
 import time
 import pandas as pd
-from rfbench.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
 
 
 @register_experiment
@@ -125,8 +125,15 @@ def test_a_run_waiting_while_cache_clear_empties_the_folder_takes_the_new_lock(
     run then locks a new file in a new folder, with the marker that makes it rfbench's."""
     import threading
 
-    from rfbench.runner import locks
-    from rfbench.runner.cache import LOCK, MARKER, CacheInUse, clear_cache, hold, is_rfbench_cache
+    from rfbench.compute.runner import locks
+    from rfbench.compute.runner.cache import (
+        LOCK,
+        MARKER,
+        CacheInUse,
+        clear_cache,
+        hold,
+        is_rfbench_cache,
+    )
 
     root = tmp_path / ".rfbench-cache"
     with hold(root):

@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 
 from rfbench.cli import cli
-from rfbench.results import load_results
-from rfbench.runner import cache_dir
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import cache_dir
 
 DASK = Path(sys.executable).with_name("dask")
 TIMEOUT = 120.0  # seconds: generous, for a loaded machine; a healthy run takes a few seconds

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 SLEEPER = """
 import time
-from rfbench.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
 
 
 @register_experiment

@@ -1,5 +1,5 @@
 """Every experiment estimates its largest job's memory, and the budget honours ``ulimit -v`` and
-the cgroup limit (rfbench.memlimits, rfbench.runner.memory).
+the cgroup limit (rfbench.compute.memlimits, rfbench.compute.runner.memory).
 
 The oversized runs execute in a child process whose address space is capped (tests/capped.py):
 exit 2 with the refusal there proves nothing large was allocated.
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from capped import run_capped
 
-from rfbench import memlimits
-from rfbench.experiments import ConfigError, get_experiment
-from rfbench.runner import expand_grid
-from rfbench.runner.memory import check_memory
+from rfbench.compute import memlimits
+from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.runner import expand_grid
+from rfbench.compute.runner.memory import check_memory
 
 #: one oversized parameter per experiment (attention needs a model: tests/experiments)
 OVERSIZED = [

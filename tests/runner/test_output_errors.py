@@ -21,8 +21,8 @@ from counted_experiment import Counted  # noqa: F401 - registers preflight-count
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.runner.cache import CACHE_DIRNAME, cache_dir
-from rfbench.runner.digest import code_tag
+from rfbench.compute.runner.cache import CACHE_DIRNAME, cache_dir
+from rfbench.compute.runner.digest import code_tag
 
 
 def _run(out: Path, *extra: str):
@@ -102,7 +102,7 @@ def test_a_full_disk_while_drawing_the_figure_names_it(tmp_path: Path, monkeypat
     def full(path):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("rfbench.plots.generic.draw_result", full)
+    monkeypatch.setattr("rfbench.present.plots.generic.draw_result", full)
     out = tmp_path / "c.parquet"
     done = CliRunner().invoke(app, ["preflight-counted", "--out", str(out), "--backend", "serial",
                                     "--quiet"])  # fmt: skip

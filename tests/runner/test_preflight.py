@@ -16,7 +16,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.results import load_provenance
+from rfbench.compute.results import load_provenance
 
 
 def _configs(folder: Path, *names: str) -> Path:
@@ -78,7 +78,8 @@ def test_missing_data_is_named_before_an_output_clash(tmp_path: Path, monkeypatc
     empty = tmp_path / "no-data"
     empty.mkdir()
     monkeypatch.setenv("RFBENCH_DATA", str(empty))
-    monkeypatch.setattr("rfbench.datasets.cache.urls", lambda spec, base_url=None: ())  # offline
+    offline = lambda spec, base_url=None: ()  # noqa: E731
+    monkeypatch.setattr("rfbench.compute.datasets.cache.urls", offline)
     done = _invoke("classify", "--dataset", "abalone", "--out", str(out), "--no-plot")
     one_line_error(done, "data set 'abalone'", "rfbench data fetch abalone")
 
@@ -120,7 +121,7 @@ def test_cache_info_looks_where_runs_go(tmp_path: Path, monkeypatch) -> None:
 
 def test_the_mixed_profile_warning_is_one_short_line_per_profile(tmp_path: Path, capsys) -> None:
     from rfbench.cli.folders import NAMES_WIDTH, warn_mixed_profiles
-    from rfbench.runner import run
+    from rfbench.compute.runner import run
 
     res = tmp_path / "res"
     for profile in ("quick", "paper", None):

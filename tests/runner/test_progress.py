@@ -1,4 +1,5 @@
-"""In-job progress (rfbench.experiments.chunks): jobs report per chunk, backends carry it back.
+"""In-job progress (rfbench.compute.experiments.chunks): jobs report per chunk, backends carry it
+back.
 
 A fake experiment's job reports 10 sub-steps of 1/10; the progress recorder must see all of them,
 tagged with the job, from the serial and the processes backends; the results stay the same as
@@ -14,10 +15,10 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from rfbench.experiments import Experiment, JobSpec, register_experiment
-from rfbench.experiments.chunks import CHUNK_BYTES, advance, chunk_size, chunks, reporting
-from rfbench.runner.backends import run_processes, run_serial
-from rfbench.runner.progress import JobProgress
+from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.chunks import CHUNK_BYTES, advance, chunk_size, chunks, reporting
+from rfbench.compute.runner.backends import run_processes, run_serial
+from rfbench.compute.runner.progress import JobProgress
 
 STEPS = 10
 

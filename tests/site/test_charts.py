@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from rfbench.site.charts import chart_spec
+from rfbench.present.site.charts import chart_spec
 
 
 def _rows() -> pd.DataFrame:

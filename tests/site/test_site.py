@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from rfbench.site import build_site
+from rfbench.present.site import build_site
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 SAMPLE = ("pointwise/hrf-fig2.parquet", "classify/simrf-table3.parquet", "gram/simrf-fig7.parquet")
@@ -137,7 +137,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     estimator alias, kernel, data set name, config values, command line and the file name."""
     import pandas as pd
 
-    from rfbench.results import make_provenance, write_results
+    from rfbench.compute.results import make_provenance, write_results
 
     results = tmp_path_factory.mktemp("hostile")
     rows = pd.DataFrame({

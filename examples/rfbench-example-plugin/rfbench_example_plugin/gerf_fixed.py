@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.features.base import Component, Projections, Side
-from rfbench.features.dtype_maps import Parts, half_sq, project
-from rfbench.features.registry import register_component
-from rfbench.kernels import sq_norms
+from rfbench.compute.features.base import Component, Projections, Side
+from rfbench.compute.features.dtype_maps import Parts, half_sq, project
+from rfbench.compute.features.registry import register_component
+from rfbench.compute.kernels import sq_norms
 
 
 @register_component

@@ -1,0 +1,158 @@
+"""Where the attention experiment's heads come from: a pretrained model or the user's Q, K, V file.
+
+- Model: the first ``tokens`` tokens of the GPL-3 text through the model (rfbench.compute.models),
+every
+  layer's per-head scaled Q, K, V (cached per model and text sha256).
+- File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` (or ``Q``, ``K``, ``V``) shaped (heads,
+  tokens, d) or (tokens, d), scaled so that qᵀk is the attention logit (divide raw projections by
+  d^(1/4) each). They are one "layer" 0. Logits must be finite and no head's V all zero; V is
+  rescaled per head by a power of two (every output metric is relative, so exactly invariant).
+  Every problem is one :class:`~rfbench.compute.datasets.errors.DataError` line.
+"""
+
+from __future__ import annotations
+
+import functools
+import zipfile
+
+import numpy as np
+
+from rfbench.compute import models
+from rfbench.compute.datasets import user
+from rfbench.compute.datasets.errors import DataError
+from rfbench.compute.models import texts
+
+#: the text every model-derived head is computed on (rfbench.compute.models.texts)
+TEXT = "GPL-3"
+
+
+def _named(path: object, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """q, k, v by name in either case (``q`` or ``Q``; both at once is ambiguous)."""
+    out = {}
+    for name in ("q", "k", "v"):
+        found = user.either_case(path, arrays, name)
+        if found is None:
+            have = ", ".join(sorted(arrays)) or "none"
+            raise DataError(
+                f"data file {path}: array {name!r} is missing (need q, k, v or Q, K, V; has {have})"
+            )
+        out[name] = found
+    return out
+
+
+def _power_of_two_scale(x: np.ndarray) -> np.ndarray:
+    """x divided by the power of two nearest its largest magnitude (exact: the mantissas stay),
+    so that sums of squares neither overflow nor underflow; all-zero x is returned as it is."""
+    top = float(np.max(np.abs(x)))
+    if top == 0:
+        return x
+    return np.ldexp(x, -int(np.frexp(top)[1]))
+
+
+def _check_range(path: object, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Refuse heads whose logits overflow or whose output is 0; return v rescaled per head.
+
+    Every output metric is relative (‖Ô − O‖/‖O‖ with O = AV linear in V), so V is divided per
+    head by a power of two near its largest value: exact, and ×1e300 values become computable.
+    The logits qᵀk are not scale-free: they must be finite (Cauchy–Schwarz: max‖q‖·max‖k‖).
+    """
+    with np.errstate(over="ignore"):
+        qn = np.linalg.norm(q, axis=-1).max(axis=-1)
+        kn = np.linalg.norm(k, axis=-1).max(axis=-1)
+        bound = qn * kn
+    bad = np.flatnonzero(~np.isfinite(bound))
+    if bad.size:
+        h = int(bad[0])
+        raise DataError(
+            f"data file {path}: head {h}: q and k give logits qᵀk beyond float64 (max ‖q‖ = "
+            f"{qn[h]:.3g}, max ‖k‖ = {kn[h]:.3g}); scale them so that qᵀk is the attention logit"
+        )
+    zero = [h for h in range(v.shape[0]) if not np.any(v[h])]
+    if zero:
+        raise DataError(
+            f"data file {path}: array 'v' is all zero in head {zero[0]}: the output O = AV is 0 "
+            "and its relative errors are undefined"
+        )
+    return np.stack([_power_of_two_scale(v[h]) for h in range(v.shape[0])])
+
+
+def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    named = _named(path, arrays)
+    out = []
+    for name in ("q", "k", "v"):
+        x = named[name]
+        if x.dtype.kind not in "iuf":
+            raise DataError(f"data file {path}: array {name!r} is not numeric ({x.dtype})")
+        if x.ndim == 2:
+            x = x[None]
+        if x.ndim != 3 or min(x.shape) < 1:
+            raise DataError(
+                f"data file {path}: array {name!r} has shape {named[name].shape}; expected "
+                "(heads, tokens, d) or (tokens, d)"
+            )
+        if not np.isfinite(x).all():
+            raise DataError(f"data file {path}: array {name!r} has NaN or infinite values")
+        out.append(np.asarray(x, dtype=np.float64))
+    q, k, v = out
+    if not (q.shape[0] == k.shape[0] == v.shape[0]):
+        raise DataError(
+            f"data file {path}: q, k, v have {q.shape[0]}, {k.shape[0]}, {v.shape[0]} heads; "
+            "they must be equal"
+        )
+    if q.shape[2] != k.shape[2]:
+        raise DataError(f"data file {path}: q has d = {q.shape[2]} but k has d = {k.shape[2]}")
+    if k.shape[1] != v.shape[1]:
+        raise DataError(
+            f"data file {path}: k has {k.shape[1]} tokens but v has {v.shape[1]} (must be equal)"
+        )
+    return q, k, _check_range(path, q, k, v)
+
+
+@functools.lru_cache(maxsize=4)
+def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The user's heads from ``PATH[@SHA256PREFIX]`` of an .npz with q, k, v.
+
+    Returns
+    -------
+    q : ndarray, shape (heads, T, d)
+    k : ndarray, shape (heads, S, d)
+    v : ndarray, shape (heads, S, d_v)
+
+    Raises
+    ------
+    DataError
+        Missing file, changed content, not an .npz, missing or malformed arrays.
+    """
+    path, _, sha = user.parse(name)
+    if not path.is_file():
+        raise DataError(f"data file {path}: no such file")
+    if path.suffix.lower() != ".npz":
+        raise DataError(f"data file {path}: expected an .npz file with arrays q, k, v")
+    if sha and not user.sha256(path).startswith(sha):
+        raise DataError(f"data file {path}: its content changed since these results (sha256)")
+    try:
+        with np.load(path, allow_pickle=False) as loaded:
+            arrays = {key: np.asarray(loaded[key]) for key in loaded.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        why = " ".join(str(exc).split())[:100]
+        raise DataError(f"data file {path}: not a NumPy .npz file ({why})") from None
+    return _check(path, arrays)
+
+
+def heads(
+    model: str, data: str, tokens: int, layer: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K, V of every head of one layer: (heads, T, d) each (the file's heads for layer 0)."""
+    if data:
+        return load_qkv(data)
+    acts = models.activations(model, texts.text(TEXT), tokens)
+    return acts.q[layer], acts.k[layer], acts.v[layer]
+
+
+def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:
+    """(layers, heads, T, d) of the source (computes and caches the activations if needed)."""
+    if data:
+        q, _, _ = load_qkv(data)
+        return (1, *q.shape)
+    acts = models.activations(model, texts.text(TEXT), tokens)
+    return acts.q.shape

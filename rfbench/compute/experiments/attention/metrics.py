@@ -1,0 +1,329 @@
+"""Attention-level errors of random-feature estimators, and the baselines they are judged against.
+
+For one head with scaled queries Q (T, d), keys K (S, d) and values V (S, d_v), the exact
+attention is A = D⁻¹ exp(QKᵀ) with D = diag(exp(QKᵀ)1) and its output O = AV (Performer,
+Choromanski et al., 2021, Eq. 1-2; docs/experiments.md#attention). An estimator with feature maps
+φ, ψ of the softmax kernel exp(qᵀk) gives Â = φ(Q)ψ(K)ᵀ, D̂ = diag(Â1) and Ô = D̂⁻¹ÂV.
+
+Stabilisation: the features come in log space, φ(q_i) = e^{a_i} φ̃_i, ψ(k_j) = e^{b_j} ψ̃_j
+(rfbench.compute.features.base.Features). The query scale e^{a_i} cancels in row i of D̂⁻¹Â, and the
+key scales are used relative to their maximum, e^{b_j - max b}: so D̂⁻¹Â is computed exactly, with
+no overflow, whatever the size of qᵀk. The sign of the normaliser D̂_ii is that of its rescaled
+value. The exact attention uses the row maximum of the logits (a softmax).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rfbench.compute.features.base import Draw, Estimator
+
+
+def softmax_attention(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact row-normalised attention and its logarithm.
+
+    Parameters
+    ----------
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+
+    Returns
+    -------
+    A : ndarray, shape (T, S)
+        softmax(qkᵀ) per row.
+    log_A : ndarray, shape (T, S)
+    """
+    logits = q @ k.T
+    log_a = logits - logits.max(axis=1, keepdims=True)
+    log_a -= np.log(np.exp(log_a).sum(axis=1, keepdims=True))
+    return np.exp(log_a), log_a
+
+
+def _real_maps(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Real maps with Re(φψᵀ) = φ'ψ'ᵀ: [Re φ, Im φ] and [Re ψ, −Im ψ] for complex features."""
+    if not (np.iscomplexobj(phi) or np.iscomplexobj(psi)):
+        return phi, psi
+    return (
+        np.concatenate([phi.real, phi.imag], axis=-1),
+        np.concatenate([psi.real, -psi.imag], axis=-1),
+    )
+
+
+def key_weights(log_scale: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """e^{b_j − max b} per key (0 for masked keys), the key scales relative to the largest.
+
+    Parameters
+    ----------
+    log_scale : ndarray, shape (..., S)
+    mask : ndarray of bool, shape broadcastable to (..., S), optional
+
+    Returns
+    -------
+    ndarray, shape (..., S)
+    """
+    b = log_scale if mask is None else np.where(mask, log_scale, -np.inf)
+    top = np.max(b, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return np.exp(b - top)
+
+
+def estimated_attention(
+    est: Estimator, draw: Draw, q: np.ndarray, k: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """D̂⁻¹Â per draw, computed exactly in log space, and the sign-faithful normalisers.
+
+    Parameters
+    ----------
+    est : Estimator
+        A softmax-kernel estimator; ``draw`` comes from its ``sample``.
+    draw : Draw
+        ``draws`` realisations.
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+
+    Returns
+    -------
+    A_hat : ndarray, shape (draws, T, S)
+        Row-normalised estimate (non-finite in rows whose normaliser is 0).
+    normaliser : ndarray, shape (draws, T)
+        D̂_ii up to a positive factor per row (its sign and finiteness are those of D̂_ii).
+    """
+    fq = est.query_log_features(draw, q)
+    fk = est.key_log_features(draw, k)
+    phi, psi = _real_maps(fq.values, fk.values)
+    psi = psi * key_weights(fk.log_scale)[..., None]
+    raw = phi @ np.swapaxes(psi, -1, -2)
+    den = raw.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return raw / den[..., None], den
+
+
+@dataclass(frozen=True)
+class HeadTruth:
+    """The exact attention of one head and what every metric compares against.
+
+    Attributes
+    ----------
+    A, log_A : ndarray, shape (T, S)
+    out : ndarray, shape (T, d_v)
+        O = AV.
+    v : ndarray, shape (S, d_v)
+    """
+
+    A: np.ndarray
+    log_A: np.ndarray
+    out: np.ndarray
+    v: np.ndarray
+
+    @classmethod
+    def of(cls, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> HeadTruth:
+        """The truth of a head from q (T, d), k (S, d), v (S, d_v)."""
+        A, log_a = softmax_attention(q, k)
+        return cls(A, log_a, A @ v, v)
+
+    @property
+    def out_norms(self) -> tuple[float, float]:
+        """(‖O‖_F, ‖O‖₂)."""
+        return float(np.linalg.norm(self.out)), float(spectral_norm(self.out))
+
+
+def spectral_norm(x: np.ndarray) -> np.ndarray:
+    """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
+    matrix (xᵀx is only d_v × d_v: much cheaper than an SVD of the T × d_v matrix).
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., T, d_v)
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    gram = np.swapaxes(x, -1, -2) @ x
+    return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[..., -1], 0.0))
+
+
+def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray]:
+    """Relative Frobenius and spectral errors of outputs.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+    out_hat : ndarray, shape (draws, T, d_v)
+
+    Returns
+    -------
+    dict
+        ``out_rel_frob`` and ``out_rel_spec``, each (draws,); non-finite where ``out_hat`` is.
+    """
+    frob, spec = truth.out_norms
+    err = out_hat - truth.out
+    finite = np.isfinite(err).all(axis=(-2, -1))
+    safe = np.where(finite[:, None, None], err, 0.0)
+    spec_err = spectral_norm(safe) / spec
+    return {
+        "out_rel_frob": np.where(finite, np.linalg.norm(safe, axis=(-2, -1)) / frob, np.inf),
+        "out_rel_spec": np.where(finite, spec_err, np.inf),
+    }
+
+
+@dataclass(frozen=True)
+class HeadEstimate:
+    """One estimator's attention of one head, per draw.
+
+    Attributes
+    ----------
+    out : ndarray, shape (draws, T, d_v)
+        Ô = D̂⁻¹ÂV, computed in linear time as D̂⁻¹φ(Q)(ψ(K)ᵀV).
+    normaliser : ndarray, shape (draws, T)
+        D̂_ii up to a positive factor per row (sign and finiteness are those of D̂_ii).
+    rows : ndarray of int, shape (R,)
+        The query rows of ``matrix``.
+    matrix : ndarray, shape (draws, R, S)
+        Those rows of D̂⁻¹Â.
+    """
+
+    out: np.ndarray
+    normaliser: np.ndarray
+    rows: np.ndarray
+    matrix: np.ndarray
+
+
+def matrix_rows(t: int, limit: int) -> np.ndarray:
+    """``limit`` evenly spaced query rows of T (all rows if T ≤ limit): (R,) int."""
+    if t <= limit:
+        return np.arange(t)
+    return np.unique(np.linspace(0, t - 1, limit).round().astype(int))
+
+
+def estimate_head(
+    est: Estimator,
+    draw: Draw,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    rows: np.ndarray | None = None,
+) -> HeadEstimate:
+    """Ô, the normalisers and some rows of D̂⁻¹Â of one head (log-space exact, see module).
+
+    Parameters
+    ----------
+    est : Estimator
+    draw : Draw
+        ``draws`` realisations from ``est.sample``.
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    v : ndarray, shape (S, d_v)
+    rows : ndarray of int, shape (R,), optional
+        Query rows of the matrix D̂⁻¹Â to keep (default all): the quadratic part of the cost.
+
+    Returns
+    -------
+    HeadEstimate
+    """
+    fq = est.query_log_features(draw, q)
+    fk = est.key_log_features(draw, k)
+    phi, psi = _real_maps(fq.values, fk.values)
+    psi = psi * key_weights(fk.log_scale)[..., None]
+    den = phi @ psi.sum(axis=1)[..., None]  # (draws, T, 1)
+    num = phi @ (np.swapaxes(psi, -1, -2) @ v)
+    rows = np.arange(len(q)) if rows is None else rows
+    raw = phi[:, rows] @ np.swapaxes(psi, -1, -2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return HeadEstimate(num / den, den[..., 0], rows, raw / den[:, rows])
+
+
+def draw_metrics(truth: HeadTruth, estimate: HeadEstimate) -> dict[str, np.ndarray]:
+    """Every per-draw metric of one head.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+    estimate : HeadEstimate
+        From :func:`estimate_head`.
+
+    Returns
+    -------
+    dict of ndarray, each (draws,)
+        ``out_rel_frob``, ``out_rel_spec``: ‖Ô − O‖/‖O‖ (inf if some row of Ô is not finite);
+        ``attn_rel_frob``: ‖D̂⁻¹Â − A‖_F/‖A‖_F over the kept rows (inf likewise); ``attn_kl``:
+        mean over the kept rows of KL(A_i ‖ Â_i) where Â_i is a distribution with positive
+        entries (nan if no row is); ``kl_rows``: the fraction of such rows; ``bad_normaliser``:
+        the fraction of all rows with D̂_ii ≤ 0 or not finite.
+    """
+    metrics = output_errors(truth, estimate.out)
+    A, log_a = truth.A[estimate.rows], truth.log_A[estimate.rows]
+    A_hat, den = estimate.matrix, estimate.normaliser
+    err = A_hat - A
+    finite = np.isfinite(err).all(axis=(-2, -1))
+    frob = np.linalg.norm(np.where(finite[:, None, None], err, 0.0), axis=(-2, -1))
+    metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(A), np.inf)
+    bad = ~(np.isfinite(den) & (den > 0))
+    metrics["bad_normaliser"] = bad.mean(axis=-1)
+    valid = ~bad[:, estimate.rows] & np.all(A_hat > 0, axis=-1)  # (draws, R)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_hat = np.log(np.where(valid[..., None], A_hat, 1.0))
+    kl_rows = np.sum(A * (log_a - log_hat), axis=-1)  # (draws, R)
+    count = valid.sum(axis=-1)
+    with np.errstate(invalid="ignore"):
+        metrics["attn_kl"] = np.where(count > 0, np.sum(kl_rows * valid, axis=-1) / count, np.nan)
+    metrics["kl_rows"] = valid.mean(axis=-1)
+    return metrics
+
+
+def uniform_output(v: np.ndarray, t: int) -> np.ndarray:
+    """Uniform attention's output: every row the mean of the values, (t, d_v) from v (S, d_v)."""
+    return np.broadcast_to(v.mean(axis=0), (t, v.shape[1]))
+
+
+def best_rank(A: np.ndarray, ranks: list[int]) -> dict[int, np.ndarray]:
+    """The best rank-r approximations of A in Frobenius and spectral norm (Eckart–Young).
+
+    Parameters
+    ----------
+    A : ndarray, shape (T, S)
+    ranks : list of int
+
+    Returns
+    -------
+    dict
+        r -> A_r of shape (T, S) (A itself when r ≥ rank A).
+    """
+    u, s, vt = np.linalg.svd(A, full_matrices=False)
+    return {r: (u[:, :r] * s[:r]) @ vt[:r] for r in ranks}
+
+
+def head_statistics(q: np.ndarray, k: np.ndarray, truth: HeadTruth) -> dict[str, float]:
+    """Context for one head: exact attention entropy and Q/K statistics.
+
+    Parameters
+    ----------
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    truth : HeadTruth
+
+    Returns
+    -------
+    dict
+        ``attn_entropy`` (mean row entropy in nats; log S is uniform attention),
+        ``q_norm_q50``/``q_norm_q95``/``q_norm_max`` and the same for k, ``max_logit``
+        (max qᵀk), ``q_anisotropy``/``k_anisotropy`` (largest eigenvalue of the second-moment
+        matrix over its trace: 1/d for isotropic inputs, 1 for inputs on a line; left out for
+        all-zero inputs, where it is 0/0).
+    """
+    stats = {
+        "attn_entropy": float(-np.mean(np.sum(truth.A * truth.log_A, axis=1))),
+        "max_logit": float(np.max(q @ k.T)),
+    }
+    for name, x in (("q", q), ("k", k)):
+        norms = np.linalg.norm(x, axis=1)
+        stats[f"{name}_norm_q50"] = float(np.quantile(norms, 0.5))
+        stats[f"{name}_norm_q95"] = float(np.quantile(norms, 0.95))
+        stats[f"{name}_norm_max"] = float(norms.max())
+        if np.any(x):  # of all-zero x undefined (0/0): no row
+            scaled = np.ldexp(x, -int(np.frexp(np.max(np.abs(x)))[1]))  # exact, scale-free
+            eig = np.linalg.eigvalsh(scaled.T @ scaled)
+            stats[f"{name}_anisotropy"] = float(eig[-1] / eig.sum())
+    return stats

@@ -1,0 +1,74 @@
+"""The parameters of the attention experiment (docs/experiments.md#parameters-of-attention)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from rfbench.compute import models
+from rfbench.compute.experiments.params import ExperimentParams, Values
+
+#: estimators of the swap-in score and of the default grid (issue 21)
+ESTIMATORS = [
+    f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
+]
+
+
+class Params(ExperimentParams):
+    """A pretrained transformer's attention heads (or the user's) against the estimators."""
+
+    model: str = Field(
+        "",
+        description="a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
+        f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}); "
+        + ", ".join(f"{p.name} = {p.title} ({p.install})" for p in models.PACKAGED.values())
+        + "; a path of that name, if one exists, is the folder",
+    )
+    data: str = Field(
+        "",
+        description="your own heads: an .npz with q, k, v of shape (heads, tokens, d) or (tokens, "
+        "d), scaled so that qᵀk is the logit; replaces the model (one layer, 0)",
+    )
+    tokens: Values[Annotated[int, Field(ge=3)]] = Field(
+        [128, 512],
+        min_length=1,
+        description="sequence lengths (tokens of the GPL-3 text, special tokens included; "
+        "clamped to the model's positions)",
+    )
+    layers: Values[Annotated[int, Field(ge=0)]] = Field(
+        [], description="model layers to measure ([] = every layer of the model)"
+    )
+    max_heads: int = Field(0, ge=0, description="measure the first N heads of each layer (0 = all)")
+    estimators: Values[str] = Field(
+        ESTIMATORS, min_length=1, description="registry names (softmax kernel)"
+    )
+    m: Values[Annotated[int, Field(ge=1)]] = Field(
+        [16, 64, 256], min_length=1, description="numbers of random projections"
+    )
+    draws: int = Field(10, ge=2, description="independent feature draws per head and estimator")
+    significance: float = Field(
+        2.0, gt=0, description="z threshold of the one-sided test 'beats uniform attention'"
+    )
+    matrix_rows: int = Field(
+        128,
+        ge=1,
+        description="query rows (evenly spaced) of the matrix metrics attn_rel_frob and attn_kl; "
+        "outputs and normalisers always use all rows",
+    )
+    causal: bool = Field(
+        False,
+        description="causal attention: each query sees only the keys up to its own position "
+        "(the same heads, masked; feature maps as prefix sums)",
+    )
+    swap: bool = Field(True, description="also compute the swap-in embedding score")
+    swap_m: Values[Annotated[int, Field(ge=1)]] = Field(
+        [64], min_length=1, description="projections of the swap-in score"
+    )
+    swap_sentences: int = Field(
+        200, ge=3, description="sentences of the swap-in score (of 307 in the texts)"
+    )
+    swap_trials: int = Field(3, ge=1, description="independent draws (trials) of the swap-in score")
+    swap_tokens: int = Field(
+        64, ge=3, description="truncation of each sentence in the swap-in score"
+    )

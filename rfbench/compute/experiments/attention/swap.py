@@ -1,0 +1,208 @@
+"""The swap-in score: a pretrained encoder with every softmax attention replaced by an estimator.
+
+No training: per trial, each (layer, head) gets one fresh draw of the estimator's random features,
+shared by every sentence of the trial (a fixed random-feature model, as a Performer at inference;
+Choromanski et al., 2021, Sec. 3). Data-dependent estimators (GERF) fit their parameters to the
+batch's real queries and keys. The attention is computed in linear time, Ô = D̂⁻¹ φ(Q)(ψ(K)ᵀV),
+with the key scales of rfbench.compute.experiments.attention.metrics.key_weights (exact; padding
+keys weigh 0). The encoder runs in float32 (rfbench.compute.models.bert.Bert). Scores per trial:
+
+- ``swap_cosine``: mean over sentences of cos(e_swap, e_exact) of the normalised embeddings;
+- ``swap_spearman``: Spearman correlation between the pairwise cosine similarities (upper
+  triangle) of the swapped and of the exact embeddings;
+- ``swap_nonfinite``: the fraction of sentences whose swapped embedding is not finite (they are
+  left out of both scores; a trial with fewer than 3 finite sentences scores nan, and a score
+  with no finite trial has no row).
+
+Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
+(every output the mean of the values over the sentence's tokens): the baseline. Under
+``--causal`` every attention is masked, the exact reference's too: the estimator's as prefix sums
+(rfbench.compute.experiments.attention.causal), uniform attention as the running mean.
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from rfbench.compute import models
+from rfbench.compute.experiments import JobSpec
+from rfbench.compute.experiments.attention import causal_rows
+from rfbench.compute.experiments.attention.causal import prefix_attention
+from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator
+from rfbench.compute.models import texts
+from rfbench.compute.models.bert import AttentionFn
+
+
+def uniform_attention(
+    layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+) -> np.ndarray:
+    """Uniform attention: every output row the mean of the unmasked values.
+
+    Parameters
+    ----------
+    layer : int
+        Unused (the AttentionFn signature).
+    q, k, v : ndarray, shape (B, heads, T, d_head)
+    mask : ndarray of bool, shape (B, T)
+
+    Returns
+    -------
+    ndarray, shape (B, heads, T, d_head)
+    """
+    w = mask[:, None, :, None].astype(v.dtype)
+    mean = (v * w).sum(axis=2, keepdims=True) / w.sum(axis=2, keepdims=True)
+    return np.broadcast_to(mean, v.shape).copy()
+
+
+def random_feature_attention(est: Estimator, seed: int, causal: bool = False) -> AttentionFn:
+    """An attention function using ``est``'s features, D̂⁻¹φ(Q)(ψ(K)ᵀV) in linear time.
+
+    The draw of (layer, head) comes from a generator seeded by (seed, layer, head), so every
+    batch of sentences of one trial sees the same projections.
+
+    Parameters
+    ----------
+    est : Estimator
+        A softmax-kernel estimator.
+    seed : int
+        The trial's seed.
+    causal : bool
+        Causal attention as prefix sums (rfbench.compute.experiments.attention.causal).
+
+    Returns
+    -------
+    AttentionFn
+        ``(layer, q, k, v, mask) -> out``, q, k, v and out of shape (B, heads, T, d_head), mask
+        (B, T) bool.
+    """
+
+    def attend(
+        layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+    ) -> np.ndarray:
+        b, heads, t, d = q.shape
+        out = np.empty_like(v)
+        for h in range(heads):
+            qh = q[:, h].reshape(-1, d).astype(np.float64)
+            kh = k[:, h].reshape(-1, d).astype(np.float64)
+            flat = mask.reshape(-1)
+            gen = np.random.default_rng([seed, layer, h])
+            draw = est.sample(gen, d=d, draws=1, fit=(qh[flat], kh[flat]))
+            fq = est.query_log_features(draw, qh)
+            fk = est.key_log_features(draw, kh)
+            phi, psi = _real_maps(fq.values[0], fk.values[0])
+            phi, psi = phi.reshape(b, t, -1), psi.reshape(b, t, -1)
+            if causal:  # the same draw, as prefix sums over the keys each token sees
+                scales = np.where(mask, fk.log_scale[0].reshape(b, t), -np.inf)
+                out[:, h] = prefix_attention(phi, psi, scales, v[:, h].astype(np.float64))[0]
+                continue
+            w = key_weights(fk.log_scale[0].reshape(b, t), mask)
+            psi = psi * w[..., None]
+            vh = v[:, h].astype(np.float64)
+            kv = np.swapaxes(psi, 1, 2) @ vh
+            num = phi @ kv
+            den = (phi @ psi.sum(axis=1)[..., None])[..., 0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[:, h] = num / den[..., None]
+        return out
+
+    return attend
+
+
+def exact(model: str, sentences: int, tokens: int, causal: bool = False) -> np.ndarray:
+    """The exact embeddings of the first ``sentences`` sentences, float32 encoder, causal or not
+    (cached on disk by rfbench.compute.models.embeddings: computed once, not once per worker
+    process; and in memory per model identity)."""
+    return _exact(model, models.model_digest(model), sentences, tokens, causal)
+
+
+@functools.lru_cache(maxsize=2)
+def _exact(model: str, digest: str, sentences: int, tokens: int, causal: bool) -> np.ndarray:
+    return models.embeddings(model, texts.sentences()[:sentences], tokens, "float32", causal)
+
+
+def clear_cache() -> None:
+    """Forget the exact embeddings held in memory (``--force``)."""
+    _exact.cache_clear()
+
+
+def scores(exact: np.ndarray, swapped: np.ndarray) -> tuple[float, float, float]:
+    """(mean cosine, Spearman of pairwise similarities, non-finite fraction).
+
+    Parameters
+    ----------
+    exact, swapped : ndarray, shape (n, hidden)
+        L2-normalised embeddings.
+
+    Returns
+    -------
+    tuple of float
+        nan scores if fewer than 3 swapped embeddings are finite.
+    """
+    ok = np.isfinite(swapped).all(axis=1)
+    bad = float(1 - ok.mean())
+    if ok.sum() < 3:
+        return float("nan"), float("nan"), bad
+    e, s = exact[ok], swapped[ok]
+    cos = float(np.mean(np.sum(e * s, axis=1)))
+    iu = np.triu_indices(len(e), 1)
+    rho = stats.spearmanr((e @ e.T)[iu], (s @ s.T)[iu]).statistic
+    return cos, float(rho), bad
+
+
+def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The rows of one swap job: mean and standard error over trials of each score.
+
+    Parameters
+    ----------
+    spec : JobSpec
+        ``estimator`` (a registry name or ``uniform``), ``m``, ``model``, ``dataset``,
+        ``sentences``, ``trials``, ``tokens``.
+    rng : numpy.random.Generator
+        The job's generator (one seed per trial).
+
+    Returns
+    -------
+    list of dict
+        Rows of ``swap_cosine``, ``swap_spearman`` and ``swap_nonfinite``.
+    """
+    model, n, tokens = spec["model"], spec["sentences"], spec["tokens"]
+    causal = spec.get("causal", False)  # every attention masked, the reference's too
+    reference = exact(model, n, tokens, causal)
+    bert = models.load_model(model, "float32")
+    sentences = texts.sentences()[:n]
+    name = spec["estimator"]
+    est = None if name == "uniform" else registry.get(name, kernel="softmax", m=spec["m"])
+    trials = 1 if name == "uniform" else spec["trials"]
+    # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
+    computed = 1 if est is not None and est.deterministic else trials
+    results = []
+    for _ in range(computed):
+        if est is None:
+            attend = causal_rows.uniform_attention if causal else uniform_attention
+        else:
+            seed = int(rng.integers(2**63)) ^ zlib.crc32(name.encode())
+            attend = random_feature_attention(est, seed, causal)
+        with np.errstate(over="ignore", invalid="ignore"):
+            swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
+        results.append(scores(reference, swapped))
+    values = np.array(results * (trials // computed))
+    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
+            "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
+    base.update({"causal": True} if causal else {})
+    rows = []
+    for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
+        col = values[:, j]
+        ok = col[np.isfinite(col)]
+        if ok.size == 0:
+            continue  # no trial kept 3 finite embeddings: swap_nonfinite says so
+        se = float(ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1 else None
+        rows.append({**base, "metric": metric, "value": float(ok.mean()),
+                     "stderr": se, "n_trials": int(ok.size)})  # fmt: skip
+    return rows

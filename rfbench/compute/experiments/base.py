@@ -1,0 +1,336 @@
+"""The experiment interface (docs/architecture.md#flow, #seeding): a config expands into a grid of
+pure jobs.
+
+An :class:`Experiment` turns a resolved config into a list of :class:`JobSpec` (``grid``); each job
+is a pure function of its spec and a generator (``run_job``) returning tidy rows
+(docs/architecture.md#result-schema); the rows of all jobs, in grid order, may then be aggregated
+(``finalize``). The runner derives each job's generator from the root seed and ``{"experiment":
+name, **spec}`` (:func:`job_key`), so results depend neither on job order nor on the backend.
+Experiments know nothing of the CLI.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from rfbench.compute.experiments.params import (
+    ConfigError,
+    ExperimentParams,
+    Param,
+    describe,
+    model_from_defaults,
+    resolve,
+)
+from rfbench.compute.seeding import canonical_json
+from rfbench.compute.text import first_sentence
+
+#: Profiles every experiment and config file may name (docs/architecture.md#cli).
+PROFILES: tuple[str, ...] = ("quick", "paper")
+#: Config keys that describe a run rather than parametrise its jobs.
+RESERVED_KEYS: tuple[str, ...] = ("experiment", "name", "figure", "profile")
+#: a config's ``name`` and ``figure`` become file names: letters, digits, '.', '_', '-' only
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*")
+SAFE_NAME_RULE = (
+    "a name of at most 100 letters, digits, '_', '-' and single dots, starting with a letter "
+    "or digit (it becomes a file name inside the results folder)"
+)
+
+
+def _freeze(key: str, value: Any) -> Any:
+    """A hashable, JSON-serialisable copy of a job parameter value."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(key, v) for v in value)
+    raise TypeError(
+        f"job parameter {key!r} = {value!r}: values must be str, int, float, bool, None "
+        "or lists of these"
+    )
+
+
+class JobSpec(Mapping[str, Any]):
+    """One job's key (docs/architecture.md#seeding): an immutable mapping of parameters plus the
+    repetition ``rep``.
+
+    ``JobSpec(estimator="trig@iid", r=1.5, m=128, rep=3)``. Values are scalars or tuples of them,
+    so a spec is hashable and JSON-serialisable; ``rep`` defaults to 0.
+    """
+
+    __slots__ = ("_items", "_json")
+
+    def __init__(self, params: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
+        merged = {"rep": 0, **(params or {}), **kwargs}
+        for key in merged:
+            if not isinstance(key, str) or key == "experiment":
+                raise TypeError(
+                    f"job parameter names must be strings other than 'experiment': {key!r}"
+                )
+        rep = merged["rep"]
+        if isinstance(rep, bool) or not isinstance(rep, int | np.integer) or rep < 0:
+            raise TypeError(f"job repetition 'rep' must be a non-negative integer, got {rep!r}")
+        items = {k: _freeze(k, merged[k]) for k in sorted(merged)}
+        object.__setattr__(self, "_items", items)
+        object.__setattr__(self, "_json", canonical_json(items))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("JobSpec is immutable")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JobSpec):
+            return self._json == other._json
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"JobSpec({', '.join(f'{k}={v!r}' for k, v in self._items.items())})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (JobSpec, (dict(self._items),))
+
+    @property
+    def rep(self) -> int:
+        """The repetition index."""
+        return int(self._items["rep"])
+
+    def to_json(self) -> str:
+        """Canonical JSON of the spec (sorted keys; 1.0 and 1 are the same point)."""
+        return self._json
+
+    def replace(self, **changes: Any) -> JobSpec:
+        """A copy with some parameters changed."""
+        return JobSpec({**self._items, **changes})
+
+
+def job_key(experiment: str, spec: JobSpec) -> dict[str, Any]:
+    """The key whose stable hash seeds the job's generator: ``{"experiment": name, **spec}``."""
+    return {"experiment": experiment, **spec}
+
+
+#: the largest number whose square is a finite float64
+SQRT_MAX_FLOAT = math.sqrt(sys.float_info.max)
+
+
+class ResolvedConfig(dict):
+    """A config its experiment resolved and validated (:meth:`Experiment.check_config`).
+
+    Read-only, so a run can trust it: the runner and the CLI pass it along and the config is
+    validated once per run. Build a new dict (``{**config, "m": [64]}``) to change a value; it is
+    validated again when resolved.
+    """
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a resolved config is read-only: build a new dict and resolve it")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ResolvedConfig, (dict(self),))
+
+
+class Experiment:
+    """Base class of experiments. Subclasses set ``name`` and ``params`` and implement ``grid`` and
+    ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
+    ``cache_context``.
+
+    - ``params``: the parameter model
+    (:class:`~rfbench.compute.experiments.params.ExperimentParams`):
+      every parameter with its paper value, type, bounds and help, declared once. ``defaults``
+      (key -> default) and ``help`` (key -> help text) are derived from it.
+    - Alternatively (a plugin's experiment, docs/extending.md#experiment) ``defaults`` and ``help``
+      dictionaries: the type of a default is the type a config value must have (a list default
+      accepts a scalar as a one-element list); the model is derived from them.
+    - ``profiles``: per profile (``quick``, ``paper``), overrides of the defaults.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    #: one line for command lists (``rfbench --help``); empty: the description's first sentence
+    tagline: ClassVar[str] = ""
+    #: the parameter model: the one declaration of every parameter
+    params: ClassVar[type[ExperimentParams]] = ExperimentParams
+    #: key -> paper default (derived from ``params``, or declared by a plugin instead of it)
+    defaults: ClassVar[Mapping[str, Any]] = {}
+    #: key -> help text (derived from ``params``, or declared by a plugin with ``defaults``)
+    help: ClassVar[Mapping[str, str]] = {}
+    profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive ``defaults`` and ``help`` from ``params``, or ``params`` from them."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__
+        if "params" in own and ("defaults" in own or "help" in own):
+            raise TypeError(
+                f"{cls.__name__} declares both params and defaults/help: declare each parameter "
+                "once, in params"
+            )
+        if "params" in own:
+            fields = describe(cls.params)
+            cls.defaults = {key: field.default for key, field in fields.items()}
+            cls.help = {key: field.help for key, field in fields.items() if field.help}
+        elif "defaults" in own or "help" in own:
+            cls.params = model_from_defaults(cls.__name__, cls.defaults, cls.help)
+
+    @classmethod
+    def parameters(cls) -> dict[str, Param]:
+        """key -> :class:`~rfbench.compute.experiments.params.Param` (type, default, bounds, help)
+        of
+        every parameter, in declaration order."""
+        return describe(cls.params)
+
+    # ----------------------------------------------------------------------- configuration
+
+    def resolve_config(
+        self,
+        params: Mapping[str, Any] | None = None,
+        profile: str | None = None,
+        *,
+        name: str | None = None,
+        figure: str | None = None,
+    ) -> ResolvedConfig:
+        """defaults ⊕ profile overrides ⊕ ``params``, type-checked and validated.
+
+        The result also holds the reserved keys ``experiment``, ``name``, ``figure``, ``profile``.
+        """
+        if profile is not None and profile not in PROFILES:
+            raise ConfigError.bad_value("profile", profile, ", ".join(PROFILES))
+        merged: dict[str, Any] = {}
+        merged.update(self.profiles.get(profile, {}) if profile else {})
+        merged.update(params or {})
+        if name is not None:
+            merged["name"] = name
+        if figure is not None:
+            merged["figure"] = figure
+        merged["profile"] = profile
+        return self.check_config(merged)
+
+    def check_config(self, config: Mapping[str, Any]) -> ResolvedConfig:
+        """Fill missing defaults and validate: reserved keys, then the values (``params``: unknown
+        keys, types, bounds), then ``validate_config``.
+
+        A config this experiment already resolved (a :class:`ResolvedConfig`) passes unchanged,
+        unvalidated: each run validates its config once.
+        """
+        if isinstance(config, ResolvedConfig) and config.get("experiment") == self.name:
+            return config
+        experiment = config.get("experiment", self.name)
+        if experiment != self.name:
+            raise ConfigError(f"config is for experiment {experiment!r}, not {self.name!r}")
+        reserved: dict[str, Any] = {
+            "experiment": self.name,
+            "name": config.get("name") or self.name,
+            "figure": config.get("figure") or "",
+            "profile": config.get("profile"),
+        }
+        for key in ("name", "figure"):
+            if not isinstance(reserved[key], str):
+                raise ConfigError.bad_value(key, reserved[key], "a string")
+            if reserved[key] and (
+                len(reserved[key]) > 100 or not SAFE_NAME.fullmatch(reserved[key])
+            ):
+                raise ConfigError.bad_value(key, reserved[key], SAFE_NAME_RULE)
+        values = {k: v for k, v in config.items() if k not in RESERVED_KEYS}
+        resolved = {**reserved, **resolve(self.params, values, self.name)}
+        for key in self.range_parameters:
+            found = resolved.get(key)
+            for value in found if isinstance(found, list) else [found]:
+                if isinstance(value, float) and abs(value) > SQRT_MAX_FLOAT:
+                    raise ConfigError.bad_value(
+                        key, value, f"a number whose square float64 holds (|{key}| < 1e154)"
+                    )
+        self.validate_config(resolved)
+        return ResolvedConfig(resolved)
+
+    #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
+    #: refusal names them (the runner finds the largest value of each that fits)
+    memory_parameters: ClassVar[tuple[str, ...]] = ()
+
+    #: float parameters whose size float64 bounds (input norms, scales): the runner probes each
+    #: estimator at their extreme values before any job and refuses values that overflow
+    #: (:mod:`rfbench.compute.runner.ranges`)
+    range_parameters: ClassVar[tuple[str, ...]] = ()
+    #: spec values that make a range probe cheap (fewer samples or repetitions)
+    probe_overrides: ClassVar[Mapping[str, Any]] = {}
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """Estimated peak bytes of the largest job of a resolved ``config`` (0: no estimate).
+
+        The runner refuses a run whose jobs cannot fit the memory budget before any job starts
+        (:mod:`rfbench.compute.runner.memory`); an estimate errs on the high side by a small factor.
+        """
+        return 0
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        """Semantic checks of a resolved config; raise :class:`ConfigError` naming the bad value."""
+
+    def begin_run(self, force: bool) -> None:
+        """Called by the runner before the grid of every run. An experiment that keeps caches of
+        its own (the attention experiment's model activations) computes them again during a run
+        with ``force`` (``--force`` recomputes every cache a run reads). Default: nothing."""
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What a job's rows depend on besides its spec, its seed and the code (for the cache).
+
+        Default: the whole config (safe). Return ``{}`` when ``run_job`` reads only its spec, so a
+        grown grid (more points or repetitions) reuses the finished jobs.
+        """
+        return {k: v for k, v in config.items() if k not in RESERVED_KEYS}
+
+    # ----------------------------------------------------------------------- computation
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        """The jobs of a resolved config, in the order their rows appear in the output."""
+        raise NotImplementedError
+
+    def run_job(
+        self, spec: JobSpec, rng: np.random.Generator
+    ) -> Sequence[Mapping[str, Any]] | pd.DataFrame:
+        """The rows of one job: a pure function of ``spec`` and ``rng`` (no I/O, no printing)."""
+        raise NotImplementedError
+
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """A rough relative estimate of the job's CPU time (any unit), or None if unknown.
+
+        When every job of a run has one, the runner starts them longest first, so that no long
+        job runs alone at the end while the other workers idle (LPT scheduling). Only the order
+        of work changes: a job's rows depend on its key, and the output is in grid order.
+        """
+        return None
+
+    def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        """Aggregate the rows of all jobs (in grid order); default: keep them as they are."""
+        return rows
+
+    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
+        """A few headline rows for the terminal (the CLI prints them as a table after a run)."""
+        return results.head(12)
+
+    @classmethod
+    def short_description(cls) -> str:
+        """``tagline``, else the first sentence of ``description``."""
+        return cls.tagline or first_sentence(cls.description)
+
+    def __repr__(self) -> str:
+        return f"<experiment {self.name!r}>"

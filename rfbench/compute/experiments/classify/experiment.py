@@ -1,0 +1,382 @@
+"""Kernel-regression classification: SimRF Fig. 8, Tables 2-3, Fig. 10 and DERF Fig. 3.
+
+Protocols (rfbench.compute.experiments.classify.data,
+rfbench.compute.experiments.classify.kernel_regression):
+
+- ``simrf`` (SimRF; docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10): the
+  authors' fixed 95/5 split (default_rng(42) permutation, ``compat`` = their last-line drop, so the
+  split is theirs), z-scored; inputs scaled by the per-data-set σ (``sigma = [0]``; the SimRF code's
+  values, and for data sets without one SVC's gamma='scale' rule,
+  rfbench.compute.experiments.classify.
+  bandwidth) or by each σ given (the Fig. 10 search);
+  m = ``m`` × d when ``m_per_d`` (m/d ∈ {1, 2, 4, 10}); ``pad`` zero-pads d to a power of two
+  (Table 3, m = d′). Accuracy on the test split, mean over ``trials`` draws ± std/√trials.
+- ``derf`` (DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3): 90/5/5 split; with ``tune``, σ is
+  chosen per (data set, estimator, M) by the mean validation accuracy over ``val_trials`` draws
+  (``val_accuracy`` rows, one per σ), then the test accuracy at that σ over ``trials`` draws
+  (``accuracy`` row at the chosen σ; the same ω are reused across σ and on test). Data-dependent
+  features (GERF/DERF) are fitted on (σ·queries, σ·train), the operator 𝒦(𝒳, 𝒴)R of
+  docs/experiments.md#derf-a5 (``fit = "train"``: train-vs-train).
+
+``count_features`` makes ``m`` count features rather than projections ω, so that a two-output map
+(trig's [sin, cos]) gets m/2 projections and every method has the same number of features (the
+DERF paper's "M RFs"; its random-phase TrigRF has one feature per ω).
+
+``exact`` adds the exact-kernel classifier (estimator ``exact``) at the same σ (or its own tuned σ)
+and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``trials_by_dataset``
+sets the trials of single data sets (e.g. enough that the standard error is at most a paper's
+printed ±); ``dtype`` = auto computes in float32 wherever its exponents stay accurate
+(rfbench.compute.experiments.classify.kernel_regression), float64 otherwise. Every row says where
+its σ
+came from (``sigma_rule``: published, searched, gamma-scale, given or tuned), and a run whose σ
+leaves the kernel nearly the identity or nearly constant warns in one line
+(rfbench.compute.experiments.classify.bandwidth).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.compute.datasets import DataError, user
+from rfbench.compute.datasets import check as dataset_info
+from rfbench.compute.datasets.preprocess import min_rows
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.chunks import CHUNK_BYTES
+from rfbench.compute.experiments.classify import bandwidth
+from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
+from rfbench.compute.experiments.classify.kernel_regression import (
+    CHUNK,
+    exact_accuracy,
+    mean_pair_norm,
+    rf_accuracies,
+    slice_draws,
+)
+from rfbench.compute.experiments.classify.params import DTYPES, Params
+from rfbench.compute.experiments.classify.simrf_replay import (
+    RELEASED,
+    RELEASED_FAST,
+    released_jobs,
+    released_rows,
+)
+from rfbench.compute.experiments.classify.simrf_replay import check_config as check_stream
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator
+from rfbench.compute.results import FLOAT, STRING, register_metric, register_parameter
+
+register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
+register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
+for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING)):
+    register_parameter(_name, _kind)
+# where the row's σ came from (bandwidth.RULES): data about the row; σ itself identifies it
+register_parameter("sigma_rule", STRING, derived=True)
+#: the σ the SimRF code uses on the row's data set (null where it gives none): SimRF Fig. 10 draws
+#: it beside the searched σ's
+register_parameter("sigma_published", FLOAT, derived=True)
+
+EXACT = "exact"
+#: the refusal of an estimator without per-projection log terms (Estimator.projection_log_terms)
+NO_TERMS = (
+    "estimator {name!r} lacks per-projection log terms (Estimator.projection_log_terms), "
+    "which the kernel-regression classifier streams; use a component@weights estimator"
+)
+
+
+def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
+    """Parameters of a data-dependent estimator fitted on (X, Y) (DERF eq. 8); {} otherwise."""
+    if not registry.describe(est.name).data_dependent:
+        return {}
+    return est.sample(rng, d, draws=1, fit=(X, Y)).params
+
+
+def datasets(config: Mapping[str, Any]) -> list[str]:
+    """The data sets a config runs on: the user's table (``data``) if given, else ``dataset``."""
+    return [config["data"]] if config["data"] else list(config["dataset"])
+
+
+def prepared_for(config: Mapping[str, Any], name: str):
+    """The split a config's jobs on data set ``name`` use (its subset if it has one)."""
+    subset = config["subset"] if name in config["subset_datasets"] else [0, 0]
+    return prepared(
+        name, config["protocol"], config["split_seed"], config["compat"],
+        tuple(subset) if subset != [0, 0] else (), config["pad"],
+    )  # fmt: skip
+
+
+def sigma_rule(spec: Mapping[str, Any], data, metric: str) -> str:
+    """Where a row's σ came from (bandwidth.RULES): the σ given or the one tuned from them, else
+    the documented σ it equals (published, searched, or the gamma-scale rule's)."""
+    if "sigmas" in spec:
+        return bandwidth.TUNED if metric == "accuracy" else bandwidth.GIVEN
+    name, sigma = spec["dataset"], spec["sigma"]
+    rule = default_rule(name)
+    if rule == bandwidth.GAMMA_SCALE:
+        default = bandwidth.gamma_scale_sigma(data.train.X, spec["kernel"])
+    else:
+        default = default_sigma(name)
+    return rule if sigma == default else bandwidth.GIVEN
+
+
+def default_rule(name: str) -> str:
+    """Where the σ of ``sigma = [0]`` comes from on data set ``name`` (bandwidth.RULES)."""
+    if name in SIMRF_SIGMA:
+        return bandwidth.PUBLISHED
+    return bandwidth.SEARCHED if default_sigma(name) is not None else bandwidth.GAMMA_SCALE
+
+
+@register_experiment
+class Classify(Experiment):
+    """Kernel-regression classification with random features vs the exact kernel."""
+
+    name = "classify"
+    description = (
+        "Kernel-regression classification (SimRF Fig. 8, Tables 2-3, Fig. 10; DERF Fig. 3): "
+        "accuracy of random-feature estimators of the Gaussian kernel vs the exact kernel."
+    )
+    tagline = "Kernel-regression classification accuracy (SimRF, DERF)."
+    params = Params
+    profiles = {
+        "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
+        "paper": {},
+    }
+
+    @staticmethod
+    def _check_rows(name: str, protocol: str) -> None:
+        """A user table too small for the split (a part without a row) is a one-line error."""
+        rows, least = user.load_table(name).n, min_rows(protocol)
+        if rows < least:
+            path, _, _ = user.parse(name)
+            raise ConfigError(
+                f"data file {path}: {rows} rows, too few for the {protocol} split of classify "
+                f"(at least {least} rows: its smallest part takes {100 // least} %)"
+            )
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        def check(key: str, ok: bool, allowed: str) -> None:
+            if not ok:
+                raise ConfigError.bad_value(key, config[key], allowed)
+
+        check("dataset", bool(datasets(config)), "one or more data sets")
+        for name in datasets(config):
+            try:
+                dataset_info(name)
+            except DataError as exc:
+                raise ConfigError(str(exc)) from None
+            if user.is_reference(name):
+                self._check_rows(name, config["protocol"])
+        check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
+        for name in config["estimators"]:
+            try:
+                registry.get(name, kernel=config["kernel"], m=1)
+            except (ValueError, TypeError) as exc:
+                raise ConfigError.bad_value("estimators", name, str(exc)) from None
+            if not registry.describe(name).projection_terms:
+                raise ConfigError(NO_TERMS.format(name=name))
+        sig = config["sigma"]
+        by_set = config["trials_by_dataset"]
+        unknown = sorted(set(by_set) - set(datasets(config)))
+        check("trials_by_dataset", not unknown,
+              f"names of the run's data sets ({', '.join(datasets(config))}); "
+              f"not {', '.join(map(repr, unknown))}")  # fmt: skip
+        check("tune", not config["tune"] or config["protocol"] == "derf",
+              "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
+        check("tune", not config["tune"] or len(sig) > 1 or sig != [0.0], "a σ grid to tune")
+        check_stream(config)
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        keys = ("protocol", "kernel", "m_per_d", "pad", "fit", "compat", "dtype")
+        common = {k: config[k] for k in (*keys, "split_seed")}
+        if config["count_features"]:
+            common["count_features"] = True
+        if config["tune"]:
+            common["val_trials"] = config["val_trials"]
+        jobs = []
+        for name in datasets(config):
+            subset = config["subset"] if name in config["subset_datasets"] else [0, 0]
+            trials = config["trials_by_dataset"].get(name, config["trials"])
+            base = {**common, "dataset": name, "subset": [] if subset == [0, 0] else subset,
+                    "trials": trials}  # fmt: skip
+            sigmas = [self.sigma_of(config, name)] if config["sigma"] == [0.0] else config["sigma"]
+            points = [{"sigmas": sigmas}] if config["tune"] else [{"sigma": s} for s in sigmas]
+            for point in points:
+                if config["exact"]:
+                    jobs.append(JobSpec(base, estimator=EXACT, **point))
+                for est in config["estimators"]:
+                    for m in config["m"]:
+                        jobs.append(JobSpec(base, estimator=est, m=m, **point))
+        if config["stream"] == "released":
+            return released_jobs(jobs, config["estimators"])
+        return jobs
+
+    @staticmethod
+    def sigma_of(config: Mapping[str, Any], name: str) -> float:
+        """The σ of ``sigma = [0]``: the published (or searched) one, else SVC's gamma='scale'
+        rule on the training split of the run (bandwidth.gamma_scale_sigma)."""
+        sigma = default_sigma(name)
+        if sigma is None:
+            sigma = bandwidth.gamma_scale_sigma(
+                prepared_for(config, name).train.X, config["kernel"]
+            )
+        return sigma
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        data = prepared(
+            spec["dataset"], spec["protocol"], spec["split_seed"], spec["compat"],
+            tuple(spec["subset"]), spec["pad"],
+        )  # fmt: skip
+        if spec["estimator"] == EXACT:
+            rows = self._exact(spec, data)
+        elif spec["estimator"] in (RELEASED, RELEASED_FAST):
+            rows = released_rows(spec, data, rng)
+        else:
+            rows = self._random_features(spec, data, rng)
+        note = []
+        if spec["pad"]:
+            note.append(f"zero-padded from d = {data.d_raw} to {data.d}")
+        if spec["subset"]:
+            note.append(f"first {spec['subset'][0]} train / {spec['subset'][1]} eval rows")
+        common = {
+            "kernel": spec["kernel"], "dataset": spec["dataset"], "d": data.d,
+            "protocol": spec["protocol"], "note": "; ".join(note),
+            "sigma_published": SIMRF_SIGMA.get(spec["dataset"]),
+        }  # fmt: skip
+        return [
+            {**common, **row, "sigma_rule": sigma_rule(spec, data, row["metric"])} for row in rows
+        ]
+
+    # ------------------------------------------------------------------ jobs
+
+    @staticmethod
+    def _sets(data, sigma: float, part: str):
+        """σ-scaled (train X, Y, query X, query y) for the evaluation ``part``."""
+        q = getattr(data, part)
+        return sigma * data.train.X, data.Y, sigma * q.X, q.y
+
+    def _exact(self, spec: JobSpec, data) -> list[dict[str, Any]]:
+        kernel = spec["kernel"]
+        base = {"estimator": EXACT, "stderr": None, "n_trials": 1}
+        if "sigmas" not in spec:
+            Xtr, Y, Xq, yq = self._sets(data, spec["sigma"], "test")
+            acc = exact_accuracy(kernel, Xtr, Y, Xq, yq)
+            return [
+                {**base, "sigma": spec["sigma"], "metric": "accuracy", "value": acc},
+                {**base, "sigma": spec["sigma"], "metric": "v_mean",
+                 "value": mean_pair_norm(Xq, Xtr)},
+            ]  # fmt: skip
+        rows = []
+        for sigma in spec["sigmas"]:
+            acc = exact_accuracy(kernel, *self._sets(data, sigma, "val"))
+            rows.append({**base, "sigma": sigma, "metric": "val_accuracy", "value": acc})
+        best = spec["sigmas"][int(np.argmax([r["value"] for r in rows]))]
+        acc = exact_accuracy(kernel, *self._sets(data, best, "test"))
+        return rows + [{**base, "sigma": best, "metric": "accuracy", "value": acc}]
+
+    def _random_features(self, spec: JobSpec, data, rng) -> list[dict[str, Any]]:
+        d = data.d
+        M = spec["m"] * d if spec["m_per_d"] else spec["m"]
+        outputs = registry.describe(spec["estimator"]).features_per_projection
+        if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
+            M = max(1, -(-M // outputs))
+        est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)
+        n_test = spec["trials"]
+        base = {"estimator": spec["estimator"], "m": M, "m_per_d": M / d}
+
+        def fit_sets(sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
+            Xtr, q = sigma * data.train.X, sigma * getattr(data, part).X
+            return (Xtr, Xtr) if spec["fit"] == "train" else (q, Xtr)
+
+        def evaluate(proj, sigma: float, part: str, metric: str) -> dict[str, Any]:
+            params = fitted_params(est, rng, d, *fit_sets(sigma, part))
+            sets = self._sets(data, sigma, part)
+            acc = rf_accuracies(est, proj, params, *sets, dtype=DTYPES[spec["dtype"]])
+            se = float(acc.std(ddof=1) / np.sqrt(len(acc))) if len(acc) > 1 else None
+            return {**base, "sigma": sigma, "metric": metric, "value": float(acc.mean()),
+                    "stderr": se, "n_trials": len(acc)}  # fmt: skip
+
+        if "sigmas" not in spec:
+            sigma = spec["sigma"]
+            draw = est.sample(rng, d, draws=n_test, fit=fit_sets(sigma, "test"))
+            return [evaluate(draw.projections["omega"], sigma, "test", "accuracy")]
+        n_val = spec["val_trials"]
+        first = spec["sigmas"][0]
+        proj = est.sample(rng, d, draws=max(n_val, n_test), fit=fit_sets(first, "val"))
+        proj = proj.projections["omega"]
+        val_proj = slice_draws(proj, 0, n_val)
+        rows = [evaluate(val_proj, s, "val", "val_accuracy") for s in spec["sigmas"]]
+        best = spec["sigmas"][int(np.argmax([r["value"] for r in rows]))]
+        return rows + [evaluate(slice_draws(proj, 0, n_test), best, "test", "accuracy")]
+
+    def job_cost(self, spec: JobSpec) -> float | None:
+        """Longest-first scheduling: training rows × features × draws evaluated (every σ of a
+        search included); the exact classifier, query × training pairs × d per σ (measured ~5×
+        cheaper per pair). None for a user table or the released replay (grid order)."""
+        from rfbench.compute.datasets.registry import DATASETS, get
+
+        name, estimator = spec["dataset"], spec["estimator"]
+        if name not in DATASETS or estimator in (RELEASED, RELEASED_FAST):
+            return None
+        rows, d = get(name).n_rows, get(name).n_features
+        if rows is None or d is None:
+            return None
+        rows = sum(spec["subset"]) if spec["subset"] else rows
+        sigmas = len(spec["sigmas"]) if "sigmas" in spec else 1
+        if estimator == EXACT:
+            return rows * rows * d * (sigmas + 1) / 100
+        features = spec["m"] * (d if spec["m_per_d"] else 1)
+        draws = spec["trials"] + (spec["val_trials"] * sigmas if "sigmas" in spec else 0)
+        return float(rows * features * draws)
+
+    memory_parameters = ("m", "trials")
+    range_parameters = ("sigma",)
+    probe_overrides = {"trials": 2, "val_trials": 2}
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """All trials' projections (trials × M × d) with a working copy, and three row chunks of
+        the 2M-column feature matrix (at least 64 rows; kernel_regression.CHUNK entries), in
+        float64, for the widest of the run's data sets (0 for data sets of unknown width)."""
+        from rfbench.compute.datasets.registry import DATASETS, get
+
+        widths = [get(n).n_features for n in config["dataset"] if n in DATASETS]
+        if config["data"]:  # the user's table: its columns but the label
+            widths = [user.declared_shape(config["data"])[1] - 1]
+        if not widths or None in widths:
+            return 0
+        d = max(widths)
+        if config["pad"]:
+            d = 1 << (d - 1).bit_length()
+        big_m = max(config["m"]) * (d if config["m_per_d"] else 1)
+        trials = max(
+            [config["trials"], config["val_trials"], *config["trials_by_dataset"].values()]
+        )
+        chunk = max(64 * 2 * big_m, CHUNK)
+        return 4 * CHUNK_BYTES + 8 * (2 * trials * big_m * d + 3 * chunk)
+
+    def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        """The rows as they are; warns (one line on stderr) when a σ that scored the test
+        accuracy leaves the kernel degenerate (bandwidth.degenerate; a tuned σ is the
+        validation's choice and is not judged)."""
+        if not config["tune"] and len(rows) and "sigma" in rows:
+            problems = []
+            test = rows[rows["metric"] == "accuracy"]
+            for (name, sigma), _ in test.groupby(["dataset", "sigma"], sort=False):
+                data = prepared_for(config, name)
+                share = bandwidth.degenerate(config["kernel"], data.test.X, data.train.X, sigma)
+                if share is not None:
+                    problems.append((name, float(sigma), share))
+            if problems:
+                name, sigma, _ = problems[0]
+                default = self.sigma_of(config, name)
+                hint = (
+                    f"the default (--sigma 0) is σ = {default:.3g} on {name} ({default_rule(name)})"
+                    if default != sigma
+                    else "a smaller σ spreads the kernel"
+                )
+                print(bandwidth.warning_line(config["kernel"], problems, hint), file=sys.stderr)
+        return rows

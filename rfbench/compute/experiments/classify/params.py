@@ -1,0 +1,117 @@
+"""The parameters of the classify experiment (docs/experiments.md#parameters-of-classify)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from rfbench.compute.datasets import PROTOCOLS
+from rfbench.compute.experiments.classify.data import UCI8
+from rfbench.compute.experiments.classify.simrf_replay import STREAMS
+from rfbench.compute.experiments.params import ConfigError, ExperimentParams, Listed, Values
+
+#: the ``dtype`` option: float32 with a float64 fallback (auto), or one precision throughout
+DTYPES: dict[str, Any] = {"auto": "auto", "float32": np.float32, "float64": np.float64}
+SPLITS = tuple(PROTOCOLS)
+
+
+class Params(ExperimentParams):
+    """Kernel-regression classification with random features vs the exact kernel."""
+
+    dataset: Values[str] = Field(
+        list(UCI8),
+        description=f"data sets (rfbench list datasets); the papers' eight: {', '.join(UCI8)}",
+    )
+    protocol: Literal[SPLITS] = Field(
+        "simrf",
+        description="split: simrf (95/5 train/test) or derf (90/5/5 train/validation/test)",
+    )
+    estimators: Values[str] = Field(
+        ["positive@iid", "positive@orf", "positive@simrf"],
+        description="component@weights names, e.g. positive@simrf, sderf@orf, trig@orf",
+    )
+    kernel: Literal["gaussian", "softmax"] = Field(
+        "gaussian", description="gaussian (the papers') or softmax"
+    )
+    sigma: Values[Annotated[float, Field(ge=0)]] = Field(
+        [0.0],
+        min_length=1,
+        description="input scales σ (x -> σx); 0 = the published per-data-set σ (wine: our "
+        "searched one), else SVC's gamma='scale' rule σ = √(2/(d·Var X)) on the training split "
+        "(rfbench.sklearn's default: a closed form, γ‖x − y‖² ≈ 2 at any width); several = a grid",
+        json_schema_extra={"rule": "0 alone, or each > 0"},
+    )
+    m: Values[Annotated[int, Field(ge=1)]] = Field(
+        [1, 2, 4, 10], min_length=1, description="random projections M (times d when m_per_d)"
+    )
+    m_per_d: bool = Field(
+        True, description="read m as multiples of d (SimRF m/d) instead of absolute M"
+    )
+    pad: bool = Field(
+        False, description="zero-pad d to a power of two and use it for m/d (SimRF Table 3)"
+    )
+    trials: int = Field(
+        500, ge=1, description="random-feature draws per point (the test accuracy's trials)"
+    )
+    trials_by_dataset: dict[str, Annotated[int, Field(ge=1)]] = Field(
+        {}, description="trials of single data sets, overriding trials (a table name = n)"
+    )
+    val_trials: int = Field(50, ge=1, description="draws per σ on the validation split when tuning")
+    dtype: Literal[tuple(DTYPES)] = Field(
+        "auto", description="auto (float32 where exact enough, else float64), float32 or float64"
+    )
+    count_features: bool = Field(
+        False, description="m counts features, not projections (trig@*: m/2 projections)"
+    )
+    tune: bool = Field(
+        False,
+        description="choose σ per (data set, estimator, M) on the validation split (protocol derf)",
+    )
+    fit: Literal["queries", "train"] = Field(
+        "queries",
+        description="data-dependent fit on (σ·queries, σ·train) [queries] or (σ·train, σ·train)",
+    )
+    exact: bool = Field(True, description="also the exact-kernel classifier")
+    compat: bool = Field(
+        True, description="the SimRF authors' loader quirk (drops the last row), giving their split"
+    )
+    split_seed: int = Field(42, description="seed of the fixed permutation split")
+    subset: Listed[Annotated[int, Field(ge=0)]] = Field(
+        [0, 0],
+        min_length=2,
+        max_length=2,
+        description="first N_train, N_eval rows of subset_datasets (0,0 = all; SimRF Fig. 10)",
+        json_schema_extra={"rule": "0,0, or each >= 1"},
+    )
+    subset_datasets: Values[str] = Field(
+        ["nursery", "chess"], description="data sets the subset applies to"
+    )
+    data: str = Field(
+        "",
+        description="the user's table instead of the data sets: PATH#TARGET[@SHA] of a "
+        ".csv/.parquet (TARGET = the label column, the other columns numeric features; σ default: "
+        "the gamma='scale' rule)",
+    )
+    stream: Literal[STREAMS] = Field(
+        "rfbench",
+        description="rfbench, or released: replay the SimRF authors' code "
+        "(rfbench.compute.experiments.simrf_replay)",
+    )
+
+    @field_validator("sigma")
+    @classmethod
+    def _zero_alone(cls, value: list[float]) -> list[float]:
+        """0 (the published σ) alone, or positive scales."""
+        if 0.0 in value and len(value) > 1:
+            raise ConfigError.bad_value("sigma", value, "0 alone, or positive values")
+        return value
+
+    @field_validator("subset")
+    @classmethod
+    def _all_or_sizes(cls, value: list[int]) -> list[int]:
+        """0,0 (all rows) or two sizes >= 1."""
+        if value != [0, 0] and min(value) < 1:
+            raise ConfigError.bad_value("subset", value, "0,0 or two >= 1")
+        return value

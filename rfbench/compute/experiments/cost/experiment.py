@@ -1,0 +1,307 @@
+"""Error against wall time and FLOPs, and where random features beat exact attention.
+
+Two kinds of jobs (beyond the papers):
+
+- ``frontier`` (estimator, M): N queries and N keys of norm r in uniformly random directions of
+  R^d. One repetition = draw (with the coupling's own work: QR for ORF/SimRF, the Hadamard
+  products of SORF/orf-fast, the scrambling of QMC, the k-means fit of cluster hybrids, the DERF
+  fits) + both feature maps + the Gram product ΦΨᵀ, each step timed with ``time.perf_counter``;
+  ``time_s`` is the minimum over ``repeats`` (the least-disturbed run on a shared machine) per
+  step, and the total is their sum. ``flops`` per step follow
+  :mod:`rfbench.compute.experiments.cost.model`. The error is the RMS relative Frobenius error
+  √(E‖K̂ − K‖²_F)/‖K‖_F: in closed form
+  (``theory_rms_rel_frob``, Σ_ij of the closed-form MSE) where rfbench has one, and empirically
+  (``rms_rel_frob``) from ``samples`` draws for every estimator.
+- ``crossover`` (estimator, d): the same error at M₀ = ``crossover_m`` projections in R^d (closed
+  form if available, else empirical), the budget M(ε) = M₀·(err/ε)² for the target error ε
+  (MSE ∝ 1/M: exact for i.i.d. projections, an approximation for coupled ones and hybrids), and
+  the sequence length L* above which random-feature attention with M(ε) needs fewer FLOPs than
+  exact softmax attention (values of width d_v = d; model in :mod:`cost_model`).
+- ``projection`` (Hadamard coupling, d): the time of ωᵀx for ``projection_points`` inputs and
+  m = d′ projections of SORF / orf-fast / simrf-fast / FastFood, by the structured transform
+  (``step = "structured"``: fast Walsh–Hadamard chain, fht-cpu if installed) and by the dense
+  product X Wᵀ (``step = "dense"``), minimum of ``repeats``; ``summary`` reports per coupling the
+  crossover dimension, the smallest d from which the structured projection is faster
+  (docs/architecture.md#structured-projections).
+
+Timings are measurements of this machine under its load, not results: two runs differ, and the
+job cache must never be used to compare them (rerun with ``--force`` to measure again). Errors
+and FLOPs are deterministic given the seed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.cost import model as cm
+from rfbench.compute.experiments.cost.params import Params
+from rfbench.compute.experiments.shared import best_time, make, random_directions, widest
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.registry import make_weights
+from rfbench.compute.features.weights import hadamard
+from rfbench.compute.kernels import softmax_kernel
+from rfbench.compute.results import register_metric, register_parameter
+
+FLOPS = register_metric("flops", "floating-point operations of a step (rfbench cost FLOP model)")
+RMS = register_metric("rms_rel_frob", "√(mean over draws of ‖K - K̂‖²_F) / ‖K‖_F")
+THEORY_RMS = register_metric("theory_rms_rel_frob", "√(Σ_ij closed-form MSE) / ‖K‖_F")
+M_NEEDED = register_metric("m_needed", "projections M for the target error (MSE ∝ 1/M)")
+CROSSOVER = register_metric(
+    "crossover_L", "sequence length above which RF attention needs fewer FLOPs than exact"
+)
+WIDTH = register_metric("features_per_point", "real feature entries per point (complex: 2)")
+for _col in ("step", "part"):
+    register_parameter(_col, "string")
+register_parameter("target", "float")
+register_parameter("points", "int")
+STEPS = ("draw", "features", "gram")
+PROJECTION_STEPS = ("structured", "dense")
+FAST_KERNEL = register_metric(
+    "fht_cpu", "1 if the structured projection used fht-cpu's SIMD transform, 0 for numpy"
+)
+
+
+def _width(features: np.ndarray) -> int:
+    """Real feature entries per point (a complex entry counts 2)."""
+    return features.shape[-1] * (2 if np.iscomplexobj(features) else 1)
+
+
+def _data_dependent(est: Estimator) -> bool:
+    return registry.describe(est.name).data_dependent
+
+
+def errors(
+    est: Estimator, X: np.ndarray, Y: np.ndarray, samples: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """RMS relative Frobenius error: name -> (value, standard error), empirical (``samples``
+    draws, se by the delta method) and in closed form if rfbench has one."""
+    K = softmax_kernel(X, Y)
+    norm = np.linalg.norm(K)
+    draw = est.sample(rng, d=X.shape[1], draws=samples, fit=(X, Y))
+    sq = ((est.estimate(draw, X, Y) - K) ** 2).sum(axis=(1, 2))
+    rms = np.sqrt(sq.mean())
+    se = sq.std(ddof=1) / np.sqrt(samples) / (2 * rms) if rms > 0 else 0.0  # delta method
+    out = {RMS: (float(rms / norm), float(se / norm))}
+    if theory.has_theory(est.name):
+        params = draw.params if _data_dependent(est) else None
+        mse = theory.mse(est, X[:, None, :], Y[None, :, :], params=params)
+        out[THEORY_RMS] = (float(np.sqrt(mse.sum()) / norm), None)
+    return out
+
+
+def timed(est: Estimator, X: np.ndarray, Y: np.ndarray, repeats: int, rng: np.random.Generator):
+    """(min time per step over ``repeats`` and their sum, the last draw, the feature width)."""
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        draw = est.sample(rng, d=X.shape[1], draws=1, fit=(X, Y))
+        t1 = time.perf_counter()
+        phi, psi = est.query_features(draw, X), est.key_features(draw, Y)
+        t2 = time.perf_counter()
+        gram = phi @ np.swapaxes(psi, -1, -2)
+        _ = gram.real if np.iscomplexobj(gram) else gram
+        t3 = time.perf_counter()
+        runs.append((t1 - t0, t2 - t1, t3 - t2))
+    best = dict(zip(STEPS, np.min(np.array(runs), axis=0).tolist(), strict=True))
+    best["total"] = sum(best.values())  # the least-disturbed time of each step, added
+    return best, draw, _width(phi)
+
+
+def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+    d, N = spec["d"], spec["points"]
+    X, Y = random_directions(rng, N, d, spec["r"]), random_directions(rng, N, d, spec["r"])
+    times, draw, width = timed(est, X, Y, spec["repeats"], rng)
+    counts = cm.projections(draw)
+    flops = {
+        "draw": cm.draw_flops(est, counts, d, N),
+        "features": 2 * N * cm.feature_flops(est, counts, d, width),
+        "gram": cm.gram_flops(N, N, width),
+    }
+    flops["total"] = sum(flops.values())
+    rows = [
+        {"step": s, "metric": k, "value": v[s], "n_trials": spec["repeats"] if k == "time_s" else 0}
+        for s in times
+        for k, v in (("time_s", times), (FLOPS, flops))
+    ]
+    rows.append({"step": None, "metric": WIDTH, "value": float(width),
+                 "n_trials": 0})  # fmt: skip
+    for k, (v, se) in errors(est, X, Y, spec["samples"], rng).items():
+        rows.append({"step": None, "metric": k, "value": v, "stderr": se,
+                     "n_trials": 0 if "theory" in k else spec["samples"]})  # fmt: skip
+    return rows
+
+
+def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+    d, N, target = spec["d"], spec["points"], spec["target"]
+    X, Y = random_directions(rng, N, d, spec["r"]), random_directions(rng, N, d, spec["r"])
+    err = errors(est, X, Y, spec["samples"], rng)
+    used = err.get(THEORY_RMS, err[RMS])[0]
+    draw = est.sample(rng, d=d, draws=1, fit=(X, Y))
+    width = _width(est.query_features(draw, X[:2]))
+    scale = max((used / target) ** 2, 1.0 / spec["m"])  # at least one projection
+    counts = [c * scale for c in cm.projections(draw)]
+    draw0 = cm.draw_flops(est, counts, d, 0)
+    fit_rate = cm.draw_flops(est, counts, d, 1) - draw0
+    per_point = cm.feature_flops(est, counts, d, width * scale)
+    L = cm.crossover_length(d, d, draw0, per_point, width * scale, fit_rate)
+    rows = [{"metric": k, "value": v, "stderr": se,
+             "n_trials": 0 if "theory" in k else spec["samples"]}
+            for k, (v, se) in err.items()]  # fmt: skip
+    rows.append({"metric": M_NEEDED, "value": float(math.ceil(spec["m"] * scale)), "n_trials": 0})
+    rows.append({"metric": CROSSOVER, "value": L, "n_trials": 0})
+    return [{**row, "target": target} for row in rows]
+
+
+def _projection(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Structured vs dense projection time of one Hadamard coupling in R^d (m = d′)."""
+    d = spec["d"]
+    m = 1 << (d - 1).bit_length()
+    proj = make_weights(spec["weights"]).sample(rng, d, m, 1)
+    X = random_directions(rng, spec["points"], d, spec["r"])
+    times = {
+        "structured": best_time(lambda: proj.with_fast(True).project(X), spec["repeats"]),
+        "dense": best_time(lambda: proj.with_fast(False).project(X), spec["repeats"]),
+    }
+    rows = [{"step": s, "metric": "time_s", "value": times[s], "n_trials": spec["repeats"]}
+            for s in PROJECTION_STEPS]  # fmt: skip
+    rows.append({"step": "structured", "metric": FAST_KERNEL,
+                 "value": float(hadamard.HAVE_FHT_CPU), "n_trials": 0})  # fmt: skip
+    return [{**row, "m": m} for row in rows]
+
+
+@register_experiment
+class Cost(Experiment):
+    """Error vs time and FLOPs per estimator; the crossover length of RF attention vs d."""
+
+    name = "cost"
+    description = "error vs wall time and FLOPs, and the L where RF attention beats exact"
+    tagline = "Error vs wall time and FLOPs; where RF attention beats exact."
+    params = Params
+    profiles = {
+        "quick": {
+            "m": [16, 64],
+            "points": 64,
+            "samples": 5,
+            "repeats": 2,
+            "crossover_d": [16, 64],
+            "crossover_points": 32,
+            "projection_d": [32, 256],
+            "projection_points": 128,
+        },  # fmt: skip
+        "paper": {},
+    }
+
+    memory_parameters = ("points", "m", "samples", "d", "crossover_points", "crossover_m",
+                         "crossover_d", "projection_points", "projection_d")  # fmt: skip
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The largest job in float64: a frontier or crossover job holds the closed form's N × N
+        × d broadcast of the pairs (twice), ``samples`` Gram estimates N × N and feature maps
+        N × width (three copies each, both sides), and the draws' projections; a projection job
+        holds X (P × d), its output and working copy (P × d′, d′ ≤ 2d) and the weights."""
+
+        def error_job(points: int, m: int, d: int) -> int:
+            width, projections = widest(config["estimators"], m, config["n"], matched=True)
+            s, pairs = config["samples"], points * points
+            features = 6 * s * points * width + 3 * s * projections * d
+            return 8 * (2 * pairs * d + 3 * s * pairs + features + 4 * points * d)
+
+        jobs = [
+            error_job(config["points"], max(config["m"]), config["d"]),
+            error_job(
+                config["crossover_points"], config["crossover_m"], max(config["crossover_d"])
+            ),
+        ]
+        if config["projection_weights"] and config["projection_d"]:
+            p, d = config["projection_points"], max(config["projection_d"])
+            jobs.append(8 * (p * d + 3 * p * 2 * d + 3 * 2 * d * d))
+        return max(jobs)
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        structured = cm.structured_weights()
+        for name in config["projection_weights"]:
+            if name not in structured:
+                raise ConfigError.bad_value(
+                    "projection_weights", name, f"a structured coupling ({', '.join(structured)})"
+                )
+        for name in config["estimators"]:
+            try:
+                make(name, config["m"][0], config["n"])
+            except (ValueError, TypeError, KeyError) as exc:
+                raise ConfigError(f"estimator {name!r}: {exc}") from None
+            if "softmax" not in registry.describe(name).kernels:
+                raise ConfigError.bad_value("estimators", name, "softmax-kernel estimators")
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        common = {k: config[k] for k in ("n", "r", "samples")}
+        frontier = [
+            JobSpec(
+                **common,
+                part="frontier",
+                estimator=e,
+                m=m,
+                d=config["d"],
+                points=config["points"],
+                repeats=config["repeats"],
+            )  # fmt: skip
+            for e in config["estimators"]
+            for m in config["m"]
+        ]
+        crossover = [
+            JobSpec(
+                **common,
+                part="crossover",
+                estimator=e,
+                m=config["crossover_m"],
+                d=d,
+                points=config["crossover_points"],
+                target=config["target"],
+            )  # fmt: skip
+            for e in config["estimators"]
+            for d in config["crossover_d"]
+        ]
+        projection = [
+            JobSpec(
+                part="projection",
+                weights=w,
+                d=d,
+                r=config["r"],
+                points=config["projection_points"],
+                repeats=config["repeats"],
+            )  # fmt: skip
+            for w in config["projection_weights"]
+            for d in config["projection_d"]
+        ]
+        return frontier + crossover + projection
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
+        if spec["part"] == "projection":
+            out = pd.DataFrame(_projection(spec, rng)).assign(stderr=np.nan)
+            return out.assign(
+                part="projection", estimator=spec["weights"], kernel="softmax", d=spec["d"],
+                points=spec["points"], r=spec["r"], weights=spec["weights"],
+            )  # fmt: skip
+        est = make(spec["estimator"], spec["m"], spec["n"])
+        part = _frontier if spec["part"] == "frontier" else _crossover
+        try:
+            out = pd.DataFrame(part(est, spec, rng))
+        except cm.NoCostModel as exc:  # the estimator cannot say what it costs: say so
+            out = pd.DataFrame([{"metric": "skipped", "value": 1.0, "n_trials": 0,
+                                 "note": f"no FLOP model: {exc}"}])  # fmt: skip
+        out["stderr"] = out.get("stderr", pd.Series(np.nan, index=out.index)).astype(float)
+        return out.assign(
+            part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
+            points=spec["points"],
+            m=spec["m"], r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
+        )  # fmt: skip

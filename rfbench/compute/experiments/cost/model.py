@@ -1,0 +1,118 @@
+"""The FLOP model of ``rfbench cost``: drawing, feature maps, Gram products and attention.
+
+One multiply-add counts 2 FLOPs; one exp, sin, cos, square root or Gaussian/uniform sample
+counts 1. Per step, for P projections in R^d (per projection set of the draw), F real feature
+entries per point (a complex entry counts 2), N points per side:
+
+- draw: iid (and other plain samplers) P·d samples; ORF / SimRF ⌈P/d⌉ blocks of a d×d Gaussian
+  and its Householder QR, d² + (4/3)d³ (SimRF adds the simplex rotation, 2d³); SORF / orf-fast /
+  simrf-fast / fastfood: ⌈P/d′⌉ blocks of three Hadamard–Rademacher products, materialised as
+  rfbench does by fast Walsh–Hadamard transforms of the d unit vectors, 3·d′·d·log₂d′ (d′ = next
+  power of two; simrf-fast adds its O(d′) simplex rotation, 3d′d); scrambled QMC (Halton,
+  Sobol): P·d·(log₂P + 2) for the digit scrambling and the normal quantile (each coupling's
+  ``WeightsSampler.draw_flops``). Fits, each estimator's ``fit_flops``: GERF 4Nd (set means and
+  norms); ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster hybrids
+  k-means with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d; an
+  estimator without a fit model gets a skipped row.
+- features, per point and side: 2Pd (projections; for the Hadamard couplings the cheaper of 2Pd
+  and the structured transform, ⌈P/d′⌉·(3d′·log₂d′ + 4d′), whichever implementation this machine
+  picks) + 2F (exp or sin/cos, and the scale), plus the estimator's ``feature_overhead_flops``:
+  2d² + 2d² for the dense DERF maps (B x and xᵀCx).
+- Gram: 2·N_q·N_k·F.
+- exact softmax attention of L queries, L keys, values of width d_v: L²(2d + 2d_v + 2) (QKᵀ,
+  the L² exps, the row sums, AV).
+- random-feature attention: draw + 2L·(features per point) + L·F·(4d_v + 4) (ψᵀV and φ·(ψᵀV),
+  ψᵀ1 and φ·(ψᵀ1)). It beats exact attention for L > L*, the positive root of
+  (2d + 2d_v + 2)L² = (2·feat + F(4d_v + 4) + fit)L + draw (a fit on the L queries and keys
+  costs fit·L).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Draw, Estimator
+
+
+def structured_weights() -> list[str]:
+    """The couplings applied as Hadamard chains (they expose ``chain``), by asking each."""
+    return [n for n, cls in registry.weights_samplers().items() if hasattr(cls, "chain")]
+
+
+class NoCostModel(ValueError):
+    """An estimator part that does not say what its draw costs (no ``draw_flops``)."""
+
+
+def _samplers(est: Estimator) -> list:
+    """The couplings of an estimator's projection sets (a hybrid's ω and τ share one)."""
+    weights = getattr(est, "weights", None)
+    if weights is None:
+        raise NoCostModel(f"{est.name}: no coupling to ask for its draw cost")
+    return [weights]
+
+
+def projections(draw: Draw) -> list[int]:
+    """The number of projections of each projection set of a draw (e.g. ω and τ of a hybrid)."""
+    return [p.count for p in draw.projections.values()]
+
+
+def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> float:
+    """FLOPs of one draw of ``est`` with ``counts`` projections per set in R^d, with a fit on
+    n_fit points per side if it needs one."""
+    (sampler,), total = _samplers(est), 0.0
+    for p in counts:
+        flops = sampler.draw_flops(p, d)
+        if flops is None:
+            raise NoCostModel(
+                f"coupling {sampler.name!r} has no draw cost (WeightsSampler.draw_flops)"
+            )
+        total += flops
+    fit = est.fit_flops(n_fit, d)  # the estimator's own fit model (0 without a fit)
+    if fit is None:
+        raise NoCostModel(f"{est.name}: no cost model of its data fit (Estimator.fit_flops)")
+    total += fit
+    return float(total)
+
+
+def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> float:
+    """FLOPs of the feature map of one point (one side)."""
+    flops = 2 * sum(counts) * d + 2 * width
+    if any(hasattr(s, "chain") for s in _samplers(est)):  # a Hadamard chain (structured)
+        flops = min(flops, sum(structured_projection_flops(p, d) for p in counts) + 2 * width)
+    flops += est.feature_overhead_flops(d)  # e.g. the dense DERF maps' B x and xᵀCx
+    return float(flops)
+
+
+def structured_projection_flops(p: float, d: int) -> float:
+    """FLOPs of ωᵀx for P Hadamard-chain projections of one point in R^d: ⌈P/d′⌉ blocks of three
+    transforms of length d′ and four diagonal passes."""
+    dp = 1 << (d - 1).bit_length()
+    return math.ceil(p / dp) * (3 * dp * math.log2(max(dp, 2)) + 4 * dp)
+
+
+def gram_flops(n_q: int, n_k: int, width: int) -> float:
+    """FLOPs of the Gram product Φ Ψᵀ."""
+    return 2.0 * n_q * n_k * width
+
+
+def exact_attention_flops(L: float, d: int, d_v: int) -> float:
+    """FLOPs of exact softmax attention (QKᵀ, exps, row sums, AV)."""
+    return L * L * (2 * d + 2 * d_v + 2)
+
+
+def rf_attention_flops(L: float, d_v: int, draw: float, per_point: float, width: float) -> float:
+    """FLOPs of random-feature attention: one draw, both feature maps, the two linear products."""
+    return draw + 2 * L * per_point + L * width * (4 * d_v + 4)
+
+
+def crossover_length(
+    d: int, d_v: int, draw: float, per_point: float, width: float, fit_rate: float = 0.0
+) -> float:
+    """L* where random-feature attention and exact attention cost the same FLOPs (``draw``
+    without its fit; a fit on the L queries and keys costs ``fit_rate``·L)."""
+    a = 2 * d + 2 * d_v + 2
+    b = 2 * per_point + width * (4 * d_v + 4) + fit_rate
+    return float((b + np.sqrt(b * b + 4 * a * draw)) / (2 * a))

@@ -1,0 +1,342 @@
+"""Experiment parameters declared once (docs/architecture.md#parameters): one pydantic model each.
+
+Every experiment package declares ``Params``, a subclass of :class:`ExperimentParams` whose fields
+are its parameters: the paper default, the type, the bounds (``ge``/``gt``/``le``/``lt``,
+``Literal`` for choices) and the help text (the field's ``description``). From that one declaration
+come the experiment's ``defaults`` and ``help``, the validation of every config (TOML files and
+command lines alike), the CLI options (:mod:`rfbench.cli.params`) and the parameter tables of
+docs/experiments.md (:mod:`rfbench.cli.paramdocs`).
+
+The value rules are those of a TOML file: strict types (``3`` is not ``"3"``, ``true`` is not
+``1``), except that an integer is a float's value; floats are finite; a list parameter takes a
+single value as a one-element list; a list of :data:`Values` rejects a value given twice (it would
+repeat jobs); unknown keys are errors. A failed validation becomes one :class:`ConfigError` line
+naming the key, the bad value and what is expected (:func:`config_error`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+
+import annotated_types as at
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import create_model as _create_model
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
+
+from rfbench.compute.errors import UserError
+
+T = TypeVar("T")
+
+__all__ = [
+    "ExperimentParams",
+    "Listed",
+    "Param",
+    "Values",
+    "config_error",
+    "describe",
+    "model_from_defaults",
+    "resolve",
+]
+
+
+class ConfigError(UserError):
+    """A bad configuration value; the message names the value and what is allowed.
+
+    The CLI reports it in one line with exit status 2 (docs/architecture.md#cli).
+    """
+
+    @classmethod
+    def bad_value(cls, key: str, value: Any, allowed: str) -> ConfigError:
+        """``invalid value for 'key': value (allowed: ...)``."""
+        return cls(f"invalid value for {key!r}: {value!r} (allowed: {allowed})")
+
+
+def _as_list(value: Any) -> Any:
+    """A single value as a one-element list (tuples as lists)."""
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    seen: set[str] = set()
+    for value in values:
+        if repr(value) in seen:
+            raise PydanticCustomError("listed_twice", "{value} is listed twice", {"value": value})
+        seen.add(repr(value))
+    return values
+
+
+#: a list parameter whose values may repeat (e.g. two sizes); a single value is a list of one
+Listed = Annotated[list[T], BeforeValidator(_as_list)]
+#: a list parameter of distinct values (a repeated value would repeat jobs); a single value is a
+#: list of one
+Values = Annotated[list[T], BeforeValidator(_as_list), AfterValidator(_distinct)]
+
+
+class ExperimentParams(BaseModel):
+    """Base of the experiments' parameter models: unknown keys are errors, types are strict (an
+    integer is a float's value), floats are finite and the defaults are validated too."""
+
+    model_config = ConfigDict(
+        extra="forbid", strict=True, allow_inf_nan=False, validate_default=True, frozen=True
+    )
+
+
+# --------------------------------------------------------------------------- introspection
+
+_NOUNS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+          "table": "a table", "any": "a value"}  # fmt: skip
+_OPS = (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+
+
+@dataclass(frozen=True)
+class Param:
+    """What the CLI, the docs and the error messages need to know of one parameter."""
+
+    key: str
+    #: the type of one value: ``int``, ``float``, ``str``, ``bool``, ``table`` or ``any``
+    kind: str
+    #: a list parameter
+    many: bool
+    #: a list that rejects a value given twice
+    distinct: bool
+    #: the validated default (lists as lists)
+    default: Any
+    help: str
+    #: allowed values (``Literal``), else empty
+    choices: tuple[Any, ...] = ()
+    #: bounds of one value (of a table: of one entry): (op, limit), op one of >=, >, <=, <
+    bounds: tuple[tuple[str, Any], ...] = ()
+    #: the length bounds of a list (None: unbounded)
+    min_items: int | None = None
+    max_items: int | None = None
+    #: the type of a table's entries (``int`` or ``any``)
+    entry: str = "any"
+    #: a rule a validator enforces beyond the bounds, for people (``Field(json_schema_extra=
+    #: {"rule": "0, or >= 2"})``); it replaces the bounds in :attr:`constraint`
+    rule: str = ""
+
+    @property
+    def type_name(self) -> str:
+        """``int``, ``list[float]``, ``table[str, int]``."""
+        if self.kind == "table":
+            return "table" if self.entry == "any" else f"table[str, {self.entry}]"
+        return f"list[{self.kind}]" if self.many else self.kind
+
+    def _limits(self) -> str:
+        """``>= 2``, ``> 0``, ``from 1 to 2``."""
+        bounds = dict(self.bounds)
+        if set(bounds) == {">=", "<="}:
+            return f"from {_number(bounds['>='])} to {_number(bounds['<='])}"
+        return " and ".join(f"{op} {_number(v)}" for op, v in self.bounds)
+
+    def expected(self) -> str:
+        """What one value (one entry of a table) must be: ``an integer >= 2``, ``softmax,
+        gaussian``."""
+        if self.choices:
+            return ", ".join(map(str, self.choices))
+        noun = _NOUNS[self.entry if self.kind == "table" else self.kind]
+        return f"{noun} {self._limits()}".strip()
+
+    def length(self) -> str:
+        """``non-empty``, ``2 values``, ``at least 3 values`` ('' for no length bound)."""
+        low, high = self.min_items or 0, self.max_items
+        if high is not None and low == high:
+            return f"{low} values"
+        text = {0: "", 1: "non-empty"}.get(low, f"at least {low} values")
+        return f"{text}, at most {high} values".lstrip(", ") if high is not None else text
+
+    @property
+    def constraint(self) -> str:
+        """The bounds and choices for people: ``>= 2``, ``each > 0; non-empty``,
+        ``one of: softmax, gaussian`` ('' for none)."""
+        parts = []
+        if self.rule:
+            parts.append(self.rule)
+        elif self.choices:
+            parts.append(("any of: " if self.many else "one of: ") + self.expected())
+        elif self.bounds:
+            each = self.many or self.kind == "table"
+            parts.append(f"each {self._limits()}" if each else self._limits())
+        if self.many and self.length():
+            parts.append(self.length())
+        return "; ".join(parts)
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
+    """(type, constraint metadata) of an ``Annotated`` type, nested ``Field``s flattened."""
+    metadata: list[Any] = []
+    while get_origin(annotation) is Annotated:
+        annotation, *extra = get_args(annotation)
+        metadata += extra
+    flat: list[Any] = []
+    for item in metadata:
+        flat += item.metadata if isinstance(item, FieldInfo) else [item]
+    return annotation, flat
+
+
+def _value_info(annotation: Any, metadata: list[Any]) -> dict[str, Any]:
+    """kind, choices and bounds of one value."""
+    annotation, more = _unwrap(annotation)
+    metadata = metadata + more
+    info: dict[str, Any] = {"kind": "any", "choices": (), "bounds": ()}
+    if get_origin(annotation) is Literal:
+        info["choices"] = get_args(annotation)
+        info["kind"] = {bool: "bool", int: "int", float: "float"}.get(
+            type(info["choices"][0]), "str"
+        )
+    elif annotation in (bool, int, float, str):
+        info["kind"] = annotation.__name__
+    info["bounds"] = tuple(
+        (op, getattr(item, name))
+        for name, op in _OPS
+        for item in metadata
+        if isinstance(item, getattr(at, name.capitalize()))
+    )
+    return info
+
+
+def _param(key: str, field: FieldInfo, default: Any) -> Param:
+    annotation, metadata = field.annotation, list(field.metadata)
+    origin = get_origin(annotation)
+    lengths = {
+        "min_items": next((m.min_length for m in metadata if isinstance(m, at.MinLen)), None),
+        "max_items": next((m.max_length for m in metadata if isinstance(m, at.MaxLen)), None),
+    }
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    common = {
+        "key": key,
+        "default": default,
+        "help": field.description or "",
+        "rule": str(extra.get("rule", "")),
+    }
+    if origin is list:
+        distinct = any(isinstance(m, AfterValidator) and m.func is _distinct for m in metadata)
+        info = _value_info(get_args(annotation)[0], [])
+        return Param(**common, many=True, distinct=distinct, **info, **lengths)
+    if origin is dict or annotation is dict:
+        args = get_args(annotation)
+        info = _value_info(args[1], []) if args else {"kind": "any", "bounds": ()}
+        return Param(**common, kind="table", many=False, distinct=False, bounds=info["bounds"],
+                     entry=info["kind"])  # fmt: skip
+    return Param(**common, many=False, distinct=False, **_value_info(annotation, metadata))
+
+
+@functools.cache
+def describe(model: type[ExperimentParams]) -> dict[str, Param]:
+    """key -> :class:`Param` of every field of ``model``, in declaration order."""
+    defaults = resolve(model, {}, model.__name__)
+    return {key: _param(key, field, defaults[key]) for key, field in model.model_fields.items()}
+
+
+# --------------------------------------------------------------------------- validation
+
+_TYPE_ERRORS = {
+    "int_type": "int", "int_parsing": "int", "int_from_float": "int",
+    "float_type": "float", "float_parsing": "float",
+    "bool_type": "bool", "bool_parsing": "bool",
+    "string_type": "str", "dict_type": "table",
+}  # fmt: skip
+_BOUND_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+
+def config_error(
+    exc: ValidationError, model: type[ExperimentParams], experiment: str
+) -> ConfigError:
+    """One :class:`ConfigError` line for a failed validation: the unknown keys, else the first
+    error's key (its ``loc``), value (its input) and what is expected."""
+    errors = exc.errors()
+    unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+    if unknown:
+        allowed = ", ".join(model.model_fields) or "none"
+        return ConfigError(
+            f"unknown parameter(s) {', '.join(map(repr, unknown))} for experiment "
+            f"{experiment!r} (allowed: {allowed})"
+        )
+    error = errors[0]
+    raised = error.get("ctx", {}).get("error")
+    if isinstance(raised, ConfigError):  # a validator's own one-line message
+        return raised
+    loc, value, kind = error["loc"], error["input"], error["type"]
+    if not loc or str(loc[0]) not in model.model_fields:
+        return ConfigError(f"invalid config for experiment {experiment!r}: {error['msg']}")
+    key = str(loc[0])
+    param = _param(key, model.model_fields[key], None)
+    if len(loc) > 1 and isinstance(loc[1], str):  # an entry of a table
+        value = {loc[1]: value}
+    if kind == "listed_twice":
+        twice = error["ctx"]["value"]
+        return ConfigError(
+            f"invalid value for {key!r}: {twice!r} is listed twice (each value once)"
+        )
+    return ConfigError.bad_value(key, value, _expectation(kind, param, error))
+
+
+def _expectation(kind: str, param: Param, error: Any) -> str:
+    if kind == "finite_number":
+        return "a finite number"
+    if kind in _TYPE_ERRORS:
+        return _NOUNS[_TYPE_ERRORS[kind]]
+    if kind == "literal_error":
+        return ", ".join(map(str, param.choices))
+    if kind in ("too_short", "too_long"):
+        return (
+            f"a list of {param.length()}" if param.length() != "non-empty" else "a non-empty list"
+        )
+    if kind in _BOUND_ERRORS:
+        return param.expected()
+    return str(error["msg"]).lower()
+
+
+def resolve(
+    model: type[ExperimentParams], values: Mapping[str, Any], experiment: str
+) -> dict[str, Any]:
+    """``values`` validated by ``model``, missing keys at their defaults (declaration order)."""
+    try:
+        return model.model_validate(dict(values)).model_dump()
+    except ValidationError as exc:
+        raise config_error(exc, model, experiment) from None
+
+
+# --------------------------------------------------------------------------- legacy declarations
+
+
+def _annotation(default: Any) -> Any:
+    """The type a ``defaults`` entry implies (ints promote to floats; lists of distinct values)."""
+    if default is None:
+        return Any
+    if isinstance(default, list | tuple):
+        if not default:
+            element: Any = Any
+        elif any(isinstance(v, float) and not isinstance(v, bool) for v in default):
+            element = float
+        else:
+            element = _annotation(default[0])
+        distinct = len(set(map(repr, default))) == len(default)
+        return Values[element] if distinct else Listed[element]
+    if isinstance(default, Mapping):
+        return dict[str, Any]
+    for kind in (bool, str, int, float):
+        if isinstance(default, kind):
+            return kind
+    return Any
+
+
+def model_from_defaults(
+    name: str, defaults: Mapping[str, Any], helps: Mapping[str, str]
+) -> type[ExperimentParams]:
+    """A model for an experiment that declares ``defaults`` and ``help`` dictionaries (a plugin's,
+    docs/extending.md#experiment): each default's type is the type its values must have."""
+    fields = {
+        key: (_annotation(default), Field(copy.deepcopy(default), description=helps.get(key, "")))
+        for key, default in defaults.items()
+    }
+    return _create_model(f"{name}Params", __base__=ExperimentParams, **fields)  # type: ignore[call-overload]

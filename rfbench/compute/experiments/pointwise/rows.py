@@ -1,0 +1,111 @@
+"""Rows of one pointwise curve: empirical metrics with closed-form errors and ``resolved`` flags.
+
+Per angle: the metrics of :func:`~rfbench.compute.experiments.metrics.pointwise_metrics` (standard
+errors from the closed-form MSE and 4th moment where they exist,
+``rfbench.compute.features.theory.moments``), ``theory_mse``/``theory_rel_rmse``, ``samples_needed``
+and ``samples_needed_mean`` (estimates the sample would need to resolve the MSE and the mean) and,
+with ``importance``, ``is_mse``/``is_rel_rmse``
+(:mod:`rfbench.compute.experiments.pointwise.importance`). Every row has the boolean ``resolved``:
+the criterion of :mod:`rfbench.compute.features.theory.resolution` for mean-type (k = 1) and
+MSE-type (k = 2) statistics; True for quantiles, fractions and exact values; null where the
+estimator is not assessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from rfbench.compute.experiments.metrics import MOMENT_ORDER, pointwise_metrics
+from rfbench.compute.experiments.pointwise import importance
+from rfbench.compute.features.base import Draw, Estimator
+from rfbench.compute.features.theory import moments, resolution
+from rfbench.compute.results import register_metric
+
+SAMPLES_NEEDED = register_metric(
+    "samples_needed",
+    "estimates needed to resolve the MSE: >= 30 expected draws where its tail lives "
+    "(rfbench.compute.features.theory.resolution)",
+)
+SAMPLES_NEEDED_MEAN = register_metric(
+    "samples_needed_mean",
+    "estimates needed to resolve the mean: >= 30 expected draws where its tail lives "
+    "(rfbench.compute.features.theory.resolution)",
+)
+EXACT = ("true", "theory_mse", "theory_rel_rmse", SAMPLES_NEEDED, SAMPLES_NEEDED_MEAN)
+
+
+def per_group(fn, est: Estimator, x, y, groups: list[np.ndarray], draws: list[Draw], *args):
+    """``fn(est, x[g], y[g], *args, params)`` assembled over angle groups (None if any is)."""
+    out = np.empty(len(y), dtype=object)
+    for g, draw in zip(groups, draws, strict=True):
+        part = fn(est, x[g], y[g], *args, params=draw.params)
+        if part is None:
+            return None
+        out[g] = part
+    return out
+
+
+def curve_rows(
+    est: Estimator,
+    base: Mapping[str, Any],
+    x: np.ndarray,
+    y: np.ndarray,
+    true: np.ndarray,
+    thetas: np.ndarray,
+    draws: tuple[np.ndarray, list[np.ndarray], list[Draw]],
+    mse: np.ndarray | None,
+    importance_draws: int,
+    rng: np.random.Generator,
+    extra: list[Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The rows of one curve; ``draws`` = (estimates (N, A), angle groups, a draw per group);
+    ``extra`` adds columns per point (the user's pairs: index and norms)."""
+    extra = extra or [{}] * len(thetas)
+    values, groups, last = draws
+    samples = len(values)
+    closed = mse if mse is not None and est.unbiased else None
+    fourth = None
+    if closed is not None:
+        fourth = per_group(moments.central_fourth, est, x, y, groups, last)
+    flags = {k: per_group(resolution.resolved, est, x, y, groups, last, samples, k) for k in (1, 2)}
+    needed = {
+        metric: per_group(resolution.draws_needed, est, x, y, groups, last, k)
+        for metric, k in ((SAMPLES_NEEDED_MEAN, 1), (SAMPLES_NEEDED, 2))
+    }
+    rows = []
+    for i, theta in enumerate(thetas):
+        metrics = pointwise_metrics(
+            values[:, i],
+            true[i],
+            None if closed is None else float(closed[i]),
+            None if fourth is None else float(fourth[i]),
+        )
+        if mse is not None:
+            metrics["theory_mse"] = (float(mse[i]), None)
+            metrics["theory_rel_rmse"] = (float(np.sqrt(mse[i]) / true[i]), None)
+        for metric, counts in needed.items():
+            if counts is not None:
+                metrics[metric] = (float(counts[i]), None)
+        for metric, (value, se) in metrics.items():
+            order = MOMENT_ORDER.get(metric)
+            ok = True if order is None else flags[order]
+            point = {
+                "theta": float(theta),
+                "metric": metric,
+                "value": value,
+                "stderr": se,
+                "n_trials": 0 if metric in EXACT else samples,
+                "resolved": ok if ok is None or ok is True else bool(ok[i]),
+            }
+            rows.append({**base, **extra[i], **point})
+    if importance_draws and importance.supports(est):
+        found = importance.importance_mse(est, x, y, true, importance_draws, rng)
+        for metric, (value, se, ok) in found.items():
+            for i, theta in enumerate(thetas):
+                point = {"theta": float(theta), "metric": metric, "value": float(value[i])}
+                point.update(stderr=float(se[i]), n_trials=importance_draws, resolved=bool(ok[i]))
+                rows.append({**base, **extra[i], **point})
+    return rows

@@ -1,0 +1,56 @@
+"""Helpers shared by several experiments (no experiment imports another: they import this)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator
+
+
+def make(name: str, m: int, n: int) -> Estimator:
+    """The estimator ``name`` with M = m projections (bipolar hybrids: m // n per base and n for
+    λ, m·n = M as in HRF Sec. 4)."""
+    if registry.describe(name).bipolar:
+        return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
+    return registry.get(name, kernel="softmax", m=m)
+
+
+def random_directions(rng: np.random.Generator, count: int, d: int, r: float) -> np.ndarray:
+    """``count`` points of norm r in uniformly random directions of R^d."""
+    g = rng.standard_normal((count, d))
+    return r * g / np.linalg.norm(g, axis=1, keepdims=True)
+
+
+def best_time(fn: Callable[[], object], repeats: int) -> float:
+    """The least wall seconds of ``repeats`` calls of ``fn`` (the least-disturbed run)."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def widest(names: Iterable[str], m: int, n: int = 1, matched: bool = False) -> tuple[int, int]:
+    """Upper bounds of (real feature entries per point, projections per draw) over the estimators
+    ``names`` at m projections, for memory estimates: 2m features of m projections (complex
+    entries count 2), or 4b(n + 1) of b(n + 1) for a hybrid of b base and n λ projections, where
+    b = m, or m // n when ``matched`` (FLOP-matched as :func:`make` sizes them)."""
+    names = [str(name) for name in names if _known(str(name))]
+    out = (2 * m, m) if names else (0, 0)
+    if any(registry.describe(name).hybrid for name in names):
+        base = max(1, m // n) if matched else m
+        out = max(out, (4 * base * (n + 1), base * (n + 1)))
+    return out
+
+
+def _known(name: str) -> bool:
+    try:
+        registry.describe(name)
+    except (ValueError, TypeError, KeyError):
+        return False
+    return True

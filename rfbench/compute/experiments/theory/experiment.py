@@ -1,0 +1,229 @@
+"""Closed-form curves of the papers' theory figures (no Monte Carlo, except SimRF Fig. 4's draw).
+
+One job per curve (``curves``), each row tagged with its own figure id:
+
+- ``hrf-fig1`` (HRF Fig. 1; docs/experiments.md#hrf-fig1): softmax MSE surfaces over θ ∈ [0, π] and
+  r ∈ [0, r_max] of trig, hyperbolic (SM⁺⁺) and the angular hybrid, m = 10, n = 1 (HRF Lemma 2.2,
+  Eq. 7; Thm D.1, Eq. 47 corrected), at ‖x‖ = ‖y‖ = r. The paper mirrors r to [-5, 5]; we give
+  r ≥ 0. These MSEs do not depend on d, so the d column is left empty.
+- ``simrf-fig4`` (SimRF Fig. 4; docs/experiments.md#simrf-fig4): RF-conformity ρ (Eq. 12, one
+  configuration, v,
+  d = m = 6) of one draw of χ_d norms under iid (mean ± sd over random directions), ORF, SimRF and
+  SimRF+ after 0..passes full passes, and the numerical optimum (L-BFGS), beside the expected ρ of
+  Eqs. 19, 23, 24 over the norms. The norms come from the job's generator.
+- ``simrf-fig5`` (SimRF Fig. 5; docs/experiments.md#simrf-fig5): densities of w_ij = ‖ω_i + ω_j‖
+  (iid Eq. 18, ORF χ_{2d}, simplex p_θ of Eq. 20) and the integrand f(w, v) = 0F1(; d/2; v²w²/4)
+  (Eqs. 31–33).
+- ``simrf-fig6`` (SimRF §5.1 Fig. 6; docs/experiments.md#simrf-fig6): MSE_X / MSE_IID of positive
+  features vs
+  v = ‖x + y‖ (Eq. 11 with Eqs. 19, 23, 24), d = m = 64 (m is not stated;
+  docs/methods.md#simrf-erratum-3). The row at v = 0 holds the v → 0 limit (0.0078 for SimRF,
+  docs/methods.md#simrf-small-v).
+
+The formulas live in rfbench.compute.features.theory (basic, hybrid, coupled, conformity); this
+module only lays them out as tidy rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.theory.params import Params
+from rfbench.compute.features import registry, theory
+from rfbench.compute.features.theory import conformity, coupled
+from rfbench.compute.features.weights.blocks import chi_norms
+from rfbench.compute.results import FLOAT, INT, register_metric, register_parameter
+
+register_metric("rf_conformity", "RF-conformity ρ of one configuration of vectors (SimRF Eq. 12)")
+register_metric("rf_conformity_sd", "sd of ρ over random iid directions of fixed norms (Fig. 4)")
+register_metric("theory_rf_conformity", "closed-form E ρ over χ_d norms (SimRF Eqs. 19, 23, 24)")
+register_metric("density", "probability density of w_ij = ‖ω_i + ω_j‖ (SimRF Eqs. 18, 20)")
+register_metric("conformity_integrand", "0F1(; d/2; v²w²/4), the angular mean of e^{ω_ijᵀv}")
+register_metric("mse_ratio", "closed-form MSE_coupling / MSE_iid at ‖x + y‖ = v (SimRF Eq. 11)")
+for _name, _kind in (("v", FLOAT), ("w", FLOAT), ("passes", INT)):
+    register_parameter(_name, _kind)
+
+COUPLINGS = ("iid", "orf", "simrf")
+#: bytes of one result row while a job builds it (a dict of about a dozen entries) and after
+ROW_BYTES = 1024
+#: quadrature nodes in φ of the coupled closed forms (SimRF Figs. 5 and 6)
+QUADRATURE_NODES = len(coupled.half_rule()[0])
+#: the config keys of each curve: every key with this prefix (the norm draws make repetitions)
+_PREFIX = {
+    "hrf-fig1": "hrf_",
+    "simrf-fig4": "conformity_",
+    "simrf-fig5": "density_",
+    "simrf-fig6": "ratio_",
+}
+
+
+def _row(figure: str, estimator: str, kernel: str, metric: str, value: float, **params) -> dict:
+    """One closed-form row (no draws: n_trials = 0) unless params override stderr/n_trials."""
+    return {"figure": figure, "estimator": estimator, "kernel": kernel, "metric": metric,
+            "value": float(value), "stderr": None, "n_trials": 0, **params}  # fmt: skip
+
+
+def hrf_fig1(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """MSE and relative error surfaces on the sphere (HRF Fig. 1)."""
+    theta = np.linspace(0.0, np.pi, spec["hrf_theta_points"])
+    r = np.linspace(0.0, spec["hrf_r_max"], spec["hrf_r_points"])
+    x, y = theory.equal_norm_pair(r[:, None], theta[None, :], 2)
+    sm = np.exp(r[:, None] ** 2 * np.cos(theta[None, :]))
+    rows = []
+    for name in spec["hrf_estimators"]:
+        hybrid = registry.describe(name).hybrid
+        n = spec["hrf_n"] if hybrid else None
+        est = registry.get(name, kernel="softmax", m=spec["hrf_m"], n=n)
+        mse = theory.mse(est, x, y)
+        for (i, j), value in np.ndenumerate(mse):
+            point = {"m": est.m, "n": n, "r": r[i], "theta": theta[j]}
+            rows.append(_row("hrf-fig1", name, "softmax", "theory_mse", value, **point))
+            rel = np.sqrt(value) / sm[i, j]
+            rows.append(_row("hrf-fig1", name, "softmax", "theory_rel_rmse", rel, **point))
+    return rows
+
+
+def simrf_fig4(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """ρ of one draw of norms under each coupling; SimRF+ per pass; the optimum (Fig. 4)."""
+    d, v = spec["conformity_d"], spec["conformity_v"]
+    norms = chi_norms(rng, (d,), d)
+    res = conformity.fig4_conformities(
+        norms, v, rng, spec["conformity_iid_couplings"], spec["conformity_passes"]
+    )
+    point = {"d": d, "m": d, "v": v, "rep": spec["rep"]}
+
+    def row(weights: str, metric: str, value: float, **extra) -> dict:
+        name = f"positive@{weights}" if weights != "optimum" else "numerical-optimum"
+        return _row(
+            "simrf-fig4", name, "gaussian", metric, value, weights=weights, **point, **extra
+        )
+
+    count = spec["conformity_iid_couplings"]
+    mean, sd = res["iid"]
+    rows = [
+        row("iid", "rf_conformity", mean, stderr=sd / np.sqrt(count - 1), n_trials=count),
+        row("iid", "rf_conformity_sd", sd, n_trials=count),
+        row("orf", "rf_conformity", res["orf"], n_trials=1),
+        row("simrf", "rf_conformity", res["simrf"], n_trials=1),
+        row("optimum", "rf_conformity", res["optimum"], n_trials=1),
+    ]
+    rows += [
+        row("simrf-plus", "rf_conformity", value, n_trials=1, passes=k)
+        for k, value in enumerate(res["simrf-plus"])
+    ]
+    rows += [
+        row(c, "theory_rf_conformity", coupled.rf_conformity(c, d, v), n_trials=0)
+        for c in COUPLINGS
+    ]
+    return rows
+
+
+def simrf_fig5(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """Densities of w_ij per coupling and the conformity integrand f(w, v) (Fig. 5)."""
+    d = spec["density_d"]
+    w = np.linspace(0.0, spec["density_w_max"], spec["density_w_points"])
+    rows = []
+    for c in COUPLINGS:
+        dens = conformity.pair_norm_density(c, d, w)
+        rows += [
+            _row("simrf-fig5", f"positive@{c}", "gaussian", "density", p, d=d, w=wi, weights=c)
+            for wi, p in zip(w, dens, strict=True)
+        ]
+    for v in spec["density_v"]:
+        f = conformity.pair_conformity_integrand(d, w, v)
+        rows += [
+            _row("simrf-fig5", "", "gaussian", "conformity_integrand", fi, d=d, w=wi, v=v)
+            for wi, fi in zip(w, f, strict=True)
+        ]
+    return rows
+
+
+def simrf_fig6(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
+    """MSE ratios vs v (Fig. 6); v = 0 holds the v → 0 limit."""
+    d, m = spec["ratio_d"], spec["ratio_m"]
+    lo, hi = np.log10(spec["ratio_v_min"]), np.log10(spec["ratio_v_max"])
+    v = np.concatenate([[0.0], np.logspace(lo, hi, spec["ratio_v_points"])])
+    rows = []
+    for c in COUPLINGS:
+        ratio = coupled.mse_ratio(c, d, m, v)
+        rows += [
+            _row("simrf-fig6", f"positive@{c}", "gaussian", "mse_ratio", q, d=d, m=m, v=vi,
+                 weights=c)
+            for vi, q in zip(v, ratio, strict=True)
+        ]  # fmt: skip
+    return rows
+
+
+CURVE_FUNCTIONS: dict[str, Callable[[Mapping[str, Any], np.random.Generator], list[dict]]] = {
+    "hrf-fig1": hrf_fig1,
+    "simrf-fig4": simrf_fig4,
+    "simrf-fig5": simrf_fig5,
+    "simrf-fig6": simrf_fig6,
+}
+
+
+@register_experiment
+class TheoryCurves(Experiment):
+    """Closed-form theory curves of HRF Fig. 1 and SimRF Figs. 4–6."""
+
+    name = "theory"
+    description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
+    tagline = "Closed-form MSE curves (HRF Fig. 1, SimRF Figs. 4-6)."
+    params = Params
+    profiles = {
+        "quick": {"hrf_r_points": 11, "hrf_theta_points": 13, "density_w_points": 41,
+                  "ratio_v_points": 21, "conformity_iid_couplings": 20},
+        "paper": {},
+    }  # fmt: skip
+
+    memory_parameters = ("hrf_r_points", "hrf_theta_points", "density_w_points",
+                         "ratio_v_points", "conformity_iid_couplings", "conformity_d")  # fmt: skip
+    range_parameters = ("hrf_r_max",)
+    probe_overrides = {"hrf_r_points": 3, "hrf_theta_points": 5}
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The largest curve: its rows (one Python dict each, about :data:`ROW_BYTES`) and its
+        float64 arrays: HRF Fig. 1's r × θ grid of pairs and MSEs per estimator; Figs. 5 and 6
+        integrate over a quadrature in φ at every w or v (about eight arrays of grid × nodes);
+        Fig. 4's direction sets (couplings × d × d)."""
+        curves = set(config["curves"])
+        grid = config["hrf_r_points"] * config["hrf_theta_points"]
+        estimators = len(config["hrf_estimators"])
+        sizes = {
+            "hrf-fig1": grid * (8 * (4 + 8 * estimators) + ROW_BYTES * 2 * estimators),
+            "simrf-fig4": 8 * 8 * config["conformity_iid_couplings"] * config["conformity_d"] ** 2
+            + ROW_BYTES * (12 + config["conformity_passes"]),
+            "simrf-fig5": config["density_w_points"]
+            * (8 * 8 * QUADRATURE_NODES + ROW_BYTES * (3 + len(config["density_v"]))),
+            "simrf-fig6": config["ratio_v_points"] * (8 * 8 * QUADRATURE_NODES + ROW_BYTES * 3),
+        }
+        return max(size for curve, size in sizes.items() if curve in curves)
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        for name in config["hrf_estimators"]:
+            if not theory.has_theory(name):
+                raise ConfigError.bad_value("hrf_estimators", name, "a name with a closed form")
+        if not config["ratio_v_max"] > config["ratio_v_min"]:
+            raise ConfigError.bad_value("ratio_v_max", config["ratio_v_max"], "> ratio_v_min")
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}  # run_job reads only its spec
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        jobs = []
+        for curve in dict.fromkeys(config["curves"]):
+            params = {
+                key: value
+                for key, value in config.items()
+                if key.startswith(_PREFIX[curve]) and key != "conformity_norm_draws"
+            }
+            reps = config["conformity_norm_draws"] if curve == "simrf-fig4" else 1
+            jobs += [JobSpec(params, curve=curve, rep=rep) for rep in range(reps)]
+        return jobs
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict]:
+        return CURVE_FUNCTIONS[spec["curve"]](spec, rng)

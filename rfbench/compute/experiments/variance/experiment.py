@@ -1,0 +1,209 @@
+"""DERF variance comparison: DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2,
+#derf-a1, #derf-a2, #derf-a3, #derf-a4, #derf-claims).
+
+For each regime (rfbench.compute.experiments.variance.derf_sets) and scale σ, ``set_pairs`` pairs of
+sets (𝒳, 𝒴) of L points in R^d are drawn; the data-dependent mechanisms (GERF, ADERF, SDERF, SADERF)
+are fitted on each pair (DERF eq. 8, Theorems 4.2-4.3) and the closed-form relative variance of the
+softmax estimate with one random feature (M = 1; DERF eq. 7, 9 and docs/methods.md#trig for TrigRF,
+via rfbench.compute.features.theory.derf) is averaged over all L² pairs (x_i, y_j): by default the
+mean of log(Var K̂ / K²) (docs/experiments.md#derf-a1, #derf-a2; ``power = 1`` gives the paper's
+literal Var/K, ``reduce = "logmeanexp"`` the log of the mean, each under its own metric name). The
+value is the mean over the set pairs, its stderr their std/√set_pairs.
+
+TrigRF: ``trig`` is the paper's random-phase map √2 e^{‖x‖²/2} cos(ωᵀx + θ) (DERF Eqs. 4-5;
+docs/methods.md#trig, sign fixed), reported as estimator ``trig-phase@iid`` (not a registry name:
+the registry's ``trig@iid`` is the [sin, cos] map, available here as mechanism ``trig-sincos``).
+
+Monte Carlo check (``log_rel_var_mc``): at σ ≤ ``mc_sigma_max``, on a random subsample of
+``mc_pairs`` × ``mc_pairs`` pairs of the first set pair, the empirical MSE of ``mc_samples``
+one-feature estimates (the registry estimators ``*@iid``, m = 1; the random-phase TrigRF is drawn
+directly) gives the mean of log(MSE/K²); ``log_rel_var_mc_theory`` is the closed form on the same
+pairs. Its stderr is the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share
+ω, so this is the conservative, fully correlated bound). The positive estimators are heavy-tailed
+(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales, which its
+``resolved`` flag states (rfbench.compute.features.theory.resolution, worst pair of the first set
+pair).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rfbench.compute.datasets import available
+from rfbench.compute.datasets.errors import DataUnavailable
+from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.chunks import CHUNK_BYTES
+from rfbench.compute.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
+from rfbench.compute.experiments.variance.derf_sets import (
+    IMAGE_DIM,
+    image_sets,
+    missing_data,
+    regime_label,
+    regime_note,
+    sample_sets,
+)
+from rfbench.compute.experiments.variance.params import Params
+from rfbench.compute.features import registry
+from rfbench.compute.features.derf import MECHANISMS as FITTED
+from rfbench.compute.features.theory.derf import log_relative_variance
+from rfbench.compute.results import INT, STRING, register_metric, register_parameter
+
+#: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
+METRIC = {
+    (2, "mean"): "log_rel_var",
+    (1, "mean"): "log_var_over_k",
+    (2, "logmeanexp"): "log_mean_rel_var",
+    (1, "logmeanexp"): "log_mean_var_over_k",
+}
+register_metric("log_var_over_k", "mean over pairs of log(Var(K̂)/K) (DERF Fig. 2 literal)")
+register_metric("log_mean_rel_var", "log of the mean over pairs of Var(K̂)/K²")
+register_metric("log_mean_var_over_k", "log of the mean over pairs of Var(K̂)/K")
+register_metric("log_rel_var_mc", "Monte Carlo mean over a subsample of pairs of log(MSE/K²)")
+register_metric("log_rel_var_mc_theory", "closed-form mean of log(Var/K²) on the MC subsample")
+for _name, _kind in (("mechanism", STRING), ("points", INT), ("note", STRING)):
+    register_parameter(_name, _kind)
+
+
+def fit_params(
+    mechanism: str, X: np.ndarray, Y: np.ndarray, rng: np.random.Generator
+) -> dict[str, Any] | None:
+    """The fitted parameters of a data-dependent mechanism on (X, Y) (DERF eq. 8), else None."""
+    if mechanism not in FITTED:
+        return None
+    est = registry.get(f"{mechanism}@iid", kernel="softmax", m=1)
+    return est.sample(rng, X.shape[1], draws=1, fit=(X, Y)).params
+
+
+@register_experiment
+class Variance(Experiment):
+    """Log relative variance of TrigRF, PosRF, GERF, ADERF, SDERF, SADERF (DERF Fig. 1-2)."""
+
+    name = "variance"
+    description = (
+        "DERF Fig. 1-2: closed-form log relative variance of TrigRF/PosRF/GERF/ADERF/SDERF "
+        "(+SADERF) on six regimes of point sets, with a Monte Carlo check."
+    )
+    tagline = "Relative variance of DERF feature maps on six regimes."
+    params = Params
+    profiles = {
+        "quick": {
+            "sigma": [0.1, 1.0],
+            "points": 128,
+            "set_pairs": 2,
+            "mc_pairs": 6,
+            "mc_samples": 10_000,
+        },
+        "paper": {},
+    }
+
+    memory_parameters = ("points", "d", "mc_pairs")
+
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """One job in float64: the closed forms over all L² pairs (about six L × L arrays), the
+        DERF fits' d × d matrices and their eigen- and singular-value decompositions (about 24),
+        the sets (L × d, with copies) and the Monte Carlo check's chunks of mc_pairs² estimates."""
+        points, d, pairs = config["points"], config["d"], config["mc_pairs"]
+        return 4 * CHUNK_BYTES + 8 * (6 * points**2 + 24 * d * d + 8 * points * d + 6 * pairs**2)
+
+    def validate_config(self, config: Mapping[str, Any]) -> None:
+        def check(key: str, ok: bool, allowed: str) -> None:
+            if not ok:
+                raise ConfigError.bad_value(key, config[key], allowed)
+
+        uses_images = any(image_sets(r) for r in config["regimes"])
+        check("d", not uses_images or config["d"] == IMAGE_DIM, f"{IMAGE_DIM} for image regimes")
+        check("mc_pairs", 1 <= config["mc_pairs"] <= config["points"], "1 ... points")
+
+    def _runnable(self, config: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+        skipped = {r: why for r in config["regimes"] if (why := missing_data(r))}
+        kept = [r for r in config["regimes"] if r not in skipped]
+        if skipped and (config["on_missing"] == "error" or not kept):
+            regime, why = next(iter(skipped.items()))
+            absent = [n for n in image_sets(regime) if not available(n)] or [regime]
+            raise DataUnavailable(f"regime {regime!r} cannot run: {why}", absent[0])
+        return kept, skipped
+
+    def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        kept, _ = self._runnable(config)
+        keys = ("d", "points", "set_pairs", "mechanisms", "power", "reduce", "mc_pairs")
+        fixed = {k: config[k] for k in keys}
+        return [
+            JobSpec(
+                regime=regime,
+                sigma=float(sigma),
+                mc_samples=config["mc_samples"] if sigma <= config["mc_sigma_max"] else 0,
+                **fixed,
+            )
+            for regime in kept
+            for sigma in config["sigma"]
+        ]
+
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {}
+
+    def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        regime, sigma, d, L = spec["regime"], spec["sigma"], spec["d"], spec["points"]
+        mechanisms, power, reduce = spec["mechanisms"], spec["power"], spec["reduce"]
+        values: dict[str, list[float]] = {m: [] for m in mechanisms}
+        mc_rows: list[dict[str, Any]] = []
+        for pair in range(spec["set_pairs"]):
+            X, Y = sample_sets(rng, regime, sigma, d, L)
+            for mech in mechanisms:
+                params = fit_params(mech, X, Y, rng)
+                values[mech].append(
+                    log_relative_variance(mech, params, X, Y, m=1, power=power, reduce=reduce)
+                )
+                if pair == 0 and spec["mc_samples"]:
+                    mc, se, th = mc_check(
+                        rng, mech, params, X, Y, spec["mc_pairs"], spec["mc_samples"]
+                    )
+                    n_mc = spec["mc_samples"]
+                    ok = mc_resolved(mech, params, X, Y, n_mc)
+                    mc_rows += [
+                        {"mechanism": mech, "metric": "log_rel_var_mc", "value": mc,
+                         "stderr": se, "n_trials": n_mc, "resolved": ok},
+                        {"mechanism": mech, "metric": "log_rel_var_mc_theory", "value": th,
+                         "stderr": None, "n_trials": n_mc, "resolved": True},
+                    ]  # fmt: skip
+        n = spec["set_pairs"]
+        rows = [
+            {
+                "mechanism": mech,
+                "metric": METRIC[(power, reduce)],
+                "value": float(np.mean(v)),
+                "stderr": float(np.std(v, ddof=1) / np.sqrt(n)) if n > 1 else None,
+                "n_trials": n,
+                "resolved": True,  # closed forms, averaged over the set pairs
+            }
+            for mech, v in values.items()
+        ]
+        common = {
+            "kernel": "softmax",
+            "d": d,
+            "m": 1,
+            "sigma": sigma,
+            "regime": regime,
+            "dataset": regime_label(regime),
+            "points": L,
+            "note": regime_note(regime, L),
+        }
+        return [
+            {"estimator": estimator_name(r["mechanism"]), **common, **r} for r in rows + mc_rows
+        ]
+
+    def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+        """Append one ``skipped`` row (with the reason in ``note``) per regime without data."""
+        _, skipped = self._runnable(config)
+        extra = [
+            {"experiment": self.name, "figure": config["figure"], "estimator": "",
+             "kernel": "softmax", "metric": "skipped", "value": 1.0,
+             "stderr": None, "n_trials": 0, "d": config["d"], "m": 1, "regime": regime,
+             "dataset": "", "mechanism": "", "points": config["points"],
+             "note": f"skipped: {why}"}
+            for regime, why in skipped.items()
+        ]  # fmt: skip
+        return pd.concat([rows, pd.DataFrame(extra)], ignore_index=True) if extra else rows

@@ -1,0 +1,203 @@
+"""Nyström features for the Gaussian and softmax kernels (Williams & Seeger, NIPS 2001, Eq. 8;
+docs/methods.md#nystrom).
+
+A data-dependent baseline: m landmarks L are taken from the data passed as
+``sample(..., fit=(X, Y))`` (the hook every data-dependent estimator uses,
+docs/extending.md#data-dependent), and
+
+    φ(u) = K(u, L) B,   B = U_+ Λ_+^{-1/2},   K(L, L) = U Λ Uᵀ,
+
+so φ(x)ᵀφ(y) = K(x, L) K(L, L)⁺ K(L, y). The pseudo-inverse keeps the eigenvalues
+λ > ``rcond``·λ_max (default 1e-10, relative) and drops the rest: a stable inverse square root for
+nearly repeated landmarks, where an absolute floor (scikit-learn clips at 1e-12) would amplify
+rounding. Landmarks:
+
+- ``uniform`` (default): m distinct rows of the pooled fit data (X and Y, duplicates removed),
+  uniformly without replacement, independently per draw (the Nyström method of Williams & Seeger
+  and scikit-learn's ``Nystroem``);
+- ``kmeans`` (alias ``nystrom-kmeans``): the centres of k-means (Lloyd's algorithm, ``iters``
+  sweeps) started from those uniform landmarks (Zhang, Tsang & Kwok, ICML 2008).
+
+If the pooled data has fewer than m distinct rows, all of them are landmarks (the features are
+then narrower than m). The kernel is the estimator's own (Gaussian or softmax), computed in log
+space per row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rfbench.compute.checks import positive_int
+from rfbench.compute.features.base import (
+    Draw,
+    Estimator,
+    Features,
+    Projections,
+    WeightsSampler,
+    check_inputs,
+)
+from rfbench.compute.features.registry import HybridEntry, register_alias, register_hybrid
+from rfbench.compute.kernels import KERNELS, log_kernel, sq_norms
+
+LANDMARKS = ("uniform", "kmeans")
+
+
+def uniform_landmarks(rng: np.random.Generator, pool: np.ndarray, m: int, draws: int) -> np.ndarray:
+    """``draws`` independent uniform subsets of min(m, len(pool)) rows of ``pool``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the subsets.
+    pool : ndarray, shape (n, d)
+        Candidate landmarks (distinct rows).
+    m : int
+        Landmarks wanted.
+    draws : int
+        Independent subsets.
+
+    Returns
+    -------
+    ndarray, shape (draws, min(m, n), d)
+    """
+    k = min(m, len(pool))
+    order = np.argsort(rng.random((draws, len(pool))), axis=1)[:, :k]
+    return pool[order]
+
+
+def kmeans_landmarks(pool: np.ndarray, start: np.ndarray, iters: int) -> np.ndarray:
+    """Lloyd's k-means on ``pool`` from the centres ``start``, for every draw at once.
+
+    Parameters
+    ----------
+    pool : ndarray, shape (n, d)
+        Data.
+    start : ndarray, shape (draws, k, d)
+        Initial centres (uniform landmarks); an empty cluster keeps its previous centre.
+    iters : int
+        Assignment/update sweeps.
+
+    Returns
+    -------
+    ndarray, shape (draws, k, d)
+        The centres.
+    """
+    C = np.array(start, dtype=float)
+    k = C.shape[1]
+    for _ in range(iters):
+        dist = sq_norms(C)[:, None, :] - 2.0 * pool @ np.swapaxes(C, 1, 2)
+        label = np.argmin(dist, axis=-1)  # (draws, n)
+        onehot = (label[..., None] == np.arange(k)).astype(float)  # (draws, n, k)
+        counts = onehot.sum(axis=1)  # (draws, k)
+        sums = np.swapaxes(onehot, 1, 2) @ pool  # (draws, k, d)
+        C = np.where(counts[..., None] > 0, sums / np.maximum(counts, 1.0)[..., None], C)
+    return C
+
+
+def inverse_sqrt_basis(W: np.ndarray, rcond: float) -> np.ndarray:
+    """B = U_+ Λ_+^{-1/2} of symmetric PSD matrices, eigenvalues ≤ rcond·λ_max dropped (zero
+    columns), so B Bᵀ = W⁺ on the kept eigenspace.
+
+    Parameters
+    ----------
+    W : ndarray, shape (draws, k, k)
+        Landmark kernel matrices K(L, L).
+    rcond : float
+        Relative eigenvalue cut-off.
+
+    Returns
+    -------
+    ndarray, shape (draws, k, k)
+    """
+    lam, U = np.linalg.eigh(W)
+    keep = lam > rcond * np.max(lam, axis=-1, keepdims=True)
+    scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, lam, 1.0)), 0.0)
+    return U * scale[:, None, :]
+
+
+class Nystrom(Estimator):
+    """Nyström features φ(u) = K(u, L)·U_+Λ_+^{-1/2} (module doc). m landmarks from
+    ``fit=(X, Y)``; options ``landmarks`` ("uniform" | "kmeans"), ``rcond``, ``iters``."""
+
+    family = "nystrom"
+    paper = "Williams & Seeger (NIPS 2001) Eq. 8; k-means: Zhang, Tsang & Kwok (ICML 2008)"
+    description = "Nyström features, landmarks from the fit data (uniform or k-means)"
+
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 128,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+        landmarks: str = "uniform",
+        rcond: float = 1e-10,
+        iters: int = 10,
+    ) -> None:
+        if kernel not in KERNELS:
+            allowed = ", ".join(KERNELS)
+            raise ValueError(f"nystrom estimates kernels {allowed}, not {kernel!r}")
+        if n is not None:
+            raise ValueError("nystrom has no λ projections: no n")
+        if landmarks not in LANDMARKS:
+            raise ValueError(f"landmarks must be one of {', '.join(LANDMARKS)}, got {landmarks!r}")
+        if isinstance(rcond, bool) or not 0.0 <= float(rcond) < 1.0:
+            raise ValueError(f"rcond must be in [0, 1), got {rcond!r}")
+        self.kernel, self.m = kernel, positive_int("m (landmarks)", m)
+        self.landmarks, self.rcond = landmarks, float(rcond)
+        self.iters = positive_int("iters (k-means sweeps)", iters)
+        self.name = self.family
+
+    def __repr__(self) -> str:
+        return f"Nystrom(kernel={self.kernel!r}, m={self.m}, landmarks={self.landmarks!r})"
+
+    def sample(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        draws: int = 1,
+        fit: tuple[np.ndarray, np.ndarray] | None = None,
+        frame: int | None = None,
+    ) -> Draw:
+        """Landmarks (draws, k, d) from the pooled fit data and their basis B (draws, k, k)."""
+        positive_int("d", d)
+        positive_int("draws", draws)
+        if fit is None:
+            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
+        if frame is not None and frame < d:
+            raise ValueError(f"{self.name} takes its landmarks from the data: no frames")
+        pool = np.unique(np.vstack([check_inputs(a, d).reshape(-1, d) for a in fit]), axis=0)
+        L = uniform_landmarks(rng, pool, self.m, draws)
+        if self.landmarks == "kmeans":
+            L = kmeans_landmarks(pool, L, self.iters)
+        basis = inverse_sqrt_basis(np.exp(log_kernel(self.kernel, L, L)), self.rcond)
+        proj = Projections(L, sq_norms(L), d)
+        return Draw({"landmarks": proj}, {"basis": basis}, d)
+
+    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+        L = draw.projections["landmarks"].W
+        X = check_inputs(X, L.shape[-1])
+        log_k = log_kernel(self.kernel, X, L)  # (draws, N, k)
+        top = np.max(log_k, axis=-1)
+        values = np.exp(log_k - top[..., None]) @ draw.params["basis"]
+        return Features(values, top)
+
+    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
+        return self._features(draw, X)
+
+    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
+        return self._features(draw, Y)
+
+
+register_hybrid(
+    HybridEntry(
+        "nystrom",
+        Nystrom,
+        KERNELS,
+        Nystrom.paper,
+        False,
+        Nystrom.description,
+        takes_weights=False,
+        data_dependent=True,
+    )
+)
+register_alias("nystrom-kmeans", "nystrom", landmarks="kmeans")

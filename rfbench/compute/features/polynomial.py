@@ -1,0 +1,257 @@
+"""Polynomial maps of exp(xᵀy): the second-order Taylor map and random Maclaurin features
+(docs/methods.md#taylor2, docs/methods.md#maclaurin).
+
+Both estimate SM(x, y) = exp(xᵀy); the kernel change to K^(α) multiplies each row by e^{α‖u‖²}
+like every other estimator (docs/architecture.md#estimator-contract).
+
+- ``taylor2``: deterministic features φ(u) = [1, u, q(u)] with q(u) the upper triangle of uuᵀ/√2
+  with off-diagonal entries weighted by √2, so φ(x)ᵀφ(y) = 1 + xᵀy + (xᵀy)²/2 exactly (the
+  linear-attention map of Based, Arora et al. 2024, §3). Width 1 + d + d(d+1)/2, whatever m.
+  Biased; its MSE is its squared bias, exactly (theory/polynomial.py).
+- ``maclaurin``: random Maclaurin features (Kar & Karnick, AISTATS 2012, Alg. 1): per feature a
+  degree N with P(N = n) = (1 − r) rⁿ (r = ½ is the paper's p = 2), N independent Rademacher
+  vectors ω_j, and φ(u) = √(a_N / P(N)) Π_j ω_jᵀu with a_n = 1/n!. Unbiased for exp(xᵀy); m
+  features, averaged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln
+
+from rfbench.compute.checks import positive_int
+from rfbench.compute.features.base import (
+    Draw,
+    Estimator,
+    Features,
+    Projections,
+    WeightsSampler,
+    check_inputs,
+    kernel_row_log,
+    shifted_exp,
+)
+from rfbench.compute.features.registry import HybridEntry, register_hybrid
+from rfbench.compute.kernels import KERNELS
+
+
+class _PolynomialBase(Estimator):
+    """Shared checks: kernel, m, no coupling, no frames, the kernel row factor e^{α‖u‖²}."""
+
+    family = ""
+
+    def __init__(self, kernel: str, m: int, n: int | None, weights: WeightsSampler | None) -> None:
+        if kernel not in KERNELS:
+            raise ValueError(
+                f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
+            )
+        if n is not None:
+            raise ValueError(f"{self.family} has no λ projections: no n")
+        self.kernel, self.m = kernel, positive_int("m (number of features)", m)
+        self.name = self.family
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m})"
+
+    def _check_frame(self, d: int, frame: int | None) -> None:
+        if frame is not None and frame < d:
+            raise ValueError(f"{self.name} is not rotation invariant: no frames")
+
+    def _with_kernel(self, f: Features, X: np.ndarray) -> Features:
+        if self.alpha == 0.0:
+            return f
+        return Features(f.values, f.log_scale + kernel_row_log(self.alpha, X))
+
+
+def taylor2_features(X: np.ndarray) -> np.ndarray:
+    """φ(u) = [1, u, q(u)] with φ(x)ᵀφ(y) = 1 + xᵀy + (xᵀy)²/2.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., N, d)
+        Inputs.
+
+    Returns
+    -------
+    ndarray, shape (..., N, 1 + d + d(d+1)/2)
+        q(u) lists u_i²/√2 (i = j) and u_i u_j (i < j): the upper triangle of uuᵀ/√2 with √2
+        off-diagonal weights.
+    """
+    X = np.asarray(X, dtype=float)
+    d = X.shape[-1]
+    i, j = np.triu_indices(d)
+    weight = np.where(i == j, np.sqrt(0.5), 1.0)
+    quad = X[..., i] * X[..., j] * weight
+    ones = np.ones(X.shape[:-1] + (1,))
+    return np.concatenate([ones, X, quad], axis=-1)
+
+
+class Taylor2(_PolynomialBase):
+    """Second-order Taylor map of exp(xᵀy) (module doc): deterministic, biased, width
+    1 + d + d(d+1)/2 independent of m; every draw is the same map."""
+
+    family = "taylor2"
+    paper = "Based (Arora et al., 2024) §3: 1 + xᵀy + (xᵀy)²/2"
+    description = "second-order Taylor features of exp(xᵀy), deterministic (width 1+d+d(d+1)/2)"
+
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 128,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+    ) -> None:
+        super().__init__(kernel, m, n, weights)
+
+    @property
+    def deterministic(self) -> bool:
+        return True
+
+    def sample(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        draws: int = 1,
+        fit: tuple[np.ndarray, np.ndarray] | None = None,
+        frame: int | None = None,
+    ) -> Draw:
+        positive_int("d", d)
+        positive_int("draws", draws)
+        self._check_frame(d, frame)
+        empty = np.zeros((draws, 0, d))
+        return Draw({"omega": Projections(empty, np.zeros((draws, 0)), d)}, {}, d)
+
+    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+        X = check_inputs(X, draw.d)
+        phi = taylor2_features(X)
+        top = np.max(np.abs(phi), axis=-1)  # ≥ 1: the constant feature
+        values = phi / top[..., None]
+        if values.ndim == 2:
+            values, top = values[None], top[None]
+        values = np.broadcast_to(values, (draw.draws,) + values.shape[1:])
+        log_scale = np.broadcast_to(np.log(top), values.shape[:2])
+        return self._with_kernel(Features(values, log_scale), X)
+
+    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
+        return self._features(draw, X)
+
+    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
+        return self._features(draw, Y)
+
+
+def log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
+    """log(a_N / P(N)) with a_n = 1/n! and P(N = n) = (1 − r) rⁿ (Kar & Karnick 2012, Alg. 1).
+
+    Parameters
+    ----------
+    degree : ndarray of int, any shape
+        Degrees N ≥ 0.
+    ratio : float
+        r ∈ (0, 1).
+
+    Returns
+    -------
+    ndarray, the shape of ``degree``
+        The log importance weights.
+    """
+    degree = np.asarray(degree)
+    return -gammaln(degree + 1) - np.log1p(-ratio) - degree * np.log(ratio)
+
+
+class RandomMaclaurin(_PolynomialBase):
+    """Random Maclaurin features of exp(xᵀy) (Kar & Karnick 2012, Alg. 1; module doc).
+
+    Option ``ratio`` r ∈ (0, 1): the degree law P(N = n) = (1 − r) rⁿ (default ½, the paper's
+    p = 2). Unbiased for every r; the variance is in theory/polynomial.py. Not rotation invariant
+    (Rademacher vectors).
+    """
+
+    family = "maclaurin"
+    paper = "Kar & Karnick (AISTATS 2012) Alg. 1, Lemma 7"
+    description = "random Maclaurin features of exp(xᵀy): geometric degree, Rademacher products"
+
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 128,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+        ratio: float = 0.5,
+    ) -> None:
+        super().__init__(kernel, m, n, weights)
+        if isinstance(ratio, bool) or not 0.0 < float(ratio) < 1.0:
+            raise ValueError(f"maclaurin ratio must be in (0, 1), got {ratio!r}")
+        self.ratio = float(ratio)
+
+    @property
+    def unbiased(self) -> bool:
+        return True
+
+    def sample(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        draws: int = 1,
+        fit: tuple[np.ndarray, np.ndarray] | None = None,
+        frame: int | None = None,
+    ) -> Draw:
+        """Degrees N_i (draws, m) and the Rademacher rows of all features packed in order,
+        (draws, T, d) with T = max over draws of Σ_i N_i (≈ m·r/(1 − r)): feature i uses rows
+        start_i … start_i + N_i − 1, start = the exclusive cumulative sum of the degrees; rows
+        past a draw's total are padding."""
+        positive_int("d", d)
+        positive_int("draws", draws)
+        self._check_frame(d, frame)
+        degree = rng.geometric(1.0 - self.ratio, size=(draws, self.m)) - 1
+        end = np.cumsum(degree, axis=1)
+        total = int(end[:, -1].max())
+        signs = rng.integers(0, 2, size=(draws, total, d), dtype=np.int8)
+        W = 2.0 * signs - 1.0
+        proj = Projections(W, np.full(W.shape[:2], float(d)), d)
+        return Draw({"omega": proj}, {"degree": degree, "end": end}, d)
+
+    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+        proj = draw.projections["omega"]
+        X = check_inputs(X, proj.frame)
+        degree, end = draw.params["degree"], draw.params["end"]
+        u = proj.project(X)  # (draws, N, T)
+        zero, negative = u == 0, u < 0
+        with np.errstate(divide="ignore"):
+            log_abs = np.log(np.where(zero, 1.0, np.abs(u)))
+
+        def segment_sums(a: np.ndarray) -> np.ndarray:
+            """Σ over each feature's rows: differences of a cumulative sum, (draws, N, m)."""
+            c = np.concatenate([np.zeros(a.shape[:-1] + (1,)), np.cumsum(a, axis=-1)], axis=-1)
+            hi = np.broadcast_to(end[:, None, :], a.shape[:-1] + (self.m,))
+            lo = np.broadcast_to((end - degree)[:, None, :], hi.shape)
+            return np.take_along_axis(c, hi, -1) - np.take_along_axis(c, lo, -1)
+
+        log_mag = segment_sums(log_abs) + 0.5 * log_maclaurin_weight(degree, self.ratio)[:, None]
+        log_mag = np.where(segment_sums(zero.astype(float)) > 0.5, -np.inf, log_mag)
+        sign = np.where(np.round(segment_sums(negative.astype(float))) % 2 == 1, -1.0, 1.0)
+        out = shifted_exp(log_mag[..., None], sign[..., None])
+        row = out.log_scale - 0.5 * np.log(self.m)
+        return self._with_kernel(Features(out.values, row), X)
+
+    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
+        return self._features(draw, X)
+
+    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
+        return self._features(draw, Y)
+
+
+register_hybrid(
+    HybridEntry(
+        "taylor2", Taylor2, KERNELS, Taylor2.paper, False, Taylor2.description, takes_weights=False
+    )
+)
+register_hybrid(
+    HybridEntry(
+        "maclaurin",
+        RandomMaclaurin,
+        KERNELS,
+        RandomMaclaurin.paper,
+        True,
+        RandomMaclaurin.description,
+        takes_weights=False,
+    )
+)

@@ -1,0 +1,169 @@
+"""Does a Monte Carlo sample resolve a moment of a heavy-tailed estimator? (the ``resolved`` flag)
+
+An exponential-type feature term f(ω) ∝ exp(ωᵀAω·c + ωᵀb) (positive, hyperbolic = cosh, GERF/DERF;
+HRF Eq. 3, DERF Thm 4.1) has its k-th moment E_p[f^k] carried by the *tilted* law
+q_k ∝ f^k p, the Gaussian N(μ_k, Σ_k). For ω ~ N(0, I) and f ∝ exp(ωᵀa) (positive features,
+a = x + y), q_k = N(k·a, I): the MSE (k = 2) of the SM⁺⁺ estimate at θ = 0, ‖x + y‖ = 2r lives
+near ωᵀâ ≈ 4r, a region the nominal law visits with probability Φ̄(4r) (1e-9 at r = 1.5).
+A sample cannot estimate a moment whose carrying region it never visits: the sample MSE is then
+typically far below the truth, and its sample standard error is meaningless.
+
+**Criterion.** Let R_k = {ω : ωᵀμ̂_k ≥ ‖μ_k‖} be the half-space beyond the tilted mean (it holds
+about half of the tilted law's mass, i.e. about half of the k-th moment). The sample resolves the
+k-th moment when the expected number of its projections falling in R_k is at least
+``MIN_TAIL_DRAWS`` = 30:   n·Φ̄(‖μ_k‖) ≥ 30,   n = samples × (projections per estimate).
+
+- k = 1 decides means, biases and mean absolute errors; k = 2 decides MSEs and relative RMSEs.
+- Bounded features (trig, sign; any estimator whose f is bounded) are always resolved.
+- Several exponents (hyperbolic: ±a, f = cosh ωᵀa) use the largest ‖μ_k‖ (they are symmetric).
+- Bipolar hybrids (HRF Eq. 12): λ̂ ∈ [0, 1]/ρ is bounded, the trig part is bounded, so the SM⁺⁺
+  part (m base projections) decides.
+- GERF/DERF (DERF Thm 4.1, diagonal A, b = B1 x + B2 y):
+  f^k p ∝ exp(-½ωᵀ(I - 4kA)ω + kωᵀb), so μ_k = k(I - 4kA)⁻¹b; if 1 - 4ka ≤ 0 the moment is infinite
+  (never resolved).
+- Couplings: the criterion counts projections, each marginally N(0, I) for iid/ORF/SimRF; weights
+  that are not marginally Gaussian (QMC, quadrature, structured) are not assessed (``None``).
+- Estimators not covered here (cluster hybrids, complex exponentials) are not assessed (``None``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from rfbench.compute.features.base import Estimator
+
+#: Expected draws in the region carrying a moment for the sample to resolve it.
+MIN_TAIL_DRAWS = 30.0
+
+BOUNDED = frozenset({"trig", "sign"})
+EXPONENTIAL = frozenset({"positive", "hyperbolic"})
+BIPOLAR = frozenset({"angular-hybrid", "gaussian-hybrid"})
+DERF = frozenset({"gerf", "aderf", "sderf", "saderf"})
+
+
+def _head(est: Estimator) -> tuple[str, str]:
+    head, _, weights = est.name.partition("@")
+    return head, weights
+
+
+def assessable(est: Estimator) -> bool:
+    """Whether the criterion covers ``est`` (its family and its projections' law)."""
+    head, _ = _head(est)
+    weights = getattr(est, "weights", None)
+    if weights is not None and not getattr(weights, "marginally_gaussian", False):
+        return head in BOUNDED
+    return head in BOUNDED | EXPONENTIAL | BIPOLAR | DERF
+
+
+def _tilt_maps(
+    est: Estimator, order: int, params: dict[str, Any] | None
+) -> tuple[np.ndarray, np.ndarray] | str | None:
+    """(P1, P2) with the tilted mean μ_k = P1 x + P2 y (as row maps: x @ P1), "bounded",
+    "infinite", or None (not assessed)."""
+    if not assessable(est):
+        return None
+    head, _ = _head(est)
+    if head in BOUNDED:
+        return "bounded"
+    if head in EXPONENTIAL or head in BIPOLAR:
+        return np.asarray(float(order)), np.asarray(float(order))
+    derf = (params or {}).get("derf")
+    if derf is None:
+        return None
+    denom = 1.0 - 4.0 * order * np.asarray(derf.a, dtype=float)
+    if np.any(denom <= 0):
+        return "infinite"
+    return order * derf.B1.T / denom, order * derf.B2.T / denom
+
+
+def _apply(P: np.ndarray, X: np.ndarray) -> np.ndarray:
+    return P * X if P.ndim == 0 else X @ P
+
+
+def tilted_mean_norm(
+    est: Estimator, x: np.ndarray, y: np.ndarray, order: int, params: dict[str, Any] | None = None
+) -> np.ndarray | None:
+    """‖μ_k‖ of the law carrying E f^k at pairs x, y (..., d): 0 if bounded, inf if E f^k = ∞,
+    None if not assessed."""
+    maps = _tilt_maps(est, order, params)
+    if maps is None:
+        return None
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    shape = np.broadcast_shapes(x.shape, y.shape)[:-1]
+    if isinstance(maps, str):
+        return np.full(shape, 0.0 if maps == "bounded" else np.inf)
+    mu = _apply(maps[0], x) + _apply(maps[1], y)
+    return np.sqrt(np.sum(mu**2, axis=-1))
+
+
+def pairs_resolved(
+    est: Estimator,
+    X: np.ndarray,
+    Y: np.ndarray,
+    samples: int,
+    order: int = 2,
+    params: dict[str, Any] | None = None,
+) -> bool | None:
+    """Whether ``samples`` estimates resolve the moment at every pair (x_i, y_j) of two sets
+    (a Gram-matrix or pair-set statistic): decided by the pair with the largest ‖μ_k‖, found in
+    O(N·N') memory. None if not assessed."""
+    maps = _tilt_maps(est, order, params)
+    if maps is None or isinstance(maps, str):
+        return None if maps is None else maps == "bounded"
+    U, V = _apply(maps[0], np.asarray(X, float)), _apply(maps[1], np.asarray(Y, float))
+    sq = np.sum(U**2, axis=1)[:, None] + np.sum(V**2, axis=1)[None, :] + 2 * U @ V.T
+    norm = np.sqrt(max(float(sq.max()), 0.0))
+    return bool(_tail_draws(est, samples, norm) >= MIN_TAIL_DRAWS)
+
+
+def projections_per_estimate(est: Estimator) -> int:
+    """Projections carrying the heavy tail in one estimate: m (hybrids: the m SM⁺⁺ rows)."""
+    return int(est.m)
+
+
+def expected_tail_draws(
+    est: Estimator,
+    x: np.ndarray,
+    y: np.ndarray,
+    samples: int,
+    order: int = 2,
+    params: dict[str, Any] | None = None,
+) -> np.ndarray | None:
+    """n·Φ̄(‖μ_k‖): expected projections of ``samples`` estimates in the region carrying E f^k."""
+    norm = tilted_mean_norm(est, x, y, order, params)
+    if norm is None:
+        return None
+    return np.where(norm == 0, np.inf, _tail_draws(est, samples, norm))
+
+
+def _tail_draws(est: Estimator, samples: int, norm: np.ndarray | float) -> np.ndarray | float:
+    """n·Φ̄(‖μ_k‖): projections of ``samples`` estimates expected beyond the tilted mean."""
+    return samples * projections_per_estimate(est) * np.exp(log_ndtr(-np.asarray(norm)))
+
+
+def resolved(
+    est: Estimator,
+    x: np.ndarray,
+    y: np.ndarray,
+    samples: int,
+    order: int = 2,
+    params: dict[str, Any] | None = None,
+) -> np.ndarray | None:
+    """Whether ``samples`` estimates resolve the ``order``-th moment at each pair (None: not
+    assessed). See the module docstring for the criterion."""
+    count = expected_tail_draws(est, x, y, samples, order, params)
+    return None if count is None else np.asarray(count >= MIN_TAIL_DRAWS)
+
+
+def draws_needed(
+    est: Estimator, x: np.ndarray, y: np.ndarray, order: int = 2, params: dict | None = None
+) -> np.ndarray | None:
+    """The smallest number of estimates that would resolve the moment (inf if it is infinite)."""
+    count = expected_tail_draws(est, x, y, 1, order, params)
+    if count is None:
+        return None
+    with np.errstate(divide="ignore"):
+        return np.where(np.isinf(count), 1.0, np.ceil(MIN_TAIL_DRAWS / count))

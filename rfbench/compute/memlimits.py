@@ -1,0 +1,188 @@
+"""How much memory this process may use: the memory available now, ``ulimit -v`` and the cgroup.
+
+Three limits bound a run's memory, and the tightest one decides:
+
+- the memory available now (Linux ``MemAvailable``), of which a run takes
+  :data:`DEFAULT_FRACTION` (estimates err on the high side by a small factor, and the machine
+  has other work);
+- the address-space limit of the process (``ulimit -v``, ``RLIMIT_AS``) less what the process
+  already maps: past it every allocation fails with a ``MemoryError``;
+- the memory limit of the process's control group (cgroup v2 ``memory.max``, v1
+  ``memory.limit_in_bytes``) less what the group already uses: past it the kernel kills the run.
+
+The available memory and the cgroup are shared by the worker processes; each worker has its own
+address space, so ``ulimit -v`` bounds a job whatever the number of workers. ``--max-memory``
+sets the budget of one job, and the two hard limits (``ulimit -v``, cgroup) still apply.
+
+The command line states ``--max-memory`` once (:func:`set_requested`), so that readers of user
+files (:mod:`rfbench.compute.datasets.user`) check a file against the same budget as the run.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_FRACTION",
+    "Budget",
+    "address_space_headroom",
+    "available_memory",
+    "budget",
+    "cgroup_headroom",
+    "human",
+    "requested",
+    "set_requested",
+]
+
+#: the share of the available memory a run takes by default
+DEFAULT_FRACTION = 0.5
+#: cgroup files of the limit and the usage: (v2 limit, v2 usage), (v1 limit, v1 usage)
+_CGROUP_FILES = (
+    ("memory.max", "memory.current"),
+    ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+)
+#: a cgroup v1 "no limit" is a huge number (PAGE_COUNTER_MAX pages); anything above is unlimited
+_UNLIMITED = 2**60
+
+_requested: int | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The bytes one job may use and the limit that sets them (for messages)."""
+
+    bytes: int
+    source: str
+
+
+def human(n: float) -> str:
+    """Bytes for people: 1.5 GiB, 300 MiB."""
+    for unit, power in (("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= (size := 2**power):
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (Linux: MemAvailable), else the physical memory."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError, AttributeError):
+        return 8 * 2**30
+
+
+def _mapped() -> int:
+    """Bytes of address space this process maps now (Linux: VmSize), else 0."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def address_space_headroom() -> int | None:
+    """Bytes this process may still map under ``ulimit -v`` (RLIMIT_AS); None if unlimited."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return max(soft - _mapped(), 0)
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None  # "max": no limit
+
+
+def _cgroup_dirs(root: Path, membership: Path) -> list[Path]:
+    """The memory cgroup folders of this process (v2 unified, v1 memory controller), innermost
+    first, then their parents up to the mount point."""
+    try:
+        lines = membership.read_text(encoding="ascii").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        if controllers == "":  # v2
+            base = root
+        elif "memory" in controllers.split(","):
+            base = root / "memory"
+        else:
+            continue
+        folder = base / rel.lstrip("/")
+        while True:
+            found.append(folder)
+            if folder == base or base not in folder.parents:
+                break
+            folder = folder.parent
+    return found
+
+
+def cgroup_headroom(
+    root: Path = Path("/sys/fs/cgroup"), membership: Path = Path("/proc/self/cgroup")
+) -> int | None:
+    """Bytes the process's memory cgroup may still use (the tightest limit of the group and its
+    parents, less their usage); None if no limit is set or none can be read.
+
+    ``root`` is where the cgroup file systems are mounted, ``membership`` the process's
+    ``/proc/self/cgroup`` (lines ``id:controllers:path``; v2 has no controllers)."""
+    room: int | None = None
+    for folder in _cgroup_dirs(root, membership):
+        for limit_file, usage_file in _CGROUP_FILES:
+            limit = _read_int(folder / limit_file)
+            if limit is None or limit >= _UNLIMITED:
+                continue
+            usage = _read_int(folder / usage_file) or 0
+            left = max(limit - usage, 0)
+            room = left if room is None else min(room, left)
+    return room
+
+
+def set_requested(max_memory: int | None) -> None:
+    """Record ``--max-memory`` (bytes, or None for the default) for this command."""
+    global _requested
+    _requested = max_memory
+
+
+def requested() -> int | None:
+    """The ``--max-memory`` of this command (bytes), or None."""
+    return _requested
+
+
+def budget(workers: int = 1, max_memory: int | None = None) -> Budget:
+    """The bytes one job may use when ``workers`` jobs run at once, and the limit that sets them.
+
+    ``max_memory`` (default: :func:`requested`) replaces the share of the available memory;
+    ``ulimit -v`` and the cgroup limit apply either way.
+    """
+    workers = max(1, workers)
+    max_memory = requested() if max_memory is None else max_memory
+    if max_memory:
+        candidates = [Budget(int(max_memory), "--max-memory")]
+    else:
+        share = int(DEFAULT_FRACTION * available_memory() / workers)
+        candidates = [Budget(share, f"half the available memory / {workers} worker(s)")]
+    if (room := address_space_headroom()) is not None:
+        candidates.append(Budget(room, "the address-space limit left by ulimit -v (RLIMIT_AS)"))
+    if (room := cgroup_headroom()) is not None:
+        candidates.append(Budget(room // workers, f"the cgroup memory limit / {workers} worker(s)"))
+    return min(candidates, key=lambda b: b.bytes)

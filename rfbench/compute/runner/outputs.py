@@ -1,0 +1,152 @@
+"""The checks of a run's output file and job cache folder, and the one-line errors of writing them.
+
+A run writes one result file and its job cache beside it (``<out dir>/.rfbench-cache``). Before any
+job the runner checks that both can be written and that the output may be replaced; while it
+writes, a full disk or file-size limit is a user error naming the file
+(docs/architecture.md#errors).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from rfbench.compute.experiments import ConfigError
+from rfbench.compute.results import result_path
+
+#: operating-system errors of writing that are the machine's state, not a bug
+WRITE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+)
+_HINTS = {
+    errno.ENOSPC: "free some space",
+    errno.EDQUOT: "free some space",
+    errno.EFBIG: "the file-size limit (ulimit -f) is too small",
+}
+
+
+def profile_name(profile: str | None) -> str:
+    """A profile as the user calls it: ``default`` when none was given."""
+    return profile or "default"
+
+
+class OutputClash(ConfigError):
+    """The output holds a result of another profile or config; ``--replace`` overwrites it."""
+
+
+def check_output_path(out: Path, option: str = "--out") -> None:
+    """Refuse an output path rfbench cannot or must not write (before any job)."""
+    if out.suffix != ".parquet":
+        raise ConfigError.bad_value(option.lstrip("-"), str(out), "a file name ending in .parquet")
+    if out.is_symlink():
+        raise ConfigError(f"output {out} is a symbolic link; rfbench does not write through links")
+    if out.is_dir():
+        raise ConfigError(f"output {out} is a directory; give a file name ending in .parquet")
+
+
+def check_replaceable(
+    out: Path,
+    experiment: str,
+    config: Mapping[str, Any] | None = None,
+    replace: bool = False,
+    option: str = "--out",
+) -> Mapping[str, Any] | None:
+    """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment`` — and,
+    unless ``replace``, one written by the same profile and config name as ``config``.
+
+    A run writes its file atomically over the old one; this keeps it from ever replacing a user's
+    own file (a parquet file of theirs, or another experiment's result) by mistake, and a quick
+    run from replacing a paper-profile result. ``option`` is the command's option that chooses the
+    output (``--out``; ``reproduce``: ``--out-dir``), for the message.
+
+    Returns
+    -------
+    mapping or None
+        The replaced file's config when ``replace`` lets this run overwrite a file of another
+        profile or config (its companions, such as the figure drawn beside it, are stale), else
+        None.
+    """
+    check_output_path(out, option)
+    if not out.exists():
+        return None
+    from rfbench.compute.results import load_provenance
+
+    try:
+        found = load_provenance(out).get("experiment")
+    except Exception:
+        found = None
+    if found is None:
+        raise ConfigError(
+            f"output {out} exists and is not an rfbench result file; rfbench never replaces it "
+            f"(choose another {option} or move the file)"
+        )
+    if found != experiment:
+        raise ConfigError(
+            f"output {out} holds results of experiment {found!r}, not {experiment!r}; "
+            f"rfbench does not replace it (choose another {option})"
+        )
+    if config is None:
+        return None
+    old = load_provenance(out).get("config", {})
+    for key in ("profile", "name"):
+        if old.get(key) == config.get(key):
+            continue
+        if replace:
+            return old
+        raise OutputClash(_clash_message(out, key, old.get(key), config.get(key), option))
+    return None
+
+
+def _clash_message(out: Path, key: str, old: Any, new: Any, option: str) -> str:
+    if key == "profile":
+        what = f"profile {profile_name(old)} results; this run is profile {profile_name(new)}"
+        tag = profile_name(new)
+    else:
+        what = f"the results of config {old!r}; this run is config {new!r}"
+        tag = str(new)
+    if option == "--out-dir":
+        elsewhere = f"--out-dir {out.parent.parent / tag}"
+    else:
+        elsewhere = f"--out {out.with_name(f'{out.stem}-{tag}{out.suffix}')}"
+    return f"output {out} holds {what}: add --replace to overwrite it, or keep both: {elsewhere}"
+
+
+def cannot_write(path: Path, exc: OSError, option: str = "--out") -> ConfigError:
+    """The one-line user error of an :class:`OSError` met writing ``path``."""
+    reason = exc.strerror or os.strerror(exc.errno or 0)
+    hint = _HINTS.get(exc.errno or 0, f"choose another {option}")
+    return ConfigError(f"cannot write {path}: {reason} ({hint})")
+
+
+@contextlib.contextmanager
+def writing(path: Path, option: str = "--out") -> Iterator[None]:
+    """Turn an environment error of writing ``path`` (disk full, file-size limit, no permission)
+    into a one-line user error naming it; pyarrow's errors name no file."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise cannot_write(path, exc, option) from exc
+
+
+#: where runs write by default: a scratch folder, so everyday runs never touch the committed
+#: paper results in ``results/`` (``make reproduce`` writes there explicitly)
+SCRATCH_ROOT = "runs"
+
+
+def default_out(experiment: str, name: str, root: str | os.PathLike[str] = SCRATCH_ROOT) -> Path:
+    """``runs/<experiment>/<name>.parquet`` (docs/architecture.md#cli), checked to lie inside
+    ``root`` (a name or a plugin's experiment name can never point elsewhere)."""
+    out = result_path(root, experiment, name)
+    inside = Path(root).resolve()
+    if out.resolve().parent.parent != inside or out.resolve().parent.name != experiment:
+        raise ConfigError(
+            f"experiment {experiment!r} with name {name!r} would write outside {root}: "
+            "names must be plain file names"
+        )
+    return out

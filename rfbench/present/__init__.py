@@ -1,0 +1,9 @@
+"""The presentation layer: figures, the report, the site, ``rfbench compare`` and terminal
+summaries.
+
+It reads result files, their metadata and the papers' published numbers
+(:mod:`rfbench.present.reference`),
+never the estimator library or the experiments, so a figure or the report can be redrawn from
+committed results without computing anything, and editing anything here recomputes no cached job
+(docs/architecture.md#layout).
+"""

@@ -1,0 +1,288 @@
+"""Kernel-regression classification figures (experiment ``classify``).
+
+- ``simrf-fig8`` (SimRF §5.3 Fig. 8, docs/experiments.md#simrf-fig8): test accuracy vs m/d ∈ {1, 2,
+  4, 10}, one panel per UCI data set plus the average over data sets (the paper's ninth panel),
+  IIDRFs / ORFs / SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel
+  accuracy as a dotted line; added: SimRF Table 2's published m = d accuracies (open stars) and the
+  number of draws.
+- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, docs/experiments.md#simrf-fig10): accuracy vs the input
+  scale σ (log axis), IIDRFs at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the
+  IIDRF peak (solid vertical) and the σ the SimRF code uses (dashed vertical).
+- ``derf-fig3`` (DERF §5.2 Fig. 3, docs/experiments.md#derf-fig3): test accuracy (%) at the
+  validation-chosen σ vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus
+  the average (the paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e.
+  bars; added: the exact kernel at its own tuned σ (dotted).
+
+Couplings are coloured with ``style.coupling_colour`` (SimRF), mechanisms with ``style.colour``
+(DERF); markers are ``style.marker`` throughout.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from rfbench.compute.names import family_of, weights_of
+from rfbench.present.paper_names import PAPER_NAMES, paper_name
+from rfbench.present.plots import register_figure, style
+from rfbench.present.plots.variance import legend_on_top, panel_grid
+
+EXACT = "exact"
+#: The exact-kernel reference, in every figure of this module.
+#: (style.colour: ``coupling_colour("exact")`` would read "exact" as a family with coupling iid.)
+EXACT_LINE = {"color": style.colour(EXACT), "linestyle": ":", "linewidth": 1.1}
+#: σ ticks of SimRF Fig. 10 (the grid is 20 log-spaced values on [0.1, 2]).
+SIGMA_TICKS = (0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
+#: Relative horizontal spread of the error bars of different estimators on a log x-axis.
+JITTER = 0.025
+
+
+def _coupling(estimator: str) -> str:
+    return weights_of(estimator)
+
+
+def _draws(rows: pd.DataFrame) -> str:
+    """'n draws' or 'n₁–n₂ draws' (the trials behind each point; per data set in Tables 2-3)."""
+    n = rows["n_trials"].dropna().astype(int)
+    if n.empty:
+        return ""
+    return f"{n.min()} draws" if n.min() == n.max() else f"{n.min()}–{n.max()} draws"
+
+
+def estimators(df: pd.DataFrame) -> list[str]:
+    return [e for e in dict.fromkeys(df["estimator"]) if e != EXACT]
+
+
+def average(rows: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Mean over data sets per (estimator, x), only where every data set has the point; the s.e.
+    of the mean of independent per-data-set means is √(Σ s.e.²) / n."""
+    n = rows["dataset"].nunique()
+    grouped = rows.groupby(["estimator", x], sort=False)
+    out = grouped.agg(
+        value=("value", "mean"),
+        var=("stderr", lambda s: float(np.sum(np.square(s.fillna(0.0))))),
+        count=("dataset", "nunique"),
+        n_trials=("n_trials", "min"),
+    ).reset_index()
+    out = out[out["count"] == n]
+    return out.assign(stderr=np.sqrt(out["var"]) / n, dataset="average")
+
+
+def draw_curves(
+    ax: Axes,
+    rows: pd.DataFrame,
+    x: str,
+    colour: Callable[[str], str],
+    name: Callable[[str], str],
+    scale: float = 1.0,
+) -> None:
+    """One errorbar curve per estimator (value ± stderr against column ``x``), slightly spread."""
+    names = estimators(rows)
+    spread = np.linspace(-JITTER, JITTER, len(names)) if len(names) > 1 else [0.0]
+    for est, shift in zip(names, spread, strict=True):
+        line = rows[rows["estimator"] == est].sort_values(x)
+        ax.errorbar(line[x] * (1 + shift), line["value"] * scale,
+                    line["stderr"].fillna(0.0) * scale, color=colour(est),
+                    marker=style.marker(est), capsize=1.5, elinewidth=0.8,
+                    label=name(est))  # fmt: skip
+
+
+def draw_exact(ax: Axes, exact: pd.DataFrame, scale: float = 1.0) -> None:
+    if len(exact):
+        ax.axhline(float(exact["value"].mean()) * scale, label="exact kernel", **EXACT_LINE)
+
+
+def log_x(ax: Axes, ticks: list[float]) -> None:
+    """Log x-axis with the grid's values as tick labels."""
+    ax.set_xscale("log")
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    lo, hi = min(ticks), max(ticks)
+    ax.set_xlim(lo / (hi / lo) ** 0.08, hi * (hi / lo) ** 0.08)
+
+
+def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> tuple[list, list]:
+    """Unique entries over the panels in drawing order, references (exact kernel, σ lines) last."""
+    entries: dict[str, object] = {}
+    for ax in panels:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(lab, h)
+    curves = [(lab, h) for lab, h in entries.items() if not isinstance(h, Line2D)]
+    lines = [(lab, h) for lab, h in entries.items() if isinstance(h, Line2D)]
+    ordered = curves + lines + [(lab, h) for h, lab in extra]
+    return [h for _, h in ordered], [lab for lab, _ in ordered]
+
+
+def accuracy_grid(
+    df: pd.DataFrame,
+    x: str,
+    colour: Callable[[str], str],
+    name: Callable[[str], str],
+    subtitle: Callable[[pd.DataFrame], str],
+    scale: float = 1.0,
+) -> tuple[Figure, list[Axes]]:
+    """One panel per data set (test accuracy vs ``x``) and, with several data sets, the average."""
+    acc = df[df["metric"] == "accuracy"]
+    rf, exact = acc[acc["estimator"] != EXACT], acc[acc["estimator"] == EXACT]
+    datasets = list(dict.fromkeys(acc["dataset"]))
+    with_average = len(datasets) > 1
+    fig, panels = panel_grid(len(datasets) + with_average, ncols=3, panel_height=1.75)
+    ticks = sorted(float(v) for v in rf[x].dropna().unique())
+    for ax, ds in zip(panels, datasets, strict=False):
+        part = rf[rf["dataset"] == ds]
+        draw_curves(ax, part, x, colour, name, scale)
+        draw_exact(ax, exact[exact["dataset"] == ds], scale)
+        ax.set_title(rf"$\bf{{{ds}}}$" + "\n" + subtitle(acc[acc["dataset"] == ds]), fontsize=6.5)
+    if with_average:
+        ax = panels[-1]
+        mean = average(rf, x)
+        draw_curves(ax, mean, x, colour, name, scale)
+        per_ds = exact.groupby("dataset")["value"].mean()
+        if len(per_ds) == len(datasets):
+            draw_exact(ax, per_ds.to_frame("value"), scale)
+        ax.set_title(r"$\bf{average}$" + f"\nover {len(datasets)} data sets", fontsize=6.5)
+    for ax in panels:
+        if ticks:
+            log_x(ax, ticks)
+    return fig, panels
+
+
+def _paper_table2() -> dict[tuple[str, str], float]:
+    """(data set, estimator) -> SimRF Table 2 accuracy at m = d (rfbench.present.reference)."""
+    from rfbench.present import reference
+
+    cells = reference.table("simrf-table2", "dataset", "estimator", metric="accuracy")
+    return {key: e.scaled for key, e in cells.items()}
+
+
+@register_figure(
+    "simrf-fig8",
+    needs=["simrf-fig8"],
+    title="SimRF Fig. 8: kernel-regression accuracy vs m/d per UCI data set, IID/ORF/SimRF",
+)
+def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
+    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8,
+    docs/experiments.md#simrf-fig8)."""
+    df = results["simrf-fig8"]
+    df = df.assign(m_per_d=df["m_per_d"].astype(float))
+
+    def subtitle(rows: pd.DataFrame) -> str:
+        r = rows.iloc[0]
+        rf = rows[rows["estimator"] != EXACT]
+        return f"d = {int(r['d'])}, σ = {float(r['sigma']):.3g}, {_draws(rf)}"
+
+    fig, panels = accuracy_grid(
+        df, "m_per_d", style.coupling_colour, lambda e: paper_name(_coupling(e), "simrf"), subtitle
+    )
+    padded = df["note"].fillna("").str.contains("padded").any()
+    table2 = {} if padded else _paper_table2()
+    star = {"marker": "*", "markersize": 6, "markerfacecolor": "none", "linestyle": "none"}
+    shown = False
+    for ax, ds in zip(panels, dict.fromkeys(df["dataset"]), strict=False):
+        for est in estimators(df[df["dataset"] == ds]):
+            if (ds, est) in table2:
+                ax.plot([1.0], [table2[ds, est]], color=style.coupling_colour(est), **star)
+                shown = True
+    for k, ax in enumerate(panels):
+        if k % 3 == 0:
+            ax.set_ylabel("accuracy")
+    extra = [(Line2D([], [], color="0.3", **star), "paper Table 2 (m = d)")] if shown else []
+    handles, labels = legend_handles(panels, extra)
+    legend_on_top(fig, handles, labels, ncol=len(labels),
+                  title="SimRF Fig. 8: kernel-regression classification, Gaussian kernel, "
+                  "positive RFs (mean ± 1 s.e. over draws)")  # fmt: skip
+    fig.supxlabel("no. features m / d", fontsize=8)
+    return fig
+
+
+@register_figure(
+    "simrf-fig10",
+    needs=["simrf-fig10"],
+    title="SimRF Fig. 10: classification accuracy vs σ (choosing σ), IIDRFs at m = 10d and exact",
+)
+def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
+    """Accuracy vs σ per data set: IIDRFs ±1 s.e. and the exact kernel (SimRF App. B.1)."""
+    df = results["simrf-fig10"]
+    acc = df[df["metric"] == "accuracy"]
+    datasets = list(dict.fromkeys(acc["dataset"]))
+    fig, panels = panel_grid(len(datasets), ncols=4 if len(datasets) > 6 else 3,
+                             panel_height=1.75)  # fmt: skip
+    chosen = {"color": style.coupling_colour("positive@iid"), "linewidth": 0.8, "alpha": 0.8}
+    published = {"color": "0.45", "linestyle": (0, (4, 2)), "linewidth": 0.9}
+    for ax, ds in zip(panels, datasets, strict=True):
+        part = acc[acc["dataset"] == ds]
+        for est in estimators(part):
+            line = part[part["estimator"] == est].sort_values("sigma")
+            y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
+            c = style.coupling_colour(est)
+            ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
+            ax.plot(line["sigma"], y, color=c, label=paper_name(_coupling(est), "simrf"))
+        ex = part[part["estimator"] == EXACT].sort_values("sigma")
+        ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
+        iid = part[part["estimator"] == "positive@iid"]
+        if len(iid):
+            best = float(iid.loc[iid["value"].idxmax(), "sigma"])
+            ax.axvline(best, label="σ at the IIDRF peak", **chosen)
+        published_sigma = part["sigma_published"].dropna() if "sigma_published" in part else ()
+        if len(published_sigma):  # the SimRF code's σ, written by the run
+            ax.axvline(float(published_sigma.iloc[0]), label="σ of the SimRF code", **published)
+        log_x(ax, [t for t in SIGMA_TICKS if part["sigma"].min() <= t <= part["sigma"].max()])
+        ax.set_xlim(part["sigma"].min() / 1.1, part["sigma"].max() * 1.1)
+        rf = part[part["estimator"] != EXACT]
+        m_d = rf["m_per_d"].dropna()
+        sub = [f"d = {int(part['d'].iloc[0])}"]
+        if len(m_d):
+            sub.append(f"m = {float(m_d.iloc[0]):g}d")
+        sub.append(_draws(rf))
+        notes = [textwrap.fill(n, 34) for n in dict.fromkeys(part["note"].dropna()) if n]
+        title = rf"$\bf{{{ds}}}$" + "\n" + ", ".join(sub) + "".join(f"\n{n}" for n in notes)
+        ax.set_title(title, fontsize=6.5)
+    for k, ax in enumerate(panels):
+        if k % (4 if len(datasets) > 6 else 3) == 0:
+            ax.set_ylabel("accuracy")
+    handles, labels = legend_handles(panels)
+    legend_on_top(fig, handles, labels, ncol=len(labels),
+                  title="SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split "
+                  "(IIDRFs shaded ±1 s.e. over draws)")  # fmt: skip
+    fig.supxlabel("σ (data rescaling x → σx; kernel length scale 1/σ)", fontsize=8)
+    return fig
+
+
+def derf_name(estimator: str) -> str:
+    """DERF's name of a mechanism (trig@* is the [sin, cos] map here;
+    docs/experiments.md#derf-fig3)."""
+    component = family_of(estimator)
+    return PAPER_NAMES["derf"].get("trig-sincos" if component == "trig" else component, estimator)
+
+
+@register_figure(
+    "derf-fig3",
+    needs=["derf-fig3"],
+    title="DERF Fig. 3: kernel classification test accuracy vs number of features M",
+)
+def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
+    """Test accuracy (%) at the tuned σ vs M per data set and on average (DERF Fig. 3)."""
+    df = results["derf-fig3"]  # ``features``: M of each row, written by the runner
+
+    def subtitle(rows: pd.DataFrame) -> str:
+        rf = rows[rows["estimator"] != EXACT]
+        return f"d = {int(rows['d'].iloc[0])}, {_draws(rf)}"
+
+    fig, panels = accuracy_grid(df, "features", style.colour, derf_name, subtitle, scale=100.0)
+    for k, ax in enumerate(panels):
+        if k % 3 == 0:
+            ax.set_ylabel("test accuracy (%)")
+    handles, labels = legend_handles(panels)
+    couplings = sorted({_coupling(e) for e in estimators(df)})
+    legend_on_top(fig, handles, labels, ncol=min(len(labels), 7),
+                  title="DERF Fig. 3: kernel classification, Gaussian kernel, "
+                  f"ω: {', '.join(couplings)}, σ tuned on the validation split\n"
+                  "per (data set, method, M); test accuracy, mean ± 1 s.e. over draws")  # fmt: skip
+    fig.supxlabel("number of features M (TrigRF [sin, cos]: M/2 projections ω)", fontsize=8)
+    return fig

@@ -1,0 +1,250 @@
+"""A figure for any result file, so every run ends in a picture.
+
+What it shows is chosen from what varies in the rows
+(:func:`rfbench.present.plots.choose.plot_data`): lines over the varying parameter, one colour per
+estimator, closed forms dashed, baselines as grey reference lines, the fixed settings in the title
+in words. The results site's interactive chart draws the same
+:class:`~rfbench.present.plots.series.PlotData` (:mod:`rfbench.present.site.charts`). Paper figures
+keep their own layouts (``rfbench figures``); this one serves any run, including a user's own data
+and parameters. It is written beside the result file as ``<name>.png`` and replaces only a PNG that
+rfbench drew.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rfbench.present.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
+from rfbench.present.plots.style import apply
+
+SOFTWARE = "rfbench"
+
+
+class NotOurs(Exception):
+    """The figure's path holds a file rfbench did not draw: it is left alone."""
+
+
+def _check_ours(path: Path) -> None:
+    if path.is_symlink():
+        raise NotOurs(f"{path} is a symbolic link")
+    if not path.exists():
+        return
+    from PIL import Image
+
+    try:
+        with Image.open(path) as img:
+            software = img.info.get("Software", "")
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is not ours
+        raise NotOurs(f"{path} exists and is not an image rfbench drew") from exc
+    if software != SOFTWARE:
+        raise NotOurs(f"{path} exists and was not drawn by rfbench")
+
+
+def draw_result(path: str | Path) -> Path | None:
+    """Draw ``<result>.png`` beside the result file ``path``; its path, or None when nothing
+    varies (a single point: the summary table says it all).
+
+    Raises :class:`NotOurs` if a file rfbench did not draw is in the way.
+    """
+    import matplotlib.pyplot as plt
+
+    from rfbench.compute.results import atomic_write, load_results
+    from rfbench.present.plots.choose import plot_data
+
+    path = Path(path)
+    data = plot_data(load_results(path))
+    if data is None:
+        return None
+    out = path.with_suffix(".png")
+    _check_ours(out)
+    fig = render(data)
+    atomic_write(out, lambda tmp: fig.savefig(tmp, format="png", dpi=130, bbox_inches="tight",
+                                              metadata={"Software": SOFTWARE}))  # fmt: skip
+    plt.close(fig)
+    return out
+
+
+#: panels per row; inches per panel
+COLUMNS, PANEL_WIDTH, PANEL_HEIGHT = 3, 3.6, 2.7
+#: dotted and dash-dotted lines for baselines, in turn
+BASELINE_STYLES = (":", "-.", (0, (1, 3)), (0, (5, 1, 1, 1)))
+THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
+#: error bands and bars only while a panel has at most this many curves (more is a thicket)
+MAX_BANDS = 8
+#: inches of figure height per legend entry (the legend must not be cut off), per category row
+LEGEND_ROW, CATEGORY_ROW = 0.17, 0.2
+#: a log x axis with at most this many distinct values is ticked at them
+MAX_DATA_TICKS = 8
+#: legend entries per column of the legend; inches of figure width per legend column
+LEGEND_COLUMN, LEGEND_WIDTH = 20, 1.8
+
+
+def render(data: PlotData):
+    """A matplotlib Figure of ``data``: a grid of panels sharing one legend outside the axes."""
+    import matplotlib.pyplot as plt
+
+    apply()
+    n = len(data.panels)
+    ncols = min(COLUMNS, n)
+    nrows = -(-n // ncols)
+    categorical = data.categorical
+    panel_height = PANEL_HEIGHT
+    if categorical:  # estimators down the side, one row each: names read horizontally
+        panel_height = max(PANEL_HEIGHT, 0.6 + CATEGORY_ROW * len(_categories(data.panels[0])))
+    entries = len(data.legend_entries()) + 1
+    legend_columns = 1 + entries // LEGEND_COLUMN
+    width = PANEL_WIDTH * ncols * (1.4 if n == 1 else 1.0) + LEGEND_WIDTH * legend_columns
+    height = max(panel_height * nrows, LEGEND_ROW * (entries / legend_columns + 3))
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained",
+        sharey=nrows * ncols > 1,
+    )  # fmt: skip
+    for ax, panel in zip(axes.flat, data.panels, strict=False):
+        baseline = 0
+        bands = data.spread and sum(s.kind == MEASURED for s in panel.series) <= MAX_BANDS
+        if categorical:
+            _draw_categories(ax, panel, bands)
+        for s in [] if categorical else panel.series:
+            if s.kind in (BASELINE, LEVEL):
+                _draw(ax, s, BASELINE_STYLES[baseline % len(BASELINE_STYLES)], bands)
+                baseline += 1
+            else:
+                _draw(ax, s, "-", bands)
+        ax.set_title(_plain_text(panel.title), fontsize=8)
+        _axes(ax, data)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    value_label, side_label = (data.y_label, "") if categorical else (data.x_label, data.y_label)
+    for ax in axes[-1, :]:
+        ax.set_xlabel(_plain_text(value_label))
+    for ax in axes[:, 0]:
+        ax.set_ylabel(_plain_text(side_label))
+    fig.suptitle(_plain_text(data.title), fontsize=9)
+    _legend(fig, data)
+    if data.notes:
+        notes = _plain_text("\n".join(data.notes))
+        fig.text(0.0, 0.0, notes, fontsize=6, color="0.35", ha="left", va="top",
+                 transform=fig.transFigure)  # fmt: skip
+    return fig
+
+
+def _plain_text(text: str) -> str:
+    """Text shown as written: a '$' in a data set or estimator name starts no mathtext."""
+    return text.replace("$", r"\$")
+
+
+def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
+    if s.kind == LEVEL or (s.kind == THEORY and not s.x):
+        style = THEORY_STYLE if s.kind == THEORY else {"linestyle": baseline_style, "lw": 1.2}
+        if s.y and s.y[0] is not None:
+            ax.axhline(s.y[0], color=s.colour, **style)
+        return
+    x = s.x
+    y = [float("nan") if v is None else v for v in s.y]
+    if s.kind == THEORY and (len(x) == 1 or s.points):  # a dash at each point
+        ax.plot(x, y, color=s.colour, marker="_", ms=7 if s.points else 14, mew=1.5,
+                linestyle="none")  # fmt: skip
+        return
+    if s.kind == THEORY:
+        ax.plot(x, y, color=s.colour, **THEORY_STYLE)
+        return
+    line = "none" if s.points else ("-" if s.kind == MEASURED else baseline_style)
+    mark = s.marker if s.kind == MEASURED else ""
+    has_err = bands and s.lo is not None and any(v is not None for v in s.lo)
+    if has_err and (s.points or len(x) < 3):
+        low = [0.0 if lo is None or v != v else v - lo for v, lo in zip(y, s.lo, strict=True)]
+        high = [0.0 if hi is None or v != v else hi - v for v, hi in zip(y, s.hi, strict=True)]
+        ax.errorbar(x, y, yerr=[low, high], color=s.colour, marker=mark or None, linestyle=line,
+                    ms=3.5, capsize=2, lw=1.2)  # fmt: skip
+        return
+    ax.plot(x, y, color=s.colour, marker=mark or None, linestyle=line, ms=3.5)
+    if has_err:
+        lo = [float("nan") if v is None else v for v in s.lo]
+        hi = [float("nan") if v is None else v for v in s.hi]
+        ax.fill_between(x, lo, hi, color=s.colour, alpha=0.18, linewidth=0)
+
+
+def _categories(panel: Panel) -> list[str]:
+    return list(dict.fromkeys(v for s in panel.series for v in s.x))
+
+
+def _draw_categories(ax, panel: Panel, bands: bool) -> None:
+    """One row per category (estimator), top to bottom in order: the value with its error bar,
+    the closed form as a tick, baselines as vertical lines."""
+    rows = {c: -i for i, c in enumerate(_categories(panel))}
+    baseline = 0
+    for s in panel.series:
+        if s.kind in (BASELINE, LEVEL) or not s.x:
+            if s.y and s.y[0] is not None:
+                style = BASELINE_STYLES[baseline % len(BASELINE_STYLES)]
+                ax.axvline(s.y[0], color=s.colour, linestyle=style, lw=1.2)
+            baseline += s.kind != THEORY
+            continue
+        pos = [rows[c] for c in s.x]
+        y = [float("nan") if v is None else v for v in s.y]
+        if s.kind == THEORY:
+            ax.plot(y, pos, color=s.colour, marker="|", ms=12, mew=1.5, linestyle="none")
+            continue
+        err = None
+        if bands and s.lo is not None and any(v is not None for v in s.lo):
+            low = [0.0 if lo is None else v - lo for v, lo in zip(y, s.lo, strict=True)]
+            err = [low, [0.0 if hi is None else hi - v for v, hi in zip(y, s.hi, strict=True)]]
+        ax.errorbar(y, pos, xerr=err, color=s.colour, marker=s.marker, linestyle="none", ms=4,
+                    capsize=2)  # fmt: skip
+    ax.set_yticks(list(rows.values()), [_plain_text(c) for c in rows])
+
+
+def _axes(ax, data: PlotData) -> None:
+    if data.y_log:
+        (ax.set_xscale if data.categorical else ax.set_yscale)("log")
+        if data.y_range:
+            (ax.set_xlim if data.categorical else ax.set_ylim)(*data.y_range)
+    if data.x_log:
+        _plain_log_ticks(ax, data)
+    if data.x_ticks:
+        ax.set_xticks([v for v, _ in data.x_ticks], [t for _, t in data.x_ticks])
+    ax.grid(alpha=0.3)
+
+
+def _plain_log_ticks(ax, data: PlotData) -> None:
+    """A log x axis ticked at the data's own values in plain numbers (m = 16, 32, 64) when they
+    are few, else at powers of ten only (minor labels such as 3×10⁰ crowd each other)."""
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    xs = sorted({v for s in data.series for v in s.x if isinstance(v, int | float) and v > 0})
+    if 1 < len(xs) <= MAX_DATA_TICKS:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        formatter = ScalarFormatter()
+        formatter.set_scientific(False)
+        ax.xaxis.set_major_formatter(formatter)
+
+
+def _legend(fig, data: PlotData) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = []
+    baseline = 0
+    theory = False
+    for s in data.legend_entries():
+        if s.kind == THEORY:
+            theory = True
+            continue
+        if s.kind in (BASELINE, LEVEL):
+            ls = BASELINE_STYLES[baseline % len(BASELINE_STYLES)]
+            baseline += 1
+            handles.append(Line2D([], [], color=s.colour, linestyle=ls, label=_plain_text(s.label)))
+        else:
+            ls = "none" if s.points else "-"
+            handles.append(Line2D([], [], color=s.colour, marker=s.marker, linestyle=ls,
+                                  label=_plain_text(s.label)))  # fmt: skip
+    ticks = any(s.kind == THEORY and s.points for s in data.series)
+    if theory and (data.categorical or ticks):
+        handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,
+                              mew=1.5, linestyle="none", label="closed form"))  # fmt: skip
+    elif theory:
+        handles.append(Line2D([], [], color="0.3", label="closed form", **THEORY_STYLE))
+    if handles:
+        fig.legend(handles=handles, loc="outside right center", fontsize=7,
+                   ncol=1 + len(handles) // LEGEND_COLUMN, frameon=False)  # fmt: skip

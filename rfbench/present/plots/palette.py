@@ -1,0 +1,46 @@
+"""Colours and markers for the estimators of one chart: one colour each, never recycled.
+
+The paper figures' colours (by family, or by coupling when one family is compared across
+couplings; :mod:`rfbench.present.plots.style`) are kept when they tell the chart's estimators apart;
+otherwise a palette of twelve distinct colours (Okabe–Ito, then Tableau's darker hues) is used,
+and beyond twelve the marker changes with each round of colours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rfbench.compute.names import family_of, weights_of
+from rfbench.present.plots import style
+
+PALETTE = (
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+    "#9467BD", "#8C564B", "#17BECF", "#BCBD22", "#7F7F7F", "#1F3A93",
+)  # fmt: skip
+MARKERS = ("o", "s", "^", "D", "v", "P")
+#: baselines (exact, uniform, zero) are drawn in greys, darkest first
+GREYS = ("#000000", "#666666", "#999999", "#BBBBBB")
+
+
+def assign(estimators: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``{estimator: (colour, marker)}``, one distinct colour per estimator up to twelve."""
+    known = {
+        style.colour: lambda e: family_of(e) in style.FAMILY_COLOURS,
+        style.coupling_colour: lambda e: weights_of(e) in style.COUPLING_COLOURS,
+    }
+    for choose, fixed in known.items():
+        colours = [choose(e) for e in estimators]
+        if (
+            all(map(fixed, estimators))
+            and len(set(colours)) == len(colours)
+            and ("#000000" not in colours)
+        ):
+            return {e: (c, style.marker(e)) for e, c in zip(estimators, colours, strict=True)}
+    return {
+        e: (PALETTE[i % len(PALETTE)], MARKERS[(i // len(PALETTE)) % len(MARKERS)])
+        for i, e in enumerate(estimators)
+    }
+
+
+def grey(index: int) -> str:
+    return GREYS[index % len(GREYS)]

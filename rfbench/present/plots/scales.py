@@ -1,0 +1,86 @@
+"""Scales of a chart's plot data: when an axis is logarithmic, where it starts, how θ is ticked.
+
+A log axis is chosen when the positive values span more than :data:`LOG_SPAN` and starts at the
+smallest informative value: values far below the median (:data:`ROUND_OFF_FRACTION`) are the
+round-off of an exact estimate (trig at θ = 0 gives 1e-16) and are left off with a note, as are
+panels whose values are all 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rfbench.present.plots.series import PlotData
+
+#: on a log axis, positive values below this fraction of the median are round-off of an exact
+#: point (an estimator exact at θ = 0, say): the axis stops above them and a note says so
+ROUND_OFF_FRACTION = 1e-9
+#: a log y axis when the positive values span more than this factor; a log x axis likewise
+LOG_SPAN = 100.0
+X_LOG_SPAN = 20.0
+
+ANGLE_TICKS = ("0", "π/4", "π/2", "3π/4", "π")
+
+
+def angle_ticks(theta: pd.Series) -> list[tuple[float, str]] | None:
+    """θ ∈ [0, π] at multiples of π/4, when the angles span at least π/2."""
+    values = theta.dropna().astype(float)
+    if values.empty or values.max() - values.min() < math.pi / 2:
+        return None
+    return [(k * math.pi / 4, text) for k, text in enumerate(ANGLE_TICKS)]
+
+
+def drop_empty_panels(data: PlotData) -> None:
+    """On a log axis, a panel whose values are all 0 (float64 adds no error to itself) is a note,
+    not an empty box."""
+    kept = []
+    for panel in data.panels:
+        if any(v is not None and v > 0 for s in panel.series for v in s.y):
+            kept.append(panel)
+        else:
+            data.notes.append(f"{panel.title}: all values 0 (not drawn on the log axis)")
+    if kept:
+        data.panels = kept
+
+
+def spans(column: pd.Series, factor: float) -> bool:
+    """Whether a column's values are all positive and span at least ``factor``."""
+    values = column.dropna().astype(float)
+    if values.empty or (values <= 0).any():
+        return False
+    return bool(len(values) > 1 and values.max() / values.min() >= factor)
+
+
+def set_y_scale(data: PlotData, always: bool = False) -> None:
+    """A log y axis when the positive values span more than :data:`LOG_SPAN` (or ``always``),
+    starting above the round-off of exact points, which are left off and counted in a note."""
+    ys = [v for s in data.series for v in s.y if v is not None]
+    if not ys or min(ys) < 0:
+        return
+    positive = sorted(v for v in ys if v > 0)
+    if not positive:
+        return
+    median = positive[len(positive) // 2]
+    informative = [v for v in positive if v >= ROUND_OFF_FRACTION * median]
+    if informative[-1] / informative[0] < LOG_SPAN and not always:
+        return
+    data.y_log = True
+    data.y_range = (informative[0] / 2, informative[-1] * 2)
+    floor = informative[0]
+    tiny = 0
+    for s in data.series:
+        below = [v is not None and v < floor for v in s.y]
+        tiny += sum(below)
+        s.y = [None if b else v for v, b in zip(s.y, below, strict=True)]
+        if s.lo is not None:
+            s.lo = [
+                None if b or lo is None else max(lo, floor / 2)
+                for lo, b in zip(s.lo, below, strict=True)
+            ]
+            s.hi = [None if b else hi for hi, b in zip(s.hi, below, strict=True)]
+    if tiny:
+        data.notes.append(
+            f"{tiny} value(s) of 0 or at round-off (exact there) left off the log axis"
+        )

@@ -1,0 +1,137 @@
+"""One style for every figure: fixed colour and marker per estimator, paper-column size, saving.
+
+Colours come from the estimator's *family* (component or hybrid) and markers from its coupling,
+so ``trig@iid`` and ``trig@orf`` share a colour and differ by marker in every figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files; never open a window
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from rfbench.compute.names import family_of, weights_of  # noqa: E402
+
+COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
+FULL_WIDTH = 7.0
+
+# Okabe–Ito colour-blind-safe palette, then tab10 for the rest.
+FAMILY_COLOURS: dict[str, str] = {
+    "trig": "#D55E00",
+    "hyperbolic": "#0072B2",
+    "positive": "#56B4E9",
+    "angular-hybrid": "#009E73",
+    "cse": "#009E73",
+    "gaussian-hybrid": "#CC79A7",
+    "cluster-hybrid": "#E69F00",
+    "gerf": "#0072B2",
+    "aderf": "#E69F00",
+    "sderf": "#009E73",
+    "saderf": "#CC79A7",
+    "complex-exp": "#F0E442",
+    "sign": "#999999",
+    "exact": "#000000",
+}
+COUPLING_MARKERS: dict[str, str] = {
+    "iid": "o",
+    "orf": "s",
+    "simrf": "^",
+    "simrf-plus": "v",
+    "sorf": "D",
+    "orf-fast": "d",
+    "simrf-fast": "<",
+    "halton": "P",
+    "sobol": "X",
+    "lattice": "*",
+    "mm": "h",
+    "ssf": "p",
+    "fastfood": ">",
+    "scrf": "8",
+    "sgq": "H",
+    "sgq-sampled": "+",
+}
+COUPLING_COLOURS: dict[str, str] = {  # when couplings, not components, are compared (SimRF)
+    "iid": "#D55E00",
+    "orf": "#0072B2",
+    "simrf": "#009E73",
+    "simrf-plus": "#CC79A7",
+    "orf-fast": "#56B4E9",
+    "simrf-fast": "#E69F00",
+    "exact": "#000000",
+}
+_EXTRA = plt.get_cmap("tab10").colors
+
+
+def _split(estimator: str) -> tuple[str, str]:
+    return family_of(estimator), weights_of(estimator)
+
+
+def colour(estimator: str) -> str:
+    """The colour of an estimator's family (stable across figures)."""
+    family, _ = _split(estimator)
+    if family in FAMILY_COLOURS:
+        return FAMILY_COLOURS[family]
+    return matplotlib.colors.to_hex(_EXTRA[sum(map(ord, family)) % len(_EXTRA)])
+
+
+def coupling_colour(estimator: str) -> str:
+    """The colour of an estimator's coupling, for figures that compare couplings."""
+    if estimator in COUPLING_COLOURS:  # "exact" and bare coupling names
+        return COUPLING_COLOURS[estimator]
+    _, coupling = _split(estimator)
+    return COUPLING_COLOURS.get(coupling) or colour(estimator)
+
+
+def marker(estimator: str) -> str:
+    return COUPLING_MARKERS.get(_split(estimator)[1], "o")
+
+
+def apply() -> None:
+    """The shared rcParams: small fonts for a paper column, light grid, no top/right spines."""
+    plt.rcParams.update(
+        {
+            "figure.dpi": 150,
+            "savefig.dpi": 200,
+            "font.size": 8,
+            "axes.titlesize": 8,
+            "axes.labelsize": 8,
+            "legend.fontsize": 7,
+            "xtick.labelsize": 7,
+            "ytick.labelsize": 7,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "lines.linewidth": 1.2,
+            "lines.markersize": 3.5,
+            "legend.frameon": False,
+        }
+    )
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float = 2.4):
+    """A figure with ``nrows`` × ``ncols`` panels sized for a paper column (or the full width)."""
+    apply()
+    width = width or (COLUMN_WIDTH if ncols == 1 else FULL_WIDTH)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
+    return fig, axes
+
+
+def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:
+    """Write ``<out_dir>/<figure_id>.png`` and ``.pdf``; close the figure."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{figure_id}.{ext}" for ext in ("png", "pdf")]
+    fig.tight_layout()
+    for path in paths:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        fmt = path.suffix[1:]
+        # No creation date in the PDF: the same results give byte-identical files.
+        fig.savefig(tmp, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
+        tmp.replace(path)
+    plt.close(fig)
+    return paths

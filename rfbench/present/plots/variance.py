@@ -1,0 +1,301 @@
+"""DERF variance figures (experiment ``variance``): DERF Fig. 1 (right) and Fig. 2.
+
+- ``derf-fig2`` (DERF §5.1 Fig. 2, docs/experiments.md#derf-fig2): one panel per regime (normal,
+  sphere, heterogen, mnist, cifar10, mnist/cifar10), the mean over all point pairs and set pairs of
+  log(Var K̂ / K²) with one random feature (M = 1) vs the scale σ ∈ [0.1, 1], for TrigRF (the
+  paper's random-phase map, ``trig-phase@iid``), PosRF, GERF, ADERF, SDERF and, dashed, SADERF
+  (computed but not plotted in the paper). The curves are the closed forms (DERF eq. 7, 9;
+  docs/methods.md#trig), shaded ±1 s.e. over the set pairs; added: the Monte Carlo check (markers,
+  ±1 s.e.) at small σ and, per panel, its largest |MC − closed form| / s.e. on the same subsample of
+  pairs. A regime without data is an empty panel that says why.
+- ``derf-fig1`` (DERF Fig. 1 right): the same panels for the regimes of that run (cifar10 and
+  mnist/cifar10), with the GERF − SDERF gap at the largest σ marked (the paper's "up to ≈ e^10
+  and ≈ e^5").
+
+The y-axis is linear in the log relative variance, as in the paper; the metric (Var/K² or the
+literal Var/K, mean of logs or log of the mean; DERF; docs/experiments.md#derf-a1, #derf-a2) is read
+from the results.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from rfbench.present.paper_names import PAPER_NAMES
+from rfbench.present.plots import register_figure, style
+
+#: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
+REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifar10")
+#: Mechanism -> DERF's name; also the legend order.
+DERF_NAMES = PAPER_NAMES["derf"]
+#: Mechanisms the paper does not plot: dashed, and said so in the legend.
+NOT_IN_PAPER = ("saderf", "trig-sincos")
+#: Main metric name -> y-axis label (rfbench.compute.experiments.variance.experiment.METRIC).
+METRIC_LABELS = {
+    "log_rel_var": "mean log(Var K̂ / K²)",
+    "log_var_over_k": "mean log(Var K̂ / K)",
+    "log_mean_rel_var": "log mean(Var K̂ / K²)",
+    "log_mean_var_over_k": "log mean(Var K̂ / K)",
+}
+#: Inches of a figure taken by the suptitle, the legend band under it and the shared x label.
+FRAME_HEIGHT = 1.0
+#: The GERF − SDERF arrow is drawn when the gap exceeds this fraction of the y-range.
+ARROW_MIN = 0.08
+FOOTNOTE_MARKS = ("†", "‡", "§", "¶")
+MC, MC_THEORY, SKIPPED = "log_rel_var_mc", "log_rel_var_mc_theory", "skipped"
+
+
+# ------------------------------------------------------------------ shared layout helpers
+
+
+def panel_grid(
+    n: int, ncols: int = 3, panel_height: float = 1.8, width: float = style.FULL_WIDTH,
+    frame: float = FRAME_HEIGHT,
+) -> tuple[Figure, list[Axes]]:  # fmt: skip
+    """``style.new_figure`` with ``n`` panels in rows of ``ncols`` (spare cells removed), plus
+    ``frame`` inches for the suptitle, the legend band and the shared x label."""
+    ncols = max(1, min(ncols, n))
+    nrows = -(-n // ncols)
+    fig, axes = style.new_figure(ncols=ncols, nrows=nrows, width=width, height=panel_height)
+    fig.set_figheight(panel_height * nrows + frame)
+    panels = list(axes.ravel())
+    for ax in panels[n:]:
+        fig.delaxes(ax)
+    return fig, panels[:n]
+
+
+def legend_on_top(
+    fig: Figure, handles: Sequence, labels: Sequence[str], ncol: int, title: str
+) -> None:
+    """Suptitle, then the figure legend in a band under it that the tight layout keeps free.
+
+    ``style.save`` runs ``tight_layout``, which ignores figure legends but reserves the
+    suptitle's height: the suptitle gets blank lines as tall as the legend, which sits there.
+    """
+    rows = -(-len(labels) // max(1, ncol))
+    title_size = 8.0
+    line = 1.2 * title_size  # points per suptitle line
+    legend_height = rows * 1.4 * plt.rcParams["legend.fontsize"] + 2.0
+    blank = max(1, round(legend_height / line))
+    fig.suptitle(title + "\n" * blank, fontsize=title_size, y=0.995)
+    height = fig.get_figheight() * 72.0
+    top = 0.995 - (line * title.count("\n") + line + 1.0) / height
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, top), ncol=ncol,
+               handlelength=2.2, columnspacing=1.2, borderaxespad=0.0, borderpad=0.2)  # fmt: skip
+
+
+def empty_panel(ax: Axes, title: str, reason: str) -> None:
+    """A panel that could not be drawn, with the reason in it."""
+    ax.set_title(title)
+    ax.text(0.5, 0.5, textwrap.fill(reason, 34), ha="center", va="center", fontsize=6,
+            color="0.35", transform=ax.transAxes)  # fmt: skip
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+
+
+# ------------------------------------------------------------------ the variance panels
+
+
+def main_metric(df: pd.DataFrame) -> str:
+    """The closed-form metric of a run (one of :data:`METRIC_LABELS`)."""
+    present = [m for m in METRIC_LABELS if (df["metric"] == m).any()]
+    if not present:
+        raise ValueError(
+            f"no variance metric in the results (expected one of {list(METRIC_LABELS)})"
+        )
+    return present[0]
+
+
+def regimes(df: pd.DataFrame) -> list[str]:
+    """Regimes of the run (computed or skipped), the paper's first."""
+    seen = list(dict.fromkeys(df["regime"].dropna()))
+    return [r for r in REGIME_ORDER if r in seen] + [r for r in seen if r not in REGIME_ORDER]
+
+
+def mechanisms(df: pd.DataFrame) -> list[str]:
+    seen = list(dict.fromkeys(df["mechanism"].dropna()))
+    seen = [m for m in seen if m]
+    return [m for m in DERF_NAMES if m in seen] + [m for m in seen if m not in DERF_NAMES]
+
+
+def line_style(mech: str) -> dict[str, object]:
+    """Colour by mechanism (style.colour); SADERF and other extras dashed. Earlier mechanisms
+    are drawn wider, so that curves that coincide (e.g. GERF and ADERF on cifar10) stay visible."""
+    dashed = mech in NOT_IN_PAPER
+    rank = list(DERF_NAMES).index(mech) if mech in DERF_NAMES else len(DERF_NAMES)
+    return {
+        "color": style.colour(mech),
+        "linestyle": (0, (4, 2)) if dashed else "-",
+        "linewidth": max(1.0, 1.8 - 0.15 * rank),
+    }
+
+
+def mech_label(mech: str) -> str:
+    name = DERF_NAMES.get(mech, mech)
+    return f"{name} (not in paper)" if mech in NOT_IN_PAPER else name
+
+
+def _notes(rows: pd.DataFrame) -> list[str]:
+    """How a regime's sets were drawn where that deviates from the paper (column ``note``)."""
+    return [n for n in dict.fromkeys(rows["note"].dropna()) if n]
+
+
+def _mc_check_text(rows: pd.DataFrame) -> str | None:
+    """'MC − closed form at σ = s: ≤ z s.e.' over mechanisms (the same subsample of pairs)."""
+    mc = rows[rows["metric"] == MC].set_index(["mechanism", "sigma"])
+    th = rows[rows["metric"] == MC_THEORY].set_index(["mechanism", "sigma"])
+    both = mc.join(th["value"].rename("theory"), how="inner")
+    if both.empty:
+        return None
+    z = (both["value"] - both["theory"]).abs() / both["stderr"]
+    sig = both.index.get_level_values("sigma")
+    where = f"σ = {sig.min():g}" if sig.min() == sig.max() else f"σ ≤ {sig.max():g}"
+    return f"|MC − closed form| at {where} ≤ {z.max():.1f} s.e."
+
+
+def variance_panel(
+    ax: Axes, df: pd.DataFrame, regime: str, metric: str, mark: str = "",
+    paper_gap: float | None = None,
+) -> bool:  # fmt: skip
+    """One regime: closed-form curves vs σ, the GERF − SDERF gap, MC check markers, or the
+    reason it was skipped. ``mark`` (a footnote symbol) is appended to the regime's name.
+    Returns whether there was anything to draw."""
+    rows = df[df["regime"] == regime]
+    skipped = rows[rows["metric"] == SKIPPED]
+    main = rows[rows["metric"] == metric]
+    if main.empty:
+        reason = "; ".join(dict.fromkeys(skipped["note"].dropna())) or "no results"
+        empty_panel(ax, rf"$\bf{{{regime}}}$", reason)
+        return False
+    for mech in mechanisms(main):
+        line = main[main["mechanism"] == mech].sort_values("sigma")
+        ls = line_style(mech)
+        se = line["stderr"].fillna(0.0).to_numpy(float)
+        y = line["value"].to_numpy(float)
+        ax.fill_between(line["sigma"], y - se, y + se, color=ls["color"], alpha=0.25, lw=0)
+        ax.plot(line["sigma"], y, **ls, label=mech_label(mech))
+        mc = rows[(rows["metric"] == MC) & (rows["mechanism"] == mech)]
+        if len(mc) and metric == "log_rel_var":  # the MC check is a mean of log(MSE/K²)
+            est = mc["estimator"].iloc[0]
+            ax.errorbar(mc["sigma"], mc["value"], mc["stderr"], color=ls["color"],
+                        marker=style.marker(est), markersize=3.5, linestyle="none",
+                        capsize=1.5, elinewidth=0.8, markeredgecolor="black",
+                        markeredgewidth=0.4, zorder=5)  # fmt: skip
+    lines = [rf"$\bf{{{regime}}}${mark}", _mc_check_text(rows), mark_gap(ax, main, paper_gap)]
+    ax.set_title("\n".join(line for line in lines if line), fontsize=6.5)
+    return True
+
+
+def paper_gaps(figure_id: str) -> dict[str, float]:
+    """Regime -> the paper's log variance ratio GERF / SDERF ("about e^k";
+    rfbench.present.reference)."""
+    from rfbench.present import reference
+
+    return {
+        e.match["regime"]: e.scaled
+        for e in reference.by_figure(figure_id)
+        if isinstance(e, reference.NumberEntry)
+        and e.match.get("estimator") == "gerf@iid"
+        and e.match.get("baseline") == "sderf@iid"
+        and "regime" in e.match
+    }
+
+
+def gap(rows: pd.DataFrame) -> tuple[float, float, float] | None:
+    """(σ, GERF, SDERF) where the closed-form GERF − SDERF gap is largest, if both exist."""
+    table = rows.pivot_table(index="sigma", columns="mechanism", values="value")
+    if not {"gerf", "sderf"} <= set(table.columns):
+        return None
+    diff = table["gerf"] - table["sderf"]
+    s = float(diff.idxmax())
+    return s, float(table.at[s, "gerf"]), float(table.at[s, "sderf"])
+
+
+def mark_gap(ax: Axes, rows: pd.DataFrame, paper: float | None) -> str | None:
+    """A double arrow from SDERF to GERF where their gap is largest (the variance ratio; DERF
+    §5.1 "about e^k times better"); returns the title line with the paper's k."""
+    found = gap(rows)
+    if found is None:
+        return None
+    s, hi, lo = found
+    low, high = ax.get_ylim()
+    if hi - lo > ARROW_MIN * (high - low):  # a shorter arrow is only its two heads
+        ax.annotate("", xy=(s, lo), xytext=(s, hi),
+                    arrowprops={"arrowstyle": "<->", "color": "black", "lw": 0.8,
+                                "shrinkA": 0, "shrinkB": 0})  # fmt: skip
+    text = f"GERF/SDERF: e$^{{{hi - lo:.1f}}}$ at σ = {s:g}"
+    return text + (f" (paper ≈ e$^{{{paper:g}}}$)" if paper is not None else "")
+
+
+def legend_entries(axes: Sequence[Axes], with_mc: bool) -> tuple[list, list[str]]:
+    """Unique line handles over the panels, then the MC marker and the s.e. band."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if with_mc:
+        handles.append(plt.Line2D([], [], color="0.5", marker="o", markeredgecolor="black",
+                                  markeredgewidth=0.4, linestyle="none"))  # fmt: skip
+        labels.append("Monte Carlo ±1 s.e.")
+    return handles, labels
+
+
+def variance_figure(
+    df: pd.DataFrame, figure_id: str, title: str, ncols: int, panel_height: float = 1.9
+) -> Figure:
+    """Panels for every regime of ``df`` with a shared legend (Fig. 1 right and Fig. 2)."""
+    metric = main_metric(df)
+    names = regimes(df)
+    notes = {n: None for r in names for n in _notes(df[(df["regime"] == r)
+                                                        & (df["metric"] == metric)])}  # fmt: skip
+    symbols = dict(zip(notes, FOOTNOTE_MARKS, strict=False))
+    fig, panels = panel_grid(len(names), ncols=ncols, panel_height=panel_height)
+    paper = paper_gaps(figure_id)
+    for k, (ax, regime) in enumerate(zip(panels, names, strict=True)):
+        rows = df[(df["regime"] == regime) & (df["metric"] == metric)]
+        mark = "".join(symbols.get(n, "") for n in _notes(rows))
+        drawn = variance_panel(ax, df, regime, metric, mark, paper.get(regime))
+        if drawn and k % ncols == 0:
+            ax.set_ylabel(METRIC_LABELS[metric])
+    handles, labels = legend_entries(panels, with_mc=(df["metric"] == MC).any())
+    row = df[df["metric"] == metric].iloc[0]
+    title = (
+        f"{title}: softmax kernel, M = 1, d = {int(row['d'])}, L = {int(row['points'])} "
+        f"points per set, {int(row['n_trials'])} set pairs (closed form, shaded ±1 s.e.)"
+    )
+    legend_on_top(fig, handles, labels, ncol=min(len(labels), 4 if ncols < 3 else 7),
+                  title=title)  # fmt: skip
+    foot = [f"{sym} {textwrap.fill(note, 110)}" for note, sym in symbols.items()]
+    fig.supxlabel("\n".join(["σ (scale of the sets: x → σx, y → σy)", *foot]), fontsize=7)
+    return fig
+
+
+@register_figure(
+    "derf-fig2",
+    needs=["derf-fig2"],
+    title="DERF Fig. 2: log relative variance vs σ per regime, closed form + Monte Carlo check",
+)
+def derf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
+    """Log relative variance of TrigRF/PosRF/GERF/ADERF/SDERF(/SADERF) vs σ, one panel per
+    regime (DERF Fig. 2, docs/experiments.md#derf-fig2)."""
+    return variance_figure(results["derf-fig2"], "derf-fig2", "DERF Fig. 2", ncols=3)
+
+
+@register_figure(
+    "derf-fig1",
+    needs=["derf-fig1"],
+    title="DERF Fig. 1 (right): log relative variance vs σ on cifar10 and mnist/cifar10",
+)
+def derf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
+    """DERF Fig. 1 right: the image regimes, with the GERF − SDERF gap at the largest σ."""
+    return variance_figure(results["derf-fig1"], "derf-fig1", "DERF Fig. 1 (right)", ncols=2,
+                           panel_height=2.3)  # fmt: skip

@@ -1,0 +1,178 @@
+"""Closed forms in checks: compare closed-form values where rows have them, and closed-form
+standard errors of a bias (check keys ``theory_metric`` and ``theory_stderr``,
+:mod:`rfbench.present.reference`).
+
+An empirical maximum or MSE of a heavy-tailed estimator (SM⁺⁺ at large ‖x + y‖) from a sample
+that never reaches the region carrying its second moment is far below the truth, and its sample
+standard error is meaningless: a check comparing estimators' errors uses the closed form where
+one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from rfbench.present.report.frames import key_columns, plain
+
+#: Columns a closed form averages over: null in a closed-form row, they match any value (the
+#: expected MSE of one repetition, of the paper's random stream or ours, is the same number).
+EXPECTED_OVER = frozenset({"rep", "protocol"})
+
+
+def _theory_lookup(rows: pd.DataFrame, theory_metric: str) -> list[tuple[list[int], dict]]:
+    """The ``theory_metric`` rows by their pattern of known key columns.
+
+    A closed form states the expectation of the statistic, so a column of
+    :data:`EXPECTED_OVER` that is null in it does not distinguish the rows it
+    describes. Each pattern is (positions of the known key columns, their values → value).
+    """
+    keys = [c for c in key_columns(rows) if c != "metric"]
+    theory = rows[rows["metric"] == theory_metric]
+    patterns: dict[tuple[int, ...], dict[tuple[Any, ...], float]] = {}
+    for row, value in zip(
+        theory[keys].itertuples(index=False, name=None), theory["value"], strict=True
+    ):
+        known = tuple(
+            i for i, v in enumerate(row) if plain(v) is not None or keys[i] not in EXPECTED_OVER
+        )
+        patterns.setdefault(known, {})[tuple(plain(row[i]) for i in known)] = float(value)
+    # the most specific pattern first: a closed form at the row's exact point wins
+    return [(list(k), v) for k, v in sorted(patterns.items(), key=lambda kv: -len(kv[0]))]
+
+
+def _theory_at(lookup: list[tuple[list[int], dict]], point: tuple[Any, ...]) -> float | None:
+    """The closed form at ``point`` (key columns but ``metric``), None where there is none."""
+    for known, values in lookup:
+        found = values.get(tuple(point[i] for i in known))
+        if found is not None:
+            return found
+    return None
+
+
+def _theory_values(rows: pd.DataFrame, theory_metric: str) -> dict[tuple[Any, ...], float]:
+    """Point (key columns but ``metric``) of each row → the closed form there (if any)."""
+    lookup = _theory_lookup(rows, theory_metric)
+    out = {}
+    for k in _point_keys(rows):
+        found = _theory_at(lookup, k)
+        if found is not None:
+            out[k] = found
+    return out
+
+
+def _point_keys(rows: pd.DataFrame) -> list[tuple[Any, ...]]:
+    keys = [c for c in key_columns(rows) if c != "metric"]
+    return [tuple(plain(v) for v in row) for row in rows[keys].itertuples(index=False, name=None)]
+
+
+def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> pd.DataFrame:
+    """Rows of ``metric`` with the value of ``theory_metric`` at the same point where it exists.
+
+    A closed form is exact (standard error 0) and needs no sample, so it is resolved; rows
+    without one keep their empirical value (and their ``resolved`` flag). The column
+    ``closed_form`` records which. A closed form with a null :data:`EXPECTED_OVER` column
+    (``rep``) is the value of every repetition's row: a mean over repetitions is then exact.
+    """
+    if rows.empty or "metric" not in rows.columns:
+        return rows
+    theory = _theory_values(rows, theory_metric)
+    out = rows.copy()
+    out["closed_form"] = False
+    mask = (out["metric"] == metric).to_numpy()
+    idx = [i for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True) if k in theory]
+    if idx:
+        keys = _point_keys(out.loc[idx])
+        out.loc[idx, "value"] = [theory[k] for k in keys]
+        out.loc[idx, "stderr"] = 0.0
+        out.loc[idx, "closed_form"] = True
+        if "resolved" in out.columns:
+            out.loc[idx, "resolved"] = True
+    return out
+
+
+def closed_form_stderr(rows: pd.DataFrame, metric: str, theory_mse: str) -> pd.DataFrame:
+    """Rows of ``metric`` (a bias or mean) with standard error √(MSE/n) from the closed-form MSE.
+
+    Under the claim that the estimator is unbiased its variance is its MSE, so the standard
+    error of a mean of ``n_trials`` estimates is √(theory_mse / n_trials); the sample standard
+    error of a heavy-tailed estimator (SM⁺⁺ at large ‖x + y‖) is far too small.
+    """
+    if rows.empty or "metric" not in rows.columns:
+        return rows
+    theory = _theory_values(rows, theory_mse)
+    out = rows.copy()
+    mask = (out["metric"] == metric).to_numpy()
+    for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True):
+        n = plain(out.at[i, "n_trials"])
+        if k in theory and n:
+            out.at[i, "stderr"] = math.sqrt(theory[k] / float(n))
+    return out
+
+
+def closed_form_note(rows: pd.DataFrame, check: Mapping[str, Any]) -> str:
+    """Which values the check compares: closed forms, closed-form standard errors."""
+    if "theory_metric" in check and "closed_form" in rows.columns:
+        mine = rows[rows["metric"] == check["metric"]]
+        n = int(mine["closed_form"].sum())
+        return (
+            f"by closed form ({check['theory_metric']}) for {n} of {len(mine)} rows, "
+            "empirical values elsewhere"
+        )
+    if "theory_stderr" in check:
+        return f"standard errors from the closed form √({check['theory_stderr']}/n)"
+    return ""
+
+
+#: Relative error metrics: a value at round-off means every draw of the sample is exact.
+RELATIVE_ERRORS = frozenset({"rel_rmse", "rel_mae"})
+#: Largest relative error that is floating-point round-off rather than a random error.
+EXACT_TOL = 1e-10
+
+
+def exact_points(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows of ``metric`` at a zero-variance point marked resolved (with standard error 0).
+
+    At a point where every draw equals the kernel (HRF Thm 3.5, CSE Lemma 3.2: at θ = 0 with
+    equal norms every sign projection agrees, λ̂ ≡ 0 and the estimate is trig's, exact there)
+    the sample's relative error is round-off and its 5 % and 95 % quantiles coincide. Such a
+    point needs no tail: its statistic is exact, whatever ``resolved`` says (the flag judges a
+    heavy tail the point does not have). Only relative error metrics qualify; a point is taken
+    as exact when its value is at most :data:`EXACT_TOL` and, where the rows give them, its
+    ``q05`` and ``q95`` are equal.
+    """
+    if rows.empty or metric not in RELATIVE_ERRORS or "resolved" not in rows.columns:
+        return rows
+    spread: dict[tuple[Any, ...], list[float]] = {}
+    quantiles = rows[rows["metric"].isin(["q05", "q95"])]
+    for point, value in zip(_point_keys(quantiles), quantiles["value"], strict=True):
+        spread.setdefault(point, []).append(float(value))
+    out = rows.copy()
+    mine = out[(out["metric"] == metric) & (out["value"].abs() <= EXACT_TOL)]
+    exact = []
+    for i, point in zip(mine.index, _point_keys(mine), strict=True):
+        qs = spread.get(point, [])
+        if len(qs) < 2 or max(qs) - min(qs) <= EXACT_TOL * max(abs(q) for q in qs):
+            exact.append(i)
+    if exact:
+        out.loc[exact, "resolved"] = True
+        out.loc[exact, "stderr"] = 0.0
+    return out
+
+
+def computed(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows computed rather than sampled (``n_trials`` 0: closed forms, exact integrals) with
+    standard error 0 where none is given: they are exact, so a comparison of them is decided
+    by their values alone."""
+    if rows.empty or "n_trials" not in rows.columns:
+        return rows
+    n = pd.to_numeric(rows["n_trials"], errors="coerce")
+    mask = (n == 0) & rows["stderr"].isna()
+    if not mask.any():
+        return rows
+    out = rows.copy()
+    out.loc[mask, "stderr"] = 0.0
+    return out

@@ -1,0 +1,332 @@
+"""The markdown of ``REPORT.md``: summary first, then one section per paper.
+
+The output is a function of the results and the reference data only: entries in reference
+order, figures in natural order, and a single provenance line (creation times and git commits
+read from the result files' metadata) — no timestamp of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rfbench.present import reference
+from rfbench.present.report.beyond import beyond_section
+from rfbench.present.report.checks import fmt_num
+from rfbench.present.report.coverage import coverage, missing_figures
+from rfbench.present.report.findings import findings
+from rfbench.present.report.markdown import natural, rel_path, table
+from rfbench.present.report.numbers import printed_literal
+from rfbench.present.report.reasons import needs
+from rfbench.present.report.summary import method, provenance_line, summary
+from rfbench.present.report.verdicts import (
+    DIFFERS,
+    NO_MATCH,
+    NOT_COMPARABLE,
+    NOT_REPRODUCIBLE,
+    WITHIN_NOISE,
+    Z_CI,
+    ClaimResult,
+    NumberResult,
+)
+
+if TYPE_CHECKING:
+    from rfbench.present.report import Report
+
+
+def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> list[str]:
+    ids = {e.figure for e in _entries(report, paper) if e.figure}
+    if fig_dir.is_dir():
+        ids |= {p.stem for p in fig_dir.glob(f"{paper}-*.png")}
+    ids_sorted = sorted(ids, key=natural)
+    drawn = [i for i in ids_sorted if (fig_dir / f"{i}.png").is_file()]
+    links = [f"[{i}]({rel_path(fig_dir / f'{i}.png', out_dir)})" for i in drawn]
+    lines = [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn."]
+    return lines + [""]
+
+
+def _entries(report: Report, paper: str) -> list[reference.Entry]:
+    items = [*report.numbers, *report.claims]
+    return [r.entry for r in items if r.entry.paper == paper]
+
+
+def _z(r: NumberResult) -> str:
+    if r.z is None:
+        return ""
+    text = "∞" if math.isinf(r.z) else f"{r.z:+.2f}"
+    return text + (" †" if r.tolerance_based else "")
+
+
+def _ci(r: NumberResult) -> str:
+    """ours − paper with its 95 % confidence interval (printed units; on the ratio scale for a
+    ``ratio_to`` number), from the combined standard error of z."""
+    if r.diff is None or r.diff_se is None or not math.isfinite(r.diff):
+        return ""
+    half = Z_CI * r.diff_se
+    if not math.isfinite(half) or half == 0:
+        return f"{r.diff:+.3g}"
+    return f"{r.diff:+.3g} [{r.diff - half:+.3g}, {r.diff + half:+.3g}]"
+
+
+def _paper_value(e: reference.NumberEntry) -> str:
+    pm = e.stderr if e.stderr is not None else e.std
+    return printed_literal(e) + (f" ± {pm:g}" if pm is not None else "")
+
+
+def _ours(r: NumberResult) -> str:
+    if r.ours is None:
+        return ""
+    s = r.entry.scale
+    text = fmt_num(r.ours / s)
+    if r.stderr is not None and math.isfinite(r.stderr):
+        text += f" ± {fmt_num(r.stderr / abs(s))}"
+    if r.ours_std is not None:
+        text += f" (sd {fmt_num(r.ours_std / abs(s))})"
+    return text
+
+
+def _common_prefix(sources: list[str]) -> str:
+    prefix = os.path.commonprefix(sources)
+    cut = prefix.rfind(", ")
+    return prefix[: cut + 2] if cut >= 0 and len(sources) > 1 else ""
+
+
+#: Verdicts a number table in REPORT.md lists row by row; the others (among them the grid
+#: points a partial run lacks, "not run") are counted there and listed in the companion file of
+#: full tables (``REPORT-tables.md``).
+SHOWN_VERDICTS = frozenset({WITHIN_NOISE, DIFFERS, NOT_COMPARABLE, NO_MATCH})
+#: A table up to this many rows is shown whole in REPORT.md.
+SHORT_TABLE = 8
+#: The companion file of full tables, beside REPORT.md.
+TABLES_FILE = "REPORT-tables.md"
+
+
+def anchor(text: str) -> str:
+    """A GitHub-style anchor of a heading."""
+    return re.sub(r"[^a-z0-9 _-]", "", text.lower()).strip().replace(" ", "-")
+
+
+def _number_rows(results: list[NumberResult], prefix: str) -> list[list[object]]:
+    return [
+        [
+            f"`{r.entry.id}`",
+            r.entry.source[len(prefix) :],
+            _paper_value(r.entry),
+            _ours(r),
+            _ci(r),
+            _z(r),
+            r.verdict,
+            r.detail,
+        ]
+        for r in results
+    ]
+
+
+def _number_section(results: list[NumberResult], figure: str, full: bool = True) -> list[str]:
+    """One table of published numbers; with ``full`` false, agreeing rows of a long table are
+    counted and linked to the full table in :data:`TABLES_FILE`."""
+    entries = [r.entry for r in results]
+    prefix = _common_prefix([e.source for e in entries])
+    first = entries[0]
+    title = f"{figure}: {prefix.rstrip(', ') or first.source}"
+    lines = [f"#### {title}", ""]
+    unit = f" ({first.unit})" if first.unit else ""
+    lines += [f"{first.quantity}{unit}.", ""] if first.quantity else []
+    shown = results
+    if not full and len(results) > SHORT_TABLE:
+        shown = [r for r in results if r.verdict in SHOWN_VERDICTS]
+        hidden = Counter(r.verdict for r in results if r.verdict not in SHOWN_VERDICTS)
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(hidden.items()))
+        every = f"(every row: [{TABLES_FILE}]({TABLES_FILE}#{anchor(title)}))"
+        if counts:
+            lines += [
+                f"{len(results)} numbers: {counts}"
+                + (f"; the other {len(shown)} below" if shown else "")
+                + f" {every}.",
+                "",
+            ]
+        else:
+            lines += [f"{len(results)} numbers, all below {every}.", ""]
+    if shown:
+        header = ["id", "entry", "paper", "ours ± se", "ours − paper [95 % CI]", "z", "verdict"]
+        header.append("why")
+        lines += table(header, _number_rows(shown, prefix))
+    notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
+    for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:
+        for text in sorted({t for t in texts if t}):
+            lines += [f"> **{label}.** {' '.join(text.split())}", ""]
+    return lines
+
+
+def _numbers(results: list[NumberResult], full: bool = True) -> list[str]:
+    """A paper's published numbers, per figure and quantity (not-reproducible ones apart)."""
+    live = [r for r in results if r.verdict != NOT_REPRODUCIBLE]
+    if not live:
+        return []
+    lines = ["### Published numbers", ""]
+    for fig in sorted({r.entry.figure for r in live}, key=natural):
+        tables: dict[tuple[str, str], list[NumberResult]] = {}
+        for r in live:
+            if r.entry.figure == fig:
+                tables.setdefault((r.entry.quantity, r.entry.unit), []).append(r)
+        for group in tables.values():
+            lines += _number_section(group, fig, full)
+    return lines
+
+
+def _not_reproducible(report: Report, full: bool) -> list[str]:
+    """The numbers and claims not reproducible on a CPU: one line per figure (``full``: their
+    tables)."""
+    dead = [r for r in report.numbers if r.verdict == NOT_REPRODUCIBLE]
+    claims = [r for r in report.claims if r.verdict == NOT_REPRODUCIBLE]
+    if not dead and not claims:
+        return []
+    lines = ["## Appendix: not reproducible on a CPU", ""]
+    if not full:
+        lines += [
+            f"{len(dead)} published numbers and {len(claims)} claims need GPU/TPU-scale "
+            f"training; they are listed, not counted as failures (every row: "
+            f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
+            "",
+        ]
+    if not full:  # one line: the figures and their counts, the claims (reasons in the tables)
+        figs = sorted({r.entry.figure for r in dead}, key=natural)
+        counts = ", ".join(
+            f"{fig or 'other'} ({sum(r.entry.figure == fig for r in dead)})" for fig in figs
+        )
+        ids = ", ".join(f"`{r.entry.id}`" for r in claims)
+        lines.append(f"Numbers by figure: {counts}." + (f" Claims: {ids}." if ids else ""))
+        return lines + [""]
+    for fig in sorted({r.entry.figure for r in dead}, key=natural):
+        group = [r for r in dead if r.entry.figure == fig]
+        reasons = "; ".join(sorted({r.detail for r in group}))
+        lines += [f"### {fig or 'other'}: {len(group)} numbers", "", f"{reasons}.", ""]
+        rows = [
+            [f"`{r.entry.id}`", r.entry.source, _paper_value(r.entry), r.verdict] for r in group
+        ]
+        lines += table(["id", "entry", "paper", "verdict"], rows)
+    if claims:
+        rows = [[f"`{r.entry.id}`", r.entry.statement, r.verdict, r.detail] for r in claims]
+        lines += ["### Claims", "", *table(["id", "claim", "verdict", "why"], rows)]
+    return lines + [""]
+
+
+def _claims(results: list[ClaimResult]) -> list[str]:
+    results = [r for r in results if r.verdict != NOT_REPRODUCIBLE]
+    if not results:
+        return []
+    rows = [
+        [
+            f"`{r.entry.id}`",
+            r.entry.figure,
+            r.entry.statement,
+            r.entry.check.kind,
+            r.verdict + (" ⚠" if r.surprise else ""),
+            "; ".join(t for t in (r.surprise, r.detail) if t),
+        ]
+        for r in results
+    ]
+    header = ["id", "figure", "claim", "check", "verdict", "why"]
+    return ["### Claims", "", *table(header, rows)]
+
+
+def _reasons(report: Report, paper: str) -> list[str]:
+    """Each measured root cause of the paper once, with the rows it explains (its numbers are
+    read from the results: :mod:`rfbench.present.report.reasons`)."""
+    mine = [r for r in report.reasons if r.key.startswith(f"{paper}-reason-")]
+    if not mine:
+        return []
+    lines = ["### Reasons", ""]
+    for r in mine:
+        state = " — **cause not established**" if not r.established else ""
+        lines += [
+            f'<a id="{r.key}"></a>**{r.key}**{state} (explains {len(r.ids)}: '
+            + ", ".join(f"`{i}`" for i in r.ids)
+            + ")",
+            "",
+        ]
+        if not r.measured:
+            lines += [f"Not measured here: these results lack {needs(r)} that it reads.", ""]
+            continue
+        lines += [r.text, ""]
+        if r.reading:
+            lines += [f"*Reading*: {r.reading}", ""]
+    return lines
+
+
+def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
+    """A paper's errata in REPORT.md: their count by category and a link to the full table in
+    :data:`TABLES_FILE` (those that change what the results show are in the Findings)."""
+    if not errata:
+        return []
+    counts = Counter(e.category for e in errata)
+    text = ", ".join(f"{n} {cat}" for cat, n in sorted(counts.items()))
+    paper = errata[0].paper
+    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{paper} errata')})"
+    return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
+
+
+def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
+    if not errata:
+        return []
+    rows = [
+        [f"`{e.id}`", e.source, e.printed, e.corrected, e.magnitude, e.category] for e in errata
+    ]
+    header = ["id", "where", "printed", "corrected", "magnitude", "category"]
+    return ["### Errata", "", *table(header, rows)]
+
+
+def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
+    """The whole report as markdown (links relative to ``out_path``'s folder): what is not in the
+    results (a partial run), Findings, the summary, per paper its numbers, claims, reasons and
+    errata (without the figures not in the results), then the appendix."""
+    out_dir = out_path.parent
+    absent = set(missing_figures(report))
+    lines = [
+        "# rfbench report: the papers' numbers and claims vs ours",
+        "",
+        provenance_line(report, out_dir),
+        "",
+        *coverage(report),
+        *findings(report),
+        *summary(report),
+        *method(),
+    ]
+    for paper in reference.papers():
+        head = reference.header(paper)
+        lines += [f"## {paper}: {head['title']}", ""]
+        if head.get("spec"):
+            lines += [f"Setup and readings: `{head['spec']}` in the rfbench repository.", ""]
+        lines += _figure_links(report, paper, out_dir, fig_dir)
+        numbers = [r for r in report.numbers if r.entry.paper == paper]
+        lines += _numbers([r for r in numbers if r.entry.figure not in absent], full=False)
+        claims = [r for r in report.claims if r.entry.paper == paper]
+        lines += _claims([r for r in claims if r.entry.figure not in absent])
+        lines += _reasons(report, paper)
+        lines += _errata_line([e for e in report.errata if e.paper == paper])
+    lines += beyond_section(report.results_dir, out_dir, fig_dir)
+    lines += _not_reproducible(report, full=False)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_tables(report: Report) -> str:
+    """The companion file: every published number's row, and the appendix in full."""
+    lines = [
+        "# rfbench report: every published number",
+        "",
+        "The full tables behind `REPORT.md` (generated with it by `rfbench report`).",
+        "",
+    ]
+    for paper in reference.papers():
+        mine = [r for r in report.numbers if r.entry.paper == paper]
+        if any(r.verdict != NOT_REPRODUCIBLE for r in mine):
+            lines += [f"## {paper}", "", *_numbers(mine, full=True)]
+        errata = [e for e in report.errata if e.paper == paper]
+        if errata:
+            lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
+    lines += _not_reproducible(report, full=True)
+    return "\n".join(lines).rstrip() + "\n"

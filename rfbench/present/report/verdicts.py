@@ -1,0 +1,231 @@
+"""Verdicts of the report: their names, the result records, and the rules that assign them.
+
+A published number gets one of :data:`NUMBER_VERDICTS` from ``z`` = (ours − paper) / combined
+standard error (see :func:`number_verdict`); a claim gets one of :data:`CLAIM_VERDICTS` from the
+outcome of its check (:func:`claim_verdict`), compared with the reference's ``expect``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from rfbench.present.reference import ClaimEntry, ErratumEntry, NumberEntry, reason_of
+
+REPRODUCED = "reproduced"
+#: Equal to the paper's value by replaying its released random stream (not a reproduction).
+REPLAYED = "replayed"
+#: A claim that holds on closed forms / exact computations only (no sampled row).
+VERIFIED = "verified analytically"
+WITHIN_NOISE = "within noise"
+DIFFERS = "differs"
+NOT_RUN = "not run"
+NO_MATCH = "no match"
+NOT_REPRODUCIBLE = "not reproducible here"
+#: The value hinges on a setting the paper does not state: shown with the plausible range.
+NOT_COMPARABLE = "not comparable"
+HOLDS = "holds"
+ORDERING_CONFIRMED = "ordering confirmed"
+#: Every comparison goes the claimed way, but not every one by 2 standard errors.
+CONSISTENT = "consistent"
+DOES_NOT_HOLD = "does not hold"
+UNTESTABLE = "untestable at this sample size"
+MANUAL = "manual"
+#: The paper's sentence has several readings and they give different verdicts (each is shown).
+DEPENDS = "depends on the reading"
+
+NUMBER_VERDICTS = (
+    REPLAYED,
+    REPRODUCED,
+    WITHIN_NOISE,
+    DIFFERS,
+    NOT_COMPARABLE,
+    NOT_RUN,
+    NO_MATCH,
+    NOT_REPRODUCIBLE,
+)
+CLAIM_VERDICTS = (
+    VERIFIED,
+    HOLDS,
+    ORDERING_CONFIRMED,
+    CONSISTENT,
+    WITHIN_NOISE,
+    DEPENDS,
+    DOES_NOT_HOLD,
+    UNTESTABLE,
+    MANUAL,
+    NOT_RUN,
+    NO_MATCH,
+    NOT_REPRODUCIBLE,
+)
+#: |z| thresholds: reproduced up to Z_REPRODUCED; a number with a standard error differs when
+#: Holm's procedure over all such numbers rejects it (:data:`ALPHA`), one without (a tolerance)
+#: beyond Z_NOISE; in between it is within noise.
+Z_REPRODUCED = 2.0
+Z_NOISE = 3.0
+#: Family-wise error rate of the numbers compared with a standard error (Holm's procedure).
+ALPHA = 0.05
+#: Two-sided normal quantile of the confidence intervals printed for ours − paper (95 %).
+Z_CI = 1.959963984540054
+#: Relative tolerance when neither our value nor the paper's has a standard error: the combined
+#: standard error is taken as REL_TOL/2 · |paper|, so "reproduced" means within REL_TOL.
+REL_TOL = 0.05
+#: Check kinds whose success is reported as "ordering confirmed" rather than "holds".
+ORDER_KINDS = frozenset({"ordering", "count", "monotone", "less_than"})
+
+# Outcomes of a check, before they become verdicts (UNRESOLVED: every comparison rests on a
+# sample that does not resolve its statistic).
+PASS, FAIL, NOISE, UNRESOLVED = "pass", "fail", "noise", "unresolved"
+#: A pass that is not significant: the claimed side is ahead by less than 2 standard errors.
+WEAK = "weak"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check found: ``status`` (pass | fail | noise | not run | no match) and why."""
+
+    status: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class NumberResult:
+    """One published number next to ours (both in our metric's units)."""
+
+    entry: NumberEntry
+    verdict: str
+    ours: float | None = None
+    stderr: float | None = None
+    z: float | None = None
+    tolerance_based: bool = False
+    ours_std: float | None = None
+    detail: str = ""
+    #: ours − paper on the compared scale (printed units, or the ratio of ``ratio_to``) and its
+    #: combined standard error (ours, the paper's ±, the printed rounding)
+    diff: float | None = None
+    diff_se: float | None = None
+
+    @property
+    def sampled(self) -> bool:
+        """Is our value a sample mean (it has a positive standard error), not a computation?"""
+        return self.stderr is not None and math.isfinite(self.stderr) and self.stderr > 0
+
+    @property
+    def in_family(self) -> bool:
+        """Is this number one of the family Holm's procedure corrects over: a sampled value
+        compared by z with a standard error (not replayed, not "not comparable")?"""
+        return (
+            self.sampled
+            and self.z is not None
+            and math.isfinite(self.z)
+            and not self.tolerance_based
+            and self.verdict not in (REPLAYED, NOT_COMPARABLE)
+        )
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """One claim, its verdict, why, and a warning when the verdict contradicts ``expect``."""
+
+    entry: ClaimEntry
+    verdict: str
+    detail: str = ""
+    surprise: str = ""
+    #: (reading, verdict) of every reading of the sentence, the primary first, when it has several
+    readings: tuple[tuple[str, str], ...] = ()
+
+
+def combined_z(
+    ours: float,
+    paper: float,
+    ours_se: float | None,
+    paper_se: float | None,
+    rounding_sd: float = 0.0,
+) -> tuple[float, bool, float]:
+    """(z, tolerance_based, se): the difference in units of the combined standard error se.
+
+    The paper's printed rounding adds ``rounding_sd`` (half a unit of the last printed digit,
+    uniform: unit/√12). Without any standard error the relative tolerance :data:`REL_TOL` is used.
+    """
+    known = [s for s in (ours_se, paper_se) if s is not None and math.isfinite(s)]
+    tolerance_based = not known
+    stat = REL_TOL / 2 * abs(paper) if tolerance_based else math.sqrt(sum(s * s for s in known))
+    se = math.sqrt(stat**2 + rounding_sd**2)
+    diff = ours - paper
+    if se == 0.0:
+        return (0.0 if diff == 0.0 else math.copysign(math.inf, diff)), tolerance_based, se
+    return diff / se, tolerance_based, se
+
+
+def number_verdict(
+    z: float, printed_equal: bool, replayed: bool = False, cutoff: float = Z_NOISE
+) -> str:
+    """Reproduced (|z| ≤ 2 or equal to the printed digits), differs (|z| ≥ ``cutoff`` and > 2),
+    else within noise; a ``replayed`` number (the paper's random stream) that agrees is
+    "replayed". ``cutoff``: Holm's family-wise |z| for a sampled number with a standard error
+    (:func:`rfbench.present.report.numbers.family_wise`), :data:`Z_NOISE` for one judged by
+    tolerance."""
+    if printed_equal or abs(z) <= Z_REPRODUCED:
+        return REPLAYED if replayed else REPRODUCED
+    return DIFFERS if abs(z) > Z_NOISE and abs(z) >= cutoff else WITHIN_NOISE
+
+
+def first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence or clause of ``text`` (up to ". " or ": "), at most ``limit`` long."""
+    head = re.split(r"(?<=[.:])\s", " ".join(text.split()), maxsplit=1)[0].rstrip(".:")
+    if head.count("(") > head.count(")"):  # cut inside a parenthesis: drop it
+        head = head[: head.rfind("(")].rstrip(" ,;")
+    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
+
+
+def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -> str:
+    """Why a result differs, in one line: the measured reason (``[[reason]]`` tables) with the
+    reading it depends on, else the spec's note on the entry (an ambiguity) or the entry's note;
+    and the errata of its figure (typos in the paper)."""
+    parts = []
+    measured = reason_of(entry.id)
+    if measured is not None:  # filled in from the results by rfbench.present.report.reasons
+        parts.append(f"measured: ⟨reason:{measured.key}⟩")
+        if measured.reading:
+            parts.append("reading-dependent (see the reason)")
+    elif entry.spec_note:
+        parts.append(f"documented ambiguity: {first_sentence(entry.spec_note)}")
+    elif entry.note:
+        parts.append(f"note: {first_sentence(entry.note)}")
+    related = [e.id for e in errata if entry.figure and e.figure == entry.figure]
+    if related:
+        parts.append(f"errata of {entry.figure}: {', '.join(related)}")
+    return "; ".join(parts)
+
+
+def claim_verdict(
+    entry: ClaimEntry, outcome: Outcome, reason: str = "", analytic: bool = False
+) -> ClaimResult:
+    """The verdict of a claim from its check's outcome, flagging a contradicted ``expect``.
+
+    ``reason`` (see :func:`likely_reason`) is given when the claim does not hold; ``analytic``:
+    every compared value is a closed form or exact computation (a pass is "verified
+    analytically").
+    """
+    kind = entry.check.kind
+    verdict = {
+        PASS: ORDERING_CONFIRMED if kind in ORDER_KINDS else HOLDS,
+        WEAK: CONSISTENT,
+        FAIL: DOES_NOT_HOLD,
+        NOISE: WITHIN_NOISE,
+        UNRESOLVED: UNTESTABLE,
+    }.get(outcome.status, outcome.status)
+    if analytic and outcome.status == PASS:
+        verdict = VERIFIED
+    surprise = ""
+    if entry.expect == "pass" and verdict == DOES_NOT_HOLD:
+        surprise = "expected to hold"
+    elif entry.expect == "fail" and verdict in (HOLDS, ORDERING_CONFIRMED, VERIFIED, CONSISTENT):
+        surprise = "expected to fail (the spec found the claim false)"
+    parts = [outcome.detail]
+    if verdict == DOES_NOT_HOLD:
+        parts.insert(0, reason)
+        if entry.expect == "fail":
+            parts.insert(0, "as the spec predicts")
+    return ClaimResult(entry, verdict, "; ".join(p for p in parts if p), surprise)

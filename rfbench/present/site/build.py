@@ -1,0 +1,211 @@
+"""Write the site: assets, the index, a page per figure and per result file, the verdicts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+
+from rfbench.compute.errors import UserError
+from rfbench.present.site import charts, html
+from rfbench.present.site.html import esc
+
+PROVENANCE = (
+    "created", "command_line", "git_commit", "seed", "rfbench_version", "python", "numpy",
+    "scipy", "backend",
+)  # fmt: skip
+ASSETS = resources.files("rfbench.present.site").joinpath("assets")
+SETTING_SKIP = {"experiment", "metric", "value", "stderr"}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _assets(out: Path) -> None:
+    """Plotly's JavaScript (shipped with the plotly package) and the site's own CSS and JS."""
+    from plotly.offline import get_plotlyjs
+
+    _write(out / "assets" / "plotly.min.js", get_plotlyjs())
+    for name in ("site.css", "filter.js"):
+        _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
+
+
+def result_files(results: Path) -> list[Path]:
+    """Every result file of a folder (``<experiment>/<name>.parquet``; caches left out)."""
+    from rfbench.compute.results import result_paths
+
+    return result_paths(results)
+
+
+def _slug(path: Path) -> str:
+    return f"{path.parent.name}-{path.stem}"
+
+
+def wide_numbers(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per parameter point, one column per metric (the values)."""
+    settings = [c for c in df.columns if c not in SETTING_SKIP and df[c].nunique(dropna=True) > 0]
+    settings = [c for c in settings if c != "n_trials"]
+    keyed = df.assign(**{c: df[c].astype(object).where(df[c].notna(), "") for c in settings})
+    wide = keyed.pivot_table(
+        index=settings, columns="metric", values="value", aggfunc="first", sort=False
+    )
+    return wide.reset_index().rename_axis(columns=None)
+
+
+def result_section(path: Path, results: Path, root: str) -> str:
+    """Chart, config, provenance and numbers of one result file."""
+    from rfbench.compute.results import load_provenance, load_results
+
+    df = load_results(path)
+    prov = load_provenance(path)
+    config = prov.get("config", {})
+    facts = {k: prov.get(k) for k in PROVENANCE}
+    spec = charts.chart_spec(df) if not df.empty else None
+    chart = (
+        charts.chart_html(spec, f"chart-{_slug(path)}")
+        if spec
+        else ('<p class="muted">No varying parameter to chart; see the numbers below.</p>')
+    )
+    rel = path.relative_to(results).as_posix()
+    prov_rows = [(esc(k), f"<code>{esc(v)}</code>") for k, v in facts.items() if v is not None]
+    return (
+        f"<h2>{esc(rel)}</h2><p class='muted'>{len(df)} rows · experiment "
+        f"<b>{esc(prov.get('experiment', ''))}</b></p>{chart}"
+        f"<h3>Config</h3><pre>{esc(json.dumps(config, indent=2, default=str))}</pre>"
+        f"<h3>Provenance</h3>{html.table(('field', 'value'), prov_rows)}"
+        f"<h3>Numbers</h3>{html.frame_table(wide_numbers(df)) if not df.empty else ''}"
+    )
+
+
+def figure_page(spec, results: Path, out: Path) -> Path | None:
+    """The page of one paper figure: picture, then each result file it reads."""
+    from rfbench.present.plots import find_result
+
+    png = results / "figures" / f"{spec.id}.png"
+    found = [find_result(results, name) for name in spec.needs]
+    if not png.is_file() and not any(found):
+        return None
+    body = f"<h1>{esc(spec.title)}</h1>"
+    if png.is_file():
+        shutil.copyfile(png, out / "img" / png.name)
+        body += f'<img class="figure" src="../img/{esc(png.name)}" alt="{esc(spec.title)}">'
+    for path in found:
+        if path is not None:
+            body += result_section(path, results, "../")
+    return _write(
+        out / "figures" / f"{spec.id}.html", html.page(spec.title, body, "../", ["plotly.min.js"])
+    )
+
+
+def result_page(path: Path, results: Path, out: Path) -> Path:
+    body = f"<h1>{esc(path.relative_to(results).as_posix())}</h1>" + result_section(
+        path, results, "../"
+    )
+    return _write(
+        out / "results" / f"{_slug(path)}.html",
+        html.page(path.stem, body, "../", ["plotly.min.js"]),
+    )
+
+
+def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
+    """The report's verdicts with filters by paper, kind and verdict."""
+    from rfbench.present.report import build_report
+    from rfbench.present.site.verdicts import verdict_rows
+
+    rows = verdict_rows(build_report(results))
+    selects = ""
+    for col, label in (("paper", "Paper"), ("kind", "Kind"), ("verdict", "Verdict")):
+        values = sorted({getattr(r, col) for r in rows})
+        opts = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
+        selects += (
+            f'<label>{label} <select data-col="{col}" id="filter-{col}">'
+            f'<option value="">all</option>{opts}</select></label>'
+        )
+    body_rows = []
+    for r in rows:
+        data = "".join(f' data-{c}="{esc(getattr(r, c))}"' for c in ("paper", "kind", "verdict"))
+        cells = [
+            esc(r.paper), esc(r.kind), f"<code>{esc(r.id)}</code>", esc(r.figure), esc(r.what),
+            esc(r.paper_value), esc(r.ours), html.verdict_badge(r.verdict), esc(r.reason),
+        ]  # fmt: skip
+        body_rows.append(f"<tr{data}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    header = ("paper", "kind", "id", "figure", "what", "paper value", "ours", "verdict", "reason")
+    table = (
+        '<table id="verdicts"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in header)
+        + "</tr></thead><tbody>"
+        + "\n".join(body_rows)
+        + "</tbody></table>"
+    )
+    body = (
+        "<h1>Verdicts: the papers' numbers and claims against ours</h1>"
+        f'<div class="card">{selects} <span class="muted"><span id="shown">{len(rows)}</span>'
+        f" of {len(rows)} shown</span></div>{table}"
+    )
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    page = html.page("Verdicts", body, "", ["filter.js"])
+    return _write(out / "verdicts.html", page), counts
+
+
+def index_page(results: Path, out: Path, figures: list, files: list[Path], counts: dict) -> Path:
+    from rfbench.compute.results import load_provenance
+
+    tiles = "".join(
+        f'<a href="figures/{esc(s.id)}.html"><img src="img/{esc(s.id)}.png" alt="{esc(s.id)}">'
+        f"<b>{esc(s.id)}</b><br><span class='muted'>{esc(s.title)}</span></a>"
+        if (out / "img" / f"{s.id}.png").is_file()
+        else f'<a href="figures/{esc(s.id)}.html"><b>{esc(s.id)}</b><br>'
+        f"<span class='muted'>{esc(s.title)} (no picture drawn)</span></a>"
+        for s in figures
+    )
+    rows = []
+    for p in files:
+        prov = load_provenance(p)
+        rows.append((
+            f'<a href="results/{esc(_slug(p))}.html">{esc(p.relative_to(results).as_posix())}</a>',
+            esc(prov.get("experiment", "")), esc(prov.get("config", {}).get("profile", "")),
+            esc(prov.get("created", "")), f"<code>{esc(prov.get('command_line', ''))}</code>",
+        ))  # fmt: skip
+    summary = " · ".join(f"{html.verdict_badge(v)} {n}" for v, n in sorted(counts.items()))
+    body = (
+        f"<h1>rfbench results</h1><p class='muted'>From <code>{esc(results)}</code>. Every page "
+        "works offline; charts: hover for values, click a legend entry to hide or show it.</p>"
+        f'<div class="card"><b>Verdicts</b> (<a href="verdicts.html">filter them</a>): '
+        f"{summary}</div>"
+        f'<h2 id="figures">Figures</h2><div class="grid">{tiles}</div>'
+        f'<h2 id="results">Result files</h2>'
+        + html.table(("file", "experiment", "profile", "created", "command"), rows)
+    )
+    return _write(out / "index.html", html.page("Results", body, ""))
+
+
+def build_site(results: str | Path = "results", out: str | Path | None = None) -> list[Path]:
+    """Write the site of ``results`` into ``out`` (default ``<results>/site``); the pages."""
+    from rfbench.present.plots import list_figures
+
+    results = Path(results)
+    out = Path(out) if out is not None else results / "site"
+    files = result_files(results)
+    if not files:
+        raise UserError(f"no result files (*/*.parquet) under {results}")
+    (out / "img").mkdir(parents=True, exist_ok=True)
+    _assets(out)
+    pages: list[Path] = []
+    drawn = []
+    for spec in list_figures():
+        path = figure_page(spec, results, out)
+        if path is not None:
+            pages.append(path)
+            drawn.append(spec)
+    pages += [result_page(p, results, out) for p in files]
+    verdicts, counts = verdicts_page(results, out)
+    pages += [verdicts, index_page(results, out, drawn, files, counts)]
+    return pages

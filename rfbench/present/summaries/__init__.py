@@ -1,0 +1,2 @@
+"""Terminal summaries: ``<experiment>.py`` holds ``summary(results)`` for ``rfbench <experiment>``
+(found by name, rfbench.present.summary)."""

@@ -1,0 +1,86 @@
+"""The terminal summary of ``rfbench classify``: headline tables with the SimRF paper's published
+numbers.
+
+SimRF Table 2 (m = d, unpadded) and Table 3 (m = d′, zero-padded to a power of two), read from
+rfbench.present.reference (value, stderr over 500 trials); each data set's σ and where it came from
+(``sigma_rule``, rfbench.compute.experiments.classify.bandwidth).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rfbench.compute.names import family_of, weights_of
+from rfbench.present import reference
+
+
+def paper_table(figure: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """SimRF Table 2 or 3 (``figure`` = "simrf-table2" | "simrf-table3") as
+    {data set: {estimator: (accuracy, stderr)}}."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    cells = reference.table(figure, "dataset", "estimator", metric="accuracy")
+    for (dataset, est), e in cells.items():
+        out.setdefault(dataset, {})[est] = (e.value, e.stderr)
+    return out
+
+
+def paper_v_mean() -> dict[str, float]:
+    """SimRF Table 2's v̄ (mean σ-scaled ‖x + x′‖; which pairs is unstated) per data set."""
+    cells = reference.table("simrf-table2", "dataset", metric="v_mean")
+    return {dataset: e.value for (dataset,), e in cells.items()}
+
+
+def _pivot(frame: pd.DataFrame, index: str = "dataset") -> pd.DataFrame:
+    table = frame.pivot_table(index=index, columns="estimator", values="value", sort=False)
+    return table.round(4)
+
+
+def _sigma_labels(acc: pd.DataFrame) -> pd.Series:
+    """Per data set, its σ and where it came from (``sigma_rule``), e.g. "0.181 gamma-scale"."""
+    first = acc.groupby("dataset", sort=False).first()
+    labels = first["sigma"].map(lambda s: f"{s:.3g}")
+    if "sigma_rule" in first:
+        labels = labels + " " + first["sigma_rule"].fillna("").astype(str)
+    return labels.str.strip()
+
+
+def _simrf_table(acc: pd.DataFrame, vmean: pd.DataFrame) -> pd.DataFrame:
+    rf = acc[acc["estimator"] != "exact"]
+    smallest = rf.groupby("dataset")["m"].transform("min")
+    table = _pivot(pd.concat([rf[rf["m"] == smallest], acc[acc["estimator"] == "exact"]]))
+    padded = bool(acc["note"].fillna("").str.contains("padded").any())
+    paper = paper_table("simrf-table3" if padded else "simrf-table2")
+    for name in table.index:
+        for est, (value, _) in paper.get(name, {}).items():
+            if est in table.columns:
+                table.loc[name, f"paper {weights_of(est)}"] = value
+    table.insert(0, "σ", _sigma_labels(acc).reindex(table.index))
+    if not vmean.empty and not padded:
+        v_paper = paper_v_mean()
+        table["v_mean"] = vmean.groupby("dataset")["value"].first().round(2)
+        table["paper v̄"] = [v_paper.get(n) for n in table.index]
+    return table.reset_index()
+
+
+def summary(results: pd.DataFrame) -> pd.DataFrame:
+    """See :meth:`rfbench.compute.experiments.classify.experiment.Classify.summary`."""
+    acc = results[results["metric"] == "accuracy"]
+    if acc.empty:
+        return results.head(12)
+    if (results["metric"] == "val_accuracy").any():  # DERF Fig. 3: tuned, mean over M
+        rf = acc[acc["estimator"] != "exact"].copy()
+        rf["estimator"] = rf["estimator"].map(family_of)
+        table = _pivot(pd.concat([rf, acc[acc["estimator"] == "exact"]]))
+        table.loc["mean"] = table.mean().round(4)
+        if {"sderf", "gerf"} <= set(table.columns):
+            table["sderf−gerf"] = (table["sderf"] - table["gerf"]).round(4)
+        methods = [c for c in table.columns if c not in ("exact", "sderf−gerf")]
+        table["best"] = table[methods].idxmax(axis=1)
+        return table.reset_index()
+    per_point = acc.groupby(["dataset", "estimator"])["sigma"].nunique()
+    if (per_point > 1).any():  # σ search (SimRF Fig. 10): best σ per estimator
+        best = acc.loc[acc.groupby(["dataset", "estimator"])["value"].idxmax()]
+        best = best.assign(best=best["sigma"].round(3).astype(str) + " → "
+                           + best["value"].round(4).astype(str))  # fmt: skip
+        return best.pivot(index="dataset", columns="estimator", values="best").reset_index()
+    return _simrf_table(acc, results[results["metric"] == "v_mean"])

@@ -1,0 +1,53 @@
+"""The terminal summary of ``rfbench gram``: a few headline rows printed after a run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 7 at m = d (MC and theory per estimator); the grid's best/worst cells at r ≈ 1."""
+    parts = []
+    own = results[results["inputs"] == "self"] if "inputs" in results else results
+    errors = own["metric"].isin(["frob_sq_per_entry", "theory_frob_sq_per_entry"])
+    at_d = own[(own["m"] == own["d"]) & errors]
+    parts.append(_ranked(at_d))
+    grid = results[results["inputs"] == "attention"] if "inputs" in results else own[:0]
+    if len(grid):
+        r_ref = grid["r"].iloc[(grid["r"] - 1.0).abs().argmin()]
+        for kernel, metric in (
+            ("softmax", "rel_frob"),
+            ("gaussian", "rel_frob"),
+            ("softmax", "attn_rel_frob"),
+        ):
+            sub = grid[(grid["kernel"] == kernel) & (grid["metric"] == metric)]
+            sub = sub[(sub["r"] == r_ref) & np.isfinite(sub["value"])]
+            parts += [sub.nsmallest(2, "value").assign(rank="best")]
+            parts += [sub.nlargest(2, "value").assign(rank="worst")]
+    files = results[results["inputs"].isin(["file", "dataset"])] if "inputs" in results else own[:0]
+    if len(files):  # the user's points: every estimator at its largest m, best first
+        by = [c for c in ("dataset", "estimator") if c in files]
+        top = files[files["m"] == files.groupby(by, dropna=False)["m"].transform("max")]
+        wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
+        keys = [c for c in ("dataset", "kernel", "metric", "value") if c in wanted]
+        up = [True] * len(keys)
+        up[keys.index("metric")] = False
+        order = wanted.sort_values(keys, ascending=up)
+        parts.append(_ranked(order))
+    cols = ["figure", "dataset", "estimator", "kernel", "metric", "m", "sigma", "r", "rank",
+            "value"]  # fmt: skip
+    out = pd.concat(parts, ignore_index=True) if parts else results[:0]
+    if "rank" in out and (out["rank"] == "").all():
+        out = out.drop(columns="rank")
+    return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)
+
+
+def _ranked(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``rank`` = 1 for the smallest error among the estimators of its (kernel,
+    metric, m) cell, by point value (the stderr column says whether a rank is resolved)."""
+    if not len(rows):
+        return rows.assign(rank="")
+    keys = [c for c in ("dataset", "kernel", "metric", "m") if c in rows]
+    rank = rows.groupby(keys, dropna=False)["value"].rank(method="min")
+    return rows.assign(rank=rank.map(lambda r: "" if pd.isna(r) else str(int(r))))

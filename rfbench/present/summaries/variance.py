@@ -1,0 +1,50 @@
+"""The terminal summary of ``rfbench variance``: a few headline rows printed after a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+#: the main metrics of a variance run (one per power and reduction)
+MAIN_METRICS = ("log_rel_var", "log_var_over_k", "log_mean_rel_var", "log_mean_var_over_k")
+
+
+def summary(results: pd.DataFrame) -> pd.DataFrame:
+    """Per regime: GERF − SDERF and GERF − ADERF gaps (nats) at σ = 0.5 and the largest σ,
+    next to the paper's claims (DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2: ≈ e^5
+    heterogen/mnist/mnist-cifar10, ≈ e^10 cifar10 for SDERF; ≈ e^3 for ADERF on
+    mnist/cifar10)."""
+    return variance_summary(results)
+
+
+def variance_summary(results: pd.DataFrame) -> pd.DataFrame:
+    """The headline gaps of :meth:`Variance.summary` as a small table."""
+    main = results[results["metric"].isin(MAIN_METRICS)]
+    if main.empty:
+        return results.head(12)
+    table = main.pivot_table(index=["regime", "sigma"], columns="mechanism", values="value")
+    out = []
+    for regime in dict.fromkeys(main["regime"]):
+        sub = table.loc[regime]
+        row: dict[str, Any] = {"regime": regime}
+        for sigma in sorted({min(sub.index, key=lambda s: abs(s - 0.5)), max(sub.index)}):
+            vals = sub.loc[sigma]
+            for a, b in (("gerf", "sderf"), ("gerf", "aderf")):
+                if a in vals and b in vals:
+                    row[f"{a}−{b} σ={sigma:g}"] = round(float(vals[a] - vals[b]), 2)
+            if "sderf" in vals:
+                row[f"sderf σ={sigma:g}"] = round(float(vals["sderf"]), 2)
+        row["paper"] = CLAIMS.get(regime, "")
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+CLAIMS = {
+    "normal": "SDERF ≤ others (on par)",
+    "sphere": "SDERF ≤ others (on par)",
+    "heterogen": "SDERF ≈ e^5 below GERF",
+    "mnist": "SDERF ≈ e^5 below GERF",
+    "cifar10": "SDERF ≈ e^10 below GERF",
+    "mnist/cifar10": "SDERF ≈ e^5, ADERF ≈ e^3 below GERF",
+}
