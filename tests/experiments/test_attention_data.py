@@ -10,12 +10,12 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.results import load_results
 
-RUN = ("--m", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial", "--quiet",
-       "--no-plot")  # fmt: skip
-KEY = ["kind", "estimator", "metric", "head", "m", "rank"]
+RUN = ("--budget", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial",
+       "--quiet", "--no-plot")  # fmt: skip
+KEY = ["kind", "estimator", "metric", "head", "budget", "rank"]
 
 
 def run(path: Path, out: Path):

@@ -129,10 +129,12 @@ def test_draw_metrics_of_exact_and_broken_estimates() -> None:
 
 
 def test_baselines_equal_independent_computations() -> None:
+    """Outputs on all rows; matrix metrics and the rank bound on the measured rows only."""
     q, k, v = head(t=10, s=14, scale=0.8)
     base = {"kind": "baselines"}
+    measured = np.array([0, 3, 5, 6, 9])
     rows = {(r["estimator"], r["metric"], r.get("rank")): r["value"]
-            for r in _baseline_rows(base, q, k, v, [2])}  # fmt: skip
+            for r in _baseline_rows(base, q, k, v, [2, 4, 5], measured)}  # fmt: skip
     logits = q @ k.T
     A = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     O = A @ v
@@ -143,13 +145,23 @@ def test_baselines_equal_independent_computations() -> None:
     assert rows["uniform", "out_rel_spec", None] == pytest.approx(
         np.linalg.svd(U - O, compute_uv=False)[0] / np.linalg.svd(O, compute_uv=False)[0]
     )
-    kl = np.mean([stats.entropy(A[i], np.full(14, 1 / 14)) for i in range(10)])
+    kl = np.mean([stats.entropy(A[i], np.full(14, 1 / 14)) for i in measured])
     assert rows["uniform", "attn_kl", None] == pytest.approx(kl, rel=1e-10)
+    sub = A[measured]
+    assert rows["uniform", "attn_rel_frob", None] == pytest.approx(
+        np.linalg.norm(sub - 1 / 14) / np.linalg.norm(sub), rel=1e-12
+    )
     assert rows["zero", "out_rel_frob", None] == 1.0
-    sv = np.linalg.svd(A, compute_uv=False)
-    for r in (2, 4):  # Eckart–Young: the tail of the singular values
+    sv = np.linalg.svd(sub, compute_uv=False)
+    for r in (2, 4):  # Eckart–Young on the measured rows: the tail of their singular values
         tail = np.sqrt(np.sum(sv[r:] ** 2)) / np.sqrt(np.sum(sv**2))
         assert rows["best-rank", "attn_rel_frob", r] == pytest.approx(tail, rel=1e-9)
+    assert rows["best-rank", "attn_rel_frob", 5] == 0.0  # rank ≥ the 5 measured rows: floor 0
+    full = np.linalg.svd(A, full_matrices=False)  # the output oracle A_r V uses all rows
+    a2 = (full[0][:, :2] * full[1][:2]) @ full[2][:2]
+    assert rows["best-rank", "out_rel_frob", 2] == pytest.approx(
+        np.linalg.norm(a2 @ v - O) / np.linalg.norm(O), rel=1e-9
+    )
     entropy = np.mean([stats.entropy(A[i]) for i in range(10)])
     assert rows["exact", "attn_entropy", None] == pytest.approx(entropy, rel=1e-10)
     assert rows["exact", "max_logit", None] == pytest.approx(logits.max())

@@ -15,7 +15,7 @@ import tiny_bert
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute import models
 
 SMALL = ("--tokens", 32, "--m", 4, "--draws", 2, "--estimators", "positive@iid", "--swap-m", 4,

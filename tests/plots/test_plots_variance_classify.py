@@ -18,7 +18,8 @@ from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
 from rfbench.compute.runner import load_config, run
-from rfbench.present.plots import FIGURES, draw_figure, list_figures
+from rfbench.present.plots.draw import draw_figure
+from rfbench.present.plots.registry import FIGURES, list_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = {

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rfbench.present.plots import words
 from rfbench.present.plots.choose import plot_data
 from rfbench.present.plots.generic import draw_result, render
 from rfbench.present.plots.palette import assign
@@ -121,10 +122,15 @@ def attention_rows() -> pd.DataFrame:
             records.append({**base, "estimator": "uniform", "kind": "baselines", "value": 0.9})
             records.append({**base, "estimator": "zero", "kind": "baselines", "value": 1.0})
             for est in ("positive@iid", "trig@iid"):
-                for m in (16, 64):
-                    value = (0.5 if est == "positive@iid" else 30.0) * rng.uniform(0.5, 2) / m**0.5
+                for f in (16, 64):
+                    value = (0.5 if est == "positive@iid" else 30.0) * rng.uniform(0.5, 2) / f**0.5
+                    m = f if est == "positive@iid" else f // 2  # trig: 2 features a projection
                     records.append({**base, "estimator": est, "kind": "heads", "m": m,
-                                    "value": value, "stderr": 0.01})  # fmt: skip
+                                    "budget": f, "features": f, "value": value,
+                                    "stderr": 0.01})  # fmt: skip
+            for f in (16, 64):  # a local method: no projections, a budget all the same
+                records.append({**base, "estimator": "window", "kind": "heads", "budget": f,
+                                "features": f, "window": f, "value": 0.3})  # fmt: skip
     records.append({"estimator": "positive@iid", "kind": "swap", "metric": "swap_cosine",
                     "value": 0.6, "m": 64})  # fmt: skip
     df = _rows(records, "attention")
@@ -132,14 +138,15 @@ def attention_rows() -> pd.DataFrame:
     return df
 
 
-def test_attention_draws_output_error_over_layers_with_baselines() -> None:
-    """Today the attention run draws nothing."""
+def test_attention_draws_output_error_against_features_per_layer_with_baselines() -> None:
+    """Every method against the feature budget (local ones too: they have no m), one panel per
+    layer; uniform and zero attention as baselines."""
     data = plot_data(attention_rows())
-    assert data is not None and data.x_label == "layer"
-    assert [p.title for p in data.panels] == ["m = 16", "m = 64"]
+    assert data is not None and data.x_label == words.parameter_words("budget")
+    assert len(data.panels) == 3 and all("layer" in p.title for p in data.panels)
     kinds = {s.label: s.kind for s in data.legend_entries()}
-    assert kinds == {"positive@iid": MEASURED, "trig@iid": MEASURED, "uniform": "baseline",
-                     "zero": "baseline"}  # fmt: skip
+    assert kinds == {"positive@iid": MEASURED, "trig@iid": MEASURED, "window": MEASURED,
+                     "uniform": LEVEL, "zero": LEVEL}  # fmt: skip
     assert any("median over 6 heads" in note for note in data.notes)
 
 

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench.present.holm import holm
 from rfbench.present.reference.loader import make_entry
 from rfbench.present.report.claims import evaluate_claim
 from rfbench.present.report.comparisons import equal_within
@@ -24,6 +23,7 @@ from rfbench.present.report.verdicts import (
     WEAK,
     WITHIN_NOISE,
 )
+from rfbench.present.statistics import holm
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,7 @@ def test_beating_by_a_declared_effect_needs_the_effect_beyond_two_standard_error
 
 def test_holm_is_the_step_down_procedure() -> None:
     p = np.array([0.01, 0.04, 0.03, 0.005])
-    # sorted 0.005 ≤ .05/4, 0.01 ≤ .05/3, 0.03 > .05/2: stops, the rest are kept
+    # sorted 0.005 < .05/4, 0.01 < .05/3, 0.03 > .05/2: stops, the rest are kept
     assert holm(p, 0.05).tolist() == [True, False, False, True]
     assert holm(np.array([0.001, 0.02]), 0.05).tolist() == [True, True]
     assert not holm(np.array([0.3]), 0.05).any()

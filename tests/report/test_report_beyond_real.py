@@ -12,15 +12,43 @@ from rfbench.present.report.beyond_attention import attention_part, nystrom_part
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_attention_part_quotes_the_median_over_heads_and_the_share_beating_uniform() -> None:
-    df = pd.read_parquet(ROOT / "results" / "attention" / "beyond-attention.parquet")
+def attention_rows(shift: float = 0.0) -> pd.DataFrame:
+    """Two methods on 12 heads at one budget, uniform baselines and swap-in scores."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for h in range(12):
+        for est, level, width in (("positive@iid", 0.7, 64), ("window", 0.4, 64)):
+            value = level + shift + 0.05 * rng.standard_normal()
+            rows.append({"kind": "heads", "estimator": est, "metric": "out_rel_frob",
+                         "value": value, "stderr": 0.02, "n_trials": 10, "tokens": 512,
+                         "layer": h // 4, "head": h % 4, "budget": 64, "features": width,
+                         "z_uniform": (0.8 - value) / 0.02})  # fmt: skip
+        rows.append({"kind": "baselines", "estimator": "uniform", "metric": "out_rel_frob",
+                     "value": 0.8, "tokens": 512, "layer": h // 4, "head": h % 4})  # fmt: skip
+    for est, cos, se in (("uniform", 0.5, None), ("positive@iid", 0.65, 0.01)):
+        rows.append({"kind": "swap", "estimator": est, "metric": "swap_cosine", "value": cos,
+                     "stderr": se, "n_trials": 6, "budget": 64})  # fmt: skip
+    df = pd.DataFrame(rows)
+    df["beats_uniform"] = df["z_uniform"] > 2
+    return df
+
+
+def test_attention_part_quotes_medians_intervals_holm_shares_and_the_swap_gap() -> None:
+    from rfbench.present.attention_stats import beats_uniform_corrected, median_ci
+
+    df = attention_rows()
     text = "\n".join(attention_part(df))
-    heads = df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")]
-    heads = heads[(heads["tokens"] == heads["tokens"].max()) & (heads["m"] == heads["m"].max())]
-    part = heads[heads["estimator"] == "hyperbolic@orf"]
-    share = part["beats_uniform"].dropna().astype(bool).mean()
-    row = next(line for line in text.splitlines() if line.startswith("| `hyperbolic@orf`"))
-    assert f"{np.median(part['value']):.3g}" in row and f"{share:.0%} of" in row
+    for est in ("positive@iid", "window"):
+        part = df[(df["estimator"] == est) & (df["kind"] == "heads")]
+        median, low, high = median_ci(part["value"].to_numpy())
+        share = beats_uniform_corrected(part).mean()
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{est}`"))
+        assert f"{median:.3g} [{low:.3g}, {high:.3g}]" in row and f"{share:.0%} (" in row
+    row = next(line for line in text.splitlines() if line.startswith("| `positive@iid`"))
+    assert "0.65 ± 0.01 (gap 0.3 ± 0.02)" in row  # (0.65 − 0.5)/(1 − 0.5), SE 0.01/0.5
+    assert "oracles aside: `window`" in text and "64 features" in text
+    moved = "\n".join(attention_part(attention_rows(shift=0.1)))
+    assert moved != text  # numbers are read from the rows
 
 
 def test_nystrom_part_changes_with_the_results() -> None:

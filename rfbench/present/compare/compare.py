@@ -47,7 +47,7 @@ from rfbench.present.compare.inputs import (
     describe_diff,
     read_result_file,
 )
-from rfbench.present.holm import holm
+from rfbench.present.statistics import holm
 
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")

@@ -1,12 +1,15 @@
 """Real-attention figures (experiment ``attention``, docs/experiments.md#attention).
 
-- ``beyond-attention``: per layer, the relative output error ‖Ô − O‖_F/‖O‖_F vs projections m
-  per estimator (mean over heads, ± the mean of the per-head standard errors), with the baselines
-  as horizontal lines: uniform attention (mean over heads), the zero output (1), and the oracle
-  best rank-m approximation A_m V (dotted, not a bound on output errors). Longest sequence only.
-- ``beyond-attention-map``: per estimator a layer × head map of the smallest m at which it beats
-  uniform attention significantly (blank: at no m), and beside them each head's largest logit
-  max qᵀk and exact attention entropy (context for why some heads are hard).
+- ``beyond-attention``: per layer, the relative output error ‖Ô − O‖_F/‖O‖_F vs the feature
+  budget F per method (random feature maps, the local methods, learned and data-aware maps when
+  run; local methods dotted; the median over the layer's heads with its 95 % distribution-free
+  interval, as the report gives it), with the baselines as horizontal lines: uniform attention
+  (median over heads), the zero output (1), and the oracle best rank-F approximation A_F V
+  (median; not a bound on output errors). Longest sequence only.
+- ``beyond-attention-map``: per method a layer × head map of the smallest budget F at which it
+  beats uniform attention, Holm-corrected over the heads (rfbench.present.attention_stats;
+  blank: at no F), and beside them each head's largest logit max qᵀk and exact attention entropy
+  (context for why some heads are hard).
 """
 
 from __future__ import annotations
@@ -15,22 +18,52 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from rfbench.present.attention_stats import (
+    beats_uniform_corrected,
+    is_local,
+    longest,
+    median_ci,
+)
 from rfbench.present.plots import register_figure, style
 
 NAME = "beyond-attention"
 _COMPONENTS = ("positive", "hyperbolic", "gerf", "trig")
 
 
-def _colour(name: str) -> str:
-    """Distinct colours for the four components of the default grid, else the shared style."""
+#: the local methods' colours, apart from the components' C0-C3
+_LOCAL = {"window": "C4", "top-k": "black"}
+
+
+def method_colour(name: str) -> str:
+    """Distinct colours for the four components of the default grid and the local methods (a
+    window with a map: C5), else the shared style."""
+    if name in _LOCAL:
+        return _LOCAL[name]
+    if name.startswith("window+"):
+        return "C5"
     component = name.split("@")[0]
     if component in _COMPONENTS:
         return f"C{_COMPONENTS.index(component)}"
     return style.colour(name)
 
 
-def _longest(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["tokens"] == df["tokens"].max()] if df["tokens"].notna().any() else df
+def method_line(name: str, rows: pd.DataFrame) -> str:
+    """Dashed: orthogonal couplings; dotted: local methods (rows with a window or top-k keys);
+    solid: the rest."""
+    if name.endswith("@orf"):
+        return "--"
+    return ":" if is_local(rows) else "-"
+
+
+def head_medians(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per budget: the median over heads and its 95 % interval (the interval's ends fall back
+    to the median where the heads are too few for one)."""
+    out = {}
+    for budget, part in rows.groupby("budget"):
+        median, low, high = median_ci(part["value"].to_numpy(dtype=float))
+        low, high = (median, median) if not np.isfinite(low + high) else (low, high)
+        out[budget] = {"value": median, "low": low, "high": high}
+    return pd.DataFrame.from_dict(out, orient="index").sort_index()
 
 
 @register_figure(
@@ -39,10 +72,10 @@ def _longest(df: pd.DataFrame) -> pd.DataFrame:
     title="Beyond the papers: attention output error vs features on all-MiniLM-L6-v2, baselines",
 )
 def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
-    """Output error vs m per layer, estimators as curves and baselines as lines."""
+    """Output error vs the feature budget per layer, methods as curves, baselines as lines."""
     df = results[NAME]
-    heads = _longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
-    base = _longest(df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")])
+    heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
+    base = longest(df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")])
     layers = sorted(heads["layer"].unique())
     ncols = min(3, len(layers))
     nrows = int(np.ceil(len(layers) / ncols))
@@ -58,25 +91,25 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
         ax = axes.flat[idx]
         part = heads[heads["layer"] == layer]
         for name, rows in part.groupby("estimator", sort=False):
-            finite = rows[np.isfinite(rows["value"])]
-            curve = finite.groupby("m").agg(value=("value", "mean"), se=("stderr", "mean"))
-            ax.errorbar(curve.index, curve["value"], yerr=curve["se"].fillna(0),
+            curve = head_medians(rows)
+            ax.errorbar(curve.index, curve["value"],
+                        yerr=[curve["value"] - curve["low"], curve["high"] - curve["value"]],
                         label=name if idx == 0 else None,
-                        color=_colour(name), marker=style.marker(name), capsize=2,
-                        linestyle="--" if name.endswith("@orf") else "-")  # fmt: skip
+                        color=method_colour(name), marker=style.marker(name), capsize=2,
+                        linestyle=method_line(name, rows))  # fmt: skip
         lb = base[base["layer"] == layer]
-        uniform = lb[lb["estimator"] == "uniform"]["value"].mean()
+        uniform = lb[lb["estimator"] == "uniform"]["value"].median()
         ax.axhline(uniform, color="black", linestyle="--", label="uniform" if idx == 0 else None)
         ax.axhline(1.0, color="grey", linestyle=":", label="zero output" if idx == 0 else None)
-        rank = lb[lb["estimator"] == "best-rank"].groupby("rank")["value"].mean()
-        rank = rank[rank.index.isin(part["m"].unique())]
+        rank = lb[lb["estimator"] == "best-rank"].groupby("rank")["value"].median()
+        rank = rank[rank.index.isin(part["budget"].unique())]
         ax.plot(rank.index, np.maximum(rank.to_numpy(), 1e-6), color="grey", linestyle="-.",
-                label="oracle rank-m A_m V" if idx == 0 else None)  # fmt: skip
+                label="oracle rank-F A_F V" if idx == 0 else None)  # fmt: skip
         ax.set_xscale("log", base=2)
-        ms = sorted(part["m"].unique())
+        ms = sorted(part["budget"].unique())
         bottom_row = idx >= len(layers) - ncols
-        ax.set(yscale="log", title=f"layer {layer}", xlabel="projections m" if bottom_row else "",
-               xticks=ms,
+        xlabel = "feature budget F" if bottom_row else ""
+        ax.set(yscale="log", title=f"layer {layer}", xlabel=xlabel, xticks=ms,
                xticklabels=[str(int(m)) for m in ms], ylabel="‖Ô − O‖_F / ‖O‖_F")  # fmt: skip
         ax.minorticks_off()
     for ax in axes.flat[len(layers) :]:
@@ -89,17 +122,19 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
 @register_figure(
     "beyond-attention-map",
     needs=[NAME],
-    title="Beyond the papers: smallest m at which each estimator beats uniform attention",
+    title="Beyond the papers: smallest feature budget at which each method beats uniform "
+    "attention (Holm over heads)",
 )
 def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
-    """Layer × head maps of the smallest m beating uniform attention, and head statistics."""
+    """Layer × head maps of the smallest budget beating uniform attention, and head statistics."""
     df = results[NAME]
-    heads = _longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
-    stats = _longest(df[(df["kind"] == "baselines") & (df["estimator"] == "exact")])
+    heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
+    heads = heads.assign(beats_uniform=beats_uniform_corrected(heads))
+    stats = longest(df[(df["kind"] == "baselines") & (df["estimator"] == "exact")])
     names = list(dict.fromkeys(heads["estimator"]))
     layers = sorted(heads["layer"].unique())
     n_heads = int(heads["head"].max()) + 1
-    ms = sorted(heads["m"].unique())
+    ms = sorted(heads["budget"].unique())
     panels = len(names) + 2
     ncols = min(4, panels)
     nrows = int(np.ceil(panels / ncols))
@@ -109,7 +144,7 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
         ax = axes.flat[idx]
         grid = np.full((len(layers), n_heads), np.nan)
         beats = heads[(heads["estimator"] == name) & (heads["beats_uniform"] == True)]  # noqa: E712
-        for (layer, head), m in beats.groupby(["layer", "head"])["m"].min().items():
+        for (layer, head), m in beats.groupby(["layer", "head"])["budget"].min().items():
             grid[layers.index(layer), int(head)] = np.log2(m)
         ax.imshow(grid, aspect="auto", cmap=cmap, vmin=np.log2(ms[0]), vmax=np.log2(ms[-1]))
         ax.set(title=name, xlabel="head", ylabel="layer", yticks=range(len(layers)),
@@ -129,6 +164,6 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
     for ax in axes.flat[panels:]:
         ax.set_visible(False)
     ticks = ", ".join(f"{m}" for m in ms)
-    fig.suptitle(f"colour: smallest m (of {ticks}; dark = small) beating uniform; blank: none",
+    fig.suptitle(f"colour: smallest F (of {ticks}; dark = small) beating uniform; blank: none",
                  fontsize="small")  # fmt: skip
     return fig

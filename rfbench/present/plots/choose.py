@@ -169,9 +169,10 @@ class _Layout:
     # ------------------------------------------------------------------ choices
     def _baselines(self) -> list[str]:
         """Estimators without a feature budget when the others have one (exact, uniform)."""
-        if "m" not in self.settings and "m" not in self.main:
+        budget = self.hint.budget
+        if budget not in self.settings and budget not in self.main:
             return list(self.hint.baselines)
-        has_m = self.main.groupby("estimator", sort=False)["m"].apply(lambda s: s.notna().any())
+        has_m = self.main.groupby("estimator", sort=False)[budget].apply(lambda s: s.notna().any())
         if not has_m.any():
             return list(self.hint.baselines)
         return list(dict.fromkeys([*self.hint.baselines, *has_m[~has_m].index]))
@@ -194,6 +195,7 @@ class _Layout:
             else:
                 self._fix(column, measured)
         self.numeric = [c for c in rest if c not in text]
+        self.panels += [c for c in self.hint.panels if c in self.numeric and c not in self.panels]
 
     def _panel_count(self, df: pd.DataFrame, columns: Sequence[str]) -> int:
         return math.prod(max(1, df[c].nunique()) for c in columns)
@@ -259,6 +261,12 @@ class _Layout:
                 self._fix(column, measured, values[len(values) // 2])
                 measured = self.main[~self.main["estimator"].isin(self.baseline_names)]
             keys = [*self.panels, "estimator", *([x] if x else [])]
+        # a column that varied only through rows fixed away since (another sequence length)
+        measured = self.main[~self.main["estimator"].isin(self.baseline_names)]
+        self.aggregate = [
+            c for c in self.aggregate
+            if c in REPLICATES or c in self.hint.aggregate or not _determines(measured, keys, c)
+        ]  # fmt: skip
         if self.aggregate:
             counts = ", ".join(f"{measured[c].nunique()} {c}s" for c in self.aggregate)
             band = "; band: quartiles" if self.hint.spread else ""
@@ -297,7 +305,9 @@ class _Layout:
             notes=self.notes,
             spread=self.hint.spread,
         )
-        data.x_log = x is not None and scales.spans(measured[x], scales.X_LOG_SPAN)
+        data.x_log = x is not None and (
+            self.hint.x_log or scales.spans(measured[x], scales.X_LOG_SPAN)
+        )
         if x == "theta":
             data.x_ticks = scales.angle_ticks(measured[x])
         scales.set_y_scale(data, always=bool(self.hint.y_log))

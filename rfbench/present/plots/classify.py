@@ -30,7 +30,8 @@ from matplotlib.lines import Line2D
 
 from rfbench.compute.names import family_of, weights_of
 from rfbench.present.paper_names import PAPER_NAMES, paper_name
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 from rfbench.present.plots.variance import legend_on_top, panel_grid
 
 EXACT = "exact"

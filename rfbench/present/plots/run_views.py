@@ -36,6 +36,12 @@ class Hint:
         A log y axis whatever the span of the values.
     spread
         Draw error bars or quartile bands (not when they span decades and hide the medians).
+    budget
+        The column giving an estimator its feature budget: estimators without one are baselines.
+    panels
+        Numeric columns that always split the chart into panels (one per layer, say).
+    x_log
+        A log x axis whatever the span of the values (feature budgets 16, 64, 256).
     """
 
     metric: str | None = None
@@ -47,18 +53,26 @@ class Hint:
     aggregate: tuple[str, ...] = ()
     y_log: bool = False
     spread: bool = True
+    budget: str = "m"
+    panels: tuple[str, ...] = ()
+    x_log: bool = False
 
 
 HINTS: dict[str, Hint] = {
-    # output error per estimator over layers, a distribution over heads; uniform and zero
+    # output error against the feature budget, every method side by side (random, local,
+    # learned, data-aware), one panel per layer, a distribution over heads; uniform and zero
     # attention as baselines; the swap-in embedding scores and the rank-r oracle are left out
     "attention": Hint(
         metric="out_rel_frob",
-        x="layer",
+        x="budget",
         where={"kind": ("heads", "baselines")},
         drop_estimators=("best-rank", "exact"),
         baselines=("uniform", "zero"),
         aggregate=("head",),
+        y_log=True,
+        budget="budget",
+        panels=("layer",),
+        x_log=True,
     ),  # fmt: skip
     # the error-cost frontier: error against wall time, one curve per estimator through its m
     "cost": Hint(

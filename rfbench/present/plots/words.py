@@ -29,6 +29,7 @@ PARAMETERS = {
     "m_per_d": "m / d",
     "r": "norm r",
     "m": "projections m",
+    "budget": "feature budget F",
     "n": "n",
     "d": "dimension d",
     "L": "sequence length L",

@@ -25,7 +25,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-from rfbench.present.holm import holm
 from rfbench.present.reference import HERE, ErratumEntry, NumberEntry, get
 from rfbench.present.report.frames import NON_KEYS, plain, varying
 from rfbench.present.report.rows import ResultSet, pick
@@ -43,6 +42,7 @@ from rfbench.present.report.verdicts import (
     likely_reason,
     number_verdict,
 )
+from rfbench.present.statistics import holm
 
 _VALUE = re.compile(r"\bvalue\s*=\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)")
 
@@ -143,8 +143,8 @@ def family_wise(results: Sequence[NumberResult], alpha: float = ALPHA) -> tuple[
     number, ``reading_of``, and second comparisons, ``second_of``, are not members: one
     comparison per printed number; the cutoff applies to them too).
 
-    Holm's procedure (:func:`rfbench.present.holm.holm`) rejects the smallest p-values in turn; the
-    cutoff is the smallest |z| it rejects (∞ when it rejects none).
+    Holm's procedure (:func:`rfbench.present.statistics.holm`) rejects the smallest p-values in
+    turn; the cutoff is the smallest |z| it rejects (∞ when it rejects none).
     """
     zs = np.array(
         [

@@ -231,27 +231,37 @@ def _blocks(start: int, stop: int) -> list[tuple[slice, slice]]:
     return [(slice(mid, stop), slice(start, mid)), *_blocks(start, mid), *_blocks(mid, stop)]
 
 
-def masked_rank_bound(A: np.ndarray, ranks: list[int]) -> dict[int, float]:
+def masked_rank_bound(
+    A: np.ndarray, ranks: list[int], measured: np.ndarray | None = None
+) -> dict[int, float]:
     """A lower bound on min ‖M ∘ B − A‖_F over rank B ≤ r: every causal estimator with r features.
 
     On a block that the mask M leaves whole, M ∘ B equals B and has rank ≤ r, so its error there
     is at least the Eckart–Young tail (Σ_{k>r} σ_k²)^½ of A's block; the blocks of
-    :func:`_blocks` are disjoint, so their squared tails add up to a lower bound.
+    :func:`_blocks` are disjoint, so their squared tails add up to a lower bound. Restricted to
+    the ``measured`` query rows (those of the matrix metrics), each block keeps its measured rows:
+    still whole under the mask, still of rank ≤ r, so the bound holds for the measured rows'
+    error.
 
     Parameters
     ----------
     A : ndarray, shape (T, T)
         The causal attention (zero above the diagonal).
     ranks : list of int
+    measured : ndarray of int, shape (R,), optional
+        Query rows the error is measured on (default all).
 
     Returns
     -------
     dict
-        r -> the bound on ‖M ∘ B − A‖_F (absolute; divide by ‖A‖_F for the relative error).
+        r -> the bound on ‖M ∘ B − A‖_F over the measured rows (absolute; divide by the norm of
+        those rows of A for the relative error).
     """
+    keep = np.zeros(len(A), bool)
+    keep[np.arange(len(A)) if measured is None else measured] = True
     tails = {r: 0.0 for r in ranks}
     for rows, cols in _blocks(0, len(A)):
-        block = A[rows, cols]
+        block = A[np.flatnonzero(keep[rows]) + rows.start, cols]
         if min(block.shape) <= min(ranks):
             continue  # every rank ≥ its size: no tail
         sq = np.linalg.svd(block, compute_uv=False) ** 2

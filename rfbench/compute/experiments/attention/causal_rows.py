@@ -52,14 +52,21 @@ def point(config: Mapping[str, Any], label: str) -> dict[str, Any]:
 
 
 def baseline_rows(
-    base: dict[str, Any], q: np.ndarray, k: np.ndarray, v: np.ndarray, ms: list[int]
+    base: dict[str, Any],
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    budgets: list[int],
+    measured: np.ndarray,
 ) -> list[dict[str, Any]]:
     """Uniform (running mean), zero and masked-rank baselines of one causal head, plus its
-    statistics: experiment._baseline_rows in causal form.
+    statistics: experiment._baseline_rows in causal form, the matrix metrics on the ``measured``
+    query rows (those of every estimator's), outputs on all rows.
 
-    The ``best-rank`` ``attn_rel_frob`` rows are :func:`causal.masked_rank_bound`, a lower bound
-    on every causal estimator with at most r real features (``bound`` True); the output rows use
-    M ∘ A_r, the masked truncated SVD of A (an achievable causal oracle, not a bound).
+    The ``best-rank`` ``attn_rel_frob`` rows are :func:`causal.masked_rank_bound` on the measured
+    rows at r = each feature budget, a lower bound on every causal estimator with at most r real
+    features (``bound`` True); the output rows use M ∘ A_r, the masked truncated SVD of A (an
+    achievable causal oracle, not a bound).
     """
     truth = causal.head_truth(q, k, v)
     t = len(q)
@@ -69,25 +76,29 @@ def baseline_rows(
         rows.append({**base, "estimator": estimator, "metric": metric, "value": float(value),
                      "stderr": None, "n_trials": 0, **extra})  # fmt: skip
 
-    norm_a = np.linalg.norm(truth.A)
+    sub = truth.A[measured]
+    norm_a = np.linalg.norm(sub)
     errs = am.output_errors(truth, causal.uniform_output(v, t)[None])
     for metric, value in errs.items():
         row("uniform", metric, value[0])
-    row("uniform", "attn_rel_frob", np.linalg.norm(causal.uniform_matrix(t) - truth.A) / norm_a)
+    uniform = causal.uniform_matrix(t)[measured]
+    row("uniform", "attn_rel_frob", np.linalg.norm(uniform - sub) / norm_a)
     # KL(A_i ‖ U_i) = log(i + 1) + Σ_j A_ij log A_ij over the keys j ≤ i
-    entropy = np.sum(truth.A * truth.log_A, axis=1)
-    row("uniform", "attn_kl", np.mean(np.log(np.arange(1, t + 1)) + entropy))
+    entropy = np.sum(sub * truth.log_A[measured], axis=1)
+    row("uniform", "attn_kl", np.mean(np.log(measured + 1.0) + entropy))
     row("zero", "out_rel_frob", 1.0)
     row("zero", "out_rel_spec", 1.0)
-    ranks = sorted({r for m in ms for r in (m, 2 * m)})
+    ranks = sorted(set(budgets))
     mask = causal.causal_mask(t)
-    for r, bound in causal.masked_rank_bound(truth.A, ranks).items():
-        note = "lower bound: Eckart–Young on whole blocks of the masked matrix (≤ r features)"
-        row("best-rank", "attn_rel_frob", bound / norm_a, rank=r, bound=True, note=note)
+    note = "lower bound on the measured rows: Eckart–Young on whole blocks of the masked matrix "
+    note += "(a feature map of width ≤ r; not for local methods)"
+    for r, bound in causal.masked_rank_bound(truth.A, ranks, measured).items():
+        row("best-rank", "attn_rel_frob", bound / norm_a, rank=r, budget=r, features=r,
+            bound=True, note=note)  # fmt: skip
     for r, A_r in am.best_rank(truth.A, ranks).items():
         out = am.output_errors(truth, ((mask * A_r) @ v)[None])
         for metric, value in out.items():
-            row("best-rank", metric, value[0], rank=r, bound=False,
+            row("best-rank", metric, value[0], rank=r, budget=r, features=r, bound=False,
                 note="oracle: (M ∘ A_r) V, masked (not a bound on output errors)")  # fmt: skip
     for metric, value in causal.head_statistics(q, k, truth).items():
         row("exact", metric, value)

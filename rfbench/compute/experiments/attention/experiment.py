@@ -2,44 +2,61 @@
 
 docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
 of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
-GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``;
-rfbench.compute.experiments.attention.data).
+held-out GFDL-1.3 text, fitted estimators fitted on the GPL-3 text, or the user's own Q, K, V
+(``--data qkv.npz``: fitted on the first half of the tokens, measured on the second;
+rfbench.compute.experiments.attention.data, rfbench.compute.experiments.attention.heldout).
 
 Three kinds of job:
 
-- ``heads`` (per tokens, layer, m): every estimator on every head, ``draws`` independent draws
-  each. Per draw the errors of rfbench.compute.experiments.attention.metrics.draw_metrics; rows give
-  the
-  mean and its standard error std/√draws. Estimators of one coupling draw from the same generator
-  state, so where their draws hold the same projections (checked, not assumed) the per-draw
-  difference to the coupling's first estimator is reported (``out_rel_frob_diff``, paired SE).
-  Each ``out_rel_frob`` row says whether the estimator beats uniform attention: a one-sided
-  z-test of its mean error against uniform attention's (deterministic) error,
-  z = (u − mean)/SE > ``significance``.
+- ``heads`` (per tokens, layer, feature budget F): every estimator on every head, ``draws``
+  independent draws each, at equal features (rfbench.compute.experiments.attention.budget: m =
+  ⌊F/l⌋ projections; rows give the budget ``budget``, the projections ``m`` and the real width
+  ``features``); the local methods ``window``, ``window+<map>`` and the ``top-k`` oracle at the
+  same work per row (rfbench.compute.experiments.attention.local). Per draw the errors of
+  rfbench.compute.experiments.attention.metrics.draw_metrics; rows give the mean and its standard
+  error std/√draws. Estimators of one coupling draw from the same generator state, so where their
+  draws hold the same projections (checked, not assumed) the per-draw difference to the coupling's
+  first estimator is reported (``out_rel_frob_diff``, paired SE). Each ``out_rel_frob`` row says
+  whether the estimator beats uniform attention: a one-sided z-test of its mean error against
+  uniform attention's (deterministic) error, z = (u − mean)/SE > ``significance`` (uncorrected; the
+  summary and the report correct it over heads by Holm, rfbench.present.attention_stats).
 - ``baselines`` (per tokens, layer): uniform attention (every output row the mean of V), the zero
-  output (relative error 1) and the best rank-r approximation A_r of A for r = m and 2m (feature
-  widths of one- and two-output components): ‖A_r − A‖_F/‖A‖_F is a lower bound on
-  ``attn_rel_frob`` of every estimator with at most r features (Eckart–Young; ``bound`` column);
-  plus each head's exact attention entropy and Q/K statistics.
-- ``swap`` (per estimator, swap m): every layer's softmax attention replaced by the estimator's
-  (fresh draws per trial, one draw per layer and head shared by all sentences of a trial), in
-  float32; per trial the mean cosine between swapped and exact sentence embeddings and the
-  Spearman correlation of the pairwise similarities (rfbench.compute.experiments.attention.swap).
+  output (relative error 1) and the best rank-r approximation for r = each budget F. Every matrix
+  metric (``attn_rel_frob``, ``attn_kl``) of every row, estimator or baseline, is measured on the
+  same ``matrix_rows`` evenly spaced query rows R: the bound is ‖(A_R)_r − A_R‖_F/‖A_R‖_F, with
+  (A_R)_r the best rank-r approximation of those rows of A, a lower bound on ``attn_rel_frob`` of
+  every feature map of width ≤ r (Eckart–Young; ``bound`` column; 0 once r ≥ |R|). Output errors
+  use all rows, for every method alike. Plus each head's exact attention entropy and Q/K
+  statistics.
+- ``swap`` (per estimator, swap feature budget): every layer's softmax attention replaced by the
+  estimator's (fresh draws per trial, one draw per layer and head shared by all sentences of a
+  trial), in float32; per trial the mean cosine between swapped and exact sentence embeddings and
+  the Spearman correlation of the pairwise similarities
+  (rfbench.compute.experiments.attention.swap).
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rfbench.compute import models
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.attention import causal_rows
+from rfbench.compute.experiments.attention import budget, causal_rows, heldout
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.experiments.attention.local import (
+    LocalMethod,
+    hybrid_estimate,
+    is_local,
+    masked_softmax_estimate,
+    top_k_mask,
+    window_mask,
+)
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.features import registry
@@ -72,6 +89,9 @@ for _name, _kind in (
     ("tokens", INT),
     ("rank", INT),
     ("features", INT),
+    ("budget", INT),
+    ("window", INT),
+    ("top_k", INT),
     ("reference", STRING),
     ("kind", STRING),
     ("bound", BOOL),
@@ -127,11 +147,11 @@ class Attention(Experiment):
     tagline = "Real attention heads of a pretrained transformer vs estimators and baselines."
     params = Params
     profiles = {
-        "quick": {"tokens": [128], "m": [16, 64], "draws": 6, "swap_sentences": 40,
-                  "swap_trials": 2},
+        "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "max_heads": 4,
+                  "swap_sentences": 40, "swap_trials": 2},
         "paper": {},
     }  # fmt: skip
-    memory_parameters = ("tokens", "m", "swap_sentences")
+    memory_parameters = ("tokens", "budget", "swap_sentences")
 
     # ------------------------------------------------------------------ configuration
 
@@ -139,7 +159,7 @@ class Attention(Experiment):
         """The model's weights (sized from its safetensors header: the file's arrays and a
         float64 and a float32 copy), its activations, a few T × T matrices and chunks of draws;
         T is clamped to the model's positions."""
-        t, big_m = max(config["tokens"]), max(config["m"] + config["swap_m"])
+        t, big_m = max(config["tokens"]), max(config["budget"] + config["swap_budget"])
         model = 0
         if not config["data"]:
             spec = models.check_model(config["model"])
@@ -155,25 +175,51 @@ class Attention(Experiment):
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
             )
         for name in config["estimators"]:
+            local = LocalMethod.parse(name)
+            if local is not None and local.feature_map is None:
+                continue
+            feature_map = local.feature_map if local is not None else name
             try:
-                registry.get(name, kernel="softmax", m=1)
+                est = registry.get(feature_map, kernel="softmax", m=1)
             except registry.UnknownEstimatorError as exc:
                 raise ConfigError(str(exc)) from None
             except _FAILURES as exc:
                 raise ConfigError.bad_value(
                     "estimators", name, f"a softmax estimator ({exc})"
                 ) from None
+            for features in config["budget"] + (config["swap_budget"] if not local else []):
+                keys = local.keys(features, config["window"]) if local else 0
+                if features - keys < 1 or budget.projections(est, features - keys) < 1:
+                    raise ConfigError.bad_value(
+                        "budget", features,
+                        f"at least {budget.features_per_projection(est) + keys} for {name} "
+                        f"({budget.features_per_projection(est)} features per projection)",
+                    )  # fmt: skip
+        for name in config["swap_per_layer"]:
+            if is_local(name):
+                raise ConfigError.bad_value("swap_per_layer", name, "a feature map (registry)")
+            try:
+                est = registry.get(name, kernel="softmax", m=1)
+            except registry.UnknownEstimatorError as exc:
+                raise ConfigError(str(exc)) from None
+            if min(budget.projections(est, f) for f in config["swap_budget"]) < 1:
+                raise ConfigError.bad_value(
+                    "swap_budget", config["swap_budget"],
+                    f"at least {budget.features_per_projection(est)} features for {name}",
+                )  # fmt: skip
         if config["data"]:
             if config["model"]:
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
-            source.load_qkv(config["data"])  # one DataError line if unusable
+            q, k, _ = source.load_qkv(config["data"])  # one DataError line if unusable
+            _check_window(config, heldout.measured(k.shape[1]))
             return
         # the model folder, checked without reading its weights: config against the weights'
         # header, the tokenizer on the texts of this run (one ModelError line each)
-        samples = [texts.text(source.TEXT)]
+        samples = [texts.text(source.TEXT), texts.text(source.HELD_OUT)]
         if config["swap"]:
             samples += texts.sentences()[: config["swap_sentences"]]
         spec = models.check_model(config["model"], samples)
+        _check_window(config, min(min(config["tokens"]), spec.max_positions))
         bad = [x for x in config["layers"] if x >= spec.layers]
         if bad:
             raise ConfigError.bad_value("layers", bad, f"layers 0..{spec.layers - 1} of the model")
@@ -215,12 +261,14 @@ class Attention(Experiment):
             clamp = {"clamped_from": asked} if asked != tokens else {}
             for layer in layers:
                 point = {**common, "tokens": tokens, "layer": layer, **clamp}
-                jobs.append(JobSpec(point, kind="baselines", m=tuple(config["m"])))
+                jobs.append(JobSpec(point, kind="baselines", budget=tuple(config["budget"]),
+                                    matrix_rows=config["matrix_rows"]))  # fmt: skip
                 jobs += [
-                    JobSpec(point, kind="heads", m=m, estimators=tuple(config["estimators"]),
-                            draws=config["draws"], significance=config["significance"],
-                            matrix_rows=config["matrix_rows"])
-                    for m in config["m"]
+                    JobSpec(point, kind="heads", budget=f,
+                            estimators=tuple(config["estimators"]), draws=config["draws"],
+                            significance=config["significance"],
+                            matrix_rows=config["matrix_rows"], window=config["window"])
+                    for f in config["budget"]
                 ]  # fmt: skip
         if config["swap"] and not data:
             from rfbench.compute.experiments.attention.swap import exact
@@ -231,10 +279,18 @@ class Attention(Experiment):
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
                     "tokens": swap_tokens}  # fmt: skip
             swap.update(causal_rows.point(config, label))  # --causal: causal, dataset label
+            maps = [e for e in config["estimators"] if not is_local(e)]  # swap-in: maps only
             jobs += [
-                JobSpec(swap, estimator=e, m=m)
-                for e in ["uniform", *config["estimators"]]
-                for m in (config["swap_m"] if e != "uniform" else [0])
+                JobSpec(swap, estimator=e, budget=f)
+                for e in ["uniform", *maps]
+                for f in (config["swap_budget"] if e != "uniform" else [0])
+            ]
+            per_layer = config["swap_per_layer"]
+            jobs += [
+                JobSpec(swap, estimator=e, budget=f, layer=layer)
+                for e in (["uniform", *per_layer] if per_layer else [])
+                for f in (config["swap_budget"] if e != "uniform" else [0])
+                for layer in range(spec.layers)
             ]
         return jobs
 
@@ -243,10 +299,12 @@ class Attention(Experiment):
             from rfbench.compute.experiments.attention import swap
 
             return swap.run(spec, rng)
-        q, k, v = source.heads(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        part = heldout.split(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        q, k, v = part.q, part.k, part.v
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
-                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax"}  # fmt: skip
+                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax",
+                **part.columns}  # fmt: skip
         # --causal: the causal column, baselines and per-draw forms (causal_rows)
         causal = spec.get("causal", False)
         base.update({"causal": True} if causal else {})
@@ -254,10 +312,14 @@ class Attention(Experiment):
         forms = causal_rows.FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
+            measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
             for h in range(n_heads):
-                rows += baseline_rows({**base, "head": h}, q[h], k[h], v[h], list(spec["m"]))
+                rows += baseline_rows(
+                    {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
+                )
         else:
-            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng, forms)
+            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
+                              heldout.Fitter(part, causal), forms)  # fmt: skip
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:
@@ -266,9 +328,10 @@ class Attention(Experiment):
 
     def job_cost(self, spec: JobSpec) -> float | None:
         """Longest-first scheduling, in units calibrated on the paper profile (CPU seconds ×
-        ~2·10⁶): a heads job ≈ T(50 + m)·draws·estimators (T = 512, m = 256: ~9 s), the baselines
-        ≈ 10T² (SVDs), a swap job ≈ 400 · sentences · tokens · trials (200 × 64 × 3: ~8 s; one
-        trial for uniform attention and deterministic maps). None for the user's own heads."""
+        ~2·10⁶): a heads job ≈ T(50 + F)·draws per map (T = 512, F = 256, 11 maps: ~8 s), T²
+        per deterministic local method and T(T + F)·draws per window+map, the baselines ≈ 10T²
+        (SVDs), a swap job ≈ 400 · sentences · tokens · trials (200 × 64 × 3: ~8 s; one trial
+        for uniform attention and deterministic maps). None for the user's own heads."""
         if spec["kind"] == "swap":
             name = spec["estimator"]
             once = name == "uniform" or registry.get(name, kernel="softmax", m=1).deterministic
@@ -278,7 +341,16 @@ class Attention(Experiment):
             return None
         if spec["kind"] == "baselines":
             return 10.0 * t * t
-        return float(t * (50 + spec["m"]) * spec["draws"] * len(spec["estimators"]))
+        cost = 0.0
+        for name in spec["estimators"]:
+            local = LocalMethod.parse(name)
+            if local is None:
+                cost += t * (50 + spec["budget"]) * spec["draws"]
+            elif local.feature_map is None:
+                cost += t * t
+            else:
+                cost += t * (t + spec["budget"]) * spec["draws"]
+        return cost
 
 
 def _clamped(tokens: list[int], positions: int) -> dict[int, int]:
@@ -293,10 +365,24 @@ def _clamped(tokens: list[int], positions: int) -> dict[int, int]:
     return out
 
 
+def _check_window(config: Mapping[str, Any], shortest: int) -> None:
+    """A window longer than the shortest sequence is a user error (one line, exit 2)."""
+    if config["window"] > shortest:
+        raise ConfigError.bad_value(
+            "window", config["window"], f"at most the shortest sequence ({shortest} tokens)"
+        )
+
+
 def _baseline_rows(
-    base: dict[str, Any], q: np.ndarray, k: np.ndarray, v: np.ndarray, ms: list[int]
+    base: dict[str, Any],
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    budgets: list[int],
+    measured: np.ndarray,
 ) -> list[dict[str, Any]]:
-    """Uniform, zero and best-rank baselines of one head plus its statistics."""
+    """Uniform, zero and best-rank baselines of one head plus its statistics; matrix metrics on
+    the ``measured`` query rows (those of every estimator's), outputs on all rows."""
     truth = am.HeadTruth.of(q, k, v)
     t, s = truth.A.shape
     rows = []
@@ -308,28 +394,131 @@ def _baseline_rows(
     errs = am.output_errors(truth, am.uniform_output(v, t)[None])
     for metric, value in errs.items():
         row("uniform", metric, value[0])
-    uniform = np.full((t, s), 1.0 / s)
-    row("uniform", "attn_rel_frob", np.linalg.norm(uniform - truth.A) / np.linalg.norm(truth.A))
-    row("uniform", "attn_kl", np.mean(np.log(s) + np.sum(truth.A * truth.log_A, axis=1)))
+    for metric, value in am.uniform_matrix_metrics(truth, measured).items():
+        row("uniform", metric, value)
     row("zero", "out_rel_frob", 1.0)
     row("zero", "out_rel_spec", 1.0)
-    ranks = sorted({r for m in ms for r in (m, 2 * m)})
-    norm_a = np.linalg.norm(truth.A)
+    ranks = sorted(set(budgets))
+    bound = "oracle: best rank-r approximation of the measured rows of A (a lower bound for a "
+    bound += "feature map of width ≤ r; not for local methods)"
+    for r, value in am.rank_bound(truth.A, measured, ranks).items():
+        row(
+            "best-rank",
+            "attn_rel_frob",
+            value,
+            rank=r,
+            budget=r,
+            features=r,
+            bound=True,
+            note=bound,
+        )
     for r, A_r in am.best_rank(truth.A, ranks).items():
-        note = "oracle: best rank-r approximation of A (a lower bound for ≤ r features)"
-        row("best-rank", "attn_rel_frob", np.linalg.norm(A_r - truth.A) / norm_a, rank=r,
-            bound=True, note=note)  # fmt: skip
         out = am.output_errors(truth, (A_r @ v)[None])
         for metric, value in out.items():
-            row("best-rank", metric, value[0], rank=r, bound=False,
+            row("best-rank", metric, value[0], rank=r, budget=r, features=r, bound=False,
                 note="oracle: A_r V (not a bound on output errors)")  # fmt: skip
     for metric, value in am.head_statistics(q, k, truth).items():
         row("exact", metric, value)
     return rows
 
 
-def _draw_bytes(r: int, s: int, t: int, features: int) -> int:
-    return 8 * (8 * r * s + 3 * (t + s) * features)
+def _draw_bytes(r: int, s: int, t: int, features: int, local: bool) -> int:
+    dense = 6 * t * s if local else 0  # window+map: a few (T, S) matrices per draw
+    return 8 * (8 * r * s + 3 * (t + s) * features + dense)
+
+
+@dataclass
+class _Measured:
+    """One method's per-draw metrics on every head of a job and what its rows print."""
+
+    heads: list[dict[str, np.ndarray]]
+    columns: dict[str, Any]
+    projections: np.ndarray | None = None  # the first draw's ω (to pair estimators)
+    note: str | None = None
+
+
+def _visible(spec: JobSpec, t: int, s: int) -> np.ndarray | None:
+    """The keys each query may see: the causal mask under ``--causal``, else None (all)."""
+    return np.tril(np.ones((t, s), bool)) if spec.get("causal") else None
+
+
+def _local_only(
+    local: LocalMethod, spec: JobSpec, q: np.ndarray, k: np.ndarray, v: np.ndarray,
+    truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
+) -> _Measured:  # fmt: skip
+    """``window`` or ``top-k`` on every head (deterministic: one evaluation, repeated); under
+    ``--causal`` over the keys each query sees (the window: the w most recent)."""
+    t, s = q.shape[1], k.shape[1]
+    keys = min(local.keys(spec["budget"], spec["window"]), s)
+    visible = _visible(spec, t, s)
+    heads = []
+    for h, truth in enumerate(truths):
+        if local.kind == "window":
+            mask = window_mask(t, s, keys, causal=visible is not None)
+        else:
+            mask = top_k_mask(q[h] @ k[h].T, keys, visible)
+        estimate = masked_softmax_estimate(q[h], k[h], v[h], mask, measured)
+        metrics = forms.draw_metrics(truth, estimate)
+        heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
+    column = "window" if local.kind == "window" else "top_k"
+    notes = [_covers(local, spec, s)] + (
+        ["oracle: chooses its keys from every logit (the cost of exact attention)"]
+        if local.oracle
+        else []
+    )
+    note = "; ".join(n for n in notes if n) or None
+    return _Measured(heads, {"features": keys, column: keys}, note=note)
+
+
+def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
+    """A note when the budget's keys cover the whole sequence (the method is exact there)."""
+    if local is None or local.keys(spec["budget"], spec["window"]) < s:
+        return None
+    return f"{local.keys(spec['budget'], spec['window'])} keys cover all {s}: exact attention"
+
+
+def _feature_map(
+    name: str, local: LocalMethod | None, spec: JobSpec, seed: int, q: np.ndarray,
+    k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
+    fitter: heldout.Fitter,
+) -> _Measured:  # fmt: skip
+    """A registry estimator, or a window+map hybrid, at the job's feature budget (``forms``: the
+    per-draw forms, bidirectional or causal; ``fitter``: fits on the fitting heads)."""
+    features, draws = spec["budget"], spec["draws"]
+    t, s = q.shape[1], k.shape[1]
+    map_name = local.feature_map if local is not None else name
+    keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
+    m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
+    est = registry.get(map_name, kernel="softmax", m=m)
+    gen = _seed_for(seed, name if local is not None else _coupling(name))
+    visible = _visible(spec, t, s)
+    mask = window_mask(t, s, keys, causal=visible is not None) if local is not None else None
+    out = _Measured([], {"m": m})
+    for h, truth in enumerate(truths):
+        parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
+        per_draw = _draw_bytes(len(measured), s, t, 4 * max(features, 1), mask is not None)
+        # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
+        spans = [(0, 1)] if est.deterministic else chunks(draws, per_draw, share=0.0)
+        for start, stop in spans:
+            draw = fitter.sample(est, gen, h, stop - start, label=name)
+            if h == 0 and start == 0:
+                out.projections = next(iter(draw.projections.values())).W
+                out.columns["features"] = keys + _width(est, draw, q[h])
+            if mask is None:
+                estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
+            else:
+                estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured, visible)
+            for key, value in forms.draw_metrics(truth, estimate).items():
+                parts[key].append(value)
+        per_head = {key: np.concatenate(val) for key, val in parts.items()}
+        if est.deterministic:
+            per_head = {key: np.repeat(val, draws) for key, val in per_head.items()}
+        out.heads.append(per_head)
+    if local is not None:
+        out.columns["window"] = keys
+    notes = [_covers(local, spec, s)]
+    out.note = "; ".join(n for n in notes if n) or None
+    return out
 
 
 def _head_rows(
@@ -339,71 +528,55 @@ def _head_rows(
     k: np.ndarray,
     v: np.ndarray,
     rng: np.random.Generator,
-    am: Any = am,
+    fitter: heldout.Fitter,
+    forms: Any = am,
 ) -> list[dict[str, Any]]:
-    """Every estimator on every head of one layer at one m (see the module docstring); ``am``
-    holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their causal
-    forms."""
-    m, draws = spec["m"], spec["draws"]
+    """Every method on every head of one layer at one feature budget (module docstring);
+    ``forms`` holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their
+    causal forms (causal_rows.FORMS)."""
     seed = int(rng.integers(2**63))
-    heads, t, d = q.shape
-    s = k.shape[1]
-    truths = [am.HeadTruth.of(q[h], k[h], v[h]) for h in range(heads)]
-    rows = am.matrix_rows(t, spec["matrix_rows"])
+    truths = [forms.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
+    measured = forms.matrix_rows(q.shape[1], spec["matrix_rows"])
     uniform = [
-        am.output_errors(tr, am.uniform_output(v[h], t)[None])["out_rel_frob"][0]
+        forms.output_errors(tr, forms.uniform_output(v[h], q.shape[1])[None])["out_rel_frob"][0]
         for h, tr in enumerate(truths)
     ]
-    per_draw: dict[str, list[dict[str, np.ndarray]]] = {}
-    first_proj: dict[str, np.ndarray] = {}
+    results: dict[str, _Measured] = {}
     failures: dict[str, str] = {}
-    widths: dict[str, int] = {}
     for name in spec["estimators"]:
+        local = LocalMethod.parse(name)
         try:
-            est = registry.get(name, kernel="softmax", m=m)
-            gen = _seed_for(seed, _coupling(name))  # same stream for one coupling: paired draws
-            heads_metrics = []
-            for h in range(heads):
-                parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
-                # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
-                spans = (
-                    [(0, 1)]
-                    if est.deterministic
-                    else chunks(draws, _draw_bytes(len(rows), s, t, 4 * m), share=0.0)
+            if local is not None and local.feature_map is None:
+                results[name] = _local_only(local, spec, q, k, v, truths, measured, forms)
+            else:
+                results[name] = _feature_map(
+                    name, local, spec, seed, q, k, v, truths, measured, forms, fitter
                 )
-                for start, stop in spans:
-                    draw = est.sample(gen, d=d, draws=stop - start, fit=(q[h], k[h]))
-                    if h == 0 and start == 0:
-                        proj = next(iter(draw.projections.values()))
-                        first_proj[name] = proj.W
-                        widths[name] = _width(est, draw, q[h])
-                    estimate = am.estimate_head(est, draw, q[h], k[h], v[h], rows)
-                    for key, value in am.draw_metrics(truths[h], estimate).items():
-                        parts[key].append(value)
-                per_head = {key: np.concatenate(val) for key, val in parts.items()}
-                if est.deterministic:
-                    per_head = {key: np.repeat(val, draws) for key, val in per_head.items()}
-                heads_metrics.append(per_head)
-            per_draw[name] = heads_metrics
         except _FAILURES as exc:
             failures[name] = f"{type(exc).__name__}: {exc}"
     rows: list[dict[str, Any]] = []
-    common = {**base, "m": m}
+    common = {**base, "budget": spec["budget"]}
     for name, why in failures.items():
         rows.append({**common, "estimator": name, "metric": "skipped", "value": 1.0,
                      "stderr": None, "n_trials": 0, "note": why})  # fmt: skip
     references: dict[str, str] = {}
-    for name in per_draw:
-        references.setdefault(_coupling(name), name)
-    for name, heads_metrics in per_draw.items():
-        ref = references[_coupling(name)]
-        paired = ref != name and np.array_equal(first_proj[name], first_proj[ref])
-        for h, metrics in enumerate(heads_metrics):
-            row0 = {**common, "estimator": name, "head": h, "features": widths.get(name)}
+    for name in results:
+        if not is_local(name):
+            references.setdefault(_coupling(name), name)
+    for name, res in results.items():
+        ref = references.get(_coupling(name)) if not is_local(name) else None
+        paired = (
+            ref is not None
+            and ref != name
+            and np.array_equal(res.projections, results[ref].projections)
+        )
+        for h, metrics in enumerate(res.heads):
+            row0 = {**common, "estimator": name, "head": h, **res.columns}
             for key, values in metrics.items():
                 value, se, n, note = _mean_se(values)
                 if np.isnan(value):
                     continue  # undefined in every draw (attn_kl; kl_rows = 0 says so)
+                note = "; ".join(x for x in (res.note, note) if x) or None
                 row = {**row0, "metric": key, "value": value, "stderr": se, "n_trials": n,
                        "note": note}  # fmt: skip
                 if key == "out_rel_frob":
@@ -411,11 +584,11 @@ def _head_rows(
                     row.update(z_uniform=z, beats_uniform=bool(z > spec["significance"]))
                 rows.append(row)
             if paired:
-                diff = metrics["out_rel_frob"] - per_draw[ref][h]["out_rel_frob"]
+                diff = metrics["out_rel_frob"] - results[ref].heads[h]["out_rel_frob"]
                 value, se, n, note = _mean_se(diff)
                 rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
                              "n_trials": n, "note": note, "reference": ref})  # fmt: skip
-    return rows
+    return rows + fitter.cost_rows(common, {n: r.columns for n, r in results.items()})
 
 
 def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:

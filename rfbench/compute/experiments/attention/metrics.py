@@ -295,6 +295,51 @@ def best_rank(A: np.ndarray, ranks: list[int]) -> dict[int, np.ndarray]:
     return {r: (u[:, :r] * s[:r]) @ vt[:r] for r in ranks}
 
 
+def rank_bound(A: np.ndarray, rows: np.ndarray, ranks: list[int]) -> dict[int, float]:
+    """The floor of ``attn_rel_frob`` on the measured rows: ‖(A_R)_r − A_R‖_F/‖A_R‖_F.
+
+    Any feature map of width r gives a row-normalised D̂⁻¹Â of rank ≤ r, so its rows R have rank
+    ≤ r too, and no such estimate is closer to A_R than the best rank-r approximation of A_R
+    (Eckart–Young): √(Σ_{i>r} σ_i²)/√(Σ_i σ_i²) over the singular values σ of A_R; 0 once r ≥ |R|.
+
+    Parameters
+    ----------
+    A : ndarray, shape (T, S)
+    rows : ndarray of int, shape (R,)
+        The query rows of the matrix metrics (:func:`matrix_rows`).
+    ranks : list of int
+
+    Returns
+    -------
+    dict
+        r -> the bound.
+    """
+    sq = np.linalg.svd(A[rows], compute_uv=False) ** 2
+    tail = np.concatenate([np.cumsum(sq[::-1])[::-1], [0.0]])  # tail[r] = Σ_{i ≥ r} σ_i²
+    return {r: float(np.sqrt(tail[min(r, sq.size)] / tail[0])) for r in ranks}
+
+
+def uniform_matrix_metrics(truth: HeadTruth, rows: np.ndarray) -> dict[str, float]:
+    """``attn_rel_frob`` and ``attn_kl`` of uniform attention (1/S per entry) on ``rows``.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+    rows : ndarray of int, shape (R,)
+
+    Returns
+    -------
+    dict
+        ‖U − A_R‖_F/‖A_R‖_F and the mean over R of KL(A_i ‖ U_i) = log S − H(A_i).
+    """
+    A, log_a = truth.A[rows], truth.log_A[rows]
+    s = A.shape[1]
+    return {
+        "attn_rel_frob": float(np.linalg.norm(A - 1.0 / s) / np.linalg.norm(A)),
+        "attn_kl": float(np.mean(np.log(s) + np.sum(A * log_a, axis=1))),
+    }
+
+
 def head_statistics(q: np.ndarray, k: np.ndarray, truth: HeadTruth) -> dict[str, float]:
     """Context for one head: exact attention entropy and Q/K statistics.
 

@@ -9,9 +9,17 @@ from pydantic import Field
 from rfbench.compute import models
 from rfbench.compute.experiments.params import ExperimentParams, Values
 
-#: estimators of the swap-in score and of the default grid (issue 21)
+#: methods of the default grid (issue 21; issue 28: the local ones); the swap-in score uses the
+#: feature maps among them
 ESTIMATORS = [
-    f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")
+    *(f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")),
+    "positive@fitted",
+    "hedgehog",
+    "t2r",
+    "window",
+    "window+positive@iid",
+    "window+hedgehog",
+    "top-k",
 ]
 
 
@@ -33,18 +41,31 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GPL-3 text, special tokens included; "
-        "clamped to the model's positions)",
+        description="sequence lengths (tokens of the GPL-3 fitting and the GFDL-1.3 measured text, "
+        "special tokens included; clamped to the model's positions)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
         [], description="model layers to measure ([] = every layer of the model)"
     )
     max_heads: int = Field(0, ge=0, description="measure the first N heads of each layer (0 = all)")
     estimators: Values[str] = Field(
-        ESTIMATORS, min_length=1, description="registry names (softmax kernel)"
+        ESTIMATORS,
+        min_length=1,
+        description="registry names (softmax kernel), or the local methods window, "
+        "window+<registry name> and top-k (an oracle)",
     )
-    m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [16, 64, 256], min_length=1, description="numbers of random projections"
+    budget: Values[Annotated[int, Field(ge=1)]] = Field(
+        [16, 64, 256],
+        min_length=1,
+        description="feature budgets F (the width of φ(q)): each estimator gets ⌊F/l⌋ "
+        "projections, l its features per projection; window w = F, top-k k = F, window+map "
+        "w = ⌊F/2⌋ keys and F − w features",
+    )
+    window: int = Field(
+        0,
+        ge=0,
+        description="keys of the exact window of window and window+map (0 = from the budget); "
+        "at most the shortest sequence",
     )
     draws: int = Field(10, ge=2, description="independent feature draws per head and estimator")
     significance: float = Field(
@@ -62,13 +83,18 @@ class Params(ExperimentParams):
         "(the same heads, masked; feature maps as prefix sums)",
     )
     swap: bool = Field(True, description="also compute the swap-in embedding score")
-    swap_m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [64], min_length=1, description="projections of the swap-in score"
+    swap_budget: Values[Annotated[int, Field(ge=1)]] = Field(
+        [64], min_length=1, description="feature budgets of the swap-in score"
+    )
+    swap_per_layer: Values[str] = Field(
+        [],
+        description="feature maps also swapped in one layer at a time, the other layers exact "
+        "(with uniform attention: the per-layer share of the gap to exact recovered)",
     )
     swap_sentences: int = Field(
-        200, ge=3, description="sentences of the swap-in score (of 307 in the texts)"
+        100, ge=3, description="sentences of the swap-in score (of 307 in the texts)"
     )
-    swap_trials: int = Field(3, ge=1, description="independent draws (trials) of the swap-in score")
+    swap_trials: int = Field(6, ge=1, description="independent draws (trials) of the swap-in score")
     swap_tokens: int = Field(
         64, ge=3, description="truncation of each sentence in the swap-in score"
     )

@@ -17,7 +17,9 @@ keys weigh 0). The encoder runs in float32 (rfbench.compute.models.bert.Bert). S
 Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
 (every output the mean of the values over the sentence's tokens): the baseline. Under
 ``--causal`` every attention is masked, the exact reference's too: the estimator's as prefix sums
-(rfbench.compute.experiments.attention.causal), uniform attention as the running mean.
+(rfbench.compute.experiments.attention.causal), uniform attention as the running mean. A job
+with a ``layer`` swaps that layer only, the others exact (``swap_per_layer``): its rows carry the
+layer.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ from scipy import stats
 
 from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
-from rfbench.compute.experiments.attention import causal_rows
+from rfbench.compute.experiments.attention import budget, causal_rows
 from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
-from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
-from rfbench.compute.models.bert import AttentionFn
+from rfbench.compute.models.bert import AttentionFn, causal_attention, exact_attention
 
 
 def uniform_attention(
@@ -115,6 +117,19 @@ def random_feature_attention(est: Estimator, seed: int, causal: bool = False) ->
     return attend
 
 
+def only_in_layer(attend: AttentionFn, layer: int, causal: bool = False) -> AttentionFn:
+    """``attend`` in ``layer``, exact softmax attention (causal or not) in every other layer: the
+    per-layer swap-in score, how much of the embedding one layer's approximation costs."""
+    exact_fn = causal_attention if causal else exact_attention
+
+    def attention(
+        at: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+    ) -> np.ndarray:
+        return (attend if at == layer else exact_fn)(at, q, k, v, mask)
+
+    return attention
+
+
 def exact(model: str, sentences: int, tokens: int, causal: bool = False) -> np.ndarray:
     """The exact embeddings of the first ``sentences`` sentences, float32 encoder, causal or not
     (cached on disk by rfbench.compute.models.embeddings: computed once, not once per worker
@@ -162,8 +177,9 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     Parameters
     ----------
     spec : JobSpec
-        ``estimator`` (a registry name or ``uniform``), ``m``, ``model``, ``dataset``,
-        ``sentences``, ``trials``, ``tokens``.
+        ``estimator`` (a registry name or ``uniform``), ``budget`` (features), ``model``,
+        ``dataset``, ``sentences``, ``trials``, ``tokens``; ``layer`` to swap that layer only
+        (the others exact).
     rng : numpy.random.Generator
         The job's generator (one seed per trial).
 
@@ -178,7 +194,23 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     bert = models.load_model(model, "float32")
     sentences = texts.sentences()[:n]
     name = spec["estimator"]
-    est = None if name == "uniform" else registry.get(name, kernel="softmax", m=spec["m"])
+    m = 0
+    est = None
+    if name != "uniform":  # m = ⌊F/l⌋ projections at the feature budget F (equal features)
+        m = budget.projections(registry.get(name, kernel="softmax", m=1), spec["budget"])
+        est = registry.get(name, kernel="softmax", m=m)
+    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
+            "m": m or None, "budget": spec["budget"] or None,
+            "features": m * est.features_per_projection  # None: no per-projection width
+            if est is not None and est.features_per_projection else None,
+            "sentences": len(sentences), "tokens": tokens,
+            **({"layer": spec["layer"]} if spec.get("layer") is not None else {})}  # fmt: skip
+    base.update({"causal": True} if causal else {})
+    if est is not None and declares(type(est), "fit_state", Estimator):
+        why = ("a learned map would be fitted on the sentences it is scored on (they come from "
+               "all three texts); not scored")  # fmt: skip
+        return [{**base, "metric": "skipped", "value": 1.0, "stderr": None, "n_trials": 0,
+                 "note": why}]  # fmt: skip
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
@@ -189,13 +221,12 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         else:
             seed = int(rng.integers(2**63)) ^ zlib.crc32(name.encode())
             attend = random_feature_attention(est, seed, causal)
+        if spec.get("layer") is not None:
+            attend = only_in_layer(attend, spec["layer"], causal)
         with np.errstate(over="ignore", invalid="ignore"):
             swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
-    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
-            "m": spec["m"] or None, "sentences": len(sentences), "tokens": tokens}  # fmt: skip
-    base.update({"causal": True} if causal else {})
     rows = []
     for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
         col = values[:, j]
@@ -203,6 +234,8 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         if ok.size == 0:
             continue  # no trial kept 3 finite embeddings: swap_nonfinite says so
         se = float(ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1 else None
+        if computed == 1 and se is not None:
+            se = 0.0  # a deterministic map: one evaluation repeated (not rounding noise)
         rows.append({**base, "metric": metric, "value": float(ok.mean()),
                      "stderr": se, "n_trials": int(ok.size)})  # fmt: skip
     return rows

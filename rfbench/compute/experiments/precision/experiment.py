@@ -19,8 +19,8 @@ max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the s
   ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
   finite rows of the total variation ½Σ_j |P̂_ij − P_ij|.
 
-The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``registry.describe(name)
-.precision_form``); an estimator without that capability gets one ``skipped`` row per job, the
+The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``Estimator.precision_form``
+says whether it has one); an estimator without that capability gets one ``skipped`` row per job, the
 reason in ``note``. Data-dependent maps (GERF, DERF) are fitted on the kernel pair set ({x},
 {y_θ}) and on (Q, K).
 Hybrids get m = M // n base projections and n λ projections (m·n = M, as in HRF Sec. 4).
@@ -34,16 +34,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.metrics import pointwise_metrics
 from rfbench.compute.experiments.precision import maps as pm
 from rfbench.compute.experiments.precision.params import Params
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import make, random_directions, widest
-from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
 from rfbench.compute.results import register_metric, register_parameter
+from rfbench.compute.stats import mean_se
 
 NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
 DTYPE_ERR = register_metric(
@@ -121,8 +122,8 @@ def _point_rows(
         for name in ("rel_rmse", "rel_mae"):
             metrics[name] = (*stats[name], int(ok.sum()))
         dev = np.abs(k_hat[ok] - ref[ok]) / true
-        se = float(dev.std(ddof=1) / np.sqrt(dev.size))
-        metrics[DTYPE_ERR] = (float(dev.mean()), se, dev.size)
+        mean, se = mean_se(dev)
+        metrics[DTYPE_ERR] = (mean, se, dev.size)
         mc = np.sqrt(np.mean((ref - true) ** 2)) / true  # the float64 estimator's relative RMSE
         metrics[DTYPE_TO_MC] = (float(dev.mean() / mc), float(se / mc), dev.size)
         both = ok & np.isfinite(own) if own is not None else np.zeros_like(ok)
@@ -159,8 +160,8 @@ def _attention_rows(
                          "stderr": float(np.sqrt(bad * (1 - bad) / finite.size)),
                          "n_trials": int(finite.size)})  # fmt: skip
             if tv.size >= 2:
-                rows.append({**point, "metric": ATTN_TV, "value": float(tv.mean()),
-                             "stderr": float(tv.std(ddof=1) / np.sqrt(tv.size)),
+                mean, se = mean_se(tv)
+                rows.append({**point, "metric": ATTN_TV, "value": mean, "stderr": se,
                              "n_trials": int(tv.size)})  # fmt: skip
     return rows
 
@@ -219,7 +220,7 @@ class Precision(Experiment):
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
         est = make(spec["estimator"], spec["m"], spec["n"])
-        if pm.supported(spec["estimator"]):
+        if est.precision_form:
             rows = _kernel_rows(est, spec, rng) + _attention_rows(est, spec, rng)
         else:  # the estimator cannot say how it computes in a dtype: say so, never guess
             rows = [{"dtype": None, "form": None, "theta": None, "metric": "skipped",
@@ -227,5 +228,5 @@ class Precision(Experiment):
         out = pd.DataFrame(rows)
         return out.assign(
             estimator=spec["estimator"], kernel="softmax", d=spec["d"], m=spec["m"],
-            n=est.n, r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
+            n=est.n, r=spec["r"], weights=est.weights_name,
         )  # fmt: skip

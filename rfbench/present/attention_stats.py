@@ -1,0 +1,204 @@
+"""Statistics of ``rfbench attention``'s result rows over heads (read from the rows, no experiment
+code; used by its summary, figures and report): corrected tests, medians with intervals and
+the swap-in score as a share of the gap to exact attention (docs/experiments.md#attention).
+
+- *Beats uniform, corrected over heads*: each head's row has the one-sided z of "the estimator's
+  mean output error is below uniform attention's" (z = (u − mean)/SE over the draws). Over the
+  heads of one estimator at one budget and sequence length (72 on all-MiniLM-L6-v2) the p-values
+  Φ(−z) are corrected by Holm's step-down (rfbench.present.statistics.holm) at the family-wise
+  level of the uncorrected test, α = Φ(−significance).
+- *Median over heads with a confidence interval*: the distribution-free interval of the median
+  from order statistics (binomial; scipy.stats.quantile_test), treating the heads as a sample.
+- *Share of the gap recovered*: (score − uniform's)/(exact's − uniform's): 0 is uniform attention,
+  1 exact attention (a cosine or Spearman score of exact attention against itself is 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rfbench.present.statistics import holm
+
+#: columns whose values make one family of heads (one estimator at one budget and length)
+FAMILY = ("estimator", "budget", "tokens")
+
+
+def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
+    """Holm-corrected 'beats uniform attention' per head row.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        ``out_rel_frob`` rows of kind ``heads`` with ``z_uniform`` (one per layer and head).
+    significance : float
+        The uncorrected test's z threshold; the family-wise level is Φ(−significance).
+
+    Returns
+    -------
+    Series of bool, aligned with ``rows``
+        False where z is missing.
+    """
+    out = np.zeros(len(rows), bool)
+    if rows.empty:
+        return pd.Series(out, index=rows.index)
+    keys = [c for c in FAMILY if c in rows]
+    alpha = float(stats.norm.sf(significance))
+    family = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
+    z_all = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
+    for g in np.unique(family):
+        at = np.flatnonzero((family == g) & ~np.isnan(z_all))
+        if at.size:
+            out[at] = holm(stats.norm.sf(z_all[at]), alpha)
+    return pd.Series(out, index=rows.index)
+
+
+def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """The median of ``values`` and its distribution-free confidence interval.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n,)
+        Finite values (others are dropped).
+    level : float
+
+    Returns
+    -------
+    (median, low, high)
+        nan bounds when n is too small for the level (n < 6 at 95 %).
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    median = float(np.median(x))
+    ci = stats.quantile_test(x, q=median, p=0.5).confidence_interval(level)
+    return median, float(ci.low), float(ci.high)
+
+
+def median_ci_text(values: np.ndarray) -> str:
+    """``median [low, high]`` (3 significant digits; the interval left out where the values are
+    too few for one, "—" where none is finite), from :func:`median_ci`."""
+    median, low, high = median_ci(values)
+    if not np.isfinite(median):
+        return "—"
+    ci = f" [{low:.3g}, {high:.3g}]" if np.isfinite(low) and np.isfinite(high) else ""
+    return f"{median:.3g}{ci}"
+
+
+def gap_recovered(
+    score: float, uniform: float, exact: float = 1.0, stderr: float | None = None
+) -> tuple[float, float | None]:
+    """(score − uniform)/(exact − uniform) and its standard error (uniform and exact are
+    deterministic: the SE scales by the same factor). nan when uniform is already exact."""
+    gap = exact - uniform
+    if not gap:
+        return float("nan"), None
+    se = None if stderr is None or not np.isfinite(stderr) else float(stderr / abs(gap))
+    return float((score - uniform) / gap), se
+
+
+def swap_gaps(swap: pd.DataFrame) -> pd.DataFrame:
+    """Swap-in rows plus, per score, ``<score> gap recovered``: (score − uniform's)/(1 −
+    uniform's) with its standard error (:func:`gap_recovered`), per layer when the rows have one.
+
+    Parameters
+    ----------
+    swap : DataFrame
+        ``swap_cosine`` / ``swap_spearman`` rows, ``uniform`` among the estimators.
+
+    Returns
+    -------
+    DataFrame
+        ``swap`` with the gap rows appended.
+    """
+    keys = [c for c in ("metric", "layer") if c in swap and swap[c].notna().any()]
+    extra = []
+    for _, part in swap.groupby(keys, sort=False, dropna=False):
+        uniform = part[part["estimator"] == "uniform"]["value"]
+        if uniform.empty:
+            continue
+        for _, row in part[part["estimator"] != "uniform"].iterrows():
+            se = row["stderr"] if pd.notna(row["stderr"]) else None
+            value, gap_se = gap_recovered(row["value"], float(uniform.iloc[0]), stderr=se)
+            extra.append({**row.to_dict(), "metric": f"{row['metric']} gap recovered",
+                          "value": value, "stderr": gap_se})  # fmt: skip
+    return pd.concat([swap, pd.DataFrame(extra)], ignore_index=True) if extra else swap
+
+
+#: the real-attention runs of the paper reproduction, one per (model, mask): result name -> the
+#: config that writes it (all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2, bidirectional and causal)
+RUNS = {
+    "beyond-attention": "configs/beyond/attention.toml",
+    "beyond-attention-causal": "configs/beyond/attention-causal.toml",
+    "beyond-attention-l3": "configs/beyond/attention-l3.toml",
+    "beyond-attention-l3-causal": "configs/beyond/attention-l3-causal.toml",
+}
+
+
+def model_and_mask(df: pd.DataFrame) -> tuple[str, str]:
+    """(model, mask) of one attention result: the model's name from the dataset label
+    ``<model>@<digest>[+causal]``, the mask 'causal' when the rows carry ``causal`` true."""
+    label = (
+        str(df["dataset"].dropna().iloc[0])
+        if "dataset" in df and df["dataset"].notna().any()
+        else "?"
+    )
+    causal = "causal" in df and df["causal"].fillna(False).astype(bool).any()
+    return label.split("@")[0].removesuffix("+causal"), "causal" if causal else "bidirectional"
+
+
+def longest(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows at the longest sequence (all rows when they carry no length)."""
+    if "tokens" not in rows or rows["tokens"].isna().all():
+        return rows
+    return rows[rows["tokens"] == rows["tokens"].max()]
+
+
+def output_errors(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``out_rel_frob`` rows of the heads and of uniform attention at the longest sequence.
+
+    Returns
+    -------
+    (heads, uniform)
+        ``heads``: one row per estimator, budget, layer and head, its feature budget in
+        ``budget`` (files from before equal feature budgets: their projections ``m``);
+        ``uniform``: one row per layer and head.
+    """
+    out = df[df["metric"] == "out_rel_frob"]
+    heads = longest(out[out["kind"] == "heads"])
+    if "budget" not in heads or heads["budget"].isna().all():
+        heads = heads.assign(budget=heads["m"])
+    base = out[(out["kind"] == "baselines") & (out["estimator"] == "uniform")]
+    return heads, base[base["tokens"] == heads["tokens"].max()] if "tokens" in base else base
+
+
+def is_local(rows: pd.DataFrame) -> bool:
+    """Rows of a local method (a window or top-k keys), not of a feature map alone."""
+    return any(c in rows and rows[c].notna().any() for c in ("window", "top_k"))
+
+
+def is_random_map(name: str, rows: pd.DataFrame) -> bool:
+    """A random feature map: a ``<component>@<coupling>`` registry name, no local keys."""
+    return "@" in name and not is_local(rows)
+
+
+def relative_to_uniform(heads: pd.DataFrame, uniform: pd.DataFrame) -> np.ndarray:
+    """Per head, a method's output error over uniform attention's on the same head.
+
+    Parameters
+    ----------
+    heads : DataFrame
+        One method's ``out_rel_frob`` rows at one budget (``layer``, ``head``, ``value``).
+    uniform : DataFrame
+        Uniform attention's rows on the same sequence.
+
+    Returns
+    -------
+    ndarray, shape (heads,)
+        < 1 where the method beats uniform attention on that head.
+    """
+    keys = ["layer", "head"]
+    both = heads[[*keys, "value"]].merge(uniform[[*keys, "value"]], on=keys, suffixes=("", "_u"))
+    return (both["value"] / both["value_u"]).to_numpy(dtype=float)
