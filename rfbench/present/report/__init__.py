@@ -9,9 +9,10 @@ measured reasons once, the errata and links to the drawn figures; the appendix l
 not reproducible on a CPU. ``REPORT-tables.md`` beside it holds every row.
 
 Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive,
-align), ``numbers`` (published numbers → verdicts), ``claims`` (a claim → its verdict) on the
-shared machinery of ``checks`` (selection, groups, outcome) with the per-kind rules in
-``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and
+align), ``numbers`` (published numbers → verdicts, Holm deciding each *differs*), ``readings``
+(other readings beside the primary; *depends on the reading*), ``claims`` (a claim → its
+verdict) on the shared machinery of ``checks`` (selection, groups, outcome) with the per-kind
+rules in ``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and
 ``curves`` (monotone, limit), registered in ``kinds``; ``closed_forms`` (closed forms, exact
 and computed rows); ``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons
 filled in from the results); ``coverage`` (the figures a partial run lacks and the commands that
@@ -23,34 +24,24 @@ API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdow
 
 from __future__ import annotations
 
-import math
-import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from rfbench.compute.errors import UserError
 from rfbench.present import reference
 from rfbench.present.report.claims import evaluate_claim
 from rfbench.present.report.numbers import evaluate_number, with_family_wise
+from rfbench.present.report.readings import beside_primary, depends_on_reading
 from rfbench.present.report.reasons import FilledReason, fill, resolve
 from rfbench.present.report.rows import load_folder
 from rfbench.present.report.verdicts import (
     CLAIM_VERDICTS,
-    CONSISTENT,
-    DEPENDS,
-    DOES_NOT_HOLD,
-    HOLDS,
     NUMBER_VERDICTS,
-    ORDERING_CONFIRMED,
-    VERIFIED,
     ClaimResult,
     NumberResult,
-    likely_reason,
 )
-
-R = TypeVar("R", NumberResult, ClaimResult)
 
 __all__ = [
     "CLAIM_VERDICTS",
@@ -119,8 +110,8 @@ def build_report(results: str | Path = "results") -> Report:
     ]
     by_id = {r.entry.id: r for r in numbers}
     filled = {r.key: fill(r, found, by_id) for r in reference.reasons()}
-    numbers = _beside_primary(numbers)
-    claims = _depends_on_reading(_beside_primary(claims), claims, errata)
+    numbers = beside_primary(numbers)
+    claims = depends_on_reading(beside_primary(claims), claims, errata)
     numbers = [replace(r, detail=resolve(r.detail, filled)) for r in numbers]
     claims = [replace(r, detail=resolve(r.detail, filled)) for r in claims]
     return Report(
@@ -141,72 +132,6 @@ def _figures(rows: Any) -> tuple[str, ...]:
     if "figure" not in rows or not len(rows):
         return ()
     return tuple(sorted({str(f) for f in rows["figure"].dropna()} - {""}))
-
-
-def _beside_primary(results: list[R]) -> list[R]:
-    """One verdict per paper sentence: entries with ``reading_of`` (another reading of the
-    sentence) are dropped from the list, and their verdict is shown in the primary's detail."""
-    others: dict[str, list[R]] = {}
-    for r in results:
-        if r.entry.reading_of:
-            others.setdefault(r.entry.reading_of, []).append(r)
-    out = []
-    for r in results:
-        if r.entry.reading_of:
-            continue
-        alts = others.get(r.entry.id, [])
-        if alts:
-            shown = "; ".join(_alt(a) for a in alts)
-            detail = "; ".join(t for t in (r.detail, f"other reading — {shown}") if t)
-            r = replace(r, detail=detail)
-        out.append(r)
-    return out
-
-
-def _alt(r: NumberResult | ClaimResult) -> str:
-    z = getattr(r, "z", None)
-    ztext = f", z = {z:+.2f}" if z is not None and math.isfinite(z) else ""
-    ours = getattr(r, "ours", None)
-    otext = f" (ours {ours / r.entry.scale:.4g}{ztext})" if ours is not None else ""
-    if isinstance(r, ClaimResult) and r.verdict not in HELD:  # where this reading fails
-        parts = r.detail.split("; ")
-        heads = [i for i, p in enumerate(parts) if _COUNTED.match(p)]
-        first = parts[heads[0] + 1] if heads and heads[0] + 1 < len(parts) else ""
-        otext = f" ({first})" if first and not first.startswith("other reading") else ""
-    return f"{r.entry.reading}: {r.verdict}{otext}"
-
-
-#: The head of a claim's detail ("k of n comparisons hold"): the first failure follows it.
-_COUNTED = re.compile(r"^(\d+ of \d+ comparisons hold|all \d+ comparisons rest)")
-#: Claim verdicts under which a reading does not contradict the claim, and the one under which it
-#: does: readings on both sides make the verdict *depends on the reading*.
-HELD = frozenset({VERIFIED, HOLDS, ORDERING_CONFIRMED, CONSISTENT})
-
-
-def _depends_on_reading(
-    shown: list[ClaimResult], every: list[ClaimResult], errata: list[reference.ErratumEntry]
-) -> list[ClaimResult]:
-    """A claim whose readings disagree — one holds (or is consistent), another does not hold —
-    is *depends on the reading*: the primary's verdict and every other reading's stay in the
-    row (see :func:`_beside_primary`), with the measured reason of the difference."""
-    alts: dict[str, list[ClaimResult]] = {}
-    for r in every:
-        if r.entry.reading_of:
-            alts.setdefault(r.entry.reading_of, []).append(r)
-    out = []
-    for r in shown:
-        others = alts.get(r.entry.id, [])
-        verdicts = {r.verdict, *(a.verdict for a in others)}
-        own = r.entry.reading or "the primary reading"
-        readings = ((own, r.verdict), *((a.entry.reading, a.verdict) for a in others))
-        if others:
-            r = replace(r, readings=readings)
-        if verdicts & HELD and DOES_NOT_HOLD in verdicts:
-            why = likely_reason(r.entry, errata)
-            head = f"{own}: {r.verdict}"
-            r = replace(r, verdict=DEPENDS, detail="; ".join(t for t in (why, head, r.detail) if t))
-        out.append(r)
-    return out
 
 
 def write_report(
