@@ -12,8 +12,8 @@ Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggreg
 align), ``numbers`` (published numbers → verdicts, Holm deciding each *differs*), ``readings``
 (other readings beside the primary; *depends on the reading*), ``claims`` (a claim → its
 verdict) on the shared machinery of ``checks`` (selection, groups, outcome) with the per-kind
-rules in ``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and
-``curves`` (monotone, limit), registered in ``kinds``; ``closed_forms`` (closed forms, exact
+rules in ``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within,
+ratio_at_least) and ``curves`` (monotone, limit), found by ``kinds``; ``closed_forms`` (closed forms, exact
 and computed rows); ``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons
 filled in from the results); ``coverage`` (the figures a partial run lacks and the commands that
 produce them); ``findings``, ``summary``, ``render`` and the leaf ``markdown``
