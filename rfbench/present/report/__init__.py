@@ -8,16 +8,16 @@ verdict; long tables list the rows that do not agree), each claim with its verdi
 measured reasons once, the errata and links to the drawn figures; the appendix lists what is
 not reproducible on a CPU. ``REPORT-tables.md`` beside it holds every row.
 
-Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive,
-align), ``numbers`` (published numbers → verdicts, Holm deciding each *differs*), ``readings``
-(other readings beside the primary; *depends on the reading*), ``claims`` (a claim → its
-verdict) on the shared machinery of ``checks`` (selection, groups, outcome) with the per-kind
-rules in ``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within,
-ratio_at_least) and ``curves`` (monotone, limit), found by ``kinds``; ``closed_forms`` (closed forms, exact
-and computed rows); ``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons
-filled in from the results); ``coverage`` (the figures a partial run lacks and the commands that
-produce them); ``findings``, ``summary``, ``render`` and the leaf ``markdown``
-(the documents: ``REPORT.md`` and the full tables ``REPORT-tables.md``).
+Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive, align),
+``numbers`` (published numbers → verdicts, Holm deciding each *differs*), ``readings`` (other
+readings beside the primary; *depends on the reading*), ``claims`` (a claim → its verdict) on the
+shared machinery of ``checks`` (selection, groups, outcome) with the per-kind rules in ``rankings``
+(ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and ``curves``
+(monotone, limit), found by ``kinds``; ``closed_forms`` (closed forms, exact and computed rows);
+``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons filled in from the
+results); ``coverage`` (the figures a partial run lacks and the commands that produce them);
+``findings``, ``summary``, ``render`` and the leaf ``markdown`` (the documents: ``REPORT.md`` and
+the full tables ``REPORT-tables.md``).
 
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown file).
 """
