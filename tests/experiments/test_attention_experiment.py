@@ -44,11 +44,16 @@ def quick(tmp_path_factory) -> pd.DataFrame:
 @pytest.mark.slow  # the quick run of the module fixture
 def test_quick_profile_rows_for_every_layer(quick) -> None:
     heads = quick[quick["kind"] == "heads"]
-    assert set(heads["layer"]) == set(range(6)) and set(heads["head"]) == set(range(12))
+    # the quick profile measures the first 4 heads of each layer (max_heads)
+    assert set(heads["layer"]) == set(range(6)) and set(heads["head"]) == set(range(4))
     for metric in ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "bad_normaliser"):
         assert metric in set(heads["metric"])
     frob = heads[heads["metric"] == "out_rel_frob"]
-    assert frob["beats_uniform"].notna().all() and frob["stderr"].notna().all()
+    # a map whose normaliser fails on some row (t2r's ReLU features can all be 0 there) has an
+    # infinite error in every draw: no standard error, and it does not beat uniform
+    finite = frob[np.isfinite(frob["value"])]
+    assert frob["beats_uniform"].notna().all() and finite["stderr"].notna().all()
+    assert not frob.loc[~np.isfinite(frob["value"]), "beats_uniform"].any()
     assert (frob["n_trials"] <= 6).all()
     # the row KL is defined where Â_i is a positive distribution: always for positive features,
     # almost never for trig ones; a cell where it is never defined has no attn_kl row

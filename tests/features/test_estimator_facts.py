@@ -4,9 +4,11 @@ count is the real width of its map (a complex entry counts twice)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rfbench.compute.features import registry
+from rfbench.compute.runner.columns import feature_counts
 
 
 def _built(name: str):
@@ -40,3 +42,8 @@ def test_feature_width_counts_real_entries(name: str, per_projection: int) -> No
     assert est.feature_width(draw, X) == per_projection * m
     phi = est.query_features(draw, X)
     assert est.feature_width(draw, X) == phi.shape[-1] * (2 if np.iscomplexobj(phi) else 1)
+    # the one feature count: the estimator's, the runner's column in every result file (and
+    # the attention budget's projections) agree with the width of the map itself
+    assert est.features_per_projection * m == est.feature_width(draw, X)
+    rows = pd.DataFrame({"estimator": [name], "m": [m]})
+    assert int(feature_counts(rows).iloc[0]) == est.feature_width(draw, X)

@@ -160,7 +160,7 @@ def test_descriptions_agree_with_the_estimators() -> None:
         assert est.unbiased == d.unbiased, name
         assert est.name == d.target or d.kind == "alias", name
         if d.kind == "component":
-            assert est.component.outputs == d.features_per_projection
+            assert est.features_per_projection == d.features_per_projection
 
 
 @pytest.mark.parametrize("name", ["positive@simrf-plus", "angular-hybrid@simrf-plus"])

@@ -321,6 +321,8 @@ class Component(ABC):
     description: str = ""
     paper: str = ""
     outputs: int = 1  # l: features per projection
+    #: complex features: each takes two real entries (the feature count counts it twice)
+    complex_valued: bool = False
     positive: bool = True
     unbiased: bool = True
     data_dependent: bool = False

@@ -125,8 +125,9 @@ class ComponentEstimator(Estimator):
 
     @property
     def features_per_projection(self) -> int:  # type: ignore[override]
-        """l, the features per projection ω_i (the component's ``outputs``)."""
-        return self.component.outputs
+        """l, the real features per projection ω_i (the component's ``outputs``, a complex one
+        counted twice as :meth:`feature_width` counts it)."""
+        return self.component.outputs * (2 if self.component.complex_valued else 1)
 
     @property
     def projection_terms(self) -> bool:

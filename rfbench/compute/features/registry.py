@@ -410,7 +410,7 @@ def describe(name: str) -> EstimatorDescription:
         return EstimatorDescription(
             **common,
             data_dependent=comp.data_dependent or ws.data_dependent,
-            features_per_projection=comp.outputs,
+            features_per_projection=comp.outputs * (2 if comp.complex_valued else 1),
             kernels=tuple(comp.kernels),
             unbiased=comp.unbiased and (ws.marginally_gaussian or ws.importance_weighted),
             paper=comp.paper,

@@ -60,9 +60,9 @@ from rfbench.compute.experiments.attention.local import (
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.features import registry
-from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.models import texts
 from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
+from rfbench.compute.stats import mean_se, standard_error
 
 for _name, _text in (
     ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
@@ -131,8 +131,8 @@ def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
     note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
     if v.size == 0:  # nan: undefined in every draw (attn_kl); inf: diverged in every draw
         return float("nan" if np.isnan(values).all() else "inf"), None, 0, note
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
-    return float(v.mean()), se, int(v.size), note
+    mean, se = mean_se(v)
+    return mean, se, int(v.size), note
 
 
 @register_experiment
@@ -503,7 +503,7 @@ def _feature_map(
             draw = fitter.sample(est, gen, h, stop - start, label=name)
             if h == 0 and start == 0:
                 out.projections = next(iter(draw.projections.values())).W
-                out.columns["features"] = keys + _width(est, draw, q[h])
+                out.columns["features"] = keys + est.feature_width(draw, q[h])
             if mask is None:
                 estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
             else:
@@ -591,17 +591,11 @@ def _head_rows(
     return rows + fitter.cost_rows(common, {n: r.columns for n, r in results.items()})
 
 
-def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:
-    """Real feature width of the estimator (complex maps count twice)."""
-    vals = est.query_log_features(draw, x[:1]).values
-    return int(vals.shape[-1] * (2 if np.iscomplexobj(vals) else 1))
-
-
 def _z(uniform: float, values: np.ndarray) -> float:
     """(uniform − mean)/SE of per-draw errors; −inf if any draw is not finite, ±inf if SE = 0."""
     if not np.isfinite(values).all():
         return float("-inf")
-    se = values.std(ddof=1) / np.sqrt(values.size)
+    se = standard_error(values)
     diff = uniform - values.mean()
     if se == 0:
         return float(np.sign(diff) * np.inf) if diff else 0.0

@@ -40,6 +40,7 @@ from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
 from rfbench.compute.models.bert import AttentionFn, causal_attention, exact_attention
+from rfbench.compute.stats import standard_error
 
 
 def uniform_attention(
@@ -233,7 +234,7 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         ok = col[np.isfinite(col)]
         if ok.size == 0:
             continue  # no trial kept 3 finite embeddings: swap_nonfinite says so
-        se = float(ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1 else None
+        se = standard_error(ok)
         if computed == 1 and se is not None:
             se = 0.0  # a deterministic map: one evaluation repeated (not rounding noise)
         rows.append({**base, "metric": metric, "value": float(ok.mean()),
