@@ -59,12 +59,15 @@ class Projections:
     weights:  (M,) or (draws, M) quadrature weights a_i with K̂ = Σ_i a_i f1(ω_i, x) f2(ω_i, y);
               None means the Monte Carlo weights 1/M. Signed weights (SGQ) are allowed.
     d:        the dimension of the inputs the projections were drawn for.
+    phase:    (draws, M) random phases b_i drawn with the ω_i (random-phase TrigRF, DERF Eqs. 4-5;
+              rfbench.compute.features.trig_phase); None for every other map.
     """
 
     W: np.ndarray
     sq_norms: np.ndarray
     d: int
     weights: np.ndarray | None = None
+    phase: np.ndarray | None = None
 
     @property
     def draws(self) -> int:
@@ -93,7 +96,8 @@ class Projections:
 
     def scaled(self, factor: float) -> Projections:
         """The projections of ω·factor (e.g. a bandwidth 1/σ)."""
-        return Projections(self.W * factor, self.sq_norms * factor**2, self.d, self.weights)
+        W, sq = self.W * factor, self.sq_norms * factor**2
+        return Projections(W, sq, self.d, self.weights, self.phase)
 
 
 def check_inputs(X: np.ndarray, k: int | None = None) -> np.ndarray:
@@ -324,6 +328,8 @@ class Component(ABC):
     data_dependent: bool = False
     rotation_invariant: bool = True  # uses ω only through ωᵀx and ‖ω‖²
     symmetric: bool = True  # f1 == f2
+    #: draws a phase b_i ~ U[0, 2π] with each ω_i (``Projections.phase``: random-phase TrigRF)
+    random_phase: bool = False
     #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
     kernels: tuple[str, ...] = KERNELS
     #: signs s of the tilts s·(x + y) of ω's law that an importance sampler of the MSE uses (the

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,9 @@ class ComponentEstimator(Estimator):
             weights = weights.fitted(*self._fit_data(fit))
             params = {**params, **weights.fit_params()}
         proj = weights.sample(rng, d, self.m, draws, frame=frame)
+        if self.component.random_phase:  # b ~ U[0, 2π] per ω (DERF Eqs. 4-5)
+            phase = rng.uniform(0.0, 2.0 * np.pi, size=(proj.draws, proj.count))
+            proj = replace(proj, phase=phase)
         return Draw({"omega": proj}, params, d)
 
     def _fit_data(self, fit: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, ...]:
@@ -154,9 +158,9 @@ class ComponentEstimator(Estimator):
 
     @property
     def pairing_weights(self) -> WeightsSampler | None:
-        """The coupling, unless a fit is part of the draw (data-dependent components)."""
-        data = self.component.data_dependent or self.weights.data_dependent
-        return None if data else self.weights
+        """The coupling, unless a fit or phases are part of the draw."""
+        own = self.component.data_dependent or self.weights.data_dependent
+        return None if own or self.component.random_phase else self.weights
 
     def draw_from(self, proj: Projections) -> Draw:
         """``Draw({"omega": proj})`` without fitted parameters."""
