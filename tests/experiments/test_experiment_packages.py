@@ -74,7 +74,7 @@ PAPER_DATA: dict[str, dict[str, str]] = {
         "DERF Figs. 1-2: the paper's mechanisms of the closed-form variance (iid)",
     ),
     "variance/derf_mc.py": dict.fromkeys(
-        ["trig", "trig@iid", "@iid"],
+        ["trig", "trig@iid", "trig-phase@iid", "@iid"],
         "DERF Figs. 1-2: the random-phase TrigRF of the paper is not a registry estimator",
     ),
 }
