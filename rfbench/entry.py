@@ -42,7 +42,7 @@ def interrupted() -> None:
 
 def main() -> None:  # pragma: no cover - console entry (tested through subprocesses)
     try:
-        from rfbench.cli import cli
+        from rfbench.cli.app import cli
 
         status = cli()
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ HEADROOM = 768 * 2**20
 _CHILD = """
 import json, resource, sys
 from typer.testing import CliRunner
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.memlimits import _mapped
 cases, headroom = json.loads(sys.argv[1]), int(sys.argv[2])
 limit = _mapped() + headroom

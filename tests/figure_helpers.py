@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import FIGURES, list_figures, load_inputs
+from rfbench.present.plots.draw import load_inputs
+from rfbench.present.plots.registry import FIGURES, list_figures
 
 
 def inputs(results_dir: Path, figure_id: str) -> dict[str, pd.DataFrame]:

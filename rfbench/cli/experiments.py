@@ -25,7 +25,7 @@ from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.params import option, parameter_options, parse_value
 from rfbench.cli.show import print_frame
-from rfbench.compute.experiments import PROFILES, ConfigError, Experiment
+from rfbench.compute.experiments.base import PROFILES, ConfigError, Experiment
 from rfbench.compute.runner.backends import BACKENDS
 
 if TYPE_CHECKING:

@@ -25,7 +25,8 @@ def figures(
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
     from rfbench.compute.results import check_readable
     from rfbench.compute.skipped import skipped_fixes, skipped_names
-    from rfbench.present.plots import draw_all, list_figures
+    from rfbench.present.plots.draw import draw_all
+    from rfbench.present.plots.registry import list_figures
 
     known = {spec.id for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]
@@ -43,14 +44,17 @@ def figures(
         table.add_column(col)
     for o in outcomes:
         status = o.problem or ", ".join(p.name for p in o.paths)
+        if o.missing and not o.problem:
+            status += f" [yellow](without {', '.join(o.missing)}: not in the results)[/yellow]"
         table.add_row(o.id, f"[red]{status}[/red]" if o.problem else status)
     console.print(table)
     missing_data = skipped_names(Path(results))
     needs = {spec.id: spec.needs for spec in list_figures()}
+    lacking = {o.id: needs[o.id] if o.problem else o.missing for o in outcomes}
     offline = {
-        o.id: sorted({missing_data[n] for n in needs[o.id] if n in missing_data})
+        o.id: sorted({missing_data[n] for n in lacking[o.id] if n in missing_data})
         for o in outcomes
-        if o.problem and any(n in missing_data for n in needs[o.id])
+        if any(n in missing_data for n in lacking[o.id])
     }
     failed = [o for o in outcomes if o.problem and o.id not in offline]
     if offline:
@@ -58,7 +62,8 @@ def figures(
         fixes = skipped_fixes(Path(results))
         commands = " && ".join(dict.fromkeys(fixes.get(d, f"rfbench data fetch {d}") for d in sets))
         console.print(
-            f"{len(offline)} figure(s) not drawn because reproduce skipped their data "
+            f"{len(offline)} figure(s) not drawn (or drawn in part) because reproduce skipped "
+            "their data "
             f"({', '.join(sets)}): get it with `{commands}` and run again"
         )
     drawn = sum(1 for o in outcomes if not o.problem)

@@ -91,7 +91,7 @@ def experiments() -> None:
 @app.command("figures")
 def figures() -> None:
     """Every figure id, the results it reads and what it shows."""
-    from rfbench.present.plots import list_figures
+    from rfbench.present.plots.registry import list_figures
 
     table = Table(title="rfbench figures (rfbench figures; results/figures/<id>.png|pdf)")
     for col in ("figure", "reads results", "title"):

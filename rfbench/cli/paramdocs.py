@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rfbench.compute.text import markdown_table
+
 #: docs/experiments.md of this checkout
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "experiments.md"
 #: the command that rewrites the tables (for failure messages)
@@ -42,21 +44,14 @@ def _value(value: Any) -> str:
     return repr(value)
 
 
-def _cell(text: str) -> str:
-    """Table-cell text: pipes escaped, no line breaks."""
-    return " ".join(text.replace("|", "\\|").split())
-
-
 def table(name: str) -> str:
     """The Markdown table of experiment ``name``'s parameters."""
-    from rfbench.compute.experiments import get_experiment
+    from rfbench.compute.experiments.registry import get_experiment
 
-    rows = ["| parameter | type | default | bounds / choices | help |", "|---|---|---|---|---|"]
-    for param in get_experiment(name).parameters().values():
-        cells = (f"`{param.key}`", param.type_name, f"`{_value(param.default)}`",
-                 param.constraint, param.help)  # fmt: skip
-        rows.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return "\n".join(rows) + "\n"
+    header = ["parameter", "type", "default", "bounds / choices", "help"]
+    rows = [(f"`{p.key}`", p.type_name, f"`{_value(p.default)}`", p.constraint, p.help)
+            for p in get_experiment(name).parameters().values()]  # fmt: skip
+    return "\n".join(markdown_table(header, rows))
 
 
 def render(text: str) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.base import ConfigError
 from rfbench.compute.features.options import split_outside_brackets
 
 if TYPE_CHECKING:

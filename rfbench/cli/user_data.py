@@ -16,7 +16,7 @@ from typing import Any
 from rfbench.cli.errors import UserError
 from rfbench.cli.params import flags, option
 from rfbench.compute.datasets import user
-from rfbench.compute.experiments import Experiment
+from rfbench.compute.experiments.base import Experiment
 
 #: config values ``--data`` sets besides ``data`` (gram reads its points from the file)
 ALSO_SETS: Mapping[str, Mapping[str, Any]] = {"gram": {"inputs": "file"}}

@@ -37,9 +37,9 @@ ENTRY_POINT_GROUP = "rfbench.plugins"
 #: modules of the registries, each with a ``load_builtins()`` that imports its built-in entries
 REGISTRIES = (
     "rfbench.compute.features.registry",
-    "rfbench.compute.features.theory",
-    "rfbench.compute.experiments",
-    "rfbench.present.plots",
+    "rfbench.compute.features.theory.registry",
+    "rfbench.compute.experiments.registry",
+    "rfbench.present.plots.registry",
 )
 
 _log = logging.getLogger("rfbench.plugins")

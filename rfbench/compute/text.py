@@ -1,8 +1,10 @@
-"""Plain-text helpers shared by the command line and the experiments (no heavy imports)."""
+"""Plain-text helpers shared by the command line, the experiments and the report writers: the
+first sentence of a text and Markdown tables (no heavy imports)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 #: words a period follows without ending the sentence ("SimRF Fig. 8", "Eq. 7", "e.g. trig")
 _ABBREVIATIONS = frozenset(
@@ -10,12 +12,48 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def first_sentence(text: str) -> str:
+def first_sentence(text: str, *, clause: bool = False, limit: int | None = None) -> str:
     """The first sentence of ``text``: up to the first period that ends a word other than an
-    abbreviation such as "Fig." or "e.g."."""
+    abbreviation such as "Fig." or "e.g.".
+
+    Parameters
+    ----------
+    text : str
+        Any text; runs of whitespace count as one space.
+    clause : bool
+        The short form the report quotes: a colon also ends it, the final period or colon is
+        dropped, and so is a parenthesis the cut left open.
+    limit : int, optional
+        At most this many characters, cut with "…".
+
+    Returns
+    -------
+    str
+    """
     text = " ".join(text.split())
-    for match in re.finditer(r"\.(?=\s|$)", text):
+    head = text
+    for match in re.finditer(r"[.:](?=\s|$)" if clause else r"\.(?=\s|$)", text):
         word = text[: match.start()].rsplit(" ", 1)[-1].lstrip("(").lower()
-        if word not in _ABBREVIATIONS:
-            return text[: match.end()]
-    return text
+        if match[0] == ":" or word not in _ABBREVIATIONS:
+            head = text[: match.end()]
+            break
+    if clause:
+        head = head.rstrip(".:")
+        if head.count("(") > head.count(")"):  # cut inside a parenthesis: drop it
+            head = head[: head.rfind("(")].rstrip(" ,;")
+    if limit is not None and len(head) > limit:
+        head = head[: limit - 1].rstrip() + "…"
+    return head
+
+
+def markdown_cell(text: object) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """The lines of a Markdown table, cells made safe by :func:`markdown_cell`, and a blank line
+    after it (``"\\n".join`` gives the table ending in a newline)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in rows]
+    return lines + [""]

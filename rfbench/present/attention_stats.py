@@ -77,6 +77,16 @@ def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, fl
     return median, float(ci.low), float(ci.high)
 
 
+def median_ci_text(values: np.ndarray) -> str:
+    """``median [low, high]`` (3 significant digits; the interval left out where the values are
+    too few for one, "—" where none is finite), from :func:`median_ci`."""
+    median, low, high = median_ci(values)
+    if not np.isfinite(median):
+        return "—"
+    ci = f" [{low:.3g}, {high:.3g}]" if np.isfinite(low) and np.isfinite(high) else ""
+    return f"{median:.3g}{ci}"
+
+
 def gap_recovered(
     score: float, uniform: float, exact: float = 1.0, stderr: float | None = None
 ) -> tuple[float, float | None]:
@@ -115,3 +125,80 @@ def swap_gaps(swap: pd.DataFrame) -> pd.DataFrame:
             extra.append({**row.to_dict(), "metric": f"{row['metric']} gap recovered",
                           "value": value, "stderr": gap_se})  # fmt: skip
     return pd.concat([swap, pd.DataFrame(extra)], ignore_index=True) if extra else swap
+
+
+#: the real-attention runs of the paper reproduction, one per (model, mask): result name -> the
+#: config that writes it (all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2, bidirectional and causal)
+RUNS = {
+    "beyond-attention": "configs/beyond/attention.toml",
+    "beyond-attention-causal": "configs/beyond/attention-causal.toml",
+    "beyond-attention-l3": "configs/beyond/attention-l3.toml",
+    "beyond-attention-l3-causal": "configs/beyond/attention-l3-causal.toml",
+}
+
+
+def model_and_mask(df: pd.DataFrame) -> tuple[str, str]:
+    """(model, mask) of one attention result: the model's name from the dataset label
+    ``<model>@<digest>[+causal]``, the mask 'causal' when the rows carry ``causal`` true."""
+    label = (
+        str(df["dataset"].dropna().iloc[0])
+        if "dataset" in df and df["dataset"].notna().any()
+        else "?"
+    )
+    causal = "causal" in df and df["causal"].fillna(False).astype(bool).any()
+    return label.split("@")[0].removesuffix("+causal"), "causal" if causal else "bidirectional"
+
+
+def longest(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows at the longest sequence (all rows when they carry no length)."""
+    if "tokens" not in rows or rows["tokens"].isna().all():
+        return rows
+    return rows[rows["tokens"] == rows["tokens"].max()]
+
+
+def output_errors(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``out_rel_frob`` rows of the heads and of uniform attention at the longest sequence.
+
+    Returns
+    -------
+    (heads, uniform)
+        ``heads``: one row per estimator, budget, layer and head, its feature budget in
+        ``budget`` (files from before equal feature budgets: their projections ``m``);
+        ``uniform``: one row per layer and head.
+    """
+    out = df[df["metric"] == "out_rel_frob"]
+    heads = longest(out[out["kind"] == "heads"])
+    if "budget" not in heads or heads["budget"].isna().all():
+        heads = heads.assign(budget=heads["m"])
+    base = out[(out["kind"] == "baselines") & (out["estimator"] == "uniform")]
+    return heads, base[base["tokens"] == heads["tokens"].max()] if "tokens" in base else base
+
+
+def is_local(rows: pd.DataFrame) -> bool:
+    """Rows of a local method (a window or top-k keys), not of a feature map alone."""
+    return any(c in rows and rows[c].notna().any() for c in ("window", "top_k"))
+
+
+def is_random_map(name: str, rows: pd.DataFrame) -> bool:
+    """A random feature map: a ``<component>@<coupling>`` registry name, no local keys."""
+    return "@" in name and not is_local(rows)
+
+
+def relative_to_uniform(heads: pd.DataFrame, uniform: pd.DataFrame) -> np.ndarray:
+    """Per head, a method's output error over uniform attention's on the same head.
+
+    Parameters
+    ----------
+    heads : DataFrame
+        One method's ``out_rel_frob`` rows at one budget (``layer``, ``head``, ``value``).
+    uniform : DataFrame
+        Uniform attention's rows on the same sequence.
+
+    Returns
+    -------
+    ndarray, shape (heads,)
+        < 1 where the method beats uniform attention on that head.
+    """
+    keys = ["layer", "head"]
+    both = heads[[*keys, "value"]].merge(uniform[[*keys, "value"]], on=keys, suffixes=("", "_u"))
+    return (both["value"] / both["value_u"]).to_numpy(dtype=float)

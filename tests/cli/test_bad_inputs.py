@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 
 BAD = [
     (["pointwise", "--m", "64,64"], "'m': 64 is listed twice"),
@@ -98,7 +98,7 @@ def test_a_full_disk_is_a_user_error(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_a_far_option_gets_no_suggestion(capsys) -> None:
-    from rfbench.cli import cli
+    from rfbench.cli.app import cli
 
     assert cli(["pointwise", "--nosuch", "1"]) == 2
     err = capsys.readouterr().err

@@ -10,8 +10,8 @@ import typer
 from typer.testing import CliRunner
 
 import rfbench
-from rfbench.cli import app
 from rfbench.cli import experiments as cli_experiments
+from rfbench.cli.app import app
 from rfbench.cli.experiments import add_experiment_command
 from rfbench.cli.params import flags
 from rfbench.compute.experiments import Experiment, get_experiment

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.compute.datasets import DataError
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
 

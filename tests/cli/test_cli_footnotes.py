@@ -9,7 +9,7 @@ import pandas as pd
 import typer
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.cli.show import print_frame
 from rfbench.present.summaries.pointwise import SUMMARY_FOOTNOTE
 

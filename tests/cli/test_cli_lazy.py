@@ -11,7 +11,7 @@ from rfbench.cli.lazy import COMMANDS, builtin_experiments, experiment_texts
 
 PROBE = """
 import sys
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 status = cli({args!r})
 heavy = sorted(m for m in ("pandas", "scipy", "rfbench.compute.experiments",
 "rfbench.compute.features")
@@ -45,7 +45,7 @@ def test_the_source_listing_equals_the_registry() -> None:
 def test_every_command_is_built_when_invoked() -> None:
     from typer.main import get_command
 
-    from rfbench.cli import app
+    from rfbench.cli.app import app
 
     group = get_command(app)
     names = group.list_commands(None)

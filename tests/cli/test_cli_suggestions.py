@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.compute.features import registry
 
 

@@ -11,7 +11,7 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.datasets import user
 from rfbench.compute.results import load_provenance, load_results
 
@@ -122,7 +122,7 @@ def test_target_is_an_option_only_where_the_data_is_a_labelled_table(
     command, files, tmp_path: Path, capsys
 ) -> None:
     """``--target COLUMN (classify only)`` was listed in ``rfbench attention --help``."""
-    from rfbench.cli import cli
+    from rfbench.cli.app import cli
 
     res = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0 and "--data" in res.output

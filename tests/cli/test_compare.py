@@ -9,7 +9,7 @@ from compare_helpers import N_ROWS
 from compare_helpers import rows as _rows
 from compare_helpers import write as _write
 
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.compute.errors import UserError
 from rfbench.present.compare.compare import compare, compare_rows, flag_rows, parse_fail_on
 

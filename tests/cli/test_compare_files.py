@@ -14,7 +14,7 @@ import pytest
 from compare_helpers import one_line, rows, write
 
 import rfbench.present.compare.compare
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.compute.errors import UserError
 from rfbench.compute.results import METADATA_KEY, make_provenance
 from rfbench.present.compare.compare import compare

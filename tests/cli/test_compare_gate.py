@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from compare_helpers import one_line, rows, write
 
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.present.compare.compare import compare, compare_rows, flag_rows
 
 GATE = ["--fail-on", "numbers"]

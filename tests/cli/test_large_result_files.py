@@ -9,7 +9,7 @@ import pytest
 from compare_helpers import one_line, rows, write
 
 import rfbench.compute.memlimits
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 
 
 @pytest.mark.parametrize("command", ["report", "figures", "site", "compare"])

@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 
 RANGES = [
     (["precision", "--r", "1e308"], "a number whose square float64 holds"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.results import load_provenance
 

@@ -373,7 +373,7 @@ def test_unknown_name_and_option() -> None:
 def test_cli_list_and_errors(shared: Path) -> None:
     from typer.testing import CliRunner
 
-    from rfbench.cli import app
+    from rfbench.cli.app import app
 
     runner = CliRunner()
     out = runner.invoke(app, ["list", "datasets"], env={"COLUMNS": "200"})

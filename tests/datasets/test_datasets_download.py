@@ -184,7 +184,7 @@ def test_an_offline_download_error_is_one_short_line(cache_dir, monkeypatch, whe
 def test_cli_fetch_from_mirror(data_dir: Path, server, cache_dir: Path) -> None:
     from typer.testing import CliRunner
 
-    from rfbench.cli import app
+    from rfbench.cli.app import app
 
     url, served = server
     _serve(data_dir, served, "yeast/yeast.data")

@@ -18,7 +18,7 @@ from capped import run_capped
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.datasets.filesize import declared
 from rfbench.compute.results import load_provenance
 

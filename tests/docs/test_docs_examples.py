@@ -65,3 +65,29 @@ def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path:
     assert len(bias) == 2 and (bias["value"].abs() < 5 * bias["stderr"] + 1e-12).all()
     figure = FIGURES["demo-bias"].draw({"demo-bias": rows})
     assert figure.axes
+
+
+def test_the_report_claim_example_gives_its_verdict() -> None:
+    text = (DOCS / "extending.md").read_text(encoding="utf-8")
+    section = text[text.index("## A report claim") :]
+    toml_text = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(BLOCK.search(section).group(1), "extending.md", "exec"), namespace)
+
+    def rows(orf: float, stderr: float):  # type: ignore[no-untyped-def]
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {"experiment": "pointwise", "figure": "hrf-fig2", "estimator": est,
+                 "metric": "rel_rmse", "value": v * (1 + theta), "stderr": stderr,
+                 "n_trials": 1000, "r": 1.0, "theta": theta}
+                for est, v in (("trig@orf", orf), ("trig@iid", 0.2))
+                for theta in (0.0, 1.0, 2.0)
+            ]
+        )  # fmt: skip
+
+    verdict = namespace["claim_verdict"]
+    assert verdict(toml_text, rows(0.1, 0.001)) == "ordering confirmed"
+    assert verdict(toml_text, rows(0.19, 0.05)) == "consistent"  # not by 2 standard errors
+    assert verdict(toml_text, rows(0.3, 0.001)) == "does not hold"

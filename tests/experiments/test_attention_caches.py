@@ -14,7 +14,7 @@ import pytest
 import tiny_bert
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments.attention import swap
 from rfbench.compute.results import load_results
 
@@ -117,7 +117,8 @@ def test_a_damaged_activations_file_is_computed_again(tmp_path: Path) -> None:
     data = tmp_path / "data"
     first = attention(model, tmp_path / "r1" / "o.parquet", data)
     files = sorted((data / "activations").glob("*.npz"))
-    assert len(files) == 2  # the activations and the swap-in score's exact embeddings
+    # the activations of the fitting and the measured text, the swap-in score's exact embeddings
+    assert len(files) == 3
     for path in files:
         blob = bytearray(path.read_bytes())
         blob[len(blob) // 2] ^= 1
@@ -174,7 +175,9 @@ def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_rem
     model = tiny_bert.make_model(tmp_path / "m")
     data = tmp_path / "data"
     first = attention(model, tmp_path / "r1" / "o.parquet", data, "--no-swap")
-    [path] = (data / "activations").glob("*.npz")
+    files = sorted((data / "activations").glob("*.npz"))
+    assert len(files) == 2  # the activations of the fitting and the measured text
+    path = files[0]
     path.unlink()
     (path / "x").mkdir(parents=True)
     res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(

@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.results import load_results
 
 RUN = ("--budget", 8, "--draws", 3, "--estimators", "positive@iid", "--backend", "serial",

@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute import models
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.results import load_results
@@ -44,11 +44,16 @@ def quick(tmp_path_factory) -> pd.DataFrame:
 @pytest.mark.slow  # the quick run of the module fixture
 def test_quick_profile_rows_for_every_layer(quick) -> None:
     heads = quick[quick["kind"] == "heads"]
-    assert set(heads["layer"]) == set(range(6)) and set(heads["head"]) == set(range(12))
+    # the quick profile measures the first 4 heads of each layer (max_heads)
+    assert set(heads["layer"]) == set(range(6)) and set(heads["head"]) == set(range(4))
     for metric in ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "bad_normaliser"):
         assert metric in set(heads["metric"])
     frob = heads[heads["metric"] == "out_rel_frob"]
-    assert frob["beats_uniform"].notna().all() and frob["stderr"].notna().all()
+    # a map whose normaliser fails on some row (t2r's ReLU features can all be 0 there) has an
+    # infinite error in every draw: no standard error, and it does not beat uniform
+    finite = frob[np.isfinite(frob["value"])]
+    assert frob["beats_uniform"].notna().all() and finite["stderr"].notna().all()
+    assert not frob.loc[~np.isfinite(frob["value"]), "beats_uniform"].any()
     assert (frob["n_trials"] <= 6).all()
     # the row KL is defined where Â_i is a positive distribution: always for positive features,
     # almost never for trig ones; a cell where it is never defined has no attn_kl row
@@ -93,7 +98,9 @@ def test_quick_profile_pairs_estimators_of_one_coupling(quick) -> None:
 def test_quick_profile_swap_in_scores(quick) -> None:
     swap = quick[quick["kind"] == "swap"]
     names = {f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")}
-    assert names | {"uniform"} == set(swap["estimator"])
+    learned = {"hedgehog", "t2r"}  # skipped: the sentences mix their fitting text
+    assert names | learned | {"positive@fitted", "uniform"} == set(swap["estimator"])
+    assert set(swap.loc[swap["estimator"].isin(learned), "metric"]) == {"skipped"}
     cos = swap[swap["metric"] == "swap_cosine"].set_index("estimator")["value"]
     assert ((cos > -1) & (cos <= 1 + 1e-9)).all()
     # positive features at m = 64 keep the embedding closer than uniform attention does
@@ -118,7 +125,8 @@ def test_user_qkv_uniform_baseline_equals_an_independent_computation(tmp_path: P
     assert res.exit_code == 0, res.output
     rows = load_results(out)
     uni = rows[(rows["estimator"] == "uniform") & (rows["metric"] == "out_rel_frob")]
-    q, k, v = (np.atleast_3d(arrays[n]) if heads else arrays[n][None] for n in "qkv")
+    # measured on the second half of the tokens (the first half is for fitting)
+    q, k, v = ((np.atleast_3d(arrays[n]) if heads else arrays[n][None])[:, 10:] for n in "qkv")
     assert sorted(uni["head"]) == list(range(q.shape[0]))
     for h, value in zip(uni["head"], uni["value"], strict=True):
         logits = q[h] @ k[h].T
@@ -146,7 +154,7 @@ def test_a_deterministic_map_is_computed_once_for_every_draw(tmp_path: Path) -> 
     est = registry.get("taylor2", kernel="softmax", m=8)
     for h, value, se, n in zip(frob["head"], frob["value"], frob["stderr"], frob["n_trials"],
                                strict=True):  # fmt: skip
-        q, k, v = (arrays[name][h] for name in "qkv")
+        q, k, v = (arrays[name][h][10:] for name in "qkv")  # the measured (second) half
         draw = est.sample(np.random.default_rng(0), d=8, draws=1)
         one = am.draw_metrics(am.HeadTruth.of(q, k, v), am.estimate_head(est, draw, q, k, v))
         assert value == one["out_rel_frob"][0] and se == 0.0 and n == 4
@@ -201,3 +209,10 @@ def test_figures_draw_from_the_quick_rows(quick) -> None:
             # per layer: 8 feature maps and 3 local methods plus the uniform, zero and oracle lines
             assert all(len(ax.lines) >= 11 + 3 for ax in fig.axes[:6])
         plt.close(fig)
+    # the finding across models and masks, from this one run: its panel drawn, the others named
+    fig = FIGURES["beyond-attention-models"].draw({"beyond-attention": quick})
+    assert sum(ax.has_data() for ax in fig.axes) == 1
+    assert (
+        sum("rfbench run configs/beyond/" in t.get_text() for ax in fig.axes for t in ax.texts) == 3
+    )
+    plt.close(fig)

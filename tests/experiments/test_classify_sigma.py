@@ -11,7 +11,7 @@ import pytest
 from sklearn.svm import SVC
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments.classify import bandwidth
 from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, prepared
 from rfbench.compute.experiments.classify.experiment import Classify

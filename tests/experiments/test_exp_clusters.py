@@ -23,6 +23,7 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import run
 from rfbench.present.summaries.clusters import paper_s, paper_table3
+from rfbench.present.summary import terminal_summary
 
 TABLE3 = paper_table3()
 
@@ -130,7 +131,7 @@ def test_quick_profile_end_to_end(tmp_path):
     assert tuple(s) == paper_s()["s1"]
     theory = df[df["metric"] == "theory_mse"]
     assert set(theory["estimator"]) == set(PAPER_ESTIMATORS)
-    summary = exp.summary(df)
+    summary = terminal_summary(exp, df)
     assert list(summary["dataset"]) == ["s1"]
     assert "equal" in summary.columns
 

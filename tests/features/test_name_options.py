@@ -99,7 +99,7 @@ def test_lists_split_outside_parentheses() -> None:
 
 
 def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
-    from rfbench.cli import cli
+    from rfbench.cli.app import cli
     from rfbench.compute.results import load_results
 
     out = tmp_path / "pw.parquet"
@@ -115,7 +115,7 @@ def test_the_command_line_runs_a_name_with_options(tmp_path, capsys) -> None:
 
 
 def test_a_config_file_sets_options_by_name(tmp_path, capsys) -> None:
-    from rfbench.cli import cli
+    from rfbench.cli.app import cli
     from rfbench.compute.results import load_results
 
     config = tmp_path / "opt.toml"

@@ -160,7 +160,7 @@ def test_descriptions_agree_with_the_estimators() -> None:
         assert est.unbiased == d.unbiased, name
         assert est.name == d.target or d.kind == "alias", name
         if d.kind == "component":
-            assert est.component.outputs == d.features_per_projection
+            assert est.features_per_projection == d.features_per_projection
 
 
 @pytest.mark.parametrize("name", ["positive@simrf-plus", "angular-hybrid@simrf-plus"])
@@ -229,7 +229,7 @@ class Tiny(Experiment):
 
 
 def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
-    import rfbench.compute.experiments as experiments
+    import rfbench.compute.experiments.registry as experiments
 
     (isolated_registry / "rfb_test_exp.py").write_text(EXPERIMENT_MODULE)
     ep = EntryPoint("tiny", "rfb_test_exp", plugins.ENTRY_POINT_GROUP)

@@ -15,11 +15,12 @@ import tiny_bert
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute import models
 
-SMALL = ("--tokens", 32, "--m", 4, "--draws", 2, "--estimators", "positive@iid", "--swap-m", 4,
-         "--swap-sentences", 3, "--swap-trials", 1, "--swap-tokens", 8)  # fmt: skip
+SMALL = ("--tokens", 32, "--budget", 4, "--draws", 2, "--estimators", "positive@iid",
+         "--swap-budget", 4, "--swap-sentences", 3, "--swap-trials", 1,
+         "--swap-tokens", 8)  # fmt: skip
 RUN = ("--backend", "serial", "--quiet", "--no-plot")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 
 ARGS = ["pointwise", "--r", "1.0", "--angles", "3", "--samples", "200", "--d", "8", "--m", "8"]
 ARGS += ["--estimators", "trig@iid,positive@iid", "--backend", "serial"]

@@ -12,8 +12,9 @@ import pytest
 from rfbench.compute.features.theory.negatives import trig_negative_probability
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import load_config, run
-from rfbench.present.plots import FIGURES, draw_figure, list_figures
+from rfbench.present.plots.draw import draw_figure
 from rfbench.present.plots.pointwise import EXACT, Curve, curves, log_floor, tail_note
+from rfbench.present.plots.registry import FIGURES, list_figures
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 IDS = ("hrf-fig2", "hrf-fig5", "cse-fig1", "cse-fig2", "cse-fig3", "cse-fig4", "cse-fig5")

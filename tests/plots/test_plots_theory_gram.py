@@ -16,7 +16,8 @@ from matplotlib.collections import QuadMesh
 from matplotlib.image import AxesImage
 
 from rfbench.compute.runner import load_config, run
-from rfbench.present.plots import FIGURES, draw_figure, list_figures
+from rfbench.present.plots.draw import draw_figure
+from rfbench.present.plots.registry import FIGURES, list_figures
 from rfbench.present.plots.theory import MSE_FLOOR
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,8 @@ from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
 from rfbench.compute.runner import load_config, run
-from rfbench.present.plots import FIGURES, draw_figure, list_figures
+from rfbench.present.plots.draw import draw_figure
+from rfbench.present.plots.registry import FIGURES, list_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = {
@@ -204,11 +205,12 @@ def test_derf_fig3_features_axis_and_percent(results_dir: Path) -> None:
     datasets = list(dict.fromkeys(df["dataset"]))
     assert len(fig.axes) == len(datasets) + 1
     acc = df[df["metric"] == "accuracy"]
-    names = {"TrigRF [sin, cos]", "PosRF", "GERF", "SADERF", "ADERF", "SDERF"}
+    # TrigRF: the paper's random-phase map (trig-phase@orf); [sin, cos]: the library's trig
+    names = {"TrigRF", "TrigRF [sin, cos]", "PosRF", "GERF", "SADERF", "ADERF", "SDERF"}
     for ax, ds in zip(fig.axes, datasets, strict=False):
         curves = _curves(ax)
         assert names | {"exact kernel"} <= set(curves)
-        assert len(_errorbars(ax)) == 6
+        assert len(_errorbars(ax)) == 7
         trig = acc[(acc["dataset"] == ds) & (acc["estimator"] == "trig@orf")].sort_values("m")
         sderf = acc[(acc["dataset"] == ds) & (acc["estimator"] == "sderf@orf")].sort_values("m")
         # trig's [sin, cos] map has M/2 projections: plotted at M = 2m features, like SDERF at m

@@ -40,10 +40,11 @@ def paper_text(paper: str) -> str:
 
 
 def published(paper: str, pattern: str, with_spread: bool = False) -> list[float]:
-    """Values (and their printed ± when asked) of the entries whose id matches ``pattern``."""
+    """Values (and their printed ± when asked) of the entries whose id matches ``pattern``
+    (another reading of a printed cell, ``reading_of``, repeats it: left out)."""
     out: list[float] = []
     for e in reference.load(paper):
-        if isinstance(e, NumberEntry) and re.match(pattern, e.id):
+        if isinstance(e, NumberEntry) and re.match(pattern, e.id) and not e.reading_of:
             out.append(e.value)
             if with_spread:
                 out.append(e.std if e.std is not None else e.stderr)

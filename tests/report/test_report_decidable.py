@@ -209,9 +209,11 @@ def test_confirmed_only_when_every_link_is_significant_and_large_enough() -> Non
     assert _verdict(check, rows) == ORDERING_CONFIRMED  # gap 0.01, z ≈ 7
     weak = [{**r, "stderr": 0.01} for r in rows]
     assert _verdict(check, weak) == CONSISTENT  # the same gap, z ≈ 0.7
-    # a declared effect size ("substantially"): significant but smaller is only consistent
+    # a declared effect size ("substantially") is part of the claim: a gap of 0.01 ± 0.0014
+    # falls short of 0.02 by more than 2 se (does not hold), exceeds 0.005 by more (confirmed)
     big = {**check, "min_gap": 0.02, "effect_reason": "substantially"}
-    assert _verdict(big, rows) == CONSISTENT
+    assert _verdict(big, rows) == DOES_NOT_HOLD
     assert _verdict({**big, "min_gap": 0.005}, rows) == ORDERING_CONFIRMED
+    assert _verdict({**big, "min_gap": 0.009}, rows) == CONSISTENT  # 0.01 − 2 se < 0.009
     with pytest.raises(ReferenceDataError, match="effect_reason"):
         _claim({**check, "min_gap": 0.02})

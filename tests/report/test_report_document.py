@@ -3,10 +3,12 @@ and the not-reproducible rows in the generated companion file; the family-wise c
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+from rfbench.present.report.numbers import family_wise
 from rfbench.present.report.render import TABLES_FILE
-from rfbench.present.report.summary import family_wise, significant
+from rfbench.present.report.verdicts import DIFFERS
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -31,11 +33,27 @@ def test_long_tables_and_the_appendix_live_in_the_companion_file(
     assert "## Appendix: not reproducible on a CPU" in text
 
 
-def test_the_family_wise_count_excludes_replays_and_flags_chess(committed_report) -> None:  # type: ignore[no-untyped-def]
+def test_the_family_wise_correction_decides_each_row(committed_report) -> None:  # type: ignore[no-untyped-def]
     report = committed_report
-    n, z_bonf, cutoff = family_wise(report)
-    assert 3.3 < z_bonf < 3.6 and n < 100
-    fw = {r.entry.id for r in significant(report, cutoff)}
-    # z = -3.28: beyond 3, below the family-wise threshold for ~90 numbers
-    assert "simrf-table2-chess-simrf" not in fw
-    assert all(not r.entry.id.startswith("hrf-table3-") for r in significant(report, cutoff))
+    n, z_bonf, cutoff = family_wise(report.numbers)
+    assert 3.2 < z_bonf < 3.6 and n < 100
+    members = [r for r in report.numbers if r.in_family]
+    assert not any(r.entry.id.startswith("hrf-table3-") for r in members)  # replayed: apart
+    for r in members:  # |z| > 3 differs exactly when Holm rejects it
+        if r.z is not None and abs(r.z) > 3:
+            assert (r.verdict == DIFFERS) == (abs(r.z) >= cutoff), r.entry.id
+
+
+def test_findings_give_each_claim_the_verdict_word_of_its_row(committed_report) -> None:  # type: ignore[no-untyped-def]
+    from rfbench.present.report.findings import findings
+
+    text = "\n".join(findings(committed_report))
+    verdicts = {r.entry.id: r.verdict for r in committed_report.claims}
+    named = re.findall(r"^- `([a-z0-9.-]+)` \([^)]*\): .*? — \*([a-z ]+)\*", text, re.M)
+    assert named, "the Findings name claims with their verdict"
+    for cid, word in named:
+        assert verdicts[cid] == word, cid
+    for cid, verdict in verdicts.items():  # every claim that fails or depends is listed
+        if verdict in ("does not hold", "depends on the reading"):
+            assert (cid, verdict) in named
+    assert "**What reproduced**" in text and "*Replayed*, not reproduced: hrf-table3" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

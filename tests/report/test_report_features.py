@@ -6,7 +6,6 @@ feature counts from the estimators' own widths) agree with the report's checks.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -31,16 +30,19 @@ def test_derf_fig3_claims_are_judged_at_equal_features(committed_report) -> None
     acc = load_results(FIG3).query("metric == 'accuracy' and estimator != 'exact'").copy()
     width = {"trig@orf": 2}
     acc["M"] = acc["m"].astype(int) * acc["estimator"].map(lambda e: width.get(e, 1))
-    best = acc.loc[acc.groupby(["dataset", "M"])["value"].idxmax()]
-    wins, pairs = int((best["estimator"] == "sderf@orf").sum()), len(best)
-    means = acc.groupby(["M", "estimator"])["value"].mean().unstack()
-    best_mean = (means.idxmax(axis=1) == "sderf@orf").sum()
-
     claims = {c.entry.id: c for c in committed_report.claims}
-    most = claims["derf-fig3-sderf-best-most-pairs"]
-    text = " ".join(str(v) for v in vars(most).values())
-    assert f"{wins} of {pairs} comparisons hold" in text and (wins, pairs) == (19, 32)
+    # the paper's random-phase TrigRF (trig-phase@orf) is the primary reading, [sin, cos] the other
+    for left_out, shown in (("trig@orf", True), ("trig-phase@orf", False)):
+        mine = acc[acc["estimator"] != left_out]
+        best = mine.loc[mine.groupby(["dataset", "M"])["value"].idxmax()]
+        wins, pairs = int((best["estimator"] == "sderf@orf").sum()), len(best)
+        if shown:
+            text = claims["derf-fig3-sderf-best-most-pairs"].detail
+            assert text.startswith(f"{wins} of {pairs} comparisons hold") and pairs == 32
     average = claims["derf-fig3-sderf-best-average"]
-    text = " ".join(str(v) for v in vars(average).values())
-    assert re.search(rf"{best_mean} of 4 comparisons hold", text) and best_mean == 3
-    assert "features=16: sderf@orf 0.5078 vs trig@orf 0.5129" in text
+    means = acc.groupby(["M", "estimator"])["value"].mean().unstack()
+    assert (means.drop(columns="trig@orf").idxmax(axis=1) == "sderf@orf").all()
+    assert means.loc[16, "trig@orf"] > means.loc[16, "sderf@orf"]  # [sin, cos] leads at M = 16
+    assert average.verdict == "depends on the reading"
+    assert "other reading — TrigRF as the [sin, cos] map" in average.detail
+    assert "features=16: sderf@orf 0.5078 vs trig@orf 0.5129" in average.detail

@@ -13,6 +13,7 @@ from rfbench.present.reference.loader import make_entry
 from rfbench.present.report.claims import evaluate_claim
 from rfbench.present.report.rows import ResultSet
 from rfbench.present.report.verdicts import (
+    CONSISTENT,
     DIFFERS,
     DOES_NOT_HOLD,
     HOLDS,
@@ -111,13 +112,21 @@ def test_closed_form_preferred_over_empirical_max() -> None:
 
 
 @pytest.mark.parametrize(
-    ("diff", "verdict"), [(0.005, HOLDS), (0.018, WITHIN_NOISE), (0.05, DOES_NOT_HOLD)]
+    ("diff", "stderr", "verdict"),
+    [
+        (0.005, 0.001, HOLDS),  # |d| + 2 se = 0.0078 ≤ 0.01
+        (0.005, 0.007, CONSISTENT),  # |d| ≤ 0.01 < |d| + 2 se: equality not shown
+        (0.018, 0.007, WITHIN_NOISE),  # beyond the tolerance by less than 2 se
+        (0.05, 0.007, DOES_NOT_HOLD),
+    ],
 )
-def test_difference_judged_with_its_standard_error(diff: float, verdict: str) -> None:
+def test_difference_judged_with_its_standard_error(
+    diff: float, stderr: float, verdict: str
+) -> None:
     rows = pd.DataFrame(
         [
             {"experiment": "classify", "figure": "t", "estimator": e, "metric": "accuracy",
-             "value": v, "stderr": 0.007, "n_trials": 500, "dataset": "wifi"}
+             "value": v, "stderr": stderr, "n_trials": 500, "dataset": "wifi"}
             for e, v in (("fast", 0.5 + diff), ("regular", 0.5))
         ]
     )  # fmt: skip
@@ -130,7 +139,8 @@ def test_difference_judged_with_its_standard_error(diff: float, verdict: str) ->
         "abs_tol": 0.01,
         "for_each": ["dataset"],
     }
-    # se of the difference = 0.007·√2 ≈ 0.0099: 0.018 is within 2 se of the tolerance
+    # se of the difference = stderr·√2 (0.0099 for 0.007): an equality holds only when
+    # |d| + 2 se ≤ the tolerance, and fails only when |d| − 2 se > it
     assert evaluate_claim(_claim(check), ResultSet(rows), {}).verdict == verdict
 
 

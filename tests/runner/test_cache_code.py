@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import run
@@ -51,7 +51,7 @@ ORIGINAL, EDITED = '"value": value,', '"value": value * 1000,'
 
 def _run_copy(src: Path, out: Path, calls: Path, *extra: str) -> tuple[np.ndarray, int]:
     """Run the probe with the package copy in ``src``; its values and the run_job calls so far."""
-    code = "import sys; from rfbench.cli import cli; sys.exit(cli(sys.argv[1:]))"
+    code = "import sys; from rfbench.cli.app import cli; sys.exit(cli(sys.argv[1:]))"
     args = ["cache-probe", "--out", str(out), "--backend", "serial", "--quiet", *extra]
     env = {**os.environ, "PYTHONPATH": str(src), "PROBE_CALLS": str(calls)}
     proc = subprocess.run(

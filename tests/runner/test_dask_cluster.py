@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rfbench.cli import cli
+from rfbench.cli.app import cli
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import cache_dir
 
@@ -150,7 +150,7 @@ def serial(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
 
 
 def _client(cluster: Cluster, out: Path) -> list[str]:
-    code = "import sys; from rfbench.cli import cli; sys.exit(cli(sys.argv[1:]))"
+    code = "import sys; from rfbench.cli.app import cli; sys.exit(cli(sys.argv[1:]))"
     options = ["--backend", "dask", "--scheduler", cluster.address, "--out", str(out)]
     return [sys.executable, "-c", code, *POINTWISE, *options]
 

@@ -20,7 +20,7 @@ from cli_helpers import one_line_error
 from counted_experiment import Counted  # noqa: F401 - registers preflight-counted
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.runner.cache import CACHE_DIRNAME, cache_dir
 from rfbench.compute.runner.digest import code_tag
 

@@ -15,7 +15,7 @@ from counted_experiment import Counted
 from PIL import Image
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.results import load_provenance
 
 

@@ -20,7 +20,6 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from rfbench.compute import experiments
 from rfbench.compute.experiments import (
     ConfigError,
     Experiment,
@@ -30,6 +29,7 @@ from rfbench.compute.experiments import (
     list_experiments,
     register_experiment,
 )
+from rfbench.compute.experiments import registry as experiments
 from rfbench.compute.results import load_provenance, load_results
 from rfbench.compute.runner import JobCache, JobFailed, cache_dir, load_config, run
 from rfbench.compute.runner.progress import JobProgress

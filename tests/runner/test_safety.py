@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from rfbench.cli import app
+from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import run

@@ -2,15 +2,14 @@
 
 Each package (``pointwise``, ``gram``, ``classify``, …) holds in ``experiment.py`` an
 :class:`~rfbench.compute.experiments.base.Experiment` subclass decorated with
-:func:`register_experiment`, in ``params.py`` its parameter model, and its helpers beside them;
-``base``, ``chunks``, ``metrics``, ``params`` and ``shared`` are shared, and no experiment imports
-another. :func:`get_experiment` imports the modules on first use, so importing this package stays
-cheap.
+:func:`~rfbench.compute.experiments.registry.register_experiment`, in ``params.py`` its parameter
+model, and its helpers beside them; ``base``, ``chunks``, ``metrics``, ``params``, ``registry`` and
+``shared`` are shared, and no experiment imports another.
+
+The names below are the plugin API (docs/extending.md#experiment), re-exported from
+:mod:`rfbench.compute.experiments.base` and :mod:`rfbench.compute.experiments.registry`; code in
+rfbench imports them from those modules.
 """
-
-from __future__ import annotations
-
-from typing import TypeVar
 
 from rfbench.compute.experiments.base import (
     PROFILES,
@@ -21,7 +20,12 @@ from rfbench.compute.experiments.base import (
     ResolvedConfig,
     job_key,
 )
-from rfbench.compute.plugins import claim, tracked
+from rfbench.compute.experiments.registry import (
+    UnknownExperimentError,
+    get_experiment,
+    list_experiments,
+    register_experiment,
+)
 
 __all__ = [
     "PROFILES",
@@ -36,58 +40,3 @@ __all__ = [
     "list_experiments",
     "register_experiment",
 ]
-
-EXPERIMENTS: dict[str, type[Experiment]] = tracked({})
-E = TypeVar("E", bound=type[Experiment])
-_loaded = False
-
-
-class UnknownExperimentError(ConfigError):
-    """An experiment name the registry does not know."""
-
-
-def register_experiment(cls: E) -> E:
-    """Class decorator: make ``cls`` available under ``cls.name``."""
-    if not (isinstance(cls, type) and issubclass(cls, Experiment)) or not cls.name:
-        raise TypeError(f"{cls!r} must be an Experiment subclass with a non-empty name")
-    reserved = sorted(set(cls.defaults) & set(RESERVED_KEYS))
-    if reserved:
-        raise TypeError(f"{cls.__name__}.defaults uses reserved key(s) {reserved}")
-    claim(EXPERIMENTS, "experiment", cls.name, cls, cls)
-    return cls
-
-
-def load_builtins() -> None:
-    """Import every experiment module of this package (registration happens on import)."""
-    from rfbench.compute.plugins import import_submodules
-
-    import_submodules(__name__, skip=("base",))
-
-
-def _load() -> None:
-    """The built-in experiments, then the plugins (:mod:`rfbench.compute.plugins`)."""
-    global _loaded
-    if _loaded:
-        return
-    from rfbench.compute.plugins import load_plugins
-
-    load_builtins()
-    _loaded = True  # before the plugins: they may use this registry while imported
-    load_plugins()
-
-
-def get_experiment(name: str) -> Experiment:
-    """A fresh instance of the experiment registered as ``name``."""
-    if name not in EXPERIMENTS:
-        _load()
-    try:
-        return EXPERIMENTS[name]()
-    except KeyError:
-        allowed = ", ".join(sorted(EXPERIMENTS)) or "none"
-        raise UnknownExperimentError(f"unknown experiment {name!r} (allowed: {allowed})") from None
-
-
-def list_experiments() -> list[Experiment]:
-    """One instance of every registered experiment, sorted by name."""
-    _load()
-    return [EXPERIMENTS[name]() for name in sorted(EXPERIMENTS)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rfbench.compute.stats import mean_se, standard_error
+
 Metric = tuple[float, float | None]  # (value, standard error or None)
 #: a closed-form relative RMSE below this is an exact estimate (its sample error is round-off)
 EXACT_RELATIVE = 1e-12
@@ -31,8 +33,7 @@ def pointwise_metrics(
     err = k - true
     sq = err**2
     mse = float(sq.mean())
-    se_mse = float(sq.std(ddof=1) / np.sqrt(n)) if n > 1 else None
-    se_mean = float(k.std(ddof=1) / np.sqrt(n)) if n > 1 else None
+    se_mse, se_mean = standard_error(sq), standard_error(k)
     if closed_mse is not None and np.isfinite(closed_mse):
         se_mean = float(np.sqrt(closed_mse / n))
         if closed_fourth is not None:
@@ -51,10 +52,7 @@ def pointwise_metrics(
         "bias": (float(err.mean()), se_mean),
         "mse": (mse, se_mse),
         "rel_rmse": (float(rel_rmse), se_rel_rmse),
-        "rel_mae": (
-            float(abs_rel.mean()),
-            float(abs_rel.std(ddof=1) / np.sqrt(n)) if n > 1 else None,
-        ),
+        "rel_mae": mean_se(abs_rel),
         "q05": (float(q05), None),
         "q50": (float(q50), None),
         "q95": (float(q95), None),

@@ -11,12 +11,21 @@ from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 
 
-def make(name: str, m: int, n: int) -> Estimator:
-    """The estimator ``name`` with M = m projections (bipolar hybrids: m // n per base and n for
-    λ, m·n = M as in HRF Sec. 4)."""
+def base_projections(budget: int, n: int) -> int:
+    """The projections m per base estimator of a bipolar hybrid with n λ projections under a
+    budget of M projections: m = M // n (at least 1), so m·n ≤ M (HRF Sec. 4;
+    docs/methods.md#hrf-flop-matching)."""
+    return max(1, budget // n)
+
+
+def make(name: str, budget: int, n: int) -> Estimator:
+    """The estimator ``name`` under a budget of M = ``budget`` projections: M projections for a
+    non-hybrid, :func:`base_projections` per base and n for λ for a bipolar hybrid. (``m`` is
+    always the estimator's projections, ``est.m``; a config's ``m`` in cost and precision is
+    this budget.)"""
     if registry.describe(name).bipolar:
-        return registry.get(name, kernel="softmax", m=max(1, m // n), n=n)
-    return registry.get(name, kernel="softmax", m=m)
+        return registry.get(name, kernel="softmax", m=base_projections(budget, n), n=n)
+    return registry.get(name, kernel="softmax", m=budget)
 
 
 def random_directions(rng: np.random.Generator, count: int, d: int, r: float) -> np.ndarray:
@@ -43,7 +52,7 @@ def widest(names: Iterable[str], m: int, n: int = 1, matched: bool = False) -> t
     names = [str(name) for name in names if _known(str(name))]
     out = (2 * m, m) if names else (0, 0)
     if any(registry.describe(name).hybrid for name in names):
-        base = max(1, m // n) if matched else m
+        base = base_projections(m, n) if matched else m
         out = max(out, (4 * base * (n + 1), base * (n + 1)))
     return out
 

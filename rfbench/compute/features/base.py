@@ -13,15 +13,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from rfbench.compute.checks import positive_int
 from rfbench.compute.kernels import KERNELS, kernel_alpha, sq_norms
-
-if TYPE_CHECKING:
-    from rfbench.compute.features.dtype_maps import Parts
 
 Side = Literal["query", "key"]
 
@@ -62,12 +59,15 @@ class Projections:
     weights:  (M,) or (draws, M) quadrature weights a_i with K̂ = Σ_i a_i f1(ω_i, x) f2(ω_i, y);
               None means the Monte Carlo weights 1/M. Signed weights (SGQ) are allowed.
     d:        the dimension of the inputs the projections were drawn for.
+    phase:    (draws, M) random phases b_i drawn with the ω_i (random-phase TrigRF, DERF Eqs. 4-5;
+              rfbench.compute.features.trig_phase); None for every other map.
     """
 
     W: np.ndarray
     sq_norms: np.ndarray
     d: int
     weights: np.ndarray | None = None
+    phase: np.ndarray | None = None
 
     @property
     def draws(self) -> int:
@@ -96,7 +96,8 @@ class Projections:
 
     def scaled(self, factor: float) -> Projections:
         """The projections of ω·factor (e.g. a bandwidth 1/σ)."""
-        return Projections(self.W * factor, self.sq_norms * factor**2, self.d, self.weights)
+        W, sq = self.W * factor, self.sq_norms * factor**2
+        return Projections(W, sq, self.d, self.weights, self.phase)
 
 
 def check_inputs(X: np.ndarray, k: int | None = None) -> np.ndarray:
@@ -130,6 +131,20 @@ class Features:
         """The features themselves, (draws, N, F) (may overflow where the kernel does)."""
         with np.errstate(over="ignore"):
             return self.values * np.exp(self.log_scale)[..., None]
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A feature map in a reduced-precision dtype as ``factor · exp(exponent)``, both (draws, N, F)
+    in the dtype (:meth:`Estimator.dtype_parts`; the steps:
+    :mod:`rfbench.compute.features.dtype_maps`).
+
+    ``factor`` carries constants, signs and sin/cos; ``positive`` says every factor is ≥ 0.
+    """
+
+    exponent: np.ndarray
+    factor: np.ndarray
+    positive: bool
 
 
 def concat_features(blocks: Sequence[Features]) -> Features:
@@ -216,6 +231,20 @@ class WeightsSampler(ABC):
     #: rows are independent N(0, I_d) (iid): one row's law is the whole law, so an estimate from
     #: m rows is the mean of m independent single-row ones (importance sampling of the MSE)
     independent_rows: bool = False
+    #: the rows carry importance weights p(ω)/(M q(ω)) against N(0, I_d) as quadrature weights,
+    #: so every component unbiased under N(0, I_d) stays unbiased (``@fitted``)
+    importance_weighted: bool = False
+    #: the law of the rows is fitted to the data of ``sample(..., fit=(X, Y))`` (:meth:`fitted`)
+    data_dependent: bool = False
+
+    def fitted(self, X: np.ndarray, Y: np.ndarray) -> WeightsSampler:
+        """The coupling fitted to queries X (N, d) and keys Y (N', d); itself unless
+        :attr:`data_dependent`."""
+        return self
+
+    def fit_params(self) -> dict[str, Any]:
+        """What a fitted coupling adds to a draw's parameters (e.g. for its closed form)."""
+        return {}
 
     def draw_flops(self, count: float, d: int) -> float | None:
         """FLOPs of drawing ``count`` projections in R^d (one sample, exp, sin or square root counts
@@ -292,11 +321,15 @@ class Component(ABC):
     description: str = ""
     paper: str = ""
     outputs: int = 1  # l: features per projection
+    #: complex features: each takes two real entries (the feature count counts it twice)
+    complex_valued: bool = False
     positive: bool = True
     unbiased: bool = True
     data_dependent: bool = False
     rotation_invariant: bool = True  # uses ω only through ωᵀx and ‖ω‖²
     symmetric: bool = True  # f1 == f2
+    #: draws a phase b_i ~ U[0, 2π] with each ω_i (``Projections.phase``: random-phase TrigRF)
+    random_phase: bool = False
     #: kernels it estimates: the K^(α) family, or "angular" (1 - 2θ/π) for sign features
     kernels: tuple[str, ...] = KERNELS
     #: signs s of the tilts s·(x + y) of ω's law that an importance sampler of the MSE uses (the
@@ -427,13 +460,54 @@ class Draw:
 
 
 class Estimator(ABC):
-    """The public estimator API (docs/architecture.md#estimator-contract)."""
+    """The public estimator API (docs/architecture.md#estimator-contract).
+
+    The estimator answers for itself what experiments need to know about it: :attr:`kind`,
+    :attr:`weights` (its coupling), :attr:`data_dependent`, :attr:`bipolar`,
+    :attr:`features_per_projection`, :meth:`feature_width` and the optional capabilities
+    :attr:`precision_form` and :attr:`projection_terms`. ``registry.describe(name)`` answers the
+    same for a name before anything is built (listings, expanding a config).
+    """
 
     name: str
     kernel: str
     m: int
     #: λ projections of a bipolar hybrid (HRF Eq. 12); None for every other estimator
     n: int | None = None
+    #: "component" (a feature function on a coupling) or "hybrid" (any other construction)
+    kind: Literal["component", "hybrid"] = "hybrid"
+    #: the coupling its projections ω are drawn from (None: it draws no ω from a coupling, e.g.
+    #: Nyström's landmarks)
+    weights: WeightsSampler | None = None
+    #: a draw is fitted to data: ``sample`` needs ``fit=(X, Y)`` (GERF/DERF, clusters, Nyström)
+    data_dependent: bool = False
+    #: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with random λ (HRF Eq. 12), sized by (m, n)
+    bipolar: bool = False
+
+    @property
+    def weights_name(self) -> str | None:
+        """The coupling's name (``iid``, ``orf``, …; the ``weights`` column of result rows), or
+        None for an estimator without a coupling."""
+        return None if self.weights is None else self.weights.name
+
+    def feature_width(self, draw: Draw, X: np.ndarray) -> int:
+        """The feature count: real entries per point of the query map φ(x) of ``draw`` (a complex
+        entry counts twice, as a real implementation stores it; e.g. 2m for trig's [sin, cos]).
+
+        Parameters
+        ----------
+        draw : Draw
+            A draw of this estimator (the count can depend on it: a quadrature rule fixes its
+            own number of nodes).
+        X : ndarray of shape (N ≥ 1, d) or (N, k) for a frame draw
+            Inputs the draw accepts; only the first row is mapped.
+
+        Returns
+        -------
+        int
+        """
+        values = self.query_log_features(draw, X[:1]).values
+        return int(values.shape[-1] * (2 if np.iscomplexobj(values) else 1))
 
     @property
     def alpha(self) -> float:
@@ -482,11 +556,23 @@ class Estimator(ABC):
         its sample variance is zero, so tests compare the MSE exactly instead of in SEs."""
         return False
 
-    # Optional capabilities (docs/extending.md#capabilities): experiments ask for them through
-    # ``registry.describe(name)`` and write a skipped row, or refuse the config, without them.
+    # Optional capabilities (docs/extending.md#capabilities): experiments ask the estimator (or,
+    # for a name, ``registry.describe(name)``) and write a skipped row, or refuse the config,
+    # without them.
 
-    #: features per projection ω_i of the per-projection terms (None: no such terms)
+    #: features per projection ω_i of the per-projection terms (the l of their shape (…, M, l),
+    #: a complex term counting once; None: no such terms)
     features_per_projection: int | None = None
+
+    @property
+    def projection_terms(self) -> bool:
+        """Whether it has per-projection log terms (:meth:`projection_log_terms`)."""
+        return declares(type(self), "projection_log_terms", Estimator)
+
+    @property
+    def precision_form(self) -> bool:
+        """Whether it declares its reduced-precision form (:meth:`dtype_parts`)."""
+        return declares(type(self), "dtype_parts", Estimator)
 
     def projection_log_terms(
         self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
@@ -495,7 +581,7 @@ class Estimator(ABC):
         (draws, N, M, l) or None, factor or None, row term), before the quadrature weights and
         the kernel's e^{α‖x‖²} (see :meth:`Component.log_terms`; DERF Def. 2.1).
 
-        Optional capability, reported by ``registry.describe(name).projection_terms``; the
+        Optional capability, reported by :attr:`projection_terms`; the
         kernel-regression classifier (SimRF §5.3, DERF §5.2) streams these terms in log space.
         """
         raise NotImplementedError(f"{self.name} has no per-projection log terms")
@@ -504,7 +590,7 @@ class Estimator(ABC):
         """The softmax feature map of ``draw`` at X (already in the dtype ``dt``) with every step
         in ``dt``, as ``factor · exp(exponent)`` (:mod:`rfbench.compute.features.dtype_maps`).
 
-        Optional capability, reported by ``registry.describe(name).precision_form``; the precision
+        Optional capability, reported by :attr:`precision_form`; the precision
         experiment builds its naive and stabilised maps from it (see
         :meth:`Component.dtype_parts` for the parameters).
         """
@@ -538,6 +624,31 @@ class Estimator(ABC):
         """FLOPs per point of the map beyond the projections and one exp or sin/cos and scale per
         feature (cost model of rfbench.compute.experiments.cost.model); 0 unless overridden."""
         return 0.0
+
+    def fit_state(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        fit: tuple[np.ndarray, np.ndarray],
+        causal: bool = False,
+    ) -> dict[str, np.ndarray]:
+        """The data fit alone, as float arrays (a learned map's weights), so that a caller can
+        cache an expensive fit; ``sample`` is ``draw_from_state(fit_state(...))``. ``causal``:
+        the fit is to causal attention (query i sees keys 0..i of ``fit``).
+
+        Optional capability (a learned map, :mod:`rfbench.compute.features.learned`): callers ask
+        ``declares(type(est), "fit_state", Estimator)``; a cache keys on :attr:`fit_code`.
+        """
+        raise NotImplementedError(f"{self.name} has no separate data fit")
+
+    def draw_from_state(self, state: dict[str, np.ndarray], d: int, draws: int) -> Draw:
+        """The draw of a fitted state from :meth:`fit_state` (the capability's other half)."""
+        raise NotImplementedError(f"{self.name} has no separate data fit")
+
+    @property
+    def fit_code(self) -> str:
+        """A digest of the code :meth:`fit_state` runs (and its options): a cache key part."""
+        raise NotImplementedError(f"{self.name} has no separate data fit")
 
 
 def kernel_row_log(alpha: float, X: np.ndarray) -> np.ndarray:

@@ -77,6 +77,7 @@ class ClusterHybrid(HybridBase):
     """
 
     family = "cluster-hybrid"
+    data_dependent = True
     paper = "HRF Sec. 2.4, Def. H.2, Eq. 88"
     description = "zero-one mixture of complex-exp estimators per k-means cluster pair (fit data)"
 
@@ -180,6 +181,5 @@ register_hybrid(
         ClusterHybrid.paper,
         True,
         ClusterHybrid.description,
-        data_dependent=True,
     )
 )

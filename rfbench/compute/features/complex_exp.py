@@ -38,6 +38,7 @@ class ComplexExp(Component):
     """
 
     name = "complex-exp"
+    complex_valued = True
     description = "complex exponential features exp(ωᵀAx - (Ax)²/2), key side (Aᵀ)⁻¹"
     paper = "HRF Sec. 2.3 Eq. 15-16"
     positive = False

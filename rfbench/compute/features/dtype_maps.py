@@ -2,12 +2,13 @@
 
 An estimator that declares its reduced-precision form (the capability
 :meth:`rfbench.compute.features.base.Estimator.dtype_parts`, reported by
-``registry.describe(name).precision_form``) writes its features φ as ``factor · exp(exponent)``
-(:class:`Parts`) with every step computed in the dtype, as practitioners' float32/float16/bfloat16
-code does; the precision experiment (``rfbench precision``; docs/experiments.md) then builds the
-naive and max-stabilised maps from these parts. The helpers here are the dtype steps the forms are
-written with (HRF Eq. 2–3 for trig/positive/hyperbolic, DERF Thm 4.1 for the dense-exponential
-family, HRF Lemma 2.3 for the angular hybrid).
+:attr:`~rfbench.compute.features.base.Estimator.precision_form`) writes its features φ as ``factor ·
+exp(exponent)`` (:class:`rfbench.compute.features.base.Parts`) with every step computed in the
+dtype, as practitioners' float32/float16/bfloat16 code does; the precision experiment (``rfbench
+precision``; docs/experiments.md) then builds the naive and max-stabilised maps from these parts.
+The helpers here are the dtype steps the forms are written with (HRF Eq. 2–3 for
+trig/positive/hyperbolic, DERF Thm 4.1 for the dense-exponential family, HRF Lemma 2.3 for the
+angular hybrid).
 
 Cast-at-each-step semantics: the inputs X, the projections ω and every constant are cast to the
 dtype and every operation returns the dtype. numpy (≥ 2, ml_dtypes ≥ 0.5) computes float16 and
@@ -18,24 +19,14 @@ accumulates in bfloat16, so every sum here (‖x‖², row sums) is a matmul (:f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rfbench.compute.features.base import Projections
+from rfbench.compute.features.base import Parts, Projections
 
-
-@dataclass(frozen=True)
-class Parts:
-    """A feature map as ``factor · exp(exponent)``, both (draws, N, F) in the dtype.
-
-    ``factor`` carries constants, signs and sin/cos; ``positive`` says every factor is ≥ 0.
-    """
-
-    exponent: np.ndarray
-    factor: np.ndarray
-    positive: bool
+#: ``Parts`` (defined in :mod:`rfbench.compute.features.base`) stays importable here for plugins
+__all__ = ["Parts", "half_sq", "mm", "project", "rounded"]
 
 
 def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -13,18 +14,22 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Parts,
     Projections,
     Side,
     WeightsSampler,
     check_inputs,
+    declares,
     kernel_row_log,
     scaled_estimate,
 )
-from rfbench.compute.features.dtype_maps import Parts
 
 
 class ComponentEstimator(Estimator):
     """K̂(x, y) = Σ_i a_i f1(ω_i, x) f2(ω_i, y) · exp(α‖x‖² + α‖y‖²), ω from a coupling."""
+
+    kind = "component"
+    weights: WeightsSampler
 
     def __init__(
         self, component: Component, weights: WeightsSampler, kernel: str = "softmax", m: int = 128
@@ -45,11 +50,19 @@ class ComponentEstimator(Estimator):
 
     @property
     def unbiased(self) -> bool:
-        return self.component.unbiased and self.weights.marginally_gaussian
+        weights = self.weights
+        return self.component.unbiased and (
+            weights.marginally_gaussian or weights.importance_weighted
+        )
 
     @property
     def rotation_invariant(self) -> bool:
         return self.component.rotation_invariant and self.weights.rotation_invariant
+
+    @property
+    def data_dependent(self) -> bool:  # type: ignore[override]
+        """The component is fitted (GERF/DERF) or the coupling is (``@fitted``)."""
+        return self.component.data_dependent or self.weights.data_dependent
 
     def sample(
         self,
@@ -62,16 +75,26 @@ class ComponentEstimator(Estimator):
         if frame is not None and frame < d and not self.component.rotation_invariant:
             raise ValueError(f"component {self.component.name!r} needs full projections, no frame")
         params = self._fit(fit, d)
-        proj = self.weights.sample(rng, d, self.m, draws, frame=frame)
+        weights = self.weights
+        if weights.data_dependent:  # a coupling fitted to the data (``@fitted``)
+            weights = weights.fitted(*self._fit_data(fit))
+            params = {**params, **weights.fit_params()}
+        proj = weights.sample(rng, d, self.m, draws, frame=frame)
+        if self.component.random_phase:  # b ~ U[0, 2π] per ω (DERF Eqs. 4-5)
+            phase = rng.uniform(0.0, 2.0 * np.pi, size=(proj.draws, proj.count))
+            proj = replace(proj, phase=phase)
         return Draw({"omega": proj}, params, d)
+
+    def _fit_data(self, fit: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, ...]:
+        if fit is None:
+            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
+        X, Y = (check_inputs(a) for a in fit)
+        return X.reshape(-1, X.shape[-1]), Y.reshape(-1, Y.shape[-1])
 
     def _fit(self, fit: tuple[np.ndarray, np.ndarray] | None, d: int) -> dict[str, Any]:
         if not self.component.data_dependent:
             return {}
-        if fit is None:
-            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
-        X, Y = (check_inputs(a) for a in fit)
-        return self.component.fit(X.reshape(-1, X.shape[-1]), Y.reshape(-1, Y.shape[-1]), d)
+        return self.component.fit(*self._fit_data(fit), d)
 
     def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         """The component's pair shortcut where it has one, else the bilinear product."""
@@ -102,8 +125,19 @@ class ComponentEstimator(Estimator):
 
     @property
     def features_per_projection(self) -> int:  # type: ignore[override]
-        """l, the features per projection ω_i (the component's ``outputs``)."""
-        return self.component.outputs
+        """l, the real features per projection ω_i (the component's ``outputs``, a complex one
+        counted twice as :meth:`feature_width` counts it)."""
+        return self.component.outputs * (2 if self.component.complex_valued else 1)
+
+    @property
+    def projection_terms(self) -> bool:
+        """Every component has per-projection log terms (its ``log_terms``)."""
+        return True
+
+    @property
+    def precision_form(self) -> bool:
+        """Whether the component declares its reduced-precision form."""
+        return declares(type(self.component), "dtype_parts", Component)
 
     def projection_log_terms(
         self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]
@@ -124,8 +158,9 @@ class ComponentEstimator(Estimator):
 
     @property
     def pairing_weights(self) -> WeightsSampler | None:
-        """The coupling, unless a fit is part of the draw (data-dependent components)."""
-        return None if self.component.data_dependent else self.weights
+        """The coupling, unless a fit or phases are part of the draw."""
+        own = self.component.data_dependent or self.weights.data_dependent
+        return None if own or self.component.random_phase else self.weights
 
     def draw_from(self, proj: Projections) -> Draw:
         """``Draw({"omega": proj})`` without fitted parameters."""

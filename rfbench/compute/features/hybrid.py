@@ -33,6 +33,7 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Parts,
     Projections,
     Side,
     WeightsSampler,
@@ -42,7 +43,7 @@ from rfbench.compute.features.base import (
     kernel_row_log,
 )
 from rfbench.compute.features.components import Hyperbolic, Sign, Trig
-from rfbench.compute.features.dtype_maps import Parts, project
+from rfbench.compute.features.dtype_maps import project
 from rfbench.compute.features.registry import (
     HybridEntry,
     make_weights,
@@ -116,6 +117,7 @@ class BipolarHybrid(HybridBase):
 
     variants: tuple[str, ...] = VARIANTS[:2]
     bases = (Hyperbolic(), Trig())
+    bipolar = True
 
     @property
     def rotation_invariant(self) -> bool:
@@ -308,7 +310,6 @@ for _cls in (AngularHybrid, GaussianHybrid):
             _cls.paper,
             True,
             _cls.description,
-            bipolar=True,
             default_n=DEFAULT_N,
             variants=_cls.variants,
             biased_variants=("shared-all",) if "shared-all" in _cls.variants else (),

@@ -120,6 +120,7 @@ class Nystrom(Estimator):
     ``fit=(X, Y)``; options ``landmarks`` ("uniform" | "kmeans"), ``rcond``, ``iters``."""
 
     family = "nystrom"
+    data_dependent = True
     paper = "Williams & Seeger (NIPS 2001) Eq. 8; k-means: Zhang, Tsang & Kwok (ICML 2008)"
     description = "Nyström features, landmarks from the fit data (uniform or k-means)"
 
@@ -197,7 +198,6 @@ register_hybrid(
         False,
         Nystrom.description,
         takes_weights=False,
-        data_dependent=True,
     )
 )
 register_alias("nystrom-kmeans", "nystrom", landmarks="kmeans")

@@ -70,7 +70,9 @@ C = TypeVar("C", bound=type)
 class HybridEntry:
     """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``.
 
-    ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with random λ (HRF Eq. 12), sized by (m, n);
+    ``bipolar`` and ``data_dependent`` (see :class:`Estimator`): for a factory that is not an
+    :class:`Estimator` class, which declares them itself; ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig
+    with random λ (HRF Eq. 12), sized by (m, n);
     ``default_n``: its λ projections when n is not given; ``variants``: its sharing variants (the
     first is the default), of which ``biased_variants`` reuse ω as τ, are biased and take n = m
     by default (CSE's shared-all).
@@ -225,6 +227,7 @@ def get(
         raise ValueError(f"n (λ projections) applies to hybrids only, not {name!r}")
     wname = weights_name or (hybrid.default_weights if hybrid else "iid")
     _check_names(name, head, hybrid, named, fixed, wname, named_weights)
+    _check_hybrid_weights(name, hybrid, wname)
     with _building(name, bool(named or named_weights)):
         weights = make_weights(wname, **weights_options)
         if hybrid is not None:
@@ -258,6 +261,15 @@ def _check_names(
     _check_options(name, head, factory, named, tuple(fixed))
     if wname in _WEIGHTS:
         _check_options(name, f"weights {wname!r}", _WEIGHTS[wname], named_weights)
+
+
+def _check_hybrid_weights(name: str, hybrid: HybridEntry | None, wname: str) -> None:
+    """Hybrids draw their projections without data: no coupling fitted to data (``@fitted``)."""
+    if hybrid is not None and wname in _WEIGHTS and _WEIGHTS[wname].data_dependent:
+        raise UnknownEstimatorError(
+            f"estimator {name!r}: weights {wname!r} are fitted to data, which {hybrid.name} "
+            f"does not pass to its couplings; use them with a component (e.g. positive@{wname})"
+        )
 
 
 def _full_name(
@@ -364,6 +376,7 @@ def describe(name: str) -> EstimatorDescription:
         raise UnknownEstimatorError(_unknown(name))
     ws = _WEIGHTS[wname]
     _check_names(name, head, hybrid, named, fixed, wname, named_weights)
+    _check_hybrid_weights(name, hybrid, wname)
     if hybrid is None:  # data-free constructors: check the values now, not in a job
         with _building(name, bool(named or named_weights)):
             _COMPONENTS[head](**named)
@@ -396,10 +409,10 @@ def describe(name: str) -> EstimatorDescription:
         comp = _COMPONENTS[head]
         return EstimatorDescription(
             **common,
-            data_dependent=comp.data_dependent,
-            features_per_projection=comp.outputs,
+            data_dependent=comp.data_dependent or ws.data_dependent,
+            features_per_projection=comp.outputs * (2 if comp.complex_valued else 1),
             kernels=tuple(comp.kernels),
-            unbiased=comp.unbiased and ws.marginally_gaussian,
+            unbiased=comp.unbiased and (ws.marginally_gaussian or ws.importance_weighted),
             paper=comp.paper,
             description=_alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}",
             precision_form=declares(comp, "dtype_parts", Component),
@@ -408,8 +421,9 @@ def describe(name: str) -> EstimatorDescription:
     variants = (variant,) if variant else hybrid.variants
     return EstimatorDescription(
         **common,
-        data_dependent=hybrid.data_dependent,
-        features_per_projection=None,
+        data_dependent=_declared(hybrid, "data_dependent"),
+        # a hybrid's width depends on n; an estimator class may declare its own (learned maps)
+        features_per_projection=_declared_width(hybrid.factory),
         kernels=tuple(hybrid.kernels),
         unbiased=hybrid.unbiased
         and ws.marginally_gaussian
@@ -417,12 +431,25 @@ def describe(name: str) -> EstimatorDescription:
         paper=hybrid.paper,
         description=_alias_text(bare, full, fixed) or hybrid.description,
         hybrid=True,
-        bipolar=hybrid.bipolar,
+        bipolar=_declared(hybrid, "bipolar"),
         default_n=None if variant in hybrid.biased_variants else hybrid.default_n,
         variants=variants,
         precision_form=declares(hybrid.factory, "dtype_parts", Estimator),
         projection_terms=declares(hybrid.factory, "projection_log_terms", Estimator),
     )
+
+
+def _declared(hybrid: HybridEntry, fact: str) -> bool:
+    """A fact the family's estimator class declares (:class:`Estimator`), or its entry does (for
+    a factory that is not a class)."""
+    on_class = getattr(hybrid.factory, fact, None)
+    return bool(getattr(hybrid, fact)) or (isinstance(on_class, bool) and on_class)
+
+
+def _declared_width(factory: Callable[..., Estimator]) -> int | None:
+    """Features per projection a hybrid's class declares as a constant (learned maps), else None."""
+    width = getattr(factory, "features_per_projection", None)
+    return width if isinstance(width, int) and not isinstance(width, bool) else None
 
 
 def _alias_text(name: str, target: str, fixed: dict[str, Any]) -> str:
@@ -436,7 +463,8 @@ def estimator_names() -> list[str]:
     _load()
     names = [f"{c}@{w}" for c in _COMPONENTS for w in _WEIGHTS]
     for h, entry in _HYBRIDS.items():
-        names += [f"{h}@{w}" for w in _WEIGHTS] if entry.takes_weights else [h]
+        fixed = [w for w, ws in _WEIGHTS.items() if not ws.data_dependent]
+        names += [f"{h}@{w}" for w in fixed] if entry.takes_weights else [h]
     return names + list(_ALIASES)
 
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from rfbench.compute.features import registry, theory
-from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import kernel_matrix
+from rfbench.compute.stats import standard_error
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def check_pair(
             theory_mse = float(theory.mse(est, x, y, params=draw.params))
         except NotImplementedError:  # e.g. a hybrid variant without a closed form
             theory_mse = None
-    se_mean = np.sqrt(theory_mse / draws) if theory_mse else k.std(ddof=1) / np.sqrt(draws)
+    se_mean = np.sqrt(theory_mse / draws) if theory_mse else standard_error(k)
     return PairCheck(
         name=name if registry.describe(name).kind == "alias" else est.name,
         kernel=kernel,
@@ -108,6 +109,6 @@ def check_pair(
         mean=float(k.mean()),
         se_mean=float(se_mean),
         mse=float(sq.mean()),
-        se_mse=float(sq.std(ddof=1) / np.sqrt(draws)),
+        se_mse=float(standard_error(sq)),
         theory_mse=theory_mse,
     )

@@ -341,6 +341,14 @@ def _cached(
     return arrays
 
 
+def cached(
+    path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
+) -> dict[str, np.ndarray]:
+    """Float arrays cached like the activations (identity-checked, atomic, recomputed under
+    ``--force``), for other per-machine caches (fitted attention maps)."""
+    return _cached(path, identity, compute)
+
+
 def _check_finite(folder: Path, what: str, arrays: dict[str, np.ndarray]) -> None:
     """Refuse non-finite outputs (they are never cached)."""
     bad = [name for name, a in arrays.items() if not np.isfinite(a).all()]
@@ -453,6 +461,7 @@ __all__ = [
     "ModelUnavailable",
     "PACKAGED",
     "activations",
+    "cached",
     "check_model",
     "embeddings",
     "load_model",

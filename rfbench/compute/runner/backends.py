@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, job_key
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec, job_key
 from rfbench.compute.experiments.chunks import reporting
 from rfbench.compute.results import validate_results
 from rfbench.compute.runner.digest import check_workers

@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.results import atomic_write, write_table
 from rfbench.compute.runner import locks
 from rfbench.compute.runner.digest import code_tag, environment, external_sources

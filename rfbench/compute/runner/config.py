@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rfbench.compute.experiments import ConfigError, Experiment, get_experiment
-from rfbench.compute.experiments.base import PROFILES, RESERVED_KEYS
+from rfbench.compute.experiments.base import PROFILES, RESERVED_KEYS, ConfigError, Experiment
+from rfbench.compute.experiments.registry import get_experiment
 
 TOP_LEVEL_KEYS: tuple[str, ...] = (
     "experiment",

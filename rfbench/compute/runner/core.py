@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.compute.experiments import ConfigError, Experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment
 from rfbench.compute.results import make_provenance, write_results
 from rfbench.compute.runner.backends import (
     TIMING_ATTR,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 import rfbench
-from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.base import ConfigError
 from rfbench.compute.seeding import canonical_json
 
 PACKAGE_DIR = Path(rfbench.__file__).resolve().parent

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rfbench.compute.experiments import ConfigError, Experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment
 from rfbench.compute.memlimits import DEFAULT_FRACTION, available_memory, budget, human
 
 __all__ = [

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.base import ConfigError
 from rfbench.compute.results import result_path
 
 #: operating-system errors of writing that are the machine's state, not a bug

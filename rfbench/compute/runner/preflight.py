@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, get_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.compute.experiments.registry import get_experiment
 from rfbench.compute.runner import locks
 from rfbench.compute.runner.backends import BACKENDS
 from rfbench.compute.runner.cache import CACHE_DIRNAME, JobCache, cache_dir, hold

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.text import markdown_table
 from rfbench.present.compare.compare import (
     COMPUTED,
     MEASURED,
@@ -147,21 +148,19 @@ def config_table(result: Comparison) -> pd.DataFrame:
 
 
 def _md_cell(value: Any) -> str:
+    """A value as table text (empty for a missing one; the table escapes it)."""
     if value is None or value is pd.NA:
         return ""
     if isinstance(value, float | np.floating):
         return "" if math.isnan(value) else f"{value:.4g}"
-    return str(value).replace("|", "\\|")
+    return str(value)
 
 
 def _md_table(frame: pd.DataFrame) -> str:
     if not len(frame):
         return "(none)\n"
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |",
-             "|" + "---|" * len(frame.columns)]  # fmt: skip
-    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |"
-              for row in frame.itertuples(index=False)]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    rows = ([_md_cell(v) for v in row] for row in frame.itertuples(index=False))
+    return "\n".join(markdown_table([str(c) for c in frame.columns], rows))
 
 
 def summary_line(result: Comparison) -> str:

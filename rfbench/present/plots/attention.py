@@ -18,7 +18,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.present.attention_stats import beats_uniform_corrected, median_ci
+from rfbench.present.attention_stats import (
+    beats_uniform_corrected,
+    is_local,
+    longest,
+    median_ci,
+)
 from rfbench.present.plots import register_figure, style
 
 NAME = "beyond-attention"
@@ -29,7 +34,7 @@ _COMPONENTS = ("positive", "hyperbolic", "gerf", "trig")
 _LOCAL = {"window": "C4", "top-k": "black"}
 
 
-def _colour(name: str) -> str:
+def method_colour(name: str) -> str:
     """Distinct colours for the four components of the default grid and the local methods (a
     window with a map: C5), else the shared style."""
     if name in _LOCAL:
@@ -42,16 +47,15 @@ def _colour(name: str) -> str:
     return style.colour(name)
 
 
-def _line(name: str, rows: pd.DataFrame) -> str:
+def method_line(name: str, rows: pd.DataFrame) -> str:
     """Dashed: orthogonal couplings; dotted: local methods (rows with a window or top-k keys);
     solid: the rest."""
     if name.endswith("@orf"):
         return "--"
-    local = any(c in rows and rows[c].notna().any() for c in ("window", "top_k"))
-    return ":" if local else "-"
+    return ":" if is_local(rows) else "-"
 
 
-def _medians(rows: pd.DataFrame) -> pd.DataFrame:
+def head_medians(rows: pd.DataFrame) -> pd.DataFrame:
     """Per budget: the median over heads and its 95 % interval (the interval's ends fall back
     to the median where the heads are too few for one)."""
     out = {}
@@ -62,10 +66,6 @@ def _medians(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(out, orient="index").sort_index()
 
 
-def _longest(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["tokens"] == df["tokens"].max()] if df["tokens"].notna().any() else df
-
-
 @register_figure(
     "beyond-attention",
     needs=[NAME],
@@ -74,8 +74,8 @@ def _longest(df: pd.DataFrame) -> pd.DataFrame:
 def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
     """Output error vs the feature budget per layer, methods as curves, baselines as lines."""
     df = results[NAME]
-    heads = _longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
-    base = _longest(df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")])
+    heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
+    base = longest(df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")])
     layers = sorted(heads["layer"].unique())
     ncols = min(3, len(layers))
     nrows = int(np.ceil(len(layers) / ncols))
@@ -91,12 +91,12 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
         ax = axes.flat[idx]
         part = heads[heads["layer"] == layer]
         for name, rows in part.groupby("estimator", sort=False):
-            curve = _medians(rows)
+            curve = head_medians(rows)
             ax.errorbar(curve.index, curve["value"],
                         yerr=[curve["value"] - curve["low"], curve["high"] - curve["value"]],
                         label=name if idx == 0 else None,
-                        color=_colour(name), marker=style.marker(name), capsize=2,
-                        linestyle=_line(name, rows))  # fmt: skip
+                        color=method_colour(name), marker=style.marker(name), capsize=2,
+                        linestyle=method_line(name, rows))  # fmt: skip
         lb = base[base["layer"] == layer]
         uniform = lb[lb["estimator"] == "uniform"]["value"].median()
         ax.axhline(uniform, color="black", linestyle="--", label="uniform" if idx == 0 else None)
@@ -128,9 +128,9 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
 def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
     """Layer × head maps of the smallest budget beating uniform attention, and head statistics."""
     df = results[NAME]
-    heads = _longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
+    heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
     heads = heads.assign(beats_uniform=beats_uniform_corrected(heads))
-    stats = _longest(df[(df["kind"] == "baselines") & (df["estimator"] == "exact")])
+    stats = longest(df[(df["kind"] == "baselines") & (df["estimator"] == "exact")])
     names = list(dict.fromkeys(heads["estimator"]))
     layers = sorted(heads["layer"].unique())
     n_heads = int(heads["head"].max()) + 1

@@ -22,7 +22,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 FORMS = {

@@ -30,7 +30,8 @@ from matplotlib.lines import Line2D
 
 from rfbench.compute.names import family_of, weights_of
 from rfbench.present.paper_names import PAPER_NAMES, paper_name
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 from rfbench.present.plots.variance import legend_on_top, panel_grid
 
 EXACT = "exact"
@@ -255,10 +256,11 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
 
 
 def derf_name(estimator: str) -> str:
-    """DERF's name of a mechanism (trig@* is the [sin, cos] map here;
-    docs/experiments.md#derf-fig3)."""
+    """DERF's name of a mechanism (trig-phase@* is the paper's random-phase TrigRF, trig@* the
+    [sin, cos] map; docs/experiments.md#derf-fig3)."""
     component = family_of(estimator)
-    return PAPER_NAMES["derf"].get("trig-sincos" if component == "trig" else component, estimator)
+    own = {"trig": "trig-sincos", "trig-phase": "trig"}.get(component, component)
+    return PAPER_NAMES["derf"].get(own, estimator)
 
 
 @register_figure(

@@ -18,7 +18,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rfbench.present.paper_names import paper_name
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 from rfbench.present.plots.theory import THEORY_LINE, metric
 
 PROTOCOL_NAMES = {

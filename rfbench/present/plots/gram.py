@@ -24,7 +24,8 @@ from matplotlib.patches import Rectangle
 
 from rfbench.compute.names import split_name
 from rfbench.present.paper_names import PAPER_NAMES
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 from rfbench.present.plots.theory import THEORY_LINE, metric, simrf_name
 
 # ---------------------------------------------------------------- SimRF Fig. 7

@@ -23,6 +23,7 @@ FULL_WIDTH = 7.0
 # Okabe–Ito colour-blind-safe palette, then tab10 for the rest.
 FAMILY_COLOURS: dict[str, str] = {
     "trig": "#D55E00",
+    "trig-phase": "#A6761D",  # DERF's random-phase TrigRF, beside the [sin, cos] trig
     "hyperbolic": "#0072B2",
     "positive": "#56B4E9",
     "angular-hybrid": "#009E73",

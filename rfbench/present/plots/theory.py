@@ -24,7 +24,8 @@ from matplotlib.figure import Figure
 
 from rfbench.compute.names import weights_of
 from rfbench.present.paper_names import paper_name
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 
 #: Closed-form curves are dashed in every figure of this module and of rfbench.present.plots.gram.
 THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}

@@ -28,7 +28,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from rfbench.present.paper_names import PAPER_NAMES
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 
 #: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
 REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifar10")

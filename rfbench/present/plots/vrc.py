@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import register_figure, style
+from rfbench.present.plots import style
+from rfbench.present.plots.registry import register_figure
 
 
 def _rmse(rows: pd.DataFrame, metric: str) -> pd.Series:

@@ -17,7 +17,9 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   ambiguous or needs care), ``evidence`` (``sampled``, default, or ``replayed``: our value
   replays the authors' released random stream), ``unstated`` (the setting the value hinges on
   that the paper does not state: verdict "not comparable") with ``plausible = [low, high]``,
-  ``ratio_to`` (compare ours / ours(that id) with paper / paper(that id)).
+  ``ratio_to`` (compare ours / ours(that id) with paper / paper(that id)), ``second_of`` (the
+  id of the entry comparing the same printed number with our own stream: this one compares it a
+  second time, e.g. against a replay of the authors' released code, and is counted once).
 - **number** and **claim**: ``reading`` (the reading of the paper's sentence the entry uses)
   and ``reading_of`` (the id of the entry with the primary reading: this one is shown beside
   it and not counted; one verdict per sentence).
@@ -25,7 +27,8 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   ``reproducible``/``reason``, ``spec_note``, and ``expect``: ``"pass"`` (default), ``"fail"``
   (the spec found the claim false, e.g. CSE Fig. 1 "for all θ") or ``"unknown"``.
 - **erratum**: ``printed`` form, ``corrected`` form, ``magnitude`` (how much it matters, when the
-  spec measured it), ``category``: formula | text | notation | inconsistency.
+  spec measured it), ``category``: formula | text | notation | inconsistency, ``checked_by``
+  (the claim that checks the printed form on the results: the Findings list the erratum).
 
 A fourth array, ``[[reason]]``, is the table of *measured* root causes, one per cause: ``ids``
 (the number or claim ids it explains), ``text`` (why, with the numbers that show it) and
@@ -212,9 +215,13 @@ def load(paper: str | None = None) -> list[Entry]:
             raise ReferenceDataError(f"{e.paper}.toml: duplicate id {e.id!r}")
         seen[e.id] = e
     for e in entries:
-        for ref in (getattr(e, "reading_of", ""), getattr(e, "ratio_to", "")):
+        refs = ("reading_of", "ratio_to", "second_of")
+        for ref in (getattr(e, name, "") for name in refs):
             if ref and not isinstance(seen.get(ref), type(e)):
                 raise ReferenceDataError(f"{e.paper}.toml: {e.id!r} refers to unknown {ref!r}")
+        checked = getattr(e, "checked_by", "")
+        if checked and not isinstance(seen.get(checked), ClaimEntry):
+            raise ReferenceDataError(f"{e.paper}.toml: {e.id!r}: checked_by {checked!r} unknown")
         if not isinstance(e, ClaimEntry):
             continue
         refs = [r for r in [e.check.get("number"), *e.check.get("numbers", [])] if r]
@@ -231,7 +238,8 @@ def by_figure(figure_id: str) -> list[Entry]:
 
 def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], NumberEntry]:
     """The numbers of one figure/table whose ``match`` has the values ``where``, keyed by the
-    tuple of their ``match`` values for ``keys`` (None where absent).
+    tuple of their ``match`` values for ``keys`` (None where absent); other readings of a cell
+    (``reading_of``) are left out.
 
     ``table("hrf-table3", "dataset", "m", "estimator", "aggregate", metric="mse")`` maps
     ``("s1", 20, "trig@iid", "min over rep")`` to that cell's :class:`NumberEntry`.
@@ -239,6 +247,8 @@ def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], Num
     out: dict[tuple[Any, ...], NumberEntry] = {}
     for e in by_figure(figure_id):
         if not isinstance(e, NumberEntry) or any(e.match.get(k) != v for k, v in where.items()):
+            continue
+        if e.reading_of:  # another reading of a printed cell: the table has the cell once
             continue
         key = tuple(e.match.get(k) for k in keys)
         if key in out:
@@ -269,7 +279,8 @@ class ReasonValue:
     """One number quoted by a reason, read from the results when the report is rendered.
 
     Either ``of`` (number entry ids: ``what`` of their evaluation — ours, se, paper, z,
-    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several) or ``row`` (a
+    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several; ``over_of``:
+    divided by the same of other entries, e.g. the paper's ratio of two cells) or ``row`` (a
     selector of exactly one result row, its value; ``over_row``: divided by another row's,
     ``minus_row``: minus another row's; ``square``: squared). ``scale`` multiplies the value
     before formatting.
@@ -277,6 +288,8 @@ class ReasonValue:
 
     name: str
     of: tuple[str, ...] = ()
+    #: number entry ids whose ``what`` (reduced by ``over``) divides the ``of`` value
+    over_of: tuple[str, ...] = ()
     what: str = "ours"
     over: str = "max"
     row: dict[str, Any] = field(default_factory=dict)
@@ -303,7 +316,8 @@ class Reason:
 def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue:
     if not isinstance(raw, dict):
         raise ReferenceDataError(f"{where}: value {name!r} must be a table")
-    allowed = {"of", "what", "over", "row", "over_row", "minus_row", "stderr", "square", "scale"}
+    allowed = {"of", "over_of", "what", "over", "row", "over_row", "minus_row", "stderr"}
+    allowed |= {"square", "scale"}
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ReferenceDataError(f"{where}: value {name!r}: unknown field(s) {unknown}")
@@ -311,7 +325,11 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
         raise ReferenceDataError(f"{where}: value {name!r} needs exactly one of 'of', 'row'")
     of = raw.get("of", [])
     of = [of] if isinstance(of, str) else list(of)
-    bad = [i for i in of if i not in ids]
+    over_of = raw.get("over_of", [])
+    over_of = [over_of] if isinstance(over_of, str) else list(over_of)
+    if over_of and not of:
+        raise ReferenceDataError(f"{where}: value {name!r}: over_of goes with of")
+    bad = [i for i in of + over_of if i not in ids]
     if bad:
         raise ReferenceDataError(f"{where}: value {name!r} refers to unknown {bad}")
     if raw.get("what", "ours") not in VALUE_WHATS or raw.get("over", "max") not in VALUE_OVER:
@@ -327,6 +345,7 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
     return ReasonValue(
         name,
         tuple(of),
+        tuple(over_of),
         raw.get("what", "ours"),
         raw.get("over", "max"),
         dict(raw.get("row", {})),

@@ -106,6 +106,10 @@ class NumberEntry(Entry):
     #: entry with the primary reading (this one is shown beside it and not counted)
     reading: str = ""
     reading_of: str = ""
+    #: the id of the entry that compares the same printed number with our own stream, when this
+    #: one compares it a second time (e.g. with a replay of the authors' released code): shown
+    #: in its own table, counted once (the summary's counts, the family-wise family)
+    second_of: str = ""
     #: the setting the paper does not state on which the value hinges ("not comparable"),
     #: with the range ``plausible`` readings give (printed units, [low, high])
     unstated: str = ""
@@ -224,6 +228,9 @@ class ErratumEntry(Entry):
     corrected: str = ""
     magnitude: str = ""
     category: str = "formula"
+    #: the claim whose verdict measures what the erratum changes in the results (e.g. the
+    #: printed form of a bound, checked as printed): the Findings list it
+    checked_by: str = ""
 
 
 CLASSES: dict[str, type[Entry]] = {

@@ -8,31 +8,32 @@ verdict; long tables list the rows that do not agree), each claim with its verdi
 measured reasons once, the errata and links to the drawn figures; the appendix lists what is
 not reproducible on a CPU. ``REPORT-tables.md`` beside it holds every row.
 
-Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive,
-align), ``numbers`` (published numbers → verdicts), ``claims`` (a claim → its verdict) on the
-shared machinery of ``checks`` (selection, groups, outcome) with the per-kind rules in
-``rankings`` (ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and
-``curves`` (monotone, limit), registered in ``kinds``; ``closed_forms`` (closed forms, exact
-and computed rows); ``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons
-filled in from the results); ``coverage`` (the figures a partial run lacks and the commands that
-produce them); ``findings``, ``summary``, ``render`` and the leaf ``markdown``
-(the documents: ``REPORT.md`` and the full tables ``REPORT-tables.md``).
+Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive, align),
+``numbers`` (published numbers → verdicts, Holm deciding each *differs*), ``readings`` (other
+readings beside the primary; *depends on the reading*), ``claims`` (a claim → its verdict) on the
+shared machinery of ``checks`` (selection, groups, outcome) with the per-kind rules in ``rankings``
+(ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and ``curves``
+(monotone, limit), found by ``kinds``; ``closed_forms`` (closed forms, exact and computed rows);
+``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons filled in from the
+results); ``coverage`` (the figures a partial run lacks and the commands that produce them);
+``findings``, ``summary``, ``render`` and the leaf ``markdown`` (the documents: ``REPORT.md`` and
+the full tables ``REPORT-tables.md``).
 
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown file).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from rfbench.compute.errors import UserError
 from rfbench.present import reference
 from rfbench.present.report.claims import evaluate_claim
-from rfbench.present.report.numbers import evaluate_number
+from rfbench.present.report.numbers import evaluate_number, with_family_wise
+from rfbench.present.report.readings import beside_primary, depends_on_reading
 from rfbench.present.report.reasons import FilledReason, fill, resolve
 from rfbench.present.report.rows import load_folder
 from rfbench.present.report.verdicts import (
@@ -41,8 +42,6 @@ from rfbench.present.report.verdicts import (
     ClaimResult,
     NumberResult,
 )
-
-R = TypeVar("R", NumberResult, ClaimResult)
 
 __all__ = [
     "CLAIM_VERDICTS",
@@ -70,9 +69,17 @@ class Report:
     #: the figure ids the result rows carry (a partial run's report names the missing ones)
     figures: tuple[str, ...] = ()
 
-    def number_counts(self, paper: str | None = None) -> Counter[str]:
-        """Verdict → number of published numbers (of one ``paper`` if given)."""
-        return Counter(r.verdict for r in self.numbers if paper in (None, r.entry.paper))
+    def number_counts(self, paper: str | None = None, sampled: bool | None = None) -> Counter[str]:
+        """Verdict → number of published numbers (of one ``paper`` if given; ``sampled``: only
+        those whose value is a sample mean (True) or a computation (False)). A second comparison
+        of a printed number (``second_of``: a replay of released code) is not counted."""
+        return Counter(
+            r.verdict
+            for r in self.numbers
+            if paper in (None, r.entry.paper)
+            and not r.entry.second_of
+            and sampled in (None, r.sampled)
+        )
 
     def claim_counts(self, paper: str | None = None) -> Counter[str]:
         """Verdict → number of claims (of one ``paper`` if given)."""
@@ -94,6 +101,7 @@ def build_report(results: str | Path = "results") -> Report:
     numbers = [
         evaluate_number(e, found, errata) for e in entries if isinstance(e, reference.NumberEntry)
     ]
+    numbers = with_family_wise(numbers, errata)
     by_id = {r.entry.id: r for r in numbers}
     claims = [
         evaluate_claim(e, found, by_id, errata)
@@ -102,10 +110,10 @@ def build_report(results: str | Path = "results") -> Report:
     ]
     by_id = {r.entry.id: r for r in numbers}
     filled = {r.key: fill(r, found, by_id) for r in reference.reasons()}
+    numbers = beside_primary(numbers)
+    claims = depends_on_reading(beside_primary(claims), claims, errata)
     numbers = [replace(r, detail=resolve(r.detail, filled)) for r in numbers]
     claims = [replace(r, detail=resolve(r.detail, filled)) for r in claims]
-    numbers = _beside_primary(numbers)
-    claims = _beside_primary(claims)
     return Report(
         folder,
         tuple(numbers),
@@ -124,34 +132,6 @@ def _figures(rows: Any) -> tuple[str, ...]:
     if "figure" not in rows or not len(rows):
         return ()
     return tuple(sorted({str(f) for f in rows["figure"].dropna()} - {""}))
-
-
-def _beside_primary(results: list[R]) -> list[R]:
-    """One verdict per paper sentence: entries with ``reading_of`` (another reading of the
-    sentence) are dropped from the list, and their verdict is shown in the primary's detail."""
-    others: dict[str, list[R]] = {}
-    for r in results:
-        if r.entry.reading_of:
-            others.setdefault(r.entry.reading_of, []).append(r)
-    out = []
-    for r in results:
-        if r.entry.reading_of:
-            continue
-        alts = others.get(r.entry.id, [])
-        if alts:
-            shown = "; ".join(_alt(a) for a in alts)
-            detail = "; ".join(t for t in (r.detail, f"other reading — {shown}") if t)
-            r = replace(r, detail=detail)
-        out.append(r)
-    return out
-
-
-def _alt(r: NumberResult | ClaimResult) -> str:
-    z = getattr(r, "z", None)
-    ztext = f", z = {z:+.2f}" if z is not None and math.isfinite(z) else ""
-    ours = getattr(r, "ours", None)
-    otext = f" (ours {ours / r.entry.scale:.4g}{ztext})" if ours is not None else ""
-    return f"{r.entry.reading}: {r.verdict}{otext}"
 
 
 def write_report(

@@ -17,7 +17,7 @@ from rfbench.compute.results import find_result, load_results
 from rfbench.present.report.beyond_attention import real_data_section
 from rfbench.present.report.markdown import rel_path
 
-PRECISION, COST = "beyond-precision", "beyond-cost"
+PRECISION, COST, ATTENTION = "beyond-precision", "beyond-cost", "beyond-attention"
 DTYPES = ("float32", "float16", "bfloat16")
 FORMS = ("naive", "stabilised", "logspace")
 
@@ -88,18 +88,7 @@ def _precision(df: pd.DataFrame) -> list[str]:
     if len(bad):
         text = "; ".join(f"{dt} {form} from r = {r:g}" for (dt, form), r in bad.items())
         lines += [f"Attention rows D̂⁻¹Â with a non-finite weight: {text}.", ""]
-    ratio = df[(df["metric"] == "dtype_to_mc") & (df["r"] == r_max)]
-    ratio = ratio.assign(component=ratio["estimator"].map(_component))
-    med = ratio.groupby(["component", "dtype", "form"])["value"].median()
-    cells = [(dt, f) for dt in ("float16", "bfloat16") for f in FORMS]
-    header = ["component", *[f"{dt} {f}" for dt, f in cells]]
-    body = [[c, *[_g(med.get((c, *cell), float("nan"))) for cell in cells]] for c in comps]
-    lines += [
-        f"Error the dtype adds at r = {r_max:g}, in units of the Monte Carlo RMSE of the float64 "
-        "estimate (median over angles and couplings; < 1: precision costs less than sampling):",
-        "",
-        *_table(header, body),
-    ]
+    lines += _error_split(df, comps, r_max)
     tv = df[df["metric"] == "attn_tv"]
     tv = tv.assign(component=tv["estimator"].map(_component))
     spread = tv.groupby(["component", "r"])["value"].agg(["min", "max"])
@@ -107,11 +96,51 @@ def _precision(df: pd.DataFrame) -> list[str]:
     if top is not None:
         text = ", ".join(f"{c} {_g(row['min'])}–{_g(row['max'])}" for c, row in top.iterrows())
         lines += [
-            f"Attention-row total variation against softmax at r = {r_max:g}, range over dtypes "
-            f"and forms (finite rows): {text}.",
+            f"Attention-row total variation ½Σ|P̂ − P| against softmax at r = {r_max:g}, range "
+            f"over dtypes and forms (finite rows; above 1 where estimated weights are negative, "
+            f"as trig's can be): {text}.",
             "",
         ]
     return lines
+
+
+def _error_split(df: pd.DataFrame, comps: list[str], r_max: float) -> list[str]:
+    """The error of a (dtype, form) against the float64 log-space estimate, split into the
+    form's part (float64 in that form) and the dtype's part (the dtype against float64, both in
+    that form), at the largest r; medians over angles and couplings."""
+    at = df[df["r"] == r_max]
+    at = at.assign(component=at["estimator"].map(_component))
+    med = at.groupby(["metric", "component", "dtype", "form"])["value"].median()
+
+    def cell(metric: str, c: str, dt: str, form: str) -> str:
+        return _g(med.get((metric, c, dt, form), float("nan")))
+
+    dts = [dt for dt in DTYPES if (at["dtype"] == dt).any()]
+    header = ["component", "form", "form's part (float64)", *[f"{dt}'s part" for dt in dts]]
+    body = [
+        [c, form, cell("dtype_to_mc", c, "float64", form),
+         *[cell("dtype_to_mc_same_form", c, dt, form) for dt in dts]]
+        for c in comps for form in FORMS if form != "logspace"
+    ]  # fmt: skip
+    if "dtype_to_mc_same_form" not in set(at["metric"]):
+        return []
+    return [
+        f"Error of each form at r = {r_max:g} in units of the Monte Carlo RMSE of the float64 "
+        "log-space estimate (median over angles and couplings; < 1: it costs less than "
+        "sampling), split into the form's part (the form in float64 against log-space) and the "
+        "dtype's part (the dtype against float64, both in that form; log-space's own rows are its "
+        "dtype's part alone, below):",
+        "",
+        *_table(header, body),
+        "Log-space (rfbench's maps) in "
+        + ", ".join(
+            f"{dt}: "
+            + ", ".join(f"{c} {cell('dtype_to_mc_same_form', c, dt, 'logspace')}" for c in comps)
+            for dt in dts
+        )  # fmt: skip
+        + ".",
+        "",
+    ]
 
 
 def get(table: pd.DataFrame, row: str, col: object) -> float:
@@ -154,16 +183,24 @@ def _cost(df: pd.DataFrame) -> list[str]:
     header = ["estimator", "error (closed form)", "error (empirical)", "time [ms]", "MFLOP",
               f"M for {eps} (d={d_ref})", f"L* (d={d_ref})",
               f"L* (d={ds[0]}…{ds[-1]})"]  # fmt: skip
+    refused = _not_extrapolated(front, need)
     body = []
     for est in L.index.union(total.index):
         lo, hi = (L.loc[est].min(), L.loc[est].max()) if est in L.index else (math.nan,) * 2
+        cross_cells = [_g(get(need, est, d_ref), 3), _g(get(L, est, d_ref), 3),
+                       f"{_g(lo, 3)}–{_g(hi, 3)}"]  # fmt: skip
+        if est in refused:
+            cross_cells = ["— †"] * 3
         body.append([
             f"`{est}`", _g(get(err, est, "theory_rms_rel_frob")), _g(get(err, est, "rms_rel_frob")),
-            _g(1e3 * get(total, est, "time_s")), _g(get(total, est, "flops") / 1e6),
-            _g(get(need, est, d_ref), 3), _g(get(L, est, d_ref), 3), f"{_g(lo, 3)}–{_g(hi, 3)}",
+            _g(1e3 * get(total, est, "time_s")), _g(get(total, est, "flops") / 1e6), *cross_cells,
         ])  # fmt: skip
     lines += _table(header, body)
-    if d_ref in L.columns:
+    if refused:
+        why = "; ".join(f"`{e}` {t}" for e, t in refused.items())
+        lines += [f"† No crossover extrapolated: {why}.", ""]
+    L = L.drop(index=[e for e in refused if e in L.index])
+    if d_ref in L.columns and len(L):
         best = L[d_ref].idxmin()
         folk = 18 * d_ref * math.log(d_ref)
         lines += [
@@ -172,6 +209,96 @@ def _cost(df: pd.DataFrame) -> list[str]:
             "",
         ]
     return lines
+
+
+def attention_headline(results_dir: Path) -> str:
+    """One sentence for the Findings: median output error over heads at the largest m and
+    sequence length, per feature map, against uniform attention and a zero output (error 1)."""
+    df = _load(results_dir, ATTENTION)
+    if df is None or df.empty or "kind" not in df.columns:
+        return ""
+    heads = df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")]
+    if heads.empty:
+        return ""
+    tokens, m = int(heads["tokens"].max()), int(heads["m"].max())
+    at = heads[(heads["tokens"] == tokens) & (heads["m"] == m)]
+    med = at.groupby("estimator")["value"].median()
+    base = df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")]
+    base = base[base["tokens"] == tokens] if "tokens" in base else base
+    uniform = base[base["estimator"] == "uniform"]["value"].median()
+    positive = [e for e in med.index if _component(e) in ("positive", "hyperbolic", "gerf")]
+    trig = [e for e in med.index if _component(e) == "trig"]
+    if not positive or not math.isfinite(uniform):
+        return ""
+    lo, hi = med[positive].min(), med[positive].max()
+    text = (
+        f"Real attention (all heads, {tokens} tokens, m = {m}): the positive, hyperbolic and GERF "
+        f"maps' median output error over heads is {_g(lo, 3)}–{_g(hi, 3)}, about that of "
+        f"uniform attention ({_g(uniform, 3)})"
+    )
+    if trig:
+        text += f"; trig's is {_g(med[trig].min(), 3)}–{_g(med[trig].max(), 3)}× a zero output's"
+    return text + " (the attention section has the per-head tests)."
+
+
+def stabilised_headline(results_dir: Path) -> str:
+    """One sentence for the Findings: a form whose error is already beyond the Monte Carlo error
+    in float64 (the form's own part, not the dtype's) is unusable in any dtype."""
+    df = _load(results_dir, PRECISION)
+    if df is None or df.empty:
+        return ""
+    at = df[
+        (df["r"] == df["r"].max()) & (df["metric"] == "dtype_to_mc") & (df["dtype"] == "float64")
+    ]
+    at = at.assign(component=at["estimator"].map(_component))
+    med = at.groupby(["component", "form"])["value"].median()
+    bad = med[med > 1]
+    if bad.empty:
+        return ""
+    parts = ", ".join(f"{c} {form} ({_g(v)}×)" for (c, form), v in bad.items())
+    return (
+        f"Unusable maps: {parts} — their error at r = {df['r'].max():g} is already that many "
+        "Monte Carlo RMSEs in float64, before any reduced precision (the precision section "
+        "splits the form's part from the dtype's)."
+    )
+
+
+#: The slowest decrease of the error with M (a log-log slope) from which the 1/√M rule may be
+#: extrapolated: half the Monte Carlo rate −½.
+MIN_SLOPE = -0.25
+
+
+def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]:
+    """Estimator → why its crossover is not extrapolated by MSE ∝ 1/M: its empirical error does
+    not decrease with M at least at half the Monte Carlo rate (slope ≤ :data:`MIN_SLOPE` between
+    the smallest and largest M measured), or the M it needs lies beyond the measured ones and its
+    rows carry no closed form (its MSE is not known to fall as 1/M: a biased or structured
+    coupling may level off)."""
+    rows = front[front["metric"] == "rms_rel_frob"]
+    err = rows.pivot_table(index="estimator", columns="m", values="value")
+    exact = set(front.loc[front["metric"] == "theory_rms_rel_frob", "estimator"])
+    out = {}
+    for est, curve in err.iterrows():
+        curve = curve.dropna()
+        if len(curve) < 2:
+            continue
+        lo, hi = curve.index.min(), curve.index.max()
+        slope = math.log(curve[hi] / curve[lo]) / math.log(hi / lo)
+        if not slope <= MIN_SLOPE:
+            errs = ", ".join(f"{_g(v)}" for v in curve.to_numpy())
+            out[str(est)] = (
+                f"its error does not decrease with M ({errs} at M = "
+                f"{', '.join(f'{m:g}' for m in curve.index)}; log-log slope {slope:.2f}, the 1/√M "
+                f"rule needs −0.5)"
+            )
+            continue
+        beyond = str(est) in need.index and (need.loc[str(est)] > hi).any()
+        if beyond and est not in exact:
+            out[str(est)] = (
+                "no closed form of its MSE (not known to fall as 1/M), and the M it would need "
+                f"at some d exceeds the largest measured ({hi:g})"
+            )
+    return out
 
 
 def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]:
@@ -190,4 +317,26 @@ def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]
         lines += _precision(frames[PRECISION])
     if frames[COST] is not None and not frames[COST].empty:
         lines += _cost(frames[COST])
-    return lines + real
+    return lines + real + _landmarks(results_dir)
+
+
+def _landmarks(results_dir: Path) -> list[str]:
+    """Where the Nyström rows' landmarks come from (the rows carry no fit of their own to say
+    it): the very points they are scored on."""
+    found = []
+    for name in ("beyond-nystrom", ATTENTION):
+        df = _load(results_dir, name)
+        if df is not None and not df.empty:
+            names = [str(e) for e in df["estimator"].dropna().unique()]
+            found += [e for e in names if _component(e).startswith("nystrom")]
+    if not found:
+        return []
+    shown = ", ".join(f"`{e}`" for e in dict.fromkeys(found))
+    return [
+        f"*Landmark provenance*: Nyström ({shown}) takes its landmarks from the very points it "
+        "is scored on (the Gram rows; in attention, the head's own queries and keys), uniformly "
+        "without replacement per draw (k-means centres for `nystrom-kmeans`; "
+        "rfbench/compute/features/nystrom.py): an in-sample fit, whereas random features are "
+        "drawn without seeing the data.",
+        "",
+    ]

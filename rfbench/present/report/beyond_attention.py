@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
-from rfbench.present.attention_stats import beats_uniform_corrected, median_ci, swap_gaps
+from rfbench.present.attention_stats import beats_uniform_corrected, median_ci_text, swap_gaps
+from rfbench.present.report.beyond_learned import learned_section
+from rfbench.present.report.beyond_models import models_section
 
 ATTENTION, NYSTROM = "beyond-attention", "beyond-nystrom"
 
@@ -42,11 +44,7 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def _median_ci(values: pd.Series) -> str:
-    median, low, high = median_ci(values.to_numpy(dtype=float))
-    if not math.isfinite(median):
-        return "—"
-    ci = f" [{low:.3g}, {high:.3g}]" if math.isfinite(low) and math.isfinite(high) else ""
-    return f"{median:.3g}{ci}"
+    return median_ci_text(values.to_numpy(dtype=float))
 
 
 def _swap_cell(gaps: pd.DataFrame, est: str) -> str:
@@ -69,6 +67,21 @@ def _oracle(part: pd.DataFrame) -> bool:
 def _fitted(part: pd.DataFrame) -> str:
     notes = part["note"].dropna().astype(str) if "note" in part else pd.Series(dtype=str)
     return " *fitted*" if notes.str.contains("fitted to this head").any() else ""
+
+
+def _fitting(df: pd.DataFrame) -> str:
+    """Where the data-dependent methods (Nyström's landmarks, GERF's parameters, the fitted
+    coupling) were fitted and where every method was measured, as the rows say."""
+    if "text" not in df or df["text"].isna().all():
+        return "Maps marked *fitted* (Nyström's landmarks, GERF's parameters) are fitted to the "
+        "very queries and keys they are scored on."
+    pairs = df[["fit_text", "text"]].dropna().drop_duplicates()
+    fit_text, text = pairs.iloc[0].tolist()
+    return (
+        f"Data-dependent methods (Nyström's landmarks, GERF's parameters) are fitted on the "
+        f"{fit_text} text's queries and keys; every method is measured on the held-out {text} "
+        "text's."
+    )
 
 
 def _se(rows: pd.DataFrame) -> float | None:
@@ -137,8 +150,7 @@ def attention_part(df: pd.DataFrame) -> list[str]:
             if len(swap)
             else ""
         )
-        + "Maps marked *fitted* (Nyström's landmarks, GERF's parameters) are fitted to the very "
-        "queries and keys they are scored on.",
+        + _fitting(df),
         "",
     ]
     if best is not None:
@@ -207,11 +219,14 @@ def nystrom_part(df: pd.DataFrame) -> list[str]:
 
 
 def real_data_section(results_dir: Path) -> list[str]:
-    """The attention and Nyström parts (each left out when its result file is missing)."""
+    """The attention part, the finding per model and mask, and the Nyström part (each left out
+    when its result files are missing)."""
     lines: list[str] = []
     attention = _load(results_dir, ATTENTION)
     if attention is not None:
         lines += attention_part(attention)
+    lines += learned_section(results_dir)
+    lines += models_section(results_dir)
     nystrom = _load(results_dir, NYSTROM)
     if nystrom is not None:
         lines += nystrom_part(nystrom)

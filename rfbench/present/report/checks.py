@@ -7,8 +7,12 @@ unless the side has its own), then the sides are split into ``for_each`` groups 
 group, aligned point by point (:func:`rfbench.present.report.frames.align`). Every aligned point is
 one comparison; the per-kind rules are in :mod:`rfbench.present.report.kinds`.
 
-A comparison that fails by at most 2 combined standard errors is "within noise"; a claim whose
-every failure is within noise gets that verdict instead of "does not hold".
+One decision rule for every kind (:func:`compare_le`): a claim a ≤ b (with a declared effect δ:
+a + δ ≤ b; an equality within a tolerance: |d| ≤ tol) *holds* when it holds by at least 2 combined
+standard errors (exact values: by any margin), *fails* when it fails by more than 2, and is
+undecided in between: *consistent* (the claimed side on the point estimates) or *within noise*
+(the other side). A claim whose every failure is within noise gets that verdict instead of "does
+not hold".
 
 A comparison resting on a row whose sample does not resolve its statistic (``resolved`` false,
 see :func:`rfbench.present.report.frames.is_resolved`) is *unresolved*: it is left out of the
@@ -108,6 +112,9 @@ def resolution(pt: pd.Series, names: Sequence[str]) -> tuple[bool, float]:
 #: Metrics that are means of nonnegative draws (or increasing functions of one): a sample that
 #: misses the tail carrying the mean *under*estimates it, so an unresolved value that is already
 #: too large is a lower bound on a truth larger still.
+#: The margin by which an unresolved mean of nonnegative draws must already exceed the other side
+#: before it decides a failure (see :func:`judged`).
+OVERSHOOT = 2.0
 UNDERESTIMATED = frozenset(
     {"mse", "rel_rmse", "rel_mae", "frob_sq", "frob_sq_per_entry", "rel_frob", "mse_mean"}
 )
@@ -124,18 +131,26 @@ def judged(
 ) -> Unit:
     """A comparison, unresolved when any of its sides rests on an unresolved sample.
 
-    Exception: the claim "``small`` ≤ the others" of a :data:`UNDERESTIMATED` ``metric`` fails
-    when only ``small`` is unresolved and it is already significantly larger (status fail): its
-    truth is larger still, so no sample size can rescue the claim.
+    Exception: the claim "``small`` ≤ the other" of a :data:`UNDERESTIMATED` ``metric`` fails
+    when only ``small`` is unresolved and it is already larger by the margin: more than 2
+    combined standard errors (status fail) *and* at least :data:`OVERSHOOT` times the other side.
+    Such a sample typically underestimates its mean (the tail that carries it is missed), so its
+    truth is larger still; the factor guards against the occasional sample that overshoots.
     """
     ok, need = resolution(pt, names)
     if ok:
         return Unit(where, status, detail)
     bad = [n for n in names if not resolution(pt, [n])[0]]
     label = ", ".join(n or "value" for n in bad)
-    if status == FAIL and bad == [small] and metric in UNDERESTIMATED:
-        why = f"{label} unresolved, but its sample underestimates a mean of nonnegative draws"
-        return Unit(where, FAIL, f"{detail} ({why})")
+    others = [n for n in names if n != small]
+    if status == FAIL and bad == [small] and metric in UNDERESTIMATED and len(others) == 1:
+        mine, theirs = float(pt[f"value:{small}"]), float(pt[f"value:{others[0]}"])
+        if mine >= OVERSHOOT * theirs:
+            why = (
+                f"{label} unresolved, but already {mine / theirs:.3g}× the other (≥ "
+                f"{OVERSHOOT:g}×, > 2 se) and its sample underestimates a mean of nonnegative draws"
+            )
+            return Unit(where, FAIL, f"{detail} ({why})")
     return Unit(where, UNRESOLVED, f"{detail} (unresolved: {label})", need)
 
 

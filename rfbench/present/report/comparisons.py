@@ -29,11 +29,9 @@ from rfbench.present.report.frames import aggregate, plain, quadrature
 from rfbench.present.report.verdicts import (
     FAIL,
     NO_MATCH,
-    NOISE,
     NOT_RUN,
     PASS,
     UNRESOLVED,
-    Z_REPRODUCED,
     Outcome,
 )
 
@@ -118,9 +116,10 @@ def less_than(ctx: Context) -> Outcome:
 def equals_within(ctx: Context) -> Outcome:
     """lhs equals value / value_expr / rhs (or our numbers equal the published ones).
 
-    The difference is judged with its standard error se = √(se_lhs² + se_rhs²): beyond the
-    tolerance by at most 2 se it is "within noise" (with ``n_stderr`` the tolerance already
-    counts se, so there is no such margin).
+    A declared tolerance (``abs_tol``, ``rel_tol``) is part of the claim: the difference d with
+    standard error se = √(se_lhs² + se_rhs²) is judged by :func:`equal_within` (holds only if
+    |d| + 2 se ≤ tolerance). With ``n_stderr`` the tolerance is n se itself: a test that no
+    difference is detectable at n standard errors (pass or fail, no margin).
     """
     c = ctx.check
     if "number" in c or "numbers" in c:
@@ -129,18 +128,24 @@ def equals_within(ctx: Context) -> Outcome:
     def rule(a: float, sa: Any, b: float, sb: Any) -> tuple[str, str]:
         se = quadrature(sa, sb)
         tol = tolerance(c, b, se)
-        diff = abs(a - b)
         text = f"{fmt_num(a)} vs {fmt_num(b)}: difference {fmt_num(a - b)}"
         text += f" ± {fmt_num(se)}" if math.isfinite(se) else ""
         text += f" (tolerance {fmt_num(tol)})"
-        if diff <= tol * (1 + 1e-12):
-            return PASS, text
-        noisy = "n_stderr" not in c and math.isfinite(se) and se > 0
-        if noisy and (diff - tol) / se <= Z_REPRODUCED:
-            return NOISE, text
-        return FAIL, text
+        if "n_stderr" in c:
+            return (PASS if abs(a - b) <= tol * (1 + 1e-12) else FAIL), text
+        return equal_within(a - b, se, tol), text
 
     return _two_sided(ctx, rule)
+
+
+def equal_within(diff: float, se: float, tol: float) -> str:
+    """The equality |d| ≤ tol as the one-sided claim |d| ≤ tol of
+    :func:`rfbench.present.report.checks.compare_le`: holds (pass) if |d| + 2 se ≤ tol, fails if
+    |d| − 2 se > tol, else consistent (|d| ≤ tol) or within noise; se 0 or unknown (exact
+    values): |d| ≤ tol decides."""
+    known = math.isfinite(se) and se > 0
+    status, _ = compare_le(abs(diff), tol * (1 + 1e-12), se if known else 0.0, None, False)
+    return status
 
 
 def _numbers_equal(ctx: Context) -> Outcome:
@@ -153,10 +158,16 @@ def _numbers_equal(ctx: Context) -> Outcome:
             missing.append((verdict if verdict == NO_MATCH else NOT_RUN, f"{nid}: {verdict}"))
             continue
         target = res.entry.scaled
-        tol = tolerance(ctx.check, target, quadrature(res.stderr))
-        ok = abs(res.ours - target) <= tol * (1 + 1e-12)
-        text = f"ours {fmt_num(res.ours)} vs paper {fmt_num(target)} (tolerance {fmt_num(tol)})"
-        units.append(Unit(nid, PASS if ok else FAIL, text))
+        se = quadrature(res.stderr)
+        tol = tolerance(ctx.check, target, se)
+        text = f"ours {fmt_num(res.ours)}"
+        text += f" ± {fmt_num(se)}" if math.isfinite(se) and se > 0 else ""
+        text += f" vs paper {fmt_num(target)} (tolerance {fmt_num(tol)})"
+        if "n_stderr" in ctx.check:
+            status = PASS if abs(res.ours - target) <= tol * (1 + 1e-12) else FAIL
+        else:
+            status = equal_within(res.ours - target, se, tol)
+        units.append(Unit(nid, status, text))
     return summarise(units, missing)
 
 

@@ -22,8 +22,9 @@ from rfbench.present.report.checks import (
     tolerance,
     worst,
 )
-from rfbench.present.report.frames import groups, is_resolved, split_at
-from rfbench.present.report.verdicts import FAIL, NO_MATCH, NOT_RUN, PASS, UNRESOLVED, Outcome
+from rfbench.present.report.comparisons import equal_within
+from rfbench.present.report.frames import groups, is_resolved, plain, split_at
+from rfbench.present.report.verdicts import NO_MATCH, NOT_RUN, PASS, UNRESOLVED, Outcome
 
 
 def _curves(
@@ -88,7 +89,9 @@ def monotone(ctx: Context) -> Outcome:
 
 
 def limit(ctx: Context) -> Outcome:
-    """The value at the ``toward`` end of ``along`` equals ``value`` / ``value_expr``."""
+    """The value at the ``toward`` end of ``along`` equals ``value`` / ``value_expr`` within the
+    declared tolerance, by the equality rule of
+    :func:`rfbench.present.report.comparisons.equal_within`."""
     c = ctx.check
     curves, missing, bad = _curves(ctx, c["along"])
     if bad is not None:
@@ -99,7 +102,7 @@ def limit(ctx: Context) -> Outcome:
         target = float(c["value"]) if "value" in c else expression(c["value_expr"], row)
         tol = tolerance(c, target, math.nan)
         v = float(row["value"])
-        ok = abs(v - target) <= tol * (1 + 1e-12)
+        se = float(plain(row.get("stderr")) or 0.0)
         text = f"{fmt_num(v)} at {c['along']} = {fmt_num(row[c['along']])} vs {fmt_num(target)}"
-        units.append(judged(where, PASS if ok else FAIL, text, row, [""]))
+        units.append(judged(where, equal_within(v - target, se, tol), text, row, [""]))
     return summarise(units, missing)

@@ -1,23 +1,40 @@
-"""The *Findings* that open ``REPORT.md``: the few results that matter, computed from the
-verdicts and the measured reasons (never typed text, so they follow the results).
+"""The *Findings* that open ``REPORT.md``: what the results say, computed from the verdicts, the
+measured reasons and the beyond-the-papers results (never typed text, so they follow the results).
 
-Three kinds: claims that do not hold (with the measured cause — among them a paper contradicting
-its own theorem), claims that hold only on part of their range (a failing comparison among
-passing ones), and offsets whose cause is not established — only those the results measure (a
-partial run's missing figures are listed by :mod:`rfbench.present.report.coverage`, not guessed at).
+In order: what reproduced and how much (sampled, deterministic and replayed numbers kept apart),
+the claims that do not hold, the claims whose verdict depends on the reading, the errata that
+change what the results show (an erratum with ``checked_by``), the headlines of this repository's
+own experiments, and the offsets whose cause is not established. Each claim carries the verdict
+word of its row in the claims tables (tested).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import TYPE_CHECKING
 
-from rfbench.present.report.verdicts import DOES_NOT_HOLD, first_sentence
+from rfbench.present.report.beyond import attention_headline, stabilised_headline
+from rfbench.present.report.verdicts import (
+    CONSISTENT,
+    DEPENDS,
+    DIFFERS,
+    DOES_NOT_HOLD,
+    HOLDS,
+    ORDERING_CONFIRMED,
+    REPLAYED,
+    REPRODUCED,
+    VERIFIED,
+    WITHIN_NOISE,
+    ClaimResult,
+    first_sentence,
+)
 
 if TYPE_CHECKING:
     from rfbench.present.report import Report
 
 _PART = re.compile(r"^(\d+) of (\d+) comparisons hold")
+_REASON = re.compile(r"\[([a-z]+-reason-\d+)\]")
 
 
 def _part_of_range(detail: str) -> str:
@@ -25,26 +42,98 @@ def _part_of_range(detail: str) -> str:
     for piece in detail.split("; "):
         m = _PART.match(piece)
         if m and 0 < int(m.group(1)) < int(m.group(2)):
-            return piece
+            return f"{m.group(1)} of {m.group(2)} comparisons hold"
     return ""
 
 
-def findings(report: Report) -> list[str]:
-    """The Findings section (a bulleted list; empty when nothing was checked)."""
-    by_key = {r.key: r for r in report.reasons}
-    contradicted, partial = [], []
+def _cause(report: Report, r: ClaimResult) -> str:
+    by_key = {f.key: f for f in report.reasons}
+    key = _REASON.search(r.detail)
+    reason = by_key.get(key.group(1)) if key else None
+    return first_sentence(reason.text, 200) if reason and reason.measured else ""
+
+
+def _reproduced(report: Report) -> list[str]:
+    """What reproduced and how much: sampled, deterministic and replayed numbers apart."""
+    ns, nd = report.number_counts(sampled=True), report.number_counts(sampled=False)
+    c = report.claim_counts()
+    sampled = ns[REPRODUCED] + ns[WITHIN_NOISE] + ns[DIFFERS]
+    computed = nd[REPRODUCED] + nd[WITHIN_NOISE] + nd[DIFFERS]
+    replayed = Counter(r.entry.figure for r in report.numbers if r.verdict == REPLAYED)
+    lines = ["**What reproduced**", ""]
+    if sampled:
+        lines.append(
+            f"- {ns[REPRODUCED]} of {sampled} published numbers compared with an independent "
+            f"sample reproduce (|z| ≤ 2), {ns[WITHIN_NOISE]} are within noise and "
+            f"{ns[DIFFERS]} differ (Holm's procedure over them); {nd[REPRODUCED]} of "
+            f"{computed} deterministic values (closed forms, exact computations) equal the "
+            "printed digits."
+        )
+    if replayed:
+        figs = ", ".join(f"{fig} ({n} cells)" for fig, n in sorted(replayed.items()))
+        lines.append(
+            f"- *Replayed*, not reproduced: {figs} equal the paper when the authors' released "
+            "random stream is replayed — equivalent code, not an independent reproduction."
+        )
+    held = c[HOLDS] + c[ORDERING_CONFIRMED]
+    lines.append(
+        f"- Claims: {c[VERIFIED]} verified analytically, {held} hold on samples, "
+        f"{c[CONSISTENT]} consistent, {c[DEPENDS]} depend on the reading, {c[DOES_NOT_HOLD]} "
+        "do not hold (below)."
+    )
+    return lines + [""]
+
+
+def _line(r: ClaimResult) -> str:
+    return f"- `{r.entry.id}` ({r.entry.figure}): {first_sentence(r.entry.statement, 120)}"
+
+
+def _contradicted(report: Report) -> list[str]:
+    out = []
     for r in report.claims:
         if r.verdict != DOES_NOT_HOLD:
             continue
         part = _part_of_range(r.detail)
-        key = re.search(r"\[([a-z]+-reason-\d+)\]", r.detail)
-        reason = by_key[key.group(1)] if key else None
-        cause = first_sentence(reason.text, 200) if reason and reason.measured else ""
-        line = f"- `{r.entry.id}` ({r.entry.figure}): {first_sentence(r.entry.statement, 120)}"
-        if part:
-            partial.append(f"{line} — holds on part of its range only: {part}.")
-        else:
-            contradicted.append(f"{line} — does not hold" + (f": {cause}." if cause else "."))
+        cause = _cause(report, r)
+        text = f"{_line(r)} — *{DOES_NOT_HOLD}*" + (f" ({part})" if part else "")
+        out.append(text + (f": {cause}." if cause else "."))
+    return ["**Claims that do not hold**", "", *out, ""] if out else []
+
+
+def _reading_dependent(report: Report) -> list[str]:
+    out = []
+    for r in report.claims:
+        if r.verdict != DEPENDS:
+            continue
+        shown = "; ".join(f"{first_sentence(reading, 90)}: {v}" for reading, v in r.readings)
+        out.append(f"{_line(r)} — *{DEPENDS}*: {shown}.")
+    return ["**Claims whose verdict depends on the reading**", "", *out, ""] if out else []
+
+
+def _errata(report: Report) -> list[str]:
+    verdicts = {r.entry.id: r for r in report.claims}
+    out = []
+    for e in report.errata:
+        claim = verdicts.get(e.checked_by)
+        if claim is None:
+            continue
+        out.append(
+            f"- `{e.id}` ({e.source}): printed {e.printed}; corrected {e.corrected}. On the "
+            f"results the printed form {claim.verdict} (`{claim.entry.id}`)."
+        )
+    return ["**Errata that change numbers**", "", *out, ""] if out else []
+
+
+def _beyond(report: Report) -> list[str]:
+    out = [t for t in (attention_headline(report.results_dir), stabilised_headline(
+        report.results_dir)) if t]  # fmt: skip
+    if not out:
+        return []
+    return ["**Beyond the papers**", "", *[f"- {t}" for t in out], ""]
+
+
+def findings(report: Report) -> list[str]:
+    """The Findings section (a bulleted list; empty when nothing was checked)."""
     unexplained = [
         f"- {', '.join(f'`{i}`' for i in r.ids[:3])}{' …' if len(r.ids) > 3 else ''}: "
         f"{first_sentence(r.text.removeprefix('Cause not established. '), 220)} "
@@ -52,13 +141,10 @@ def findings(report: Report) -> list[str]:
         for r in report.reasons
         if not r.established and r.measured
     ]
-    if not (contradicted or partial or unexplained):
-        return []
-    lines = ["## Findings", ""]
-    if contradicted:
-        lines += ["**Claims the results contradict**", "", *contradicted, ""]
-    if partial:
-        lines += ["**Claims true on part of their range only**", "", *partial, ""]
+    body = [*_contradicted(report), *_reading_dependent(report), *_errata(report)]
+    body += _beyond(report)
     if unexplained:
-        lines += ["**Offsets whose cause is not established**", "", *unexplained, ""]
-    return lines
+        body += ["**Offsets whose cause is not established**", "", *unexplained, ""]
+    if not (body or report.numbers):
+        return []
+    return ["## Findings", "", *_reproduced(report), *body]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.stats import standard_error
 from rfbench.present.reference.loader import AGGREGATE
 
 #: Columns that measure rather than identify a row (``note`` is free text). ``resolved`` says
@@ -185,7 +186,8 @@ def _reduce_values(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series
     if not np.isnan(ses).any():
         row["stderr"] = math.sqrt(float((ses**2).sum())) / k
     else:  # the spread of the values themselves (e.g. over repetitions)
-        row["stderr"] = float(values.std(ddof=1)) / math.sqrt(k) if k > 1 else math.nan
+        se = standard_error(values)
+        row["stderr"] = math.nan if se is None else se
     return row
 
 

@@ -1,4 +1,8 @@
-"""The comparison rule of each check kind (vocabulary in :mod:`rfbench.present.reference`).
+"""The comparison rule of each check kind: the function named after the kind in one of the rule
+modules (:data:`RULE_MODULES`), for every kind the reference vocabulary declares
+(:data:`rfbench.present.reference.CHECKS`, the one registration table of a kind: its required
+and optional keys). Adding a kind is one line there and one function here
+(docs/extending.md#a-report-claim).
 
 Each function takes a :class:`rfbench.present.report.checks.Context` and returns an
 :class:`~rfbench.present.report.verdicts.Outcome`; ``manual`` checks never get here.
@@ -7,19 +11,28 @@ Each function takes a :class:`rfbench.present.report.checks.Context` and returns
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 
+from rfbench.present.reference import CHECKS
+from rfbench.present.report import comparisons, curves, rankings
 from rfbench.present.report.checks import Context
-from rfbench.present.report.comparisons import equals_within, less_than, ratio_at_least
-from rfbench.present.report.curves import limit, monotone
-from rfbench.present.report.rankings import count, ordering
 from rfbench.present.report.verdicts import Outcome
 
-KINDS: dict[str, Callable[[Context], Outcome]] = {
-    "ordering": ordering,
-    "count": count,
-    "less_than": less_than,
-    "equals_within": equals_within,
-    "ratio_at_least": ratio_at_least,
-    "monotone": monotone,
-    "limit": limit,
-}
+#: The modules holding the rules: ``rankings`` (ordering, count), ``comparisons`` (less_than,
+#: equals_within, ratio_at_least), ``curves`` (monotone, limit).
+RULE_MODULES: tuple[ModuleType, ...] = (rankings, comparisons, curves)
+#: Kinds decided by a person, never by a rule.
+NO_RULE = frozenset({"manual"})
+
+
+def _rules() -> dict[str, Callable[[Context], Outcome]]:
+    out = {}
+    for kind in sorted(set(CHECKS) - NO_RULE):
+        found = [getattr(m, kind) for m in RULE_MODULES if callable(getattr(m, kind, None))]
+        if len(found) != 1:
+            raise ImportError(f"check kind {kind!r} needs exactly one rule function of that name")
+        out[kind] = found[0]
+    return out
+
+
+KINDS: dict[str, Callable[[Context], Outcome]] = _rules()

@@ -17,23 +17,32 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
+from statistics import NormalDist
+
+import numpy as np
 
 from rfbench.present.reference import HERE, ErratumEntry, NumberEntry, get
 from rfbench.present.report.frames import NON_KEYS, plain, varying
 from rfbench.present.report.rows import ResultSet, pick
 from rfbench.present.report.verdicts import (
+    ALPHA,
     DIFFERS,
     NO_MATCH,
     NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
     NOT_RUN,
+    WITHIN_NOISE,
+    Z_NOISE,
     NumberResult,
     combined_z,
     likely_reason,
     number_verdict,
 )
+from rfbench.present.statistics import holm
 
 _VALUE = re.compile(r"\bvalue\s*=\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)")
 
@@ -111,17 +120,70 @@ def evaluate_number(
         ours_std, _, _, _ = _single(result, entry, entry.match["std_metric"])
     unit = printed_unit(entry)
     rounding = unit * abs(entry.scale) / math.sqrt(12.0)
-    z, tolerance_based = combined_z(ours, entry.scaled, se, _paper_se(entry), rounding)
+    z, tolerance_based, diff_se = combined_z(ours, entry.scaled, se, _paper_se(entry), rounding)
+    diff = (ours - entry.scaled) / abs(entry.scale)
+    diff_se /= abs(entry.scale)
     printed_equal = abs(ours / entry.scale - entry.value) <= unit / 2 * (1 + 1e-9) + 1e-15
     scale_note = ""
     if entry.ratio_to:
-        z, printed_equal, scale_note = _ratio_scale(entry, result, ours, se)
+        z, printed_equal, scale_note, diff, diff_se = _ratio_scale(entry, result, ours, se)
     verdict = number_verdict(z, printed_equal, entry.evidence == "replayed")
     reason = likely_reason(entry, errata) if verdict == DIFFERS else ""
     if entry.unstated:
         verdict, reason = NOT_COMPARABLE, _not_comparable(entry, ours)
     detail = "; ".join(t for t in (scale_note, reason, _detectable(entry, se)) if t)
-    return NumberResult(entry, verdict, ours, se, z, tolerance_based, ours_std, detail)
+    return NumberResult(
+        entry, verdict, ours, se, z, tolerance_based, ours_std, detail, diff, diff_se
+    )
+
+
+def family_wise(results: Sequence[NumberResult], alpha: float = ALPHA) -> tuple[int, float, float]:
+    """(N, Bonferroni |z| threshold, Holm's |z| cutoff) over the family of sampled numbers
+    compared with a standard error (:attr:`NumberResult.in_family`; other readings of a printed
+    number, ``reading_of``, and second comparisons, ``second_of``, are not members: one
+    comparison per printed number; the cutoff applies to them too).
+
+    Holm's procedure (:func:`rfbench.present.statistics.holm`) rejects the smallest p-values in
+    turn; the cutoff is the smallest |z| it rejects (∞ when it rejects none).
+    """
+    zs = np.array(
+        [
+            abs(r.z)  # type: ignore[arg-type]
+            for r in results
+            if r.in_family and not (r.entry.reading_of or r.entry.second_of)
+        ]
+    )
+    n = len(zs)
+    if not n:
+        return 0, math.inf, math.inf
+    normal = NormalDist()
+    p = np.array([2 * (1 - normal.cdf(z)) for z in zs])
+    hit = holm(p, alpha)
+    cutoff = float(zs[hit].min()) if hit.any() else math.inf
+    return n, normal.inv_cdf(1 - alpha / (2 * n)), cutoff
+
+
+def with_family_wise(
+    results: Sequence[NumberResult], errata: list[ErratumEntry]
+) -> list[NumberResult]:
+    """The numbers with Holm's procedure deciding *differs* (:func:`family_wise`): a sampled
+    number beyond |z| = 3 that the procedure does not reject is *within noise*, and says so."""
+    n, _, cutoff = family_wise(results)
+    out = []
+    for r in results:
+        if r.in_family and r.verdict in (DIFFERS, WITHIN_NOISE):
+            assert r.z is not None
+            verdict = number_verdict(r.z, False, cutoff=cutoff)
+            if verdict != r.verdict:
+                why = (
+                    f"|z| = {abs(r.z):.2f} > {Z_NOISE:g} but not family-wise significant "
+                    f"(Holm over {n} numbers at α = {ALPHA:g}: |z| ≥ {cutoff:.2f})"
+                    if verdict == WITHIN_NOISE
+                    else likely_reason(r.entry, errata)
+                )
+                r = replace(r, verdict=verdict, detail="; ".join(t for t in (why, r.detail) if t))
+        out.append(r)
+    return out
 
 
 #: Minimal detectable difference in standard errors: a two-sided test at α = 0.05 with 80 %
@@ -154,14 +216,14 @@ def _not_comparable(entry: NumberEntry, ours: float) -> str:
 
 def _ratio_scale(
     entry: NumberEntry, result: ResultSet, ours: float, se: float | None
-) -> tuple[float, bool, str]:
+) -> tuple[float, bool, str, float, float]:
     """(z, printed equal, note) on the ratio scale: ours / ours(ratio_to) against paper / paper
     (ratio_to); standard errors as relative errors in quadrature (the paper's printed ±)."""
     ref = get(entry.ratio_to)
     assert isinstance(ref, NumberEntry)
     ref_ours, ref_se, _, _ = _single(result, ref)
     if ref_ours is None or ref_ours == 0:
-        return math.nan, False, f"no value of {ref.id} to form the ratio"
+        return math.nan, False, f"no value of {ref.id} to form the ratio", math.nan, math.nan
     ratio = ours / ref_ours
     paper = entry.value / ref.value
 
@@ -171,12 +233,12 @@ def _ratio_scale(
     se_ours = abs(ratio) * math.hypot(rel(se, ours), rel(ref_se, ref_ours))
     p_se, r_se = _paper_se(entry), _paper_se(ref)
     se_paper = abs(paper) * math.hypot(rel(p_se, entry.scaled), rel(r_se, ref.scaled))
-    z, _ = combined_z(ratio, paper, se_ours or None, se_paper or None)
+    z, _, se = combined_z(ratio, paper, se_ours or None, se_paper or None)
     note = (
         f"compared as a ratio to {ref.id}: ours {ratio:.3f} ± {se_ours:.3f}, "
         f"paper {paper:.3f} ± {se_paper:.3f}"
     )
-    return z, False, note
+    return z, False, note, ratio - paper, se
 
 
 def _fmt_match(entry: NumberEntry) -> str:

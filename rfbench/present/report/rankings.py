@@ -27,7 +27,7 @@ from rfbench.present.report.checks import (
     side_value,
     summarise,
 )
-from rfbench.present.report.frames import align, groups
+from rfbench.present.report.frames import align, groups, quadrature
 from rfbench.present.report.rows import explain_empty
 from rfbench.present.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLVED, WEAK, Outcome
 
@@ -35,8 +35,10 @@ from rfbench.present.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLV
 def ordering(ctx: Context) -> Outcome:
     """``order`` from smallest to largest metric (``strict``: <), in every group and point.
 
-    With ``min_gap`` (a declared effect size: "substantially") a link that holds by less than
-    it is only *consistent* with the claim, however significant.
+    With ``min_gap`` δ (a declared effect size: "substantially") a link is the claim
+    a + δ ≤ b, judged by :func:`rfbench.present.report.checks.compare_le` like any other: it
+    holds when b − a − δ ≥ 2 se, fails when b − a + 2 se < δ, and is undecided (consistent /
+    within noise) in between.
     """
     by, order = ctx.check.get("by", "estimator"), list(ctx.check["order"])
     strict = bool(ctx.check.get("strict", False))
@@ -54,12 +56,15 @@ def ordering(ctx: Context) -> Outcome:
             links = []
             for lo, hi in zip(order, order[1:], strict=False):
                 (a, sa), (b, sb) = side_value(pt, lo), side_value(pt, hi)
-                s, z = compare_le(a, b, sa, sb, strict)
+                s, z = compare_le(a + gap, b, sa, sb, strict)
                 text = f"{lo} {fmt_num(a)} {'<' if strict else '≤'} {hi} {fmt_num(b)}"
-                if passed(s) and b - a < gap:
-                    s = WEAK
-                    text += f" (gap {fmt_num(b - a)} < the declared effect size {fmt_num(gap)})"
-                if not passed(s):
+                if gap:
+                    se = quadrature(sa, sb)
+                    text = (
+                        f"{hi} − {lo} = {fmt_num(b - a)} ± {fmt_num(se)} vs the declared effect "
+                        f"size {fmt_num(gap)}"
+                    )
+                elif not passed(s):
                     text = f"{lo} {fmt_num(a)} {'≥' if strict else '>'} {hi} {fmt_num(b)}"
                     text += f" (z = {fmt_num(z)})" if math.isfinite(z) else ""
                 links.append(judged(where, s, text, pt, [lo, hi], small=lo, metric=metric))

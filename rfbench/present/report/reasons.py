@@ -47,9 +47,9 @@ class MissingValue(LookupError):
     """A reason value the results do not give (the reason prints "n/a")."""
 
 
-def _of(value: ReasonValue, numbers: Mapping[str, NumberResult]) -> float:
+def _of(value: ReasonValue, numbers: Mapping[str, NumberResult], ids: tuple[str, ...]) -> float:
     found = []
-    for nid in value.of:
+    for nid in ids:
         res = numbers.get(nid)
         if res is None:
             raise MissingValue(f"{nid} is not a number entry")
@@ -92,7 +92,10 @@ def _row(result: ResultSet, selector: Mapping[str, Any], stderr: bool = False) -
 def value_of(value: ReasonValue, result: ResultSet, numbers: Mapping[str, NumberResult]) -> float:
     """The number a reason quotes, from the evaluated numbers or the result rows."""
     if value.of:
-        return _of(value, numbers) * value.scale
+        got = _of(value, numbers, value.of)
+        if value.over_of:
+            got /= _of(value, numbers, value.over_of)
+        return got * value.scale
     got = _row(result, value.row, value.stderr)
     if value.over_row:
         got /= _row(result, value.over_row)
@@ -117,7 +120,7 @@ def sources(value: ReasonValue, numbers: Mapping[str, NumberResult]) -> list[str
     """The figures a reason value reads (a number entry's figure, a row selector's ``figure``;
     the entry id where there is no figure)."""
     out = []
-    for nid in value.of:
+    for nid in value.of + value.over_of:
         res = numbers.get(nid)
         out.append(res.entry.figure if res is not None and res.entry.figure else nid)
     for sel in (value.row, value.over_row, value.minus_row):

@@ -29,6 +29,7 @@ from rfbench.present.report.verdicts import (
     NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
     WITHIN_NOISE,
+    Z_CI,
     ClaimResult,
     NumberResult,
 )
@@ -58,6 +59,17 @@ def _z(r: NumberResult) -> str:
         return ""
     text = "∞" if math.isinf(r.z) else f"{r.z:+.2f}"
     return text + (" †" if r.tolerance_based else "")
+
+
+def _ci(r: NumberResult) -> str:
+    """ours − paper with its 95 % confidence interval (printed units; on the ratio scale for a
+    ``ratio_to`` number), from the combined standard error of z."""
+    if r.diff is None or r.diff_se is None or not math.isfinite(r.diff):
+        return ""
+    half = Z_CI * r.diff_se
+    if not math.isfinite(half) or half == 0:
+        return f"{r.diff:+.3g}"
+    return f"{r.diff:+.3g} [{r.diff - half:+.3g}, {r.diff + half:+.3g}]"
 
 
 def _paper_value(e: reference.NumberEntry) -> str:
@@ -105,6 +117,7 @@ def _number_rows(results: list[NumberResult], prefix: str) -> list[list[object]]
             r.entry.source[len(prefix) :],
             _paper_value(r.entry),
             _ours(r),
+            _ci(r),
             _z(r),
             r.verdict,
             r.detail,
@@ -139,7 +152,8 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         else:
             lines += [f"{len(results)} numbers, all below {every}.", ""]
     if shown:
-        header = ["id", "entry", "paper", "ours ± se", "z", "verdict", "why"]
+        header = ["id", "entry", "paper", "ours ± se", "ours − paper [95 % CI]", "z", "verdict"]
+        header.append("why")
         lines += table(header, _number_rows(shown, prefix))
     notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
     for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:
@@ -244,6 +258,18 @@ def _reasons(report: Report, paper: str) -> list[str]:
     return lines
 
 
+def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
+    """A paper's errata in REPORT.md: their count by category and a link to the full table in
+    :data:`TABLES_FILE` (those that change what the results show are in the Findings)."""
+    if not errata:
+        return []
+    counts = Counter(e.category for e in errata)
+    text = ", ".join(f"{n} {cat}" for cat, n in sorted(counts.items()))
+    paper = errata[0].paper
+    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{paper} errata')})"
+    return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
+
+
 def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
     if not errata:
         return []
@@ -281,7 +307,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         claims = [r for r in report.claims if r.entry.paper == paper]
         lines += _claims([r for r in claims if r.entry.figure not in absent])
         lines += _reasons(report, paper)
-        lines += _errata([e for e in report.errata if e.paper == paper])
+        lines += _errata_line([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
     lines += _not_reproducible(report, full=False)
     return "\n".join(lines).rstrip() + "\n"
@@ -299,5 +325,8 @@ def render_tables(report: Report) -> str:
         mine = [r for r in report.numbers if r.entry.paper == paper]
         if any(r.verdict != NOT_REPRODUCIBLE for r in mine):
             lines += [f"## {paper}", "", *_numbers(mine, full=True)]
+        errata = [e for e in report.errata if e.paper == paper]
+        if errata:
+            lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
     lines += _not_reproducible(report, full=True)
     return "\n".join(lines).rstrip() + "\n"

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
-from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from rfbench.present import reference
+from rfbench.present.report.checks import OVERSHOOT
 from rfbench.present.report.markdown import rel_path, table
+from rfbench.present.report.numbers import family_wise
 from rfbench.present.report.verdicts import (
+    ALPHA,
     CLAIM_VERDICTS,
     CONSISTENT,
+    DEPENDS,
     DIFFERS,
     DOES_NOT_HOLD,
     HOLDS,
@@ -34,13 +38,10 @@ from rfbench.present.report.verdicts import (
 
 if TYPE_CHECKING:
     from rfbench.present.report import Report
-    from rfbench.present.report.verdicts import NumberResult
 
 NUMBER_COLUMNS = NUMBER_VERDICTS
 #: "ordering confirmed" is counted with "holds"
 CLAIM_COLUMNS = tuple(v for v in CLAIM_VERDICTS if v != ORDERING_CONFIRMED)
-#: Family-wise error rate of the numbers compared with a standard error (Holm's procedure).
-ALPHA = 0.05
 #: Surprises listed in the summary.
 SHOWN_SURPRISES = 8
 
@@ -65,84 +66,60 @@ def provenance_line(report: Report, out_dir: Path) -> str:
     )
 
 
-def family_wise(report: Report, alpha: float = ALPHA) -> tuple[int, float, float]:
-    """(N, Bonferroni |z| threshold, Holm's |z| cutoff) over the sampled numbers compared with a
-    standard error (not tolerance-based, not replayed, not "not comparable").
-
-    Holm's procedure rejects the k smallest p-values while the i-th is ≤ alpha / (N − i); the
-    cutoff is the smallest |z| it rejects (∞ when it rejects none).
-    """
-    zs = sorted(
-        (
-            abs(r.z)
-            for r in report.numbers
-            if r.z is not None
-            and math.isfinite(r.z)
-            and not r.tolerance_based
-            and r.verdict not in (REPLAYED, NOT_COMPARABLE)
-        ),
-        reverse=True,
-    )
-    n = len(zs)
-    if not n:
-        return 0, math.inf, math.inf
-    normal = NormalDist()
-    cutoff = math.inf
-    for i, z in enumerate(zs):
-        if 2 * (1 - normal.cdf(z)) > alpha / (n - i):
-            break
-        cutoff = z
-    return n, normal.inv_cdf(1 - alpha / (2 * n)), cutoff
-
-
-def significant(report: Report, cutoff: float) -> list[NumberResult]:
-    """The *differs* numbers that are family-wise significant (|z| at least Holm's cutoff)."""
-    return [
-        r
-        for r in report.numbers
-        if r.verdict == DIFFERS and r.z is not None and not r.tolerance_based and abs(r.z) >= cutoff
-    ]
-
-
-def _family_wise_line(n_se: int, z_bonf: float, n_fw: int, n_differs: int, n_tol: int) -> str:
+def _family_wise_line(report: Report) -> str:
+    n_se, z_bonf, cutoff = family_wise(report.numbers)
     if not n_se:
         return "**Family-wise**: no number was compared with a standard error."
+    mine = [r for r in report.numbers if r.in_family and not r.entry.second_of]
+    n_fw = sum(r.verdict == DIFFERS for r in mine)
+    spared = sum(r.verdict == WITHIN_NOISE and abs(r.z or 0) > Z_NOISE for r in mine)
+    n_tol = sum(r.verdict == DIFFERS and r.tolerance_based for r in report.numbers)
+    cut = "rejects none" if math.isinf(cutoff) else f"rejects |z| ≥ {cutoff:.2f}"
     return (
-        f"**Family-wise**: {n_se} numbers were compared with a standard error (replayed and not "
-        f"comparable ones apart). Holm's procedure at α = {ALPHA:g} over these {n_se} "
-        f"(Bonferroni: |z| > {z_bonf:.2f}) finds {n_fw} of the {n_differs} *differs* "
-        f"significant; the other {n_differs - n_fw - n_tol} beyond |z| = {Z_NOISE:g} are not "
-        f"family-wise significant, and {n_tol} are judged by the {REL_TOL:.0%} tolerance "
-        "(no standard error, †)."
+        f"**Family-wise**: {n_se} sampled numbers were compared with a standard error (replayed, "
+        f"not comparable and second comparisons apart). Holm's procedure at α = {ALPHA:g} over "
+        f"them (Bonferroni: |z| > {z_bonf:.2f}) {cut}; it decides each row's *differs*: {n_fw} "
+        f"differ, {spared} beyond |z| = {Z_NOISE:g} are not family-wise significant and are "
+        f"*within noise* (their row says so); {n_tol} differ by the {REL_TOL:.0%} tolerance (no "
+        "standard error, †)."
     )
 
 
 def summary(report: Report) -> list[str]:
     n, c = report.number_counts(), report.claim_counts()
-    checked = n[REPRODUCED] + n[WITHIN_NOISE] + n[DIFFERS]
+    ns, nd = report.number_counts(sampled=True), report.number_counts(sampled=False)
+    checked = ns[REPRODUCED] + ns[WITHIN_NOISE] + ns[DIFFERS]
+    computed = nd[REPRODUCED] + nd[WITHIN_NOISE] + nd[DIFFERS]
     held = c[HOLDS] + c[ORDERING_CONFIRMED]
     tested = c[VERIFIED] + held + c[CONSISTENT] + c[WITHIN_NOISE] + c[DOES_NOT_HOLD]
-    tested += c[UNTESTABLE]
-    n_se, z_bonf, cutoff = family_wise(report)
-    n_fw = len(significant(report, cutoff))
-    n_tol = sum(1 for r in report.numbers if r.verdict == DIFFERS and r.tolerance_based)
+    tested += c[UNTESTABLE] + c[DEPENDS]
+    seconds = [r for r in report.numbers if r.entry.second_of]
+    second = Counter(r.verdict for r in seconds)
     lines = [
         "## Summary",
         "",
-        f"**Numbers** ({len(report.numbers)} published): {n[REPLAYED]} *replayed* (equal to the "
+        f"**Numbers** ({sum(n.values())} published): {n[REPLAYED]} *replayed* (equal to the "
         "paper's value when the authors' released random stream is replayed: equivalent code, "
         f"not a statistical reproduction); {checked} compared with an independent sample: "
-        f"{n[REPRODUCED]} reproduced, {n[WITHIN_NOISE]} within noise, {n[DIFFERS]} differ. "
+        f"{ns[REPRODUCED]} reproduced, {ns[WITHIN_NOISE]} within noise, {ns[DIFFERS]} differ; "
+        f"{computed} deterministic values (closed forms, exact computations, data statistics) "
+        f"compared with the printed digits: {nd[REPRODUCED]} reproduced, {nd[WITHIN_NOISE]} "
+        f"within noise, {nd[DIFFERS]} differ. {n[NOT_COMPARABLE]} not comparable, "
         f"{n[NOT_REPRODUCIBLE]} not reproducible on a CPU (appendix), {n[NOT_RUN]} not run, "
-        f"{n[NO_MATCH]} without a matching row.",
+        f"{n[NO_MATCH]} without a matching row. A second comparison of {len(seconds)} of them "
+        "with a replay of the authors' released code is in its own tables, not counted "
+        f"({second[REPRODUCED]} reproduced, {second[WITHIN_NOISE]} within noise, "
+        f"{second[DIFFERS]} differ).",
         "",
-        _family_wise_line(n_se, z_bonf, n_fw, n[DIFFERS], n_tol),
+        _family_wise_line(report),
         "",
         f"**Claims** ({len(report.claims)}): {tested} checked: {c[VERIFIED]} *verified "
         f"analytically* (closed forms or exact computations only), {held} *hold* on samples with "
         f"every link significant (≥ {Z_REPRODUCED:g} se), {c[CONSISTENT]} *consistent* (the "
         f"claimed direction on point estimates, not every link significant), {c[WITHIN_NOISE]} "
-        f"within noise, {c[DOES_NOT_HOLD]} do not hold, {c[UNTESTABLE]} untestable. "
+        f"within noise, {c[DEPENDS]} *depend on the reading* (the paper's sentence read another "
+        f"way gives another verdict: both shown), {c[DOES_NOT_HOLD]} do not hold, "
+        f"{c[UNTESTABLE]} untestable. "
         f"{c[MANUAL]} need a person, {c[NOT_RUN] + c[NO_MATCH]} not run or without rows, "
         f"{c[NOT_REPRODUCIBLE]} not reproducible on a CPU.",
         "",
@@ -180,39 +157,51 @@ def method() -> list[str]:
     return [
         "## How to read this report",
         "",
-        f"- **Numbers** are compared in the paper's printed units: z = (ours − paper) / combined "
-        "standard error (ours, and the paper's printed ± — a ± of unstated nature is used as a "
-        "standard error —, plus the rounding of the printed digits, one unit/√12). Without any "
-        f"standard error, the tolerance is {REL_TOL:.0%} of the paper's value (z marked †). "
-        f"*reproduced*: |z| ≤ {Z_REPRODUCED:g} or equal to the printed digits; *within noise*: "
-        f"|z| ≤ {Z_NOISE:g}; *differs*: beyond (with the measured reason). The summary also "
-        "counts them under Holm's family-wise procedure.",
+        "**The decision rule** (one, for numbers and claims, passes and failures alike). A claim "
+        "is a comparison a ≤ b with combined standard error se; a declared effect or tolerance "
+        'is part of it: "beats by at least δ" is a + δ ≤ b, "equal within tol" is '
+        f"|d| ≤ tol. It *holds* when it holds by at least {Z_REPRODUCED:g} se (|d| + "
+        f"{Z_REPRODUCED:g} se ≤ tol; d − {Z_REPRODUCED:g} se ≥ δ; exact values: by any margin), "
+        f"*does not hold* when it fails by more than {Z_REPRODUCED:g} se (|d| − "
+        f"{Z_REPRODUCED:g} se > tol; d + {Z_REPRODUCED:g} se < δ), and is undecided in between: "
+        "*consistent* (the claimed side on the point estimates) or *within noise* (the other "
+        "side). A tolerance given in standard errors (`n_stderr`) is a test that no difference "
+        "is detectable, pass or fail. Closed forms (`theory_*` rows) replace sampled values "
+        "wherever the results carry them; a check that is true by construction is not counted "
+        "as a verification (its row says what is left unchecked).",
+        f"- **Numbers**: z = (ours − paper) / combined standard error (ours, the paper's printed "
+        "± — a ± of unstated nature is used as a standard error —, and the printed digits' "
+        "rounding, one unit/√12), with a 95 % confidence interval of ours − paper beside it. "
+        f"*reproduced*: |z| ≤ {Z_REPRODUCED:g} or equal to the printed digits; *differs*: "
+        f"|z| > {Z_NOISE:g} and rejected by Holm's procedure at α = {ALPHA:g} over every sampled "
+        "number compared with a standard error (the family-wise correction decides the row); "
+        f"*within noise* otherwise. Without any standard error the tolerance is {REL_TOL:.0%} "
+        f"of the paper's value (z marked †) and |z| > {Z_NOISE:g} differs. Deterministic "
+        "values (closed forms, exact computations) are counted apart from sampled ones.",
         "- Kinds of evidence are kept apart: *replayed* (equal when the authors' released random "
         "stream is replayed: equivalent code, not a statistical reproduction), *verified "
         "analytically* (a claim decided on closed forms or exact computations only), and "
-        "sampled comparisons (*reproduced* / *within noise* / *differs*). *not comparable*: the "
-        "value hinges on a setting the paper does not state (shown with the range plausible "
-        "readings give); some numbers are compared on a ratio scale (said in the row).",
-        "- *not run*: the results lack that figure or grid point; *no match*: results exist but "
-        "no row matches the reference `match` (shown, to be fixed); numbers *not reproducible* "
-        "on a CPU (GPU/TPU-scale training) are in the appendix, not counted as failures.",
-        "- **Claims** are checked on the results (kinds in "
-        "`rfbench/present/reference/__init__.py`): "
-        "*holds* / *ordering confirmed* when every comparison holds by at least "
-        f"{Z_REPRODUCED:g} standard errors (exact values count), *consistent* when the claimed "
-        f"direction holds on the point estimates only, *within noise* (every failing comparison "
-        f"is within {Z_REPRODUCED:g} standard errors), *does not hold*, *untestable at this "
-        "sample size* (only when nothing decides), *manual* (needs a person). ⚠ marks a verdict "
-        "that contradicts the reference's `expect`.",
-        "- Before anything is called untestable: closed forms (`theory_*` rows, aligned with "
-        "per-repetition rows) replace empirical values; a zero-variance point is exact; an "
-        "ordering fails on any decided failing link; an unresolved mean of nonnegative draws that "
-        "is already too large fails (its truth is larger still); a mean over repetitions is "
-        "judged on the pooled sample; a declared bound decides a bounded statistic.",
-        "- One verdict per paper sentence: where a sentence has several readings, the reference "
-        "data declares the primary one; the others are shown in its row (`other reading —`).",
+        "sampled comparisons. *not comparable*: the value hinges on a setting the paper does not "
+        "state (shown with the range plausible readings give); some numbers are compared on a "
+        "ratio scale (said in the row). *not run*: the results lack that figure or grid point; "
+        "*no match*: no row matches the reference `match` (shown, to be fixed); numbers *not "
+        "reproducible* on a CPU are in the appendix, not counted as failures.",
+        "- **Claims**: *holds* / *ordering confirmed* / *verified analytically* (closed forms "
+        "only) when every comparison holds; *consistent*, *within noise*, *does not hold* as the "
+        "rule says; *untestable at this sample size* only when nothing decides; *manual* (needs "
+        "a person). ⚠ marks a verdict that contradicts the reference's `expect`.",
+        "- **Readings**: the primary reading of a sentence is the paper's own definitions; every "
+        "other reading is shown in the row (`other reading —`) with its own verdict, and when "
+        "the readings disagree on whether the claim holds the verdict is *depends on the "
+        "reading*.",
+        "- **Unresolved samples** (a heavy-tailed mean whose sample cannot resolve it) are left "
+        "out; a check with nothing else is untestable. One exception: an unresolved mean of "
+        f"nonnegative draws (an MSE) that is already larger than the other side by more than "
+        f"{Z_REPRODUCED:g} se *and* at least {OVERSHOOT:g}× fails the claim that it is smaller "
+        "(such a sample typically underestimates its mean; the factor guards against one that "
+        "overshoots). A declared bound decides a bounded statistic.",
         "- Every *differs*, *does not hold* and *not comparable* row names its measured reason "
-        "(`[paper-reason-i]`, stated once per paper under *Reasons*, with the rows it explains); "
-        "the numbers a reason quotes are read from the results when the report is written.",
+        "(`[paper-reason-i]`, stated once per paper under *Reasons*); every number a reason "
+        "quotes is read from the results when the report is written.",
         "",
     ]

@@ -32,6 +32,8 @@ CONSISTENT = "consistent"
 DOES_NOT_HOLD = "does not hold"
 UNTESTABLE = "untestable at this sample size"
 MANUAL = "manual"
+#: The paper's sentence has several readings and they give different verdicts (each is shown).
+DEPENDS = "depends on the reading"
 
 NUMBER_VERDICTS = (
     REPLAYED,
@@ -49,6 +51,7 @@ CLAIM_VERDICTS = (
     ORDERING_CONFIRMED,
     CONSISTENT,
     WITHIN_NOISE,
+    DEPENDS,
     DOES_NOT_HOLD,
     UNTESTABLE,
     MANUAL,
@@ -56,9 +59,15 @@ CLAIM_VERDICTS = (
     NO_MATCH,
     NOT_REPRODUCIBLE,
 )
-#: |z| thresholds: reproduced up to Z_REPRODUCED, within noise up to Z_NOISE.
+#: |z| thresholds: reproduced up to Z_REPRODUCED; a number with a standard error differs when
+#: Holm's procedure over all such numbers rejects it (:data:`ALPHA`), one without (a tolerance)
+#: beyond Z_NOISE; in between it is within noise.
 Z_REPRODUCED = 2.0
 Z_NOISE = 3.0
+#: Family-wise error rate of the numbers compared with a standard error (Holm's procedure).
+ALPHA = 0.05
+#: Two-sided normal quantile of the confidence intervals printed for ours − paper (95 %).
+Z_CI = 1.959963984540054
 #: Relative tolerance when neither our value nor the paper's has a standard error: the combined
 #: standard error is taken as REL_TOL/2 · |paper|, so "reproduced" means within REL_TOL.
 REL_TOL = 0.05
@@ -92,6 +101,27 @@ class NumberResult:
     tolerance_based: bool = False
     ours_std: float | None = None
     detail: str = ""
+    #: ours − paper on the compared scale (printed units, or the ratio of ``ratio_to``) and its
+    #: combined standard error (ours, the paper's ±, the printed rounding)
+    diff: float | None = None
+    diff_se: float | None = None
+
+    @property
+    def sampled(self) -> bool:
+        """Is our value a sample mean (it has a positive standard error), not a computation?"""
+        return self.stderr is not None and math.isfinite(self.stderr) and self.stderr > 0
+
+    @property
+    def in_family(self) -> bool:
+        """Is this number one of the family Holm's procedure corrects over: a sampled value
+        compared by z with a standard error (not replayed, not "not comparable")?"""
+        return (
+            self.sampled
+            and self.z is not None
+            and math.isfinite(self.z)
+            and not self.tolerance_based
+            and self.verdict not in (REPLAYED, NOT_COMPARABLE)
+        )
 
 
 @dataclass(frozen=True)
@@ -102,6 +132,8 @@ class ClaimResult:
     verdict: str
     detail: str = ""
     surprise: str = ""
+    #: (reading, verdict) of every reading of the sentence, the primary first, when it has several
+    readings: tuple[tuple[str, str], ...] = ()
 
 
 def combined_z(
@@ -110,8 +142,8 @@ def combined_z(
     ours_se: float | None,
     paper_se: float | None,
     rounding_sd: float = 0.0,
-) -> tuple[float, bool]:
-    """(z, tolerance_based): the difference in units of the combined standard error.
+) -> tuple[float, bool, float]:
+    """(z, tolerance_based, se): the difference in units of the combined standard error se.
 
     The paper's printed rounding adds ``rounding_sd`` (half a unit of the last printed digit,
     uniform: unit/√12). Without any standard error the relative tolerance :data:`REL_TOL` is used.
@@ -122,16 +154,21 @@ def combined_z(
     se = math.sqrt(stat**2 + rounding_sd**2)
     diff = ours - paper
     if se == 0.0:
-        return (0.0 if diff == 0.0 else math.copysign(math.inf, diff)), tolerance_based
-    return diff / se, tolerance_based
+        return (0.0 if diff == 0.0 else math.copysign(math.inf, diff)), tolerance_based, se
+    return diff / se, tolerance_based, se
 
 
-def number_verdict(z: float, printed_equal: bool, replayed: bool = False) -> str:
-    """Reproduced (|z| ≤ 2 or equal to the printed digits), within noise (|z| ≤ 3), differs;
-    a ``replayed`` number (the paper's random stream) that agrees is "replayed"."""
+def number_verdict(
+    z: float, printed_equal: bool, replayed: bool = False, cutoff: float = Z_NOISE
+) -> str:
+    """Reproduced (|z| ≤ 2 or equal to the printed digits), differs (|z| ≥ ``cutoff`` and > 2),
+    else within noise; a ``replayed`` number (the paper's random stream) that agrees is
+    "replayed". ``cutoff``: Holm's family-wise |z| for a sampled number with a standard error
+    (:func:`rfbench.present.report.numbers.family_wise`), :data:`Z_NOISE` for one judged by
+    tolerance."""
     if printed_equal or abs(z) <= Z_REPRODUCED:
         return REPLAYED if replayed else REPRODUCED
-    return WITHIN_NOISE if abs(z) <= Z_NOISE else DIFFERS
+    return DIFFERS if abs(z) > Z_NOISE and abs(z) >= cutoff else WITHIN_NOISE
 
 
 def first_sentence(text: str, limit: int = 160) -> str:

@@ -85,7 +85,7 @@ def result_section(path: Path, results: Path, root: str) -> str:
 
 def figure_page(spec, results: Path, out: Path) -> Path | None:
     """The page of one paper figure: picture, then each result file it reads."""
-    from rfbench.present.plots import find_result
+    from rfbench.compute.results import find_result
 
     png = results / "figures" / f"{spec.id}.png"
     found = [find_result(results, name) for name in spec.needs]

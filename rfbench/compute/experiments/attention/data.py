@@ -1,12 +1,13 @@
 """Where the attention experiment's heads come from: a pretrained model or the user's Q, K, V file.
 
-- Model: the first ``tokens`` tokens of the GPL-3 text through the model (rfbench.compute.models),
-every
-  layer's per-head scaled Q, K, V (cached per model and text sha256).
+- Model: the first ``tokens`` tokens of a text through the model (rfbench.compute.models), every
+  layer's per-head scaled Q, K, V (cached per model and text sha256): the GPL-3 text (fitting) and
+  the GFDL-1.3 text (measuring; rfbench.compute.experiments.attention.heldout).
 - File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` (or ``Q``, ``K``, ``V``) shaped (heads,
   tokens, d) or (tokens, d), scaled so that qᵀk is the attention logit (divide raw projections by
   d^(1/4) each). They are one "layer" 0. Logits must be finite and no head's V all zero; V is
   rescaled per head by a power of two (every output metric is relative, so exactly invariant).
+  The tokens are split into a fitting and a measuring half, so a file needs 2·MIN_HALF of them.
   Every problem is one :class:`~rfbench.compute.datasets.errors.DataError` line.
 """
 
@@ -22,8 +23,12 @@ from rfbench.compute.datasets import user
 from rfbench.compute.datasets.errors import DataError
 from rfbench.compute.models import texts
 
-#: the text every model-derived head is computed on (rfbench.compute.models.texts)
+#: the text model-derived heads are fitted on (learned maps, data-dependent estimators)
 TEXT = "GPL-3"
+#: the held-out text every method is measured on (rfbench.compute.experiments.attention.heldout)
+HELD_OUT = "GFDL-1.3"
+#: a --data file's tokens are split in two halves (fit, measure) of at least this many each
+MIN_HALF = 2
 
 
 def _named(path: object, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -105,6 +110,12 @@ def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...
         raise DataError(
             f"data file {path}: k has {k.shape[1]} tokens but v has {v.shape[1]} (must be equal)"
         )
+    short = min(q.shape[1], k.shape[1])
+    if short < 2 * MIN_HALF:
+        raise DataError(
+            f"data file {path}: {short} tokens cannot be split into a fitting and a measuring half "
+            f"(at least {MIN_HALF} tokens each; the first half fits, the second is measured)"
+        )
     return q, k, _check_range(path, q, k, v)
 
 
@@ -140,19 +151,22 @@ def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def heads(
-    model: str, data: str, tokens: int, layer: int
+    model: str, data: str, tokens: int, layer: int, text: str = TEXT
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q, K, V of every head of one layer: (heads, T, d) each (the file's heads for layer 0)."""
+    """Q, K, V of every head of one layer on ``text``: (heads, T, d) each (the file's heads, all
+    tokens, for layer 0)."""
     if data:
         return load_qkv(data)
-    acts = models.activations(model, texts.text(TEXT), tokens)
+    acts = models.activations(model, texts.text(text), tokens)
     return acts.q[layer], acts.k[layer], acts.v[layer]
 
 
 def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:
-    """(layers, heads, T, d) of the source (computes and caches the activations if needed)."""
+    """(layers, heads, T, d) of the source (computes and caches the activations of the fitting
+    and the held-out text if needed)."""
     if data:
         q, _, _ = load_qkv(data)
         return (1, *q.shape)
+    models.activations(model, texts.text(HELD_OUT), tokens)
     acts = models.activations(model, texts.text(TEXT), tokens)
     return acts.q.shape

@@ -2,8 +2,9 @@
 
 docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
 of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
-GPL-3 text, or the user's own Q, K, V (``--data qkv.npz``;
-rfbench.compute.experiments.attention.data).
+held-out GFDL-1.3 text, fitted estimators fitted on the GPL-3 text, or the user's own Q, K, V
+(``--data qkv.npz``: fitted on the first half of the tokens, measured on the second;
+rfbench.compute.experiments.attention.data, rfbench.compute.experiments.attention.heldout).
 
 Three kinds of job:
 
@@ -45,7 +46,7 @@ import numpy as np
 
 from rfbench.compute import models
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.attention import budget, causal_rows
+from rfbench.compute.experiments.attention import budget, causal_rows, heldout
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.local import (
@@ -59,9 +60,9 @@ from rfbench.compute.experiments.attention.local import (
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.features import registry
-from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.models import texts
 from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
+from rfbench.compute.stats import mean_se, standard_error
 
 for _name, _text in (
     ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
@@ -130,8 +131,8 @@ def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
     note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
     if v.size == 0:  # nan: undefined in every draw (attn_kl); inf: diverged in every draw
         return float("nan" if np.isnan(values).all() else "inf"), None, 0, note
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
-    return float(v.mean()), se, int(v.size), note
+    mean, se = mean_se(v)
+    return mean, se, int(v.size), note
 
 
 @register_experiment
@@ -146,8 +147,8 @@ class Attention(Experiment):
     tagline = "Real attention heads of a pretrained transformer vs estimators and baselines."
     params = Params
     profiles = {
-        "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "swap_sentences": 40,
-                  "swap_trials": 2},
+        "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "max_heads": 4,
+                  "swap_sentences": 40, "swap_trials": 2},
         "paper": {},
     }  # fmt: skip
     memory_parameters = ("tokens", "budget", "swap_sentences")
@@ -210,11 +211,11 @@ class Attention(Experiment):
             if config["model"]:
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
             q, k, _ = source.load_qkv(config["data"])  # one DataError line if unusable
-            _check_window(config, k.shape[1])
+            _check_window(config, heldout.measured(k.shape[1]))
             return
         # the model folder, checked without reading its weights: config against the weights'
         # header, the tokenizer on the texts of this run (one ModelError line each)
-        samples = [texts.text(source.TEXT)]
+        samples = [texts.text(source.TEXT), texts.text(source.HELD_OUT)]
         if config["swap"]:
             samples += texts.sentences()[: config["swap_sentences"]]
         spec = models.check_model(config["model"], samples)
@@ -298,10 +299,12 @@ class Attention(Experiment):
             from rfbench.compute.experiments.attention import swap
 
             return swap.run(spec, rng)
-        q, k, v = source.heads(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        part = heldout.split(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        q, k, v = part.q, part.k, part.v
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
-                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax"}  # fmt: skip
+                "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax",
+                **part.columns}  # fmt: skip
         # --causal: the causal column, baselines and per-draw forms (causal_rows)
         causal = spec.get("causal", False)
         base.update({"causal": True} if causal else {})
@@ -315,7 +318,8 @@ class Attention(Experiment):
                     {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
                 )
         else:
-            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng, forms)
+            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
+                              heldout.Fitter(part, causal), forms)  # fmt: skip
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:
@@ -476,9 +480,10 @@ def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
 def _feature_map(
     name: str, local: LocalMethod | None, spec: JobSpec, seed: int, q: np.ndarray,
     k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
+    fitter: heldout.Fitter,
 ) -> _Measured:  # fmt: skip
     """A registry estimator, or a window+map hybrid, at the job's feature budget (``forms``: the
-    per-draw forms, bidirectional or causal)."""
+    per-draw forms, bidirectional or causal; ``fitter``: fits on the fitting heads)."""
     features, draws = spec["budget"], spec["draws"]
     t, s = q.shape[1], k.shape[1]
     map_name = local.feature_map if local is not None else name
@@ -495,10 +500,10 @@ def _feature_map(
         # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
         spans = [(0, 1)] if est.deterministic else chunks(draws, per_draw, share=0.0)
         for start, stop in spans:
-            draw = est.sample(gen, d=q.shape[2], draws=stop - start, fit=(q[h], k[h]))
+            draw = fitter.sample(est, gen, h, stop - start, label=name)
             if h == 0 and start == 0:
                 out.projections = next(iter(draw.projections.values())).W
-                out.columns["features"] = keys + _width(est, draw, q[h])
+                out.columns["features"] = keys + est.feature_width(draw, q[h])
             if mask is None:
                 estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
             else:
@@ -512,8 +517,6 @@ def _feature_map(
     if local is not None:
         out.columns["window"] = keys
     notes = [_covers(local, spec, s)]
-    if registry.describe(map_name).data_dependent:
-        notes.append("fitted to this head's own queries and keys (the rows it is scored on)")
     out.note = "; ".join(n for n in notes if n) or None
     return out
 
@@ -525,6 +528,7 @@ def _head_rows(
     k: np.ndarray,
     v: np.ndarray,
     rng: np.random.Generator,
+    fitter: heldout.Fitter,
     forms: Any = am,
 ) -> list[dict[str, Any]]:
     """Every method on every head of one layer at one feature budget (module docstring);
@@ -546,7 +550,7 @@ def _head_rows(
                 results[name] = _local_only(local, spec, q, k, v, truths, measured, forms)
             else:
                 results[name] = _feature_map(
-                    name, local, spec, seed, q, k, v, truths, measured, forms
+                    name, local, spec, seed, q, k, v, truths, measured, forms, fitter
                 )
         except _FAILURES as exc:
             failures[name] = f"{type(exc).__name__}: {exc}"
@@ -584,20 +588,14 @@ def _head_rows(
                 value, se, n, note = _mean_se(diff)
                 rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
                              "n_trials": n, "note": note, "reference": ref})  # fmt: skip
-    return rows
-
-
-def _width(est: Estimator, draw: Draw, x: np.ndarray) -> int:
-    """Real feature width of the estimator (complex maps count twice)."""
-    vals = est.query_log_features(draw, x[:1]).values
-    return int(vals.shape[-1] * (2 if np.iscomplexobj(vals) else 1))
+    return rows + fitter.cost_rows(common, {n: r.columns for n, r in results.items()})
 
 
 def _z(uniform: float, values: np.ndarray) -> float:
     """(uniform − mean)/SE of per-draw errors; −inf if any draw is not finite, ±inf if SE = 0."""
     if not np.isfinite(values).all():
         return float("-inf")
-    se = values.std(ddof=1) / np.sqrt(values.size)
+    se = standard_error(values)
     diff = uniform - values.mean()
     if se == 0:
         return float(np.sign(diff) * np.inf) if diff else 0.0

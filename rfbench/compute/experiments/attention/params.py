@@ -13,8 +13,12 @@ from rfbench.compute.experiments.params import ExperimentParams, Values
 #: feature maps among them
 ESTIMATORS = [
     *(f"{c}@{w}" for c in ("positive", "hyperbolic", "gerf", "trig") for w in ("iid", "orf")),
+    "positive@fitted",
+    "hedgehog",
+    "t2r",
     "window",
     "window+positive@iid",
+    "window+hedgehog",
     "top-k",
 ]
 
@@ -37,8 +41,8 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GPL-3 text, special tokens included; "
-        "clamped to the model's positions)",
+        description="sequence lengths (tokens of the GPL-3 fitting and the GFDL-1.3 measured text, "
+        "special tokens included; clamped to the model's positions)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
         [], description="model layers to measure ([] = every layer of the model)"

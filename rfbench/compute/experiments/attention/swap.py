@@ -37,7 +37,7 @@ from rfbench.compute.experiments.attention import budget, causal_rows
 from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
-from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
 from rfbench.compute.models.bert import (
     AttentionFn,
@@ -45,6 +45,7 @@ from rfbench.compute.models.bert import (
     causal_attention,
     exact_attention,
 )
+from rfbench.compute.stats import standard_error
 
 
 def uniform_attention(
@@ -92,7 +93,7 @@ def random_feature_attention(est: Estimator, seed: int, causal: bool = False) ->
 
     # a draw that does not depend on the batch's queries and keys is the same in every batch of
     # the trial (the same generator seed): drawn once per (layer, head)
-    data_free = not registry.describe(est.name).data_dependent
+    data_free = not est.data_dependent
     draws: dict[tuple[int, int], Any] = {}
 
     def attend(
@@ -213,6 +214,18 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     if name != "uniform":  # m = ⌊F/l⌋ projections at the feature budget F (equal features)
         m = budget.projections(registry.get(name, kernel="softmax", m=1), spec["budget"])
         est = registry.get(name, kernel="softmax", m=m)
+    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
+            "m": m or None, "budget": spec["budget"] or None,
+            "features": m * est.features_per_projection  # None: no per-projection width
+            if est is not None and est.features_per_projection else None,
+            "sentences": len(sentences), "tokens": tokens,
+            **({"layer": spec["layer"]} if spec.get("layer") is not None else {})}  # fmt: skip
+    base.update({"causal": True} if causal else {})
+    if est is not None and declares(type(est), "fit_state", Estimator):
+        why = ("a learned map would be fitted on the sentences it is scored on (they come from "
+               "all three texts); not scored")  # fmt: skip
+        return [{**base, "metric": "skipped", "value": 1.0, "stderr": None, "n_trials": 0,
+                 "note": why}]  # fmt: skip
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
@@ -233,20 +246,13 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
             swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32, prefix=prefix)
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
-    base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
-            "m": m or None, "budget": spec["budget"] or None,
-            "features": m * est.features_per_projection  # None: no per-projection width
-            if est is not None and est.features_per_projection else None,
-            "sentences": len(sentences), "tokens": tokens,
-            **({"layer": spec["layer"]} if spec.get("layer") is not None else {})}  # fmt: skip
-    base.update({"causal": True} if causal else {})
     rows = []
     for j, metric in enumerate(("swap_cosine", "swap_spearman", "swap_nonfinite")):
         col = values[:, j]
         ok = col[np.isfinite(col)]
         if ok.size == 0:
             continue  # no trial kept 3 finite embeddings: swap_nonfinite says so
-        se = float(ok.std(ddof=1) / np.sqrt(ok.size)) if ok.size > 1 else None
+        se = standard_error(ok)
         if computed == 1 and se is not None:
             se = 0.0  # a deterministic map: one evaluation repeated (not rounding noise)
         rows.append({**base, "metric": metric, "value": float(ok.mean()),

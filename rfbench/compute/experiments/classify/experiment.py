@@ -45,7 +45,7 @@ import pandas as pd
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets import check as dataset_info
 from rfbench.compute.datasets.preprocess import min_rows
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.classify import bandwidth
 from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
@@ -64,9 +64,11 @@ from rfbench.compute.experiments.classify.simrf_replay import (
     released_rows,
 )
 from rfbench.compute.experiments.classify.simrf_replay import check_config as check_stream
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.results import FLOAT, STRING, register_metric, register_parameter
+from rfbench.compute.stats import mean_se
 
 register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
 register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
@@ -88,7 +90,7 @@ NO_TERMS = (
 
 def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> dict:
     """Parameters of a data-dependent estimator fitted on (X, Y) (DERF eq. 8); {} otherwise."""
-    if not registry.describe(est.name).data_dependent:
+    if not est.data_dependent:
         return {}
     return est.sample(rng, d, draws=1, fit=(X, Y)).params
 
@@ -171,10 +173,10 @@ class Classify(Experiment):
         check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
         for name in config["estimators"]:
             try:
-                registry.get(name, kernel=config["kernel"], m=1)
+                est = registry.get(name, kernel=config["kernel"], m=1)
             except (ValueError, TypeError) as exc:
                 raise ConfigError.bad_value("estimators", name, str(exc)) from None
-            if not registry.describe(name).projection_terms:
+            if not est.projection_terms:
                 raise ConfigError(NO_TERMS.format(name=name))
         sig = config["sigma"]
         by_set = config["trials_by_dataset"]
@@ -281,9 +283,9 @@ class Classify(Experiment):
     def _random_features(self, spec: JobSpec, data, rng) -> list[dict[str, Any]]:
         d = data.d
         M = spec["m"] * d if spec["m_per_d"] else spec["m"]
-        outputs = registry.describe(spec["estimator"]).features_per_projection
         if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
-            M = max(1, -(-M // outputs))
+            probe = registry.get(spec["estimator"], kernel=spec["kernel"], m=1)
+            M = max(1, -(-M // probe.features_per_projection))
         est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)
         n_test = spec["trials"]
         base = {"estimator": spec["estimator"], "m": M, "m_per_d": M / d}
@@ -296,8 +298,8 @@ class Classify(Experiment):
             params = fitted_params(est, rng, d, *fit_sets(sigma, part))
             sets = self._sets(data, sigma, part)
             acc = rf_accuracies(est, proj, params, *sets, dtype=DTYPES[spec["dtype"]])
-            se = float(acc.std(ddof=1) / np.sqrt(len(acc))) if len(acc) > 1 else None
-            return {**base, "sigma": sigma, "metric": metric, "value": float(acc.mean()),
+            mean, se = mean_se(acc)
+            return {**base, "sigma": sigma, "metric": metric, "value": mean,
                     "stderr": se, "n_trials": len(acc)}  # fmt: skip
 
         if "sigmas" not in spec:

@@ -58,7 +58,8 @@ def merge_draws(proj: Projections, dtype: Any = np.float64) -> Projections:
     if weights is not None:
         weights = np.broadcast_to(np.atleast_2d(weights), proj.sq_norms.shape).reshape(1, -1)
     W = np.ascontiguousarray(proj.W.reshape(1, -1, proj.frame), dtype=dtype)
-    return Projections(W, proj.sq_norms.reshape(1, -1).astype(dtype), proj.d, weights)
+    phase = None if proj.phase is None else proj.phase.reshape(1, -1).astype(dtype)
+    return Projections(W, proj.sq_norms.reshape(1, -1).astype(dtype), proj.d, weights, phase)
 
 
 def slice_draws(proj: Projections, start: int, stop: int) -> Projections:
@@ -66,7 +67,8 @@ def slice_draws(proj: Projections, start: int, stop: int) -> Projections:
     weights = proj.weights
     if weights is not None and np.ndim(weights) == 2:
         weights = weights[start:stop]
-    return Projections(proj.W[start:stop], proj.sq_norms[start:stop], proj.d, weights)
+    phase = None if proj.phase is None else proj.phase[start:stop]
+    return Projections(proj.W[start:stop], proj.sq_norms[start:stop], proj.d, weights, phase)
 
 
 def _exp_inplace(a: np.ndarray) -> None:

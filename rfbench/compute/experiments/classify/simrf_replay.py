@@ -43,7 +43,7 @@ import numpy as np
 from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
-from rfbench.compute.experiments import ConfigError, JobSpec
+from rfbench.compute.experiments.base import ConfigError, JobSpec
 from rfbench.compute.results import INT, STRING, register_parameter
 
 STREAMS = ("rfbench", "released")

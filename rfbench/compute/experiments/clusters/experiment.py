@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.clusters.legacy_ortho import (
     DIM,
     POINTS,
@@ -36,12 +36,14 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
     replay_mse,
 )
 from rfbench.compute.experiments.clusters.params import PAPER_ESTIMATORS, Params
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.names import weights_of
 from rfbench.compute.results import register_metric, register_parameter
+from rfbench.compute.stats import standard_error
 
 for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
     register_metric(f"mse_{_name}", f"{_what} over repetitions of a Gram-matrix MSE")
@@ -214,7 +216,7 @@ class ClusterTable(Experiment):
             rows += [
                 _row(est, "mse", v, None, 1, rep=b, resolved=one) for b, v in enumerate(values)
             ]
-            se = float(values.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None
+            se = standard_error(values)
             rows += [
                 _row(est, "mse_mean", values.mean(), se, reps, resolved=all_reps),
                 _row(est, "mse_min", values.min(), None, reps, resolved=one),

@@ -39,16 +39,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.cost import model as cm
 from rfbench.compute.experiments.cost.params import Params
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import best_time, make, random_directions, widest
-from rfbench.compute.features import registry, theory
+from rfbench.compute.features import theory
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.registry import make_weights
 from rfbench.compute.features.weights import hadamard
 from rfbench.compute.kernels import softmax_kernel
 from rfbench.compute.results import register_metric, register_parameter
+from rfbench.compute.stats import standard_error
 
 FLOPS = register_metric("flops", "floating-point operations of a step (rfbench cost FLOP model)")
 RMS = register_metric("rms_rel_frob", "√(mean over draws of ‖K - K̂‖²_F) / ‖K‖_F")
@@ -69,15 +71,6 @@ FAST_KERNEL = register_metric(
 )
 
 
-def _width(features: np.ndarray) -> int:
-    """Real feature entries per point (a complex entry counts 2)."""
-    return features.shape[-1] * (2 if np.iscomplexobj(features) else 1)
-
-
-def _data_dependent(est: Estimator) -> bool:
-    return registry.describe(est.name).data_dependent
-
-
 def errors(
     est: Estimator, X: np.ndarray, Y: np.ndarray, samples: int, rng: np.random.Generator
 ) -> dict[str, float]:
@@ -88,10 +81,10 @@ def errors(
     draw = est.sample(rng, d=X.shape[1], draws=samples, fit=(X, Y))
     sq = ((est.estimate(draw, X, Y) - K) ** 2).sum(axis=(1, 2))
     rms = np.sqrt(sq.mean())
-    se = sq.std(ddof=1) / np.sqrt(samples) / (2 * rms) if rms > 0 else 0.0  # delta method
+    se = standard_error(sq, axis=0) / (2 * rms) if rms > 0 else 0.0  # delta method
     out = {RMS: (float(rms / norm), float(se / norm))}
     if theory.has_theory(est.name):
-        params = draw.params if _data_dependent(est) else None
+        params = draw.params if est.data_dependent else None
         mse = theory.mse(est, X[:, None, :], Y[None, :, :], params=params)
         out[THEORY_RMS] = (float(np.sqrt(mse.sum()) / norm), None)
     return out
@@ -112,7 +105,7 @@ def timed(est: Estimator, X: np.ndarray, Y: np.ndarray, repeats: int, rng: np.ra
         runs.append((t1 - t0, t2 - t1, t3 - t2))
     best = dict(zip(STEPS, np.min(np.array(runs), axis=0).tolist(), strict=True))
     best["total"] = sum(best.values())  # the least-disturbed time of each step, added
-    return best, draw, _width(phi)
+    return best, draw, est.feature_width(draw, X)
 
 
 def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -145,7 +138,7 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     err = errors(est, X, Y, spec["samples"], rng)
     used = err.get(THEORY_RMS, err[RMS])[0]
     draw = est.sample(rng, d=d, draws=1, fit=(X, Y))
-    width = _width(est.query_features(draw, X[:2]))
+    width = est.feature_width(draw, X)
     scale = max((used / target) ** 2, 1.0 / spec["m"])  # at least one projection
     counts = [c * scale for c in cm.projections(draw)]
     draw0 = cm.draw_flops(est, counts, d, 0)
@@ -236,9 +229,7 @@ class Cost(Experiment):
             try:
                 make(name, config["m"][0], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
-                raise ConfigError(f"estimator {name!r}: {exc}") from None
-            if "softmax" not in registry.describe(name).kernels:
-                raise ConfigError.bad_value("estimators", name, "softmax-kernel estimators")
+                raise ConfigError(f"estimator {name!r}: {exc}") from None  # e.g. no softmax kernel
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         common = {k: config[k] for k in ("n", "r", "samples")}
@@ -303,5 +294,5 @@ class Cost(Experiment):
         return out.assign(
             part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
             points=spec["points"],
-            m=spec["m"], r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
+            m=spec["m"], r=spec["r"], weights=est.weights_name,
         )  # fmt: skip

@@ -34,7 +34,7 @@ class Params(ExperimentParams):
         description="registry names (hybrids get M // n projections per base)",
     )
     m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [16, 64, 256], min_length=1, description="feature budgets M (projections)"
+        [16, 64, 256], min_length=1, description="projection budgets M (hybrids: M // n per base)"
     )
     n: int = Field(8, ge=1, description="λ projections of angular/gaussian hybrids")
     d: int = Field(64, ge=2, description="input dimension of the error-vs-time frontier")

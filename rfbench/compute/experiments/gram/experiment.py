@@ -37,14 +37,16 @@ import numpy as np
 
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets.registry import get as dataset_info
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.experiments.gram.params import Params
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import kernel_matrix
 from rfbench.compute.results import FLOAT, INT, STRING, register_metric, register_parameter
+from rfbench.compute.stats import mean_se
 
 register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
 register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
@@ -123,9 +125,9 @@ def _unscaled(spec: Mapping[str, Any]) -> np.ndarray:
 
 
 def _feature_count(est: Estimator, draw: Draw, X: np.ndarray) -> int:
-    """Columns of the estimator's query feature map (complex columns count once)."""
+    """The estimator's feature count (:meth:`Estimator.feature_width`), 0 if it cannot map X."""
     try:
-        return int(est.query_features(draw, X[:1])[0].shape[-1])
+        return est.feature_width(draw, X)
     except (NotImplementedError, AttributeError, ValueError):
         return 0
 
@@ -235,8 +237,7 @@ def _stats(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
         note = f"{int((~ok).sum())} of {values.size} draws non-finite (row sum of K̂ = 0)"
     if v.size == 0:
         return float("nan"), None, 0, note
-    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
-    return float(v.mean()), se, int(v.size), note
+    return (*mean_se(v), int(v.size), note)
 
 
 @register_experiment

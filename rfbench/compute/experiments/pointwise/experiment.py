@@ -39,15 +39,18 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.datasets import user
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.compute.experiments.pointwise import paired as pairing
 from rfbench.compute.experiments.pointwise.pairs import angles, inputs_for, load_pairs, pair_columns
 from rfbench.compute.experiments.pointwise.params import Params
 from rfbench.compute.experiments.pointwise.rows import curve_rows
+from rfbench.compute.experiments.registry import register_experiment
+from rfbench.compute.experiments.shared import base_projections
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
-from rfbench.compute.features.theory import equal_norm_pair, negatives
+from rfbench.compute.features.theory import negatives
+from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_kernel
 from rfbench.compute.results import register_metric, register_parameter
 
@@ -95,7 +98,7 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
         if m_fixed:
             m, n = m_fixed, n or m_fixed
         elif config["flop_match"]:
-            m = budget // n
+            m = base_projections(budget, n)  # n <= M: validate_config
         else:
             m, n = budget, n or budget
         variants = [desc.variant] if desc.variant else config["variants"]
@@ -140,7 +143,7 @@ def draw_estimates(
     k = frame or d
     xk, yk = x[:, :k], y[:, :k]
     angles = len(y)
-    dependent = registry.describe(est.name).data_dependent
+    dependent = est.data_dependent
     groups = [np.arange(angles)] if common and not dependent else np.arange(angles)[:, None]
     width = 8 * (4 * est.m + 2 * (est.n or 0))  # bytes of a point's features
     out = np.empty((samples, angles))
@@ -272,7 +275,7 @@ class Pointwise(Experiment):
             base = {k: one[k] for k in CURVE if k in one}
             if "omega" in draws[2][0].projections:  # the rows drawn (e.g. sgq fixes their number)
                 base["m"] = draws[2][0].projections["omega"].count
-            base["weights"] = registry.describe(one["estimator"]).weights
+            base["weights"] = est.weights_name
             is_draws = one["samples"] if one.get("importance") else 0
             curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng, extra)
             flags.append([row["resolved"] for row in curve if row["metric"] == "mse"])

@@ -24,6 +24,7 @@ import numpy as np
 from rfbench.compute.features.base import Estimator, Projections
 from rfbench.compute.features.theory.resolution import MIN_TAIL_DRAWS
 from rfbench.compute.results import register_metric
+from rfbench.compute.stats import standard_error
 
 IS_MSE = register_metric("is_mse", "importance-sampled estimate of the MSE E(K̂ - K)²")
 IS_REL_RMSE = register_metric("is_rel_rmse", "√is_mse / K")
@@ -80,7 +81,7 @@ def importance_mse(
         f = est.estimate(draw, x[a : a + 1, :2], y[a : a + 1, :2])[:, 0, 0]
         h = (f - true[a]) ** 2 * _likelihood_ratio(omega, shifts)  # E_p f = K: E_q h = Var f
         mse = h.mean() / est.m
-        se = h.std(ddof=1) / np.sqrt(n) / est.m
+        se = standard_error(h, axis=0) / est.m
         ok = h.sum() ** 2 >= MIN_TAIL_DRAWS * np.sum(h**2)
         rel = np.sqrt(max(mse, 0.0)) / true[a]
         rel_se = se / (2 * np.sqrt(mse) * true[a]) if mse > 0 else np.nan

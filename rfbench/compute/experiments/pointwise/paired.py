@@ -31,6 +31,7 @@ from rfbench.compute.experiments.chunks import chunks
 from rfbench.compute.features.base import Draw, Estimator, Projections
 from rfbench.compute.features.weights.blocks import n_blocks
 from rfbench.compute.results import register_metric, register_parameter
+from rfbench.compute.stats import standard_error
 
 DIFF_MSE = register_metric(
     "diff_mse", "sample MSE minus the reference estimator's (column 'reference'), same (r, θ)"
@@ -83,7 +84,7 @@ def paired_estimates(
 def diff_stats(values: np.ndarray, reference: np.ndarray, true: np.ndarray):
     """(mean, standard error) per angle of (K̂ - K)² - (K̂_ref - K)² over paired draws."""
     delta = (values - true) ** 2 - (reference - true) ** 2
-    return delta.mean(axis=0), delta.std(axis=0, ddof=1) / np.sqrt(len(delta))
+    return delta.mean(axis=0), standard_error(delta, axis=0)
 
 
 #: The keys of one curve inside a paired job's ``points``.

@@ -23,7 +23,7 @@ class Params(ExperimentParams):
     m: Values[Annotated[int, Field(ge=1)]] = Field(
         [128],
         min_length=1,
-        description="feature budgets M: projections of non-hybrids (hybrids: see flop_match)",
+        description="projection budgets M: projections of non-hybrids (hybrids: see flop_match)",
     )
     n: int = Field(
         8,

@@ -11,14 +11,16 @@ max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the s
   the exact exp(xᵀy) in float64 over the finite estimates, and ``dtype_rel_mae``, the mean
   |K̂_dtype − K̂_float64| / K over the same draws (the error the dtype adds to rfbench's float64
   estimate), and ``dtype_to_mc``, the same mean |K̂_dtype − K̂_float64| in units of the Monte
-  Carlo RMSE of the float64 estimate (below 1: the dtype costs less than the sampling noise).
+  Carlo RMSE of the float64 estimate (below 1: the dtype costs less than the sampling noise),
+  split into the form's part (``dtype_to_mc`` of float64 in that form) and the dtype's part,
+  ``dtype_to_mc_same_form``: |K̂_dtype − K̂_float64| with both in the same form.
 - attention: L queries and L keys of norm r in uniformly random directions; the row-normalised
   weights P̂ = D̂⁻¹Â (in the dtype) against softmax P = D⁻¹A (float64). Metrics per (dtype, form):
   ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
   finite rows of the total variation ½Σ_j |P̂_ij − P_ij|.
 
-The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``registry.describe(name)
-.precision_form``); an estimator without that capability gets one ``skipped`` row per job, the
+The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``Estimator.precision_form``
+says whether it has one); an estimator without that capability gets one ``skipped`` row per job, the
 reason in ``note``. Data-dependent maps (GERF, DERF) are fitted on the kernel pair set ({x},
 {y_θ}) and on (Q, K).
 Hybrids get m = M // n base projections and n λ projections (m·n = M, as in HRF Sec. 4).
@@ -32,16 +34,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.metrics import pointwise_metrics
 from rfbench.compute.experiments.precision import maps as pm
 from rfbench.compute.experiments.precision.params import Params
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import make, random_directions, widest
-from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import equal_norm_pair
+from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
 from rfbench.compute.results import register_metric, register_parameter
+from rfbench.compute.stats import mean_se
 
 NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
 DTYPE_ERR = register_metric(
@@ -50,6 +53,11 @@ DTYPE_ERR = register_metric(
 DTYPE_TO_MC = register_metric(
     "dtype_to_mc",
     "mean |K̂_dtype - K̂_float64| / RMSE of K̂_float64 (the dtype's error in units of the MC error)",
+)
+DTYPE_PART = register_metric(
+    "dtype_to_mc_same_form",
+    "mean |K̂_dtype - K̂_float64| / RMSE of the logspace K̂_float64, both in the same form (the "
+    "dtype's part of dtype_to_mc; float64 of the form against logspace is the form's part)",
 )
 ATTN_NONFINITE = register_metric(
     "attn_nonfinite_fraction", "fraction of attention rows D̂⁻¹Â with an inf or NaN weight"
@@ -79,6 +87,9 @@ def _kernel_rows(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> lis
     ref = pm.kernel_estimate(
         pm.logspace(est, draw, x, "query", "float64"), pm.logspace(est, draw, y, "key", "float64")
     )[:, 0, :]
+    # float64 of each form: the reference of the dtype's part (the form's own error apart)
+    q64, k64 = pm.pair_forms(est, draw, x, y, "float64", spec["forms"], spec["stabiliser"])
+    own = {form: pm.kernel_estimate(q64[form], k64[form])[:, 0, :] for form in spec["forms"]}
     rows = []
     for dtype in spec["dtypes"]:
         args = (dtype, spec["forms"], spec["stabiliser"])
@@ -87,13 +98,19 @@ def _kernel_rows(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> lis
             k_hat = pm.kernel_estimate(queries[form], keys[form])[:, 0, :]
             for i, theta in enumerate(thetas):
                 point = {"dtype": dtype, "form": form, "theta": float(theta)}
-                rows += _point_rows(k_hat[:, i], ref[:, i], true[i], point)
+                rows += _point_rows(k_hat[:, i], ref[:, i], true[i], point, own[form][:, i])
     return rows
 
 
 def _point_rows(
-    k_hat: np.ndarray, ref: np.ndarray, true: float, point: dict[str, Any]
+    k_hat: np.ndarray,
+    ref: np.ndarray,
+    true: float,
+    point: dict[str, Any],
+    own: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
+    """The kernel metrics of one (dtype, form, θ): ``ref`` the logspace float64 estimates of the
+    same draws, ``own`` the float64 estimates of the same form (for the dtype's part)."""
     n = k_hat.size
     ok = np.isfinite(k_hat)
     p = 1.0 - ok.mean()
@@ -105,10 +122,15 @@ def _point_rows(
         for name in ("rel_rmse", "rel_mae"):
             metrics[name] = (*stats[name], int(ok.sum()))
         dev = np.abs(k_hat[ok] - ref[ok]) / true
-        se = float(dev.std(ddof=1) / np.sqrt(dev.size))
-        metrics[DTYPE_ERR] = (float(dev.mean()), se, dev.size)
+        mean, se = mean_se(dev)
+        metrics[DTYPE_ERR] = (mean, se, dev.size)
         mc = np.sqrt(np.mean((ref - true) ** 2)) / true  # the float64 estimator's relative RMSE
         metrics[DTYPE_TO_MC] = (float(dev.mean() / mc), float(se / mc), dev.size)
+        both = ok & np.isfinite(own) if own is not None else np.zeros_like(ok)
+        if both.sum() >= 2:
+            part = np.abs(k_hat[both] - own[both]) / true
+            part_se = float(part.std(ddof=1) / np.sqrt(part.size))
+            metrics[DTYPE_PART] = (float(part.mean() / mc), part_se / mc, part.size)
     return [
         {**point, "metric": k, "value": v, "stderr": se, "n_trials": t}
         for k, (v, se, t) in metrics.items()
@@ -138,8 +160,8 @@ def _attention_rows(
                          "stderr": float(np.sqrt(bad * (1 - bad) / finite.size)),
                          "n_trials": int(finite.size)})  # fmt: skip
             if tv.size >= 2:
-                rows.append({**point, "metric": ATTN_TV, "value": float(tv.mean()),
-                             "stderr": float(tv.std(ddof=1) / np.sqrt(tv.size)),
+                mean, se = mean_se(tv)
+                rows.append({**point, "metric": ATTN_TV, "value": mean, "stderr": se,
                              "n_trials": int(tv.size)})  # fmt: skip
     return rows
 
@@ -198,7 +220,7 @@ class Precision(Experiment):
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
         est = make(spec["estimator"], spec["m"], spec["n"])
-        if pm.supported(spec["estimator"]):
+        if est.precision_form:
             rows = _kernel_rows(est, spec, rng) + _attention_rows(est, spec, rng)
         else:  # the estimator cannot say how it computes in a dtype: say so, never guess
             rows = [{"dtype": None, "form": None, "theta": None, "metric": "skipped",
@@ -206,5 +228,5 @@ class Precision(Experiment):
         out = pd.DataFrame(rows)
         return out.assign(
             estimator=spec["estimator"], kernel="softmax", d=spec["d"], m=spec["m"],
-            n=est.n, r=spec["r"], weights=registry.describe(spec["estimator"]).weights,
+            n=est.n, r=spec["r"], weights=est.weights_name,
         )  # fmt: skip

@@ -23,7 +23,7 @@ bfloat16, however, accumulates in bfloat16 (4096 ones sum to 256), so every sum 
 is a matmul (:func:`rfbench.compute.features.dtype_maps.mm`).
 
 The dtype map of an estimator is its own: every estimator that declares the capability
-``Estimator.dtype_parts`` (``registry.describe(name).precision_form``; the recipes and the dtype
+``Estimator.dtype_parts`` (``Estimator.precision_form``; the recipes and the dtype
 steps are in :mod:`rfbench.compute.features.dtype_maps` and the estimators, e.g. HRF Eq. 2–3, DERF
 Thm 4.1, HRF Lemma 2.3) writes its features as ``factor · exp(exponent)`` in the dtype; the
 experiment gives an estimator without it one ``skipped`` row saying so.
@@ -37,9 +37,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from rfbench.compute.features import registry
-from rfbench.compute.features.base import Draw, Estimator, Side
-from rfbench.compute.features.dtype_maps import Parts, mm
+from rfbench.compute.features.base import Draw, Estimator, Parts, Side
+from rfbench.compute.features.dtype_maps import mm
 
 __all__ = [
     "DTYPES",
@@ -52,7 +51,6 @@ __all__ = [
     "logspace",
     "pair_forms",
     "parts",
-    "supported",
 ]
 
 #: dtype name -> numpy scalar type (bfloat16 from ml_dtypes)
@@ -68,12 +66,6 @@ FORMS: tuple[str, ...] = ("naive", "stabilised", "logspace")
 def largest(dtype: str) -> float:
     """The largest finite value of a dtype (65504 for float16)."""
     return float(ml_dtypes.finfo(DTYPES[dtype]).max)
-
-
-def supported(name: str) -> bool:
-    """Whether the estimator ``name`` declares its reduced-precision form (the capability
-    ``Estimator.dtype_parts``, reported by ``registry.describe(name).precision_form``)."""
-    return registry.describe(name).precision_form
 
 
 def parts(

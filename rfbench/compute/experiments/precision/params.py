@@ -40,7 +40,7 @@ class Params(ExperimentParams):
         min_length=1,
         description="input norms ‖x‖ = ‖y‖ = r",
     )
-    m: int = Field(64, ge=1, description="projections M (hybrids: M // n per base)")
+    m: int = Field(64, ge=1, description="projection budget M (hybrids: M // n per base)")
     n: int = Field(8, ge=1, description="λ projections of the angular hybrid")
     d: int = Field(64, ge=2, description="input dimension")
     angles: int = Field(7, ge=2, description="angles θ in [0, π] of the kernel pairs")

@@ -30,14 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.compute.experiments.qmc.params import Params
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import log_kernel
 from rfbench.compute.results import register_metric
+from rfbench.compute.stats import standard_error
 
 register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
@@ -188,9 +190,9 @@ class QMCTable(Experiment):
         per_rep, bias_rep, reps = np.mean(err**2, axis=1), err.mean(axis=1), spec["reps"]
         sd = float(per_rep.std(ddof=1))
         metrics: list[tuple[str, float, float | None, int]] = [
-            ("mse", float(per_rep.mean()), sd / np.sqrt(reps), reps),
+            ("mse", float(per_rep.mean()), standard_error(per_rep), reps),
             ("mse_std", sd, None, reps),
-            ("bias", float(err.mean()), float(bias_rep.std(ddof=1) / np.sqrt(reps)), reps),
+            ("bias", float(err.mean()), standard_error(bias_rep), reps),
         ]
         if theory.has_theory(est.name):
             metrics.append(("theory_mse", float(np.mean(theory.mse(est, X, Y))), None, 0))
@@ -201,7 +203,7 @@ class QMCTable(Experiment):
             "d": X.shape[1],
             "m": spec["m"],
             "n": spec["n"],
-            "weights": registry.describe(spec["estimator"]).weights,
+            "weights": est.weights_name,
             "r": spec["norm"] if spec["scaling"] == "rows" else None,
             "norm": spec["norm"],
             "scaling": spec["scaling"],

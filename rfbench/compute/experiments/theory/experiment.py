@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.theory.params import Params
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import conformity, coupled

@@ -4,8 +4,8 @@ On a subsample of pairs (x_i, y_j), ``samples`` one-feature estimates (m = 1) of
 give the empirical MSE (= Var, the estimators are unbiased); the mean of log(MSE/K²) is compared
 with the closed form (rfbench.compute.features.theory.derf) on the same pairs. The registry
 estimators ``*@iid`` are used; the paper's random-phase TrigRF (DERF Eqs. 4-5;
-docs/methods.md#trig), which the registry does not hold (its ``trig@iid`` is the [sin, cos] map), is
-drawn here directly.
+docs/methods.md#trig; the registry's ``trig-phase``, while its ``trig@iid`` is the [sin, cos] map)
+is drawn here directly, on the random stream this check has always used.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ESTIMATOR = {"trig": "trig-phase@iid", "trig-sincos": "trig@iid"}
 
 
 def estimator_name(mechanism: str) -> str:
-    """The ``estimator`` column of a mechanism (``trig`` = random phase: not a registry name)."""
+    """The ``estimator`` column of a mechanism (``trig`` = the random-phase map, ``trig-phase``)."""
     return ESTIMATOR.get(mechanism, f"{mechanism}@iid")
 
 

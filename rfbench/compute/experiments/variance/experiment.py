@@ -35,8 +35,9 @@ import pandas as pd
 
 from rfbench.compute.datasets import available
 from rfbench.compute.datasets.errors import DataUnavailable
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
+from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.compute.experiments.variance.derf_sets import (
     IMAGE_DIM,
@@ -51,6 +52,7 @@ from rfbench.compute.features import registry
 from rfbench.compute.features.derf import MECHANISMS as FITTED
 from rfbench.compute.features.theory.derf import log_relative_variance
 from rfbench.compute.results import INT, STRING, register_metric, register_parameter
+from rfbench.compute.stats import standard_error
 
 #: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
 METRIC = {
@@ -175,7 +177,7 @@ class Variance(Experiment):
                 "mechanism": mech,
                 "metric": METRIC[(power, reduce)],
                 "value": float(np.mean(v)),
-                "stderr": float(np.std(v, ddof=1) / np.sqrt(n)) if n > 1 else None,
+                "stderr": standard_error(v),
                 "n_trials": n,
                 "resolved": True,  # closed forms, averaged over the set pairs
             }

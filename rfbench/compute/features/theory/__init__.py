@@ -4,99 +4,14 @@ Formula functions are registered per name (``component@weights`` or a hybrid nam
 estimator and arrays x, y of shape (..., d), and return the MSE of the **softmax** estimate with
 shape (...). ``mse`` converts to the estimator's kernel: K^(α) = e^{α‖x‖²} SM e^{α‖y‖²}, so
 MSE_α = e^{2α(‖x‖²+‖y‖²)} MSE_SM (HRF Sec. 2; docs/methods.md#notation; DERF Sec. 2).
+
+The formulas live in one module per family (``basic``, ``hybrid``, ``derf``, …) and register
+themselves with :func:`~rfbench.compute.features.theory.registry.register_theory`; the names below
+are the library's API (``theory.mse(est, x, y)``), re-exported from :mod:`.registry` and
+:mod:`.pairs`.
 """
 
-from __future__ import annotations
+from rfbench.compute.features.theory.pairs import equal_norm_pair
+from rfbench.compute.features.theory.registry import FORMULAS, has_theory, mse, register_theory
 
-from collections.abc import Callable
-
-import numpy as np
-
-from rfbench.compute.features.base import Estimator
-from rfbench.compute.kernels import sq_norms
-from rfbench.compute.plugins import claim, tracked
-
-TheoryFn = Callable[..., np.ndarray]
-FORMULAS: dict[str, TheoryFn] = tracked({})
-DATA_DEPENDENT: set[str] = tracked(set())
-
-
-def register_theory(*names: str, data_dependent: bool = False) -> Callable[[TheoryFn], TheoryFn]:
-    """Register a softmax-MSE formula for the given estimator names.
-
-    A data-dependent formula is called as fn(estimator, x, y, params) with the fitted parameters
-    of a draw (``draw.params``); the others as fn(estimator, x, y).
-    """
-
-    def deco(fn: TheoryFn) -> TheoryFn:
-        for name in names:
-            claim(FORMULAS, "closed form", name, fn, fn)
-            if data_dependent:
-                DATA_DEPENDENT.add(name)
-        return fn
-
-    return deco
-
-
-_loaded = False
-
-
-def load_builtins() -> None:
-    """Import every formula module of this package (registration happens on import)."""
-    from rfbench.compute.plugins import import_submodules
-
-    import_submodules(__name__)
-
-
-def _load() -> None:
-    """The built-in formulas, then the plugins (they may add formulas)."""
-    global _loaded
-    if _loaded:
-        return
-    from rfbench.compute.plugins import load_plugins
-
-    load_builtins()
-    _loaded = True  # before the plugins: they may use this registry while imported
-    load_plugins()
-
-
-def has_theory(name: str) -> bool:
-    """Whether a closed-form MSE exists for the estimator called ``name``."""
-    _load()
-    return name in FORMULAS
-
-
-def mse(
-    estimator: Estimator, x: np.ndarray, y: np.ndarray, params: dict | None = None
-) -> np.ndarray:
-    """Closed-form MSE of ``estimator`` at (x, y) in its own kernel; x, y of shape (..., d).
-
-    Data-dependent estimators (GERF/DERF) need ``params`` = ``draw.params`` of a fitted draw.
-    """
-    _load()
-    fn = FORMULAS.get(estimator.name)
-    if fn is None:
-        raise NotImplementedError(f"no closed-form MSE for {estimator.name}")
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if estimator.name in DATA_DEPENDENT:
-        if params is None:
-            raise ValueError(
-                f"{estimator.name} is data-dependent: pass params=draw.params of a fitted draw"
-            )
-        out = np.asarray(fn(estimator, x, y, params), dtype=float)
-    else:
-        out = np.asarray(fn(estimator, x, y), dtype=float)
-    if estimator.kernel == "angular" or estimator.alpha == 0.0:
-        return out
-    return out * np.exp(2.0 * estimator.alpha * (sq_norms(x) + sq_norms(y)))
-
-
-def equal_norm_pair(r: float | np.ndarray, theta: float | np.ndarray, d: int) -> tuple:
-    """x, y ∈ R^d with ‖x‖ = ‖y‖ = r at angle θ (in the span of e_1, e_2), broadcast over r, θ."""
-    r, theta = np.broadcast_arrays(np.asarray(r, float), np.asarray(theta, float))
-    x = np.zeros(r.shape + (d,))
-    y = np.zeros(r.shape + (d,))
-    x[..., 0] = r
-    y[..., 0] = r * np.cos(theta)
-    y[..., 1] = r * np.sin(theta)
-    return x, y
+__all__ = ["FORMULAS", "equal_norm_pair", "has_theory", "mse", "register_theory"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import register_theory
+from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import sq_norms
 
 

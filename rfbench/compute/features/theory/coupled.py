@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import gammaln, hyp1f1, logsumexp, roots_legendre
 
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import register_theory
+from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import kernel_alpha, sq_norms
 
 COUPLINGS = ("iid", "orf", "simrf")

@@ -33,7 +33,7 @@ from scipy.special import logsumexp
 from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.derf import MECHANISMS, DerfParams
-from rfbench.compute.features.theory import register_theory
+from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import sq_norms
 from rfbench.compute.names import DEFAULT_WEIGHTS, family_of, weights_of
 

@@ -22,8 +22,8 @@ from scipy.optimize import minimize_scalar
 from scipy.special import dawsn, erf
 
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import register_theory
 from rfbench.compute.features.theory.basic import hyperbolic_mse, trig_mse
+from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import sq_norms
 
 

@@ -37,9 +37,9 @@ from scipy.special import gammaln, hyp0f1, hyp1f1, ive, roots_legendre
 from scipy.stats import chi
 
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import register_theory
 from rfbench.compute.features.theory.coupled import COMPONENTS, _log_1f1
 from rfbench.compute.features.theory.coupled import mse as coupled_mse
+from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import kernel_alpha, sq_norms
 
 _NODES = 100  # Gauss–Legendre nodes: within 1e-10 of 400 nodes for d ≥ 2, v ≤ 25 (checked)

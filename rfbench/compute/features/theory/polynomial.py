@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import gammaln, hyp0f1
 
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory import register_theory
+from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import sq_norms
 
 _SERIES = 0.5  # below |t|: the series Σ_{k≥3} t^k/k! (no cancellation)

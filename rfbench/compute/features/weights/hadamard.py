@@ -257,9 +257,7 @@ class StructuredProjections(Projections):
 
     def scaled(self, factor: float) -> StructuredProjections:
         chain = None if self.chain is None else self.chain.scaled(factor)
-        return StructuredProjections(
-            self.W * factor, self.sq_norms * factor**2, self.d, self.weights, chain, self.fast
-        )
+        return replace(self, W=self.W * factor, sq_norms=self.sq_norms * factor**2, chain=chain)
 
     def with_fast(self, fast: bool | None) -> StructuredProjections:
         """The same projections, applied by the chain (True), by X Wᵀ (False) or by d′ (None)."""

@@ -118,7 +118,7 @@ class _PaddedBlocks(WeightsSampler):
             per_draw(signs), tuple((kind, per_draw(a)) for kind, a in steps), n, m, scale
         )
         W = chain.rows()
-        return StructuredProjections(W, sq_norms(W), d, None, chain)
+        return StructuredProjections(W, sq_norms(W), d, chain=chain)
 
     def sample_dense(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
         """``sample`` by the dense reference construction (dense ``Projections``)."""

@@ -1,0 +1,70 @@
+"""The experiment registry: experiments by name, the built-in ones imported on first use.
+
+Each experiment package (``pointwise``, ``gram``, ``classify``, …) decorates its
+:class:`~rfbench.compute.experiments.base.Experiment` subclass with :func:`register_experiment`;
+:func:`get_experiment` imports the packages (and the plugins) on first use, so importing this
+module stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from rfbench.compute.experiments.base import RESERVED_KEYS, ConfigError, Experiment
+from rfbench.compute.plugins import claim, tracked
+
+EXPERIMENTS: dict[str, type[Experiment]] = tracked({})
+E = TypeVar("E", bound=type[Experiment])
+PACKAGE = "rfbench.compute.experiments"
+_loaded = False
+
+
+class UnknownExperimentError(ConfigError):
+    """An experiment name the registry does not know."""
+
+
+def register_experiment(cls: E) -> E:
+    """Class decorator: make ``cls`` available under ``cls.name``."""
+    if not (isinstance(cls, type) and issubclass(cls, Experiment)) or not cls.name:
+        raise TypeError(f"{cls!r} must be an Experiment subclass with a non-empty name")
+    reserved = sorted(set(cls.defaults) & set(RESERVED_KEYS))
+    if reserved:
+        raise TypeError(f"{cls.__name__}.defaults uses reserved key(s) {reserved}")
+    claim(EXPERIMENTS, "experiment", cls.name, cls, cls)
+    return cls
+
+
+def load_builtins() -> None:
+    """Import every experiment module of this package (registration happens on import)."""
+    from rfbench.compute.plugins import import_submodules
+
+    import_submodules(PACKAGE, skip=("base", "registry"))
+
+
+def _load() -> None:
+    """The built-in experiments, then the plugins (:mod:`rfbench.compute.plugins`)."""
+    global _loaded
+    if _loaded:
+        return
+    from rfbench.compute.plugins import load_plugins
+
+    load_builtins()
+    _loaded = True  # before the plugins: they may use this registry while imported
+    load_plugins()
+
+
+def get_experiment(name: str) -> Experiment:
+    """A fresh instance of the experiment registered as ``name``."""
+    if name not in EXPERIMENTS:
+        _load()
+    try:
+        return EXPERIMENTS[name]()
+    except KeyError:
+        allowed = ", ".join(sorted(EXPERIMENTS)) or "none"
+        raise UnknownExperimentError(f"unknown experiment {name!r} (allowed: {allowed})") from None
+
+
+def list_experiments() -> list[Experiment]:
+    """One instance of every registered experiment, sorted by name."""
+    _load()
+    return [EXPERIMENTS[name]() for name in sorted(EXPERIMENTS)]

@@ -1,0 +1,231 @@
+"""Learned feature maps of softmax attention: ``hedgehog`` and ``t2r``
+(docs/methods.md#learned-feature-maps).
+
+Not random features: a map φ_θ per head, fitted on a head's queries and keys passed as
+``sample(..., fit=(Q, K))`` so that linear attention φ_q(q)ᵀφ_k(k) / Σ copies softmax attention
+(:mod:`rfbench.compute.features.learned_fit`), then applied unchanged to any other tokens.
+
+- ``hedgehog`` (Zhang et al., ICLR 2024, arXiv 2402.04347, Sec. 4.1):
+  φ(x) = [softmax(xW + b), softmax(−(xW + b))], 2 features per projection (column of W);
+- ``t2r`` (Kasai et al., EMNLP 2021, "Finetuning Pretrained Transformers into RNNs", Eq. 4):
+  φ(x) = ReLU(xW + b), 1 feature per projection, fitted with Hedgehog's loss (attention
+  distillation) instead of task finetuning.
+
+``m`` is the number of projections (columns of W), as for every estimator; the map has
+``m · features_per_projection`` features. A fitted map is the same in every draw (``deterministic``)
+and biased. φ_qᵀφ_k estimates exp(qᵀk) up to one constant, which is set so that the sums over the
+fitting pairs agree (attention is invariant to it; it makes a kernel value comparable).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy
+from scipy.special import logsumexp
+
+from rfbench.compute.checks import positive_int
+from rfbench.compute.features import learned_fit as lf
+from rfbench.compute.features.base import (
+    Draw,
+    Estimator,
+    Features,
+    Projections,
+    WeightsSampler,
+    check_inputs,
+    kernel_row_log,
+)
+from rfbench.compute.features.registry import HybridEntry, register_hybrid
+from rfbench.compute.kernels import KERNELS, sq_norms
+
+#: L-BFGS-B iterations of a fit (about 0.7 CPU s per head at T = 512, d = 32, 64 features)
+ITERS = 150
+
+
+@functools.cache
+def _source_digest() -> str:
+    sha = hashlib.sha256()
+    for module in (__file__, lf.__file__):
+        sha.update(Path(module).read_bytes())
+    sha.update(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
+    return sha.hexdigest()
+
+
+class LearnedMap(Estimator):
+    """A per-head feature map fitted to softmax attention (module doc)."""
+
+    family = ""
+    paper = ""
+    description = ""
+    data_dependent = True  # fitted to the heads' q, k (``sample(..., fit=)``)
+    #: features per column of W
+    features_per_projection: int = 1
+    #: ε of the loss (learned_fit): 0 for maps whose features are positive
+    loss_eps = 0.0
+
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 64,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+        iters: int = ITERS,
+    ) -> None:
+        if kernel not in KERNELS:
+            raise ValueError(
+                f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
+            )
+        if n is not None:
+            raise ValueError(f"{self.family} has no λ projections: no n")
+        self.kernel, self.m = kernel, positive_int("m (projections)", m)
+        self.iters = positive_int("iters (L-BFGS-B iterations)", iters)
+        self.name = self.family
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m}, iters={self.iters})"
+
+    @property
+    def deterministic(self) -> bool:
+        """Every draw is the fitted map."""
+        return True
+
+    @staticmethod
+    def fmap(u: np.ndarray) -> tuple[np.ndarray, Any]:
+        raise NotImplementedError
+
+    def log_map(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(values (..., F) with each row's largest entry 1 (or all 0), log row scale (...))."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ fit
+
+    @property
+    def fit_code(self) -> str:
+        return hashlib.sha256(f"{_source_digest()} {self!r}".encode()).hexdigest()
+
+    def fit_state(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        fit: tuple[np.ndarray, np.ndarray],
+        causal: bool = False,
+    ) -> dict[str, np.ndarray]:
+        """Fit W, b of both maps on (Q, K) = ``fit`` (learned_fit.fit_map) to copy their softmax
+        attention (``causal``: query i sees keys 0..i).
+
+        Returns
+        -------
+        dict
+            ``Wq``, ``Wk`` (d, m), ``bq``, ``bk`` (m,), ``log_scale`` (): the constant of the
+            kernel's scale, ``loss`` (): the attention KL on the fitting tokens (nats per row).
+        """
+        positive_int("d", d)
+        Q, K = (check_inputs(a, d).reshape(-1, d) for a in fit)
+        theta, loss = lf.fit_map(Q, K, self.fmap, self.m, rng, self.iters, self.loss_eps, causal)
+        Wq, bq, Wk, bk = (a.copy() for a in lf.unpack(theta, d, self.m))
+        G = self.fmap(Q @ Wq + bq)[0] @ self.fmap(K @ Wk + bk)[0].T
+        seen = np.tril(np.ones(G.shape, dtype=bool)) if causal else np.ones(G.shape, dtype=bool)
+        total = np.sum(G, where=seen)
+        logits = np.where(seen, Q @ K.T, -np.inf)
+        scale = logsumexp(logits) - np.log(total) if total > 0 else 0.0
+        return {"Wq": Wq, "bq": bq, "Wk": Wk, "bk": bk, "log_scale": np.array(float(scale)),
+                "loss": np.array(loss)}  # fmt: skip
+
+    def draw_from_state(self, state: dict[str, np.ndarray], d: int, draws: int) -> Draw:
+        """The fitted map as ``draws`` identical draws."""
+        positive_int("draws", draws)
+        proj = {
+            side: Projections(
+                np.broadcast_to(state[f"W{side[0]}"].T, (draws, self.m, d)),
+                np.broadcast_to(sq_norms(state[f"W{side[0]}"].T), (draws, self.m)),
+                d,
+            )
+            for side in ("query", "key")
+        }
+        params = {"bq": state["bq"], "bk": state["bk"], "log_scale": float(state["log_scale"])}
+        return Draw(proj, params, d)
+
+    def sample(
+        self,
+        rng: np.random.Generator,
+        d: int,
+        draws: int = 1,
+        fit: tuple[np.ndarray, np.ndarray] | None = None,
+        frame: int | None = None,
+    ) -> Draw:
+        """Fit on ``fit = (Q, K)`` (required), then the fitted map (every draw the same)."""
+        if fit is None:
+            raise ValueError(f"{self.name} is fitted to data: pass fit=(Q, K) to sample()")
+        if frame is not None and frame < d:
+            raise ValueError(f"{self.name} is fitted in R^d: no frames")
+        return self.draw_from_state(self.fit_state(rng, d, fit), d, draws)
+
+    # ------------------------------------------------------------------ features
+
+    def _features(self, draw: Draw, X: np.ndarray, side: str) -> Features:
+        proj = draw.projections[side]
+        X = check_inputs(X, proj.frame)
+        u = X @ np.swapaxes(proj.W, -1, -2) + draw.params[f"b{side[0]}"]
+        values, log_row = self.log_map(u)
+        log_row = log_row + 0.5 * draw.params["log_scale"]
+        if self.alpha != 0.0:
+            log_row = log_row + kernel_row_log(self.alpha, X)
+        return Features(values, log_row)
+
+    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
+        return self._features(draw, X, "query")
+
+    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
+        return self._features(draw, Y, "key")
+
+
+class Hedgehog(LearnedMap):
+    """φ(x) = [softmax(xW + b), softmax(−(xW + b))] (Hedgehog Sec. 4.1): 2 features per
+    projection."""
+
+    family = "hedgehog"
+    paper = "Hedgehog (Zhang et al., ICLR 2024, arXiv 2402.04347) Sec. 4.1"
+    description = "learned map [softmax(xW+b), softmax(-(xW+b))] fitted to attention per head"
+    features_per_projection = 2
+    fmap = staticmethod(lf.hedgehog_map)
+
+    def log_map(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        log_phi = lf.hedgehog_log_map(u)
+        top = np.max(log_phi, axis=-1)
+        return np.exp(log_phi - top[..., None]), top
+
+
+class T2R(LearnedMap):
+    """φ(x) = ReLU(xW + b) (Kasai et al. 2021, Eq. 4): 1 feature per projection."""
+
+    family = "t2r"
+    paper = "T2R (Kasai et al., EMNLP 2021) Eq. 4; fitted with Hedgehog's loss"
+    description = "learned map ReLU(xW+b) fitted to attention per head"
+    features_per_projection = 1
+    loss_eps = 1e-6
+    fmap = staticmethod(lf.relu_map)
+
+    def log_map(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        phi = np.maximum(u, 0.0)
+        top = np.max(phi, axis=-1)
+        safe = np.where(top > 0, top, 1.0)
+        with np.errstate(divide="ignore"):
+            return phi / safe[..., None], np.where(top > 0, np.log(safe), 0.0)
+
+
+for _cls in (Hedgehog, T2R):
+    register_hybrid(
+        HybridEntry(
+            _cls.family,
+            _cls,
+            KERNELS,
+            _cls.paper,
+            False,
+            _cls.description,
+            takes_weights=False,
+        )
+    )

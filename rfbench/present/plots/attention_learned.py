@@ -1,0 +1,76 @@
+"""What approximates a real model's attention (issue 28; docs/experiments.md#attention).
+
+``beyond-attention-learned``: at one feature budget F and the longest sequence, each method's
+relative output error ‖Ô − O‖_F/‖O‖_F on every head (one dot per head), its median over the heads
+with the 95 % distribution-free interval, methods ordered by that median; uniform attention's
+median as a dashed line with its interval shaded, the zero output at 1. Fitted methods are
+labelled with the median CPU seconds of one head's fit. Read from the
+``beyond-attention-learned`` result file alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from rfbench.present.attention_stats import is_local, median_ci, output_errors
+from rfbench.present.plots import register_figure, style
+from rfbench.present.plots.attention import method_colour
+
+NAME = "beyond-attention-learned"
+
+
+def _label(name: str, rows: pd.DataFrame, df: pd.DataFrame) -> str:
+    label = name + (" (oracle)" if "top_k" in rows and rows["top_k"].notna().any() else "")
+    cost = df[(df["metric"] == "fit_seconds") & (df["estimator"] == name)]["value"]
+    return label + (f"\nfit {np.median(cost):.2g} s/head" if len(cost) else "")
+
+
+@register_figure(
+    NAME,
+    needs=[NAME],
+    title="Beyond the papers: what approximates real attention at a fixed feature budget "
+    "(learned, local and data-aware methods beside random features)",
+)
+def attention_learned(results: dict[str, pd.DataFrame]) -> Figure:
+    """Per-head output errors of every method at the largest budget, medians with intervals."""
+    df = results[NAME]
+    heads, uniform = output_errors(df)
+    budget = int(heads["budget"].max())
+    heads = heads[heads["budget"] == budget]
+    medians = heads.groupby("estimator")["value"].median().sort_values()
+    fig, axes = style.new_figure(ncols=1, nrows=1, height=3.4, width=7.2)
+    ax = np.ravel(axes)[0]
+    rng = np.random.default_rng(0)  # horizontal jitter of the dots only
+    for x, name in enumerate(medians.index):
+        rows = heads[heads["estimator"] == name]
+        values = rows["value"].to_numpy(float)
+        colour = method_colour(name)
+        shown = np.clip(values, None, 1e2)
+        ax.scatter(x + rng.uniform(-0.18, 0.18, shown.size), shown, s=5, color=colour,
+                   alpha=0.35, linewidths=0, marker="s" if is_local(rows) else "o")  # fmt: skip
+        median, low, high = median_ci(values)
+        if np.isfinite(low + high):
+            ax.errorbar(x, median, yerr=[[median - low], [high - median]], color="black",
+                        capsize=3, lw=1.2, zorder=3)  # fmt: skip
+        ax.plot(x, median, marker="_", color="black", markersize=16, mew=2, zorder=4)
+    u_median, u_low, u_high = median_ci(uniform["value"].to_numpy(float))
+    ax.axhline(u_median, color="0.3", ls="--", lw=1, label=f"uniform attention ({u_median:.2f})")
+    if np.isfinite(u_low + u_high):
+        ax.axhspan(u_low, u_high, color="0.5", alpha=0.15, lw=0)
+    ax.axhline(1.0, color="0.3", ls="-.", lw=0.8, label="zero output")
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(medians)))
+    ax.set_xticklabels([_label(n, heads[heads["estimator"] == n], df) for n in medians.index],
+                       rotation=35, ha="right", fontsize=7)  # fmt: skip
+    ax.set_ylabel("‖Ô − O‖_F / ‖O‖_F per head")
+    texts = df[["fit_text", "text"]].dropna().drop_duplicates() if "text" in df else df.head(0)
+    where = f", fitted on {texts.iloc[0, 0]}, measured on {texts.iloc[0, 1]}" if len(texts) else ""
+    tokens = int(heads["tokens"].max())
+    n_heads = heads[["layer", "head"]].drop_duplicates().shape[0]
+    ax.set_title(f"F = {budget} features (or keys) per query row, {tokens} tokens, {n_heads} heads"
+                 f"{where}\none dot per head; bars: median over heads, 95 % interval",
+                 fontsize=8)  # fmt: skip
+    ax.legend(loc="upper left", fontsize=7, frameon=False)
+    return fig

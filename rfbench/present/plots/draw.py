@@ -1,0 +1,65 @@
+"""Drawing the registered figures from a results folder: ``draw_all(results_dir, out_dir)`` draws
+every figure whose inputs exist and says, per figure, what it could not draw and why. A figure
+registered with ``partial=True`` (one panel per result, say) is drawn from whichever of its inputs
+exist, at least one; it is given only those, and its outcome names the others."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rfbench.present.plots.registry import FigureSpec, list_figures
+
+
+@dataclass(frozen=True)
+class Outcome:
+    id: str
+    paths: tuple[Path, ...] = ()
+    problem: str = ""
+    #: inputs of a partial figure that are not in the results (it was drawn without them)
+    missing: tuple[str, ...] = ()
+
+
+def load_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The result tables a figure reads, or ({}, the reason they are not all there); a partial
+    figure's tables that are there (or ({}, why) when none is)."""
+    from rfbench.compute.results import find_result, load_results
+
+    found = {name: find_result(results_dir, name) for name in spec.needs}
+    missing = [name for name, path in found.items() if path is None]
+    if missing and (not spec.partial or len(missing) == len(found)):
+        return {}, f"missing results: {', '.join(missing)}"
+    frames = {name: load_results(path) for name, path in found.items() if path is not None}
+    empty = [name for name, df in frames.items() if df.empty]
+    if empty and (not spec.partial or len(empty) == len(frames)):
+        return {}, f"empty results: {', '.join(empty)}"
+    return {name: df for name, df in frames.items() if not df.empty}, ""
+
+
+def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
+    """Draw one figure, or say which results it lacks."""
+    from rfbench.present.plots.style import save
+
+    frames, problem = load_inputs(spec, Path(results_dir))
+    if problem:
+        return Outcome(spec.id, problem=problem)
+    fig = spec.draw(frames)
+    missing = tuple(name for name in spec.needs if name not in frames)
+    if not any(ax.has_data() for ax in fig.axes):
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        return Outcome(spec.id, problem="the figure has no data")
+    paths = tuple(save(fig, out_dir, spec.id))
+    small = [p.name for p in paths if p.stat().st_size < 1000]
+    problem = f"empty file(s): {', '.join(small)}" if small else ""
+    return Outcome(spec.id, paths, problem, missing)
+
+
+def draw_all(results_dir: Path, out_dir: Path, only: Sequence[str] = ()) -> list[Outcome]:
+    """Every registered figure (or those in ``only``) from ``results_dir`` into ``out_dir``."""
+    specs = [s for s in list_figures() if not only or s.id in only]
+    return [draw_figure(spec, Path(results_dir), Path(out_dir)) for spec in specs]

@@ -1,0 +1,67 @@
+"""The figure registry: figure functions by id, with the result files each reads.
+
+A figure function is registered with the result files it reads (by config name = figure id, found
+as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::
+
+    @register_figure("hrf-fig2", needs=["hrf-fig2"], title="HRF Fig. 2: ...")
+    def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from rfbench.compute.plugins import claim, tracked
+
+FigureFn = Callable[[dict[str, pd.DataFrame]], Figure]
+PACKAGE = "rfbench.present.plots"
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    id: str
+    needs: tuple[str, ...]
+    title: str
+    draw: FigureFn
+    partial: bool = False
+
+
+FIGURES: dict[str, FigureSpec] = tracked({})
+
+
+def register_figure(
+    figure_id: str, needs: Sequence[str], title: str, partial: bool = False
+) -> Callable[[FigureFn], FigureFn]:
+    """Decorator: register a figure function under ``figure_id`` (a taken id is refused);
+    ``partial``: drawn from whichever of ``needs`` exist (the function gets only those)."""
+
+    def deco(fn: FigureFn) -> FigureFn:
+        spec = FigureSpec(figure_id, tuple(needs), title, fn, partial)
+        claim(FIGURES, "figure", figure_id, spec, fn)
+        return fn
+
+    return deco
+
+
+def load_builtins() -> None:
+    """Import every figure module of this package (registration happens on import)."""
+    from rfbench.compute.plugins import import_submodules
+
+    import_submodules(PACKAGE, skip=("style", "registry", "draw"))
+
+
+def _load() -> None:
+    """The built-in figures, then the plugins (:mod:`rfbench.compute.plugins`)."""
+    from rfbench.compute.plugins import load_plugins
+
+    load_builtins()
+    load_plugins()
+
+
+def list_figures() -> list[FigureSpec]:
+    _load()
+    return list(FIGURES.values())

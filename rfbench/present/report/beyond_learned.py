@@ -1,0 +1,90 @@
+"""*Beyond the papers*, learned and data-aware attention (issue 28): what approximates a real
+model's attention at a fixed feature budget, and what the fit costs.
+
+Reads the ``beyond-attention-learned`` result file alone (configs/beyond/attention-learned.toml):
+per method the median output error over the heads with its 95 % distribution-free interval, the
+share of heads where it beats uniform attention (Holm over the heads; uncorrected in brackets),
+and for fitted methods the CPU seconds of the fit per head (``fit_seconds`` rows, measured when
+fitted and cached per machine) with its total over the heads. Every number is read from the rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rfbench.compute.results import find_result, load_results
+from rfbench.present.attention_stats import (
+    beats_uniform_corrected,
+    is_local,
+    median_ci_text,
+    output_errors,
+)
+from rfbench.present.report.markdown import table as markdown_table
+
+NAME = "beyond-attention-learned"
+
+
+def _fit_cost(df: pd.DataFrame, estimator: str) -> str:
+    """Median CPU seconds of one head's fit and the total over the heads ("—": nothing fitted)."""
+    cost = df[(df["metric"] == "fit_seconds") & (df["estimator"] == estimator)]["value"]
+    if cost.empty:
+        return "—"
+    return f"{np.median(cost):.2g} s (all {len(cost)}: {cost.sum():.0f} s)"
+
+
+def learned_part(df: pd.DataFrame) -> list[str]:
+    """The table and its headline; empty when the file has no head rows."""
+    heads, uniform = output_errors(df)
+    if heads.empty:
+        return []
+    heads = heads.assign(corrected=beats_uniform_corrected(heads))
+    budget = int(heads["budget"].max())
+    heads = heads[heads["budget"] == budget]
+    rows, medians = [], {}
+    for est, part in heads.groupby("estimator", sort=False):
+        raw = part["beats_uniform"].dropna().astype(bool)
+        oracle = "top_k" in part and part["top_k"].notna().any()
+        medians[est] = (float(np.median(part["value"])), oracle, is_local(part))
+        rows.append([
+            f"`{est}`" + (" (oracle)" if oracle else ""),
+            median_ci_text(part["value"].to_numpy(float)),
+            f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}",
+            _fit_cost(df, est),
+        ])  # fmt: skip
+    texts = df[["fit_text", "text"]].dropna().drop_duplicates() if "text" in df else df.head(0)
+    fit_text, text = texts.iloc[0].tolist() if len(texts) else ["—", "—"]
+    maps = {e: m for e, (m, oracle, local) in medians.items() if not oracle and not local}
+    best = min(maps, key=maps.get) if maps else None
+    tokens = int(heads["tokens"].max()) if "tokens" in heads else 0
+    lines = [
+        "### What approximates real attention: learned, local and data-aware methods",
+        "",
+        f"All-MiniLM-L6-v2, every head, {tokens} tokens, F = {budget} features (or keys) per query "
+        f"row. Fitted methods (the learned maps, the `@fitted` coupling) are fitted on the "
+        f"{fit_text} text's queries and keys and every method is measured on the held-out "
+        f"{text} text's. Uniform attention has median output error "
+        f"{median_ci_text(uniform['value'].to_numpy(float))}.",
+        "",
+    ]
+    if best is not None:
+        best_rows = heads[heads["estimator"] == best]["value"].to_numpy(float)
+        lines += [
+            f"Best feature map at this budget: `{best}`, median output error "
+            f"{median_ci_text(best_rows)} against uniform attention's "
+            f"{median_ci_text(uniform['value'].to_numpy(float))}.",
+            "",
+        ]
+    lines += markdown_table(
+        ["method", "median output error [95 % CI]", "beats uniform, Holm (raw)",
+         "fit per head (CPU)"], rows,
+    )  # fmt: skip
+    return lines + [""]
+
+
+def learned_section(results_dir: Path) -> list[str]:
+    """:func:`learned_part` of the results folder's file (nothing when it is not there)."""
+    path = find_result(results_dir, NAME)
+    return learned_part(load_results(path)) if path is not None else []

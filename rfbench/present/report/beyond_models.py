@@ -1,0 +1,164 @@
+"""The real-attention finding across models and masks (issue 29): does "random features barely
+beat uniform attention" hold on all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2, bidirectional and
+causal (the four runs of rfbench.present.attention_stats.RUNS, docs/experiments.md#attention)?
+
+One table row per run, every number read from its result file at its longest sequence and
+largest feature budget: uniform attention's median output error over heads, the best random
+feature map's (among the maps every run has, so no run wins by having more candidates) and its
+error over uniform's per head, each with its 95 % distribution-free interval; the share of heads
+in which it beats uniform attention (Holm over the heads, rfbench.present.attention_stats); the
+local methods beside it for contrast. A run not in the results is named with the command that
+produces it. Nothing here computes an estimate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rfbench.compute.results import find_result, load_results
+from rfbench.compute.skipped import skipped_fixes, skipped_names
+from rfbench.present.attention_stats import (
+    RUNS,
+    beats_uniform_corrected,
+    is_random_map,
+    median_ci_text,
+    model_and_mask,
+    output_errors,
+    relative_to_uniform,
+)
+from rfbench.present.report.markdown import table
+
+#: the finding holds on a run where the best random map beats uniform attention (Holm over the
+#: heads) in fewer than this share of the heads
+MOST = 0.5
+
+
+def common_maps(frames: dict[str, pd.DataFrame]) -> list[str]:
+    """The random feature maps every run measured (in the first run's order)."""
+    per_run = []
+    for df in frames.values():
+        heads, _ = output_errors(df)
+        per_run.append([e for e, rows in heads.groupby("estimator", sort=False)
+                        if is_random_map(e, rows)])  # fmt: skip
+    return [e for e in per_run[0] if all(e in names for names in per_run[1:])] if per_run else []
+
+
+def _holm_share(rows: pd.DataFrame) -> float:
+    return float(beats_uniform_corrected(rows).mean()) if len(rows) else float("nan")
+
+
+def _local_cell(at: pd.DataFrame, name: str) -> str:
+    rows = at[at["estimator"] == name]
+    if rows.empty:
+        return "—"
+    return f"{median_ci_text(rows['value'].to_numpy(dtype=float))} ({_holm_share(rows):.0%})"
+
+
+def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | None]:
+    """One run's table row and whether the finding holds there (None: no random map ran).
+
+    Parameters
+    ----------
+    df : DataFrame
+        An ``rfbench attention`` result.
+    maps : list of str
+        The random feature maps to choose the best from.
+    """
+    heads, uniform = output_errors(df)
+    top = heads["budget"].max()
+    at = heads[heads["budget"] == top]
+    model, mask = model_and_mask(df)
+    medians = {e: float(np.median(at[at["estimator"] == e]["value"])) for e in maps
+               if (at["estimator"] == e).any()}  # fmt: skip
+    shares = {e: _holm_share(at[at["estimator"] == e]) for e in medians}
+    n_heads = len(uniform)
+    draws = int(at["n_trials"].max()) if len(at) else 0
+    setting = f"{int(heads['tokens'].max())} tokens, F = {int(top)}, {n_heads} heads × {draws}"
+    if not medians:
+        return [model, mask, setting, median_ci_text(uniform["value"].to_numpy(dtype=float)),
+                "—", "—", "—", "—", "—", "no random map ran"], None  # fmt: skip
+    best = min(medians, key=medians.get)
+    rows = at[at["estimator"] == best]
+    ratio = relative_to_uniform(rows, uniform)
+    low, high = min(shares.values()), max(shares.values())
+    spread = f" ({low:.0%}–{high:.0%} over the maps)" if len(shares) > 1 else ""
+    holds = shares[best] < MOST
+    return [
+        model, mask, setting, median_ci_text(uniform["value"].to_numpy(dtype=float)),
+        f"`{best}` {median_ci_text(rows['value'].to_numpy(dtype=float))}",
+        median_ci_text(ratio), f"{shares[best]:.0%}{spread}",
+        *(_local_cell(at, e) for e in ("window", "top-k")),
+        "holds" if holds else "does not hold",
+    ], holds  # fmt: skip
+
+
+def _not_run(names: list[str], results_dir: Path | None) -> list[str]:
+    """The runs not in the results, each with the command that produces it."""
+    if not names:
+        return []
+    skipped = skipped_names(results_dir) if results_dir is not None else {}
+    fixes = skipped_fixes(results_dir) if results_dir is not None else {}
+    items = []
+    for name in names:
+        item = f"`{name}` (`rfbench run {RUNS[name]}`"
+        if name in skipped:
+            item += f"; skipped: {skipped[name]} is not here, get it with `{fixes[skipped[name]]}`"
+        items.append(item + ")")
+    return [f"Not in these results: {', '.join(items)}.", ""]
+
+
+def models_part(
+    frames: dict[str, pd.DataFrame | None], results_dir: Path | None = None
+) -> list[str]:
+    """The finding per (model, mask): the table and what did not run; [] when none ran.
+
+    Parameters
+    ----------
+    frames : dict
+        Result name (a key of RUNS) -> its rows, or None when not in the results.
+    results_dir : Path, optional
+        Where ``reproduce`` recorded the configs it skipped (their data or model not here).
+    """
+    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
+    if not ran:
+        return []
+    maps = common_maps(ran)
+    rows, verdicts = [], []
+    for df in ran.values():
+        row, holds = run_row(df, maps)
+        rows.append(row)
+        verdicts.append(holds)
+    held = sum(v is True for v in verdicts)
+    names = ", ".join(f"`{m}`" for m in maps) or "none in common"
+    lines = [
+        "### The finding across models and masks",
+        "",
+        "Does *random features barely beat uniform attention* hold beyond one model and one "
+        f"mask? It holds on {held} of the {len(ran)} runs in these results. Each run at its "
+        "longest sequence and largest feature budget F (heads × draws per head); medians over "
+        "heads with their 95 % distribution-free intervals. *Best map*: the random feature map "
+        f"with the lowest median output error among those every run has ({names}); *vs "
+        "uniform*: its output error over uniform attention's on the same head (< 1: better); "
+        "*beats uniform*: the share of heads where the one-sided z-test over the draws rejects, "
+        "Holm over the heads. The finding *holds* where the best map beats uniform in fewer than "
+        f"{MOST:.0%} of the heads. Local methods for contrast, at the same work per query row "
+        "(share beating uniform in brackets): a window of F keys (causal: the F most recent), "
+        "top-k with k = F (an oracle: it reads every logit). Causal rows mask the same heads "
+        "(uniform attention is then the running mean of the values).",
+        "",
+        *table(["model", "mask", "setting", "uniform", "best map", "vs uniform",
+                "best map beats uniform, Holm", "window", "top-k (oracle)", "finding"], rows),
+    ]  # fmt: skip
+    return lines + _not_run([n for n in frames if n not in ran], results_dir)
+
+
+def models_section(results_dir: Path) -> list[str]:
+    """:func:`models_part` of the runs in ``results_dir``."""
+    frames = {}
+    for name in RUNS:
+        path = find_result(results_dir, name)
+        frames[name] = load_results(path) if path is not None else None
+    return models_part(frames, results_dir)
