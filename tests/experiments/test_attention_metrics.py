@@ -211,3 +211,26 @@ def test_mean_and_se_over_draws_keep_undefined_and_divergent_apart() -> None:
     assert (mean, n) == (2.0, 3) and se == pytest.approx(1 / np.sqrt(3)) and "1 of 4" in note
     assert np.isnan(_mean_se(np.array([np.nan, np.nan]))[0])
     assert _mean_se(np.array([np.inf, np.nan]))[0] == np.inf
+
+
+@pytest.mark.parametrize(("name", "draws_per_head"), [("positive@orf", 1), ("gerf@iid", 3)])
+def test_swap_attention_draws_once_per_head_unless_the_draw_fits_the_batch(
+    name: str, draws_per_head: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every batch of a trial sees the draw of its (layer, head) seed: a data-free draw is made
+    once and reused (the outputs of a fresh draw, bit for bit); a fitted one (GERF) per batch."""
+    rng = np.random.default_rng(5)
+    batches = [tuple(0.4 * rng.standard_normal((2, 2, 6, 4)) for _ in range(3)) for _ in range(3)]
+    mask = np.ones((2, 6), dtype=bool)
+    est = registry.get(name, m=8)
+    reused = random_feature_attention(est, seed=3)
+    outs = [reused(1, q, k, v, mask) for q, k, v in batches]
+    for (q, k, v), out in zip(batches, outs, strict=True):
+        np.testing.assert_array_equal(out, random_feature_attention(est, seed=3)(1, q, k, v, mask))
+    calls = []
+    sample = type(est).sample
+    monkeypatch.setattr(type(est), "sample", lambda *a, **kw: calls.append(1) or sample(*a, **kw))
+    attend = random_feature_attention(est, seed=3)
+    for q, k, v in batches:
+        attend(1, q, k, v, mask)
+    assert len(calls) == 2 * draws_per_head  # 2 heads

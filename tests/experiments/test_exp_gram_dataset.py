@@ -48,6 +48,28 @@ def test_the_oracle_is_the_truncated_svd_error(shape) -> None:
     assert _tail_energy(K, 0) == pytest.approx(np.sum(K**2))
 
 
+def test_the_oracle_computes_a_matrix_spectrum_once_with_the_values_of_a_fresh_one() -> None:
+    """The singular values are memoised on the matrix's content: a repeat (another estimator of
+    the same cell) reuses them, bit for bit what eigvalsh/svd give, and a changed matrix is not
+    served a stale spectrum."""
+    from rfbench.compute.experiments.gram.experiment import _singular_values
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(16, 3)) * 0.5
+    for K in (kernel_matrix("gaussian", X, X), kernel_matrix("gaussian", X, X[:11])):
+        sym = K.shape[0] == K.shape[1]
+        fresh = np.abs(np.linalg.eigvalsh(K)) if sym else np.linalg.svd(K, compute_uv=False)
+        fresh = np.sort(fresh)[::-1]
+        _singular_values.cache_clear()
+        for r in (1, 4, 1):
+            assert _tail_energy(K, r) == float(np.sum(fresh[r:] ** 2))  # exactly
+        assert _singular_values.cache_info().misses == 1
+        changed = K.copy()
+        changed[0, 0] += 0.5
+        assert _tail_energy(changed, 4) != _tail_energy(K, 4)
+        assert _singular_values.cache_info().misses == 2
+
+
 def test_a_run_on_a_data_set_has_the_bound_and_the_closed_form(tmp_path: Path) -> None:
     config = {
         "inputs": "dataset", "dataset": ["wine"], "n_points": 40, "m_per_d": [1.0],

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +93,21 @@ class Activations:
     k: np.ndarray
     v: np.ndarray
     embedding: np.ndarray
+
+
+@dataclass
+class FixedPrefix:
+    """The first ``layers`` encoder layers, run with ``attention`` whatever a forward pass's own
+    attention, and their output per input batch (``states``, filled by :meth:`Bert.forward`).
+
+    Passes that differ only from layer ``layers`` on (e.g. trials of an attention swapped into that
+    layer alone) compute the common layers once: the same operations on the same inputs, so their
+    outputs are those of full passes bit for bit.
+    """
+
+    layers: int
+    attention: AttentionFn
+    states: dict[tuple, np.ndarray] = field(default_factory=dict)
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
@@ -201,6 +216,7 @@ class Bert:
         mask: np.ndarray,
         attention: AttentionFn = exact_attention,
         keep: bool = False,
+        prefix: FixedPrefix | None = None,
     ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         """The last hidden states, and optionally every layer's (q, k, v).
 
@@ -212,26 +228,56 @@ class Bert:
             Computes each layer's attention output (default: exact softmax attention).
         keep : bool
             Also return every layer's scaled q, k and v, each (B, heads, T, d_head).
+        prefix : FixedPrefix, optional
+            Its first layers run with its attention, their output computed once per input batch
+            and reused (``attention`` then runs the other layers only); not with ``keep``.
 
         Returns
         -------
         hidden : ndarray, shape (B, T, hidden)
         qkv : list of (q, k, v) per layer (empty unless ``keep``)
         """
+        if prefix is not None and prefix.layers:
+            if keep:
+                raise ValueError("forward: keep needs every layer computed (no prefix)")
+            key = (ids.shape, ids.tobytes(), mask.tobytes())
+            if key not in prefix.states:
+                x = self._layers(self._embeddings(ids), mask, prefix.attention, 0, prefix.layers)
+                x.setflags(write=False)
+                prefix.states[key] = x
+            return self._layers(prefix.states[key], mask, attention, prefix.layers), []
+        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        x = self._layers(self._embeddings(ids), mask, attention, 0, kept=kept if keep else None)
+        return x, kept
+
+    def _embeddings(self, ids: np.ndarray) -> np.ndarray:
+        """The embedding layer: word + position + token type, LayerNorm; (B, T, hidden)."""
         w, t = self.w, ids.shape[1]
         x = w["embeddings.word_embeddings.weight"][ids]
         x = x + w["embeddings.position_embeddings.weight"][:t][None]
         x = x + w["embeddings.token_type_embeddings.weight"][0][None, None]
         ln = "embeddings.LayerNorm"
-        x = _layer_norm(x, w[f"{ln}.weight"], w[f"{ln}.bias"], self.eps)
+        return _layer_norm(x, w[f"{ln}.weight"], w[f"{ln}.bias"], self.eps)
+
+    def _layers(
+        self,
+        x: np.ndarray,
+        mask: np.ndarray,
+        attention: AttentionFn,
+        start: int,
+        stop: int | None = None,
+        kept: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+    ) -> np.ndarray:
+        """Encoder layers ``start`` to ``stop`` (default: the last) on hidden states x (B, T,
+        hidden); each layer's (q, k, v) appended to ``kept`` if given."""
+        w = self.w
         scale = self.d_head ** (-0.25)
-        kept = []
-        for i in range(self.layers):
+        for i in range(start, self.layers if stop is None else stop):
             p = f"encoder.layer.{i}."
             q = self._split(self._linear(x, p + "attention.self.query")) * scale
             k = self._split(self._linear(x, p + "attention.self.key")) * scale
             v = self._split(self._linear(x, p + "attention.self.value"))
-            if keep:
+            if kept is not None:
                 kept.append((q, k, v))
             ctx = attention(i, q, k, v, mask).transpose(0, 2, 1, 3).reshape(x.shape)
             h = self._linear(ctx, p + "attention.output.dense") + x
@@ -243,7 +289,7 @@ class Bert:
             x = _layer_norm(
                 f + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], self.eps
             )
-        return x, kept
+        return x
 
     def embed(
         self,
@@ -251,6 +297,7 @@ class Bert:
         attention: AttentionFn = exact_attention,
         max_tokens: int | None = None,
         batch: int = 64,
+        prefix: FixedPrefix | None = None,
     ) -> np.ndarray:
         """Mean-pooled, L2-normalised sentence embeddings.
 
@@ -263,6 +310,9 @@ class Bert:
             Truncation length (sentence-transformers uses 256 for all-MiniLM-L6-v2).
         batch : int
             Sentences per forward pass.
+        prefix : FixedPrefix, optional
+            Layers computed once per batch of sentences and reused by later calls (see
+            :meth:`forward`).
 
         Returns
         -------
@@ -276,7 +326,7 @@ class Bert:
         for start in range(0, len(texts), batch):
             idx = order[start : start + batch]
             ids, mask = self.tokenize([texts[i] for i in idx], max_tokens)
-            hidden, _ = self.forward(ids, mask, attention)
+            hidden, _ = self.forward(ids, mask, attention, prefix=prefix)
             pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             out[idx] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
         return out

@@ -39,7 +39,12 @@ from rfbench.compute.experiments.attention.metrics import _real_maps, key_weight
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
-from rfbench.compute.models.bert import AttentionFn, causal_attention, exact_attention
+from rfbench.compute.models.bert import (
+    AttentionFn,
+    FixedPrefix,
+    causal_attention,
+    exact_attention,
+)
 from rfbench.compute.stats import standard_error
 
 
@@ -86,6 +91,11 @@ def random_feature_attention(est: Estimator, seed: int, causal: bool = False) ->
         (B, T) bool.
     """
 
+    # a draw that does not depend on the batch's queries and keys is the same in every batch of
+    # the trial (the same generator seed): drawn once per (layer, head)
+    data_free = not est.data_dependent
+    draws: dict[tuple[int, int], Any] = {}
+
     def attend(
         layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
     ) -> np.ndarray:
@@ -95,8 +105,12 @@ def random_feature_attention(est: Estimator, seed: int, causal: bool = False) ->
             qh = q[:, h].reshape(-1, d).astype(np.float64)
             kh = k[:, h].reshape(-1, d).astype(np.float64)
             flat = mask.reshape(-1)
-            gen = np.random.default_rng([seed, layer, h])
-            draw = est.sample(gen, d=d, draws=1, fit=(qh[flat], kh[flat]))
+            draw = draws.get((layer, h)) if data_free else None
+            if draw is None:
+                gen = np.random.default_rng([seed, layer, h])
+                draw = est.sample(gen, d=d, draws=1, fit=(qh[flat], kh[flat]))
+                if data_free:
+                    draws[(layer, h)] = draw
             fq = est.query_log_features(draw, qh)
             fk = est.key_log_features(draw, kh)
             phi, psi = _real_maps(fq.values[0], fk.values[0])
@@ -215,6 +229,10 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     trials = 1 if name == "uniform" else spec["trials"]
     # a deterministic map (taylor2) swaps in the same attention in every trial: one, repeated
     computed = 1 if est is not None and est.deterministic else trials
+    # one layer swapped: the exact layers below it are the same in every trial (computed once)
+    prefix = None
+    if spec.get("layer") is not None:
+        prefix = FixedPrefix(spec["layer"], causal_attention if causal else exact_attention)
     results = []
     for _ in range(computed):
         if est is None:
@@ -225,7 +243,7 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         if spec.get("layer") is not None:
             attend = only_in_layer(attend, spec["layer"], causal)
         with np.errstate(over="ignore", invalid="ignore"):
-            swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32)
+            swapped = bert.embed(sentences, attend, max_tokens=tokens, batch=32, prefix=prefix)
         results.append(scores(reference, swapped))
     values = np.array(results * (trials // computed))
     rows = []

@@ -29,6 +29,7 @@ the reason in ``note`` — the grid never stops.
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -136,10 +137,22 @@ def _tail_energy(K: np.ndarray, rank: int) -> float:
     (Eckart–Young; eigenvalues of a symmetric K)."""
     if rank <= 0:
         return float(np.sum(K**2))
+    s = _singular_values(K.shape, K.dtype.str, np.ascontiguousarray(K).tobytes())
+    return float(np.sum(s[rank:] ** 2))
+
+
+@functools.lru_cache(maxsize=8)
+def _singular_values(shape: tuple[int, ...], dtype: str, data: bytes) -> np.ndarray:
+    """The singular values of the matrix ``data`` (largest first), per process: every estimator
+    of a run meets the same few exact matrices (one per input and kernel), and a range probe's
+    are inherited by the workers forked after it. The values of a fresh evaluation, bit for
+    bit (read-only)."""
+    K = np.frombuffer(data, dtype=dtype).reshape(shape).copy()  # numpy's own aligned memory
     sym = K.shape[0] == K.shape[1] and np.allclose(K, K.T)
     s = np.abs(np.linalg.eigvalsh(K)) if sym else np.linalg.svd(K, compute_uv=False)
     s = np.sort(s)[::-1]
-    return float(np.sum(s[rank:] ** 2))
+    s.setflags(write=False)
+    return s
 
 
 def _sizes(config: Mapping[str, Any], d: int) -> list[int]:
