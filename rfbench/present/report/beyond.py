@@ -15,6 +15,8 @@ import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
 from rfbench.present.report.beyond_attention import real_data_section
+from rfbench.present.report.beyond_learned import learned_headline
+from rfbench.present.report.beyond_models import models_headline
 from rfbench.present.report.markdown import rel_path
 
 PRECISION, COST, ATTENTION = "beyond-precision", "beyond-cost", "beyond-attention"
@@ -212,16 +214,19 @@ def _cost(df: pd.DataFrame) -> list[str]:
 
 
 def attention_headline(results_dir: Path) -> str:
-    """One sentence for the Findings: median output error over heads at the largest m and
-    sequence length, per feature map, against uniform attention and a zero output (error 1)."""
+    """One bullet for the Findings: median output error over heads at the largest feature budget
+    and sequence length, per feature map, against uniform attention and a zero output (error 1);
+    what does approximate it (the learned maps and the window, at their budget); and on how many
+    (model, mask) runs the finding holds."""
     df = _load(results_dir, ATTENTION)
     if df is None or df.empty or "kind" not in df.columns:
         return ""
     heads = df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")]
     if heads.empty:
         return ""
-    tokens, m = int(heads["tokens"].max()), int(heads["m"].max())
-    at = heads[(heads["tokens"] == tokens) & (heads["m"] == m)]
+    budget = "budget" if "budget" in heads and heads["budget"].notna().any() else "m"  # old files
+    tokens, top = int(heads["tokens"].max()), int(heads[budget].max())
+    at = heads[(heads["tokens"] == tokens) & (heads[budget] == top)]
     med = at.groupby("estimator")["value"].median()
     base = df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")]
     base = base[base["tokens"] == tokens] if "tokens" in base else base
@@ -232,13 +237,15 @@ def attention_headline(results_dir: Path) -> str:
         return ""
     lo, hi = med[positive].min(), med[positive].max()
     text = (
-        f"Real attention (all heads, {tokens} tokens, m = {m}): the positive, hyperbolic and GERF "
+        f"Real attention (all-MiniLM-L6-v2, all heads, {tokens} tokens, "
+        f"{'F' if budget == 'budget' else 'm'} = {top}): the positive, hyperbolic and GERF "
         f"maps' median output error over heads is {_g(lo, 3)}–{_g(hi, 3)}, about that of "
         f"uniform attention ({_g(uniform, 3)})"
     )
     if trig:
         text += f"; trig's is {_g(med[trig].min(), 3)}–{_g(med[trig].max(), 3)}× a zero output's"
-    return text + " (the attention section has the per-head tests)."
+    text += " (the attention section has the per-head tests)"
+    return text + learned_headline(results_dir) + models_headline(results_dir) + "."
 
 
 def stabilised_headline(results_dir: Path) -> str:
@@ -310,9 +317,8 @@ def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]
         return []
     figs = sorted(fig_dir.glob("beyond-*.png")) if fig_dir.is_dir() else []
     links = " · ".join(f"[{p.stem}]({rel_path(p, out_dir)})" for p in figs)
-    lines = ["## Beyond the papers", "", "Results of this repository's own experiments "
-             "(`configs/beyond/`), not paper claims.", ""]  # fmt: skip
-    lines += [f"Figures: {links}", ""] if links else []
+    intro = "Results of this repository's own experiments (`configs/beyond/`), not paper claims."
+    lines = ["## Beyond the papers", "", intro + (f" Figures: {links}" if links else ""), ""]
     if frames[PRECISION] is not None and not frames[PRECISION].empty:
         lines += _precision(frames[PRECISION])
     if frames[COST] is not None and not frames[COST].empty:
@@ -334,9 +340,9 @@ def _landmarks(results_dir: Path) -> list[str]:
     shown = ", ".join(f"`{e}`" for e in dict.fromkeys(found))
     return [
         f"*Landmark provenance*: Nyström ({shown}) takes its landmarks from the very points it "
-        "is scored on (the Gram rows; in attention, the head's own queries and keys), uniformly "
-        "without replacement per draw (k-means centres for `nystrom-kmeans`; "
-        "rfbench/compute/features/nystrom.py): an in-sample fit, whereas random features are "
-        "drawn without seeing the data.",
+        "is scored on (the Gram rows; in attention from the fitting text's queries and keys "
+        "instead, not the measured ones), uniformly without replacement per draw (k-means "
+        "centres for `nystrom-kmeans`; rfbench/compute/features/nystrom.py): an in-sample fit, "
+        "whereas random features are drawn without seeing the data.",
         "",
     ]

@@ -181,13 +181,15 @@ def _per_layer(gaps: pd.DataFrame) -> list[str]:
         ]
         rows.append([f"`{est}`", *cells])
     layers = sorted(int(x) for x in part["layer"].unique())
-    return [
+    intro = (
         "Per layer: the share of the swap-in cosine's gap from uniform to exact attention "
         "recovered when only that layer's softmax is replaced (the others exact), ± one "
-        "standard error over the trials (0 = uniform attention in that layer, 1 = exact).",
-        "",
-        *_table(["method", *(f"layer {x}" for x in layers)], rows),
-    ]
+        "standard error over the trials (0 = uniform attention in that layer, 1 = exact)"
+    )
+    if len(rows) == 1:  # one method: a sentence, not a one-row table
+        cells = ", ".join(f"layer {x} {c}" for x, c in zip(layers, rows[0][1:], strict=True))
+        return [f"{intro}, for {rows[0][0]}: {cells}.", ""]
+    return [intro + ".", "", *_table(["method", *(f"layer {x}" for x in layers)], rows)]
 
 
 def nystrom_part(df: pd.DataFrame) -> list[str]:

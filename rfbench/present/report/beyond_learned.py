@@ -81,10 +81,37 @@ def learned_part(df: pd.DataFrame) -> list[str]:
         ["method", "median output error [95 % CI]", "beats uniform, Holm (raw)",
          "fit per head (CPU)"], rows,
     )  # fmt: skip
-    return lines + [""]
+    return lines
 
 
 def learned_section(results_dir: Path) -> list[str]:
     """:func:`learned_part` of the results folder's file (nothing when it is not there)."""
     path = find_result(results_dir, NAME)
     return learned_part(load_results(path)) if path is not None else []
+
+
+def learned_headline(results_dir: Path) -> str:
+    """A clause for the Findings: the best feature map of the learned run against uniform
+    attention, with its fit cost ("" when the run is not in the results)."""
+    path = find_result(results_dir, NAME)
+    if path is None:
+        return ""
+    df = load_results(path)
+    heads, uniform = output_errors(df)
+    if heads.empty or uniform.empty:
+        return ""
+    heads = heads[heads["budget"] == heads["budget"].max()]
+    maps = {
+        est: float(np.median(part["value"]))
+        for est, part in heads.groupby("estimator", sort=False)
+        if not is_local(part)
+    }
+    best = min(maps, key=maps.get)
+    best_rows = heads[heads["estimator"] == best]["value"].to_numpy(float)
+    cost = df[(df["metric"] == "fit_seconds") & (df["estimator"] == best)]["value"]
+    fit = f", fitted in {cost.sum():.0f} CPU-s for all {len(cost)} heads" if len(cost) else ""
+    return (
+        f". What does approximate it, at F = {int(heads['budget'].max())} on held-out text: "
+        f"`{best}` {median_ci_text(best_rows)}{fit}, against uniform attention's "
+        f"{median_ci_text(uniform['value'].to_numpy(float))}"
+    )

@@ -162,3 +162,21 @@ def models_section(results_dir: Path) -> list[str]:
         path = find_result(results_dir, name)
         frames[name] = load_results(path) if path is not None else None
     return models_part(frames, results_dir)
+
+
+def models_headline(results_dir: Path) -> str:
+    """A clause for the Findings: on how many (model, mask) runs the finding holds."""
+    frames = {}
+    for name in RUNS:
+        path = find_result(results_dir, name)
+        if path is not None:
+            frames[name] = load_results(path)
+    ran = {name: df for name, df in frames.items() if not df.empty}
+    if len(ran) < 2:
+        return ""
+    maps = common_maps(ran)
+    held = sum(run_row(df, maps)[1] is True for df in ran.values())
+    return (
+        f". Across models and masks the finding holds on {held} of {len(ran)} runs "
+        "(two models, bidirectional and causal; the section of that name)"
+    )
