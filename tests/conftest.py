@@ -93,3 +93,13 @@ def isolated_registry(monkeypatch, tmp_path):
     for name in list(sys.modules):
         if name.startswith(("rfb_test_", "rfbench_example_plugin")):
             del sys.modules[name]
+
+
+@pytest.fixture(autouse=True)
+def _one_commands_memory_budget():
+    """``--max-memory`` holds for one command; a command a test invokes in this process must not
+    leave its budget to the next test's readers (rfbench.compute.memlimits.set_requested)."""
+    from rfbench.compute import memlimits
+
+    yield
+    memlimits.set_requested(None)

@@ -306,7 +306,7 @@ def test_per_layer_swap_rows_and_their_gap_on_a_tiny_model(tmp_path: Path) -> No
         u = at["uniform"]
         assert row["value"] == pytest.approx((at["positive@iid"] - u) / (1 - u))
     text = "\n".join(attention_part(rows))
-    assert "| method | layer 0 | layer 1 |" in text
+    assert "for `positive@iid`: layer 0 " in text and ", layer 1 " in text  # one method: a sentence
 
 
 def test_a_local_method_cannot_be_swapped_per_layer(tmp_path: Path) -> None:
