@@ -28,7 +28,7 @@ import importlib
 import logging
 import pkgutil
 import signal
-from collections.abc import Collection, Iterator, MutableMapping, MutableSet
+from collections.abc import Callable, Collection, Iterator, MutableMapping, MutableSet
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
@@ -224,3 +224,23 @@ def load_plugins() -> list[str]:
             _loading = None
         _loaded.append(ep.name)
     return list(_loaded)
+
+
+class BuiltinsThenPlugins:
+    """The one way a registry fills itself on first use: its built-in modules, then every
+    plugin (:func:`load_plugins`), once per process.
+
+    ``load = BuiltinsThenPlugins(load_builtins)`` then ``load()`` before any lookup; ``loaded``
+    says whether it has run (a test may set it to skip discovery).
+    """
+
+    def __init__(self, load_builtins: Callable[[], None]) -> None:
+        self.load_builtins = load_builtins
+        self.loaded = False
+
+    def __call__(self) -> None:
+        if self.loaded:
+            return
+        self.load_builtins()
+        self.loaded = True  # before the plugins: they may use this registry while imported
+        load_plugins()

@@ -235,7 +235,7 @@ def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
     ep = EntryPoint("tiny", "rfb_test_exp", plugins.ENTRY_POINT_GROUP)
     monkeypatch.setattr(plugins, "entry_points", lambda group: [ep])
     monkeypatch.setattr(experiments, "EXPERIMENTS", dict(experiments.EXPERIMENTS))
-    monkeypatch.setattr(experiments, "_loaded", False)
+    monkeypatch.setattr(experiments._load, "loaded", False)
     assert "rfb-test-tiny" in [e.name for e in experiments.list_experiments()]
     assert experiments.get_experiment("rfb-test-tiny").description == "a plugin experiment"
 

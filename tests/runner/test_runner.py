@@ -390,7 +390,7 @@ def test_resolve_config_precedence_and_types() -> None:
 
 
 def test_registry(monkeypatch) -> None:
-    monkeypatch.setattr(experiments, "_loaded", True)  # no discovery of other modules here
+    monkeypatch.setattr(experiments._load, "loaded", True)  # no discovery of other modules here
     assert isinstance(get_experiment("toy-mc"), Toy)
     assert "toy-mc" in [e.name for e in list_experiments()]
     with pytest.raises(
@@ -417,7 +417,7 @@ samples = 4
 
 
 def test_load_config(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(experiments, "_loaded", True)
+    monkeypatch.setattr(experiments._load, "loaded", True)
     path = tmp_path / "fig1.toml"
     path.write_text(CONFIG)
     cfg = load_config(path)
@@ -453,7 +453,7 @@ def test_load_config(tmp_path, monkeypatch) -> None:
     ],
 )
 def test_malformed_config(tmp_path, monkeypatch, text, message) -> None:
-    monkeypatch.setattr(experiments, "_loaded", True)
+    monkeypatch.setattr(experiments._load, "loaded", True)
     path = tmp_path / "bad.toml"
     if text is not None:
         path.write_text(text)

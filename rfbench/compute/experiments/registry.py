@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import TypeVar
 
 from rfbench.compute.experiments.base import RESERVED_KEYS, ConfigError, Experiment
-from rfbench.compute.plugins import claim, tracked
+from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 
 EXPERIMENTS: dict[str, type[Experiment]] = tracked({})
 E = TypeVar("E", bound=type[Experiment])
 PACKAGE = "rfbench.compute.experiments"
-_loaded = False
 
 
 class UnknownExperimentError(ConfigError):
@@ -41,16 +40,8 @@ def load_builtins() -> None:
     import_submodules(PACKAGE, skip=("base", "registry"))
 
 
-def _load() -> None:
-    """The built-in experiments, then the plugins (:mod:`rfbench.compute.plugins`)."""
-    global _loaded
-    if _loaded:
-        return
-    from rfbench.compute.plugins import load_plugins
-
-    load_builtins()
-    _loaded = True  # before the plugins: they may use this registry while imported
-    load_plugins()
+#: the built-ins, then the plugins, on first use (rfbench.compute.plugins)
+_load = BuiltinsThenPlugins(load_builtins)
 
 
 def get_experiment(name: str) -> Experiment:

@@ -36,7 +36,7 @@ from rfbench.compute.features.options import (
     split_outside_brackets,
 )
 from rfbench.compute.names import split_name
-from rfbench.compute.plugins import claim, tracked
+from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 
 __all__ = [
     "EstimatorDescription",
@@ -61,7 +61,6 @@ _COMPONENTS: dict[str, type[Component]] = tracked({})
 _WEIGHTS: dict[str, type[WeightsSampler]] = tracked({})
 _HYBRIDS: dict[str, HybridEntry] = tracked({})
 _ALIASES: dict[str, tuple[str, dict[str, Any]]] = tracked({})
-_loaded = False
 
 C = TypeVar("C", bound=type)
 
@@ -131,16 +130,8 @@ def load_builtins() -> None:
     )  # theory: loaded on its first use
 
 
-def _load() -> None:
-    """The built-ins, then the plugins (:mod:`rfbench.compute.plugins`)."""
-    global _loaded
-    if _loaded:
-        return
-    from rfbench.compute.plugins import load_plugins
-
-    load_builtins()
-    _loaded = True  # before the plugins: they may use this registry while imported
-    load_plugins()
+#: the built-ins, then the plugins, on first use (rfbench.compute.plugins)
+_load = BuiltinsThenPlugins(load_builtins)
 
 
 class UnknownEstimatorError(UserError):

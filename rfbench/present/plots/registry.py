@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.compute.plugins import claim, tracked
+from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 
 FigureFn = Callable[[dict[str, pd.DataFrame]], Figure]
 PACKAGE = "rfbench.present.plots"
@@ -54,12 +54,8 @@ def load_builtins() -> None:
     import_submodules(PACKAGE, skip=("style", "registry", "draw"))
 
 
-def _load() -> None:
-    """The built-in figures, then the plugins (:mod:`rfbench.compute.plugins`)."""
-    from rfbench.compute.plugins import load_plugins
-
-    load_builtins()
-    load_plugins()
+#: the built-in figures, then the plugins, on first use (rfbench.compute.plugins)
+_load = BuiltinsThenPlugins(load_builtins)
 
 
 def list_figures() -> list[FigureSpec]:

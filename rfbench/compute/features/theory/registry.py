@@ -14,7 +14,7 @@ import numpy as np
 
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.kernels import sq_norms
-from rfbench.compute.plugins import claim, tracked
+from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 
 TheoryFn = Callable[..., np.ndarray]
 PACKAGE = "rfbench.compute.features.theory"
@@ -39,9 +39,6 @@ def register_theory(*names: str, data_dependent: bool = False) -> Callable[[Theo
     return deco
 
 
-_loaded = False
-
-
 def load_builtins() -> None:
     """Import every formula module of this package (registration happens on import)."""
     from rfbench.compute.plugins import import_submodules
@@ -49,16 +46,8 @@ def load_builtins() -> None:
     import_submodules(PACKAGE, skip=("registry", "pairs"))
 
 
-def _load() -> None:
-    """The built-in formulas, then the plugins (they may add formulas)."""
-    global _loaded
-    if _loaded:
-        return
-    from rfbench.compute.plugins import load_plugins
-
-    load_builtins()
-    _loaded = True  # before the plugins: they may use this registry while imported
-    load_plugins()
+#: the built-ins, then the plugins, on first use (rfbench.compute.plugins)
+_load = BuiltinsThenPlugins(load_builtins)
 
 
 def has_theory(name: str) -> bool:
