@@ -7,7 +7,8 @@ import pytest
 from scipy import stats
 
 from rfbench.compute.experiments.attention import metrics as am
-from rfbench.compute.experiments.attention.experiment import _baseline_rows, _mean_se, _z
+from rfbench.compute.experiments.attention.heads import _mean_se, _z
+from rfbench.compute.experiments.attention.heads import baseline_rows as _baseline_rows
 from rfbench.compute.experiments.attention.swap import random_feature_attention, uniform_attention
 from rfbench.compute.features import registry
 from rfbench.compute.models.bert import exact_attention

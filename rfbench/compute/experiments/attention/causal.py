@@ -279,7 +279,7 @@ def head_statistics(q: np.ndarray, k: np.ndarray, truth: am.HeadTruth) -> dict[s
 
 
 #: the causal forms under the names the attention experiment's per-draw rows call
-#: (experiment._head_rows's ``am``)
+#: (heads.head_rows's ``am``)
 FORMS = SimpleNamespace(
     HeadTruth=SimpleNamespace(of=head_truth),
     output_errors=am.output_errors,

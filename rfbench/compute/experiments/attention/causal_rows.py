@@ -30,7 +30,7 @@ from rfbench.compute.results import BOOL, register_parameter
 
 register_parameter("causal", BOOL)
 
-#: the causal forms of the heads jobs (experiment._head_rows's ``am``)
+#: the causal forms of the heads jobs (heads.head_rows's ``am``)
 FORMS = causal.FORMS
 
 
@@ -60,7 +60,7 @@ def baseline_rows(
     measured: np.ndarray,
 ) -> list[dict[str, Any]]:
     """Uniform (running mean), zero and masked-rank baselines of one causal head, plus its
-    statistics: experiment._baseline_rows in causal form, the matrix metrics on the ``measured``
+    statistics: heads.baseline_rows in causal form, the matrix metrics on the ``measured``
     query rows (those of every estimator's), outputs on all rows.
 
     The ``best-rank`` ``attn_rel_frob`` rows are :func:`causal.masked_rank_bound` on the measured

@@ -37,9 +37,7 @@ Three kinds of job:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,20 +47,16 @@ from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, regist
 from rfbench.compute.experiments.attention import budget, causal_rows, heldout
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.experiments.attention.heads import FAILURES, baseline_rows, head_rows
 from rfbench.compute.experiments.attention.local import (
     LocalMethod,
-    hybrid_estimate,
     is_local,
-    masked_softmax_estimate,
-    top_k_mask,
-    window_mask,
 )
 from rfbench.compute.experiments.attention.params import Params
-from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
+from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
 from rfbench.compute.models import texts
 from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
-from rfbench.compute.stats import mean_se, standard_error
 
 for _name, _text in (
     ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
@@ -100,39 +94,6 @@ for _name, _kind in (
     register_parameter(_name, _kind)
 for _name, _kind in (("z_uniform", FLOAT), ("beats_uniform", BOOL)):  # from the row's value
     register_parameter(_name, _kind, derived=True)
-
-_FAILURES = (ValueError, ArithmeticError, NotImplementedError)
-_PER_DRAW = ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "kl_rows",
-             "bad_normaliser")  # fmt: skip
-
-
-def _coupling(name: str) -> str:
-    return registry.describe(name).weights or name
-
-
-def _seed_for(base: int, key: str) -> np.random.Generator:
-    """A generator shared by every estimator of one coupling (same key → same stream)."""
-    return np.random.default_rng([base, zlib.crc32(key.encode())])
-
-
-def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
-    """Mean, standard error and count of the finite values; a note when some are not.
-
-    Parameters
-    ----------
-    values : ndarray, shape (draws,)
-
-    Returns
-    -------
-    (mean, stderr or None, count, note or None)
-    """
-    ok = np.isfinite(values)
-    v = values[ok]
-    note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
-    if v.size == 0:  # nan: undefined in every draw (attn_kl); inf: diverged in every draw
-        return float("nan" if np.isnan(values).all() else "inf"), None, 0, note
-    mean, se = mean_se(v)
-    return mean, se, int(v.size), note
 
 
 @register_experiment
@@ -183,7 +144,7 @@ class Attention(Experiment):
                 est = registry.get(feature_map, kernel="softmax", m=1)
             except registry.UnknownEstimatorError as exc:
                 raise ConfigError(str(exc)) from None
-            except _FAILURES as exc:
+            except FAILURES as exc:
                 raise ConfigError.bad_value(
                     "estimators", name, f"a softmax estimator ({exc})"
                 ) from None
@@ -308,18 +269,18 @@ class Attention(Experiment):
         # --causal: the causal column, baselines and per-draw forms (causal_rows)
         causal = spec.get("causal", False)
         base.update({"causal": True} if causal else {})
-        baseline_rows = causal_rows.baseline_rows if causal else _baseline_rows
+        baselines = causal_rows.baseline_rows if causal else baseline_rows
         forms = causal_rows.FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
             for h in range(n_heads):
-                rows += baseline_rows(
+                rows += baselines(
                     {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
                 )
         else:
-            rows = _head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
-                              heldout.Fitter(part, causal), forms)  # fmt: skip
+            rows = head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
+                             heldout.Fitter(part, causal), forms)  # fmt: skip
         if "clamped_from" in spec:
             why = f"tokens {spec['clamped_from']} clamped to the model's {spec['tokens']} positions"
             for row in rows:
@@ -371,235 +332,6 @@ def _check_window(config: Mapping[str, Any], shortest: int) -> None:
         raise ConfigError.bad_value(
             "window", config["window"], f"at most the shortest sequence ({shortest} tokens)"
         )
-
-
-def _baseline_rows(
-    base: dict[str, Any],
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    budgets: list[int],
-    measured: np.ndarray,
-) -> list[dict[str, Any]]:
-    """Uniform, zero and best-rank baselines of one head plus its statistics; matrix metrics on
-    the ``measured`` query rows (those of every estimator's), outputs on all rows."""
-    truth = am.HeadTruth.of(q, k, v)
-    t, s = truth.A.shape
-    rows = []
-
-    def row(estimator: str, metric: str, value: float, **extra: Any) -> None:
-        rows.append({**base, "estimator": estimator, "metric": metric, "value": float(value),
-                     "stderr": None, "n_trials": 0, **extra})  # fmt: skip
-
-    errs = am.output_errors(truth, am.uniform_output(v, t)[None])
-    for metric, value in errs.items():
-        row("uniform", metric, value[0])
-    for metric, value in am.uniform_matrix_metrics(truth, measured).items():
-        row("uniform", metric, value)
-    row("zero", "out_rel_frob", 1.0)
-    row("zero", "out_rel_spec", 1.0)
-    ranks = sorted(set(budgets))
-    bound = "oracle: best rank-r approximation of the measured rows of A (a lower bound for a "
-    bound += "feature map of width ≤ r; not for local methods)"
-    for r, value in am.rank_bound(truth.A, measured, ranks).items():
-        row(
-            "best-rank",
-            "attn_rel_frob",
-            value,
-            rank=r,
-            budget=r,
-            features=r,
-            bound=True,
-            note=bound,
-        )
-    for r, A_r in am.best_rank(truth.A, ranks).items():
-        out = am.output_errors(truth, (A_r @ v)[None])
-        for metric, value in out.items():
-            row("best-rank", metric, value[0], rank=r, budget=r, features=r, bound=False,
-                note="oracle: A_r V (not a bound on output errors)")  # fmt: skip
-    for metric, value in am.head_statistics(q, k, truth).items():
-        row("exact", metric, value)
-    return rows
-
-
-def _draw_bytes(r: int, s: int, t: int, features: int, local: bool) -> int:
-    dense = 6 * t * s if local else 0  # window+map: a few (T, S) matrices per draw
-    return 8 * (8 * r * s + 3 * (t + s) * features + dense)
-
-
-@dataclass
-class _Measured:
-    """One method's per-draw metrics on every head of a job and what its rows print."""
-
-    heads: list[dict[str, np.ndarray]]
-    columns: dict[str, Any]
-    projections: np.ndarray | None = None  # the first draw's ω (to pair estimators)
-    note: str | None = None
-
-
-def _visible(spec: JobSpec, t: int, s: int) -> np.ndarray | None:
-    """The keys each query may see: the causal mask under ``--causal``, else None (all)."""
-    return np.tril(np.ones((t, s), bool)) if spec.get("causal") else None
-
-
-def _local_only(
-    local: LocalMethod, spec: JobSpec, q: np.ndarray, k: np.ndarray, v: np.ndarray,
-    truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
-) -> _Measured:  # fmt: skip
-    """``window`` or ``top-k`` on every head (deterministic: one evaluation, repeated); under
-    ``--causal`` over the keys each query sees (the window: the w most recent)."""
-    t, s = q.shape[1], k.shape[1]
-    keys = min(local.keys(spec["budget"], spec["window"]), s)
-    visible = _visible(spec, t, s)
-    heads = []
-    for h, truth in enumerate(truths):
-        if local.kind == "window":
-            mask = window_mask(t, s, keys, causal=visible is not None)
-        else:
-            mask = top_k_mask(q[h] @ k[h].T, keys, visible)
-        estimate = masked_softmax_estimate(q[h], k[h], v[h], mask, measured)
-        metrics = forms.draw_metrics(truth, estimate)
-        heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
-    column = "window" if local.kind == "window" else "top_k"
-    notes = [_covers(local, spec, s)] + (
-        ["oracle: chooses its keys from every logit (the cost of exact attention)"]
-        if local.oracle
-        else []
-    )
-    note = "; ".join(n for n in notes if n) or None
-    return _Measured(heads, {"features": keys, column: keys}, note=note)
-
-
-def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
-    """A note when the budget's keys cover the whole sequence (the method is exact there)."""
-    if local is None or local.keys(spec["budget"], spec["window"]) < s:
-        return None
-    return f"{local.keys(spec['budget'], spec['window'])} keys cover all {s}: exact attention"
-
-
-def _feature_map(
-    name: str, local: LocalMethod | None, spec: JobSpec, seed: int, q: np.ndarray,
-    k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
-    fitter: heldout.Fitter,
-) -> _Measured:  # fmt: skip
-    """A registry estimator, or a window+map hybrid, at the job's feature budget (``forms``: the
-    per-draw forms, bidirectional or causal; ``fitter``: fits on the fitting heads)."""
-    features, draws = spec["budget"], spec["draws"]
-    t, s = q.shape[1], k.shape[1]
-    map_name = local.feature_map if local is not None else name
-    keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
-    m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
-    est = registry.get(map_name, kernel="softmax", m=m)
-    gen = _seed_for(seed, name if local is not None else _coupling(name))
-    visible = _visible(spec, t, s)
-    mask = window_mask(t, s, keys, causal=visible is not None) if local is not None else None
-    out = _Measured([], {"m": m})
-    for h, truth in enumerate(truths):
-        parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
-        per_draw = _draw_bytes(len(measured), s, t, 4 * max(features, 1), mask is not None)
-        # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
-        spans = [(0, 1)] if est.deterministic else chunks(draws, per_draw, share=0.0)
-        for start, stop in spans:
-            draw = fitter.sample(est, gen, h, stop - start, label=name)
-            if h == 0 and start == 0:
-                out.projections = next(iter(draw.projections.values())).W
-                out.columns["features"] = keys + est.feature_width(draw, q[h])
-            if mask is None:
-                estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
-            else:
-                estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured, visible)
-            for key, value in forms.draw_metrics(truth, estimate).items():
-                parts[key].append(value)
-        per_head = {key: np.concatenate(val) for key, val in parts.items()}
-        if est.deterministic:
-            per_head = {key: np.repeat(val, draws) for key, val in per_head.items()}
-        out.heads.append(per_head)
-    if local is not None:
-        out.columns["window"] = keys
-    notes = [_covers(local, spec, s)]
-    out.note = "; ".join(n for n in notes if n) or None
-    return out
-
-
-def _head_rows(
-    spec: JobSpec,
-    base: dict[str, Any],
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    rng: np.random.Generator,
-    fitter: heldout.Fitter,
-    forms: Any = am,
-) -> list[dict[str, Any]]:
-    """Every method on every head of one layer at one feature budget (module docstring);
-    ``forms`` holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their
-    causal forms (causal_rows.FORMS)."""
-    seed = int(rng.integers(2**63))
-    truths = [forms.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
-    measured = forms.matrix_rows(q.shape[1], spec["matrix_rows"])
-    uniform = [
-        forms.output_errors(tr, forms.uniform_output(v[h], q.shape[1])[None])["out_rel_frob"][0]
-        for h, tr in enumerate(truths)
-    ]
-    results: dict[str, _Measured] = {}
-    failures: dict[str, str] = {}
-    for name in spec["estimators"]:
-        local = LocalMethod.parse(name)
-        try:
-            if local is not None and local.feature_map is None:
-                results[name] = _local_only(local, spec, q, k, v, truths, measured, forms)
-            else:
-                results[name] = _feature_map(
-                    name, local, spec, seed, q, k, v, truths, measured, forms, fitter
-                )
-        except _FAILURES as exc:
-            failures[name] = f"{type(exc).__name__}: {exc}"
-    rows: list[dict[str, Any]] = []
-    common = {**base, "budget": spec["budget"]}
-    for name, why in failures.items():
-        rows.append({**common, "estimator": name, "metric": "skipped", "value": 1.0,
-                     "stderr": None, "n_trials": 0, "note": why})  # fmt: skip
-    references: dict[str, str] = {}
-    for name in results:
-        if not is_local(name):
-            references.setdefault(_coupling(name), name)
-    for name, res in results.items():
-        ref = references.get(_coupling(name)) if not is_local(name) else None
-        paired = (
-            ref is not None
-            and ref != name
-            and np.array_equal(res.projections, results[ref].projections)
-        )
-        for h, metrics in enumerate(res.heads):
-            row0 = {**common, "estimator": name, "head": h, **res.columns}
-            for key, values in metrics.items():
-                value, se, n, note = _mean_se(values)
-                if np.isnan(value):
-                    continue  # undefined in every draw (attn_kl; kl_rows = 0 says so)
-                note = "; ".join(x for x in (res.note, note) if x) or None
-                row = {**row0, "metric": key, "value": value, "stderr": se, "n_trials": n,
-                       "note": note}  # fmt: skip
-                if key == "out_rel_frob":
-                    z = _z(uniform[h], values)
-                    row.update(z_uniform=z, beats_uniform=bool(z > spec["significance"]))
-                rows.append(row)
-            if paired:
-                diff = metrics["out_rel_frob"] - results[ref].heads[h]["out_rel_frob"]
-                value, se, n, note = _mean_se(diff)
-                rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
-                             "n_trials": n, "note": note, "reference": ref})  # fmt: skip
-    return rows + fitter.cost_rows(common, {n: r.columns for n, r in results.items()})
-
-
-def _z(uniform: float, values: np.ndarray) -> float:
-    """(uniform − mean)/SE of per-draw errors; −inf if any draw is not finite, ±inf if SE = 0."""
-    if not np.isfinite(values).all():
-        return float("-inf")
-    se = standard_error(values)
-    diff = uniform - values.mean()
-    if se == 0:
-        return float(np.sign(diff) * np.inf) if diff else 0.0
-    return float(diff / se)
 
 
 __all__ = ["Attention"]
