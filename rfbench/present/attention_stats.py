@@ -202,3 +202,28 @@ def relative_to_uniform(heads: pd.DataFrame, uniform: pd.DataFrame) -> np.ndarra
     keys = ["layer", "head"]
     both = heads[[*keys, "value"]].merge(uniform[[*keys, "value"]], on=keys, suffixes=("", "_u"))
     return (both["value"] / both["value_u"]).to_numpy(dtype=float)
+
+
+def fitting_texts(df: pd.DataFrame) -> tuple[str, str] | None:
+    """(the text fitted methods were fitted on, the text every method was measured on), as the
+    rows say; None for rows without them (``--data`` halves name no text, older files none)."""
+    if "text" not in df or "fit_text" not in df:
+        return None
+    pairs = df[["fit_text", "text"]].dropna().drop_duplicates()
+    return (str(pairs.iloc[0, 0]), str(pairs.iloc[0, 1])) if len(pairs) else None
+
+
+def at_largest_budget(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`output_errors` with the heads' rows at the largest feature budget only."""
+    heads, uniform = output_errors(df)
+    return heads[heads["budget"] == heads["budget"].max()], uniform
+
+
+def best_map(heads: pd.DataFrame) -> str | None:
+    """The feature map (no window or top-k keys) with the lowest median output error."""
+    medians = {
+        est: float(np.median(part["value"]))
+        for est, part in heads.groupby("estimator", sort=False)
+        if not is_local(part)
+    }
+    return min(medians, key=medians.get) if medians else None

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.present.attention_stats import is_local, median_ci, output_errors
+from rfbench.present.attention_stats import at_largest_budget, fitting_texts, is_local, median_ci
 from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.attention import method_colour
 
@@ -38,9 +38,8 @@ def _label(name: str, rows: pd.DataFrame, df: pd.DataFrame) -> str:
 def attention_learned(results: dict[str, pd.DataFrame]) -> Figure:
     """Per-head output errors of every method at the largest budget, medians with intervals."""
     df = results[NAME]
-    heads, uniform = output_errors(df)
+    heads, uniform = at_largest_budget(df)
     budget = int(heads["budget"].max())
-    heads = heads[heads["budget"] == budget]
     medians = heads.groupby("estimator")["value"].median().sort_values()
     fig, axes = style.new_figure(ncols=1, nrows=1, height=3.4, width=7.2)
     ax = np.ravel(axes)[0]
@@ -68,8 +67,8 @@ def attention_learned(results: dict[str, pd.DataFrame]) -> Figure:
     ax.set_xticklabels([_label(n, heads[heads["estimator"] == n], df) for n in medians.index],
                        rotation=35, ha="right", fontsize=7)  # fmt: skip
     ax.set_ylabel("‖Ô − O‖_F / ‖O‖_F per head")
-    texts = df[["fit_text", "text"]].dropna().drop_duplicates() if "text" in df else df.head(0)
-    where = f", fitted on {texts.iloc[0, 0]}, measured on {texts.iloc[0, 1]}" if len(texts) else ""
+    texts = fitting_texts(df)
+    where = f", fitted on {texts[0]}, measured on {texts[1]}" if texts else ""
     tokens = int(heads["tokens"].max())
     n_heads = heads[["layer", "head"]].drop_duplicates().shape[0]
     ax.set_title(f"F = {budget} features (or keys) per query row, {tokens} tokens, {n_heads} heads"

@@ -19,7 +19,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
-from rfbench.present.attention_stats import beats_uniform_corrected, median_ci_text, swap_gaps
+from rfbench.present.attention_stats import (
+    beats_uniform_corrected,
+    fitting_texts,
+    median_ci_text,
+    swap_gaps,
+)
 from rfbench.present.report.beyond_learned import learned_section
 from rfbench.present.report.beyond_models import models_section
 
@@ -72,11 +77,11 @@ def _fitted(part: pd.DataFrame) -> str:
 def _fitting(df: pd.DataFrame) -> str:
     """Where the data-dependent methods (Nyström's landmarks, GERF's parameters, the fitted
     coupling) were fitted and where every method was measured, as the rows say."""
-    if "text" not in df or df["text"].isna().all():
+    texts = fitting_texts(df)
+    if texts is None:
         return "Maps marked *fitted* (Nyström's landmarks, GERF's parameters) are fitted to the "
         "very queries and keys they are scored on."
-    pairs = df[["fit_text", "text"]].dropna().drop_duplicates()
-    fit_text, text = pairs.iloc[0].tolist()
+    fit_text, text = texts
     return (
         f"Data-dependent methods (Nyström's landmarks, GERF's parameters) are fitted on the "
         f"{fit_text} text's queries and keys; every method is measured on the held-out {text} "

@@ -17,10 +17,11 @@ import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
 from rfbench.present.attention_stats import (
+    at_largest_budget,
     beats_uniform_corrected,
-    is_local,
+    best_map,
+    fitting_texts,
     median_ci_text,
-    output_errors,
 )
 from rfbench.present.report.markdown import table as markdown_table
 
@@ -37,27 +38,23 @@ def _fit_cost(df: pd.DataFrame, estimator: str) -> str:
 
 def learned_part(df: pd.DataFrame) -> list[str]:
     """The table and its headline; empty when the file has no head rows."""
-    heads, uniform = output_errors(df)
+    heads, uniform = at_largest_budget(df)
     if heads.empty:
         return []
     heads = heads.assign(corrected=beats_uniform_corrected(heads))
     budget = int(heads["budget"].max())
-    heads = heads[heads["budget"] == budget]
-    rows, medians = [], {}
+    rows = []
     for est, part in heads.groupby("estimator", sort=False):
         raw = part["beats_uniform"].dropna().astype(bool)
         oracle = "top_k" in part and part["top_k"].notna().any()
-        medians[est] = (float(np.median(part["value"])), oracle, is_local(part))
         rows.append([
             f"`{est}`" + (" (oracle)" if oracle else ""),
             median_ci_text(part["value"].to_numpy(float)),
             f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}",
             _fit_cost(df, est),
         ])  # fmt: skip
-    texts = df[["fit_text", "text"]].dropna().drop_duplicates() if "text" in df else df.head(0)
-    fit_text, text = texts.iloc[0].tolist() if len(texts) else ["—", "—"]
-    maps = {e: m for e, (m, oracle, local) in medians.items() if not oracle and not local}
-    best = min(maps, key=maps.get) if maps else None
+    fit_text, text = fitting_texts(df) or ("—", "—")
+    best = best_map(heads)
     tokens = int(heads["tokens"].max()) if "tokens" in heads else 0
     lines = [
         "### What approximates real attention: learned, local and data-aware methods",
@@ -97,16 +94,10 @@ def learned_headline(results_dir: Path) -> str:
     if path is None:
         return ""
     df = load_results(path)
-    heads, uniform = output_errors(df)
-    if heads.empty or uniform.empty:
+    heads, uniform = at_largest_budget(df)
+    best = best_map(heads)
+    if best is None or uniform.empty:
         return ""
-    heads = heads[heads["budget"] == heads["budget"].max()]
-    maps = {
-        est: float(np.median(part["value"]))
-        for est, part in heads.groupby("estimator", sort=False)
-        if not is_local(part)
-    }
-    best = min(maps, key=maps.get)
     best_rows = heads[heads["estimator"] == best]["value"].to_numpy(float)
     cost = df[(df["metric"] == "fit_seconds") & (df["estimator"] == best)]["value"]
     fit = f", fitted in {cost.sum():.0f} CPU-s for all {len(cost)} heads" if len(cost) else ""
