@@ -1,22 +1,12 @@
-"""HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data.
+"""HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data
+(docs/experiments.md#hrf-fig6; docs/methods.md#hrf-erratum-18).
 
-Data, clusters and (protocol ``paper``) projections replay the released notebook exactly (HRF App.
-H.3; docs/experiments.md#hrf-fig6; :mod:`rfbench.compute.experiments.clusters.legacy_ortho`): four
-data sets s1–s4 of 2 × 1000 queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10
-(s3, s4). Per repetition the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries
-of (K̂ − exp(qᵀk))². The paper's "FAVOR+" here is SM⁺ (``positive@iid``; HRF;
-docs/methods.md#positive, #hrf-erratum-18).
-
-- ``protocol = "paper"``: the notebook's legacy streams (``RandomState(1234 + rep)``) for the
-  projections, the library's estimator formulas; reproduces Table 3 exactly for σ = 1.
-- ``protocol = "rfbench"``: the registry estimators (``cluster-hybrid``, ``positive@iid``,
-  ``trig@iid``, or any other name) drawn from the job's generator; the cluster hybrid fits its
-  k-means once per (data set, m) job and shares it across the repetitions.
-
-Rows: per repetition ``mse`` (column ``rep``); per (protocol, data set, m, estimator) ``mse_mean``
-(stderr = std/√reps), ``mse_min``, ``mse_max`` over the repetitions; per data set the four
-``cluster_s`` values (column ``pair`` = "i-j") and the closed-form ``theory_mse`` (mean over the
-entries of the per-pair MSE of HRF; docs/methods.md#trig, #positive, #complex-exp; iid projections).
+Protocol ``paper`` replays the released notebook's streams
+(:mod:`rfbench.compute.experiments.clusters.legacy_ortho`); ``rfbench`` draws the registry
+estimators from the job's generator, the cluster hybrid's k-means fitted once per (data set, m) job.
+Rows: per repetition ``mse``; per (protocol, data set, m, estimator) ``mse_mean`` (± std/√reps),
+``mse_min``, ``mse_max``; per data set the ``cluster_s`` values (``pair`` = "i-j") and the
+closed-form ``theory_mse`` (iid projections).
 """
 
 from __future__ import annotations

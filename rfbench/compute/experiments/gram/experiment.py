@@ -1,29 +1,10 @@
-"""Gram-matrix approximation error: SimRF Fig. 7 and the Spectraformer CPU proxy grid.
+"""Gram- and attention-matrix error over repeated draws (docs/experiments.md#simrf-fig7,
+#spectraformer-grid, #vrc-kernel, #beyond-nystrom).
 
-Two input models (``inputs``); the points come from the fixed ``data_seed`` (the same points in
-every cell), the job's generator draws only the random features:
-
-- ``"self"`` (SimRF §5.2, Fig. 7; docs/experiments.md#simrf-fig7): X = σZ, Z ~ N(0, I_d), N points,
-  K = K(X, X) diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij
-  (K_ij - K̂_ij)² (``frob_sq``) plotted "/d²": with N = d that is
-  ``frob_sq_per_entry`` = frob_sq/N². Beside it the closed-form expectation Σ_ij MSE(x_i, x_j)
-  (SimRF; docs/methods.md#coupled-mse, #stacking, via features.theory).
-- ``"dataset"`` (the VRC paper's kernel estimation, docs/experiments.md#vrc-kernel): ``n_points``
-  rows of a registry data set drawn without replacement by ``data_seed``, z-scored over the whole
-  set, times σ; σ = 0 takes the authors' fixed-lengthscale rule, 1/(2 × the mean pairwise
-  distance of the chosen rows) (so the Gaussian kernel's lengthscale is twice the typical distance).
-- ``"attention"`` (docs/experiments.md#spectraformer-grid, the CPU proxy of the LRA grid): Q,
-  K = (r/√d)Z, N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K)
-  (``attn_rel_frob``, with Â = K̂ / rowsum(K̂) from the same estimate).
-
-Every metric is a mean over ``reps`` independent draws with its standard error std/√reps, and a
-``resolved`` flag: the worst pair of the matrix meets the criterion of
-``rfbench.compute.features.theory.resolution`` (MSE-type, k = 2; null where not assessed). All
-kernels of a cell are estimated from the same draws (common random numbers). Estimator names may
-use ``*`` wildcards over component@weights names (``"*@*"``: every component × every weights
-sampler of the registry; hybrids must be named). A kernel that cannot be estimated (a component
-for another kernel, an overflow, a sampler that rejects the sizes) gives one ``skipped`` row with
-the reason in ``note`` — the grid never stops.
+The points come from the fixed ``data_seed``; the job's generator draws only the features, shared by
+the kernels of a cell. Each metric is a mean over ``reps`` draws ± std/√reps with a ``resolved``
+flag (rfbench.compute.features.theory.resolution, k = 2). A kernel that cannot be estimated gives
+one ``skipped`` row with the reason in ``note``: the grid never stops.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Rows of one pointwise curve: empirical metrics with closed-form errors and ``resolved`` flags.
-
-Per angle: the metrics of :func:`~rfbench.compute.experiments.metrics.pointwise_metrics` (standard
-errors from the closed-form MSE and 4th moment where they exist,
-``rfbench.compute.features.theory.moments``), ``theory_mse``/``theory_rel_rmse``, ``samples_needed``
-and ``samples_needed_mean`` (estimates the sample would need to resolve the MSE and the mean) and,
-with ``importance``, ``is_mse``/``is_rel_rmse``
-(:mod:`rfbench.compute.experiments.pointwise.importance`). Every row has the boolean ``resolved``:
-the criterion of :mod:`rfbench.compute.features.theory.resolution` for mean-type (k = 1) and
-MSE-type (k = 2) statistics; True for quantiles, fractions and exact values; null where the
-estimator is not assessed.
+"""Rows of one pointwise curve: the metrics of
+:func:`~rfbench.compute.experiments.metrics.pointwise_metrics`, the closed forms and, with
+``importance``, :mod:`rfbench.compute.experiments.pointwise.importance`; every row has a
+``resolved`` flag (:mod:`rfbench.compute.features.theory.resolution`: k = 1 for means, 2 for MSEs;
+True for quantiles, fractions and exact values; null where not assessed).
 """
 
 from __future__ import annotations

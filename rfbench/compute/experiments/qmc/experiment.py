@@ -1,25 +1,6 @@
-"""HRF Table 1: hybrids vs QMC/structured baselines on UCI wine and Boston
-(docs/experiments.md#hrf-table1).
-
-Protocol (the paper states little; choices documented here and in HRF;
-docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22):
-
-- Data: ``rfbench.compute.datasets.load(name)`` then ``standardize_and_scale(norm=, mode=scaling)``:
-  z-score every column over all rows, then scale every row to L2 norm ``norm`` (default 1, i.e.
-  the equal-norm setting of HRF's theory; ``scaling="max"``/``"mean"`` keep relative norms).
-- Pairs: ``pairs`` (100) pairs (x_i, x_j), i ≠ j uniform, drawn once from
-  ``np.random.default_rng(pair_seed)`` (default seed 0) — the same pairs for every estimator.
-- Estimators (512 projections for the baselines; FLOP-matched hybrids with (m, n) = (64, 8),
-  HRF App. I; docs/methods.md#hrf-flop-matching): HRF-ort = ``angular-hybrid@orf`` (ω and τ
-  orthogonal), HRF-iid = ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@orf-fast``
-  (Hadamard ORF with χ row norms, unbiased; ``@sorf`` with fixed row norms, biased, runs beside it),
-  Halton-R = ``@halton``; the paper does not say which base the baselines use, so both ``trig`` and
-  ``hyperbolic`` (SM⁺⁺) run; ``@iid`` baselines are added for reference.
-- One repetition = one draw of the features applied to all pairs (as an estimator is used on a
-  data set); its MSE is the mean over pairs of (K̂ − SM)². ``mse`` is the mean over ``reps``
-  repetitions (stderr = std/√reps); ``mse_std`` the standard deviation over repetitions (our
-  reading of the paper's "±"); ``theory_mse`` the mean over pairs of the closed-form MSE where one
-  exists. Values are raw MSEs; the paper's table is in units of 10⁻³ (``summary`` scales).
+"""HRF Table 1: hybrids vs QMC and structured baselines on data pairs
+(docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22); values are raw MSEs (``summary``
+scales to the paper's 10⁻³).
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
-"""DERF variance comparison: DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2,
-#derf-a1, #derf-a2, #derf-a3, #derf-a4, #derf-claims).
+"""DERF variance comparison, DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2, #derf-a1
+to #derf-a4).
 
-For each regime (rfbench.compute.experiments.variance.derf_sets) and scale σ, ``set_pairs`` pairs of
-sets (𝒳, 𝒴) of L points in R^d are drawn; the data-dependent mechanisms (GERF, ADERF, SDERF, SADERF)
-are fitted on each pair (DERF eq. 8, Theorems 4.2-4.3) and the closed-form relative variance of the
-softmax estimate with one random feature (M = 1; DERF eq. 7, 9 and docs/methods.md#trig for TrigRF,
-via rfbench.compute.features.theory.derf) is averaged over all L² pairs (x_i, y_j): by default the
-mean of log(Var K̂ / K²) (docs/experiments.md#derf-a1, #derf-a2; ``power = 1`` gives the paper's
-literal Var/K, ``reduce = "logmeanexp"`` the log of the mean, each under its own metric name). The
-value is the mean over the set pairs, its stderr their std/√set_pairs.
-
-TrigRF: ``trig`` is the paper's random-phase map √2 e^{‖x‖²/2} cos(ωᵀx + θ) (DERF Eqs. 4-5;
-docs/methods.md#trig, sign fixed), reported as estimator ``trig-phase@iid`` (not a registry name:
-the registry's ``trig@iid`` is the [sin, cos] map, available here as mechanism ``trig-sincos``).
-
-Monte Carlo check (``log_rel_var_mc``): at σ ≤ ``mc_sigma_max``, on a random subsample of
-``mc_pairs`` × ``mc_pairs`` pairs of the first set pair, the empirical MSE of ``mc_samples``
-one-feature estimates (the registry estimators ``*@iid``, m = 1; the random-phase TrigRF is drawn
-directly) gives the mean of log(MSE/K²); ``log_rel_var_mc_theory`` is the closed form on the same
-pairs. Its stderr is the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share
-ω, so this is the conservative, fully correlated bound). The positive estimators are heavy-tailed
-(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales, which its
-``resolved`` flag states (rfbench.compute.features.theory.resolution, worst pair of the first set
-pair).
+Per regime (:mod:`rfbench.compute.experiments.variance.derf_sets`) and σ, the closed-form relative
+variance of one feature (DERF eqs. 7, 9; rfbench.compute.features.theory.derf) is averaged over the
+L² pairs of each of ``set_pairs`` pairs of sets, the data-dependent maps fitted on each (DERF eq. 8,
+Thms 4.2-4.3); the value is the mean over set pairs ± std/√set_pairs. ``trig`` is the paper's
+random-phase map, reported as ``trig-phase@iid``; the registry's [sin, cos] map is ``trig-sincos``.
+The Monte Carlo check (``log_rel_var_mc``, :mod:`rfbench.compute.experiments.variance.derf_mc`) has
+as stderr the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share ω: the
+conservative, fully correlated bound); it is meaningful only at small σ, which its ``resolved`` flag
+states.
 """
 
 from __future__ import annotations
