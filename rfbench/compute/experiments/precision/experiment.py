@@ -1,29 +1,14 @@
 """Numerical safety of random-feature maps in float64/32/16 and bfloat16 (beyond the papers).
 
-For every estimator (component@coupling) and norm r, one job draws the estimator once for a
-kernel part and once for an attention part, and evaluates each dtype × form of its features
-(:mod:`rfbench.compute.experiments.precision.maps`: ``naive`` exp(ωᵀx − ‖x‖²/2)-style maps, FAVOR+'s
-max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the same draws:
-
-- kernel: x, y ∈ R^d with ‖x‖ = ‖y‖ = r at angles θ ∈ [0, π] (a random rotation of the pair in
-  the (e₁, e₂) plane, so every coordinate is used). Metrics per (dtype, form, θ):
-  ``nonfinite_fraction`` (of the ``samples`` estimates K̂), ``rel_rmse`` and ``rel_mae`` against
-  the exact exp(xᵀy) in float64 over the finite estimates, and ``dtype_rel_mae``, the mean
-  |K̂_dtype − K̂_float64| / K over the same draws (the error the dtype adds to rfbench's float64
-  estimate), and ``dtype_to_mc``, the same mean |K̂_dtype − K̂_float64| in units of the Monte
-  Carlo RMSE of the float64 estimate (below 1: the dtype costs less than the sampling noise),
-  split into the form's part (``dtype_to_mc`` of float64 in that form) and the dtype's part,
-  ``dtype_to_mc_same_form``: |K̂_dtype − K̂_float64| with both in the same form.
-- attention: L queries and L keys of norm r in uniformly random directions; the row-normalised
-  weights P̂ = D̂⁻¹Â (in the dtype) against softmax P = D⁻¹A (float64). Metrics per (dtype, form):
-  ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
-  finite rows of the total variation ½Σ_j |P̂_ij − P_ij|.
-
-The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``Estimator.precision_form``
-says whether it has one); an estimator without that capability gets one ``skipped`` row per job, the
-reason in ``note``. Data-dependent maps (GERF, DERF) are fitted on the kernel pair set ({x},
-{y_θ}) and on (Q, K).
-Hybrids get m = M // n base projections and n λ projections (m·n = M, as in HRF Sec. 4).
+Per estimator and norm r, one job draws the estimator once for a kernel part and once for an
+attention part and evaluates every dtype × form of its features
+(:mod:`~rfbench.compute.experiments.precision.maps`) on the same draws. Kernel: x, y ∈ R^d, ‖x‖ =
+‖y‖ = r at angles θ ∈ [0, π], the pair randomly rotated so that every coordinate is used; errors
+against the exact exp(xᵀy) over the finite estimates. Attention: L queries and L keys of norm r in
+random directions; the row-normalised weights against softmax in float64. Each metric is described
+where it is registered below. An estimator without ``Estimator.dtype_parts`` gets one ``skipped``
+row; data-dependent maps (GERF, DERF) are fitted on ({x}, {y_θ}) and on (Q, K); hybrids get m = M //
+n base projections and n λ projections (HRF Sec. 4).
 """
 
 from __future__ import annotations
