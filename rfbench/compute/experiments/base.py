@@ -271,13 +271,14 @@ class Experiment:
         its own (the attention experiment's model activations) computes them again during a run
         with ``force`` (``--force`` recomputes every cache a run reads). Default: nothing."""
 
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        """What a job's rows depend on besides its spec, its seed and the code (for the cache).
+    #: ``run_job`` reads only its spec: :meth:`cache_context` is empty, so a grown grid (more
+    #: points or repetitions) reuses the finished jobs
+    spec_only: ClassVar[bool] = False
 
-        Default: the whole config (safe). Return ``{}`` when ``run_job`` reads only its spec, so a
-        grown grid (more points or repetitions) reuses the finished jobs.
-        """
-        return {k: v for k, v in config.items() if k not in RESERVED_KEYS}
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What a job's rows depend on besides its spec, its seed and the code (for the cache):
+        nothing if :attr:`spec_only`, else the whole config (safe)."""
+        return {} if self.spec_only else {k: v for k, v in config.items() if k not in RESERVED_KEYS}
 
     # ----------------------------------------------------------------------- computation
 

@@ -117,6 +117,7 @@ class Classify(Experiment):
     )
     tagline = "Kernel-regression classification accuracy (SimRF, DERF)."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
         "paper": {},
@@ -200,9 +201,6 @@ class Classify(Experiment):
                 prepared_for(config, name).train.X, config["kernel"]
             )
         return sigma
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         data = prepared(

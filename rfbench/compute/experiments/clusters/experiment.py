@@ -133,6 +133,7 @@ class ClusterTable(Experiment):
     description = "HRF Fig. 6 / Table 3: zero-one cluster hybrid vs SM+ and trig, clustered data"
     tagline = "Cluster hybrid vs SM+ and trig on clustered data (HRF)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"datasets": ["s1"], "m": [20], "reps": 3}, "paper": {}}
 
     memory_parameters = ("m", "reps")
@@ -153,9 +154,6 @@ class ClusterTable(Experiment):
                 registry.get(name, m=1)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"invalid value for 'estimators': {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # a job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         seed, reps = config["kmeans_seed"], config["reps"]

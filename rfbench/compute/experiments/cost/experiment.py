@@ -164,6 +164,7 @@ class Cost(Experiment):
     description = "error vs wall time and FLOPs, and the L where RF attention beats exact"
     tagline = "Error vs wall time and FLOPs; where RF attention beats exact."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {
             "m": [16, 64],
@@ -258,9 +259,6 @@ class Cost(Experiment):
             for d in config["projection_d"]
         ]
         return frontier + crossover + projection
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
         if spec["part"] == "projection":

@@ -229,6 +229,7 @@ class Gram(Experiment):
     description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
     tagline = "Gram and attention matrix error vs closed form (SimRF)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
 
     memory_parameters = ("n_points", "m", "d", "reps")
@@ -272,9 +273,6 @@ class Gram(Experiment):
                 raise ConfigError(str(exc)) from None
             except _FAILURES:
                 pass  # a known name that needs another kernel or options: a skipped cell
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # run_job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         scale = _scale(config["inputs"])

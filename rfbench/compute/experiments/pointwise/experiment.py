@@ -168,6 +168,7 @@ class Pointwise(Experiment):
     description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
     tagline = "Error of one kernel value vs angle and norm (HRF, CSE)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
 
     memory_parameters = ("m", "d", "n")
@@ -197,9 +198,6 @@ class Pointwise(Experiment):
                 make_estimator(spec)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"estimator {spec['estimator']!r}: {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def _points(self, config: Mapping[str, Any]) -> list[JobSpec]:
         """One spec per curve (an estimator point at one radius)."""

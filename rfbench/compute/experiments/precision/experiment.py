@@ -159,6 +159,7 @@ class Precision(Experiment):
     description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
     tagline = "Overflow and error of feature maps in 64/32/16-bit floats."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {"r": [0.5, 2.0, 3.5, 5.0], "angles": 5, "samples": 100, "attention_draws": 5},
         "paper": {},
@@ -189,9 +190,6 @@ class Precision(Experiment):
                 make(str(name), config["m"], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("dtypes", "forms", "m", "n", "d", "angles", "samples", "attention_points",

@@ -103,6 +103,7 @@ class QMCTable(Experiment):
     description = "HRF Table 1: angular hybrids vs ORF, SORF and Halton on wine and Boston pairs"
     tagline = "Hybrids vs ORF, SORF and Halton on data pairs (HRF Table 1)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"reps": 20, "pairs": 20}, "paper": {}}
 
     memory_parameters = ("reps", "pairs", "features", "m", "n")
@@ -142,9 +143,6 @@ class QMCTable(Experiment):
                 _estimator(name, config["kernel"], *_sizes(name, config))
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"invalid value for 'estimators': {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # a job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         common = {k: config[k] for k in ("pairs", "pair_seed", "reps", "scaling", "kernel")}

@@ -158,6 +158,7 @@ class TheoryCurves(Experiment):
     description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
     tagline = "Closed-form MSE curves (HRF Fig. 1, SimRF Figs. 4-6)."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {"hrf_r_points": 11, "hrf_theta_points": 13, "density_w_points": 41,
                   "ratio_v_points": 21, "conformity_iid_couplings": 20},
@@ -193,9 +194,6 @@ class TheoryCurves(Experiment):
                 raise ConfigError.bad_value("hrf_estimators", name, "a name with a closed form")
         if not config["ratio_v_max"] > config["ratio_v_min"]:
             raise ConfigError.bad_value("ratio_v_max", config["ratio_v_max"], "> ratio_v_min")
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # run_job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         jobs = []

@@ -78,6 +78,7 @@ class Variance(Experiment):
     )
     tagline = "Relative variance of DERF feature maps on six regimes."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {
             "sigma": [0.1, 1.0],
@@ -130,9 +131,6 @@ class Variance(Experiment):
             for regime in kept
             for sigma in config["sigma"]
         ]
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         regime, sigma, d, L = spec["regime"], spec["sigma"], spec["d"], spec["points"]
