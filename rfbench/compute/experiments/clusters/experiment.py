@@ -27,7 +27,7 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
 )
 from rfbench.compute.experiments.clusters.params import PAPER_ESTIMATORS, Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import widest
+from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections
 from rfbench.compute.features.theory import resolution
@@ -41,19 +41,6 @@ register_metric("cluster_s", "l(A_ij) = ‖A_ij r_i + A_ij⁻¹ r_j‖² of a cl
 register_parameter("protocol", "string")
 register_parameter("pair", "string")
 register_parameter("pair_rank", "int")
-
-
-def _row(
-    base: Mapping[str, Any], metric: str, value: float, stderr: float | None, n: int, **extra: Any
-) -> dict[str, Any]:
-    return {
-        **base,
-        **extra,
-        "metric": metric,
-        "value": float(value),
-        "stderr": stderr,
-        "n_trials": n,
-    }
 
 
 def draw_slice(draw: Draw, b: int) -> Draw:
@@ -202,13 +189,13 @@ class ClusterTable(Experiment):
             }
             one, all_reps = (_resolved(name, m, pc, n) for n in (1, reps))
             rows += [
-                _row(est, "mse", v, None, 1, rep=b, resolved=one) for b, v in enumerate(values)
+                row("mse", v, None, 1, **est, rep=b, resolved=one) for b, v in enumerate(values)
             ]
             se = standard_error(values)
             rows += [
-                _row(est, "mse_mean", values.mean(), se, reps, resolved=all_reps),
-                _row(est, "mse_min", values.min(), None, reps, resolved=one),
-                _row(est, "mse_max", values.max(), None, reps, resolved=one),
+                row("mse_mean", values.mean(), se, reps, **est, resolved=all_reps),
+                row("mse_min", values.min(), None, reps, **est, resolved=one),
+                row("mse_max", values.max(), None, reps, **est, resolved=one),
             ]
         return rows
 
@@ -218,14 +205,12 @@ class ClusterTable(Experiment):
         hyb = {**base, "estimator": "cluster-hybrid", "weights": "iid"}
         ranks = np.argsort(np.argsort(-np.asarray(pc.s))) + 1  # 1 = the largest s
         rows = [
-            _row(hyb, "cluster_s", s, None, 0, pair=f"{i}-{j}", pair_rank=int(rank))
+            row("cluster_s", s, **hyb, pair=f"{i}-{j}", pair_rank=int(rank))
             for (i, j), s, rank in zip(np.ndindex(2, 2), pc.s, ranks, strict=True)
         ]
         sums = unit_theory_mse(pc)
         rows += [
-            _row(
-                {**base, "estimator": name, "weights": "iid", "m": m}, "theory_mse", t / m, None, 0
-            )
+            row("theory_mse", t / m, **base, estimator=name, weights="iid", m=m)
             for m in spec["m"]
             for name, t in sums.items()
         ]

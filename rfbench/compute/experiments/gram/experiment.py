@@ -22,6 +22,7 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.experiments.gram.params import Params
 from rfbench.compute.experiments.registry import register_experiment
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import resolution
@@ -198,19 +199,6 @@ def _draw_bytes(spec: Mapping[str, Any], kernels: int) -> int:
     return 16 * (4 * m * 2 * n + (3 + kernels) * n * n + m * d)
 
 
-def _row(
-    base: Mapping[str, Any],
-    kernel: str,
-    metric: str,
-    value: float,
-    stderr: float | None,
-    n_trials: int,
-    note: str | None = None,
-) -> dict[str, Any]:
-    row = {"kernel": kernel, "metric": metric, "value": value, "stderr": stderr}
-    return {**base, **row, "n_trials": n_trials, "note": note}
-
-
 def _stats(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
     ok = np.isfinite(values)
     v, note = values[ok], None
@@ -336,7 +324,7 @@ class Gram(Experiment):
             base["features"] = _feature_count(next(iter(cells.values())).est, first, X)
         if spec["inputs"] == "dataset":
             base["input_scale"] = float(np.linalg.norm(X[0]) / np.linalg.norm(_unscaled(spec)[0]))
-        rows = [_row(base, k, "skipped", 1.0, None, 0, why) for k, why in failures.items()]
+        rows = [row("skipped", 1.0, **base, kernel=k, note=why) for k, why in failures.items()]
         for kernel, cell in cells.items():
             rows += self._cell_rows(base, kernel, cell, X, Y, first)
         return rows
@@ -351,17 +339,21 @@ class Gram(Experiment):
             if metric in errors:
                 value, se, n, note = _stats(errors[metric])
                 ok = resolution.pairs_resolved(cell.est, X, Y, n, 2, draw.params) if n else None
-                rows.append({**_row(base, kernel, metric, value, se, n, note), "resolved": ok})
+                rows.append(
+                    row(metric, value, se, n, **base, kernel=kernel, note=note, resolved=ok)
+                )
         if "features" in base:
-            tail = _tail_energy(cell.K, base["features"])
-            rows.append({**_row(base, kernel, "oracle_frob_sq_per_entry", tail / entries, None, 0,
-                                "bound: best rank-r approximation of the exact matrix"),
-                         "resolved": True})  # fmt: skip
+            tail = _tail_energy(cell.K, base["features"]) / entries
+            bound = {
+                "note": "bound: best rank-r approximation of the exact matrix",
+                "resolved": True,
+            }
+            rows.append(row("oracle_frob_sq_per_entry", tail, **base, kernel=kernel, **bound))
         expected = theory_frob_sq(cell.est, X, Y, draw)
         if expected is not None:
             for metric, value in (
                 ("theory_frob_sq", expected),
                 ("theory_frob_sq_per_entry", expected / entries),
             ):
-                rows.append({**_row(base, kernel, metric, value, None, 0), "resolved": True})
+                rows.append(row(metric, value, **base, kernel=kernel, note=None, resolved=True))
         return rows

@@ -24,7 +24,7 @@ from rfbench.compute.experiments.metrics import pointwise_metrics
 from rfbench.compute.experiments.precision import maps as pm
 from rfbench.compute.experiments.precision.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import make, random_directions, widest
+from rfbench.compute.experiments.shared import make, random_directions, row, widest
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
@@ -114,12 +114,9 @@ def _point_rows(
         both = ok & np.isfinite(own) if own is not None else np.zeros_like(ok)
         if both.sum() >= 2:
             part = np.abs(k_hat[both] - own[both]) / true
-            part_se = float(part.std(ddof=1) / np.sqrt(part.size))
-            metrics[DTYPE_PART] = (float(part.mean() / mc), part_se / mc, part.size)
-    return [
-        {**point, "metric": k, "value": v, "stderr": se, "n_trials": t}
-        for k, (v, se, t) in metrics.items()
-    ]
+            mean, se = mean_se(part)
+            metrics[DTYPE_PART] = (mean / mc, se / mc, part.size)
+    return [row(k, v, se, t, **point) for k, (v, se, t) in metrics.items()]
 
 
 def _attention_rows(
@@ -141,13 +138,10 @@ def _attention_rows(
             bad = 1.0 - finite.mean()
             tv = 0.5 * np.abs(P_hat - P).sum(axis=-1)[finite]
             point = {"dtype": dtype, "form": form, "theta": None}
-            rows.append({**point, "metric": ATTN_NONFINITE, "value": float(bad),
-                         "stderr": float(np.sqrt(bad * (1 - bad) / finite.size)),
-                         "n_trials": int(finite.size)})  # fmt: skip
+            se = float(np.sqrt(bad * (1 - bad) / finite.size))
+            rows.append(row(ATTN_NONFINITE, bad, se, int(finite.size), **point))
             if tv.size >= 2:
-                mean, se = mean_se(tv)
-                rows.append({**point, "metric": ATTN_TV, "value": mean, "stderr": se,
-                             "n_trials": int(tv.size)})  # fmt: skip
+                rows.append(row(ATTN_TV, *mean_se(tv), int(tv.size), **point))
     return rows
 
 

@@ -15,7 +15,7 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.compute.experiments.qmc.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import widest
+from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import log_kernel
@@ -190,10 +190,8 @@ class QMCTable(Experiment):
         }
         flags = {k: _resolved(est, X, Y, reps, o) for k, o in (("mse", 2), ("mse_std", 2))}
         flags["bias"] = _resolved(est, X, Y, reps, 1)
-        return [
-            {**base, "metric": k, "value": v, "stderr": s, "n_trials": t}
-            | {"resolved": flags.get(k, True)}  # theory_mse: exact
-            for k, v, s, t in metrics
+        return [  # theory_mse: exact, resolved
+            row(k, v, s, t, **base, resolved=flags.get(k, True)) for k, v, s, t in metrics
         ]
 
 

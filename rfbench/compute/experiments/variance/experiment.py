@@ -25,6 +25,7 @@ from rfbench.compute.datasets.errors import DataUnavailable
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.registry import register_experiment
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.compute.experiments.variance.derf_sets import (
     IMAGE_DIM,
@@ -151,21 +152,12 @@ class Variance(Experiment):
                     n_mc = spec["mc_samples"]
                     ok = mc_resolved(mech, params, X, Y, n_mc)
                     mc_rows += [
-                        {"mechanism": mech, "metric": "log_rel_var_mc", "value": mc,
-                         "stderr": se, "n_trials": n_mc, "resolved": ok},
-                        {"mechanism": mech, "metric": "log_rel_var_mc_theory", "value": th,
-                         "stderr": None, "n_trials": n_mc, "resolved": True},
-                    ]  # fmt: skip
-        n = spec["set_pairs"]
-        rows = [
-            {
-                "mechanism": mech,
-                "metric": METRIC[(power, reduce)],
-                "value": float(np.mean(v)),
-                "stderr": standard_error(v),
-                "n_trials": n,
-                "resolved": True,  # closed forms, averaged over the set pairs
-            }
+                        row("log_rel_var_mc", mc, se, n_mc, mechanism=mech, resolved=ok),
+                        row("log_rel_var_mc_theory", th, None, n_mc, mechanism=mech, resolved=True),
+                    ]
+        n, metric = spec["set_pairs"], METRIC[(power, reduce)]
+        rows = [  # closed forms, averaged over the set pairs: resolved
+            row(metric, np.mean(v), standard_error(v), n, mechanism=mech, resolved=True)
             for mech, v in values.items()
         ]
         common = {
