@@ -76,11 +76,8 @@ class ClusteredData:
 
     name: str
     variance: float
-    keep: int
     Q: np.ndarray
     K: np.ndarray
-    query_means: np.ndarray  # (2, DIM) the generating centres (before normalisation)
-    key_means: np.ndarray
 
     @property
     def sigma(self) -> float:
@@ -127,7 +124,7 @@ def clustered_data(name: str) -> ClusteredData:
     Q, K = _normalise(Q, QUERY_NORM), _normalise(K, KEY_NORM)
     for arr in (Q, K):
         arr.setflags(write=False)  # shared by every job of a process (lru_cache)
-    return ClusteredData(name, variance, keep, Q, K, np.stack([q1, q2]), np.stack([k1, k2]))
+    return ClusteredData(name, variance, Q, K)
 
 
 # ----------------------------------------------------------------------------- clusters, replay
