@@ -102,10 +102,6 @@ def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return Z[0], Z[1]
 
 
-def _unscaled(spec: Mapping[str, Any]) -> np.ndarray:
-    return dataset_points(spec["dataset"], spec["n_points"], spec["data_seed"])
-
-
 def _feature_count(est: Estimator, draw: Draw, X: np.ndarray) -> int:
     """The estimator's feature count (:meth:`Estimator.feature_width`), 0 if it cannot map X."""
     try:
@@ -323,7 +319,8 @@ class Gram(Experiment):
             base["projections"] = first.projections[next(iter(first.projections))].count
             base["features"] = _feature_count(next(iter(cells.values())).est, first, X)
         if spec["inputs"] == "dataset":
-            base["input_scale"] = float(np.linalg.norm(X[0]) / np.linalg.norm(_unscaled(spec)[0]))
+            Z = dataset_points(spec["dataset"], spec["n_points"], spec["data_seed"])
+            base["input_scale"] = float(np.linalg.norm(X[0]) / np.linalg.norm(Z[0]))
         rows = [row("skipped", 1.0, **base, kernel=k, note=why) for k, why in failures.items()]
         for kernel, cell in cells.items():
             rows += self._cell_rows(base, kernel, cell, X, Y, first)

@@ -46,10 +46,6 @@ def _known_hybrid(name: str) -> bool:
         return False
 
 
-def _estimator(name: str, kernel: str, m: int, n: int | None) -> Any:
-    return registry.get(name, kernel=kernel, m=m, n=n)
-
-
 @lru_cache(maxsize=16)
 def pair_points(
     dataset: str, norm: float, scaling: str, pairs: int, pair_seed: int
@@ -140,7 +136,8 @@ class QMCTable(Experiment):
                 raise ConfigError(str(exc)) from None
         for name in config["estimators"]:
             try:
-                _estimator(name, config["kernel"], *_sizes(name, config))
+                m, n = _sizes(name, config)
+                registry.get(name, kernel=config["kernel"], m=m, n=n)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"invalid value for 'estimators': {exc}") from None
 
@@ -163,7 +160,7 @@ class QMCTable(Experiment):
         X, Y = pair_points(
             spec["dataset"], spec["norm"], spec["scaling"], spec["pairs"], spec["pair_seed"]
         )
-        est = _estimator(spec["estimator"], spec["kernel"], spec["m"], spec["n"])
+        est = registry.get(spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"])
         true = np.exp(log_kernel(spec["kernel"], X[:, None], Y[:, None]))[:, 0, 0]
         err = pair_estimates(est, rng, X, Y, spec["reps"]) - true  # (reps, pairs)
         per_rep, bias_rep, reps = np.mean(err**2, axis=1), err.mean(axis=1), spec["reps"]
