@@ -42,19 +42,7 @@ from rfbench.compute.experiments.classify.simrf_replay import check_config as ch
 from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.results import FLOAT, STRING, register_metric, register_parameter
 from rfbench.compute.stats import mean_se
-
-register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
-register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
-for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING)):
-    register_parameter(_name, _kind)
-# where the row's σ came from (docs/experiments.md#classify-sigma): data about the row, which σ
-# itself identifies
-register_parameter("sigma_rule", STRING, derived=True)
-#: the σ the SimRF code uses on the row's data set (null where it gives none): SimRF Fig. 10 draws
-#: it beside the searched σ's
-register_parameter("sigma_published", FLOAT, derived=True)
 
 EXACT = "exact"
 #: the refusal of an estimator without per-projection log terms (Estimator.projection_log_terms)

@@ -21,7 +21,6 @@ from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
 from rfbench.compute.experiments.base import ConfigError, JobSpec
-from rfbench.compute.results import INT, STRING, register_parameter
 
 STREAMS = ("rfbench", "released")
 #: job estimators of the released stream: Haar rotations, or the HD product (``approx_R``)
@@ -35,8 +34,6 @@ ROWS = {
 }
 PLUS_SWEEPS = 5  # the released sim_plus_iter
 CHUNK = 1 << 21  # most feature values (trials × rows × m) evaluated at once
-register_parameter("stream", STRING)
-register_parameter("stream_seed", INT)
 
 
 def released_simplex(d: int) -> np.ndarray:

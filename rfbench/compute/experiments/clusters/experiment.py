@@ -32,15 +32,7 @@ from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.names import weights_of
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import standard_error
-
-for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
-    register_metric(f"mse_{_name}", f"{_what} over repetitions of a Gram-matrix MSE")
-register_metric("cluster_s", "l(A_ij) = ‖A_ij r_i + A_ij⁻¹ r_j‖² of a cluster-centre pair (HRF s)")
-register_parameter("protocol", "string")
-register_parameter("pair", "string")
-register_parameter("pair_rank", "int")
 
 
 def draw_slice(draw: Draw, b: int) -> Draw:

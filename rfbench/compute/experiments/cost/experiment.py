@@ -35,26 +35,17 @@ from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.registry import make_weights
 from rfbench.compute.features.weights import hadamard
 from rfbench.compute.kernels import softmax_kernel
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import standard_error
 
-FLOPS = register_metric("flops", "floating-point operations of a step (rfbench cost FLOP model)")
-RMS = register_metric("rms_rel_frob", "√(mean over draws of ‖K - K̂‖²_F) / ‖K‖_F")
-THEORY_RMS = register_metric("theory_rms_rel_frob", "√(Σ_ij closed-form MSE) / ‖K‖_F")
-M_NEEDED = register_metric("m_needed", "projections M for the target error (MSE ∝ 1/M)")
-CROSSOVER = register_metric(
-    "crossover_L", "sequence length above which RF attention needs fewer FLOPs than exact"
-)
-WIDTH = register_metric("features_per_point", "real feature entries per point (complex: 2)")
-for _col in ("step", "part"):
-    register_parameter(_col, "string")
-register_parameter("target", "float")
-register_parameter("points", "int")
+FLOPS = "flops"
+RMS = "rms_rel_frob"
+THEORY_RMS = "theory_rms_rel_frob"
+M_NEEDED = "m_needed"
+CROSSOVER = "crossover_L"
+WIDTH = "features_per_point"
 STEPS = ("draw", "features", "gram")
 PROJECTION_STEPS = ("structured", "dense")
-FAST_KERNEL = register_metric(
-    "fht_cpu", "1 if the structured projection used fht-cpu's SIMD transform, 0 for numpy"
-)
+FAST_KERNEL = "fht_cpu"
 
 
 def errors(

@@ -27,27 +27,7 @@ from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import kernel_matrix
-from rfbench.compute.results import FLOAT, INT, STRING, register_metric, register_parameter
 from rfbench.compute.stats import mean_se
-
-register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
-register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
-register_metric("theory_frob_sq_per_entry", "closed-form E Σ (K - K̂)² / (N·N')")
-register_metric("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)")
-register_metric(
-    "oracle_frob_sq_per_entry",
-    "bound, not an estimator: Σ (K - K_r)² / (N·N') of the best rank-r K_r, r = the estimator's "
-    "feature count (Eckart-Young)",
-)
-for _name, _kind in (
-    ("inputs", STRING),
-    ("n_points", INT),
-    ("data_seed", INT),
-    ("projections", INT),
-    ("features", INT),
-    ("input_scale", FLOAT),
-):
-    register_parameter(_name, _kind)
 
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 

@@ -32,15 +32,9 @@ from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import negatives
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_kernel
-from rfbench.compute.results import register_metric, register_parameter
 
-THEORY_NEG = register_metric(
-    "theory_neg_fraction", "exact P(K̂ < 0) at the angle (closed form, where one exists)"
-)
-NEG_COUNT = register_metric(
-    "neg_count", "number of negative estimates K̂ < 0 among n_trials (all angles of a curve)"
-)
-register_parameter("variant", "string")
+THEORY_NEG = "theory_neg_fraction"
+NEG_COUNT = "neg_count"
 
 #: Columns naming one curve (an estimator at one radius) in the rows.
 CURVE = ("estimator", "kernel", "d", "m", "n", "r", "sigma", "variant", "weights")

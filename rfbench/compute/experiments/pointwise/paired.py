@@ -31,13 +31,10 @@ from rfbench.compute.experiments.chunks import chunks
 from rfbench.compute.experiments.shared import row
 from rfbench.compute.features.base import Draw, Estimator, Projections
 from rfbench.compute.features.weights.blocks import n_blocks
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import standard_error
 
-DIFF_MSE = register_metric(
-    "diff_mse", "sample MSE minus the reference estimator's (column 'reference'), same (r, θ)"
-)
-REFERENCE = register_parameter("reference", "string")
+DIFF_MSE = "diff_mse"
+REFERENCE = "reference"
 #: a small shared Gaussian array: a coupling that builds draws from it can be paired
 _PROBE = np.random.default_rng(0).standard_normal((1, 4, 4))
 

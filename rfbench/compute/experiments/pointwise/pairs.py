@@ -13,11 +13,6 @@ import numpy as np
 
 from rfbench.compute.datasets import user
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.results import FLOAT, INT, register_parameter
-
-register_parameter("pair_index", INT)
-register_parameter("norm_q", FLOAT)
-register_parameter("norm_k", FLOAT)
 
 
 def load_pairs(name: str, limit: int) -> tuple[np.ndarray, np.ndarray]:

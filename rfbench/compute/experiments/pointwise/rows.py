@@ -17,18 +17,9 @@ from rfbench.compute.experiments.pointwise import importance
 from rfbench.compute.experiments.shared import row
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import moments, resolution
-from rfbench.compute.results import register_metric
 
-SAMPLES_NEEDED = register_metric(
-    "samples_needed",
-    "estimates needed to resolve the MSE: >= 30 expected draws where its tail lives "
-    "(rfbench.compute.features.theory.resolution)",
-)
-SAMPLES_NEEDED_MEAN = register_metric(
-    "samples_needed_mean",
-    "estimates needed to resolve the mean: >= 30 expected draws where its tail lives "
-    "(rfbench.compute.features.theory.resolution)",
-)
+SAMPLES_NEEDED = "samples_needed"
+SAMPLES_NEEDED_MEAN = "samples_needed_mean"
 EXACT = ("true", "theory_mse", "theory_rel_rmse", SAMPLES_NEEDED, SAMPLES_NEEDED_MEAN)
 
 

@@ -28,30 +28,14 @@ from rfbench.compute.experiments.shared import make, random_directions, row, wid
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import mean_se
 
-NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
-DTYPE_ERR = register_metric(
-    "dtype_rel_mae", "mean |K̂_dtype - K̂_float64| / K over the same draws (the dtype's own error)"
-)
-DTYPE_TO_MC = register_metric(
-    "dtype_to_mc",
-    "mean |K̂_dtype - K̂_float64| / RMSE of K̂_float64 (the dtype's error in units of the MC error)",
-)
-DTYPE_PART = register_metric(
-    "dtype_to_mc_same_form",
-    "mean |K̂_dtype - K̂_float64| / RMSE of the logspace K̂_float64, both in the same form (the "
-    "dtype's part of dtype_to_mc; float64 of the form against logspace is the form's part)",
-)
-ATTN_NONFINITE = register_metric(
-    "attn_nonfinite_fraction", "fraction of attention rows D̂⁻¹Â with an inf or NaN weight"
-)
-ATTN_TV = register_metric(
-    "attn_tv", "mean total variation ½Σ_j |P̂_ij - P_ij| of finite attention rows vs softmax"
-)
-for _col in ("dtype", "form"):
-    register_parameter(_col, "string")
+NONFINITE = "nonfinite_fraction"
+DTYPE_ERR = "dtype_rel_mae"
+DTYPE_TO_MC = "dtype_to_mc"
+DTYPE_PART = "dtype_to_mc_same_form"
+ATTN_NONFINITE = "attn_nonfinite_fraction"
+ATTN_TV = "attn_tv"
 #: the ``note`` of the skipped row of an estimator without the capability
 NO_FORM = "skipped: no reduced-precision form (the estimator does not implement dtype_parts)"
 

@@ -19,10 +19,7 @@ from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import log_kernel
-from rfbench.compute.results import register_metric
 from rfbench.compute.stats import standard_error
-
-register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
 
 def is_hybrid(estimator: str) -> bool:

@@ -20,16 +20,6 @@ from rfbench.compute.experiments.theory.params import Params
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import conformity, coupled
 from rfbench.compute.features.weights.blocks import chi_norms
-from rfbench.compute.results import FLOAT, INT, register_metric, register_parameter
-
-register_metric("rf_conformity", "RF-conformity ρ of one configuration of vectors (SimRF Eq. 12)")
-register_metric("rf_conformity_sd", "sd of ρ over random iid directions of fixed norms (Fig. 4)")
-register_metric("theory_rf_conformity", "closed-form E ρ over χ_d norms (SimRF Eqs. 19, 23, 24)")
-register_metric("density", "probability density of w_ij = ‖ω_i + ω_j‖ (SimRF Eqs. 18, 20)")
-register_metric("conformity_integrand", "0F1(; d/2; v²w²/4), the angular mean of e^{ω_ijᵀv}")
-register_metric("mse_ratio", "closed-form MSE_coupling / MSE_iid at ‖x + y‖ = v (SimRF Eq. 11)")
-for _name, _kind in (("v", FLOAT), ("w", FLOAT), ("passes", INT)):
-    register_parameter(_name, _kind)
 
 COUPLINGS = ("iid", "orf", "simrf")
 #: bytes of one result row while a job builds it (a dict of about a dozen entries) and after

@@ -39,7 +39,6 @@ from rfbench.compute.experiments.variance.params import Params
 from rfbench.compute.features import registry
 from rfbench.compute.features.derf import MECHANISMS as FITTED
 from rfbench.compute.features.theory.derf import log_relative_variance
-from rfbench.compute.results import INT, STRING, register_metric, register_parameter
 from rfbench.compute.stats import standard_error
 
 #: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
@@ -49,13 +48,6 @@ METRIC = {
     (2, "logmeanexp"): "log_mean_rel_var",
     (1, "logmeanexp"): "log_mean_var_over_k",
 }
-register_metric("log_var_over_k", "mean over pairs of log(Var(K̂)/K) (DERF Fig. 2 literal)")
-register_metric("log_mean_rel_var", "log of the mean over pairs of Var(K̂)/K²")
-register_metric("log_mean_var_over_k", "log of the mean over pairs of Var(K̂)/K")
-register_metric("log_rel_var_mc", "Monte Carlo mean over a subsample of pairs of log(MSE/K²)")
-register_metric("log_rel_var_mc_theory", "closed-form mean of log(Var/K²) on the MC subsample")
-for _name, _kind in (("mechanism", STRING), ("points", INT), ("note", STRING)):
-    register_parameter(_name, _kind)
 
 
 def fit_params(
