@@ -122,21 +122,24 @@ def plan_run(
     (:mod:`rfbench.compute.runner.preflight`); ``option`` is the command's output option, for the
     messages."""
     from rfbench.compute.runner.memory import parse_size
+    from rfbench.compute.runner.options import RunOptions
     from rfbench.compute.runner.preflight import prepare
 
-    return prepare(
-        experiment,
-        config,
+    run_options = RunOptions(
         seed=options["seed"],
         out=options.get("out"),
         workers=options.get("workers"),
         backend=options["backend"],
+        force=options.get("force", False),
+        quiet=options.get("quiet", False),
+        command_line=shlex.join(["rfbench", *sys.argv[1:]]),
         scheduler=options.get("scheduler"),
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
-        option=option,
-        force=options.get("force", False),
+        fresh=options.get("fresh"),
+        output_option=option,
     )
+    return prepare(experiment, config, run_options)
 
 
 def remove_stale_figure(result: Path) -> None:
@@ -166,13 +169,7 @@ def execute(
 
     plan = plan or plan_run(experiment, config, options, "--out")
     with plan:
-        path = execute_plan(
-            plan,
-            force=options["force"],
-            quiet=options["quiet"],
-            command_line=shlex.join(["rfbench", *sys.argv[1:]]),
-            fresh=options.get("fresh"),
-        )
+        path = execute_plan(plan)
         if plan.replaced is not None:
             remove_stale_figure(path)
     results = load_results(path)
