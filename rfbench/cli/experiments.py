@@ -1,12 +1,6 @@
 """One subcommand per registered experiment, built from its parameter model
-(docs/architecture.md#cli).
-
-Each parameter becomes an option (rfbench.cli.params: the naming rule, ``--x/--no-x`` booleans,
-typed metavars, bounds in the help); only the options a user gives override the experiment's
-defaults (or the chosen ``--profile``). An experiment with a ``data`` parameter also takes
-``--data PATH`` and ``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer
-commands whose signatures are synthesised from the parameters. A command resolves its config
-once; the run takes it as resolved (rfbench.compute.experiments.base.ResolvedConfig).
+(docs/architecture.md#cli; the options: rfbench.cli.params; ``--data``/``--target``:
+rfbench.cli.user_data), and ``rfbench run`` and ``reproduce``. A command resolves its config once.
 """
 
 from __future__ import annotations

@@ -1,21 +1,14 @@
-"""How much memory this process may use: the memory available now, ``ulimit -v`` and the cgroup.
+"""How much memory this process may use: the tightest of three limits decides
+(docs/architecture.md#cli):
 
-Three limits bound a run's memory, and the tightest one decides:
+- :data:`DEFAULT_FRACTION` of the memory available now (Linux ``MemAvailable``), shared by the
+  workers;
+- the address-space limit (``ulimit -v``, ``RLIMIT_AS``) less what the process maps, per worker;
+- the cgroup's memory limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``) less its usage,
+  shared by the workers.
 
-- the memory available now (Linux ``MemAvailable``), of which a run takes
-  :data:`DEFAULT_FRACTION` (estimates err on the high side by a small factor, and the machine
-  has other work);
-- the address-space limit of the process (``ulimit -v``, ``RLIMIT_AS``) less what the process
-  already maps: past it every allocation fails with a ``MemoryError``;
-- the memory limit of the process's control group (cgroup v2 ``memory.max``, v1
-  ``memory.limit_in_bytes``) less what the group already uses: past it the kernel kills the run.
-
-The available memory and the cgroup are shared by the worker processes; each worker has its own
-address space, so ``ulimit -v`` bounds a job whatever the number of workers. ``--max-memory``
-sets the budget of one job, and the two hard limits (``ulimit -v``, cgroup) still apply.
-
-The command line states ``--max-memory`` once (:func:`set_requested`), so that readers of user
-files (:mod:`rfbench.compute.datasets.user`) check a file against the same budget as the run.
+``--max-memory`` sets the budget of one job (the two hard limits still apply); the command line
+states it once (:func:`set_requested`) so that readers of user files check against the same budget.
 """
 
 from __future__ import annotations

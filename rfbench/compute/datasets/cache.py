@@ -1,11 +1,10 @@
-"""The data folder: locate files, verify sha256 (on download and on every load), download.
+"""The data folder: locate files, verify sha256 (on download and on every load), download
+(docs/architecture.md#data).
 
-The folder is ``$RFBENCH_DATA`` if set (e.g. ../shared/data for tests and CI: used as is, no
-network), else the per-user cache directory of platformdirs. Downloads land in the same layout.
 ``$RFBENCH_DATA_URL`` (or the ``base_url`` argument) replaces every registry URL by
-``<base>/<path in the data folder>``: a mirror laid out like the data folder (tests use a local
-HTTP server this way). pooch does the HTTP (requests, temporary file); the checksum is ours, because
-gzip files are pinned on their decompressed content and SHA256SUMS manifests on their entries.
+``<base>/<path in the data folder>``: a mirror laid out like the data folder. pooch does the HTTP;
+the checksum is ours, because gzip files are pinned on their decompressed content and SHA256SUMS
+manifests on their entries.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Backends that run jobs: ``serial`` (this process), ``processes`` (a process pool), ``dask``.
 
-Every backend calls :func:`execute_job`, whose result is a pure function of (experiment, spec,
-seed): the job's generator is ``job_rng(seed, {"experiment": name, **spec})``
-(docs/architecture.md#seeding) and the BLAS runs on one thread in every backend (a multi-threaded
-BLAS may sum in another order), so the rows are bit-identical whatever the backend, the number of
-workers or the order of completion. Backends yield ``(index, rows)`` as jobs finish; the caller
-orders them. A job's in-job progress
+Every backend calls :func:`execute_job` with one BLAS thread, so the rows are bit-identical whatever
+the backend, the workers or the order of completion (docs/architecture.md#seeding). Backends yield
+``(index, rows)`` as jobs finish; the caller orders them. In-job progress
 (:func:`rfbench.compute.experiments.chunks.advance`) reaches ``on_progress(index, fraction)`` from
-the serial and processes backends (through a queue from the workers); Dask reports whole jobs only.
+the serial and processes backends; Dask reports whole jobs only.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""``run``: expand a config into jobs, run the missing ones, write one result file
-(docs/architecture.md#result-schema, #seeding).
+"""``run``: expand a config into jobs, run the missing ones, write one result file.
 
-The output is a function of (experiment, resolved config, root seed) only: jobs are seeded from
-their keys, rows are assembled in grid order (never completion order) from the job cache, and the
-file is written atomically with its provenance. A run killed at any moment leaves the finished jobs
-in the cache and no partial output; running it again computes only the missing jobs and writes
-the same rows as an uninterrupted run.
+The output is a function of (experiment, resolved config, root seed) only, whatever was cached or
+interrupted before (docs/architecture.md#seeding, #job-cache).
 """
 
 from __future__ import annotations

@@ -1,13 +1,5 @@
-"""Every check that can refuse a run, in one pass before its first job (docs/architecture.md#cli).
-
-:func:`prepare` checks, in this order, so that the first refusal names the real problem: the
-run options (:meth:`RunOptions.checked`) and the output's name; the memory budget
-(:mod:`rfbench.compute.runner.memory`); the grid and the data its jobs read (present, else fetched
-now: offline, the data error); the float64 range of the values
-(:mod:`rfbench.compute.runner.ranges`); then the output's lock (one run per output, folder
-writable), the job cache's shared lock (no links or foreign files,
-:mod:`rfbench.compute.runner.cache`), and last refuses to replace a result of another profile or
-config (:mod:`rfbench.compute.runner.outputs`).
+"""Every check that can refuse a run, in one pass before its first job, in the order of
+docs/architecture.md#preflight so that the first refusal names the real problem.
 """
 
 from __future__ import annotations
