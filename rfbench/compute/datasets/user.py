@@ -13,7 +13,6 @@ checked against the memory budget from its headers before it is read
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import zipfile
 from pathlib import Path
@@ -21,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.datasets.cache import digest
 from rfbench.compute.datasets.dataset import Dataset
 from rfbench.compute.datasets.errors import DataError
-from rfbench.compute.datasets.filesize import check_fits, declared
+from rfbench.compute.datasets.filesize import NPY_MAGIC, check_fits, declared
 
 TABLES = (".csv", ".parquet", ".pq")
 ARRAYS = (".npy", ".npz")
-NPY_MAGIC = b"\x93NUMPY"
 SHA_CHARS = 16
 _REF = re.compile(r"^(?P<path>.+?)(?:#(?P<target>[^@]+))?(?:@(?P<sha>[0-9a-f]{8,64}))?$")
 
@@ -49,11 +48,7 @@ def parse(name: str) -> tuple[Path, str, str]:
 
 def sha256(path: Path) -> str:
     """The sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+    return digest(path)[0]
 
 
 def reference(path: str | Path, target: str = "") -> str:
