@@ -12,16 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from rfbench.compute.experiments.base import ConfigError, Experiment
-from rfbench.compute.memlimits import DEFAULT_FRACTION, available_memory, budget, human
+from rfbench.compute.memlimits import budget, human
 
-__all__ = [
-    "DEFAULT_FRACTION",
-    "available_memory",
-    "check_memory",
-    "human",
-    "largest_fitting",
-    "parse_size",
-]
+__all__ = ["check_memory", "largest_fitting", "parse_size"]
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
