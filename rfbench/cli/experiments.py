@@ -35,49 +35,39 @@ def _option(
     return option(name, (flag,), kind, help_text, default=default, metavar=metavar, panel=RUN_PANEL)
 
 
-RUN_OPTIONS: list[inspect.Parameter] = [
-    _option("seed", int, 0, "Root seed.", "INT"),
-    _option(
-        "out",
-        str | None,
-        None,
-        "Output file (default: runs/<experiment>/<name>.parquet).",
-        "PATH",
-    ),
-    _option(
+#: (name, type, default, help, metavar) of the options every run takes, in their help's order
+_RUN_OPTION_SPECS: list[tuple[str, Any, Any, str, str]] = [
+    ("seed", int, 0, "Root seed.", "INT"),
+    ("out", str | None, None, "Output file (default: runs/<experiment>/<name>.parquet).", "PATH"),
+    (
         "profile",
         str | None,
         None,
         "quick (seconds, same code path) or paper (the papers' settings).",
         "quick|paper",
     ),
-    _option("workers", int | None, None, "Worker processes (default: cores).", "INT"),
-    _option("backend", str, "processes", "serial, processes or dask.", "TEXT"),
-    _option(
-        "scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"
-    ),
-    _option(
+    ("workers", int | None, None, "Worker processes (default: cores).", "INT"),
+    ("backend", str, "processes", "serial, processes or dask.", "TEXT"),
+    ("scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"),
+    (
         "max_memory",
         str | None,
         None,
         "Memory budget of one job, e.g. 4G (default: half the available memory / workers).",
         "SIZE",
     ),
-    _option(
+    (
         "force",
         bool,
         False,
         "Ignore the job cache and recompute (reproduce: a job configs share, once).",
         "",
     ),
-    _option(
-        "replace",
-        bool,
-        False,
-        "Overwrite an output file written by another profile or config.",
-        "",
-    ),
-    _option("quiet", bool, False, "No progress bar and no summary table.", ""),
+    ("replace", bool, False, "Overwrite an output file written by another profile or config.", ""),
+    ("quiet", bool, False, "No progress bar and no summary table.", ""),
+]
+RUN_OPTIONS: list[inspect.Parameter] = [
+    *(_option(*spec) for spec in _RUN_OPTION_SPECS),
     option(
         "plot",
         ("--plot/--no-plot",),
