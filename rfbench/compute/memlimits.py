@@ -59,31 +59,27 @@ def human(n: float) -> str:
     return f"{int(n)} B"
 
 
-def available_memory() -> int:
-    """Bytes of memory available now (Linux: MemAvailable), else the physical memory."""
+def _proc_bytes(path: str, field: str) -> int | None:
+    """A ``field: N kB`` line of a Linux /proc file, in bytes; None where there is none."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (Linux: MemAvailable), else the physical memory."""
+    available = _proc_bytes("/proc/meminfo", "MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (OSError, ValueError, AttributeError):
         return 8 * 2**30
-
-
-def _mapped() -> int:
-    """Bytes of address space this process maps now (Linux: VmSize), else 0."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def address_space_headroom() -> int | None:
@@ -91,7 +87,7 @@ def address_space_headroom() -> int | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return None
-    return max(soft - _mapped(), 0)
+    return max(soft - (_proc_bytes("/proc/self/status", "VmSize") or 0), 0)
 
 
 def _read_int(path: Path) -> int | None:
