@@ -20,6 +20,7 @@ from concurrent import futures
 from typing import Any
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec, job_key
 from rfbench.compute.experiments.chunks import reporting
@@ -85,19 +86,9 @@ def execute_job(experiment: Experiment, spec: JobSpec, seed: int) -> pd.DataFram
 # ----------------------------------------------------------------------------- BLAS threads
 
 
-def _threadpool_limits() -> Any:
-    """threadpoolctl's ``threadpool_limits`` (installed with scikit-learn), or None."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return None
-    return threadpool_limits
-
-
 def single_blas_thread() -> contextlib.AbstractContextManager[Any]:
     """A context in which the BLAS of this process uses one thread."""
-    limits = _threadpool_limits()
-    return limits(limits=1) if limits is not None else contextlib.nullcontext()
+    return threadpool_limits(limits=1)
 
 
 _pinned = False
@@ -112,9 +103,7 @@ def pin_worker(ignore_sigint: bool = True) -> None:
     global _pinned
     for var in BLAS_THREAD_VARS:
         os.environ[var] = "1"
-    limits = _threadpool_limits()
-    if limits is not None:
-        limits(limits=1)
+    threadpool_limits(limits=1)
     if ignore_sigint:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     _pinned = True
