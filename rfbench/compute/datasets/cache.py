@@ -165,12 +165,13 @@ def download(
     if spec.manifest:
         for sha, entry in manifest_entries(path):
             sub = FileSpec(str(Path(spec.path).parent / entry), sha, 0)
-            if not _good(name, sub, root):
+            if not good(name, sub, root):
                 _download_one(name, sub, path.parent / entry, urls(sub, base_url))
     return verify(name, spec, root)
 
 
-def _good(name: str, spec: FileSpec, root: Path | None) -> bool:
+def good(name: str, spec: FileSpec, root: Path | None = None) -> bool:
+    """Whether the file (and a manifest's entries) verify."""
     try:
         verify(name, spec, root)
     except errors.DataError:
@@ -189,7 +190,7 @@ def ensure(name: str, spec: FileSpec, *, download_missing: bool = True) -> Path:
 def fetch(name: str, spec: FileSpec, *, base_url: str | None = None) -> str:
     """``rfbench data fetch``: 'ok' if a verified copy is there, else download; a corrupt copy is
     replaced. Returns 'ok' or 'downloaded'."""
-    if present(spec) and _good(name, spec, None):
+    if present(spec) and good(name, spec, None):
         return "ok"
     download(name, spec, None, base_url)
     return "downloaded"
