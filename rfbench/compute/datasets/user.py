@@ -1,11 +1,8 @@
 """The user's own data: labelled tables for ``classify`` and point sets for ``gram``/``pointwise``.
 
-A user file is named like a registry data set, by a *file reference*
-``PATH[#TARGET][@SHA256PREFIX]``: the path of a ``.csv``/``.parquet`` table (``#TARGET`` names
-its label column) or of a ``.npy``/``.npz`` array file. The command line's ``--data`` adds the
-file's sha256 prefix, so a job's key (and the job cache) changes with the file's content and the
-results name the exact file they were computed from; the prefix is checked on every load, as the
-registry's pins are. Every problem is one :class:`DataError` line naming the file. A file is
+A user file is named by a *file reference* ``PATH[#TARGET][@SHA256PREFIX]``
+(docs/architecture.md#cli): the sha256 prefix keys the job cache on the file's content and is
+checked on every load. Every problem is one :class:`DataError` line naming the file; a file is
 checked against the memory budget from its headers before it is read
 (:mod:`rfbench.compute.datasets.filesize`).
 """
