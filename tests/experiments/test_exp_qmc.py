@@ -8,7 +8,7 @@ import pytest
 from rfbench.compute.experiments import ConfigError, JobSpec, get_experiment
 from rfbench.compute.experiments.qmc.experiment import pair_points
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries.qmc import paper_column, paper_table1
 from rfbench.present.summaries.qmc import summary as qmc_summary
 
@@ -23,7 +23,9 @@ def data_env(data_dir, monkeypatch):
 def test_quick_profile_end_to_end(tmp_path, data_env):
     exp = get_experiment("qmc")
     config = exp.resolve_config({}, "quick", figure="hrf-table1")
-    df = load_results(run(exp, config, out=tmp_path / "q.parquet", backend="serial", quiet=True))
+    df = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "q.parquet", backend="serial", quiet=True))
+    )
     assert set(df["figure"]) == {"hrf-table1"}
     assert set(df["dataset"]) == {"wine", "boston"}
     assert not df["value"].isna().any()
