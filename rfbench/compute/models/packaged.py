@@ -184,7 +184,7 @@ def _write(target: Path, entry: Packaged, tensors: dict, contents: dict[str, byt
     except OSError as exc:
         raise ModelError(
             f"model {entry.name}: cannot write the converted model into {target} "
-            f"({exc.strerror}); set RFBENCH_DATA to a writable folder"
+            f"({exc.strerror}); set RFBENCH_CACHE to a writable folder"
         ) from None
     try:
         for name, tmp in temps.items():

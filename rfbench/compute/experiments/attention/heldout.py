@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 import zlib
@@ -110,13 +109,8 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
 
 
 def cache_dir() -> Path:
-    """The folder of fitted maps: ``$RFBENCH_CACHE/fitted-maps``, else the per-user cache's."""
-    root = os.environ.get("RFBENCH_CACHE")
-    if root:
-        return Path(root).expanduser() / FOLDER
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("rfbench")) / FOLDER
+    """The folder of fitted maps, in rfbench's cache folder (:func:`models.cache_root`)."""
+    return models.cache_root() / FOLDER
 
 
 class Fitter:
