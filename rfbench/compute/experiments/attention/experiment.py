@@ -1,38 +1,9 @@
 """Real attention: a pretrained transformer's heads, attention-level errors and honest baselines.
 
-docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
-of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
-held-out GFDL-1.3 text, fitted estimators fitted on the GPL-3 text, or the user's own Q, K, V
-(``--data qkv.npz``: fitted on the first half of the tokens, measured on the second;
-rfbench.compute.experiments.attention.data, rfbench.compute.experiments.attention.heldout).
-
-Three kinds of job:
-
-- ``heads`` (per tokens, layer, feature budget F): every estimator on every head, ``draws``
-  independent draws each, at equal features (rfbench.compute.experiments.attention.budget: m =
-  ⌊F/l⌋ projections; rows give the budget ``budget``, the projections ``m`` and the real width
-  ``features``); the local methods ``window``, ``window+<map>`` and the ``top-k`` oracle at the
-  same work per row (rfbench.compute.experiments.attention.local). Per draw the errors of
-  rfbench.compute.experiments.attention.metrics.draw_metrics; rows give the mean and its standard
-  error std/√draws. Estimators of one coupling draw from the same generator state, so where their
-  draws hold the same projections (checked, not assumed) the per-draw difference to the coupling's
-  first estimator is reported (``out_rel_frob_diff``, paired SE). Each ``out_rel_frob`` row says
-  whether the estimator beats uniform attention: a one-sided z-test of its mean error against
-  uniform attention's (deterministic) error, z = (u − mean)/SE > ``significance`` (uncorrected; the
-  summary and the report correct it over heads by Holm, rfbench.present.attention_stats).
-- ``baselines`` (per tokens, layer): uniform attention (every output row the mean of V), the zero
-  output (relative error 1) and the best rank-r approximation for r = each budget F. Every matrix
-  metric (``attn_rel_frob``, ``attn_kl``) of every row, estimator or baseline, is measured on the
-  same ``matrix_rows`` evenly spaced query rows R: the bound is ‖(A_R)_r − A_R‖_F/‖A_R‖_F, with
-  (A_R)_r the best rank-r approximation of those rows of A, a lower bound on ``attn_rel_frob`` of
-  every feature map of width ≤ r (Eckart–Young; ``bound`` column; 0 once r ≥ |R|). Output errors
-  use all rows, for every method alike. Plus each head's exact attention entropy and Q/K
-  statistics.
-- ``swap`` (per estimator, swap feature budget): every layer's softmax attention replaced by the
-  estimator's (fresh draws per trial, one draw per layer and head shared by all sentences of a
-  trial), in float32; per trial the mean cosine between swapped and exact sentence embeddings and
-  the Spearman correlation of the pairwise similarities
-  (rfbench.compute.experiments.attention.swap).
+docs/experiments.md#attention. Three kinds of job: ``heads`` (every estimator on every head of
+one layer at one feature budget) and ``baselines`` (uniform, zero and best rank-r attention;
+rfbench.compute.experiments.attention.heads), and ``swap`` (the swap-in embedding score;
+rfbench.compute.experiments.attention.swap).
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
 """The rows of one ``heads`` or ``baselines`` job of the attention experiment
-(rfbench.compute.experiments.attention.experiment, docs/experiments.md#attention).
-
-``head_rows``: every estimator on every head of one layer at one feature budget, ``draws`` draws
-each, per draw the errors of rfbench.compute.experiments.attention.metrics.draw_metrics (or their
-causal forms), the mean and its standard error per head, the one-sided z against uniform
-attention and, where two estimators of one coupling share their draws, the paired difference.
-``baseline_rows``: uniform attention, the zero output, the best rank-r matrix on the measured rows
-and each head's statistics.
+(docs/experiments.md#attention).
 """
 
 from __future__ import annotations
