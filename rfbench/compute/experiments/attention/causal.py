@@ -211,8 +211,32 @@ def head_statistics(q: np.ndarray, k: np.ndarray, truth: am.HeadTruth) -> dict[s
     return stats
 
 
-#: the causal forms under the names the attention experiment's per-draw rows call
-#: (heads.head_rows's ``am``)
+def uniform_matrix_metrics(truth: am.HeadTruth, rows: np.ndarray) -> dict[str, float]:
+    """:func:`metrics.uniform_matrix_metrics` of causal uniform attention (:func:`uniform_matrix`):
+    KL(A_i ‖ U_i) = log(i + 1) + Σ_{j≤i} A_ij log A_ij."""
+    sub = truth.A[rows]
+    uniform = uniform_matrix(len(truth.A))[rows]
+    entropy = np.sum(sub * truth.log_A[rows], axis=1)
+    return {
+        "attn_rel_frob": np.linalg.norm(uniform - sub) / np.linalg.norm(sub),
+        "attn_kl": np.mean(np.log(rows + 1.0) + entropy),
+    }
+
+
+def rank_bound(A: np.ndarray, rows: np.ndarray, ranks: list[int]) -> dict[int, float]:
+    """:func:`masked_rank_bound` on the measured ``rows``, relative to their norm: a lower bound on
+    ``attn_rel_frob`` of every causal estimator with at most r real features."""
+    norm = np.linalg.norm(A[rows])
+    return {r: bound / norm for r, bound in masked_rank_bound(A, ranks, rows).items()}
+
+
+def rank_oracle(A_r: np.ndarray) -> np.ndarray:
+    """M ∘ A_r: the masked truncated SVD of A, an achievable causal oracle (not a bound)."""
+    return causal_mask(len(A_r)) * A_r
+
+
+#: the causal forms under the names the attention experiment's rows call (heads.head_rows and
+#: heads.baseline_rows's ``forms``)
 FORMS = SimpleNamespace(
     HeadTruth=SimpleNamespace(of=head_truth),
     output_errors=am.output_errors,
@@ -220,4 +244,11 @@ FORMS = SimpleNamespace(
     matrix_rows=am.matrix_rows,
     estimate_head=estimate_head,
     draw_metrics=draw_metrics,
+    uniform_matrix_metrics=uniform_matrix_metrics,
+    rank_bound=rank_bound,
+    rank_oracle=rank_oracle,
+    head_statistics=head_statistics,
+    BOUND_NOTE="lower bound on the measured rows: Eckart–Young on whole blocks of the masked "
+    "matrix (a feature map of width ≤ r; not for local methods)",
+    ORACLE_NOTE="oracle: (M ∘ A_r) V, masked (not a bound on output errors)",
 )

@@ -240,14 +240,13 @@ class Attention(Experiment):
         # --causal: the causal column, baselines and per-draw forms (causal_rows)
         causal = spec.get("causal", False)
         base.update({"causal": True} if causal else {})
-        baselines = causal_rows.baseline_rows if causal else baseline_rows
         forms = causal_rows.FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
             for h in range(n_heads):
-                rows += baselines(
-                    {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
+                rows += baseline_rows(
+                    {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured, forms
                 )
         else:
             rows = head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,

@@ -302,6 +302,19 @@ def best_rank(A: np.ndarray, ranks: list[int]) -> dict[int, np.ndarray]:
     return {r: (u[:, :r] * s[:r]) @ vt[:r] for r in ranks}
 
 
+#: the notes of the best-rank rows: the bound on ``attn_rel_frob`` and the output oracle
+BOUND_NOTE = (
+    "oracle: best rank-r approximation of the measured rows of A (a lower bound for a feature "
+    "map of width ≤ r; not for local methods)"
+)
+ORACLE_NOTE = "oracle: A_r V (not a bound on output errors)"
+
+
+def rank_oracle(A_r: np.ndarray) -> np.ndarray:
+    """The best rank-r matrix as the output oracle uses it (the causal form masks it)."""
+    return A_r
+
+
 def rank_bound(A: np.ndarray, rows: np.ndarray, ranks: list[int]) -> dict[int, float]:
     """The floor of ``attn_rel_frob`` on the measured rows: ‖(A_R)_r − A_R‖_F/‖A_R‖_F.
 
