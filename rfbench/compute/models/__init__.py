@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from rfbench.compute.models.bert import Activations, Bert, causal_attention, exact_attention
 from rfbench.compute.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
@@ -340,14 +341,22 @@ def _check_finite(folder: Path, what: str, arrays: dict[str, np.ndarray]) -> Non
         )
 
 
-def activations(model: str, text: str, tokens: int) -> Activations:
-    """Q, K, V (layers, heads, T, d_head) of the first ``tokens`` tokens of ``text``.
+def _keyed(model: str, text: str, *kind: object) -> tuple[Path, Path, dict[str, str]]:
+    """The model folder, and the cache file and identity of what the encoder computes from
+    ``text``: ``<cache_dir>/<model id16>-<text sha16>-<kind…>-<code>.npz``, ``code`` being
+    :func:`encoder_digest`."""
+    folder, digest = model_folder(model)
+    text_sha = hashlib.sha256(text.encode()).hexdigest()
+    code = encoder_digest()
+    name = "-".join([digest[:16], text_sha[:16], *map(str, kind), code[:12]])
+    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    return folder, cache_dir() / f"{name}.npz", identity
 
-    Cached as ``<cache_dir>/<model id16>-<text sha16>-<tokens>-<code>.npz``: the model's identity
-    is :func:`model_digest` (every file the encoder reads), ``<code>`` is :func:`encoder_digest`;
-    a cached file is used only if its recorded digests match and it reads back whole and finite,
-    so a changed model, text or encoder never serves stale activations and a damaged file is
-    computed again. Only finite activations are cached (else :class:`ModelError`).
+
+def activations(model: str, text: str, tokens: int) -> Activations:
+    """Q, K, V (layers, heads, T, d_head) of the first ``tokens`` tokens of ``text``, cached
+    (:func:`cached`) under the model's identity, the text and :func:`encoder_digest`; only finite
+    activations are cached (else :class:`ModelError`).
 
     Parameters
     ----------
@@ -361,11 +370,7 @@ def activations(model: str, text: str, tokens: int) -> Activations:
     -------
     Activations
     """
-    folder, digest = model_folder(model)
-    text_sha = hashlib.sha256(text.encode()).hexdigest()
-    code = encoder_digest()
-    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{code[:12]}.npz"
-    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    folder, path, identity = _keyed(model, text, tokens)
 
     def compute() -> dict[str, np.ndarray]:
         acts = load_model(model).activations(text, tokens)
@@ -377,26 +382,12 @@ def activations(model: str, text: str, tokens: int) -> Activations:
     return Activations(a["q"], a["k"], a["v"], a["embedding"])
 
 
-def _one_blas_thread():
-    """A context with one BLAS thread (the workers' setting: a multi-threaded BLAS may sum in
-    another order, and a cached result must be the one a worker would compute)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
-
-
 def embeddings(
     model: str, sentences: tuple[str, ...], tokens: int, dtype: str, causal: bool = False
 ) -> np.ndarray:
-    """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``.
-
-    Cached like :func:`activations`, as ``<cache_dir>/<model id16>-<sentences sha16>-<tokens>-
-    <dtype>[-causal]-<code>.npz``; computed with one BLAS thread, so the cached values are bit
-    for bit those of an uncached worker.
+    """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``,
+    cached like :func:`activations`; computed with one BLAS thread (a worker's setting: another
+    thread count may sum in another order), so the cached values are bit for bit a worker's.
 
     Parameters
     ----------
@@ -414,16 +405,12 @@ def embeddings(
     -------
     ndarray, shape (len(sentences), hidden)
     """
-    folder, digest = model_folder(model)
-    text_sha = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
-    code = encoder_digest()
     kind = f"{dtype}-causal" if causal else dtype
-    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{kind}-{code[:12]}.npz"
-    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    folder, path, identity = _keyed(model, "\n".join(sentences), tokens, kind)
     attention = causal_attention if causal else exact_attention
 
     def compute() -> dict[str, np.ndarray]:
-        with _one_blas_thread():
+        with threadpool_limits(limits=1):
             out = load_model(model, dtype).embed(list(sentences), attention, max_tokens=tokens)
         _check_finite(folder, "sentence embeddings", {"embeddings": out})
         return {"embeddings": out}

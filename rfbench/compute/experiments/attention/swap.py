@@ -17,7 +17,7 @@ from scipy import stats
 
 from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
-from rfbench.compute.experiments.attention import budget, causal_rows
+from rfbench.compute.experiments.attention import budget
 from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
@@ -33,9 +33,10 @@ from rfbench.compute.stats import standard_error
 
 
 def uniform_attention(
-    layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+    layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray, causal: bool = False
 ) -> np.ndarray:
-    """Uniform attention: every output row the mean of the unmasked values.
+    """Uniform attention: every output row the mean of the unmasked values (``causal``: output i
+    the mean of the unmasked values 0..i).
 
     Parameters
     ----------
@@ -43,12 +44,16 @@ def uniform_attention(
         Unused (the AttentionFn signature).
     q, k, v : ndarray, shape (B, heads, T, d_head)
     mask : ndarray of bool, shape (B, T)
+    causal : bool
 
     Returns
     -------
     ndarray, shape (B, heads, T, d_head)
     """
     w = mask[:, None, :, None].astype(v.dtype)
+    if causal:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.cumsum(v * w, axis=2) / np.cumsum(w, axis=2)
     mean = (v * w).sum(axis=2, keepdims=True) / w.sum(axis=2, keepdims=True)
     return np.broadcast_to(mean, v.shape).copy()
 
@@ -220,7 +225,7 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     results = []
     for _ in range(computed):
         if est is None:
-            attend = causal_rows.uniform_attention if causal else uniform_attention
+            attend = functools.partial(uniform_attention, causal=causal)
         else:
             seed = int(rng.integers(2**63)) ^ zlib.crc32(name.encode())
             attend = random_feature_attention(est, seed, causal)
