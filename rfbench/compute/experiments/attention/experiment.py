@@ -26,6 +26,7 @@ from rfbench.compute.experiments.attention.local import (
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
 from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
 
@@ -110,15 +111,7 @@ class Attention(Experiment):
             local = LocalMethod.parse(name)
             if local is not None and local.feature_map is None:
                 continue
-            feature_map = local.feature_map if local is not None else name
-            try:
-                est = registry.get(feature_map, kernel="softmax", m=1)
-            except registry.UnknownEstimatorError as exc:
-                raise ConfigError(str(exc)) from None
-            except FAILURES as exc:
-                raise ConfigError.bad_value(
-                    "estimators", name, f"a softmax estimator ({exc})"
-                ) from None
+            est = _softmax(local.feature_map if local is not None else name, "estimators")
             for features in config["budget"] + (config["swap_budget"] if not local else []):
                 keys = local.keys(features, config["window"]) if local else 0
                 if features - keys < 1 or budget.projections(est, features - keys) < 1:
@@ -130,10 +123,7 @@ class Attention(Experiment):
         for name in config["swap_per_layer"]:
             if is_local(name):
                 raise ConfigError.bad_value("swap_per_layer", name, "a feature map (registry)")
-            try:
-                est = registry.get(name, kernel="softmax", m=1)
-            except registry.UnknownEstimatorError as exc:
-                raise ConfigError(str(exc)) from None
+            est = _softmax(name, "swap_per_layer")
             if min(budget.projections(est, f) for f in config["swap_budget"]) < 1:
                 raise ConfigError.bad_value(
                     "swap_budget", config["swap_budget"],
@@ -167,10 +157,6 @@ class Attention(Experiment):
             swap.clear_cache()
             source.load_qkv.cache_clear()
 
-    @staticmethod
-    def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:
-        return source.shape(config["model"], config["data"], tokens)
-
     def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
         return {}  # run_job reads only its spec (which names the model by its sha256)
 
@@ -189,7 +175,7 @@ class Attention(Experiment):
             tokens_list = _clamped(config["tokens"], spec.max_positions)
         jobs = []
         for tokens, asked in tokens_list.items():
-            self._shape(config, tokens)  # extract (and cache) the activations once, up front
+            source.shape(model, data, tokens)  # extract (and cache) the activations once
             clamp = {"clamped_from": asked} if asked != tokens else {}
             for layer in layers:
                 point = {**common, "tokens": tokens, "layer": layer, **clamp}
@@ -282,6 +268,17 @@ class Attention(Experiment):
             else:
                 cost += t * (t + spec["budget"]) * spec["draws"]
         return cost
+
+
+def _softmax(name: str, option: str) -> Estimator:
+    """The softmax estimator ``name`` with one projection (an unknown or unusable name is one
+    ConfigError line naming ``option``)."""
+    try:
+        return registry.get(name, kernel="softmax", m=1)
+    except registry.UnknownEstimatorError as exc:
+        raise ConfigError(str(exc)) from None
+    except FAILURES as exc:
+        raise ConfigError.bad_value(option, name, f"a softmax estimator ({exc})") from None
 
 
 def _clamped(tokens: list[int], positions: int) -> dict[int, int]:

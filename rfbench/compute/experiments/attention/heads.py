@@ -42,16 +42,8 @@ def _seed_for(base: int, key: str) -> np.random.Generator:
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
-    """Mean, standard error and count of the finite values; a note when some are not.
-
-    Parameters
-    ----------
-    values : ndarray, shape (draws,)
-
-    Returns
-    -------
-    (mean, stderr or None, count, note or None)
-    """
+    """Mean, standard error (or None) and count of the finite values of (draws,) ``values``; a
+    note (or None) when some are not."""
     ok = np.isfinite(values)
     v = values[ok]
     note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"

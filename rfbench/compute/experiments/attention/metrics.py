@@ -70,37 +70,6 @@ def key_weights(log_scale: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     return np.exp(b - top)
 
 
-def estimated_attention(
-    est: Estimator, draw: Draw, q: np.ndarray, k: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """D̂⁻¹Â per draw, computed exactly in log space, and the sign-faithful normalisers.
-
-    Parameters
-    ----------
-    est : Estimator
-        A softmax-kernel estimator; ``draw`` comes from its ``sample``.
-    draw : Draw
-        ``draws`` realisations.
-    q : ndarray, shape (T, d)
-    k : ndarray, shape (S, d)
-
-    Returns
-    -------
-    A_hat : ndarray, shape (draws, T, S)
-        Row-normalised estimate (non-finite in rows whose normaliser is 0).
-    normaliser : ndarray, shape (draws, T)
-        D̂_ii up to a positive factor per row (its sign and finiteness are those of D̂_ii).
-    """
-    fq = est.query_log_features(draw, q)
-    fk = est.key_log_features(draw, k)
-    phi, psi = _real_maps(fq.values, fk.values)
-    psi = psi * key_weights(fk.log_scale)[..., None]
-    raw = phi @ np.swapaxes(psi, -1, -2)
-    den = raw.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return raw / den[..., None], den
-
-
 @dataclass(frozen=True)
 class HeadTruth:
     """The exact attention of one head and what every metric compares against.
