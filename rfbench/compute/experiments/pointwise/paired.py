@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.experiments.chunks import chunks
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.features.base import Draw, Estimator, Projections
 from rfbench.compute.features.weights.blocks import n_blocks
 from rfbench.compute.results import register_metric, register_parameter
@@ -120,18 +121,9 @@ def diff_rows(
             continue
         mean, se = diff_stats(values[j], values[ref], true)
         for i, theta in enumerate(thetas):
-            rows.append(
-                {
-                    **base,
-                    "theta": float(theta),
-                    "metric": DIFF_MSE,
-                    "value": float(mean[i]),
-                    "stderr": float(se[i]),
-                    "n_trials": len(values[j]),
-                    "resolved": _both(flags[j][i], flags[ref][i]),
-                    REFERENCE: reference,
-                }
-            )
+            point = {**base, "theta": float(theta), REFERENCE: reference}
+            ok = _both(flags[j][i], flags[ref][i])
+            rows.append(row(DIFF_MSE, mean[i], float(se[i]), len(values[j]), **point, resolved=ok))
     return rows
 
 
