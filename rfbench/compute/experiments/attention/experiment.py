@@ -85,6 +85,7 @@ class Attention(Experiment):
         "paper": {},
     }  # fmt: skip
     memory_parameters = ("tokens", "budget", "swap_sentences")
+    spec_only = True  # a job's spec names the model by its sha256
 
     # ------------------------------------------------------------------ configuration
 
@@ -156,9 +157,6 @@ class Attention(Experiment):
         if force:
             swap.clear_cache()
             source.load_qkv.cache_clear()
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # run_job reads only its spec (which names the model by its sha256)
 
     # ------------------------------------------------------------------ grid
 
