@@ -85,7 +85,7 @@ def test_scaled_queries_and_keys_give_the_attention_logits(bert) -> None:
 
 @needs_model
 def test_activations_are_cached_by_model_and_text(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     first = models.activations("", texts.text()[:300], 32)
     files = list((tmp_path / "activations").glob("*.npz"))
     assert len(files) == 1
@@ -103,7 +103,7 @@ def test_exact_embeddings_are_cached_bit_for_bit(tmp_path, monkeypatch) -> None:
     Bit for bit only against the same computation: a BLAS with several threads may sum in
     another order (OpenBLAS's Haswell kernels do), which moves float32 coordinates by ~1e-7.
     """
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     sentences = texts.sentences()[:5]
     first = models.embeddings("", sentences, 16, "float32")
     assert len(list((tmp_path / "activations").glob("*-16-float32-*.npz"))) == 1
@@ -121,7 +121,7 @@ def test_exact_embeddings_are_cached_bit_for_bit(tmp_path, monkeypatch) -> None:
 @needs_model
 def test_cached_activations_are_keyed_on_the_encoder_code(tmp_path, monkeypatch) -> None:
     """Activations or embeddings computed by other encoder code are never served."""
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     folder = tmp_path / "activations"
     models.activations("", texts.text()[:200], 16)
     models.embeddings("", texts.sentences()[:3], 16, "float32")

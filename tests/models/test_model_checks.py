@@ -30,7 +30,7 @@ def invoke(*args: object):
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "data"))
 
 
 def _config(**changes) -> Callable[[Path], None]:

