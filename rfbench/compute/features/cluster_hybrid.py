@@ -1,9 +1,6 @@
-"""Clustering-based hybrid (HRF Sec. 2.4, App. H.2–H.3, Def. H.2;
-docs/methods.md#hrf-cluster-hybrid, docs/experiments.md#hrf-fig6).
-
-k-means clusters of the query and key sets; one complex-exponential estimator per pair of cluster
-centres with the diagonal A of Eq. 86–88; λ̂ = indicator of the pair (zero-one mixture).
-"""
+"""Clustering-based hybrid: one complex-exponential estimator per pair of k-means cluster centres,
+λ̂ = the pair's indicator (HRF Sec. 2.4, App. H.2–H.3, Def. H.2;
+docs/methods.md#hrf-cluster-hybrid)."""
 
 from __future__ import annotations
 

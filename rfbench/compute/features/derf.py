@@ -1,18 +1,8 @@
-"""Data-dependent exponential RFs of the DERF paper (Likhosherstov et al., NeurIPS 2023).
+"""Data-dependent dense-exponential RFs GERF (= OPRF, FAVOR++), ADERF, SDERF, SADERF for the softmax
+kernel (DERF Sec. 3-4, Thm 4.1-4.3; docs/methods.md#derf-family).
 
-GERF (= OPRF / FAVOR++), ADERF, SDERF and SADERF for the softmax kernel K^(0) (DERF Sec. 3-4;
-docs/methods.md#derf-family). Each is a dense-exponential RF (DERF Theorem 4.1,
-docs/methods.md#derf-general) with diagonal A,
-
-    f^(k)(ω, x) = D exp(ωᵀAω + ωᵀB^(k)x + xᵀC^(k)x),   ω ~ N(0, I_d),  k = 1 (query), 2 (key),
-
-whose parameters minimise the shifted log-variance (DERF eq. 8) over the query set X and key set Y.
-``fit`` returns a dict with the mechanism's name, its native parameters (scalar ``A`` of GERF,
-``psi`` of SADERF, ``T1``/``T2`` of ADERF, ``a``/``Q`` of SDERF) and the general form ``derf``
-(a ``DerfParams``). Features are built in log space (``log_D`` instead of D), and positive.
-The kernel change K^(0) -> K^(α) is applied by ComponentEstimator; the optimal parameters are the
-same for every α (DERF Sec. 2; docs/methods.md#notation).
-"""
+``fit`` returns the mechanism's name, its native parameters and the general form ``derf``
+(:class:`DerfParams`); features are positive and built in log space."""
 
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
-"""Reduced-precision feature maps: the steps an estimator declares for its map in a given dtype.
+"""The dtype steps of reduced-precision feature maps ``factor · exp(exponent)`` (:class:`Parts`;
+the capability ``Estimator.dtype_parts``, docs/extending.md#capabilities; HRF Eq. 2–3,
+DERF Thm 4.1).
 
-An estimator that declares its reduced-precision form (the capability
-:meth:`rfbench.compute.features.base.Estimator.dtype_parts`, reported by
-:attr:`~rfbench.compute.features.base.Estimator.precision_form`) writes its features φ as ``factor ·
-exp(exponent)`` (:class:`rfbench.compute.features.base.Parts`) with every step computed in the
-dtype, as practitioners' float32/float16/bfloat16 code does; the precision experiment (``rfbench
-precision``; docs/experiments.md) then builds the naive and max-stabilised maps from these parts.
-The helpers here are the dtype steps the forms are written with (HRF Eq. 2–3 for
-trig/positive/hyperbolic, DERF Thm 4.1 for the dense-exponential family, HRF Lemma 2.3 for the
-angular hybrid).
-
-Cast-at-each-step semantics: the inputs X, the projections ω and every constant are cast to the
-dtype and every operation returns the dtype. numpy (≥ 2, ml_dtypes ≥ 0.5) computes float16 and
-bfloat16 elementwise ufuncs in float32 and rounds each result; ``matmul`` of those types
-accumulates in float32 and rounds once (as GPU tensor cores do), but ``np.sum`` of bfloat16
-accumulates in bfloat16, so every sum here (‖x‖², row sums) is a matmul (:func:`mm`).
-"""
+Every step returns the dtype; 16-bit sums go through :func:`mm` (float32 accumulation, one
+rounding), because ``np.sum`` of bfloat16 accumulates in bfloat16."""
 
 from __future__ import annotations
 

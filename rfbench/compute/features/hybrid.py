@@ -1,24 +1,9 @@
-"""Hybrid random features (HRF Sec. 2.2–2.4, Lemma 2.3, App. C–H; CSE eq. 11).
+"""Bipolar hybrids λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with λ̂ = a + c·g(x)ᵀg(y) (HRF Eq. 9–12, Sec. 2.4,
+Lemma 2.3, App. F; CSE eq. 11): ``angular-hybrid`` (alias ``cse``: variant shared-all) and
+``gaussian-hybrid`` (docs/methods.md#hybrids).
 
-A bipolar hybrid mixes SM⁺⁺ (hyperbolic) and trig with a linearisable coefficient
-λ̂(x, y) = a + c·g(x)ᵀg(y) (HRF Eq. 9–10, p = 1):
-
-    K̂ = λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig                                                       (HRF Eq. 12)
-
-- ``angular-hybrid``: g = n^{-1/2} sgn(τᵀu), a = ½, c = -½: λ̂ estimates θ/π (HRF Eq. 19; CSE 8–11).
-  Variants "independent" (I: independent ω for the two bases), "shared-base" (II: the same ω),
-  "shared-all" (CSE variant S: τ_i = ω_i, biased — docs/methods.md#cse, #cse-bias). Alias ``cse``.
-- ``gaussian-hybrid``: g = n^{-1/2}[sin, cos](σ τᵀu), a = 1/ρ, c = -1/ρ, ρ = 1 - e^{-2σ²r²}
-  (HRF App. F Eq. 67–70, σ restored inside sin/cos: docs/methods.md#hrf-erratum-14);
-  ``normalized=False`` is the LM code's variant ρ := 1 (docs/methods.md#hrf-gaussian-hybrid).
-- ``cluster-hybrid`` (rfbench.compute.features.cluster_hybrid): the zero-one mixture of complex-exp
-  estimators (HRF Def. H.2).
-
-``estimate`` combines Gram matrices directly (cheap); ``query_log_features``/``key_log_features``
-return the explicit real asymmetric maps of Lemma 2.3 (HRF Sec. 2.4, Eq. 19, Lemma 3.2;
-docs/methods.md#hrf-angular-hybrid), which give the same numbers. The coupling named after '@' is
-used for every projection set (ω and τ).
-"""
+``estimate`` combines Gram matrices; the log-feature maps are Lemma 2.3's real asymmetric maps,
+which give the same numbers."""
 
 from __future__ import annotations
 

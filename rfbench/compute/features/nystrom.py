@@ -1,27 +1,5 @@
-"""Nyström features for the Gaussian and softmax kernels (Williams & Seeger, NIPS 2001, Eq. 8;
-docs/methods.md#nystrom).
-
-A data-dependent baseline: m landmarks L are taken from the data passed as
-``sample(..., fit=(X, Y))`` (the hook every data-dependent estimator uses,
-docs/extending.md#data-dependent), and
-
-    φ(u) = K(u, L) B,   B = U_+ Λ_+^{-1/2},   K(L, L) = U Λ Uᵀ,
-
-so φ(x)ᵀφ(y) = K(x, L) K(L, L)⁺ K(L, y). The pseudo-inverse keeps the eigenvalues
-λ > ``rcond``·λ_max (default 1e-10, relative) and drops the rest: a stable inverse square root for
-nearly repeated landmarks, where an absolute floor (scikit-learn clips at 1e-12) would amplify
-rounding. Landmarks:
-
-- ``uniform`` (default): m distinct rows of the pooled fit data (X and Y, duplicates removed),
-  uniformly without replacement, independently per draw (the Nyström method of Williams & Seeger
-  and scikit-learn's ``Nystroem``);
-- ``kmeans`` (alias ``nystrom-kmeans``): the centres of k-means (Lloyd's algorithm, ``iters``
-  sweeps) started from those uniform landmarks (Zhang, Tsang & Kwok, ICML 2008).
-
-If the pooled data has fewer than m distinct rows, all of them are landmarks (the features are
-then narrower than m). The kernel is the estimator's own (Gaussian or softmax), computed in log
-space per row.
-"""
+"""Nyström features φ(u) = K(u, L)·U_+Λ_+^{-1/2}, landmarks L from the fit data (Williams & Seeger,
+NIPS 2001, Eq. 8; k-means landmarks: Zhang, Tsang & Kwok, ICML 2008; docs/methods.md#nystrom)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""Polynomial maps of exp(xᵀy): the second-order Taylor map and random Maclaurin features
-(docs/methods.md#taylor2, docs/methods.md#maclaurin).
-
-Both estimate SM(x, y) = exp(xᵀy); the kernel change to K^(α) multiplies each row by e^{α‖u‖²}
-like every other estimator (docs/architecture.md#estimator-contract).
-
-- ``taylor2``: deterministic features φ(u) = [1, u, q(u)] with q(u) the upper triangle of uuᵀ/√2
-  with off-diagonal entries weighted by √2, so φ(x)ᵀφ(y) = 1 + xᵀy + (xᵀy)²/2 exactly (the
-  linear-attention map of Based, Arora et al. 2024, §3). Width 1 + d + d(d+1)/2, whatever m.
-  Biased; its MSE is its squared bias, exactly (theory/polynomial.py).
-- ``maclaurin``: random Maclaurin features (Kar & Karnick, AISTATS 2012, Alg. 1): per feature a
-  degree N with P(N = n) = (1 − r) rⁿ (r = ½ is the paper's p = 2), N independent Rademacher
-  vectors ω_j, and φ(u) = √(a_N / P(N)) Π_j ω_jᵀu with a_n = 1/n!. Unbiased for exp(xᵀy); m
-  features, averaged.
-"""
+"""Polynomial maps of exp(xᵀy): the deterministic second-order Taylor map (Based, Arora et al. 2024,
+§3; docs/methods.md#taylor2) and random Maclaurin features (Kar & Karnick, AISTATS 2012, Alg. 1;
+docs/methods.md#maclaurin)."""
 
 from __future__ import annotations
 

@@ -1,31 +1,9 @@
-"""Closed-form MSE of pairwise norm-coupled (PNC) random features (VRC (Reid et al., ICLR 2025);
-docs/methods.md#pnc).
+"""Closed-form MSE of PNC random features (VRC, Reid et al., ICLR 2025; docs/methods.md#pnc
+[derived]): MSE_ORF plus (2P/m²)·pre·(E_NM − E_ind)[f(w_a² + w_b²)], the countermonotone moment by
+Gauss–Legendre quadrature in the larger norm; checked by Monte Carlo in tests/features/test_pnc.py.
 
-PNC changes ORF only in the norms of the ⌊b/2⌋ pairs of each block of b rows, so
-
-    MSE_PNC = MSE_ORF + pre · (2 P / m²) · (E_NM[f(w_a² + w_b²)] − E_ind[f(w_a² + w_b²)]),
-
-with P = n⌊d/2⌋ + ⌊r/2⌋ coupled pairs for m = n d + r, and, for an orthogonal pair of Haar
-directions (the first two coordinates of a uniform unit vector),
-
-    trig:                  f(s) = Ω_d(z√s),  Ω_d(r) = 0F1(; d/2; −r²/4),  z = ‖x − y‖
-    positive, hyperbolic:  f(s) = Ψ_d(v√s),  Ψ_d(r) = 0F1(; d/2; +r²/4),  v = ‖x + y‖
-
-(E cosh a cosh b = E e^{a+b} for such a pair, so hyperbolic and positive share the cross term).
-E_ind over independent χ_d norms is 1F1(d; d/2; ∓z²/2) (ORF, SimRF Eq. 23); E_NM over the
-countermonotone pair is a one-dimensional integral, evaluated here by Gauss–Legendre quadrature in
-the larger norm w_b ≥ median (w_a = F_d⁻¹(1 − F_d(w_b))). The softmax prefactors are those of
-``coupled.py``: pre = e^{‖x‖²+‖y‖²} (trig), e^{−‖x‖²−‖y‖²} (positive, hyperbolic). The paper's own
-variance expression could not be read; this derivation is checked by Monte Carlo in
-tests/features/test_pnc.py.
-
-The quadrature costs one Bessel function per (pair of points, node) — seconds for a 256 × 256
-Gram matrix — and the same moments are asked for repeatedly: positive and hyperbolic share them,
-and a Gram job evaluates the closed form once per kernel (the kernel only rescales the softmax
-MSE). :func:`coupled_pair_moment` therefore evaluates each distinct value of its argument once
-(a Gram matrix's ‖x ± y‖ is symmetric: half the work) and memoises its results per process (a
-deterministic function of its inputs: the values are those of a fresh evaluation, bit for bit).
-"""
+:func:`coupled_pair_moment` evaluates each distinct argument once and memoises per process (the
+values of a fresh evaluation, bit for bit)."""
 
 from __future__ import annotations
 

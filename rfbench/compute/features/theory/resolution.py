@@ -1,30 +1,10 @@
-"""Does a Monte Carlo sample resolve a moment of a heavy-tailed estimator? (the ``resolved`` flag)
+"""Does a Monte Carlo sample resolve a moment of a heavy-tailed estimator? (the ``resolved`` flag;
+docs/methods.md#heavy-tails)
 
-An exponential-type feature term f(ω) ∝ exp(ωᵀAω·c + ωᵀb) (positive, hyperbolic = cosh, GERF/DERF;
-HRF Eq. 3, DERF Thm 4.1) has its k-th moment E_p[f^k] carried by the *tilted* law
-q_k ∝ f^k p, the Gaussian N(μ_k, Σ_k). For ω ~ N(0, I) and f ∝ exp(ωᵀa) (positive features,
-a = x + y), q_k = N(k·a, I): the MSE (k = 2) of the SM⁺⁺ estimate at θ = 0, ‖x + y‖ = 2r lives
-near ωᵀâ ≈ 4r, a region the nominal law visits with probability Φ̄(4r) (1e-9 at r = 1.5).
-A sample cannot estimate a moment whose carrying region it never visits: the sample MSE is then
-typically far below the truth, and its sample standard error is meaningless.
-
-**Criterion.** Let R_k = {ω : ωᵀμ̂_k ≥ ‖μ_k‖} be the half-space beyond the tilted mean (it holds
-about half of the tilted law's mass, i.e. about half of the k-th moment). The sample resolves the
-k-th moment when the expected number of its projections falling in R_k is at least
-``MIN_TAIL_DRAWS`` = 30:   n·Φ̄(‖μ_k‖) ≥ 30,   n = samples × (projections per estimate).
-
-- k = 1 decides means, biases and mean absolute errors; k = 2 decides MSEs and relative RMSEs.
-- Bounded features (trig, sign; any estimator whose f is bounded) are always resolved.
-- Several exponents (hyperbolic: ±a, f = cosh ωᵀa) use the largest ‖μ_k‖ (they are symmetric).
-- Bipolar hybrids (HRF Eq. 12): λ̂ ∈ [0, 1]/ρ is bounded, the trig part is bounded, so the SM⁺⁺
-  part (m base projections) decides.
-- GERF/DERF (DERF Thm 4.1, diagonal A, b = B1 x + B2 y):
-  f^k p ∝ exp(-½ωᵀ(I - 4kA)ω + kωᵀb), so μ_k = k(I - 4kA)⁻¹b; if 1 - 4ka ≤ 0 the moment is infinite
-  (never resolved).
-- Couplings: the criterion counts projections, each marginally N(0, I) for iid/ORF/SimRF; weights
-  that are not marginally Gaussian (QMC, quadrature, structured) are not assessed (``None``).
-- Estimators not covered here (cluster hybrids, complex exponentials) are not assessed (``None``).
-"""
+The k-th moment of an exponential feature term (HRF Eq. 3, DERF Thm 4.1) is carried by the tilted
+Gaussian law with mean μ_k; a sample of n projections resolves it when n·Φ̄(‖μ_k‖) ≥
+``MIN_TAIL_DRAWS``. Bounded features are always resolved; bipolar hybrids are decided by their SM⁺⁺
+part; laws that are not marginally Gaussian and other families are not assessed (None)."""
 
 from __future__ import annotations
 

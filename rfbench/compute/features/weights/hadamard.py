@@ -1,19 +1,8 @@
-"""Fast Walsh–Hadamard transforms and structured projections built on them
+"""Fast Walsh–Hadamard transforms and the projections of Hadamard couplings applied through them
 (docs/architecture.md#structured-projections).
 
-The Hadamard couplings (SORF, ``orf-fast``, ``simrf-fast``, FastFood) are chains of diagonal,
-permutation, simplex and Hadamard factors acting on an input zero-padded to d′ (a power of two).
-:class:`HadamardChain` keeps those factors and applies them to inputs in O(d′ log d′) per block
-(:func:`fwht`), instead of the O(d′·d) product with the materialised rows.
-:class:`StructuredProjections` carries the chain beside the dense rows ``W`` (which every other
-consumer of :class:`~rfbench.compute.features.base.Projections` still reads) and uses it in
-``project`` when d′ is large enough for the transform to beat BLAS (``FAST_FROM``, measured by
-``rfbench run cost``'s ``projection`` part).
-
-``fwht`` uses the SIMD package ``fht-cpu`` (``pip install 'rfbench[fast]'``) when installed, and a
-Kronecker-factored numpy transform otherwise (:func:`fwht_numpy`); both give the unnormalised
-Sylvester-order transform, equal to ``x @ scipy.linalg.hadamard(n)`` up to float64 round-off.
-"""
+``fwht`` uses ``fht-cpu`` (``pip install 'rfbench[fast]'``) when installed, else a
+Kronecker-factored numpy transform; both equal ``x @ scipy.linalg.hadamard(n)`` to round-off."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Monte Carlo couplings with Gaussian marginals: iid, ORF, SimRF, SimRF+ (Reid et al. 2023).
-
-All are rotation invariant (W and W·U have the same law for orthogonal U), so each can be drawn
-restricted to a k-dimensional frame: W[:, :k] with the full row norms, at O(d·k²) per block instead
-of O(d³) (docs/architecture.md#estimator-contract).
-"""
+"""Monte Carlo couplings with Gaussian marginals: iid, ORF, SimRF, SimRF+ (Reid et al. 2023;
+docs/methods.md#couplings). All are rotation invariant, so each can be drawn in a k-dimensional
+frame."""
 
 from __future__ import annotations
 

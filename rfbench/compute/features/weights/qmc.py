@@ -1,12 +1,7 @@
-"""Unit-cube couplings: randomised QMC (Halton, Sobol, rank-1 lattice), moment matching, SSF*.
+"""Unit-cube couplings: randomised QMC (Halton, Sobol', rank-1 lattice), moment matching, SSF*
+(Spectraformer Sec. 3.3, eq. 28; Avron et al. 2016; docs/methods.md#qmc).
 
-QMC rows are ω_i = Φ⁻¹(t_i) coordinatewise for a randomised low-discrepancy point set t_1..t_m in
-[0, 1)^d (Avron et al. 2016; Spectraformer Sec. 3.3; docs/methods.md#qmc, eq. 28). Every one of the
-``draws`` realisations is randomised independently (its own scrambling or shift, from the job's
-generator, all draws at once: ``scrambling``) so that draws are i.i.d. RQMC replicates; each point
-of a randomised set is exactly uniform, so each row is exactly N(0, I_d) and every unbiased
-component stays unbiased.
-"""
+Every draw is randomised independently, so each row is exactly N(0, I_d)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Quadrature couplings: the degree-3 sparse grid (SGQ) and its sampled variant.
-
-Read Spectraformer Sec. 3.3; docs/methods.md#sgq: the 1-D three-point Gauss–Hermite rule for N(0, 1)
-has nodes {−√3, 0, √3} with weights {1/6, 2/3, 1/6}; the Smolyak combination in d dimensions keeps
-2d + 1 nodes 0_d, ±√3 e_i with weights a₀ = 1 − d/3 and a_{±i} = 1/6 (exact to total degree 3).
-"""
+"""Quadrature couplings: the degree-3 sparse grid (SGQ) and its sampled variant
+(Spectraformer Sec. 3.3; docs/methods.md#sgq)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
-"""Structured couplings: SORF, FastFood_F, SCRF, and the SimRF paper's fast ORF / fast SimRF.
+"""Hadamard and circulant couplings: SORF, fast ORF, fast SimRF, FastFood_F, SCRF
+(docs/methods.md#structured, #stacking; Spectraformer Sec. 3.3; SimRF §4.2).
 
-Hadamard-based blocks live in d′ = the next power of two ≥ d (Spectraformer Sec. 3.3;
-docs/methods.md#structured): each block is a d′×d′ matrix of which the first d columns are kept (the
-same as zero-padding x to d′), and blocks of d′ rows are stacked and truncated to m rows (SimRF
-Sec. 3, footnote 2; docs/methods.md#stacking). Every ω returned is the truncated row in R^d, so
-``sq_norms`` are the squared norms of the truncated rows.
-
-Hadamard transforms (docs/architecture.md#structured-projections): each sampler draws the factors
-of its blocks (Rademacher diagonals, permutations, Gaussian and χ diagonals) as a
-:class:`~rfbench.compute.features.weights.hadamard.HadamardChain`, materialises the rows W with fast
-Walsh–Hadamard transforms (O(d′ log d′) per block and input coordinate instead of a d′×d′ BLAS
-product per factor), and returns
-:class:`~rfbench.compute.features.weights.hadamard.StructuredProjections`, whose ``project`` applies
-the chain to the inputs in O(d′ log d′) per block once d′ is large enough. The random stream is the
-one of the dense construction (``dense_block``, kept as the reference of the tests): the same draws
-up to float64 round-off.
-"""
+Hadamard blocks live in d′ = the next power of two ≥ d (first d columns kept) and are applied as a
+:class:`~rfbench.compute.features.weights.hadamard.HadamardChain`; ``dense_block`` is the dense
+reference construction of the tests, with the same random stream."""
 
 from __future__ import annotations
 
