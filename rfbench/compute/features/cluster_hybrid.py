@@ -21,7 +21,6 @@ from rfbench.compute.features.base import (
 from rfbench.compute.features.complex_exp import ComplexExp, complex_diagonal_A, real_diagonal_A
 from rfbench.compute.features.hybrid import HybridBase
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import KERNELS
 
 #: k-means restarts (scikit-learn's n_init in :func:`fit_clusters`) and the nominal Lloyd
 #: iterations of the cost model (rfbench.compute.experiments.cost.model)
@@ -130,7 +129,7 @@ class ClusterHybrid(HybridBase):
 
     def _pair_features(self, draw: Draw, X: np.ndarray, i: int, j: int, side: Side) -> Features:
         comp = draw.params["pairs"][i][j]
-        return self._with_kernel(comp.features(draw.projections["omega"], X, side, {}), X)
+        return self.with_kernel(comp.features(draw.projections["omega"], X, side, {}), X)
 
     def _inputs(self, X: np.ndarray) -> np.ndarray:
         X = check_inputs(X)
@@ -152,7 +151,7 @@ class ClusterHybrid(HybridBase):
                 )
         return out
 
-    def _psi(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         """[1[c(u) = i]·Ψ_ij(u)]_(i,j): dimension n_q·n_k·m, one nonzero row of blocks."""
         X = self._inputs(X)
         labels = draw.params["query" if side == "query" else "key"].assign(X)
@@ -163,20 +162,5 @@ class ClusterHybrid(HybridBase):
             blocks.append(Features(f.values, np.where(mine, f.log_scale, -np.inf)))
         return concat_features(blocks)
 
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._psi(draw, X, "query")
 
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._psi(draw, Y, "key")
-
-
-register_hybrid(
-    HybridEntry(
-        ClusterHybrid.family,
-        ClusterHybrid,
-        KERNELS,
-        ClusterHybrid.paper,
-        True,
-        ClusterHybrid.description,
-    )
-)
+register_hybrid(HybridEntry.of(ClusterHybrid, unbiased=True))

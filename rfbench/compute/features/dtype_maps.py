@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.features.base import Parts, Projections
+from rfbench.compute.features.maps import Parts
+from rfbench.compute.features.projections import Projections
 
-#: ``Parts`` (defined in :mod:`rfbench.compute.features.base`) stays importable here for plugins
+#: ``Parts`` (defined in :mod:`rfbench.compute.features.maps`) stays importable here for plugins
 __all__ = ["Parts", "half_sq", "mm", "project", "rounded"]
 
 

@@ -109,17 +109,9 @@ class ComponentEstimator(Estimator):
             col_log = col_log + kernel_row_log(self.alpha, Y)
         return scaled_estimate(values, row_log, col_log)
 
-    def _features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         out = self.component.features(draw.projections["omega"], X, side, draw.params)
-        if self.alpha == 0.0:
-            return out
-        return Features(out.values, out.log_scale + kernel_row_log(self.alpha, X))
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X, "query")
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y, "key")
+        return self.with_kernel(out, X)
 
     # Capabilities (docs/extending.md#capabilities), answered by the component.
 

@@ -25,7 +25,6 @@ from rfbench.compute.features.base import (
     bilinear_estimate,
     check_inputs,
     concat_features,
-    kernel_row_log,
 )
 from rfbench.compute.features.components import Hyperbolic, Sign, Trig
 from rfbench.compute.features.dtype_maps import project
@@ -91,11 +90,6 @@ class HybridBase(Estimator):
         """No fit: 0 (data-dependent hybrids override it)."""
         return 0.0
 
-    def _with_kernel(self, f: Features, X: np.ndarray) -> Features:
-        if self.alpha == 0.0:
-            return f
-        return Features(f.values, f.log_scale + kernel_row_log(self.alpha, X))
-
 
 class BipolarHybrid(HybridBase):
     """λ̂·ŜM⁺⁺ + (1 − λ̂)·ŜM^trig with λ̂ = a + c·g(x)ᵀg(y) independent of the ω's (HRF Eq. 12)."""
@@ -159,7 +153,7 @@ class BipolarHybrid(HybridBase):
         X = check_inputs(X)
         keys = ("omega_pos", "omega_trig")
         return tuple(  # type: ignore[return-value]
-            self._with_kernel(comp.features(draw.projections[k], X, side, {}), X)
+            self.with_kernel(comp.features(draw.projections[k], X, side, {}), X)
             for comp, k in zip(self.bases, keys, strict=True)
         )
 
@@ -180,7 +174,7 @@ class BipolarHybrid(HybridBase):
         )
         return lam * bilinear_estimate(pos_x, pos_y) + (1 - lam) * bilinear_estimate(trig_x, trig_y)
 
-    def _psi(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         """Lemma 2.3, real asymmetric: query [√|a|φ₁; √|c| g⊗φ₁; √|1-a|φ₂; √|c| g⊗φ₂]; the key
         side carries the signs of (a, c, 1 - a, -c). Blocks with a zero coefficient are dropped,
         so the angular map has 4m(n+1) entries (HRF Sec. 2.4, Eq. 19, Lemma 3.2;
@@ -195,12 +189,6 @@ class BipolarHybrid(HybridBase):
             if k != 0
         ]
         return concat_features(blocks)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._psi(draw, X, "query")
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._psi(draw, Y, "key")
 
 
 class AngularHybrid(BipolarHybrid):
@@ -287,18 +275,8 @@ class GaussianHybrid(BipolarHybrid):
 
 
 for _cls in (AngularHybrid, GaussianHybrid):
-    register_hybrid(
-        HybridEntry(
-            _cls.family,
-            _cls,
-            KERNELS,
-            _cls.paper,
-            True,
-            _cls.description,
-            default_n=DEFAULT_N,
-            variants=_cls.variants,
-            biased_variants=("shared-all",) if "shared-all" in _cls.variants else (),
-        )
-    )
+    biased = ("shared-all",) if "shared-all" in _cls.variants else ()
+    fields = {"default_n": DEFAULT_N, "variants": _cls.variants, "biased_variants": biased}
+    register_hybrid(HybridEntry.of(_cls, True, **fields))
 # '@iid' in the target: registry.list_estimators looks alias targets up among full names.
 register_alias("cse", "angular-hybrid@iid", variant="shared-all")

@@ -11,6 +11,7 @@ from rfbench.compute.features.base import (
     Estimator,
     Features,
     Projections,
+    Side,
     WeightsSampler,
     check_inputs,
 )
@@ -152,7 +153,7 @@ class Nystrom(Estimator):
         proj = Projections(L, sq_norms(L), d)
         return Draw({"landmarks": proj}, {"basis": basis}, d)
 
-    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         L = draw.projections["landmarks"].W
         X = check_inputs(X, L.shape[-1])
         log_k = log_kernel(self.kernel, X, L)  # (draws, N, k)
@@ -160,22 +161,6 @@ class Nystrom(Estimator):
         values = np.exp(log_k - top[..., None]) @ draw.params["basis"]
         return Features(values, top)
 
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X)
 
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y)
-
-
-register_hybrid(
-    HybridEntry(
-        "nystrom",
-        Nystrom,
-        KERNELS,
-        Nystrom.paper,
-        False,
-        Nystrom.description,
-        takes_weights=False,
-    )
-)
+register_hybrid(HybridEntry.of(Nystrom, unbiased=False, takes_weights=False))
 register_alias("nystrom-kmeans", "nystrom", landmarks="kmeans")

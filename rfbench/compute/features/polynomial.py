@@ -13,9 +13,9 @@ from rfbench.compute.features.base import (
     Estimator,
     Features,
     Projections,
+    Side,
     WeightsSampler,
     check_inputs,
-    kernel_row_log,
     shifted_exp,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
@@ -43,11 +43,6 @@ class _PolynomialBase(Estimator):
     def _check_frame(self, d: int, frame: int | None) -> None:
         if frame is not None and frame < d:
             raise ValueError(f"{self.name} is not rotation invariant: no frames")
-
-    def _with_kernel(self, f: Features, X: np.ndarray) -> Features:
-        if self.alpha == 0.0:
-            return f
-        return Features(f.values, f.log_scale + kernel_row_log(self.alpha, X))
 
 
 def taylor2_features(X: np.ndarray) -> np.ndarray:
@@ -108,7 +103,7 @@ class Taylor2(_PolynomialBase):
         empty = np.zeros((draws, 0, d))
         return Draw({"omega": Projections(empty, np.zeros((draws, 0)), d)}, {}, d)
 
-    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         X = check_inputs(X, draw.d)
         phi = taylor2_features(X)
         top = np.max(np.abs(phi), axis=-1)  # ≥ 1: the constant feature
@@ -117,13 +112,7 @@ class Taylor2(_PolynomialBase):
             values, top = values[None], top[None]
         values = np.broadcast_to(values, (draw.draws,) + values.shape[1:])
         log_scale = np.broadcast_to(np.log(top), values.shape[:2])
-        return self._with_kernel(Features(values, log_scale), X)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X)
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y)
+        return self.with_kernel(Features(values, log_scale), X)
 
 
 def log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
@@ -197,7 +186,7 @@ class RandomMaclaurin(_PolynomialBase):
         proj = Projections(W, np.full(W.shape[:2], float(d)), d)
         return Draw({"omega": proj}, {"degree": degree, "end": end}, d)
 
-    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         proj = draw.projections["omega"]
         X = check_inputs(X, proj.frame)
         degree, end = draw.params["degree"], draw.params["end"]
@@ -218,28 +207,8 @@ class RandomMaclaurin(_PolynomialBase):
         sign = np.where(np.round(segment_sums(negative.astype(float))) % 2 == 1, -1.0, 1.0)
         out = shifted_exp(log_mag[..., None], sign[..., None])
         row = out.log_scale - 0.5 * np.log(self.m)
-        return self._with_kernel(Features(out.values, row), X)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X)
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y)
+        return self.with_kernel(Features(out.values, row), X)
 
 
-register_hybrid(
-    HybridEntry(
-        "taylor2", Taylor2, KERNELS, Taylor2.paper, False, Taylor2.description, takes_weights=False
-    )
-)
-register_hybrid(
-    HybridEntry(
-        "maclaurin",
-        RandomMaclaurin,
-        KERNELS,
-        RandomMaclaurin.paper,
-        True,
-        RandomMaclaurin.description,
-        takes_weights=False,
-    )
-)
+register_hybrid(HybridEntry.of(Taylor2, unbiased=False, takes_weights=False))
+register_hybrid(HybridEntry.of(RandomMaclaurin, unbiased=True, takes_weights=False))

@@ -35,6 +35,7 @@ from rfbench.compute.features.options import (
     split_options,
     split_outside_brackets,
 )
+from rfbench.compute.kernels import KERNELS
 from rfbench.compute.names import split_name
 from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 
@@ -90,6 +91,13 @@ class HybridEntry:
     variants: tuple[str, ...] = ()
     biased_variants: tuple[str, ...] = ()
     data_dependent: bool = False
+
+    @classmethod
+    def of(cls, estimator: type[Estimator], unbiased: bool, **fields: Any) -> HybridEntry:
+        """The entry of an :class:`Estimator` class for every kernel, named by its ``family``,
+        with its ``paper`` and ``description``."""
+        e: Any = estimator
+        return cls(e.family, estimator, KERNELS, e.paper, unbiased, e.description, **fields)
 
 
 #: components, hybrids and aliases are all estimator names: one namespace
