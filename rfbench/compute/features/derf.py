@@ -204,6 +204,12 @@ class _DenseExponential(Component):
     rotation_invariant = False
 
     ridge: float | None = None  # relative ridge of singular statistics (ADERF, SADERF only)
+    #: the closed-form fit of the mechanism: fitter(X, Y, d) or, with a ridge, (X, Y, d, ridge)
+    fitter: Any = None
+
+    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
+        X, Y = np.asarray(X, float), np.asarray(Y, float)
+        return self.fitter(X, Y, d) if self.ridge is None else self.fitter(X, Y, d, self.ridge)
 
     def params(self, params: dict[str, Any]) -> DerfParams:
         if params.get("mechanism") != self.name or "derf" not in params:
@@ -259,9 +265,7 @@ class GERF(_DenseExponential):
     description = "generalised exponential RFs with data-optimal A (OPRF, FAVOR++)"
     paper = "DERF eq. 6-7, Sec. 3.1"
     rotation_invariant = True
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_gerf(np.asarray(X, float), np.asarray(Y, float), d)
+    fitter = staticmethod(fit_gerf)
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         derf, A = self.params(params), params["A"]
@@ -289,11 +293,10 @@ class ADERF(_DenseExponential):
     paper = "DERF Thm 4.2"
     symmetric = False
 
+    fitter = staticmethod(fit_aderf)
+
     def __init__(self, ridge: float | None = None) -> None:
         self.ridge = ridge
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_aderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)
 
 
 @register_component
@@ -303,9 +306,7 @@ class SDERF(_DenseExponential):
     name = "sderf"
     description = "symmetric dense-exponential RFs (diagonal A, one eig; FAVOR#)"
     paper = "DERF Thm 4.3"
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_sderf(np.asarray(X, float), np.asarray(Y, float), d)
+    fitter = staticmethod(fit_sderf)
 
 
 @register_component
@@ -317,8 +318,7 @@ class SADERF(_DenseExponential):
     paper = "DERF Sec. 4.3, eq. 12-13"
     symmetric = False
 
+    fitter = staticmethod(fit_saderf)
+
     def __init__(self, ridge: float | None = None) -> None:
         self.ridge = ridge
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_saderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)

@@ -1,17 +1,7 @@
-"""Names -> estimators: ``component@weights``, hybrids, aliases; ``rfbench list estimators``.
-
-The public surface (see ``docs/architecture.md``): :func:`get` builds an estimator from its name,
-:func:`describe` says what a name is without building it, :func:`estimator_names` lists every name,
-:func:`make_weights` / :func:`weights_samplers` give the couplings, and the decorators
-``register_component``, ``register_weights``, ``register_hybrid`` and ``register_alias`` add to it.
-Every module of ``rfbench.compute.features`` is imported on first use (a new module registers
-itself), and then the ``rfbench.plugins`` entry points of installed packages
-(:mod:`rfbench.compute.plugins`).
-
-Options route the same way for every kind: ``weights_<option>`` goes to the coupling (e.g.
-``weights_passes=3`` for ``@simrf-plus``), every other option to the component or hybrid. A name
-may carry them too, so a command line or a config can set them: ``gerf-fixed(A=-0.25)@orf``,
-``trig@simrf-plus(passes=3)``, ``gaussian-hybrid(sigma=0.5)@orf`` (:func:`parse_name`).
+"""Names -> estimators: ``component@weights``, hybrids, aliases, with options in the name
+(``gerf-fixed(A=-0.25)@orf``; ``weights_<option>`` goes to the coupling); ``rfbench list
+estimators`` (docs/architecture.md#layout, docs/methods.md#options-in-names). The built-ins, then
+the ``rfbench.plugins`` entry points, register themselves on first use.
 """
 
 from __future__ import annotations
@@ -68,15 +58,9 @@ C = TypeVar("C", bound=type)
 
 @dataclass(frozen=True)
 class HybridEntry:
-    """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``.
-
-    ``bipolar`` and ``data_dependent`` (see :class:`Estimator`): for a factory that is not an
-    :class:`Estimator` class, which declares them itself; ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig
-    with random λ (HRF Eq. 12), sized by (m, n);
-    ``default_n``: its λ projections when n is not given; ``variants``: its sharing variants (the
-    first is the default), of which ``biased_variants`` reuse ω as τ, are biased and take n = m
-    by default (CSE's shared-all).
-    """
+    """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``
+    (docs/extending.md#a-hybrid; ``bipolar`` and ``data_dependent``: for a factory that is not an
+    :class:`Estimator` class, which declares them itself)."""
 
     name: str
     factory: Callable[..., Estimator]
@@ -320,22 +304,12 @@ def _unknown(name: str) -> str:
 
 @dataclass(frozen=True)
 class EstimatorDescription:
-    """What an estimator name stands for, without building it (one row of ``rfbench list``).
+    """What an estimator name stands for, without building it (one row of ``rfbench list``;
+    the facts and capabilities of :class:`Estimator`, docs/extending.md#capabilities).
 
-    ``component`` is the feature function or hybrid family (before '@'), ``weights`` the coupling
-    (defaults filled in), ``variant`` the sharing variant an alias fixes (None: the caller's
-    choice among ``variants``), ``options`` every option ``get`` accepts with its default
-    (``weights_*`` go to the coupling; ``...`` marks a required one), ``features_per_projection``
-    the map entries per projection ω_i (components; None for hybrids, whose width depends on n),
-    ``theory_name`` the name under which a closed-form MSE would be registered (None when options
-    change the estimator: :func:`rfbench.compute.features.theory.has_theory` says whether one
-    exists), ``default_n`` a bipolar hybrid's λ projections
-    when n is not given (None: n = m for a shared-all variant).
-
-    Capabilities (docs/extending.md#capabilities), declared by implementing a method:
-    ``precision_form`` — the map in a given dtype (``Estimator.dtype_parts``, e.g. HRF Eq. 2-3,
-    DERF Thm 4.1), needed by the precision experiment; ``projection_terms`` — per-projection log
-    terms (``Estimator.projection_log_terms``), needed by kernel-regression classify.
+    ``options``: every option ``get`` accepts with its default (``...``: required);
+    ``theory_name``: the name a closed-form MSE would be registered under (None when options
+    change the estimator); ``default_n``: a bipolar hybrid's λ projections when n is not given.
     """
 
     name: str

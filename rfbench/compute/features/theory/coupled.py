@@ -173,29 +173,6 @@ def mse(
         return np.exp(log_pre) * b
 
 
-def prf_mse(
-    coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
-) -> np.ndarray:
-    """Positive RFs (Thm 3.2, Eq. 11 = 34; stacked blocks SimRF Sec. 3;
-    docs/methods.md#stacking)."""
-    return mse("positive", coupling, x, y, m, kernel=kernel)
-
-
-def rff_mse(
-    coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
-) -> np.ndarray:
-    """Random Fourier features (SimRF Sec. 4.1; docs/methods.md#rff-coupled; IID:
-    (1 - e^{-z²})²/(2m), ORF: Thm 4.5)."""
-    return mse("trig", coupling, x, y, m, kernel=kernel)
-
-
-def hyperbolic_mse(
-    coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
-) -> np.ndarray:
-    """Hyperbolic (antithetic positive) RFs cosh(ωᵀ(x+y)) under the coupling [derived]."""
-    return mse("hyperbolic", coupling, x, y, m, kernel=kernel)
-
-
 def rf_conformity(coupling: str, d: int, v) -> np.ndarray:
     """ρ(v) of one block (Eqs. 19, 23, 24); overflows past v ≈ 26 — use ``log_conformity``."""
     v2 = np.asarray(v, dtype=float) ** 2
@@ -225,7 +202,8 @@ def small_v_ratio(d: int, m: int | None = None) -> float:
 
 def prf_orthogonality_gap(d: int, m: int, x, y, *, kernel: str | float = "gaussian") -> np.ndarray:
     """MSE_IID - MSE_ORF of PRFs (Cor. 4.4, Eq. 25; > 0): e^{-2x²-2y²}(m-1)/m · Δ_0(v²), m ≤ d."""
-    return prf_mse("iid", x, y, m, kernel=kernel) - prf_mse("orf", x, y, m, kernel=kernel)
+    gap = mse("positive", "iid", x, y, m, kernel=kernel)
+    return gap - mse("positive", "orf", x, y, m, kernel=kernel)
 
 
 def rff_orthogonality_gap(d: int, m: int, z) -> np.ndarray:

@@ -11,11 +11,11 @@ from numpy.polynomial import Polynomial
 from scipy.special import comb
 
 from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.derf import MECHANISMS
 from rfbench.compute.kernels import sq_norms
 
 ORDERS = (1, 2, 3, 4)
 COMPONENTS = ("positive", "hyperbolic", "trig")
-DERF = ("gerf", "aderf", "sderf", "saderf")
 
 
 def term_moments(kind: str, v: np.ndarray) -> list[np.ndarray]:
@@ -124,7 +124,7 @@ def central_fourth(
     if weights != "iid" or est.kernel == "angular":
         return None
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if head in DERF:
+    if head in MECHANISMS:
         if not params or "derf" not in params:
             return None
         out = derf_central(params["derf"], x, y, est.m)[1]

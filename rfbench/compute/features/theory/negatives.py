@@ -58,11 +58,6 @@ def trig_negative_probability(theta: float | np.ndarray, m: int, r: float = 1.0)
     return np.array([_sign_negative_probability(float(v), int(m)) for v in s])
 
 
-def expected_negatives(thetas: np.ndarray, m: int, r: float, draws_per_angle: int) -> float:
-    """Expected number of negative trig estimates when each angle gets ``draws_per_angle``."""
-    return float(draws_per_angle * trig_negative_probability(thetas, m, r).sum())
-
-
 def negative_fraction(
     estimator: str, theta: np.ndarray, m: int, r: float = 1.0
 ) -> np.ndarray | None:

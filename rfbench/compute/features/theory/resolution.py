@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.derf import MECHANISMS
 
 #: Expected draws in the region carrying a moment for the sample to resolve it.
 MIN_TAIL_DRAWS = 30.0
@@ -21,7 +22,6 @@ MIN_TAIL_DRAWS = 30.0
 BOUNDED = frozenset({"trig", "sign"})
 EXPONENTIAL = frozenset({"positive", "hyperbolic"})
 BIPOLAR = frozenset({"angular-hybrid", "gaussian-hybrid"})
-DERF = frozenset({"gerf", "aderf", "sderf", "saderf"})
 
 
 def _head(est: Estimator) -> tuple[str, str]:
@@ -35,7 +35,7 @@ def assessable(est: Estimator) -> bool:
     weights = getattr(est, "weights", None)
     if weights is not None and not getattr(weights, "marginally_gaussian", False):
         return head in BOUNDED
-    return head in BOUNDED | EXPONENTIAL | BIPOLAR | DERF
+    return head in BOUNDED | EXPONENTIAL | BIPOLAR | set(MECHANISMS)
 
 
 def _tilt_maps(
@@ -99,11 +99,6 @@ def pairs_resolved(
     return bool(_tail_draws(est, samples, norm) >= MIN_TAIL_DRAWS)
 
 
-def projections_per_estimate(est: Estimator) -> int:
-    """Projections carrying the heavy tail in one estimate: m (hybrids: the m SM⁺⁺ rows)."""
-    return int(est.m)
-
-
 def expected_tail_draws(
     est: Estimator,
     x: np.ndarray,
@@ -121,7 +116,8 @@ def expected_tail_draws(
 
 def _tail_draws(est: Estimator, samples: int, norm: np.ndarray | float) -> np.ndarray | float:
     """n·Φ̄(‖μ_k‖): projections of ``samples`` estimates expected beyond the tilted mean."""
-    return samples * projections_per_estimate(est) * np.exp(log_ndtr(-np.asarray(norm)))
+    # the projections carrying the heavy tail: m (hybrids: the m SM⁺⁺ rows)
+    return samples * int(est.m) * np.exp(log_ndtr(-np.asarray(norm)))
 
 
 def resolved(
