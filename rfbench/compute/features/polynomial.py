@@ -27,7 +27,13 @@ class _PolynomialBase(Estimator):
 
     family = ""
 
-    def __init__(self, kernel: str, m: int, n: int | None, weights: WeightsSampler | None) -> None:
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 128,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+    ) -> None:
         if kernel not in KERNELS:
             raise ValueError(
                 f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
@@ -40,7 +46,9 @@ class _PolynomialBase(Estimator):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m})"
 
-    def _check_frame(self, d: int, frame: int | None) -> None:
+    def _check_sample(self, d: int, draws: int, frame: int | None) -> None:
+        positive_int("d", d)
+        positive_int("draws", draws)
         if frame is not None and frame < d:
             raise ValueError(f"{self.name} is not rotation invariant: no frames")
 
@@ -76,15 +84,6 @@ class Taylor2(_PolynomialBase):
     paper = "Based (Arora et al., 2024) §3: 1 + xᵀy + (xᵀy)²/2"
     description = "second-order Taylor features of exp(xᵀy), deterministic (width 1+d+d(d+1)/2)"
 
-    def __init__(
-        self,
-        kernel: str = "softmax",
-        m: int = 128,
-        n: int | None = None,
-        weights: WeightsSampler | None = None,
-    ) -> None:
-        super().__init__(kernel, m, n, weights)
-
     @property
     def deterministic(self) -> bool:
         return True
@@ -97,9 +96,7 @@ class Taylor2(_PolynomialBase):
         fit: tuple[np.ndarray, np.ndarray] | None = None,
         frame: int | None = None,
     ) -> Draw:
-        positive_int("d", d)
-        positive_int("draws", draws)
-        self._check_frame(d, frame)
+        self._check_sample(d, draws, frame)
         empty = np.zeros((draws, 0, d))
         return Draw({"omega": Projections(empty, np.zeros((draws, 0)), d)}, {}, d)
 
@@ -175,9 +172,7 @@ class RandomMaclaurin(_PolynomialBase):
         (draws, T, d) with T = max over draws of Σ_i N_i (≈ m·r/(1 − r)): feature i uses rows
         start_i … start_i + N_i − 1, start = the exclusive cumulative sum of the degrees; rows
         past a draw's total are padding."""
-        positive_int("d", d)
-        positive_int("draws", draws)
-        self._check_frame(d, frame)
+        self._check_sample(d, draws, frame)
         degree = rng.geometric(1.0 - self.ratio, size=(draws, self.m)) - 1
         end = np.cumsum(degree, axis=1)
         total = int(end[:, -1].max())

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +84,7 @@ def full_projections(W: np.ndarray, weights: np.ndarray | None = None) -> Projec
     return Projections(W, sq_norms(W), W.shape[-1], weights)
 
 
-class WeightsSampler(ABC):
+class WeightsSampler:
     """A coupling of the projection vectors ω (rows marginally N(0, I_d) unless stated)."""
 
     name: str = ""
@@ -153,10 +152,11 @@ class WeightsSampler(ABC):
             return self._sample_frame(rng, d, m, draws, frame)
         return self._sample(rng, d, m, draws)
 
-    @abstractmethod
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections: ...
+    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
+        """Full draws; a rotation-invariant coupling may implement only :meth:`_sample_frame`."""
+        return self._sample_frame(rng, d, m, draws, d)
 
     def _sample_frame(
         self, rng: np.random.Generator, d: int, m: int, draws: int, k: int
     ) -> Projections:
-        raise NotImplementedError
+        raise NotImplementedError(f"weights {self.name!r} implement no _sample")

@@ -61,9 +61,6 @@ class _OrthogonalBlocks(WeightsSampler):
         rows = self.directions(rng, norms, d) @ R
         return norms[..., None] * rows, norms**2
 
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        return stacked(lambda g, c, dd: self._blocks(g, c, dd, dd), rng, d, m, draws)
-
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         return stacked(lambda g, c, dd: self._blocks(g, c, dd, k), rng, d, m, draws)
 
@@ -178,11 +175,6 @@ class SimRFPlus(_OrthogonalBlocks):
     def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray | None:
         """As the other orthogonal blocks, except in the released code's block sharing."""
         return None if self.code_compat else super().from_gaussian(G, m)
-
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        if self.code_compat:
-            return self._shared_blocks(rng, d, m, draws, d)
-        return super()._sample(rng, d, m, draws)
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         if self.code_compat:

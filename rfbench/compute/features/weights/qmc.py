@@ -257,9 +257,6 @@ class SSFStar(WeightsSampler):
         r = np.sqrt(2.0 * special.gammaincinv(d / 2.0, t))  # χ_d quantiles
         return rng.permuted(r, axis=1)
 
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        return self._sample_frame(rng, d, m, draws, d)
-
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         r = self._radii(rng, d, m, draws)
         V = riesz_directions(m, d, self.steps)

@@ -53,9 +53,6 @@ class SGQ(WeightsSampler):
         """K, the number of rotated copies (0: the plain grid)."""
         return n_blocks(m, 2 * d + 1) if self.rotations == "auto" else self.rotations
 
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        return self._sample_frame(rng, d, m, draws, d)
-
     def _sample_frame(
         self, rng: np.random.Generator, d: int, m: int, draws: int, k: int
     ) -> Projections:
