@@ -84,11 +84,8 @@ def _pair_moment(component: str, d: int, a: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def coupled_pair_moment(component: str, d: int, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """E_NM and E_ind of f(w_a² + w_b²) for a countermonotone and an independent χ_d pair.
-
-    Memoised per process on (trig or not, d, the bytes of ``a``): positive and hyperbolic share
-    f, and a repeated call returns the arrays of the first one (read-only), equal bit for bit to
-    a fresh evaluation.
+    """E_NM and E_ind of f(w_a² + w_b²) for a countermonotone and an independent χ_d pair,
+    memoised (module doc; a repeated call returns the first call's read-only arrays).
 
     Parameters
     ----------

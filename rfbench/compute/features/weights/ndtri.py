@@ -55,10 +55,8 @@ def ndtri_inplace(y: np.ndarray) -> np.ndarray:
 
     Notes
     -----
-    Cephes ``ndtri`` (Moshier 1989) as array operations: see the module docstring for the
-    branches and how the result compares with ``scipy.special.ndtri``. Works through y in
-    blocks of ``BLOCK`` elements; a caller that writes y block by block can apply it to each
-    block while that is still in cache.
+    Works through y in blocks of ``BLOCK`` elements; a caller that writes y block by block can
+    apply it to each block while that is still in cache.
     """
     if y.dtype != np.float64 or not y.flags.c_contiguous or not y.flags.writeable:
         raise ValueError("ndtri_inplace needs a writeable C-contiguous float64 array")
