@@ -21,24 +21,11 @@ from rfbench.compute.kernels import KERNELS, log_kernel, sq_norms
 LANDMARKS = ("uniform", "kmeans")
 
 
-def uniform_landmarks(rng: np.random.Generator, pool: np.ndarray, m: int, draws: int) -> np.ndarray:
-    """``draws`` independent uniform subsets of min(m, len(pool)) rows of ``pool``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        Source of the subsets.
-    pool : ndarray, shape (n, d)
-        Candidate landmarks (distinct rows).
-    m : int
-        Landmarks wanted.
-    draws : int
-        Independent subsets.
-
-    Returns
-    -------
-    ndarray, shape (draws, min(m, n), d)
-    """
+def _uniform_landmarks(
+    rng: np.random.Generator, pool: np.ndarray, m: int, draws: int
+) -> np.ndarray:
+    """``draws`` independent uniform subsets of min(m, n) distinct rows of ``pool`` (n, d):
+    (draws, min(m, n), d)."""
     k = min(m, len(pool))
     order = np.argsort(rng.random((draws, len(pool))), axis=1)[:, :k]
     return pool[order]
@@ -73,21 +60,9 @@ def kmeans_landmarks(pool: np.ndarray, start: np.ndarray, iters: int) -> np.ndar
     return C
 
 
-def inverse_sqrt_basis(W: np.ndarray, rcond: float) -> np.ndarray:
-    """B = U_+ Λ_+^{-1/2} of symmetric PSD matrices, eigenvalues ≤ rcond·λ_max dropped (zero
-    columns), so B Bᵀ = W⁺ on the kept eigenspace.
-
-    Parameters
-    ----------
-    W : ndarray, shape (draws, k, k)
-        Landmark kernel matrices K(L, L).
-    rcond : float
-        Relative eigenvalue cut-off.
-
-    Returns
-    -------
-    ndarray, shape (draws, k, k)
-    """
+def _inverse_sqrt_basis(W: np.ndarray, rcond: float) -> np.ndarray:
+    """B = U_+ Λ_+^{-1/2} of PSD matrices W (draws, k, k), eigenvalues ≤ rcond·λ_max dropped (zero
+    columns), so B Bᵀ = W⁺ on the kept eigenspace: (draws, k, k)."""
     lam, U = np.linalg.eigh(W)
     keep = lam > rcond * np.max(lam, axis=-1, keepdims=True)
     scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, lam, 1.0)), 0.0)
@@ -146,10 +121,10 @@ class Nystrom(Estimator):
         if frame is not None and frame < d:
             raise ValueError(f"{self.name} takes its landmarks from the data: no frames")
         pool = np.unique(np.vstack([check_inputs(a, d).reshape(-1, d) for a in fit]), axis=0)
-        L = uniform_landmarks(rng, pool, self.m, draws)
+        L = _uniform_landmarks(rng, pool, self.m, draws)
         if self.landmarks == "kmeans":
             L = kmeans_landmarks(pool, L, self.iters)
-        basis = inverse_sqrt_basis(np.exp(log_kernel(self.kernel, L, L)), self.rcond)
+        basis = _inverse_sqrt_basis(np.exp(log_kernel(self.kernel, L, L)), self.rcond)
         proj = Projections(L, sq_norms(L), d)
         return Draw({"landmarks": proj}, {"basis": basis}, d)
 

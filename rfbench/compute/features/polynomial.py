@@ -112,21 +112,9 @@ class Taylor2(_PolynomialBase):
         return self.with_kernel(Features(values, log_scale), X)
 
 
-def log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
-    """log(a_N / P(N)) with a_n = 1/n! and P(N = n) = (1 − r) rⁿ (Kar & Karnick 2012, Alg. 1).
-
-    Parameters
-    ----------
-    degree : ndarray of int, any shape
-        Degrees N ≥ 0.
-    ratio : float
-        r ∈ (0, 1).
-
-    Returns
-    -------
-    ndarray, the shape of ``degree``
-        The log importance weights.
-    """
+def _log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
+    """log(a_N / P(N)) with a_n = 1/n!, P(N = n) = (1 − r) rⁿ for degrees N ≥ 0 (any shape) and
+    r = ``ratio`` ∈ (0, 1) (Kar & Karnick 2012, Alg. 1)."""
     degree = np.asarray(degree)
     return -gammaln(degree + 1) - np.log1p(-ratio) - degree * np.log(ratio)
 
@@ -197,7 +185,7 @@ class RandomMaclaurin(_PolynomialBase):
             lo = np.broadcast_to((end - degree)[:, None, :], hi.shape)
             return np.take_along_axis(c, hi, -1) - np.take_along_axis(c, lo, -1)
 
-        log_mag = segment_sums(log_abs) + 0.5 * log_maclaurin_weight(degree, self.ratio)[:, None]
+        log_mag = segment_sums(log_abs) + 0.5 * _log_maclaurin_weight(degree, self.ratio)[:, None]
         log_mag = np.where(segment_sums(zero.astype(float)) > 0.5, -np.inf, log_mag)
         sign = np.where(np.round(segment_sums(negative.astype(float))) % 2 == 1, -1.0, 1.0)
         out = shifted_exp(log_mag[..., None], sign[..., None])

@@ -27,21 +27,9 @@ MEMO_BYTES = 64 << 20
 _memo: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
 
-def pnc_pairs(m: int, d: int) -> int:
-    """Coupled pairs of m rows in stacked blocks of d.
-
-    Parameters
-    ----------
-    m : int
-        Number of projections, m = n d + r.
-    d : int
-        Block size (the input dimension).
-
-    Returns
-    -------
-    int
-        P = n⌊d/2⌋ + ⌊r/2⌋ (the truncated last block keeps ⌊r/2⌋ pairs and an odd spare).
-    """
+def _pnc_pairs(m: int, d: int) -> int:
+    """Coupled pairs P = n⌊d/2⌋ + ⌊r/2⌋ of m = n d + r rows in stacked blocks of d (the truncated
+    last block keeps ⌊r/2⌋ pairs)."""
     n, r = divmod(int(m), int(d))
     return n * (d // 2) + r // 2
 
@@ -144,7 +132,7 @@ def mse(
     d = x.shape[-1]
     norms = sq_norms(x) + sq_norms(y)
     base = coupled_mse(component, "orf", x, y, m, kernel=kernel)
-    weight = 2.0 * pnc_pairs(m, d) / m**2
+    weight = 2.0 * _pnc_pairs(m, d) / m**2
     log_alpha = 2 * kernel_alpha(kernel) * norms
     if component == "trig":
         nm, ind = coupled_pair_moment("trig", d, np.sqrt(sq_norms(x - y)))

@@ -14,21 +14,9 @@ from rfbench.compute.features.weights.blocks import chi_norms, haar_frames
 from rfbench.compute.features.weights.mc import _OrthogonalBlocks
 
 
-def chi_quantile(g: np.ndarray, d: int) -> np.ndarray:
-    """F_d⁻¹(Φ(g)) elementwise, accurate in both tails (upper tail through the survival function).
-
-    Parameters
-    ----------
-    g : ndarray, any shape
-        Standard normal scores.
-    d : int
-        Degrees of freedom of χ_d.
-
-    Returns
-    -------
-    ndarray, the shape of ``g``
-        χ_d quantiles; a standard normal ``g`` gives χ_d-distributed values.
-    """
+def _chi_quantile(g: np.ndarray, d: int) -> np.ndarray:
+    """F_d⁻¹(Φ(g)) elementwise (a standard normal g gives χ_d values), accurate in both tails (the
+    upper one through the survival function)."""
     g = np.asarray(g, dtype=float)
     return np.where(g > 0, chi.isf(ndtr(-g), d), chi.ppf(ndtr(g), d))
 
@@ -60,8 +48,8 @@ def paired_norms(rng: np.random.Generator, count: int, d: int, rho: float = -1.0
     else:
         partner = rho * g + np.sqrt(1.0 - rho**2) * rng.standard_normal((count, pairs))
     norms = np.empty((count, d))
-    norms[:, 0 : 2 * pairs : 2] = chi_quantile(g, d)
-    norms[:, 1 : 2 * pairs : 2] = chi_quantile(partner, d)
+    norms[:, 0 : 2 * pairs : 2] = _chi_quantile(g, d)
+    norms[:, 1 : 2 * pairs : 2] = _chi_quantile(partner, d)
     if d % 2:
         norms[:, -1] = chi_norms(rng, (count,), d)
     return norms

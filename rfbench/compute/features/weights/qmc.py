@@ -76,9 +76,6 @@ class Sobol(_UnitCube):
     description = "randomised QMC: scrambled Sobol' points through the normal quantile"
     paper = "Spectraformer eq. 28 (QMC); Avron et al. 2016"
 
-    def points(self, rng: np.random.Generator, d: int, m: int, draws: int) -> np.ndarray:
-        return sobol_points(rng, d, m, draws)
-
     def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
         # the points are (k + ½)·2^-52, strictly inside (0, 1): Φ⁻¹ in place, no guard pass,
         # block by block as they are written (Φ⁻¹ is most of the cost: ~1.1x an i.i.d.
