@@ -147,15 +147,6 @@ def derf_variance(
     return np.exp(log_var)
 
 
-def derf_mse(
-    estimator: Estimator, params: dict[str, Any], x: np.ndarray, y: np.ndarray
-) -> np.ndarray:
-    """MSE of ``estimator`` (a ``*@iid`` DERF) in its own kernel: e^{2α(‖x‖²+‖y‖²)}·Var_SM."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    log_var, _ = _log_variance(estimator.name, params, x, y, estimator.m, gram=False)
-    return np.exp(log_var + 2.0 * estimator.alpha * (sq_norms(x) + sq_norms(y)))
-
-
 def shifted_log_variance(
     component_name: str, params: dict[str, Any] | None, X: np.ndarray, Y: np.ndarray
 ) -> float:
