@@ -63,14 +63,9 @@ def fit_clusters(
 
 
 class ClusterHybrid(HybridBase):
-    """Σ_ij 1[x ∈ i]1[y ∈ j]·Re Ψ_{A_ij}(x)ᵀΨ_{(A_ij)⁻¹}(y): zero-one mixture (HRF Def. H.2).
-
-    A_ij is the real diagonal of Eq. 88 for the centre pair (``diagonal="complex"``: Eq. 86–87,
-    exact at the centres). One set of ω, from the coupling after '@' (default iid), is shared by all
-    pairs, as in the paper's experiment (HRF App. H.3; docs/experiments.md#hrf-fig6, step 8).
-    ``clusters`` = k or (n_q, n_k). Data-dependent: sample() needs fit=(X, Y); the clustering is
-    fitted once per sample() call and shared by its draws. Inputs are (N, d).
-    """
+    """Σ_ij 1[x ∈ i]1[y ∈ j]·Re Ψ_{A_ij}(x)ᵀΨ_{(A_ij)⁻¹}(y), A_ij of Eq. 88 (``diagonal="complex"``:
+    Eq. 86–87) for the centre pair (HRF Def. H.2; docs/methods.md#hrf-cluster-hybrid). One set of ω
+    shared by all pairs (HRF App. H.3); ``clusters`` = k or (n_q, n_k); inputs (N, d)."""
 
     family = "cluster-hybrid"
     data_dependent = True

@@ -146,15 +146,10 @@ def simplex_plus_directions(norms: np.ndarray, passes: int = 5) -> np.ndarray:
 
 @register_weights
 class SimRFPlus(_OrthogonalBlocks):
-    """SimRF+ (SimRF Eqs. 16–17): W = D S′ R with S′ optimised for the block's own norms D.
-
-    Options: ``passes`` (default 5, as the official code's ``sim_plus_iter``) and ``code_compat``.
-    By default every block gets fresh χ_d norms and its own optimisation (SimRF;
-    docs/methods.md#simrf, #simrf-erratum-7, the recommended resolution). ``code_compat=True``
-    reproduces the official code: one draw of norms and one S′ per draw, reused by all its blocks
-    (only R is redrawn). Rotation invariant (R Haar, independent of D and S′), so frames work in
-    both modes.
-    """
+    """SimRF+ (SimRF Eqs. 16–17): W = D S′ R with S′ optimised for the block's own norms D
+    (docs/methods.md#simrf). Options: ``passes`` (default 5, the code's ``sim_plus_iter``) and
+    ``code_compat`` (the released code: one D and S′ per draw shared by its blocks,
+    #simrf-erratum-7)."""
 
     name = "simrf-plus"
     description = "SimRF+: simplex directions optimised for the block's norms (weight-dependent)"

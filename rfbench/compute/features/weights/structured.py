@@ -118,13 +118,8 @@ class _PaddedBlocks(WeightsSampler):
 
 @register_weights
 class SORF(_PaddedBlocks):
-    """Structured ORF: √d′ H D₁ H D₂ H D₃ (Yu et al. 2016; Spectraformer Sec. 3.3;
-    docs/methods.md#structured, eq. 22).
-
-    Normalised H (the reference code's unnormalised H is a bug,
-    docs/experiments.md#spectraformer-not-reproduced). Rows of a full block have norm exactly √d′
-    and E[ωωᵀ] = I, but rows are not Gaussian (biased, → 0 as d grows).
-    """
+    """Structured ORF √d′ H D₁ H D₂ H D₃, normalised H (Yu et al. 2016; Spectraformer eq. 22;
+    docs/methods.md#structured): rows of norm √d′ with E[ωωᵀ] = I, not Gaussian."""
 
     name = "sorf"
     description = "structured orthogonal blocks sqrt(d') H D1 H D2 H D3 (Hadamard, Rademacher)"
@@ -185,14 +180,9 @@ class FastSimRF(_PaddedBlocks):
 
 @register_weights
 class FastFood(_PaddedBlocks):
-    """FastFood_F (Le et al. 2013): V = S H G Π H B/√d′ (Spectraformer Sec. 3.3;
-    docs/methods.md#structured, eq. 17).
-
-    H unnormalised (±1), B Rademacher, Π a uniform permutation, G ~ N(0, I), and — corrected
-    normalisation of eq. 17 — S = diag(s_i/‖G‖_F) with s_i ~ χ_{d′} (the paper prints
-    s_i‖G‖^{-1/2} and omits 1/√d′). A full row then has norm exactly s_i. With the normalised
-    Hadamard Hn = H/√d′ this is V = √d′ (s/‖G‖_F) Hn G Π Hn B. Not exactly Gaussian.
-    """
+    """FastFood_F (Le et al. 2013) V = √d′ (s/‖G‖_F) Hn G Π Hn B with χ_{d′} row norms s:
+    Spectraformer eq. 17 with its normalisation corrected (docs/methods.md#structured,
+    #spectraformer-erratum-8)."""
 
     name = "fastfood"
     description = "FastFood_F: S H G Pi H B / sqrt(d') with chi_d' row norms"
@@ -224,14 +214,9 @@ def circulant_apply(c: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 @register_weights
 class SCRF(WeightsSampler):
-    """Signed circulant RFs (Feng et al. 2015): t = ⌈m/d⌉ blocks diag(ε) circ(c), c ~ N(0, I_d).
-
-    circ(c)_{jk} = c_{(j−k) mod d} (Spectraformer Sec. 3.3; docs/methods.md#structured, eqs. 18–19).
-    Every row is a signed permutation of c, hence exactly N(0, I_d); rows of a block are correlated.
-    W is materialised by an index gather (O(d²) per block, the size of the output);
-    ``circulant_apply`` is the equivalent O(d log d) FFT application, checked against it in the
-    tests.
-    """
+    """Signed circulant RFs diag(ε) circ(c), c ~ N(0, I_d), ⌈m/d⌉ blocks (Feng et al. 2015;
+    Spectraformer eqs. 18–19; docs/methods.md#structured): rows exactly N(0, I_d), materialised by
+    an index gather (``circulant_apply`` is the FFT form the tests check it against)."""
 
     name = "scrf"
     description = "signed circulant blocks diag(eps) circ(c), c ~ N(0, I)"
