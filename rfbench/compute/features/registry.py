@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from rfbench.compute.errors import UserError
-from rfbench.compute.features.base import Component, Estimator, WeightsSampler, declares
+from rfbench.compute.features.base import Component, Estimator, WeightsSampler
 from rfbench.compute.features.options import (
     SYNTAX,
     WEIGHTS_PREFIX,
@@ -348,12 +348,8 @@ def describe(name: str) -> EstimatorDescription:
     if wname not in _WEIGHTS:
         raise UnknownEstimatorError(_unknown(name))
     ws = _WEIGHTS[wname]
-    _check_names(name, head, hybrid, named, fixed, wname, named_weights)
-    _check_hybrid_weights(name, hybrid, wname)
-    if hybrid is None:  # data-free constructors: check the values now, not in a job
-        with _building(name, bool(named or named_weights)):
-            _COMPONENTS[head](**named)
-            ws(**named_weights)
+    # the facts are the estimator's own (data-free constructors: values checked now, not in a job)
+    est = get(name, kernel=(hybrid or _COMPONENTS[head]).kernels[0])
     opts = {
         **accepted_options(hybrid.factory if hybrid else _COMPONENTS[head], ("kernel", "m", "n")),
         **{f"{WEIGHTS_PREFIX}{k}": v for k, v in accepted_options(ws).items()},
@@ -378,51 +374,30 @@ def describe(name: str) -> EstimatorDescription:
         # a closed form is of the default options: none for options set in the name
         "theory_name": (bare if alias else plain) if full == plain else None,
     }
+    common |= {
+        # an entry declares data dependence and bipolarity for a factory that is not a class
+        "data_dependent": est.data_dependent or bool(hybrid and hybrid.data_dependent),
+        "features_per_projection": est.features_per_projection,
+        "unbiased": est.unbiased and (hybrid is None or hybrid.unbiased),
+        "precision_form": est.precision_form,
+        "projection_terms": est.projection_terms,
+    }
     if hybrid is None:
         comp = _COMPONENTS[head]
+        text = _alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}"
         return EstimatorDescription(
-            **common,
-            data_dependent=comp.data_dependent or ws.data_dependent,
-            features_per_projection=comp.outputs * (2 if comp.complex_valued else 1),
-            kernels=tuple(comp.kernels),
-            unbiased=comp.unbiased and (ws.marginally_gaussian or ws.importance_weighted),
-            paper=comp.paper,
-            description=_alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}",
-            precision_form=declares(comp, "dtype_parts", Component),
-            projection_terms=True,  # every component has log_terms
+            **common, kernels=tuple(comp.kernels), paper=comp.paper, description=text
         )
-    variants = (variant,) if variant else hybrid.variants
     return EstimatorDescription(
         **common,
-        data_dependent=_declared(hybrid, "data_dependent"),
-        # a hybrid's width depends on n; an estimator class may declare its own (learned maps)
-        features_per_projection=_declared_width(hybrid.factory),
         kernels=tuple(hybrid.kernels),
-        unbiased=hybrid.unbiased
-        and ws.marginally_gaussian
-        and not (variant and variant in hybrid.biased_variants),
         paper=hybrid.paper,
         description=_alias_text(bare, full, fixed) or hybrid.description,
         hybrid=True,
-        bipolar=_declared(hybrid, "bipolar"),
+        bipolar=est.bipolar or hybrid.bipolar,
         default_n=None if variant in hybrid.biased_variants else hybrid.default_n,
-        variants=variants,
-        precision_form=declares(hybrid.factory, "dtype_parts", Estimator),
-        projection_terms=declares(hybrid.factory, "projection_log_terms", Estimator),
+        variants=(variant,) if variant else hybrid.variants,
     )
-
-
-def _declared(hybrid: HybridEntry, fact: str) -> bool:
-    """A fact the family's estimator class declares (:class:`Estimator`), or its entry does (for
-    a factory that is not a class)."""
-    on_class = getattr(hybrid.factory, fact, None)
-    return bool(getattr(hybrid, fact)) or (isinstance(on_class, bool) and on_class)
-
-
-def _declared_width(factory: Callable[..., Estimator]) -> int | None:
-    """Features per projection a hybrid's class declares as a constant (learned maps), else None."""
-    width = getattr(factory, "features_per_projection", None)
-    return width if isinstance(width, int) and not isinstance(width, bool) else None
 
 
 def _alias_text(name: str, target: str, fixed: dict[str, Any]) -> str:
