@@ -164,18 +164,6 @@ class HadamardChain:
     m: int
     scale: float = 1.0
 
-    @property
-    def draws(self) -> int:
-        return self.signs.shape[0]
-
-    @property
-    def blocks(self) -> int:
-        return self.signs.shape[1]
-
-    @property
-    def d(self) -> int:
-        return self.signs.shape[2]
-
     def apply(self, X: np.ndarray, use_fht_cpu: bool | None = None) -> np.ndarray:
         """ωᵀx for every draw, input and row, in O(blocks·n log n) per input and draw.
 
@@ -192,7 +180,7 @@ class HadamardChain:
         X = np.asarray(X, dtype=float)
         if X.ndim == 2:
             X = X[None]
-        draws, blocks, n, d = self.draws, self.blocks, self.n, self.d
+        (draws, blocks, d), n = self.signs.shape, self.n
         N = X.shape[1]
         Z = np.zeros((draws, blocks, N, n))
         np.multiply(X[:, None, :, :], self.signs[:, :, None, :], out=Z[..., :d])
@@ -215,7 +203,7 @@ class HadamardChain:
 
     def rows(self, use_fht_cpu: bool | None = None) -> np.ndarray:
         """The materialised projections: (draws, m, d) (the chain applied to the unit vectors)."""
-        eye = np.eye(self.d)[None]
+        eye = np.eye(self.signs.shape[2])[None]
         return np.ascontiguousarray(np.swapaxes(self.apply(eye, use_fht_cpu), -1, -2))
 
     def scaled(self, factor: float) -> HadamardChain:
