@@ -33,14 +33,20 @@ from rfbench.compute.features.projections import (
 )
 from rfbench.compute.kernels import kernel_alpha
 
+#: the data a data-dependent draw is fitted to: (queries X, keys Y)
+Fit = tuple[np.ndarray, np.ndarray]
+Rng = np.random.Generator
+
 __all__ = [
     "Component",
     "Draw",
     "EstimateRangeError",
     "Estimator",
     "Features",
+    "Fit",
     "Parts",
     "Projections",
+    "Rng",
     "Side",
     "WeightsSampler",
     "bilinear_estimate",
@@ -124,12 +130,7 @@ class Estimator(ABC):
 
     @abstractmethod
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw: ...
 
     def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:

@@ -12,6 +12,8 @@ from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
     Draw,
     Features,
+    Fit,
+    Rng,
     Side,
     WeightsSampler,
     bilinear_estimate,
@@ -102,12 +104,7 @@ class ClusterHybrid(HybridBase):
         return KMEANS_INITS * KMEANS_ITERS * 2 * n * sum(self.clusters) * d
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         if fit is None:
             raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")

@@ -14,8 +14,10 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Parts,
     Projections,
+    Rng,
     Side,
     WeightsSampler,
     check_inputs,
@@ -65,12 +67,7 @@ class ComponentEstimator(Estimator):
         return self.component.data_dependent or self.weights.data_dependent
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         if frame is not None and frame < d and not self.component.rotation_invariant:
             raise ValueError(f"component {self.component.name!r} needs full projections, no frame")

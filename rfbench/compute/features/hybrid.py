@@ -18,8 +18,10 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Parts,
     Projections,
+    Rng,
     Side,
     WeightsSampler,
     bilinear_estimate,
@@ -133,12 +135,7 @@ class BipolarHybrid(HybridBase):
         """g(u) from the τ projections."""
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         def one(count: int) -> Projections:
             return self.weights.sample(rng, d, count, draws, frame=frame)

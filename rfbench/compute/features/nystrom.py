@@ -10,7 +10,9 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Projections,
+    Rng,
     Side,
     WeightsSampler,
     check_inputs,
@@ -106,12 +108,7 @@ class Nystrom(Estimator):
         return f"Nystrom(kernel={self.kernel!r}, m={self.m}, landmarks={self.landmarks!r})"
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         """Landmarks (draws, k, d) from the pooled fit data and their basis B (draws, k, k)."""
         positive_int("d", d)

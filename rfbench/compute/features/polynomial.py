@@ -12,7 +12,9 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Projections,
+    Rng,
     Side,
     WeightsSampler,
     check_inputs,
@@ -89,12 +91,7 @@ class Taylor2(_PolynomialBase):
         return True
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         self._check_sample(d, draws, frame)
         empty = np.zeros((draws, 0, d))
@@ -149,12 +146,7 @@ class RandomMaclaurin(_PolynomialBase):
         return True
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         """Degrees N_i (draws, m) and the Rademacher rows of all features packed in order,
         (draws, T, d) with T = max over draws of Σ_i N_i (≈ m·r/(1 − r)): feature i uses rows
