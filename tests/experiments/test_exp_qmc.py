@@ -104,11 +104,12 @@ def test_bad_config(override, key):
 
 def test_pair_estimates_equal_the_gram_diagonal():
     """The row-paired feature maps give the diagonal of est.estimate for the same draws."""
-    from rfbench.compute.experiments.qmc.experiment import _estimator, pair_estimates
+    from rfbench.compute.experiments.qmc.experiment import pair_estimates
+    from rfbench.compute.features import registry
 
     X, Y = pair_points("wine", 1.0, "rows", 30, 0)
     for name, m, n in [("angular-hybrid@orf", 16, 4), ("hyperbolic@sorf", 64, None)]:
-        est = _estimator(name, "softmax", m, n)
+        est = registry.get(name, kernel="softmax", m=m, n=n)
         got = pair_estimates(est, np.random.default_rng(1), X, Y, 5)
         draw = est.sample(np.random.default_rng(1), d=13, draws=5)
         want = est.estimate(draw, X, Y)[:, np.arange(30), np.arange(30)]
