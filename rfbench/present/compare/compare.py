@@ -1,30 +1,6 @@
-"""``rfbench compare A B``: two result folders (or files) side by side
-(docs/architecture.md#compare).
-
-Rows are matched by every column except the measurement (``value``, ``stderr``, ``n_trials``)
-and the columns derived from it (``rfbench.compute.results.DERIVED_COLUMNS``: a z against a
-baseline, whether the sample resolves the row); a row that appears several times with the same
-columns is matched by its occurrence. For every shared row the difference B − A gets the standard
-error SE = √(se_A² + se_B²) and z = (B − A)/SE. A row is *flagged* when its z is beyond the chosen
-``z`` after a family-wise correction across all rows compared: ``z`` sets the family-wise error
-rate α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per
-row.
-Rows without a standard error, or with one below 1e-9 of their value (exact quantities: true
-values, closed forms, FLOPs, a deterministic estimator's repeated draws) are flagged when they
-differ beyond float round-off: relative 1e-9, or 1e-12 of the largest value of their metric in
-the file (an exact zero computed as 1e-15 is round-off too); such a row whose ``n_trials``
-differ (a quantile of samples of different sizes) is left untested. A value that is non-finite
-(±inf, NaN) on one side only, or non-finite in different ways, is flagged; the same non-finite
-value on both sides is unchanged. Timing rows (metrics ``time_s``, ``cpu_s``) are machine
-measurements, never flagged as numbers; they, and each file's timing provenance (jobs' wall and
-CPU seconds, written by ``rfbench run`` and by the benchmarks), give the timing ratios B/A.
-
-Two files are compared only if their runs had one config (the resolved config in each file's
-provenance, profile included, name excluded): then a row of A that B lacks is missing, and so
-is a file of A that B lacks. ``across_configs`` compares files of different configs on the rows
-both have: a row one side lacks may be one its config never asked for, so it is counted as
-*outside* the other config, not missing, and no timing ratio is formed over different work.
-"""
+"""``rfbench compare A B``: two result folders (or files) row by row, each shared row's B − A
+judged against its standard error, family-wise across rows; the rules are in
+docs/architecture.md#compare."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_ex
 
 API: :func:`load` (all entries or one paper's), :func:`by_figure`, :func:`get` (by id),
 :func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`,
-:func:`reason` (the measured reason of an entry). Experiments and figures read published
+:func:`reason_of` (the measured reason of an entry). Experiments and figures read published
 numbers only through this API.
 """
 
@@ -148,7 +148,6 @@ __all__ = [
     "papers",
     "Reason",
     "ReasonValue",
-    "reason",
     "reason_of",
     "reasons",
     "table",
@@ -405,9 +404,3 @@ def reason_of(entry_id: str) -> Reason | None:
         if entry_id in r.ids:
             return r
     return None
-
-
-def reason(entry_id: str) -> tuple[str, str]:
-    """(measured reason template, reading) of an entry (empty if none)."""
-    r = reason_of(entry_id)
-    return ("", "") if r is None else (r.text, r.reading)

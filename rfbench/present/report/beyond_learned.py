@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.results import find_result, load_results
 from rfbench.present.attention_stats import (
     at_largest_budget,
     beats_uniform_corrected,
@@ -23,7 +22,7 @@ from rfbench.present.attention_stats import (
     fitting_texts,
     median_ci_text,
 )
-from rfbench.present.report.markdown import table as markdown_table
+from rfbench.present.report.markdown import load_named, table
 
 NAME = "beyond-attention-learned"
 
@@ -74,7 +73,7 @@ def learned_part(df: pd.DataFrame) -> list[str]:
             f"{median_ci_text(uniform['value'].to_numpy(float))}.",
             "",
         ]
-    lines += markdown_table(
+    lines += table(
         ["method", "median output error [95 % CI]", "beats uniform, Holm (raw)",
          "fit per head (CPU)"], rows,
     )  # fmt: skip
@@ -83,17 +82,16 @@ def learned_part(df: pd.DataFrame) -> list[str]:
 
 def learned_section(results_dir: Path) -> list[str]:
     """:func:`learned_part` of the results folder's file (nothing when it is not there)."""
-    path = find_result(results_dir, NAME)
-    return learned_part(load_results(path)) if path is not None else []
+    df = load_named(results_dir, NAME)
+    return learned_part(df) if df is not None else []
 
 
 def learned_headline(results_dir: Path) -> str:
     """A clause for the Findings: the best feature map of the learned run against uniform
     attention, with its fit cost ("" when the run is not in the results)."""
-    path = find_result(results_dir, NAME)
-    if path is None:
+    df = load_named(results_dir, NAME)
+    if df is None:
         return ""
-    df = load_results(path)
     heads, uniform = at_largest_budget(df)
     best = best_map(heads)
     if best is None or uniform.empty:

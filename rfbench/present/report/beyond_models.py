@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.results import find_result, load_results
 from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present.attention_stats import (
     RUNS,
@@ -29,7 +28,7 @@ from rfbench.present.attention_stats import (
     output_errors,
     relative_to_uniform,
 )
-from rfbench.present.report.markdown import table
+from rfbench.present.report.markdown import load_named, table
 
 #: the finding holds on a run where the best random map beats uniform attention (Holm over the
 #: heads) in fewer than this share of the heads
@@ -157,21 +156,13 @@ def models_part(
 
 def models_section(results_dir: Path) -> list[str]:
     """:func:`models_part` of the runs in ``results_dir``."""
-    frames = {}
-    for name in RUNS:
-        path = find_result(results_dir, name)
-        frames[name] = load_results(path) if path is not None else None
-    return models_part(frames, results_dir)
+    return models_part({name: load_named(results_dir, name) for name in RUNS}, results_dir)
 
 
 def models_headline(results_dir: Path) -> str:
     """A clause for the Findings: on how many (model, mask) runs the finding holds."""
-    frames = {}
-    for name in RUNS:
-        path = find_result(results_dir, name)
-        if path is not None:
-            frames[name] = load_results(path)
-    ran = {name: df for name, df in frames.items() if not df.empty}
+    frames = {name: load_named(results_dir, name) for name in RUNS}
+    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
     if len(ran) < 2:
         return ""
     maps = common_maps(ran)

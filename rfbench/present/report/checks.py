@@ -1,25 +1,10 @@
-"""Evaluating a claim's ``check`` on the results: selection, groups, and the outcome.
+"""The shared machinery of a claim's check: each side's rows picked, split into ``for_each``
+groups and aligned point by point (:func:`rfbench.present.report.frames.align`), every aligned
+point one comparison decided by :func:`compare_le` (the report's one decision rule, stated in its
+"How to read this report"); the per-kind rules are found by :mod:`rfbench.present.report.kinds`.
 
-A check's rows are its experiment's rows filtered by ``where``. Each side (``lhs``, ``rhs``,
-``numerator``, ``denominator``, ``select``, or one value of ``by``) picks rows with its selector
-(``metric`` defaulting to the check's), derives and aggregates them (check-level ``aggregate``
-unless the side has its own), then the sides are split into ``for_each`` groups and, inside a
-group, aligned point by point (:func:`rfbench.present.report.frames.align`). Every aligned point is
-one comparison; the per-kind rules are in :mod:`rfbench.present.report.kinds`.
-
-One decision rule for every kind (:func:`compare_le`): a claim a ≤ b (with a declared effect δ:
-a + δ ≤ b; an equality within a tolerance: |d| ≤ tol) *holds* when it holds by at least 2 combined
-standard errors (exact values: by any margin), *fails* when it fails by more than 2, and is
-undecided in between: *consistent* (the claimed side on the point estimates) or *within noise*
-(the other side). A claim whose every failure is within noise gets that verdict instead of "does
-not hold".
-
-A comparison resting on a row whose sample does not resolve its statistic (``resolved`` false,
-see :func:`rfbench.present.report.frames.is_resolved`) is *unresolved*: it is left out of the
-verdict, and a check with only unresolved comparisons is "untestable at this sample size" (with the
-``n_needed`` of its rows when they give it), never "does not hold". With ``theory_metric`` a
-check compares the closed form of each row where one exists
-(:mod:`rfbench.present.report.closed_forms`), so only rows without a closed form can be unresolved.
+A comparison resting on a sample that does not resolve its statistic (``resolved`` false) is left
+out; a check with nothing else is "untestable at this sample size", never "does not hold".
 """
 
 from __future__ import annotations
