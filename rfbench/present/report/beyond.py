@@ -1,9 +1,6 @@
-"""The "Beyond the papers" section of REPORT.md: headline numbers of ``rfbench precision`` and
-``rfbench cost`` (results of this repository, not claims of a paper), then the real-data parts
-(attention heads, Nyström; :mod:`rfbench.present.report.beyond_attention`).
-
-Reads ``<results>/*/beyond-precision.parquet`` and ``<results>/*/beyond-cost.parquet`` (written by
-``configs/beyond/``); a missing file leaves its part out. Nothing here computes an estimate.
+"""The "Beyond the papers" section of REPORT.md: ``rfbench precision`` and ``rfbench cost``
+(``configs/beyond/``), then the real-data parts (:mod:`rfbench.present.report.beyond_attention`); a
+missing result file leaves its part out.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """The "Beyond the papers" parts on real data: attention heads of a pretrained transformer
-(``rfbench attention``, docs/experiments.md#beyond-attention) and random features against Nyström
-and the rank-r bound (``configs/beyond/nystrom.toml``, docs/experiments.md#beyond-nystrom).
-
-Every number is read from the results when the report is rendered, with its uncertainty: medians
-over heads with their 95 % intervals, the share of heads in which a method beats uniform attention
-(the experiment's one-sided z-test over the draws, Holm-corrected over the heads by
-rfbench.experiments.attention.stats), swap-in scores with their standard errors over trials and
-the share of the gap to exact attention they recover, Gram errors with their standard errors.
-Nothing here computes an estimate.
+(docs/experiments.md#beyond-attention) and random features against Nyström
+(docs/experiments.md#beyond-nystrom), every number read from the results with its uncertainty.
 """
 
 from __future__ import annotations

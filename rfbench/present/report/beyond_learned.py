@@ -1,11 +1,5 @@
-"""*Beyond the papers*, learned and data-aware attention (issue 28): what approximates a real
-model's attention at a fixed feature budget, and what the fit costs.
-
-Reads the ``beyond-attention-learned`` result file alone (configs/beyond/attention-learned.toml):
-per method the median output error over the heads with its 95 % distribution-free interval, the
-share of heads where it beats uniform attention (Holm over the heads; uncorrected in brackets),
-and for fitted methods the CPU seconds of the fit per head (``fit_seconds`` rows, measured when
-fitted and cached per machine) with its total over the heads. Every number is read from the rows.
+"""What approximates a real model's attention at a fixed feature budget, and what the fit costs (the
+``beyond-attention-learned`` result, configs/beyond/attention-learned.toml).
 """
 
 from __future__ import annotations

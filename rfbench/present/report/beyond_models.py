@@ -1,14 +1,6 @@
-"""The real-attention finding across models and masks (issue 29): does "random features barely
-beat uniform attention" hold on all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2, bidirectional and
-causal (the four runs of rfbench.present.attention_stats.RUNS, docs/experiments.md#attention)?
-
-One table row per run, every number read from its result file at its longest sequence and
-largest feature budget: uniform attention's median output error over heads, the best random
-feature map's (among the maps every run has, so no run wins by having more candidates) and its
-error over uniform's per head, each with its 95 % distribution-free interval; the share of heads
-in which it beats uniform attention (Holm over the heads, rfbench.present.attention_stats); the
-local methods beside it for contrast. A run not in the results is named with the command that
-produces it. Nothing here computes an estimate.
+"""The real-attention finding across models and masks (the runs of
+:data:`rfbench.present.attention_stats.RUNS`, docs/experiments.md#attention): does "random features
+barely beat uniform attention" hold on each? One table row per run.
 """
 
 from __future__ import annotations

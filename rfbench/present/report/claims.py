@@ -1,8 +1,5 @@
-"""A claim's verdict: its check's rows selected and prepared (closed forms, exact points), the
-rule of its kind applied (:data:`rfbench.present.report.kinds.KINDS`), the outcome made a verdict.
-
-The dispatcher lives apart from :mod:`rfbench.present.report.checks` (the rules' shared machinery)
-so that the rule modules import ``checks`` and this module imports them: no import cycle.
+"""A claim's verdict: its check's rows prepared (closed forms, exact points), the rule of its kind
+applied (:data:`rfbench.present.report.kinds.KINDS`), the outcome made a verdict.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Closed forms in checks: compare closed-form values where rows have them, and closed-form
-standard errors of a bias (check keys ``theory_metric`` and ``theory_stderr``,
-:mod:`rfbench.present.reference`).
-
-An empirical maximum or MSE of a heavy-tailed estimator (SM⁺⁺ at large ‖x + y‖) from a sample
-that never reaches the region carrying its second moment is far below the truth, and its sample
-standard error is meaningless: a check comparing estimators' errors uses the closed form where
-one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
+"""Closed forms in checks (``theory_metric``, ``theory_stderr``): the sample of a heavy-tailed
+estimator (SM⁺⁺ at large ‖x + y‖) misses the region carrying its second moment, so a check uses the
+closed form where one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
 """
 
 from __future__ import annotations

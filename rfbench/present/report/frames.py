@@ -1,8 +1,6 @@
-"""Operations on tidy result rows used by numbers and checks: grouping, aggregate, derive, align.
-
-Rows are the tidy rows of docs/architecture.md#result-schema; every column except :data:`NON_KEYS`
-identifies a row ("key columns"). Nulls are values of their own (a trig row has no ``n``). The
-vocabulary (``aggregate``, ``derive``) is documented in :mod:`rfbench.present.reference`.
+"""Operations on tidy result rows (docs/architecture.md#result-schema) for numbers and checks:
+grouping, aggregate, derive, align. Every column but :data:`NON_KEYS` identifies a row; a null is a
+value of its own.
 """
 
 from __future__ import annotations

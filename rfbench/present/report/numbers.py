@@ -1,16 +1,6 @@
-"""Published numbers next to ours: find the row (``match``), compare, give the verdict.
-
-Our value is the single row left by the entry's ``match`` (filters, ``derive``, ``aggregate``)
-among the rows of its experiment whose ``figure`` is the entry's figure. The comparison is in
-our metric's units (the printed value times ``scale``) with
-
-    z = (ours − paper) / √(se_ours² + se_paper² + rounding²),
-
-se_paper the printed ``stderr`` or, failing that, the printed ``std`` (a ± of unstated nature
-is treated as a standard error, which is conservative), rounding = one unit of the last printed
-digit / √12; without either standard error, se = 2.5 % of the paper's value
-(:data:`rfbench.present.report.verdicts.REL_TOL`). A value equal to the printed digits is
-reproduced.
+"""Published numbers next to ours: the single row the entry's ``match`` leaves, compared in our
+metric's units by z = (ours − paper) / √(se_ours² + se_paper² + rounding²) (the report's "How to
+read this report").
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Check kinds that rank values: ``ordering`` and ``count`` (see :mod:`rfbench.present.reference`).
-
-Each takes a :class:`rfbench.present.report.checks.Context` and returns an
-:class:`~rfbench.present.report.verdicts.Outcome`.
+"""Check kinds that rank values: ``ordering`` and ``count`` (see
+:mod:`rfbench.present.reference`).
 """
 
 from __future__ import annotations

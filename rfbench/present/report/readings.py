@@ -1,10 +1,6 @@
-"""Readings of a paper's sentence: one verdict per sentence, the other readings shown beside it.
-
-A number or claim with ``reading_of`` is another reading of the primary entry's sentence (the
-primary reading is the paper's own definitions): it leaves the tables and its verdict is shown
-in the primary's row (:func:`beside_primary`). When a claim's readings disagree — one holds (or
-is consistent), another does not hold — its verdict is *depends on the reading*
-(:func:`depends_on_reading`).
+"""Readings of a paper's sentence: an entry with ``reading_of`` is shown in its primary's row
+(:func:`beside_primary`); a claim whose readings disagree on whether it holds *depends on the
+reading* (:func:`depends_on_reading`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The markdown of ``REPORT.md``: summary first, then one section per paper.
-
-The output is a function of the results and the reference data only: entries in reference
-order, figures in natural order, and a single provenance line (creation times and git commits
-read from the result files' metadata) — no timestamp of its own.
+"""The markdown of ``REPORT.md`` and ``REPORT-tables.md``: a function of the results and the
+reference data only (no timestamp of its own).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Verdicts of the report: their names, the result records, and the rules that assign them.
-
-A published number gets one of :data:`NUMBER_VERDICTS` from ``z`` = (ours − paper) / combined
-standard error (see :func:`number_verdict`); a claim gets one of :data:`CLAIM_VERDICTS` from the
-outcome of its check (:func:`claim_verdict`), compared with the reference's ``expect``.
+"""The report's verdicts: their names, the result records (:class:`NumberResult`,
+:class:`ClaimResult`) and the rules that assign them (:func:`number_verdict`,
+:func:`claim_verdict`).
 """
 
 from __future__ import annotations
