@@ -275,14 +275,9 @@ VALUE_OVER = ("min", "max", "mean", "count")
 
 @dataclass(frozen=True)
 class ReasonValue:
-    """One number quoted by a reason, read from the results when the report is rendered.
-
-    Either ``of`` (number entry ids: ``what`` of their evaluation — ours, se, paper, z,
-    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several; ``over_of``:
-    divided by the same of other entries, e.g. the paper's ratio of two cells) or ``row`` (a
-    selector of exactly one result row, its value; ``over_row``: divided by another row's,
-    ``minus_row``: minus another row's; ``square``: squared). ``scale`` multiplies the value
-    before formatting.
+    """One number a reason quotes: ``what`` of the evaluation of the number entries ``of`` (reduced
+    by ``over``; divided by ``over_of``'s) or the value of the one result row ``row`` (``over_row``,
+    ``minus_row``, ``square``), times ``scale``.
     """
 
     name: str

@@ -124,11 +124,9 @@ def write_report(
     out: str | Path | None = None,
     figures: str | Path | None = None,
 ) -> tuple[Path, Report]:
-    """Write the markdown report (default ``<results>/REPORT.md``) and beside it the full
-    tables (``REPORT-tables.md``); return the report's path and data.
-
-    ``figures`` is the folder of drawn figures (default ``<results>/figures``): those that exist
-    are linked with paths relative to the report.
+    """Write ``REPORT.md`` (default ``<results>/REPORT.md``) and ``REPORT-tables.md`` beside it,
+    linking the drawn figures of ``figures`` (default ``<results>/figures``); return the path and
+    the report.
     """
     from rfbench.compute.results import atomic_write
     from rfbench.present.report.render import TABLES_FILE, render_markdown, render_tables

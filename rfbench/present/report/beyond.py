@@ -200,10 +200,9 @@ def _cost(df: pd.DataFrame) -> list[str]:
 
 
 def attention_headline(results_dir: Path) -> str:
-    """One bullet for the Findings: median output error over heads at the largest feature budget
-    and sequence length, per feature map, against uniform attention and a zero output (error 1);
-    what does approximate it (the learned maps and the window, at their budget); and on how many
-    (model, mask) runs the finding holds."""
+    """The Findings' bullet on real attention: the feature maps' median output error against uniform
+    attention's, then the learned maps' and the models-and-masks clauses.
+    """
     df = load_named(results_dir, ATTENTION)
     found = at_top(df) if df is not None and "kind" in df.columns else None
     if found is None:
@@ -256,11 +255,10 @@ MIN_SLOPE = -0.25
 
 
 def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]:
-    """Estimator → why its crossover is not extrapolated by MSE ∝ 1/M: its empirical error does
-    not decrease with M at least at half the Monte Carlo rate (slope ≤ :data:`MIN_SLOPE` between
-    the smallest and largest M measured), or the M it needs lies beyond the measured ones and its
-    rows carry no closed form (its MSE is not known to fall as 1/M: a biased or structured
-    coupling may level off)."""
+    """Estimator → why its crossover is not extrapolated by MSE ∝ 1/M: its error falls slower than
+    :data:`MIN_SLOPE` (log-log, smallest to largest M), or it needs an M beyond the measured ones
+    without a closed form of its MSE.
+    """
     rows = front[front["metric"] == "rms_rel_frob"]
     err = rows.pivot_table(index="estimator", columns="m", values="value")
     exact = set(front.loc[front["metric"] == "theory_rms_rel_frob", "estimator"])

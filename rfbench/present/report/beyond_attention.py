@@ -95,10 +95,10 @@ def at_top(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, int, int, str] | 
 
 
 def attention_part(df: pd.DataFrame) -> list[str]:
-    """Per method at the largest feature budget and sequence length: median output error over
-    heads with its 95 % interval, the real width, the share of heads where it beats uniform
-    attention (Holm over heads; uncorrected beside it), non-positive normalisers, and the swap-in
-    cosine with the share of the gap to exact attention recovered."""
+    """Per method at the largest feature budget and sequence length: median output error over heads
+    [95 % CI], width, share of heads beating uniform attention (Holm; raw), non-positive normalisers
+    and the swap-in cosine (gap recovered).
+    """
     found = at_top(df)
     if found is None:
         return []

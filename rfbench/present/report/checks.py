@@ -114,13 +114,10 @@ def judged(
     small: str | None = None,
     metric: str | None = None,
 ) -> Unit:
-    """A comparison, unresolved when any of its sides rests on an unresolved sample.
-
-    Exception: the claim "``small`` ≤ the other" of a :data:`UNDERESTIMATED` ``metric`` fails
-    when only ``small`` is unresolved and it is already larger by the margin: more than 2
-    combined standard errors (status fail) *and* at least :data:`OVERSHOOT` times the other side.
-    Such a sample typically underestimates its mean (the tail that carries it is missed), so its
-    truth is larger still; the factor guards against the occasional sample that overshoots.
+    """A comparison, unresolved when any of its sides rests on an unresolved sample; except that the
+    claim "``small`` ≤ the other" of an :data:`UNDERESTIMATED` ``metric`` fails when only ``small``
+    is unresolved and already beyond 2 combined standard errors and :data:`OVERSHOOT` times the
+    other.
     """
     ok, need = resolution(pt, names)
     if ok:
@@ -145,11 +142,9 @@ def passed(status: str) -> bool:
 
 
 def compare_le(a: float, b: float, sa: Any, sb: Any, strict: bool) -> tuple[str, float]:
-    """(status, z) of the claim a < b (``strict``) or a ≤ b; z = violation / combined se.
-
-    A claim that holds is ``PASS`` when it holds by at least :data:`Z_REPRODUCED` combined
-    standard errors or both values are exact (standard error 0), else ``WEAK`` (it holds on the
-    point estimates only; with no standard error at all it cannot be called significant).
+    """(status, z) of the claim a < b (``strict``) or a ≤ b, z = violation / combined se: ``PASS``
+    by at least :data:`Z_REPRODUCED` se (or exact values), else ``WEAK``; a failure ``FAIL`` beyond
+    :data:`Z_REPRODUCED` se, else ``NOISE``.
     """
     if not (math.isfinite(a) and math.isfinite(b)):
         return (PASS if a < b or (not strict and a == b) else FAIL), math.inf
@@ -219,10 +214,8 @@ def grouped(
 
 
 def summarise(units: list[Unit], missing: Missing, at_least: float | None = None) -> Outcome:
-    """The outcome of a check from its comparisons (``at_least``: a fraction must pass).
-
-    ``missing`` lists (verdict, why) for groups that lacked rows; with no comparison at all the
-    outcome is "no match" if any of them is a mismatch, else "not run".
+    """The outcome of a check from its comparisons (``at_least``: a fraction must pass) and the
+    (verdict, why) of the groups that lacked rows.
     """
     if not units:
         kind = NO_MATCH if any(v == NO_MATCH for v, _ in missing) else NOT_RUN
@@ -324,10 +317,8 @@ def side_value(pt: pd.Series, name: str) -> tuple[float, Any]:
 
 
 def tolerance(check: Mapping[str, Any], target: float, se: float) -> float:
-    """The largest of the given abs_tol, rel_tol·|target| and n_stderr·se.
-
-    With n_stderr the tolerance is at least :data:`ROUND_OFF`: at exact points (θ = 0 for
-    trig) the estimates differ by round-off only and their standard error is round-off too.
+    """The largest of the given abs_tol, rel_tol·|target| and n_stderr·se, with n_stderr at least
+    :data:`ROUND_OFF` (exact points differ by round-off only).
     """
     tols = [float(check.get("abs_tol", 0.0)), float(check.get("rel_tol", 0.0)) * abs(target)]
     if "n_stderr" in check:

@@ -42,11 +42,8 @@ def evaluate_claim(
     numbers: Mapping[str, NumberResult],
     errata: Sequence[ErratumEntry] = (),
 ) -> ClaimResult:
-    """A claim's verdict on the results (missing or mismatched results are verdicts; an error in
-    the check itself raises).
-
-    ``numbers`` are the evaluated number entries (for ``equals_within`` on ``number``);
-    ``errata`` feed the likely reason of a claim that does not hold.
+    """A claim's verdict on the results (``numbers``: the evaluated number entries; ``errata``: the
+    likely reason of a claim that does not hold); an error in the check itself raises.
     """
     check = entry.check
     if not entry.reproducible:

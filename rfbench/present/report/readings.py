@@ -69,9 +69,9 @@ HELD = frozenset({VERIFIED, HOLDS, ORDERING_CONFIRMED, CONSISTENT})
 def depends_on_reading(
     shown: list[ClaimResult], every: list[ClaimResult], errata: list[reference.ErratumEntry]
 ) -> list[ClaimResult]:
-    """A claim whose readings disagree — one holds (or is consistent), another does not hold —
-    is *depends on the reading*: the primary's verdict and every other reading's stay in the
-    row (see :func:`beside_primary`), with the measured reason of the difference."""
+    """A claim whose readings disagree on whether it holds gets *depends on the reading*, with the
+    measured reason of the difference.
+    """
     alts: dict[str, list[ClaimResult]] = {}
     for r in every:
         if r.entry.reading_of:

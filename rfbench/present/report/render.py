@@ -278,9 +278,7 @@ def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
 
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
-    """The whole report as markdown (links relative to ``out_path``'s folder): what is not in the
-    results (a partial run), Findings, the summary, per paper its numbers, claims, reasons and
-    errata (without the figures not in the results), then the appendix."""
+    """The whole ``REPORT.md`` (links relative to ``out_path``'s folder)."""
     out_dir = out_path.parent
     absent = set(missing_figures(report))
     lines = [
