@@ -310,17 +310,14 @@ class Reason:
 def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue:
     if not isinstance(raw, dict):
         raise ReferenceDataError(f"{where}: value {name!r} must be a table")
-    allowed = {"of", "over_of", "what", "over", "row", "over_row", "minus_row", "stderr"}
-    allowed |= {"square", "scale"}
-    unknown = sorted(set(raw) - allowed)
+    unknown = sorted(set(raw) - (set(ReasonValue.__dataclass_fields__) - {"name"}))
     if unknown:
         raise ReferenceDataError(f"{where}: value {name!r}: unknown field(s) {unknown}")
     if ("of" in raw) == ("row" in raw):
         raise ReferenceDataError(f"{where}: value {name!r} needs exactly one of 'of', 'row'")
-    of = raw.get("of", [])
-    of = [of] if isinstance(of, str) else list(of)
-    over_of = raw.get("over_of", [])
-    over_of = [over_of] if isinstance(over_of, str) else list(over_of)
+    of, over_of = (
+        [v] if isinstance(v, str) else list(v) for v in (raw.get("of", []), raw.get("over_of", []))
+    )
     if over_of and not of:
         raise ReferenceDataError(f"{where}: value {name!r}: over_of goes with of")
     bad = [i for i in of + over_of if i not in ids]
@@ -336,18 +333,17 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
             unknown = sorted(set(sel) - MATCH_KEYS)
             if unknown:
                 raise ReferenceDataError(f"{where}: value {name!r}.{key}: unknown {unknown}")
+    rows = {k: dict(raw[k]) for k in ("row", "over_row", "minus_row") if k in raw}
+    flags = {k: bool(raw[k]) for k in ("stderr", "square") if k in raw}
     return ReasonValue(
         name,
         tuple(of),
         tuple(over_of),
         raw.get("what", "ours"),
         raw.get("over", "max"),
-        dict(raw.get("row", {})),
-        dict(raw.get("over_row", {})),
-        dict(raw.get("minus_row", {})),
-        bool(raw.get("stderr", False)),
-        bool(raw.get("square", False)),
-        float(raw.get("scale", 1.0)),
+        **rows,
+        **flags,
+        scale=float(raw.get("scale", 1.0)),
     )
 
 

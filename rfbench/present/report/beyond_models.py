@@ -101,6 +101,17 @@ def _not_run(names: list[str], results_dir: Path | None) -> list[str]:
     return [f"Not in these results: {', '.join(items)}.", ""]
 
 
+def _finding(
+    frames: dict[str, pd.DataFrame | None],
+) -> tuple[dict[str, pd.DataFrame], list[str], list[list[object]], int]:
+    """The runs that ran, the maps they share, their table rows and how many the finding holds
+    on."""
+    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
+    maps = common_maps(ran)
+    found = [run_row(df, maps) for df in ran.values()]
+    return ran, maps, [row for row, _ in found], sum(holds is True for _, holds in found)
+
+
 def models_part(
     frames: dict[str, pd.DataFrame | None], results_dir: Path | None = None
 ) -> list[str]:
@@ -113,16 +124,9 @@ def models_part(
     results_dir : Path, optional
         Where ``reproduce`` recorded the configs it skipped (their data or model not here).
     """
-    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
+    ran, maps, rows, held = _finding(frames)
     if not ran:
         return []
-    maps = common_maps(ran)
-    rows, verdicts = [], []
-    for df in ran.values():
-        row, holds = run_row(df, maps)
-        rows.append(row)
-        verdicts.append(holds)
-    held = sum(v is True for v in verdicts)
     names = ", ".join(f"`{m}`" for m in maps) or "none in common"
     lines = [
         "### The finding across models and masks",
@@ -153,12 +157,9 @@ def models_section(results_dir: Path) -> list[str]:
 
 def models_headline(results_dir: Path) -> str:
     """A clause for the Findings: on how many (model, mask) runs the finding holds."""
-    frames = {name: load_named(results_dir, name) for name in RUNS}
-    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
+    ran, _, _, held = _finding({name: load_named(results_dir, name) for name in RUNS})
     if len(ran) < 2:
         return ""
-    maps = common_maps(ran)
-    held = sum(run_row(df, maps)[1] is True for df in ran.values())
     return (
         f". Across models and masks the finding holds on {held} of {len(ran)} runs "
         "(two models, bidirectional and causal; the section of that name)"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -125,9 +125,7 @@ def equals_within(ctx: Context) -> Outcome:
         text = f"{fmt_num(a)} vs {fmt_num(b)}: difference {fmt_num(a - b)}"
         text += f" ± {fmt_num(se)}" if math.isfinite(se) else ""
         text += f" (tolerance {fmt_num(tol)})"
-        if "n_stderr" in c:
-            return (PASS if abs(a - b) <= tol * (1 + 1e-12) else FAIL), text
-        return equal_within(a - b, se, tol), text
+        return _equal(c, a - b, se, tol), text
 
     return _two_sided(ctx, rule)
 
@@ -139,6 +137,13 @@ def equal_within(diff: float, se: float, tol: float) -> str:
     known = math.isfinite(se) and se > 0
     status, _ = compare_le(abs(diff), tol * (1 + 1e-12), se if known else 0.0, None, False)
     return status
+
+
+def _equal(check: Mapping[str, Any], diff: float, se: float, tol: float) -> str:
+    """:func:`equal_within`, or with ``n_stderr`` |d| ≤ tol itself (pass or fail, no margin)."""
+    if "n_stderr" in check:
+        return PASS if abs(diff) <= tol * (1 + 1e-12) else FAIL
+    return equal_within(diff, se, tol)
 
 
 def _numbers_equal(ctx: Context) -> Outcome:
@@ -156,11 +161,7 @@ def _numbers_equal(ctx: Context) -> Outcome:
         text = f"ours {fmt_num(res.ours)}"
         text += f" ± {fmt_num(se)}" if math.isfinite(se) and se > 0 else ""
         text += f" vs paper {fmt_num(target)} (tolerance {fmt_num(tol)})"
-        if "n_stderr" in ctx.check:
-            status = PASS if abs(res.ours - target) <= tol * (1 + 1e-12) else FAIL
-        else:
-            status = equal_within(res.ours - target, se, tol)
-        units.append(Unit(nid, status, text))
+        units.append(Unit(nid, _equal(ctx.check, res.ours - target, se, tol), text))
     return summarise(units, missing)
 
 

@@ -29,10 +29,7 @@ R = TypeVar("R", NumberResult, ClaimResult)
 def beside_primary(results: list[R]) -> list[R]:
     """One verdict per paper sentence: entries with ``reading_of`` (another reading of the
     sentence) are dropped from the list, and their verdict is shown in the primary's detail."""
-    others: dict[str, list[R]] = {}
-    for r in results:
-        if r.entry.reading_of:
-            others.setdefault(r.entry.reading_of, []).append(r)
+    others = _other_readings(results)
     out = []
     for r in results:
         if r.entry.reading_of:
@@ -44,6 +41,15 @@ def beside_primary(results: list[R]) -> list[R]:
             r = replace(r, detail=detail)
         out.append(r)
     return out
+
+
+def _other_readings(results: list[R]) -> dict[str, list[R]]:
+    """Primary id → the results of its other readings."""
+    others: dict[str, list[R]] = {}
+    for r in results:
+        if r.entry.reading_of:
+            others.setdefault(r.entry.reading_of, []).append(r)
+    return others
 
 
 def _alt(r: NumberResult | ClaimResult) -> str:
@@ -72,10 +78,7 @@ def depends_on_reading(
     """A claim whose readings disagree on whether it holds gets *depends on the reading*, with the
     measured reason of the difference.
     """
-    alts: dict[str, list[ClaimResult]] = {}
-    for r in every:
-        if r.entry.reading_of:
-            alts.setdefault(r.entry.reading_of, []).append(r)
+    alts = _other_readings(every)
     out = []
     for r in shown:
         others = alts.get(r.entry.id, [])

@@ -183,14 +183,13 @@ def _not_reproducible(report: Report, full: bool) -> list[str]:
     if not dead and not claims:
         return []
     lines = ["## Appendix: not reproducible on a CPU", ""]
-    if not full:
+    if not full:  # the figures and their counts, the claims (reasons in the tables)
         lines += [
             f"{len(dead)} published numbers and {len(claims)} claims need GPU/TPU-scale "
             f"training; they are listed, not counted as failures (every row: "
             f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
             "",
         ]
-    if not full:  # one line: the figures and their counts, the claims (reasons in the tables)
         figs = sorted({r.entry.figure for r in dead}, key=natural)
         counts = ", ".join(
             f"{fig or 'other'} ({sum(r.entry.figure == fig for r in dead)})" for fig in figs
