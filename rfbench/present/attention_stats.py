@@ -58,7 +58,14 @@ def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, fl
     return median, float(ci.low), float(ci.high)
 
 
-def median_ci_text(values: np.ndarray) -> str:
+def beats_text(part: pd.DataFrame) -> str:
+    """ "k % (j %) of n": the share of head rows beating uniform attention with Holm's
+    correction (column ``corrected``) and without (``beats_uniform``)."""
+    raw = part["beats_uniform"].dropna().astype(bool)
+    return f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}"
+
+
+def median_ci_text(values: np.ndarray | pd.Series) -> str:
     """``median [low, high]`` (3 significant digits; the interval left out where the values are
     too few for one, "—" where none is finite), from :func:`median_ci`."""
     median, low, high = median_ci(values)

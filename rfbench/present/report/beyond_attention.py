@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.present.attention_stats import (
+    beats_text,
     beats_uniform_corrected,
     fitting_texts,
     median_ci_text,
@@ -29,10 +30,6 @@ def _fmt(value: float, se: float | None = None, digits: int = 3) -> str:
         return "—"
     text = f"{value:.{digits}g}"
     return f"{text} ± {se:.1g}" if se is not None and math.isfinite(se) and se > 0 else text
-
-
-def _median_ci(values: pd.Series) -> str:
-    return median_ci_text(values.to_numpy(dtype=float))
 
 
 def _swap_cell(gaps: pd.DataFrame, est: str) -> str:
@@ -109,15 +106,14 @@ def attention_part(df: pd.DataFrame) -> list[str]:
     gaps = swap_gaps(swap) if len(swap) else swap
     rows, medians = [], {}
     for est, part in out.groupby("estimator", sort=False):
-        raw = part["beats_uniform"].dropna().astype(bool)
         bad = at[(at["estimator"] == est) & (at["metric"] == "bad_normaliser")]["value"]
         width = part["features"].dropna().unique() if "features" in part else []
         medians[est] = float(np.median(part["value"]))
         rows.append([
             f"`{est}`" + (" (oracle)" if _oracle(part) else "") + _fitted(part),
             ", ".join(str(int(w)) for w in width) or "—",
-            _median_ci(part["value"]),
-            f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}",
+            median_ci_text(part["value"]),
+            beats_text(part),
             _fmt(float(bad.mean())) if len(bad) else "—",
             _swap_cell(gaps, est),
         ])  # fmt: skip
@@ -138,7 +134,7 @@ def attention_part(df: pd.DataFrame) -> list[str]:
         "work per query row: a window of F keys, top-k with k = F (an oracle: it reads every "
         "logit), a window of F/2 keys plus F/2 features (docs/experiments.md#attention). "
         "Output error ‖Ô − O‖_F/‖O‖_F: median over heads with its 95 % distribution-free "
-        f"interval. Uniform attention (the mean of V) has median {_median_ci(uniform)}, a zero "
+        f"interval. Uniform attention (the mean of V) has median {median_ci_text(uniform)}, a zero "
         "output 1. *Beats uniform*: the share of heads where the one-sided z-test over the draws "
         "rejects, Holm-corrected over the heads (uncorrected z > 2 in brackets). "
         + (
@@ -156,8 +152,8 @@ def attention_part(df: pd.DataFrame) -> list[str]:
     if best is not None:
         lines += [
             f"Lowest median output error at this budget, oracles aside: `{best}` "
-            f"({_median_ci(out[out['estimator'] == best]['value'])}, uniform attention "
-            f"{_median_ci(uniform)}).",
+            f"({median_ci_text(out[out['estimator'] == best]['value'])}, uniform attention "
+            f"{median_ci_text(uniform)}).",
             "",
         ]
     lines += table(

@@ -11,6 +11,7 @@ import pandas as pd
 
 from rfbench.present.attention_stats import (
     at_largest_budget,
+    beats_text,
     beats_uniform_corrected,
     best_map,
     fitting_texts,
@@ -38,12 +39,11 @@ def learned_part(df: pd.DataFrame) -> list[str]:
     budget = int(heads["budget"].max())
     rows = []
     for est, part in heads.groupby("estimator", sort=False):
-        raw = part["beats_uniform"].dropna().astype(bool)
         oracle = "top_k" in part and part["top_k"].notna().any()
         rows.append([
             f"`{est}`" + (" (oracle)" if oracle else ""),
-            median_ci_text(part["value"].to_numpy(float)),
-            f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}",
+            median_ci_text(part["value"]),
+            beats_text(part),
             _fit_cost(df, est),
         ])  # fmt: skip
     fit_text, text = fitting_texts(df) or ("—", "—")
@@ -56,7 +56,7 @@ def learned_part(df: pd.DataFrame) -> list[str]:
         f"row. Fitted methods (the learned maps, the `@fitted` coupling) are fitted on the "
         f"{fit_text} text's queries and keys and every method is measured on the held-out "
         f"{text} text's. Uniform attention has median output error "
-        f"{median_ci_text(uniform['value'].to_numpy(float))}.",
+        f"{median_ci_text(uniform['value'])}.",
         "",
     ]
     if best is not None:
@@ -64,7 +64,7 @@ def learned_part(df: pd.DataFrame) -> list[str]:
         lines += [
             f"Best feature map at this budget: `{best}`, median output error "
             f"{median_ci_text(best_rows)} against uniform attention's "
-            f"{median_ci_text(uniform['value'].to_numpy(float))}.",
+            f"{median_ci_text(uniform['value'])}.",
             "",
         ]
     lines += table(
@@ -96,5 +96,5 @@ def learned_headline(results_dir: Path) -> str:
     return (
         f". What does approximate it, at F = {int(heads['budget'].max())} on held-out text: "
         f"`{best}` {median_ci_text(best_rows)}{fit}, against uniform attention's "
-        f"{median_ci_text(uniform['value'].to_numpy(float))}"
+        f"{median_ci_text(uniform['value'])}"
     )

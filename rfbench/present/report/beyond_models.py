@@ -45,7 +45,7 @@ def _local_cell(at: pd.DataFrame, name: str) -> str:
     rows = at[at["estimator"] == name]
     if rows.empty:
         return "—"
-    return f"{median_ci_text(rows['value'].to_numpy(dtype=float))} ({_holm_share(rows):.0%})"
+    return f"{median_ci_text(rows['value'])} ({_holm_share(rows):.0%})"
 
 
 def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | None]:
@@ -69,7 +69,7 @@ def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | Non
     draws = int(at["n_trials"].max()) if len(at) else 0
     setting = f"{int(heads['tokens'].max())} tokens, F = {int(top)}, {n_heads} heads × {draws}"
     if not medians:
-        return [model, mask, setting, median_ci_text(uniform["value"].to_numpy(dtype=float)),
+        return [model, mask, setting, median_ci_text(uniform["value"]),
                 "—", "—", "—", "—", "—", "no random map ran"], None  # fmt: skip
     best = min(medians, key=medians.get)
     rows = at[at["estimator"] == best]
@@ -78,8 +78,8 @@ def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | Non
     spread = f" ({low:.0%}–{high:.0%} over the maps)" if len(shares) > 1 else ""
     holds = shares[best] < MOST
     return [
-        model, mask, setting, median_ci_text(uniform["value"].to_numpy(dtype=float)),
-        f"`{best}` {median_ci_text(rows['value'].to_numpy(dtype=float))}",
+        model, mask, setting, median_ci_text(uniform["value"]),
+        f"`{best}` {median_ci_text(rows['value'])}",
         median_ci_text(ratio), f"{shares[best]:.0%}{spread}",
         *(_local_cell(at, e) for e in ("window", "top-k")),
         "holds" if holds else "does not hold",
