@@ -1,6 +1,6 @@
-"""The five papers' published numbers, qualitative claims and errata, as data with citations.
+"""The papers' published numbers, qualitative claims and errata, as data with citations.
 
-One TOML file per paper (``hrf``, ``simrf``, ``derf``, ``cse``, ``spectraformer``) holds three
+One TOML file per paper (:data:`PAPERS`) holds three
 arrays of tables: ``[[number]]``, ``[[claim]]`` and ``[[erratum]]``. A table with an ``entries``
 array is a *group*: its other keys are defaults for every entry (``source`` strings are joined
 as "group source, entry source"; ``match`` tables are merged key by key). Numbers are copied
@@ -30,17 +30,11 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   spec measured it), ``category``: formula | text | notation | inconsistency, ``checked_by``
   (the claim that checks the printed form on the results: the Findings list the erratum).
 
-A fourth array, ``[[reason]]``, is the table of *measured* root causes, one per cause: ``ids``
-(the number or claim ids it explains), ``text`` (why, with the numbers that show it) and
-optionally ``reading`` (the reading of the paper the verdict depends on) and ``established =
-false`` (the cause is a hypothesis, not shown). The numbers of ``text`` and ``reading`` are
-placeholders ``{name}`` / ``{name:.3f}`` declared in ``[reason.values]`` (:class:`ReasonValue`:
-``of`` number ids with ``what`` = ours | se | paper | z | diff | ratio and ``over`` = max | min |
-mean | count, or ``row`` a selector of one result row, optionally ``over_row`` / ``minus_row`` /
-``square`` / ``scale``): the report reads them from the results when it is written, so a reason
-cannot go stale (rfbench/present/report/reasons.py). Each reason is printed once per paper; the rows
-it explains name it (:func:`reasons`, :func:`reason_of`); a test requires one on each *differs* and
-*does not hold* row.
+A fourth array, ``[[reason]]``, holds the *measured* root causes, one per cause: the ``ids`` it
+explains, ``text`` and optionally ``reading`` (templates whose placeholders ``{name}`` /
+``{name:.3f}`` are :class:`ReasonValue` tables in ``[reason.values]``, read from the results when
+the report is written) and ``established = false`` (a hypothesis). A test requires one on each
+*differs* and *does not hold* row.
 
 ``match`` (numbers) and check *selectors* use result-column names
 (docs/architecture.md#result-schema): ``experiment``, ``figure``, ``estimator`` (registry names,
@@ -96,17 +90,12 @@ takes the closed form at the same point where the rows have one (exact, so alway
 the closed form, valid under the claim that the estimator is unbiased. A ``less_than`` lhs may
 declare ``upper_bound`` (with the check's ``bound_reason``): the true value of its statistic is
 at most that (e.g. 2 for the relative MAE of a nonnegative unbiased estimator), which decides a
-comparison its sample cannot resolve. Rows with ``resolved``
-false are left out of every comparison; a check with nothing else is "untestable at this sample
-size" (rfbench/present/report/checks.py).
+comparison its sample cannot resolve.
 
 Expressions (``rhs_expr``, ``value_expr``) are arithmetic in the group's parameters (``r, m, n,
 d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_expr` evaluates them.
 
-API: :func:`load` (all entries or one paper's), :func:`by_figure`, :func:`get` (by id),
-:func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`,
-:func:`reason_of` (the measured reason of an entry). Experiments and figures read published
-numbers only through this API.
+Experiments and figures read published numbers only through this module's API (``__all__``).
 """
 
 from __future__ import annotations

@@ -94,12 +94,11 @@ def resolution(pt: pd.Series, names: Sequence[str]) -> tuple[bool, float]:
     return ok, need
 
 
-#: Metrics that are means of nonnegative draws (or increasing functions of one): a sample that
-#: misses the tail carrying the mean *under*estimates it, so an unresolved value that is already
-#: too large is a lower bound on a truth larger still.
-#: The margin by which an unresolved mean of nonnegative draws must already exceed the other side
-#: before it decides a failure (see :func:`judged`).
+#: The factor by which an unresolved mean of nonnegative draws must already exceed the other
+#: side before it decides a failure (:func:`judged`).
 OVERSHOOT = 2.0
+#: Means of nonnegative draws (or increasing functions of one): a sample missing the tail
+#: *under*estimates them.
 UNDERESTIMATED = frozenset(
     {"mse", "rel_rmse", "rel_mae", "frob_sq", "frob_sq_per_entry", "rel_frob", "mse_mean"}
 )
