@@ -1,11 +1,7 @@
-"""The *Findings* that open ``REPORT.md``: what the results say, computed from the verdicts, the
-measured reasons and the beyond-the-papers results (never typed text, so they follow the results).
-
-In order: what reproduced and how much (sampled, deterministic and replayed numbers kept apart),
-the claims that do not hold, the claims whose verdict depends on the reading, the errata that
-change what the results show (an erratum with ``checked_by``), the headlines of this repository's
-own experiments, and the offsets whose cause is not established. Each claim carries the verdict
-word of its row in the claims tables (tested).
+"""The *Findings* that open ``REPORT.md``, computed from the verdicts, the measured reasons and the
+beyond-the-papers results (never typed text): what reproduced, the claims that do not hold or depend
+on the reading, the errata that change numbers, this repository's own headlines and the offsets
+whose cause is not established.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Measured reasons filled in from the results: every number a reason quotes is read when the
-report is rendered, so a reason cannot go stale (:class:`rfbench.present.reference.Reason`).
-
-A reason's text is a template (``{name}`` / ``{name:.3g}``); each name is a
-:class:`rfbench.present.reference.ReasonValue`: a number entry's evaluation (ours, se, paper, z,
-ours − paper, ours / paper; reduced over several entries) or one result row's value. A reason
-whose values the results do not all give is *not measured*: it records the figures it would read
-(``missing``) and the report names them instead of printing the text, never a stale number or a
-placeholder.
+"""Measured reasons (:class:`rfbench.present.reference.Reason`) with every number they quote read
+from the results when the report is rendered; a reason whose values the results lack is *not
+measured* and names the figures it would read, never a stale number.
 """
 
 from __future__ import annotations

@@ -15,11 +15,6 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     next to the paper's claims (DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2: ≈ e^5
     heterogen/mnist/mnist-cifar10, ≈ e^10 cifar10 for SDERF; ≈ e^3 for ADERF on
     mnist/cifar10)."""
-    return variance_summary(results)
-
-
-def variance_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """The headline gaps of :meth:`Variance.summary` as a small table."""
     main = results[results["metric"].isin(MAIN_METRICS)]
     if main.empty:
         return results.head(12)
