@@ -1,16 +1,4 @@
-"""Real-attention figures (experiment ``attention``, docs/experiments.md#attention).
-
-- ``beyond-attention``: per layer, the relative output error ‖Ô − O‖_F/‖O‖_F vs the feature
-  budget F per method (random feature maps, the local methods, learned and data-aware maps when
-  run; local methods dotted; the median over the layer's heads with its 95 % distribution-free
-  interval, as the report gives it), with the baselines as horizontal lines: uniform attention
-  (median over heads), the zero output (1), and the oracle best rank-F approximation A_F V
-  (median; not a bound on output errors). Longest sequence only.
-- ``beyond-attention-map``: per method a layer × head map of the smallest budget F at which it
-  beats uniform attention, Holm-corrected over the heads (rfbench.present.attention_stats;
-  blank: at no F), and beside them each head's largest logit max qᵀk and exact attention entropy
-  (context for why some heads are hard).
-"""
+"""Real-attention figures (experiment ``attention``, docs/experiments.md#attention)."""
 
 from __future__ import annotations
 
@@ -72,7 +60,9 @@ def head_medians(rows: pd.DataFrame) -> pd.DataFrame:
     title="Beyond the papers: attention output error vs features on all-MiniLM-L6-v2, baselines",
 )
 def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
-    """Output error vs the feature budget per layer, methods as curves, baselines as lines."""
+    """Output error ‖Ô − O‖_F/‖O‖_F vs the feature budget per layer at the longest sequence: per
+    method the median over heads with its 95 % interval (local methods dotted); uniform attention
+    (median over heads), the zero output and the oracle rank-F A_F V (not a bound) as lines."""
     df = results[NAME]
     heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
     base = longest(df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")])
@@ -126,7 +116,8 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
     "attention (Holm over heads)",
 )
 def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
-    """Layer × head maps of the smallest budget beating uniform attention, and head statistics."""
+    """Per method a layer × head map of the smallest budget beating uniform attention (Holm over
+    the heads; blank: at no F), and each head's largest logit and attention entropy."""
     df = results[NAME]
     heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
     heads = heads.assign(beats_uniform=beats_uniform_corrected(heads))

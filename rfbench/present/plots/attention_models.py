@@ -1,15 +1,5 @@
 """The real-attention finding side by side across models and masks (issue 29;
-docs/experiments.md#attention).
-
-``beyond-attention-models``: one panel per run of rfbench.present.attention_stats.RUNS (rows: the
-model, columns: bidirectional and causal), each the relative output error ‖Ô − O‖_F/‖O‖_F vs the
-feature budget F at the run's longest sequence, the median over all its heads with the 95 %
-distribution-free interval, for the methods at least half the drawn runs have (the grid they
-share); uniform attention as a dashed line with its median's interval shaded, the zero output
-at 1.
-Drawn from whichever runs are in the results: a missing run's panel names the command that
-produces it.
-"""
+docs/experiments.md#attention)."""
 
 from __future__ import annotations
 
@@ -98,7 +88,9 @@ def _not_run(ax, name: str) -> None:
     partial=True,
 )
 def attention_models(results: dict[str, pd.DataFrame]) -> Figure:
-    """One panel per (model, mask): output error vs F per method, uniform and zero as lines."""
+    """One panel per run of RUNS (model, mask): output error vs F per shared method, the median
+    over heads with its 95 % interval, uniform and zero as lines; a missing run's panel names the
+    command that produces it."""
     methods = _methods(results)
     rows = -(-len(RUNS) // MASKS)
     fig, grid = style.new_figure(ncols=MASKS, nrows=rows + 1, height=2.4)

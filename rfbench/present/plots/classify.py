@@ -1,21 +1,5 @@
-"""Kernel-regression classification figures (experiment ``classify``).
-
-- ``simrf-fig8`` (SimRF §5.3 Fig. 8, docs/experiments.md#simrf-fig8): test accuracy vs m/d ∈ {1, 2,
-  4, 10}, one panel per UCI data set plus the average over data sets (the paper's ninth panel),
-  IIDRFs / ORFs / SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel
-  accuracy as a dotted line; added: SimRF Table 2's published m = d accuracies (open stars) and the
-  number of draws.
-- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, docs/experiments.md#simrf-fig10): accuracy vs the input
-  scale σ (log axis), IIDRFs at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the
-  IIDRF peak (solid vertical) and the σ the SimRF code uses (dashed vertical).
-- ``derf-fig3`` (DERF §5.2 Fig. 3, docs/experiments.md#derf-fig3): test accuracy (%) at the
-  validation-chosen σ vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus
-  the average (the paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e.
-  bars; added: the exact kernel at its own tuned σ (dotted).
-
-Couplings are coloured with ``style.coupling_colour`` (SimRF), mechanisms with ``style.colour``
-(DERF); markers are ``style.marker`` throughout.
-"""
+"""Kernel-regression classification figures (experiment ``classify``): SimRF Fig. 8 and Fig. 10,
+DERF Fig. 3 (docs/experiments.md#simrf-fig8, #simrf-fig10, #derf-fig3)."""
 
 from __future__ import annotations
 
@@ -164,12 +148,11 @@ def _paper_table2() -> dict[tuple[str, str], float]:
 
 @register_figure(
     "simrf-fig8",
-    needs=["simrf-fig8"],
     title="SimRF Fig. 8: kernel-regression accuracy vs m/d per UCI data set, IID/ORF/SimRF",
 )
 def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
-    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8,
-    docs/experiments.md#simrf-fig8)."""
+    """Test accuracy vs m/d per data set and on average, ±1 s.e. bars, the exact kernel dotted,
+    SimRF Table 2's published m = d accuracies as open stars (SimRF Fig. 8)."""
     df = results["simrf-fig8"]
     df = df.assign(m_per_d=df["m_per_d"].astype(float))
 
@@ -204,11 +187,11 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
 
 @register_figure(
     "simrf-fig10",
-    needs=["simrf-fig10"],
     title="SimRF Fig. 10: classification accuracy vs σ (choosing σ), IIDRFs at m = 10d and exact",
 )
 def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
-    """Accuracy vs σ per data set: IIDRFs ±1 s.e. and the exact kernel (SimRF App. B.1)."""
+    """Accuracy vs σ per data set: IIDRFs ±1 s.e. and the exact kernel; the σ at the IIDRF peak
+    and the σ of the SimRF code as vertical lines (SimRF App. B.1 Fig. 10)."""
     df = results["simrf-fig10"]
     acc = df[df["metric"] == "accuracy"]
     datasets = list(dict.fromkeys(acc["dataset"]))
@@ -264,12 +247,11 @@ def derf_name(estimator: str) -> str:
 
 
 @register_figure(
-    "derf-fig3",
-    needs=["derf-fig3"],
-    title="DERF Fig. 3: kernel classification test accuracy vs number of features M",
+    "derf-fig3", title="DERF Fig. 3: kernel classification test accuracy vs number of features M"
 )
 def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
-    """Test accuracy (%) at the tuned σ vs M per data set and on average (DERF Fig. 3)."""
+    """Test accuracy (%) at the tuned σ vs M per data set and on average (DERF Fig. 3); the
+    exact kernel at its own tuned σ dotted."""
     df = results["derf-fig3"]  # ``features``: M of each row, written by the runner
 
     def subtitle(rows: pd.DataFrame) -> str:

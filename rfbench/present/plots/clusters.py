@@ -1,14 +1,5 @@
 """HRF Fig. 6 (App. H.3, docs/experiments.md#hrf-fig6): Gram-matrix MSE vs m on the clustered data
-sets s1–s4.
-
-As in the paper, one panel per data set, the mean MSE over the repetitions vs the number of random
-features m for Hybrid-Cluster, "FAVOR+" (here SM⁺ = ``positive@iid``; HRF; docs/methods.md#positive,
-#hrf-erratum-18) and trig, on a log axis. Added: the min–max band over the repetitions (HRF
-Table 3's numbers) and the closed-form expected MSE (dashed; iid projections, docs/methods.md#trig,
-#positive, #complex-exp). The top row is the exact replay of the paper's notebook (protocol
-``paper``), the row below, where present, the same experiment with rfbench's own estimators and
-random streams (protocol ``rfbench``).
-"""
+sets s1–s4; "FAVOR+" is SM⁺ = ``positive@iid`` (docs/methods.md#hrf-erratum-18)."""
 
 from __future__ import annotations
 
@@ -71,11 +62,12 @@ def _key(ax, estimators: list[str], reps: int) -> None:
 
 @register_figure(
     "hrf-fig6",
-    needs=["hrf-fig6"],
     title="HRF Fig. 6: Gram-matrix MSE vs m on clustered data s1-s4 (Hybrid-Cluster, FAVOR+, trig)",
 )
 def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
-    """One panel per data set (columns) and protocol (rows): mean MSE vs m, min–max band, theory."""
+    """One panel per data set (columns) and protocol (rows: the replay of the paper's notebook,
+    then rfbench's own estimators and streams): mean MSE over the repetitions vs m on a log axis,
+    the min–max band (HRF Table 3's numbers), the closed form for iid projections dashed."""
     import matplotlib.pyplot as plt
 
     df = results["hrf-fig6"]

@@ -1,12 +1,5 @@
-"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; docs/experiments.md#cse): relative error vs angle of
-trig, FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4.
-
-The paper plots per-angle error distributions. We plot, on log axes, the mean absolute relative
-error mean|K̂ − K|/K (the paper's "relative error") and, in a second row, the relative RMSE √MSE/K
-against its closed form (CSE eqs. 44-49; docs/methods.md#hrf-angular-hybrid; none for the paper's
-shared-all CSE, which is biased, docs/methods.md#cse-erratum-17), each with a ±2 s.e. band. Columns:
-r (Fig. 2), m (Fig. 3), one column otherwise.
-"""
+"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; docs/experiments.md#cse): relative error vs angle
+of trig, FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4."""
 
 from __future__ import annotations
 
@@ -96,8 +89,10 @@ def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent")
 
 
 def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
-    """Rows: mean |err|/K and √MSE/K vs θ (closed form dashed); one column per ``split`` value.
-    With one column and several sharing variants (Fig. 5), a third panel compares the variants."""
+    """Rows: mean |err|/K (the paper's "relative error") and √MSE/K vs θ on log axes, ±2 s.e.,
+    with the closed form of √MSE/K dashed (CSE eqs. 44-49; none for the biased shared-all CSE,
+    docs/methods.md#cse-erratum-17); one column per ``split`` value. With one column and several
+    sharing variants (Fig. 5), a third panel compares the variants."""
     import matplotlib.pyplot as plt
 
     all_curves = curves(df)
@@ -201,9 +196,7 @@ def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
     ax.set_title("fraction K̂ < 0 per angle (dashed: exact)")
 
 
-@register_figure(
-    "cse-fig4", needs=["cse-fig4"], title="CSE Fig. 4: number of negative kernel estimates"
-)
+@register_figure("cse-fig4", title="CSE Fig. 4: number of negative kernel estimates")
 def cse_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     """CSE Fig. 4: negative-estimate counts of trig, FAVOR+ and the CSE (paper: 89, –, 0)."""
     df = results["cse-fig4"]
@@ -221,7 +214,7 @@ def cse_fig4(results: dict[str, pd.DataFrame]) -> Figure:
 
 
 def _register(figure_id: str, split: str | None) -> None:
-    @register_figure(figure_id, needs=[figure_id], title=PAPER_TITLES[figure_id])
+    @register_figure(figure_id, title=PAPER_TITLES[figure_id])
     def draw(results: dict[str, pd.DataFrame]) -> Figure:
         return error_figure(results[figure_id], split, PAPER_TITLES[figure_id])
 

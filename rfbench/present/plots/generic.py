@@ -1,14 +1,6 @@
-"""A figure for any result file, so every run ends in a picture.
-
-What it shows is chosen from what varies in the rows
-(:func:`rfbench.present.plots.choose.plot_data`): lines over the varying parameter, one colour per
-estimator, closed forms dashed, baselines as grey reference lines, the fixed settings in the title
-in words. The results site's interactive chart draws the same
-:class:`~rfbench.present.plots.series.PlotData` (:mod:`rfbench.present.site.charts`). Paper figures
-keep their own layouts (``rfbench figures``); this one serves any run, including a user's own data
-and parameters. It is written beside the result file as ``<name>.png`` and replaces only a PNG that
-rfbench drew.
-"""
+"""A figure for any result file, so every run ends in a picture: the neutral plot data of
+:func:`rfbench.present.plots.choose.plot_data` drawn with matplotlib, written beside the result file
+as ``<name>.png`` (replacing only a PNG that rfbench drew)."""
 
 from __future__ import annotations
 

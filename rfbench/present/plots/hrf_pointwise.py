@@ -161,9 +161,7 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
 
 
 @register_figure(
-    "hrf-fig2",
-    needs=["hrf-fig2"],
-    title="HRF Fig. 2: pointwise softmax estimation vs angle, r = 1.0 and 1.5",
+    "hrf-fig2", title="HRF Fig. 2: pointwise softmax estimation vs angle, r = 1.0 and 1.5"
 )
 def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
     """HRF Fig. 2 (Sec. 4.1): trig, FAVOR+, angular and Gaussian hybrids at r = 1, 1.5."""
@@ -172,7 +170,6 @@ def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
 
 @register_figure(
     "hrf-fig5",
-    needs=["hrf-fig5"],
     title="HRF Fig. 5 (App. G): pointwise softmax estimation vs angle, r = 1.0, 1.25, 1.5",
 )
 def hrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:

@@ -1,13 +1,5 @@
 """Random features vs Nyström on real data (experiment ``gram``, inputs = dataset;
-docs/experiments.md#beyond-nystrom).
-
-- ``beyond-nystrom``: per data set, the Gram-matrix RMSE (root of the mean squared error per entry)
-  against the number of projections or landmarks m, mean ± 2 standard errors (delta method), the
-  closed form dashed where one exists (where it sits far above the sample, as for positive features
-  on digits, the sample has not reached the heavy tail: see the rows' ``resolved``), and the best
-  rank-m matrix as a dotted grey line (a bound, not an estimator: no method with m features can go
-  below it; a [sin, cos] map has 2m features, so its own bound is lower).
-"""
+docs/experiments.md#beyond-nystrom)."""
 
 from __future__ import annotations
 
@@ -26,11 +18,12 @@ def _curve(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 @register_figure(
     "beyond-nystrom",
-    needs=["beyond-nystrom"],
     title="Beyond the papers: Gram RMSE of random features vs Nyström and the rank-r bound",
 )
 def beyond_nystrom(results: dict[str, pd.DataFrame]) -> Figure:
-    """One panel per data set: Gram RMSE vs m (log-log), one line per estimator."""
+    """One panel per data set: Gram RMSE vs m (log-log), mean ± 2 s.e. (delta method) per
+    estimator, the closed form dashed (far above the sample where the draws miss a heavy tail:
+    the rows' ``resolved``), the best rank-m matrix dotted grey (a bound, not an estimator)."""
     df = results["beyond-nystrom"]
     df = df[df["kernel"] == "gaussian"]
     datasets = list(dict.fromkeys(df["dataset"].dropna()))

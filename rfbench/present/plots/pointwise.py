@@ -1,11 +1,8 @@
-"""Shared pieces of the pointwise figures (HRF Fig. 2/5, CSE Figs 1–5): curves from parquet rows,
-the paper's estimator names, the θ axis, error bands and log-scale floors.
+"""Shared pieces of the pointwise figures (:mod:`~rfbench.present.plots.hrf_pointwise`,
+:mod:`~rfbench.present.plots.cse`): curves from the rows, names, the θ axis, bands, log floors.
 
-The pointwise experiment writes one row per (estimator, variant, m, n, r, θ, metric); a *curve*
-is one (estimator, variant, m, n, r) with its metrics as columns over θ (``<metric>_se`` holds the
-standard errors). Figures are drawn in :mod:`rfbench.present.plots.hrf_pointwise` and
-:mod:`rfbench.present.plots.cse`; this module registers none.
-"""
+A *curve* is one (estimator, variant, m, n, r) with its metrics as columns over θ (``<metric>_se``
+holds the standard errors)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""The closed-form theory figures (experiment ``theory``): HRF Fig. 1 and SimRF Figs. 4–6.
-
-- ``hrf-fig1`` (HRF Fig. 1, docs/experiments.md#hrf-fig1): softmax MSE of SM^trig, SM⁺⁺ and the
-  angular hybrid (m = 10, n = 1) over θ and r as three heat maps on one log colour scale, r mirrored
-  to [−r, r] as in the paper, plus the grey slice at fixed r drawn as curves: only the hybrid
-  vanishes at both θ = 0 and θ = π.
-- ``simrf-fig4`` (SimRF Fig. 4, docs/experiments.md#simrf-fig4): RF-conformity ρ of one draw of χ_d
-  norms per coupling, SimRF+ per full pass, the numerical optimum; added: the closed-form E ρ
-  (dashed).
-- ``simrf-fig5`` (SimRF Fig. 5, docs/experiments.md#simrf-fig5): densities of w_ij per coupling and
-  f(w, v) on a log right axis; added: E f(w_ij, v) per coupling in the legend (the quantity ρ
-  averages).
-- ``simrf-fig6`` (SimRF Fig. 6, docs/experiments.md#simrf-fig6): MSE ratios vs v on a log axis, with
-  the v → 0 limits.
-"""
+"""The closed-form theory figures (experiment ``theory``): HRF Fig. 1, SimRF Figs. 4–6
+(docs/experiments.md#hrf-fig1, #simrf-fig4, #simrf-fig5, #simrf-fig6)."""
 
 from __future__ import annotations
 
@@ -67,9 +54,6 @@ def metric(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return df[df["metric"] == name]
 
 
-# ---------------------------------------------------------------- HRF Fig. 1
-
-
 def _surface(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(θ, r, MSE[r, θ]) of one estimator, r mirrored to [−r_max, r_max] (HRF Fig. 1)."""
     grid = rows.pivot_table(index="r", columns="theta", values="value").sort_index()
@@ -86,11 +70,11 @@ def _theta_ticks(ax: Axes) -> None:
 
 @register_figure(
     "hrf-fig1",
-    needs=["hrf-fig1"],
     title="HRF Fig. 1: closed-form MSE of SM^trig, SM++ and the angular hybrid over (θ, r)",
 )
 def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
-    """Three log-colour MSE maps over (θ, r) and the slice at r ≈ SLICE_R (HRF Fig. 1)."""
+    """Three log-colour MSE maps over (θ, r), r mirrored to [−r, r] as in the paper, and the
+    grey slice at r ≈ SLICE_R drawn as curves (HRF Fig. 1)."""
     import matplotlib.pyplot as plt
 
     df = metric(results["hrf-fig1"], "theory_mse")
@@ -149,17 +133,14 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-# ---------------------------------------------------------------- SimRF Fig. 4
-
-
 @register_figure(
     "simrf-fig4",
-    needs=["simrf-fig4"],
     title="SimRF Fig. 4: RF-conformity of IIDRFs, ORFs, SimRFs, SimRFs+ and the optimum",
 )
 def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
-    """ρ of one draw of norms vs SimRF+ passes, the other couplings flat (SimRF Fig. 4); below,
-    a zoom on SimRFs, SimRFs+ and the optimum, whose gaps are the paper's "marginal" gains."""
+    """ρ of one draw of norms vs SimRF+ passes, the other couplings flat, the closed-form E ρ
+    dashed (SimRF Fig. 4); below, a zoom on SimRFs, SimRFs+ and the optimum, whose gaps are the
+    paper's "marginal" gains."""
     df = results["simrf-fig4"]
     draws = df["rep"].nunique() if "rep" in df and df["rep"].notna().any() else 1
     if draws > 1:
@@ -214,16 +195,13 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-# ---------------------------------------------------------------- SimRF Fig. 5
-
-
 @register_figure(
     "simrf-fig5",
-    needs=["simrf-fig5"],
     title="SimRF Fig. 5: densities of w_ij per coupling and the conformity integrand f(w, v)",
 )
 def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
-    """p(w_ij) per coupling (left) and f(w, v) = 0F1(; d/2; v²w²/4) (right, log) (SimRF Fig. 5)."""
+    """p(w_ij) per coupling (left) and f(w, v) = 0F1(; d/2; v²w²/4) (right, log) (SimRF Fig. 5);
+    E f(w_ij, v) per coupling in the legend (the quantity ρ averages)."""
     df = results["simrf-fig5"]
     dens, integrand = metric(df, "density"), metric(df, "conformity_integrand")
     fig, axes = style.new_figure(height=2.5)
@@ -263,13 +241,8 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-# ---------------------------------------------------------------- SimRF Fig. 6
-
-
 @register_figure(
-    "simrf-fig6",
-    needs=["simrf-fig6"],
-    title="SimRF Fig. 6: closed-form MSE ratio to IIDRFs vs v = ‖x + y‖ (PRFs)",
+    "simrf-fig6", title="SimRF Fig. 6: closed-form MSE ratio to IIDRFs vs v = ‖x + y‖ (PRFs)"
 )
 def simrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
     """MSE_X / MSE_IID vs v on a log axis; the v → 0 limits marked at the left (SimRF Fig. 6)."""

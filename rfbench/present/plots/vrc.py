@@ -1,12 +1,4 @@
-"""VRC kernel estimation (experiment ``gram``, inputs = dataset; docs/experiments.md#vrc-kernel).
-
-- ``vrc-kernel`` (VRC Sec. 3.3 / Table 1, with m = d): per data set, the Gram-matrix RMSE (the root
-  of the mean squared error per entry, as the authors' code reports it) of every estimator, mean
-  over draws with ±2 standard errors (delta method, their "± 2 s.e."), its closed form as an open
-  marker where one exists, and a grey bar for the best rank-r matrix at the estimator's feature
-  count (a bound, not an estimator). Log y: Nyström and the bound sit orders of magnitude below the
-  random features.
-"""
+"""VRC kernel estimation (experiment ``gram``, inputs = dataset; docs/experiments.md#vrc-kernel)."""
 
 from __future__ import annotations
 
@@ -26,11 +18,11 @@ def _rmse(rows: pd.DataFrame, metric: str) -> pd.Series:
 
 @register_figure(
     "vrc-kernel",
-    needs=["vrc-kernel"],
     title="VRC Table 1 setting: Gram RMSE with m = d, PNC vs iid/ORF, Nyström and the rank-r bound",
 )
 def vrc_kernel(results: dict[str, pd.DataFrame]) -> Figure:
-    """One panel per data set: Gram RMSE per estimator (log y)."""
+    """One panel per data set: Gram RMSE per estimator at m = d (log y), mean ± 2 s.e. (delta
+    method), the closed form as an open marker, the best rank-r matrix as a grey bar (a bound)."""
     df = results["vrc-kernel"]
     df = df[df["kernel"] == "gaussian"]
     datasets = list(dict.fromkeys(df["dataset"].dropna()))
