@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
-from rfbench.present.plots.theory import THEORY_LINE, metric
+from rfbench.present.plots.theory import metric
 
 PROTOCOL_NAMES = {
     "paper": "paper replay\n(notebook's streams)",
@@ -53,7 +53,7 @@ def _key(ax, estimators: list[str], reps: int) -> None:
     ]
     handles += [
         Patch(color="0.5", alpha=0.25, label=f"min–max over {reps} repetitions"),
-        Line2D([], [], color="0.3", label="closed-form expected MSE", **THEORY_LINE),
+        style.theory_handle("closed-form expected MSE"),
     ]
     wide = ax.figure.get_figwidth() >= style.FULL_WIDTH
     ncol = len(handles) if wide else 2
@@ -109,7 +109,7 @@ def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
                 ax.plot(m, stat["mse_mean"], **line)
                 th = theory[(theory["dataset"] == dataset) & (theory["estimator"] == est)]
                 th = th.sort_values("m")
-                ax.plot(th["m"], th["value"], color=line["color"], **THEORY_LINE)
+                ax.plot(th["m"], th["value"], color=line["color"], **style.THEORY_LINE)
             ax.set_yscale("log")
             if i == 0:
                 ax.set_title(_dataset_title(df, dataset), fontsize=7)

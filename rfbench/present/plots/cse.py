@@ -11,7 +11,6 @@ from matplotlib.figure import Figure
 from rfbench.present.plots import style
 from rfbench.present.plots.pointwise import (
     EXACT,
-    THEORY_STYLE,
     Z_BAND,
     Curve,
     band,
@@ -22,7 +21,6 @@ from rfbench.present.plots.pointwise import (
     line_style,
     name,
     tail_note,
-    theory_handle,
     theta_axis,
     unique,
 )
@@ -80,7 +78,10 @@ def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent")
             ta, tb = c.values("theory_rel_rmse"), ref.values("theory_rel_rmse")
             good = (ta > EXACT) & (tb > EXACT)
             ax.plot(
-                c.theta[good], ta[good] / tb[good], color=line_style(c)["color"], **THEORY_STYLE
+                c.theta[good],
+                ta[good] / tb[good],
+                color=line_style(c)["color"],
+                **style.THEORY_LINE,
             )
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     theta_axis(ax)
@@ -108,7 +109,7 @@ def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
     gs = fig.add_gridspec(*shape, height_ratios=height)
     legend_strip(
         fig.add_subplot(gs[0, :]),
-        [*curve_handles(all_curves), theory_handle("closed form √MSE/K")],
+        [*curve_handles(all_curves), style.theory_handle("closed form √MSE/K")],
         tail_note(all_curves),
     )
     for j, value in enumerate(values):
@@ -183,7 +184,7 @@ def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
         label = f"{name(c.estimator)}, m = {c.m}"
         if c.has("theory_neg_fraction"):  # written by the run where a closed form exists
             exact = c.values("theory_neg_fraction")
-            ax.plot(c.theta, 100 * exact, color=st["color"], **THEORY_STYLE)
+            ax.plot(c.theta, 100 * exact, color=st["color"], **style.THEORY_LINE)
             label += f" (exact: {exact.sum() * per_angle:.1f} expected)"
         band(
             ax, c.theta, 100 * c.values("neg_fraction"), 100 * c.stderr("neg_fraction"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rfbench.present.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
-from rfbench.present.plots.style import apply
+from rfbench.present.plots.style import THEORY_LINE, apply, theory_handle
 
 SOFTWARE = "rfbench"
 
@@ -60,7 +60,6 @@ def draw_result(path: str | Path) -> Path | None:
 COLUMNS, PANEL_WIDTH, PANEL_HEIGHT = 3, 3.6, 2.7
 #: dotted and dash-dotted lines for baselines, in turn
 BASELINE_STYLES = (":", "-.", (0, (1, 3)), (0, (5, 1, 1, 1)))
-THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 #: error bands and bars only while a panel has at most this many curves (more is a thicket)
 MAX_BANDS = 8
 #: inches of figure height per legend entry (the legend must not be cut off), per category row
@@ -127,7 +126,7 @@ def _plain_text(text: str) -> str:
 
 def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
     if s.kind == LEVEL or (s.kind == THEORY and not s.x):
-        style = THEORY_STYLE if s.kind == THEORY else {"linestyle": baseline_style, "lw": 1.2}
+        style = THEORY_LINE if s.kind == THEORY else {"linestyle": baseline_style, "lw": 1.2}
         if s.y and s.y[0] is not None:
             ax.axhline(s.y[0], color=s.colour, **style)
         return
@@ -138,7 +137,7 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
                 linestyle="none")  # fmt: skip
         return
     if s.kind == THEORY:
-        ax.plot(x, y, color=s.colour, **THEORY_STYLE)
+        ax.plot(x, y, color=s.colour, **THEORY_LINE)
         return
     line = "none" if s.points else ("-" if s.kind == MEASURED else baseline_style)
     mark = s.marker if s.kind == MEASURED else ""
@@ -236,7 +235,7 @@ def _legend(fig, data: PlotData) -> None:
         handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,
                               mew=1.5, linestyle="none", label="closed form"))  # fmt: skip
     elif theory:
-        handles.append(Line2D([], [], color="0.3", label="closed form", **THEORY_STYLE))
+        handles.append(theory_handle("closed form"))
     if handles:
         fig.legend(handles=handles, loc="outside right center", fontsize=7,
                    ncol=1 + len(handles) // LEGEND_COLUMN, frameon=False)  # fmt: skip

@@ -17,7 +17,7 @@ from rfbench.compute.names import split_name
 from rfbench.present.paper_names import PAPER_NAMES
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
-from rfbench.present.plots.theory import THEORY_LINE, metric, simrf_name
+from rfbench.present.plots.theory import metric, simrf_name
 
 
 def _series(df: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -52,7 +52,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
             top.fill_between(mc["x"], *band, alpha=0.25, color=line["color"], linewidth=0)
             top.plot(mc["x"], mc["value"], label=f"{simrf_name(name)} ±1 s.e.", **line)
             if len(th):
-                top.plot(th["x"], th["value"], color=line["color"], **THEORY_LINE)
+                top.plot(th["x"], th["value"], color=line["color"], **style.THEORY_LINE)
                 both = mc.merge(th[["m", "value"]], on="m", suffixes=("", "_th"))
                 ratio = both["value"] / both["value_th"]
                 x, err = both["x"] * (1 + offsets[j]), both["stderr"] / both["value_th"]
@@ -76,7 +76,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
             top.set_ylabel("Σ(K − K̂)² / N²  (Frob. /d²)")
             low.set_ylabel("ratio")
             handles, _ = top.get_legend_handles_labels()
-            handles.append(top.plot([], [], color="0.3", label="closed form", **THEORY_LINE)[0])
+            handles.append(style.theory_handle("closed form"))
             top.legend(handles=handles, loc="upper right", ncol=1, fontsize=6)
     return fig
 

@@ -22,7 +22,6 @@ from matplotlib.patches import Patch
 
 from rfbench.present.plots import style
 from rfbench.present.plots.pointwise import (
-    THEORY_STYLE,
     Curve,
     band,
     curves,
@@ -31,7 +30,6 @@ from rfbench.present.plots.pointwise import (
     name,
     sizes,
     tail_note,
-    theory_handle,
     theta_axis,
     unique,
 )
@@ -75,7 +73,7 @@ def _panel(ax: Axes, twin: Axes, c: Curve) -> None:
         marker=style.marker(c.estimator), linestyle="-", linewidth=1.0,
     )  # fmt: skip
     if c.has("theory_rel_rmse"):
-        twin.plot(t, c.values("theory_rel_rmse"), color="0.15", **THEORY_STYLE)
+        twin.plot(t, c.values("theory_rel_rmse"), color="0.15", **style.THEORY_LINE)
 
 
 def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
@@ -87,7 +85,7 @@ def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
         Line2D(
             [], [], color=grey, marker="o", label="empirical rel. error √MSE/SM ±2 s.e. (right)"
         ),
-        theory_handle("closed-form relative error (right)"),
+        style.theory_handle("closed-form relative error (right)"),
         Line2D([], [], label="zero level", **ZERO_STYLE),
     ]
     colours = [

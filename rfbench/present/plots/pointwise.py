@@ -29,8 +29,6 @@ VARIANT_STYLE = {
     "shared-base": ("s", "-."),
     "shared-all": ("D", "-"),
 }
-#: Closed-form curves are dashed in every pointwise figure.
-THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 
 
 @dataclass(frozen=True)
@@ -192,7 +190,7 @@ def error_curves(
             label=label(c, with_variant=c.estimator in varied), **st,
         )  # fmt: skip
         if theory and c.has("theory_rel_rmse"):
-            ax.plot(c.theta, c.values("theory_rel_rmse"), color=st["color"], **THEORY_STYLE)
+            ax.plot(c.theta, c.values("theory_rel_rmse"), color=st["color"], **style.THEORY_LINE)
     ax.set_yscale("log")
     ax.set_ylim(floor, max(2 * top, 2 * floor))
     theta_axis(ax)
@@ -245,10 +243,3 @@ def tail_note(items: Sequence[Curve]) -> list[object]:
         "a heavy right tail the draws rarely reach"
     )
     return [Line2D([], [], linestyle="none", label=text)]
-
-
-def theory_handle(text: str = "closed form (theory)") -> object:
-    """A legend entry for the dashed closed-form curves."""
-    from matplotlib.lines import Line2D
-
-    return Line2D([], [], color="0.3", label=text, **THEORY_STYLE)

@@ -66,6 +66,8 @@ COUPLING_COLOURS: dict[str, str] = {  # when couplings, not components, are comp
     "exact": "#000000",
 }
 _EXTRA = plt.get_cmap("tab10").colors
+#: Closed-form curves are dashed in every figure.
+THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 
 
 def _split(estimator: str) -> tuple[str, str]:
@@ -121,6 +123,13 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     width = width or (COLUMN_WIDTH if ncols == 1 else FULL_WIDTH)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
     return fig, axes
+
+
+def theory_handle(text: str = "closed form (theory)"):
+    """A legend entry for the dashed closed-form curves."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color="0.3", label=text, **THEORY_LINE)
 
 
 def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:

@@ -14,8 +14,6 @@ from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
 
-#: Closed-form curves are dashed in every figure of this module and of rfbench.present.plots.gram.
-THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 #: Black dash-dot: the reference curve of a panel (Fig. 4: the optimum; Fig. 5: f(w, v)).
 REFERENCE_LINE = {"color": "black", "linestyle": "-.", "linewidth": 1.0}
 #: HRF Fig. 1: MSEs below this are shown as "≈ 0" (exact at r = 0, θ = 0 or π up to round-off).
@@ -174,13 +172,13 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
             ax.plot(x, plus["value"], label=paper_name("simrf-plus", "simrf"), **line)
         theory = metric(df, "theory_rf_conformity")
         for c, value in zip(theory["coupling"], theory["value"], strict=True):
-            ax.plot(span, [value, value], color=simrf_colour(c), alpha=0.8, **THEORY_LINE)
+            ax.plot(span, [value, value], color=simrf_colour(c), alpha=0.8, **style.THEORY_LINE)
     near = conf[conf["coupling"].isin(["simrf", "simrf-plus", "optimum"])]["value"]
     if len(near):
         lo, hi = near.min(), near.max()
         pad = 0.25 * max(hi - lo, 1e-3 * abs(hi))
         zoom.set_ylim(lo - pad, hi + pad)
-    zoom.plot([], [], color="0.3", label="E ρ over the norms (closed form)", **THEORY_LINE)
+    zoom.plot([], [], color="0.3", label="E ρ over the norms (closed form)", **style.THEORY_LINE)
     zoom.set_title("zoom on SimRFs, SimRFs+ and the optimum (lower is better)", fontsize=7)
     top.tick_params(labelbottom=False)
     zoom.set_xlabel("SimRFs+ iterations (full passes)")
