@@ -54,6 +54,15 @@ def head_medians(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(out, orient="index").sort_index()
 
 
+def draw_method(ax, name: str, rows: pd.DataFrame, label: str | None) -> None:
+    """One method's curve: per budget the median over heads with its 95 % interval."""
+    curve = head_medians(rows)
+    low, high = curve["value"] - curve["low"], curve["high"] - curve["value"]
+    line = {"color": method_colour(name), "marker": style.marker(name)}
+    line["linestyle"] = method_line(name, rows)
+    ax.errorbar(curve.index, curve["value"], yerr=[low, high], label=label, capsize=2, **line)
+
+
 @register_figure(
     "beyond-attention",
     needs=[NAME],
@@ -69,24 +78,12 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
     layers = sorted(heads["layer"].unique())
     ncols = min(3, len(layers))
     nrows = int(np.ceil(len(layers) / ncols))
-    fig, grid = style.new_figure(ncols=ncols, nrows=nrows + 1, height=2.2)
-    spec = grid[0, 0].get_gridspec()
-    spec.set_height_ratios([1.0] * nrows + [0.3])
-    for ax in grid[-1]:
-        ax.remove()
-    legend_ax = fig.add_subplot(spec[-1, :])
-    legend_ax.axis("off")
-    axes = grid[:-1]
+    fig, axes, legend_ax = style.with_legend_row(ncols, nrows, height=2.2, ratio=0.3)
     for idx, layer in enumerate(layers):
         ax = axes.flat[idx]
         part = heads[heads["layer"] == layer]
         for name, rows in part.groupby("estimator", sort=False):
-            curve = head_medians(rows)
-            ax.errorbar(curve.index, curve["value"],
-                        yerr=[curve["value"] - curve["low"], curve["high"] - curve["value"]],
-                        label=name if idx == 0 else None,
-                        color=method_colour(name), marker=style.marker(name), capsize=2,
-                        linestyle=method_line(name, rows))  # fmt: skip
+            draw_method(ax, name, rows, label=name if idx == 0 else None)
         lb = base[base["layer"] == layer]
         uniform = lb[lb["estimator"] == "uniform"]["value"].median()
         ax.axhline(uniform, color="black", linestyle="--", label="uniform" if idx == 0 else None)

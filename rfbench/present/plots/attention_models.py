@@ -16,7 +16,7 @@ from rfbench.present.attention_stats import (
     output_errors,
 )
 from rfbench.present.plots import register_figure, style
-from rfbench.present.plots.attention import head_medians, method_colour, method_line
+from rfbench.present.plots.attention import draw_method
 
 NAME = "beyond-attention-models"
 #: panels per row: the masks of one model (RUNS lists each model's bidirectional run first)
@@ -49,11 +49,7 @@ def _panel(ax, df: pd.DataFrame, methods: list[str]) -> None:
         rows = heads[heads["estimator"] == name]
         if rows.empty:
             continue
-        curve = head_medians(rows)
-        ax.errorbar(curve.index, curve["value"],
-                    yerr=[curve["value"] - curve["low"], curve["high"] - curve["value"]],
-                    label=name, color=method_colour(name), capsize=2,
-                    marker=style.marker(name), linestyle=method_line(name, rows))  # fmt: skip
+        draw_method(ax, name, rows, label=name)
     median, low, high = median_ci(uniform["value"].to_numpy(dtype=float))
     ax.axhline(median, color="black", linestyle="--", label="uniform")
     if low < high:
@@ -93,17 +89,11 @@ def attention_models(results: dict[str, pd.DataFrame]) -> Figure:
     command that produces it."""
     methods = _methods(results)
     rows = -(-len(RUNS) // MASKS)
-    fig, grid = style.new_figure(ncols=MASKS, nrows=rows + 1, height=2.4)
-    spec = grid[0, 0].get_gridspec()
-    spec.set_height_ratios([1.0] * rows + [0.25])
-    for ax in grid[-1]:
-        ax.remove()
-    legend_ax = fig.add_subplot(spec[-1, :])
-    legend_ax.axis("off")
-    drawn = [ax for ax, name in zip(grid[:-1].flat, RUNS, strict=True) if name in results]
+    fig, grid, legend_ax = style.with_legend_row(MASKS, rows, height=2.4, ratio=0.25)
+    drawn = [ax for ax, name in zip(grid.flat, RUNS, strict=True) if name in results]
     for ax in drawn[1:]:
         ax.sharey(drawn[0])
-    for idx, (ax, name) in enumerate(zip(grid[:-1].flat, RUNS, strict=True)):
+    for idx, (ax, name) in enumerate(zip(grid.flat, RUNS, strict=True)):
         if name not in results:
             _not_run(ax, name)
             continue
@@ -112,10 +102,7 @@ def attention_models(results: dict[str, pd.DataFrame]) -> Figure:
             ax.set_ylabel("‖Ô − O‖_F / ‖O‖_F")
         if idx >= len(RUNS) - MASKS:
             ax.set_xlabel("feature budget F")
-    legend = {}
-    for ax in drawn:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            legend.setdefault(label, handle)
+    legend = style.legend_entries(drawn)
     legend_ax.legend(legend.values(), legend.keys(), loc="center", ncol=4, fontsize="small",
                      frameon=False)  # fmt: skip
     return fig

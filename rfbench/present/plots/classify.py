@@ -94,10 +94,7 @@ def log_x(ax: Axes, ticks: list[float]) -> None:
 
 def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> tuple[list, list]:
     """Unique entries over the panels in drawing order, references (exact kernel, σ lines) last."""
-    entries: dict[str, object] = {}
-    for ax in panels:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            entries.setdefault(lab, h)
+    entries = style.legend_entries(panels)
     curves = [(lab, h) for lab, h in entries.items() if not isinstance(h, Line2D)]
     lines = [(lab, h) for lab, h in entries.items() if isinstance(h, Line2D)]
     ordered = curves + lines + [(lab, h) for h, lab in extra]

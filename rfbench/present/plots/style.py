@@ -125,6 +125,28 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     return fig, axes
 
 
+def legend_entries(axes) -> dict[str, object]:
+    """``{label: handle}``: the first handle of each label over ``axes``, in drawing order."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    return entries
+
+
+def with_legend_row(ncols: int, nrows: int, height: float, ratio: float):
+    """``new_figure`` with ``nrows`` × ``ncols`` panels and under them a strip, ``ratio`` of a
+    panel's height, for the legend: (figure, panel axes, legend axis)."""
+    fig, grid = new_figure(ncols=ncols, nrows=nrows + 1, height=height)
+    spec = grid[0, 0].get_gridspec()
+    spec.set_height_ratios([1.0] * nrows + [ratio])
+    for ax in grid[-1]:
+        ax.remove()
+    legend_ax = fig.add_subplot(spec[-1, :])
+    legend_ax.axis("off")
+    return fig, grid[:-1], legend_ax
+
+
 def theory_handle(text: str = "closed form (theory)"):
     """A legend entry for the dashed closed-form curves."""
     from matplotlib.lines import Line2D

@@ -215,12 +215,8 @@ def mark_gap(ax: Axes, rows: pd.DataFrame, paper: float | None) -> str | None:
 
 def legend_entries(axes: Sequence[Axes], with_mc: bool) -> tuple[list, list[str]]:
     """Unique line handles over the panels, then the MC marker and the s.e. band."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+    entries = style.legend_entries(axes)
+    handles, labels = list(entries.values()), list(entries)
     if with_mc:
         handles.append(plt.Line2D([], [], color="0.5", marker="o", markeredgecolor="black",
                                   markeredgewidth=0.4, linestyle="none"))  # fmt: skip
