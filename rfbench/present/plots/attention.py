@@ -6,12 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.present.attention_stats import (
-    beats_uniform_corrected,
-    is_local,
-    longest,
-    median_ci,
-)
+from rfbench.present.attention_stats import beats_uniform_corrected, is_local, longest, median_ci
 from rfbench.present.plots import register_figure, style
 
 NAME = "beyond-attention"

@@ -112,8 +112,7 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
                   "▼ some attention rows D̂⁻¹Â non-finite", fontsize=6.5)  # fmt: skip
     m, d = int(df["m"].max()), int(df["d"].max())
     fig.suptitle(
-        f"Which random-feature maps overflow? softmax kernel exp(xᵀy), M = {m}, d = {d}",
-        fontsize=9,
+        f"Which random-feature maps overflow? softmax kernel exp(xᵀy), M = {m}, d = {d}", fontsize=9
     )
     fig.subplots_adjust(left=0.13, right=0.86, top=0.9, bottom=0.09, wspace=0.08, hspace=0.18)
     return fixed_layout(fig)

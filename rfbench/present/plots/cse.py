@@ -36,10 +36,7 @@ def paper_negatives() -> dict[str, int]:
     return {est: int(e.value) for (est,), e in reference.table("cse-fig4", "estimator").items()}
 
 
-ROWS = (
-    ("rel_mae", False, "mean |K̂ − K| / K"),
-    ("rel_rmse", True, "√MSE / K"),
-)
+ROWS = (("rel_mae", False, "mean |K̂ − K| / K"), ("rel_rmse", True, "√MSE / K"))
 PAPER_TITLES = {
     "cse-fig1": "CSE Fig. 1: relative error vs angle",
     "cse-fig2": "CSE Fig. 2: relative error vs angle for r = 1, 2, 3",

@@ -24,11 +24,7 @@ Z_BAND = 2.0
 EXACT = 1e-10
 
 #: Sharing variants of a bipolar hybrid (CSE eq. 11; docs/methods.md#cse): marker and line style.
-VARIANT_STYLE = {
-    "independent": ("o", "-"),
-    "shared-base": ("s", "-."),
-    "shared-all": ("D", "-"),
-}
+VARIANT_STYLE = {"independent": ("o", "-"), "shared-base": ("s", "-."), "shared-all": ("D", "-")}
 
 
 @dataclass(frozen=True)
@@ -168,12 +164,7 @@ def band(
     ax.plot(x, y, **line)
 
 
-def error_curves(
-    ax: Axes,
-    items: Sequence[Curve],
-    metric: str,
-    theory: bool,
-) -> None:
+def error_curves(ax: Axes, items: Sequence[Curve], metric: str, theory: bool) -> None:
     """``metric`` vs θ on a log axis for each curve (±2 s.e. band); the closed form dashed."""
     shown = [c for c in items if c.has(metric)]
     varied = several_variants(shown)
