@@ -61,11 +61,9 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     """Heatmaps of the non-finite fraction (worst angle, worst coupling): rows forms, columns
     dtypes; cells component × r."""
     df = results["beyond-precision"]
-    rows = df[df["metric"] == "nonfinite_fraction"].assign(
-        component=lambda t: t["estimator"].map(_component)
-    )
+    df = df.assign(component=df["estimator"].map(_component))
+    rows = df[df["metric"] == "nonfinite_fraction"]
     attention = df[df["metric"] == "attn_nonfinite_fraction"]
-    attention = attention.assign(component=attention["estimator"].map(_component))
     comps, radii = _components(rows), sorted(rows["r"].unique())
     dtypes = [d for d in DTYPES if d in set(rows["dtype"])]
     forms = [f for f in FORMS if f in set(rows["form"])]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rfbench.present.paper_names import paper_name
@@ -41,16 +40,7 @@ def _stats(rows: pd.DataFrame) -> pd.DataFrame:
 def _key(ax, estimators: list[str], reps: int) -> None:
     """The legend in a strip of its own above the panels."""
     ax.axis("off")
-    handles = [
-        Line2D(
-            [],
-            [],
-            color=style.colour(e),
-            marker=style.marker(e),
-            label=paper_name(e, "hrf-clusters"),
-        )
-        for e in estimators
-    ]
+    handles = [style.handle(e, paper_name(e, "hrf-clusters")) for e in estimators]
     handles += [
         Patch(color="0.5", alpha=0.25, label=f"min–max over {reps} repetitions"),
         style.theory_handle("closed-form expected MSE"),
@@ -98,14 +88,8 @@ def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
                 if stat.empty:
                     continue
                 m = stat.index.to_numpy(float)
-                ax.fill_between(
-                    m,
-                    stat["mse_min"],
-                    stat["mse_max"],
-                    color=line["color"],
-                    alpha=0.15,
-                    linewidth=0,
-                )
+                spread = (stat["mse_min"], stat["mse_max"])
+                ax.fill_between(m, *spread, color=line["color"], alpha=0.15, linewidth=0)
                 ax.plot(m, stat["mse_mean"], **line)
                 th = theory[(theory["dataset"] == dataset) & (theory["estimator"] == est)]
                 th = th.sort_values("m")

@@ -88,11 +88,7 @@ def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
         style.theory_handle("closed-form relative error (right)"),
         Line2D([], [], label="zero level", **ZERO_STYLE),
     ]
-    colours = [
-        Line2D([], [], color=style.colour(e), marker=style.marker(e), label=name(e))
-        for e in estimators
-    ]
-    legend_strip(ax, meaning, colours, tail_note(items))
+    legend_strip(ax, meaning, [style.handle(e, name(e)) for e in estimators], tail_note(items))
 
 
 def _trials(df: pd.DataFrame) -> int:

@@ -114,13 +114,11 @@ def several_variants(items: Sequence[Curve]) -> set[str]:
     return {e for e, v in seen.items() if len(v) > 1}
 
 
-def label(curve: Curve, with_sizes: bool = False, with_variant: bool = False) -> str:
-    """Legend text: paper name, optionally the sharing variant and the sizes."""
-    parts = [name(curve.estimator)]
+def label(curve: Curve, with_variant: bool) -> str:
+    """Legend text: the paper's name, and the sharing variant when asked."""
     if with_variant and curve.variant:
-        parts.append(curve.variant)
-    text = ", ".join(parts)
-    return f"{text} ({sizes(curve)})" if with_sizes and curve.m is not None else text
+        return f"{name(curve.estimator)}, {curve.variant}"
+    return name(curve.estimator)
 
 
 def line_style(curve: Curve) -> dict[str, object]:

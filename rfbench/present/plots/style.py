@@ -147,6 +147,13 @@ def with_legend_row(ncols: int, nrows: int, height: float, ratio: float):
     return fig, grid[:-1], legend_ax
 
 
+def handle(estimator: str, label: str):
+    """A legend entry in the estimator's colour and marker."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=colour(estimator), marker=marker(estimator), label=label)
+
+
 def theory_handle(text: str = "closed form (theory)"):
     """A legend entry for the dashed closed-form curves."""
     from matplotlib.lines import Line2D
