@@ -26,6 +26,8 @@ EXACT_LINE = {"color": style.colour(EXACT), "linestyle": ":", "linewidth": 1.1}
 SIGMA_TICKS = (0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
 #: Relative horizontal spread of the error bars of different estimators on a log x-axis.
 JITTER = 0.025
+#: an estimator's colour or legend name
+Namer = Callable[[str], str]
 
 
 def _coupling(estimator: str) -> str:
@@ -60,12 +62,7 @@ def average(rows: pd.DataFrame, x: str) -> pd.DataFrame:
 
 
 def draw_curves(
-    ax: Axes,
-    rows: pd.DataFrame,
-    x: str,
-    colour: Callable[[str], str],
-    name: Callable[[str], str],
-    scale: float = 1.0,
+    ax: Axes, rows: pd.DataFrame, x: str, colour: Namer, name: Namer, scale: float = 1.0
 ) -> None:
     """One errorbar curve per estimator (value ± stderr against column ``x``), slightly spread."""
     names = estimators(rows)
@@ -104,8 +101,8 @@ def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> 
 def accuracy_grid(
     df: pd.DataFrame,
     x: str,
-    colour: Callable[[str], str],
-    name: Callable[[str], str],
+    colour: Namer,
+    name: Namer,
     subtitle: Callable[[pd.DataFrame], str],
     scale: float = 1.0,
 ) -> tuple[Figure, list[Axes]]:

@@ -76,16 +76,9 @@ def curves(df: pd.DataFrame) -> list[Curve]:
     for key, part in wide.groupby(level=keys, dropna=False, sort=False):
         point = {k: _clean(v) for k, v in zip(keys, key, strict=True)}
         data = part.reset_index(level=keys, drop=True).sort_index()
-        out.append(
-            Curve(
-                estimator=str(point["estimator"]),
-                variant=point.get("variant"),
-                m=None if point.get("m") is None else int(point["m"]),
-                n=None if point.get("n") is None else int(point["n"]),
-                r=float(point.get("r") or np.nan),
-                data=data,
-            )
-        )
+        m, n = (None if point.get(k) is None else int(point[k]) for k in ("m", "n"))
+        r = float(point.get("r") or np.nan)
+        out.append(Curve(str(point["estimator"]), point.get("variant"), m, n, r, data))
     return out
 
 
@@ -144,13 +137,7 @@ def log_floor(values: Sequence[np.ndarray]) -> float:
 
 
 def band(
-    ax: Axes,
-    x: np.ndarray,
-    y: np.ndarray,
-    se: np.ndarray,
-    floor: float | None = None,
-    alpha: float = 0.2,
-    **line: object,
+    ax: Axes, x: np.ndarray, y: np.ndarray, se: np.ndarray, floor: float | None = None, **line
 ) -> None:
     """A curve with a ±Z_BAND·stderr band; on a log axis the band is cut at ``floor``."""
     lo, hi = y - Z_BAND * se, y + Z_BAND * se
@@ -158,7 +145,7 @@ def band(
         lo = np.maximum(lo, floor)
     colour = line.get("color")
     shown = y > EXACT  # no band around an exact (zero-error) point: it would be round-off
-    ax.fill_between(x, lo, hi, where=shown, color=colour, alpha=alpha, linewidth=0)
+    ax.fill_between(x, lo, hi, where=shown, color=colour, alpha=0.2, linewidth=0)
     ax.plot(x, y, **line)
 
 

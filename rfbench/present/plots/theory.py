@@ -226,13 +226,9 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
     ax.set_ylim(0, None)
     ax.set_xlim(0, dens["w"].max())
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    title = "E f = ∫ p f dw (ρ averages f)"
     key = twin.legend(
-        handles=handles,
-        loc="upper right",
-        fontsize=6,
-        title_fontsize=6,
-        title="E f = ∫ p f dw (ρ averages f)",
-        frameon=True,
+        handles=handles, loc="upper right", fontsize=6, title_fontsize=6, title=title, frameon=True
     )
     key.get_frame().update({"facecolor": "white", "edgecolor": "none", "alpha": 0.9})
     ax.set_title(f"SimRF Fig. 5: distributions over w_ij, d = {int(df['d'].max())}")
@@ -256,14 +252,9 @@ def simrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
         if len(limit) and c != "iid":
             v0 = pos["v"].min()
             ax.plot([v0], limit, marker="<", color=simrf_colour(c), clip_on=False)
-            ax.annotate(
-                f"v → 0: {limit.iloc[0]:.4g}",
-                (v0, limit.iloc[0]),
-                xytext=(6, 4),
-                textcoords="offset points",
-                fontsize=6,
-                color=simrf_colour(c),
-            )
+            text = f"v → 0: {limit.iloc[0]:.4g}"
+            offset = {"xytext": (6, 4), "textcoords": "offset points"}
+            ax.annotate(text, (v0, limit.iloc[0]), fontsize=6, color=simrf_colour(c), **offset)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.08)
     ax.set_xlabel("v = ‖x + y‖")
