@@ -167,9 +167,8 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
             if (ds, est) in table2:
                 ax.plot([1.0], [table2[ds, est]], color=style.coupling_colour(est), **star)
                 shown = True
-    for k, ax in enumerate(panels):
-        if k % 3 == 0:
-            ax.set_ylabel("accuracy")
+    for ax in panels[::3]:
+        ax.set_ylabel("accuracy")
     extra = [(Line2D([], [], color="0.3", **star), "paper Table 2 (m = d)")] if shown else []
     handles, labels = legend_handles(panels, extra)
     legend_on_top(fig, handles, labels, ncol=len(labels),
@@ -189,8 +188,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
     df = results["simrf-fig10"]
     acc = df[df["metric"] == "accuracy"]
     datasets = list(dict.fromkeys(acc["dataset"]))
-    fig, panels = panel_grid(len(datasets), ncols=4 if len(datasets) > 6 else 3,
-                             panel_height=1.75)  # fmt: skip
+    ncols = 4 if len(datasets) > 6 else 3
+    fig, panels = panel_grid(len(datasets), ncols=ncols, panel_height=1.75)
     chosen = {"color": style.coupling_colour("positive@iid"), "linewidth": 0.8, "alpha": 0.8}
     published = {"color": "0.45", "linestyle": (0, (4, 2)), "linewidth": 0.9}
     for ax, ds in zip(panels, datasets, strict=True):
@@ -221,9 +220,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         notes = [textwrap.fill(n, 34) for n in dict.fromkeys(part["note"].dropna()) if n]
         title = rf"$\bf{{{ds}}}$" + "\n" + ", ".join(sub) + "".join(f"\n{n}" for n in notes)
         ax.set_title(title, fontsize=6.5)
-    for k, ax in enumerate(panels):
-        if k % (4 if len(datasets) > 6 else 3) == 0:
-            ax.set_ylabel("accuracy")
+    for ax in panels[::ncols]:
+        ax.set_ylabel("accuracy")
     handles, labels = legend_handles(panels)
     legend_on_top(fig, handles, labels, ncol=len(labels),
                   title="SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split "
@@ -253,9 +251,8 @@ def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
         return f"d = {int(rows['d'].iloc[0])}, {_draws(rf)}"
 
     fig, panels = accuracy_grid(df, "features", style.colour, derf_name, subtitle, scale=100.0)
-    for k, ax in enumerate(panels):
-        if k % 3 == 0:
-            ax.set_ylabel("test accuracy (%)")
+    for ax in panels[::3]:
+        ax.set_ylabel("test accuracy (%)")
     handles, labels = legend_handles(panels)
     couplings = sorted({_coupling(e) for e in estimators(df)})
     legend_on_top(fig, handles, labels, ncol=min(len(labels), 7),
