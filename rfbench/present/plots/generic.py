@@ -141,11 +141,9 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         return
     line = "none" if s.points else ("-" if s.kind == MEASURED else baseline_style)
     mark = s.marker if s.kind == MEASURED else ""
-    has_err = bands and s.lo is not None and any(v is not None for v in s.lo)
+    has_err = bands and _has_bounds(s)
     if has_err and (s.points or len(x) < 3):
-        low = [0.0 if lo is None or v != v else v - lo for v, lo in zip(y, s.lo, strict=True)]
-        high = [0.0 if hi is None or v != v else hi - v for v, hi in zip(y, s.hi, strict=True)]
-        ax.errorbar(x, y, yerr=[low, high], color=s.colour, marker=mark or None, linestyle=line,
+        ax.errorbar(x, y, yerr=_lengths(y, s), color=s.colour, marker=mark or None, linestyle=line,
                     ms=3.5, capsize=2, lw=1.2)  # fmt: skip
         return
     ax.plot(x, y, color=s.colour, marker=mark or None, linestyle=line, ms=3.5)
@@ -153,6 +151,17 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         lo = [float("nan") if v is None else v for v in s.lo]
         hi = [float("nan") if v is None else v for v in s.hi]
         ax.fill_between(x, lo, hi, color=s.colour, alpha=0.18, linewidth=0)
+
+
+def _has_bounds(s: Series) -> bool:
+    return s.lo is not None and any(v is not None for v in s.lo)
+
+
+def _lengths(y: list[float], s: Series) -> list[list[float]]:
+    """Error-bar lengths below and above each value (0 where there is no bound or no value)."""
+    low = [0.0 if lo is None or v != v else v - lo for v, lo in zip(y, s.lo, strict=True)]
+    high = [0.0 if hi is None or v != v else hi - v for v, hi in zip(y, s.hi, strict=True)]
+    return [low, high]
 
 
 def _categories(panel: Panel) -> list[str]:
@@ -176,10 +185,7 @@ def _draw_categories(ax, panel: Panel, bands: bool) -> None:
         if s.kind == THEORY:
             ax.plot(y, pos, color=s.colour, marker="|", ms=12, mew=1.5, linestyle="none")
             continue
-        err = None
-        if bands and s.lo is not None and any(v is not None for v in s.lo):
-            low = [0.0 if lo is None else v - lo for v, lo in zip(y, s.lo, strict=True)]
-            err = [low, [0.0 if hi is None else hi - v for v, hi in zip(y, s.hi, strict=True)]]
+        err = _lengths(y, s) if bands and _has_bounds(s) else None
         ax.errorbar(y, pos, xerr=err, color=s.colour, marker=s.marker, linestyle="none", ms=4,
                     capsize=2)  # fmt: skip
     ax.set_yticks(list(rows.values()), [_plain_text(c) for c in rows])

@@ -36,16 +36,14 @@ FOOTNOTE_MARKS = ("†", "‡", "§", "¶")
 MC, MC_THEORY, SKIPPED = "log_rel_var_mc", "log_rel_var_mc_theory", "skipped"
 
 
-def panel_grid(
-    n: int, ncols: int = 3, panel_height: float = 1.8, width: float = style.FULL_WIDTH,
-    frame: float = FRAME_HEIGHT,
-) -> tuple[Figure, list[Axes]]:  # fmt: skip
+def panel_grid(n: int, ncols: int, panel_height: float) -> tuple[Figure, list[Axes]]:
     """``style.new_figure`` with ``n`` panels in rows of ``ncols`` (spare cells removed), plus
-    ``frame`` inches for the suptitle, the legend band and the shared x label."""
+    :data:`FRAME_HEIGHT` inches for the suptitle, the legend band and the shared x label."""
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
+    width = style.FULL_WIDTH
     fig, axes = style.new_figure(ncols=ncols, nrows=nrows, width=width, height=panel_height)
-    fig.set_figheight(panel_height * nrows + frame)
+    fig.set_figheight(panel_height * nrows + FRAME_HEIGHT)
     panels = list(axes.ravel())
     for ax in panels[n:]:
         fig.delaxes(ax)
