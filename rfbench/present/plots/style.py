@@ -70,13 +70,9 @@ _EXTRA = plt.get_cmap("tab10").colors
 THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 
 
-def _split(estimator: str) -> tuple[str, str]:
-    return family_of(estimator), weights_of(estimator)
-
-
 def colour(estimator: str) -> str:
     """The colour of an estimator's family (stable across figures)."""
-    family, _ = _split(estimator)
+    family = family_of(estimator)
     if family in FAMILY_COLOURS:
         return FAMILY_COLOURS[family]
     return matplotlib.colors.to_hex(_EXTRA[sum(map(ord, family)) % len(_EXTRA)])
@@ -86,12 +82,11 @@ def coupling_colour(estimator: str) -> str:
     """The colour of an estimator's coupling, for figures that compare couplings."""
     if estimator in COUPLING_COLOURS:  # "exact" and bare coupling names
         return COUPLING_COLOURS[estimator]
-    _, coupling = _split(estimator)
-    return COUPLING_COLOURS.get(coupling) or colour(estimator)
+    return COUPLING_COLOURS.get(weights_of(estimator)) or colour(estimator)
 
 
 def marker(estimator: str) -> str:
-    return COUPLING_MARKERS.get(_split(estimator)[1], "o")
+    return COUPLING_MARKERS.get(weights_of(estimator), "o")
 
 
 def apply() -> None:

@@ -22,11 +22,8 @@ NUMBER_FORMAT = {"exponentformat": "power", "showexponent": "all"}
 
 def _plain(values: list) -> list:
     """JSON-safe values: NaN and ±inf become null (a gap in the line)."""
-    out = []
-    for v in values:
-        finite = isinstance(v, int | float) and math.isfinite(v)
-        out.append(v if finite or isinstance(v, str) else None)
-    return out
+    finite = lambda v: isinstance(v, int | float) and math.isfinite(v)  # noqa: E731
+    return [v if finite(v) or isinstance(v, str) else None for v in values]
 
 
 def _text(value: str) -> str:
