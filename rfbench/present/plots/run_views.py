@@ -59,9 +59,7 @@ class Hint:
 
 
 HINTS: dict[str, Hint] = {
-    # output error against the feature budget, every method side by side (random, local,
-    # learned, data-aware), one panel per layer, a distribution over heads; uniform and zero
-    # attention as baselines; the swap-in embedding scores and the rank-r oracle are left out
+    # docs/experiments.md#attention (Figures); the swap-in scores and the rank-r oracle left out
     "attention": Hint(
         metric="out_rel_frob",
         x="budget",
