@@ -122,28 +122,28 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
     ncols = min(4, panels)
     nrows = int(np.ceil(panels / ncols))
     fig, axes = style.new_figure(ncols=ncols, nrows=nrows, height=2.0)
-    cmap = "viridis"
-    for idx, name in enumerate(names):
-        ax = axes.flat[idx]
+
+    def head_map(ax, values: pd.Series, title: str, **colours):
+        """``values`` indexed by (layer, head) as a layer × head image."""
         grid = np.full((len(layers), n_heads), np.nan)
+        for (layer, head), value in values.items():
+            if layer in layers and head < n_heads:
+                grid[layers.index(layer), int(head)] = value
+        image = ax.imshow(grid, aspect="auto", **colours)
+        ax.set(title=title, xlabel="head", ylabel="layer", yticks=range(len(layers)))
+        ax.set_yticklabels(layers)
+        return image
+
+    scale = {"cmap": "viridis", "vmin": np.log2(ms[0]), "vmax": np.log2(ms[-1])}
+    for ax, name in zip(axes.flat, names, strict=False):
         beats = heads[(heads["estimator"] == name) & (heads["beats_uniform"] == True)]  # noqa: E712
-        for (layer, head), m in beats.groupby(["layer", "head"])["budget"].min().items():
-            grid[layers.index(layer), int(head)] = np.log2(m)
-        ax.imshow(grid, aspect="auto", cmap=cmap, vmin=np.log2(ms[0]), vmax=np.log2(ms[-1]))
-        ax.set(title=name, xlabel="head", ylabel="layer", yticks=range(len(layers)),
-               yticklabels=layers)  # fmt: skip
-    for offset, (metric, label) in enumerate(
-        (("max_logit", "max qᵀk"), ("attn_entropy", "attention entropy (nats)"))
-    ):
-        ax = axes.flat[len(names) + offset]
-        grid = np.full((len(layers), n_heads), np.nan)
-        for _, row in stats[stats["metric"] == metric].iterrows():
-            if row["layer"] in layers and row["head"] < n_heads:
-                grid[layers.index(row["layer"]), int(row["head"])] = row["value"]
-        image = ax.imshow(grid, aspect="auto", cmap="magma")
+        smallest = beats.groupby(["layer", "head"])["budget"].min()
+        head_map(ax, np.log2(smallest), name, **scale)
+    head_stats = (("max_logit", "max qᵀk"), ("attn_entropy", "attention entropy (nats)"))
+    for ax, (metric, label) in zip(axes.flat[len(names) :], head_stats, strict=False):
+        rows = stats[stats["metric"] == metric]
+        image = head_map(ax, rows.set_index(["layer", "head"])["value"], label, cmap="magma")
         fig.colorbar(image, ax=ax, shrink=0.8)
-        ax.set(title=label, xlabel="head", ylabel="layer", yticks=range(len(layers)),
-               yticklabels=layers)  # fmt: skip
     for ax in axes.flat[panels:]:
         ax.set_visible(False)
     ticks = ", ".join(f"{m}" for m in ms)
