@@ -24,7 +24,7 @@ from bench_estimators import N_LAMBDA, D, M, _hyp, plain_angular_hybrid, plain_t
 from record import record
 
 from rfbench.compute.features.theory import equal_norm_pair
-from rfbench.compute.runner import resolve_file, run
+from rfbench.compute.runner import RunOptions, resolve_file, run
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "hrf" / "fig2.toml"
 
@@ -96,18 +96,18 @@ def main() -> None:
     print(f"HRF Fig. 2 paper profile: {draws:,} estimates ({samples:,} per angle)")
 
     out = Path(tempfile.mkdtemp()) / "fig2.parquet"
-    w_ser, c_ser, _ = timed(lambda: run(exp, config, out=out, backend="serial", quiet=True))
+    w_ser, c_ser, _ = timed(
+        lambda: run(exp, config, RunOptions(out=out, backend="serial", quiet=True))
+    )
     rows = [("rfbench, serial", w_ser, c_ser)]
     if not args.no_parallel:
         w_par, c_par, _ = timed(
             lambda: run(
                 exp,
                 config,
-                out=out,
-                backend="processes",
-                workers=args.workers,
-                quiet=True,
-                force=True,
+                RunOptions(
+                    out=out, backend="processes", workers=args.workers, quiet=True, force=True
+                ),
             )
         )
         rows.append((f"rfbench, processes x{args.workers}", w_par, c_par))

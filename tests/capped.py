@@ -20,9 +20,9 @@ _CHILD = """
 import json, resource, sys
 from typer.testing import CliRunner
 from rfbench.cli.app import app
-from rfbench.compute.memlimits import _mapped
+from rfbench.compute.memlimits import _proc_bytes
 cases, headroom = json.loads(sys.argv[1]), int(sys.argv[2])
-limit = _mapped() + headroom
+limit = _proc_bytes("/proc/self/status", "VmSize") + headroom
 resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
 results = []
 for args in cases:

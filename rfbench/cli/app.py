@@ -1,11 +1,5 @@
 """The ``rfbench`` Typer app and :func:`cli`, which runs it and returns the exit status
-(docs/architecture.md#cli); the console command is :func:`rfbench.entry.main`.
-
-``list``, ``data`` and ``cache`` are fixed Typer sub-apps; one subcommand per registered experiment
-is generated from its parameters (rfbench.cli.experiments), plus ``run`` and ``reproduce``. Every
-command is built when invoked (:mod:`rfbench.cli.lazy`), so the help starts without importing an
-experiment. How
-errors end (exit status 2 for user errors, 1 for bugs): :mod:`rfbench.cli.errors`.
+(docs/architecture.md#cli); every command is built when invoked (:mod:`rfbench.cli.lazy`).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""How the command line ends on an exception: a user error or a bug.
-
-- A user error (:class:`rfbench.compute.errors.UserError`: a bad option or config, an unknown
-estimator or
-  data set, a missing or corrupt file; also when a job raised it; a command-line usage error) ends
-  with exit status 2 and one line ``rfbench: error: <message>``, and no output file.
-- Anything else is a bug: exit status 1 and one line ``rfbench: internal error: <type>: <message>
-  (traceback in <log file>)``. The log file (one per error, in ``$RFBENCH_LOG_DIR``, else the
-  per-user log folder, else the temporary folder) holds the command line and the traceback.
-
-``rfbench --debug ...`` or ``RFBENCH_DEBUG=1`` also prints the traceback on stderr.
+"""How the command line ends on an exception (docs/architecture.md#errors): a user error
+(:class:`rfbench.compute.errors.UserError`, also when a job raised it) is one line
+``rfbench: error: <message>`` and exit status 2; anything else is a bug, exit status 1 and one line
+naming a log file (in ``$RFBENCH_LOG_DIR``, else the per-user log folder, else the temporary
+folder) that holds the command line and the traceback. ``--debug`` or ``RFBENCH_DEBUG=1`` also
+prints the traceback on stderr.
 """
 
 from __future__ import annotations

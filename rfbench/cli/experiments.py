@@ -1,12 +1,6 @@
 """One subcommand per registered experiment, built from its parameter model
-(docs/architecture.md#cli).
-
-Each parameter becomes an option (rfbench.cli.params: the naming rule, ``--x/--no-x`` booleans,
-typed metavars, bounds in the help); only the options a user gives override the experiment's
-defaults (or the chosen ``--profile``). An experiment with a ``data`` parameter also takes
-``--data PATH`` and ``--target COLUMN`` (rfbench.cli.user_data). The commands are ordinary Typer
-commands whose signatures are synthesised from the parameters. A command resolves its config
-once; the run takes it as resolved (rfbench.compute.experiments.base.ResolvedConfig).
+(docs/architecture.md#cli; the options: rfbench.cli.params; ``--data``/``--target``:
+rfbench.cli.user_data), and ``rfbench run`` and ``reproduce``. A command resolves its config once.
 """
 
 from __future__ import annotations
@@ -41,49 +35,39 @@ def _option(
     return option(name, (flag,), kind, help_text, default=default, metavar=metavar, panel=RUN_PANEL)
 
 
-RUN_OPTIONS: list[inspect.Parameter] = [
-    _option("seed", int, 0, "Root seed.", "INT"),
-    _option(
-        "out",
-        str | None,
-        None,
-        "Output file (default: runs/<experiment>/<name>.parquet).",
-        "PATH",
-    ),
-    _option(
+#: (name, type, default, help, metavar) of the options every run takes, in their help's order
+_RUN_OPTION_SPECS: list[tuple[str, Any, Any, str, str]] = [
+    ("seed", int, 0, "Root seed.", "INT"),
+    ("out", str | None, None, "Output file (default: runs/<experiment>/<name>.parquet).", "PATH"),
+    (
         "profile",
         str | None,
         None,
         "quick (seconds, same code path) or paper (the papers' settings).",
         "quick|paper",
     ),
-    _option("workers", int | None, None, "Worker processes (default: cores).", "INT"),
-    _option("backend", str, "processes", "serial, processes or dask.", "TEXT"),
-    _option(
-        "scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"
-    ),
-    _option(
+    ("workers", int | None, None, "Worker processes (default: cores).", "INT"),
+    ("backend", str, "processes", "serial, processes or dask.", "TEXT"),
+    ("scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"),
+    (
         "max_memory",
         str | None,
         None,
         "Memory budget of one job, e.g. 4G (default: half the available memory / workers).",
         "SIZE",
     ),
-    _option(
+    (
         "force",
         bool,
         False,
         "Ignore the job cache and recompute (reproduce: a job configs share, once).",
         "",
     ),
-    _option(
-        "replace",
-        bool,
-        False,
-        "Overwrite an output file written by another profile or config.",
-        "",
-    ),
-    _option("quiet", bool, False, "No progress bar and no summary table.", ""),
+    ("replace", bool, False, "Overwrite an output file written by another profile or config.", ""),
+    ("quiet", bool, False, "No progress bar and no summary table.", ""),
+]
+RUN_OPTIONS: list[inspect.Parameter] = [
+    *(_option(*spec) for spec in _RUN_OPTION_SPECS),
     option(
         "plot",
         ("--plot/--no-plot",),
@@ -122,21 +106,24 @@ def plan_run(
     (:mod:`rfbench.compute.runner.preflight`); ``option`` is the command's output option, for the
     messages."""
     from rfbench.compute.runner.memory import parse_size
+    from rfbench.compute.runner.options import RunOptions
     from rfbench.compute.runner.preflight import prepare
 
-    return prepare(
-        experiment,
-        config,
+    run_options = RunOptions(
         seed=options["seed"],
         out=options.get("out"),
         workers=options.get("workers"),
         backend=options["backend"],
+        force=options.get("force", False),
+        quiet=options.get("quiet", False),
+        command_line=shlex.join(["rfbench", *sys.argv[1:]]),
         scheduler=options.get("scheduler"),
         max_memory=parse_size(options.get("max_memory")),
         replace=options.get("replace", False),
-        option=option,
-        force=options.get("force", False),
+        fresh=options.get("fresh"),
+        output_option=option,
     )
+    return prepare(experiment, config, run_options)
 
 
 def remove_stale_figure(result: Path) -> None:
@@ -166,13 +153,7 @@ def execute(
 
     plan = plan or plan_run(experiment, config, options, "--out")
     with plan:
-        path = execute_plan(
-            plan,
-            force=options["force"],
-            quiet=options["quiet"],
-            command_line=shlex.join(["rfbench", *sys.argv[1:]]),
-            fresh=options.get("fresh"),
-        )
+        path = execute_plan(plan)
         if plan.replaced is not None:
             remove_stale_figure(path)
     results = load_results(path)

@@ -8,22 +8,19 @@ import typer
 from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.folders import warn_mixed_profiles
+from rfbench.cli.folders import RESULTS, checked_results
 from rfbench.cli.show import console
 from rfbench.compute.errors import UserError
 
 
 @handle_errors
 def figures(
-    results: str = typer.Option(
-        "results", help="Results folder: <results>/<experiment>/*.parquet."
-    ),
+    results: str = RESULTS,
     out: str = typer.Option("", help="Figure folder (default: <results>/figures)."),
     only: str = typer.Option("", help="Comma-separated figure ids (default: all)."),
     strict: bool = typer.Option(False, help="Exit 1 if any figure could not be drawn (CI)."),
 ) -> None:
     """Regenerate every figure (PNG and PDF) from the results; say what could not be drawn."""
-    from rfbench.compute.results import check_readable
     from rfbench.compute.skipped import skipped_fixes, skipped_names
     from rfbench.present.plots.draw import draw_all
     from rfbench.present.plots.registry import list_figures
@@ -33,12 +30,9 @@ def figures(
     unknown = sorted(set(wanted) - known)
     if unknown:
         raise UserError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
-    if not Path(results).is_dir():
-        raise UserError(f"results folder {results!r} does not exist")
-    out_dir = Path(out) if out else Path(results) / "figures"
-    check_readable(results)
-    warn_mixed_profiles(results)
-    outcomes = draw_all(Path(results), out_dir, wanted)
+    folder = checked_results(results)
+    out_dir = Path(out) if out else folder / "figures"
+    outcomes = draw_all(folder, out_dir, wanted)
     table = Table(title=f"figures from {results} -> {out_dir}")
     for col in ("figure", "status"):
         table.add_column(col)
@@ -48,7 +42,7 @@ def figures(
             status += f" [yellow](without {', '.join(o.missing)}: not in the results)[/yellow]"
         table.add_row(o.id, f"[red]{status}[/red]" if o.problem else status)
     console.print(table)
-    missing_data = skipped_names(Path(results))
+    missing_data = skipped_names(folder)
     needs = {spec.id: spec.needs for spec in list_figures()}
     lacking = {o.id: needs[o.id] if o.problem else o.missing for o in outcomes}
     offline = {
@@ -59,7 +53,7 @@ def figures(
     failed = [o for o in outcomes if o.problem and o.id not in offline]
     if offline:
         sets = sorted({d for ds in offline.values() for d in ds})
-        fixes = skipped_fixes(Path(results))
+        fixes = skipped_fixes(folder)
         commands = " && ".join(dict.fromkeys(fixes.get(d, f"rfbench data fetch {d}") for d in sets))
         console.print(
             f"{len(offline)} figure(s) not drawn (or drawn in part) because reproduce skipped "

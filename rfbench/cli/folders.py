@@ -6,6 +6,23 @@ from pathlib import Path
 
 import typer
 
+from rfbench.compute.errors import UserError
+
+#: the ``--results`` option of ``figures``, ``report`` and ``site``
+RESULTS = typer.Option("results", help="Results folder: <results>/<experiment>/*.parquet.")
+
+
+def checked_results(results: str) -> Path:
+    """The results folder, refused if absent or holding an unreadable result file; a mix of
+    profiles is warned about (:func:`warn_mixed_profiles`)."""
+    from rfbench.compute.results import check_readable
+
+    if not Path(results).is_dir():
+        raise UserError(f"results folder {results!r} does not exist")
+    check_readable(results)
+    warn_mixed_profiles(results)
+    return Path(results)
+
 
 def warn_mixed_profiles(folder: str | Path) -> dict[str, list[Path]]:
     """Say loudly (stderr) when a results folder mixes profiles; return the files per profile.

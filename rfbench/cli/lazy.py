@@ -1,13 +1,9 @@
-"""Commands built on first use, so ``rfbench --help`` and ``--version`` start at once.
+"""Commands built on first use, so ``rfbench --help``, ``--version`` and shell completion start at
+once (building an experiment's command imports numpy, pandas and scipy).
 
-Building a command imports its module, and an experiment's command imports the experiment (numpy,
-pandas, scipy): about a second and a half before any argument is parsed, paid again on every TAB
-of shell completion. :class:`LazyGroup` instead lists the command names and one-line helps without
-importing anything — the built-in commands from :data:`COMMANDS`, the built-in experiments from
-their source files (:func:`builtin_experiments` reads each registered class's ``name``, ``tagline``
-and ``description`` with :mod:`ast`) — and builds a command only when it is the one invoked.
-Installed plugins (``rfbench.plugins`` entry points) may add experiments, so with plugins
-present the experiment list is taken from the registry instead (importing, as before).
+:class:`LazyGroup` lists the built-in commands from :data:`COMMANDS` and the built-in experiments
+from their source files (:func:`builtin_experiments`, with :mod:`ast`), and builds only the command
+invoked; with plugins installed the experiment list comes from the registry (importing).
 """
 
 from __future__ import annotations
@@ -33,15 +29,15 @@ def _sub_app(module: str, attribute: str) -> Callable[[], Any]:
     return lambda: typer.main.get_group(getattr(importlib.import_module(module), attribute))
 
 
-def _function(module: str, attribute: str, help_: str) -> Callable[[], Any]:
-    """A function command (``figures``, ``report``, ``site``) as a click command."""
+def _function(help_: str, module: str, attribute: str) -> tuple[str, Callable[[], Any]]:
+    """A function command (``figures``, ``report``, ``site``, ``compare``): its help and builder."""
 
     def build() -> Any:
         single = _single_app()
         single.command(short_help=help_)(getattr(importlib.import_module(module), attribute))
         return typer.main.get_command(single)
 
-    return build
+    return help_, build
 
 
 def _config_command(name: str) -> Callable[[], Any]:
@@ -60,26 +56,34 @@ def _config_command(name: str) -> Callable[[], Any]:
 #: name -> (one-line help, builder) of the commands that are not experiments, in listing order
 COMMANDS: dict[str, tuple[str, Callable[[], Any]]] = {
     "run": ("Run any experiment from a TOML config file.", _config_command("run")),
-    "reproduce": ("Run every config in configs/ (default profile: quick).",
-                  _config_command("reproduce")),
-    "figures": ("Redraw every figure (PNG, PDF) from the results.",
-                _function("rfbench.cli.figures", "figures",
-                          "Redraw every figure (PNG, PDF) from the results.")),
-    "report": ("REPORT.md: the papers' numbers and claims vs ours.",
-               _function("rfbench.cli.report", "report",
-                         "REPORT.md: the papers' numbers and claims vs ours.")),
-    "site": ("A browsable HTML site of the results (works offline).",
-             _function("rfbench.cli.site", "site",
-                       "A browsable HTML site of the results (works offline).")),
-    "compare": ("Two result folders side by side: numbers beyond noise, timing ratios.",
-                _function("rfbench.cli.compare", "compare",
-                          "Two result folders side by side: numbers beyond noise, timing ratios.")),
-    "list": ("List estimators, weights, data sets, experiments, figures.",
-             _sub_app("rfbench.cli.listing", "app")),
+    "reproduce": (
+        "Run every config in configs/ (default profile: quick).",
+        _config_command("reproduce"),
+    ),
+    "figures": _function(
+        "Redraw every figure (PNG, PDF) from the results.", "rfbench.cli.figures", "figures"
+    ),
+    "report": _function(
+        "REPORT.md: the papers' numbers and claims vs ours.", "rfbench.cli.report", "report"
+    ),
+    "site": _function(
+        "A browsable HTML site of the results (works offline).", "rfbench.cli.site", "site"
+    ),
+    "compare": _function(
+        "Two result folders side by side: numbers beyond noise, timing ratios.",
+        "rfbench.cli.compare",
+        "compare",
+    ),
+    "list": (
+        "List estimators, weights, data sets, experiments, figures.",
+        _sub_app("rfbench.cli.listing", "app"),
+    ),
     "data": ("Download and verify data sets.", _sub_app("rfbench.cli.data", "app")),
-    "cache": ("Show or remove the job caches of results folders.",
-              _sub_app("rfbench.cli.cache", "app")),
-}  # fmt: skip
+    "cache": (
+        "Show or remove the job caches of results folders.",
+        _sub_app("rfbench.cli.cache", "app"),
+    ),
+}
 
 
 def _single_app() -> typer.Typer:

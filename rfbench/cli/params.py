@@ -1,15 +1,7 @@
-"""Command-line options for an experiment's parameters (docs/architecture.md#cli).
-
-The options come from the experiment's parameter model (rfbench.compute.experiments.params): its
-types give the metavars, its descriptions the help, its bounds and choices the bracket after the
-default (``[default: 25; >= 2]``). One naming rule: parameter ``key`` becomes ``--key`` (underscores
-as dashes). A list parameter named by a word takes the plural and accepts the singular as an alias
-(``dataset`` -> ``--datasets``/``--dataset``, ``regimes`` -> ``--regimes``/``--regime``).
-Math-symbol parameters keep their names (``--r``, ``--m``, ``--sigma``, ``--density-v``,
-``--subset``). Config (TOML) keys stay the parameter names. Booleans are ``--x/--no-x`` flags.
-Other options show their type (``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``,
-comma-separated). Every option defaults to None, so only the options a user gives override the
-experiment's defaults or its profile.
+"""Command-line options for an experiment's parameters, from its parameter model: the naming rule
+(plural lists with the singular accepted, math symbols keep their names), ``--x/--no-x`` booleans,
+typed metavars and the ``[default: …; bounds]`` help are in docs/architecture.md#cli. Every option
+defaults to None, so only the options a user gives override the experiment's defaults or profile.
 """
 
 from __future__ import annotations

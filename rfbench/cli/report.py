@@ -6,16 +6,14 @@ import typer
 from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.folders import warn_mixed_profiles
+from rfbench.cli.folders import RESULTS, warn_mixed_profiles
 from rfbench.cli.show import console
 from rfbench.compute.errors import UserError
 
 
 @handle_errors
 def report(
-    results: str = typer.Option(
-        "results", help="Results folder: <results>/<experiment>/*.parquet."
-    ),
+    results: str = RESULTS,
     out: str = typer.Option("", help="Report file (default: <results>/REPORT.md)."),
     figures: str = typer.Option(
         "", help="Folder of drawn figures to link (default: <results>/figures)."

@@ -19,8 +19,3 @@ def positive_int(label: str, value: Any) -> int:
     if not is_positive_int(value):
         raise ValueError(f"{label} must be a positive integer, got {value!r}")
     return int(value)
-
-
-def all_positive_ints(values: Any) -> bool:
-    """Whether ``values`` is a non-empty sequence of positive integers."""
-    return bool(values) and all(is_positive_int(v) for v in values)

@@ -53,11 +53,6 @@ def log_softmax_kernel(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     return log_scaled_softmax(X, Y, 0.0)
 
 
-def log_gaussian_kernel(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """log exp(-‖x - y‖²/2)."""
-    return log_scaled_softmax(X, Y, -0.5)
-
-
 def softmax_kernel(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """SM(x, y) = exp(xᵀy) (HRF Eq. 1)."""
     return np.exp(log_softmax_kernel(X, Y))
@@ -65,4 +60,4 @@ def softmax_kernel(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 def gaussian_kernel(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """exp(-‖x - y‖²/2)."""
-    return np.exp(log_gaussian_kernel(X, Y))
+    return np.exp(log_scaled_softmax(X, Y, -0.5))

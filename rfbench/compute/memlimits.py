@@ -1,21 +1,14 @@
-"""How much memory this process may use: the memory available now, ``ulimit -v`` and the cgroup.
+"""How much memory this process may use: the tightest of three limits decides
+(docs/architecture.md#cli):
 
-Three limits bound a run's memory, and the tightest one decides:
+- :data:`DEFAULT_FRACTION` of the memory available now (Linux ``MemAvailable``), shared by the
+  workers;
+- the address-space limit (``ulimit -v``, ``RLIMIT_AS``) less what the process maps, per worker;
+- the cgroup's memory limit (v2 ``memory.max``, v1 ``memory.limit_in_bytes``) less its usage,
+  shared by the workers.
 
-- the memory available now (Linux ``MemAvailable``), of which a run takes
-  :data:`DEFAULT_FRACTION` (estimates err on the high side by a small factor, and the machine
-  has other work);
-- the address-space limit of the process (``ulimit -v``, ``RLIMIT_AS``) less what the process
-  already maps: past it every allocation fails with a ``MemoryError``;
-- the memory limit of the process's control group (cgroup v2 ``memory.max``, v1
-  ``memory.limit_in_bytes``) less what the group already uses: past it the kernel kills the run.
-
-The available memory and the cgroup are shared by the worker processes; each worker has its own
-address space, so ``ulimit -v`` bounds a job whatever the number of workers. ``--max-memory``
-sets the budget of one job, and the two hard limits (``ulimit -v``, cgroup) still apply.
-
-The command line states ``--max-memory`` once (:func:`set_requested`), so that readers of user
-files (:mod:`rfbench.compute.datasets.user`) check a file against the same budget as the run.
+``--max-memory`` sets the budget of one job (the two hard limits still apply); the command line
+states it once (:func:`set_requested`) so that readers of user files check against the same budget.
 """
 
 from __future__ import annotations
@@ -66,31 +59,27 @@ def human(n: float) -> str:
     return f"{int(n)} B"
 
 
-def available_memory() -> int:
-    """Bytes of memory available now (Linux: MemAvailable), else the physical memory."""
+def _proc_bytes(path: str, field: str) -> int | None:
+    """A ``field: N kB`` line of a Linux /proc file, in bytes; None where there is none."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
+        with open(path, encoding="ascii") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (Linux: MemAvailable), else the physical memory."""
+    available = _proc_bytes("/proc/meminfo", "MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (OSError, ValueError, AttributeError):
         return 8 * 2**30
-
-
-def _mapped() -> int:
-    """Bytes of address space this process maps now (Linux: VmSize), else 0."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
 
 
 def address_space_headroom() -> int | None:
@@ -98,7 +87,7 @@ def address_space_headroom() -> int | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return None
-    return max(soft - _mapped(), 0)
+    return max(soft - (_proc_bytes("/proc/self/status", "VmSize") or 0), 0)
 
 
 def _read_int(path: Path) -> int | None:

@@ -1,25 +1,10 @@
-"""Discovery of registered components: the package's own modules and other packages' plugins.
+"""Discovery of registered components: the package's own modules and other packages' plugins
+(entry-point group ``rfbench.plugins``; docs/extending.md#shipping-it-as-a-plugin-package).
 
-Estimators, weights, experiments and figures register themselves when their module is imported
-(decorators such as ``register_component`` and ``register_experiment``). The registries import
-every module of their package with :func:`import_submodules`, so a module dropped into the
-package registers itself, and then call :func:`load_plugins`, which imports each module named by
-an entry point of the group ``rfbench.plugins`` of an installed distribution::
-
-    [project.entry-points."rfbench.plugins"]
-    my-features = "my_package.rfbench_features"
-
-Plugins cannot take over the suite:
-
-- every built-in of every registry (:data:`REGISTRIES`) is registered before the first plugin is
-  imported, and every registration goes through :func:`claim`, which refuses a name already taken
-  by another class or function — a built-in's or another plugin's — naming both;
-- a plugin that fails to import for any reason (an exception, a clash, ``SystemExit``, a
-  ``KeyboardInterrupt`` it raises itself) is skipped with a one-line warning naming it (see
-  ``examples/rfbench-example-plugin`` and ``docs/extending.md#plugin``), and whatever it had
-  registered before failing is taken back: every registry hands its tables to :func:`tracked`, and
-  a failed plugin's import is undone on all of them. A real Ctrl-C while plugins load still stops
-  the command.
+Every built-in of every registry (:data:`REGISTRIES`) is registered before the first plugin is
+imported, and every registration goes through :func:`claim`, which refuses a name another origin
+holds; a plugin that fails to import for any reason is skipped with one warning line, and what it
+registered is taken back from every :func:`tracked` table. A real Ctrl-C still stops the command.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 parquet with provenance.
 
 A result file holds one row per (experiment, estimator, parameter point, metric) with the columns of
-``REQUIRED_COLUMNS`` plus parameter columns (``PARAMETER_COLUMNS`` and any extra scalar column),
+``REQUIRED_COLUMNS`` plus parameter columns (``PARAMETER_COLUMNS`` and any extra scalar column;
+both declared in :mod:`rfbench.compute.schema`),
 and carries a JSON provenance object under the parquet key-value metadata key ``rfbench``.
 Plots and the report read these files only, through :func:`load_results`.
 """
@@ -29,68 +30,19 @@ import pyarrow.parquet as pq
 
 import rfbench
 from rfbench.compute.errors import UserError
+from rfbench.compute.schema import (  # declared there; read through this module too
+    BOOL,
+    DERIVED_COLUMNS,
+    FLOAT,
+    INT,
+    METRICS,
+    NULLABLE_REQUIRED,
+    PARAMETER_COLUMNS,
+    REQUIRED_COLUMNS,
+    STRING,
+)
 
 METADATA_KEY = b"rfbench"
-
-STRING, FLOAT, INT, BOOL = "string", "float", "int", "bool"
-
-#: Columns every result row has: name -> kind.
-REQUIRED_COLUMNS: dict[str, str] = {
-    "experiment": STRING,
-    "figure": STRING,
-    "estimator": STRING,
-    "kernel": STRING,
-    "metric": STRING,
-    "value": FLOAT,
-    "stderr": FLOAT,
-    "n_trials": INT,
-}
-#: Required columns that may hold nulls (``figure`` may be empty but not null).
-NULLABLE_REQUIRED = frozenset({"stderr"})
-
-#: Known parameter columns (named as the CLI options) -> kind; null where not applicable.
-PARAMETER_COLUMNS: dict[str, str] = {
-    "d": INT,
-    "m": INT,
-    "n": INT,
-    "r": FLOAT,
-    "theta": FLOAT,
-    "sigma": FLOAT,
-    "alpha": FLOAT,
-    "dataset": STRING,
-    "regime": STRING,
-    "weights": STRING,
-    "note": STRING,
-    "rep": INT,
-    # Whether the sample resolves this empirical statistic
-    # (rfbench.compute.features.theory.resolution); null: not assessed; a file without the column:
-    # every row resolved.
-    "resolved": BOOL,
-}
-
-#: Metric names -> what they measure. One name, one quantity, forever
-#: (docs/architecture.md#result-schema).
-METRICS: dict[str, str] = {
-    "true": "the exact kernel value K",
-    "mean": "mean of the estimates K̂",
-    "bias": "mean(K̂) - K",
-    "mse": "mean (K̂ - K)²",
-    "rel_rmse": "√MSE / K",
-    "rel_mae": "mean |K̂ - K| / K",
-    "q05": "5% quantile of K̂",
-    "q50": "median of K̂",
-    "q95": "95% quantile of K̂",
-    "neg_fraction": "fraction of negative estimates K̂ < 0",
-    "skipped": "1: the cell could not be computed; the reason is in column 'note'",
-    "theory_mse": "closed-form MSE",
-    "theory_rel_rmse": "√(closed-form MSE) / K",
-    "frob_sq": "Σ (K - K̂)² over a Gram matrix",
-    "rel_frob": "‖K - K̂‖_F / ‖K‖_F",
-    "log_rel_var": "log of Var(K̂) / K²",
-    "accuracy": "classification accuracy",
-    "time_s": "wall time in seconds",
-    "cpu_s": "CPU time (process time) in seconds",
-}
 
 
 class ResultSchemaError(ValueError):
@@ -104,11 +56,6 @@ def register_metric(name: str, description: str) -> str:
         raise ValueError(f"metric {name!r} already means {known!r}; choose a new name")
     METRICS[name] = description
     return name
-
-
-#: Parameter columns computed from a row's own measurement (a test statistic, a verdict, whether
-#: the sample resolves it): data about the row, not what identifies it (``rfbench compare``).
-DERIVED_COLUMNS: set[str] = {"resolved"}
 
 
 def register_parameter(name: str, kind: str, derived: bool = False) -> str:

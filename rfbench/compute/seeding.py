@@ -48,8 +48,3 @@ def job_seed_sequence(root_seed: int, key: Any) -> np.random.SeedSequence:
 def job_rng(root_seed: int, key: Any) -> np.random.Generator:
     """The Generator of one job: a pure function of (root seed, job key)."""
     return np.random.Generator(np.random.PCG64(job_seed_sequence(root_seed, key)))
-
-
-def child_rngs(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
-    """``n`` independent generators spawned from ``rng`` (for chunks or sub-estimators)."""
-    return rng.spawn(n)

@@ -14,7 +14,7 @@ from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.pointwise.pairs import canonical
 from rfbench.compute.features import registry, theory
 from rfbench.compute.results import load_provenance, load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def test_gram_on_user_queries_and_keys(files, tmp_path: Path) -> None:
         {"inputs": "file", "data": ref, "kernels": ["softmax"], "m": [64], "reps": 2000,
          "estimators": ["trig@iid"]}
     )  # fmt: skip
-    path = run(exp, config, out=tmp_path / "g.parquet", backend="serial", quiet=True)
+    path = run(exp, config, RunOptions(out=tmp_path / "g.parquet", backend="serial", quiet=True))
     rows = load_results(path).set_index("metric")
     assert rows.loc["frob_sq", "d"] == 6 and rows.loc["frob_sq", "n_points"] == 12
     mc, th = rows.loc["frob_sq", ["value", "stderr"]], rows.loc["theory_frob_sq", "value"]
@@ -117,7 +117,9 @@ def test_pointwise_on_user_pairs_matches_the_closed_form(
     config = exp.resolve_config(
         {"data": ref, "estimators": ["positive@iid", "trig@orf"], "m": [16], "samples": 4000}
     )
-    rows = load_results(run(exp, config, out=tmp_path / "p.parquet", backend="serial", quiet=True))
+    rows = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "p.parquet", backend="serial", quiet=True))
+    )
     mse = rows[rows["metric"] == "mse"].set_index(["estimator", "pair_index"])
     th = rows[rows["metric"] == "theory_mse"].set_index(["estimator", "pair_index"])["value"]
     assert len(mse) == 2 * 5 and mse["r"].isna().all() and (mse["norm_q"] > 0).all()
@@ -138,7 +140,9 @@ def test_classify_on_a_user_table(files, tmp_path: Path) -> None:
     exp = get_experiment("classify")
     ref = user.reference(files["t.parquet"], "label")
     config = exp.resolve_config({"data": ref, "m": [4], "trials": 30})
-    rows = load_results(run(exp, config, out=tmp_path / "c.parquet", backend="serial", quiet=True))
+    rows = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "c.parquet", backend="serial", quiet=True))
+    )
     acc = rows[rows["metric"] == "accuracy"]
     assert set(acc["dataset"]) == {ref} and acc["value"].between(0, 1).all()
     exact = acc[acc["estimator"] == "exact"]["value"].iloc[0]

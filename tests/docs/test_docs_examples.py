@@ -37,7 +37,7 @@ def test_every_block_compiles_and_its_imports_exist(page: str) -> None:
 def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path: Path) -> None:
     from rfbench.compute.features import registry
     from rfbench.compute.results import load_results
-    from rfbench.compute.runner import run
+    from rfbench.compute.runner import RunOptions, run
     from rfbench.present.plots import FIGURES
 
     names = {"antithetic": None, "class Bias(": None, "demo-bias": None}
@@ -58,8 +58,11 @@ def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path:
     assert np.allclose(W[:, 4:], -W[:, :4])  # the second half negates the first
 
     config = {"name": "demo-bias", "figure": "demo-bias", "samples": 400, "r": [0.5]}
-    out = run("bias", config, out=tmp_path / "bias" / "demo-bias.parquet", backend="serial",
-              quiet=True)  # fmt: skip
+    out = run(
+        "bias",
+        config,
+        RunOptions(out=tmp_path / "bias" / "demo-bias.parquet", backend="serial", quiet=True),
+    )
     rows = load_results(out)
     bias = rows[rows["metric"] == "bias"]
     assert len(bias) == 2 and (bias["value"].abs() < 5 * bias["stderr"] + 1e-12).all()

@@ -14,7 +14,7 @@ from rfbench.cli.app import app
 from rfbench.compute import models
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 
 RUN = ("--backend", "serial", "--quiet")
 
@@ -37,7 +37,7 @@ def quick(tmp_path_factory) -> pd.DataFrame:
     out = tmp_path_factory.mktemp("attention") / "quick.parquet"
     overrides = {"swap_sentences": 12, "swap_trials": 2}  # the quick profile, a smaller swap-in
     config = get_experiment("attention").resolve_config(overrides, "quick")
-    run("attention", config, seed=0, out=out, backend="serial", quiet=True)
+    run("attention", config, RunOptions(seed=0, out=out, backend="serial", quiet=True))
     return load_results(out)
 
 

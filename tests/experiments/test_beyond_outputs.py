@@ -9,7 +9,7 @@ import pytest
 
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.present.plots import draw_all
 from rfbench.present.report.beyond import beyond_section
 
@@ -28,8 +28,11 @@ def results(tmp_path_factory) -> Path:
     for name, params in small.items():
         exp = get_experiment(name)
         config = exp.resolve_config(params, profile="quick", name=f"beyond-{name}")
-        run(exp, config, out=folder / name / f"beyond-{name}.parquet", backend="serial",
-            quiet=True)  # fmt: skip
+        run(
+            exp,
+            config,
+            RunOptions(out=folder / name / f"beyond-{name}.parquet", backend="serial", quiet=True),
+        )
     return folder
 
 

@@ -17,7 +17,7 @@ from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, prepared
 from rfbench.compute.experiments.classify.experiment import Classify
 from rfbench.compute.kernels import log_kernel
 from rfbench.compute.results import DERIVED_COLUMNS, PARAMETER_COLUMNS, STRING, load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries.classify import summary as classify_summary
 
 FAST = {"estimators": ["positive@iid"], "m": [1], "trials": 2}
@@ -31,7 +31,7 @@ def _data_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
 def _run(config: dict, out: Path):
     exp = Classify()
     resolved = exp.resolve_config({**FAST, **config}, None)
-    return load_results(run(exp, resolved, out=out, backend="serial", quiet=True))
+    return load_results(run(exp, resolved, RunOptions(out=out, backend="serial", quiet=True)))
 
 
 def test_gamma_scale_is_svcs_gamma() -> None:

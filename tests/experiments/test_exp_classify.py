@@ -18,7 +18,7 @@ from rfbench.compute.experiments.classify.kernel_regression import exact_accurac
 from rfbench.compute.features import registry
 from rfbench.compute.kernels import gaussian_kernel
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.config import read_config_file
 from rfbench.present.summaries.classify import paper_table
 from rfbench.present.summaries.classify import summary as classify_summary
@@ -41,7 +41,7 @@ def _run_file(path: Path, out: Path):
     cfg = read_config_file(path)
     exp = Classify()
     config = exp.resolve_config(cfg.params_for("quick"), "quick", name=cfg.name, figure=cfg.figure)
-    return config, load_results(run(exp, config, out=out, backend="serial", quiet=True))
+    return config, load_results(run(exp, config, RunOptions(out=out, backend="serial", quiet=True)))
 
 
 def test_registered() -> None:
@@ -176,7 +176,9 @@ def test_published_table3_banknote(tmp_path: Path, real_data_dir: Path) -> None:
         {"dataset": ["banknote"], "estimators": ["positive@iid", "positive@simrf"], "m": [1],
          "pad": True, "trials": 300, "exact": False}
     )  # fmt: skip
-    res = load_results(run(exp, config, out=tmp_path / "t3.parquet", backend="serial", quiet=True))
+    res = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "t3.parquet", backend="serial", quiet=True))
+    )
     table3 = paper_table("simrf-table3")["banknote"]
     gap = table3["positive@simrf"][0] - table3["positive@iid"][0]
     for _, row in res.iterrows():

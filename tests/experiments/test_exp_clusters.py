@@ -21,7 +21,7 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
     replay_mse,
 )
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries.clusters import paper_s, paper_table3
 from rfbench.present.summary import terminal_summary
 
@@ -117,7 +117,9 @@ def test_rfbench_protocol_matches_theory(estimator, rng):
 def test_quick_profile_end_to_end(tmp_path):
     exp = get_experiment("clusters")
     config = exp.resolve_config({}, "quick", figure="hrf-table3")
-    df = load_results(run(exp, config, out=tmp_path / "c.parquet", backend="serial", quiet=True))
+    df = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "c.parquet", backend="serial", quiet=True))
+    )
     assert set(df["figure"]) == {"hrf-table3"}
     assert not df["value"].isna().any()
     assert set(df["protocol"].dropna()) == {"paper", "rfbench"}

@@ -13,7 +13,7 @@ from rfbench.compute.experiments.gram.experiment import expand_estimators, make_
 from rfbench.compute.features import registry
 from rfbench.compute.features.theory import coupled
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import load_config, run
+from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.summary import terminal_summary
 
 #: every registered component (feature function) name
@@ -25,7 +25,11 @@ FIG7_REPS = 500
 
 def _run(config_file: str, tmp_path: Path, **overrides) -> pd.DataFrame:
     config = {**load_config(CONFIGS / config_file, profile="quick"), **overrides}
-    out = run("gram", config, seed=0, out=tmp_path / "out.parquet", backend="serial", quiet=True)
+    out = run(
+        "gram",
+        config,
+        RunOptions(seed=0, out=tmp_path / "out.parquet", backend="serial", quiet=True),
+    )
     return load_results(out)  # validates the schema
 
 

@@ -15,7 +15,7 @@ from rfbench.compute.experiments.gram.experiment import (
 )
 from rfbench.compute.kernels import kernel_matrix
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 
 
 def test_dataset_points_are_a_seeded_z_scored_sample() -> None:
@@ -76,7 +76,7 @@ def test_a_run_on_a_data_set_has_the_bound_and_the_closed_form(tmp_path: Path) -
         "sigma": [0.0], "kernels": ["gaussian"], "reps": 300,
         "estimators": ["trig@iid", "trig@pnc", "nystrom"],
     }  # fmt: skip
-    out = run("gram", config, out=tmp_path / "g.parquet", backend="serial", quiet=True)
+    out = run("gram", config, RunOptions(out=tmp_path / "g.parquet", backend="serial", quiet=True))
     rows = load_results(out)
     assert set(rows["m"]) == {13} and set(rows["dataset"]) == {"wine"}
     scale = rows["input_scale"].dropna().unique()

@@ -13,7 +13,7 @@ import pytest
 from rfbench.compute.experiments import ConfigError, get_experiment
 from rfbench.compute.experiments.pointwise.experiment import estimator_points
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import resolve_file, run
+from rfbench.compute.runner import RunOptions, resolve_file, run
 from rfbench.present.summaries.pointwise import summary as pointwise_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -27,7 +27,9 @@ CURVE = ["estimator", "m", "n", "r", "variant"]
 
 
 def _run(tmp_path: Path, params: dict, name: str = "x") -> pd.DataFrame:
-    out = run("pointwise", params, seed=7, out=tmp_path / f"{name}.parquet", backend="serial")
+    out = run(
+        "pointwise", params, RunOptions(seed=7, out=tmp_path / f"{name}.parquet", backend="serial")
+    )
     return load_results(out)
 
 
@@ -45,7 +47,9 @@ def quick(tmp_path_factory) -> dict[str, tuple[dict, pd.DataFrame]]:
     out = {}
     for figure, rel in FILES.items():
         exp, config = resolve_file(CONFIGS / rel, "quick")
-        path = run(exp, config, out=tmp / f"{figure}.parquet", backend="serial", quiet=True)
+        path = run(
+            exp, config, RunOptions(out=tmp / f"{figure}.parquet", backend="serial", quiet=True)
+        )
         out[figure] = (config, load_results(path))
     return out
 

@@ -8,7 +8,7 @@ import pytest
 from rfbench.compute.experiments import ConfigError, JobSpec, get_experiment
 from rfbench.compute.experiments.qmc.experiment import pair_points
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries.qmc import paper_column, paper_table1
 from rfbench.present.summaries.qmc import summary as qmc_summary
 
@@ -23,7 +23,9 @@ def data_env(data_dir, monkeypatch):
 def test_quick_profile_end_to_end(tmp_path, data_env):
     exp = get_experiment("qmc")
     config = exp.resolve_config({}, "quick", figure="hrf-table1")
-    df = load_results(run(exp, config, out=tmp_path / "q.parquet", backend="serial", quiet=True))
+    df = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "q.parquet", backend="serial", quiet=True))
+    )
     assert set(df["figure"]) == {"hrf-table1"}
     assert set(df["dataset"]) == {"wine", "boston"}
     assert not df["value"].isna().any()
@@ -104,11 +106,12 @@ def test_bad_config(override, key):
 
 def test_pair_estimates_equal_the_gram_diagonal():
     """The row-paired feature maps give the diagonal of est.estimate for the same draws."""
-    from rfbench.compute.experiments.qmc.experiment import _estimator, pair_estimates
+    from rfbench.compute.experiments.qmc.experiment import pair_estimates
+    from rfbench.compute.features import registry
 
     X, Y = pair_points("wine", 1.0, "rows", 30, 0)
     for name, m, n in [("angular-hybrid@orf", 16, 4), ("hyperbolic@sorf", 64, None)]:
-        est = _estimator(name, "softmax", m, n)
+        est = registry.get(name, kernel="softmax", m=m, n=n)
         got = pair_estimates(est, np.random.default_rng(1), X, Y, 5)
         draw = est.sample(np.random.default_rng(1), d=13, draws=5)
         want = est.estimate(draw, X, Y)[:, np.arange(30), np.arange(30)]

@@ -12,7 +12,7 @@ from rfbench.compute.experiments import ConfigError, get_experiment
 from rfbench.compute.features import registry
 from rfbench.compute.features.theory import coupled
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import load_config, run
+from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.summaries.theory import summary as theory_summary
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -22,8 +22,11 @@ FIGURES = {"hrf-fig1": "hrf/fig1", "simrf-fig4": "simrf/fig4", "simrf-fig5": "si
 
 def _run(figure: str, tmp_path: Path, **overrides) -> pd.DataFrame:
     config = load_config(CONFIGS / f"{FIGURES[figure]}.toml", "quick", overrides)
-    out = run("theory", config, seed=0, out=tmp_path / f"{figure}.parquet", backend="serial",
-              quiet=True)  # fmt: skip
+    out = run(
+        "theory",
+        config,
+        RunOptions(seed=0, out=tmp_path / f"{figure}.parquet", backend="serial", quiet=True),
+    )
     df = load_results(out)
     assert set(df["figure"]) == {figure}
     assert not df["value"].isna().any() and np.isfinite(df["value"]).all()
@@ -142,5 +145,7 @@ def test_summary_and_bad_configs(results) -> None:
 def test_default_run_tags_each_curve(tmp_path) -> None:
     exp = get_experiment("theory")
     config = exp.resolve_config(profile="quick")
-    df = load_results(run(exp, config, out=tmp_path / "all.parquet", backend="serial", quiet=True))
+    df = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "all.parquet", backend="serial", quiet=True))
+    )
     assert set(df["figure"]) == set(FIGURES)

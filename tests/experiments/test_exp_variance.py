@@ -14,7 +14,7 @@ from rfbench.compute.experiments import ConfigError, get_experiment
 from rfbench.compute.experiments.variance import experiment as variance_module
 from rfbench.compute.experiments.variance.experiment import Variance
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.config import read_config_file
 from rfbench.present.summaries.variance import summary as variance_summary
 
@@ -36,14 +36,16 @@ def _data_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
 
 def _run(config: dict, out: Path):
     exp = Variance()
-    return load_results(run(exp, exp.check_config(config), out=out, backend="serial", quiet=True))
+    return load_results(
+        run(exp, exp.check_config(config), RunOptions(out=out, backend="serial", quiet=True))
+    )
 
 
 def _run_file(name: str, out: Path):
     cfg = read_config_file(CONFIGS / name)
     exp = Variance()
     config = exp.resolve_config(cfg.params_for("quick"), "quick", name=cfg.name, figure=cfg.figure)
-    return load_results(run(exp, config, out=out, backend="serial", quiet=True))
+    return load_results(run(exp, config, RunOptions(out=out, backend="serial", quiet=True)))
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from rfbench.compute.experiments.classify.simrf_replay import (
     trial_projections,
 )
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.config import read_config_file
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "simrf" / "table2-released.toml"
@@ -191,7 +191,9 @@ def test_classify_stream_released_end_to_end(tmp_path: Path) -> None:
     exp = Classify()
     config = exp.resolve_config(cfg.params_for("quick"), "quick", name=cfg.name, figure=cfg.figure)
     assert len(exp.grid(config)) == 2 * 2  # per data set: the exact kernel and one released job
-    res = load_results(run(exp, config, out=tmp_path / "r.parquet", backend="serial", quiet=True))
+    res = load_results(
+        run(exp, config, RunOptions(out=tmp_path / "r.parquet", backend="serial", quiet=True))
+    )
     rows = res[(res["dataset"] == "banknote") & (res["estimator"] != "exact")]
     rows = rows[rows["metric"] == "accuracy"].set_index("estimator")
     assert set(rows.index) == set(METHODS) and set(rows["stream"]) == {"released"}

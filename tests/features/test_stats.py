@@ -15,7 +15,7 @@ from rfbench.compute.features.theory import equal_norm_pair, moments, resolution
 from rfbench.compute.features.weights.mc import simplex_directions
 from rfbench.compute.kernels import log_kernel
 from rfbench.compute.results import load_results, make_provenance, write_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries.pointwise import summary as pointwise_summary
 
 
@@ -123,7 +123,9 @@ def test_paired_couplings_have_their_own_laws():
 
 
 def _pointwise(tmp_path: Path, name: str, **params) -> pd.DataFrame:
-    path = run("pointwise", params, seed=3, out=tmp_path / f"{name}.parquet", backend="serial")
+    path = run(
+        "pointwise", params, RunOptions(seed=3, out=tmp_path / f"{name}.parquet", backend="serial")
+    )
     return load_results(path)
 
 

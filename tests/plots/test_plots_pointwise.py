@@ -11,7 +11,7 @@ import pytest
 
 from rfbench.compute.features.theory.negatives import trig_negative_probability
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import load_config, run
+from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.plots.draw import draw_figure
 from rfbench.present.plots.pointwise import EXACT, Curve, curves, log_floor, tail_note
 from rfbench.present.plots.registry import FIGURES, list_figures
@@ -27,7 +27,7 @@ def results(tmp_path_factory) -> Path:
         paper, fig = figure_id.split("-")
         cfg = load_config(CONFIGS / paper / f"{fig}.toml", "quick")
         out = root / "pointwise" / f"{figure_id}.parquet"
-        run("pointwise", cfg, out=out, backend="serial", quiet=True)
+        run("pointwise", cfg, RunOptions(out=out, backend="serial", quiet=True))
     list_figures()
     return root
 

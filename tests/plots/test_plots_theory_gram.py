@@ -15,7 +15,7 @@ from figure_helpers import frame as _frame
 from matplotlib.collections import QuadMesh
 from matplotlib.image import AxesImage
 
-from rfbench.compute.runner import load_config, run
+from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.plots.draw import draw_figure
 from rfbench.present.plots.registry import FIGURES, list_figures
 from rfbench.present.plots.theory import MSE_FLOOR
@@ -39,7 +39,7 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for figure_id, path in CONFIGS.items():
         config = load_config(ROOT / "configs" / f"{path}.toml", "quick")
         target = out / config["experiment"] / f"{figure_id}.parquet"
-        run(config["experiment"], config, out=target, backend="serial", quiet=True)
+        run(config["experiment"], config, RunOptions(out=target, backend="serial", quiet=True))
     return out
 
 

@@ -17,7 +17,7 @@ from figure_helpers import frame as _frame
 from matplotlib.container import ErrorbarContainer
 from matplotlib.text import Annotation
 
-from rfbench.compute.runner import load_config, run
+from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.plots.draw import draw_figure
 from rfbench.present.plots.registry import FIGURES, list_figures
 
@@ -34,7 +34,7 @@ CONFIGS = {
 def _run(figure_id: str, out: Path) -> None:
     config = load_config(ROOT / "configs" / f"{CONFIGS[figure_id]}.toml", "quick")
     target = out / config["experiment"] / f"{figure_id}.parquet"
-    run(config["experiment"], config, out=target, backend="serial", quiet=True)
+    run(config["experiment"], config, RunOptions(out=target, backend="serial", quiet=True))
 
 
 @pytest.fixture(scope="module")

@@ -410,13 +410,13 @@ def test_cli_report(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_report_on_quick_results(tmp_path: Path) -> None:
     """Two real quick runs: every reference entry gets a verdict; theory claims hold."""
-    from rfbench.compute.runner import load_config, run
+    from rfbench.compute.runner import RunOptions, load_config, run
 
     root = Path(__file__).resolve().parents[2] / "configs"
     for name in ("hrf/fig2.toml", "cse/fig4.toml"):
         config = load_config(root / name, "quick")
         out = tmp_path / config["experiment"] / f"{config['name']}.parquet"
-        run(config["experiment"], config, out=out, backend="serial", quiet=True)
+        run(config["experiment"], config, RunOptions(out=out, backend="serial", quiet=True))
     path, report = write_report(tmp_path)
     tables = (path.parent / "REPORT-tables.md").read_text(encoding="utf-8")
     _assert_every_entry_has_a_verdict(path.read_text(encoding="utf-8") + tables)

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.cache import cache_dir, cache_usage
 from rfbench.compute.runner.digest import PACKAGE_DIR, check_workers, code_tag
 
@@ -127,8 +127,12 @@ class Squares(Experiment):
 def test_cache_info_and_clear(tmp_path: Path) -> None:
     res = tmp_path / "res"
     out = res / "squares" / "a.parquet"
-    run(Squares(), out=out, backend="serial", quiet=True)
-    run(Squares(), {"reps": 2}, out=res / "squares" / "b.parquet", backend="serial", quiet=True)
+    run(Squares(), None, RunOptions(out=out, backend="serial", quiet=True))
+    run(
+        Squares(),
+        {"reps": 2},
+        RunOptions(out=res / "squares" / "b.parquet", backend="serial", quiet=True),
+    )
     current = cache_dir(out) / code_tag()
     shutil.copytree(current, cache_dir(out) / ("0" * 16))  # as if written by other code
     shutil.copy(next(current.iterdir()), cache_dir(out) / "not-ours.parquet")
@@ -148,7 +152,7 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     assert "not-ours.parquet: not written by rfbench" in cleared.output
     usage = cache_usage(root)
     assert (usage.files, usage.current) == (5, 5)
-    assert load_results(run(Squares(), out=out, backend="serial", quiet=True))[
+    assert load_results(run(Squares(), None, RunOptions(out=out, backend="serial", quiet=True)))[
         "value"
     ].tolist() == [
         0.0,

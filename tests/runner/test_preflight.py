@@ -121,14 +121,14 @@ def test_cache_info_looks_where_runs_go(tmp_path: Path, monkeypatch) -> None:
 
 def test_the_mixed_profile_warning_is_one_short_line_per_profile(tmp_path: Path, capsys) -> None:
     from rfbench.cli.folders import NAMES_WIDTH, warn_mixed_profiles
-    from rfbench.compute.runner import run
+    from rfbench.compute.runner import RunOptions, run
 
     res = tmp_path / "res"
     for profile in ("quick", "paper", None):
         for k in range(12):
             out = res / "preflight-counted" / f"{profile}-file-number-{k}.parquet"
             config = Counted().resolve_config({"reps": 1}, profile)
-            run(Counted(), config, out=out, backend="serial", quiet=True)
+            run(Counted(), config, RunOptions(out=out, backend="serial", quiet=True))
     warn_mixed_profiles(res)
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 4 and "mixes result files of 3 profiles" in lines[0]

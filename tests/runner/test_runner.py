@@ -31,7 +31,7 @@ from rfbench.compute.experiments import (
 )
 from rfbench.compute.experiments import registry as experiments
 from rfbench.compute.results import load_provenance, load_results
-from rfbench.compute.runner import JobCache, JobFailed, cache_dir, load_config, run
+from rfbench.compute.runner import JobCache, JobFailed, RunOptions, cache_dir, load_config, run
 from rfbench.compute.runner.progress import JobProgress
 from rfbench.compute.seeding import job_rng
 
@@ -106,7 +106,9 @@ class MeanOverReps(Toy):
 
 def _run(exp: Experiment, out: Path, **kw) -> pd.DataFrame:
     kw.setdefault("backend", "serial")
-    path = run(exp, kw.pop("config", None), out=out, quiet=True, command_line="test", **kw)
+    path = run(
+        exp, kw.pop("config", None), RunOptions(out=out, quiet=True, command_line="test", **kw)
+    )
     assert path == out
     return load_results(out)
 
@@ -163,8 +165,17 @@ def test_jobs_start_longest_first_and_the_rows_stay_in_grid_order(tmp_path, refe
 
 def test_provenance_of_a_run(tmp_path) -> None:
     out = tmp_path / "toy.parquet"
-    run(Toy(), {"reps": 1, "figure": "toy-fig1"}, seed=5, out=out, quiet=True, backend="serial",
-        command_line=["rfbench", "run", "toy.toml"])  # fmt: skip
+    run(
+        Toy(),
+        {"reps": 1, "figure": "toy-fig1"},
+        RunOptions(
+            seed=5,
+            out=out,
+            quiet=True,
+            backend="serial",
+            command_line=["rfbench", "run", "toy.toml"],
+        ),
+    )
     prov = load_provenance(out)
     assert prov["seed"] == 5 and prov["command_line"] == "rfbench run toy.toml"
     assert prov["config"] == {
@@ -214,7 +225,7 @@ def test_resume_after_a_crash(tmp_path, reference, backend) -> None:
     flag.touch()
     out = tmp_path / "toy.parquet"
     with pytest.raises(JobFailed, match="simulated crash") as info:
-        run(Toy(flag), out=out, quiet=True, backend=backend, workers=2)
+        run(Toy(flag), None, RunOptions(out=out, quiet=True, backend=backend, workers=2))
     assert info.value.spec == FAILING
     assert not out.exists() and not _leftovers(tmp_path)
     cached = sorted(cache_dir(out).rglob("*.parquet"))
@@ -235,7 +246,7 @@ def test_interrupt_leaves_cache_and_no_output(tmp_path, reference) -> None:
     out = tmp_path / "toy.parquet"
     first = Toy(flag, stop=KeyboardInterrupt)
     with pytest.raises(KeyboardInterrupt):
-        run(first, out=out, quiet=True, backend="serial")
+        run(first, None, RunOptions(out=out, quiet=True, backend="serial"))
     assert len(first.calls) == 5  # FAILING is the 5th job
     assert not out.exists() and not _leftovers(tmp_path)
     assert len(list(cache_dir(out).rglob("*.parquet"))) == 4
@@ -320,9 +331,11 @@ def test_bad_jobs_and_grids(tmp_path) -> None:
                      "stderr": None, "n_trials": 1}]  # fmt: skip
 
     with pytest.raises(ValueError, match="repeats job"):
-        run(Duplicated(), out=tmp_path / "a.parquet", quiet=True, backend="serial")
+        run(
+            Duplicated(), None, RunOptions(out=tmp_path / "a.parquet", quiet=True, backend="serial")
+        )
     with pytest.raises(JobFailed, match="unknown metric"):  # checked in the job, not at the end
-        run(BadRows(), out=tmp_path / "b.parquet", quiet=True, backend="serial")
+        run(BadRows(), None, RunOptions(out=tmp_path / "b.parquet", quiet=True, backend="serial"))
     assert not list(tmp_path.glob("*.parquet"))
 
 
@@ -343,7 +356,7 @@ def test_bad_options(tmp_path, options, message) -> None:
     options.setdefault("out", tmp_path / "toy.parquet")
     options["out"] = tmp_path / options["out"]
     with pytest.raises(ConfigError) as info:
-        run(Toy(), options.pop("config", None), quiet=True, **options)
+        run(Toy(), options.pop("config", None), RunOptions(quiet=True, **options))
     assert message in str(info.value)
     assert not list(tmp_path.iterdir())
 
@@ -351,7 +364,11 @@ def test_bad_options(tmp_path, options, message) -> None:
 def test_dask_backend_is_optional(tmp_path, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if not installed
     with pytest.raises(ConfigError, match=r"pip install 'rfbench\[dask\]'"):
-        run(Toy(), out=tmp_path / "t.parquet", quiet=True, backend="dask", workers=1)
+        run(
+            Toy(),
+            None,
+            RunOptions(out=tmp_path / "t.parquet", quiet=True, backend="dask", workers=1),
+        )
 
 
 def test_jobspec() -> None:

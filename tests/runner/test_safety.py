@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import run
+from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.cache import (
     CACHE_DIRNAME,
     JOB_METADATA_KEY,
@@ -49,7 +49,7 @@ class Cubes(Experiment):
 
 
 def _run(out: Path, **kw) -> Path:
-    return run(Cubes(), out=out, backend="serial", quiet=True, **kw)
+    return run(Cubes(), None, RunOptions(out=out, backend="serial", quiet=True, **kw))
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -123,7 +123,7 @@ def test_a_user_file_is_never_replaced(tmp_path: Path) -> None:
     other = tmp_path / "other.parquet"
     _run(other)
     with pytest.raises(ConfigError, match="holds results of experiment 'safety-cubes'"):
-        run(_Other(), out=other, quiet=True, backend="serial")
+        run(_Other(), None, RunOptions(out=other, quiet=True, backend="serial"))
     _run(other)  # the same experiment's result is replaced, as a rerun should
 
 
@@ -163,7 +163,7 @@ def test_a_changed_cached_job_is_detected_and_recomputed(tmp_path: Path, capsys)
     ).replace_schema_metadata({JOB_METADATA_KEY: meta[JOB_METADATA_KEY],
                                ROWS_DIGEST_KEY: meta[ROWS_DIGEST_KEY]})  # fmt: skip
     pq.write_table(tampered, job)
-    run(Cubes(), out=out, backend="serial", quiet=False)
+    run(Cubes(), None, RunOptions(out=out, backend="serial", quiet=False))
     assert "failed their checksum" in capsys.readouterr().err
     assert load_results(out)["value"].tolist() == first == [0.0, 1.0, 8.0]
 
@@ -248,11 +248,22 @@ def test_everyday_runs_write_to_the_scratch_folder(tmp_path: Path, monkeypatch) 
     monkeypatch.chdir(tmp_path)
     assert default_out("pointwise", "x") == Path("runs/pointwise/x.parquet")
     out = tmp_path / "res" / "c.parquet"
-    run(Cubes(), Cubes().resolve_config({}, "quick"), out=out, backend="serial", quiet=True)
+    run(
+        Cubes(),
+        Cubes().resolve_config({}, "quick"),
+        RunOptions(out=out, backend="serial", quiet=True),
+    )
     with pytest.raises(ConfigError, match="profile quick results; this run is profile paper"):
-        run(Cubes(), Cubes().resolve_config({}, "paper"), out=out, backend="serial", quiet=True)
-    run(Cubes(), Cubes().resolve_config({}, "paper"), out=out, backend="serial", quiet=True,
-        replace=True)  # fmt: skip
+        run(
+            Cubes(),
+            Cubes().resolve_config({}, "paper"),
+            RunOptions(out=out, backend="serial", quiet=True),
+        )
+    run(
+        Cubes(),
+        Cubes().resolve_config({}, "paper"),
+        RunOptions(out=out, backend="serial", quiet=True, replace=True),
+    )
 
 
 def test_reproduce_skips_configs_whose_data_is_missing(tmp_path: Path, monkeypatch) -> None:

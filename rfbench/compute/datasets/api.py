@@ -64,15 +64,8 @@ def check(name: str) -> str:
 
 def _variant_present(info: DatasetInfo, variant: str, verify: bool) -> bool:
     files = info.variants[variant]
-    if not all(map(cache.present, files)):
-        return False
-    if verify:
-        try:
-            for spec in files:
-                cache.verify(info.name, spec)
-        except errors.DataError:
-            return False
-    return True
+    present = all(map(cache.present, files))
+    return present and (not verify or all(cache.good(info.name, spec) for spec in files))
 
 
 def available(name: str, verify: bool = False) -> bool:

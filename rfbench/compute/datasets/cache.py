@@ -1,11 +1,10 @@
-"""The data folder: locate files, verify sha256 (on download and on every load), download.
+"""The data folder: locate files, verify sha256 (on download and on every load), download
+(docs/architecture.md#data).
 
-The folder is ``$RFBENCH_DATA`` if set (e.g. ../shared/data for tests and CI: used as is, no
-network), else the per-user cache directory of platformdirs. Downloads land in the same layout.
 ``$RFBENCH_DATA_URL`` (or the ``base_url`` argument) replaces every registry URL by
-``<base>/<path in the data folder>``: a mirror laid out like the data folder (tests use a local
-HTTP server this way). pooch does the HTTP (requests, temporary file); the checksum is ours, because
-gzip files are pinned on their decompressed content and SHA256SUMS manifests on their entries.
+``<base>/<path in the data folder>``: a mirror laid out like the data folder. pooch does the HTTP;
+the checksum is ours, because gzip files are pinned on their decompressed content and SHA256SUMS
+manifests on their entries.
 """
 
 from __future__ import annotations
@@ -166,12 +165,13 @@ def download(
     if spec.manifest:
         for sha, entry in manifest_entries(path):
             sub = FileSpec(str(Path(spec.path).parent / entry), sha, 0)
-            if not _good(name, sub, root):
+            if not good(name, sub, root):
                 _download_one(name, sub, path.parent / entry, urls(sub, base_url))
     return verify(name, spec, root)
 
 
-def _good(name: str, spec: FileSpec, root: Path | None) -> bool:
+def good(name: str, spec: FileSpec, root: Path | None = None) -> bool:
+    """Whether the file (and a manifest's entries) verify."""
     try:
         verify(name, spec, root)
     except errors.DataError:
@@ -190,7 +190,7 @@ def ensure(name: str, spec: FileSpec, *, download_missing: bool = True) -> Path:
 def fetch(name: str, spec: FileSpec, *, base_url: str | None = None) -> str:
     """``rfbench data fetch``: 'ok' if a verified copy is there, else download; a corrupt copy is
     replaced. Returns 'ok' or 'downloaded'."""
-    if present(spec) and _good(name, spec, None):
+    if present(spec) and good(name, spec, None):
         return "ok"
     download(name, spec, None, base_url)
     return "downloaded"

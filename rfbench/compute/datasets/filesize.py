@@ -11,6 +11,7 @@ naming the file and the budget (:mod:`rfbench.compute.memlimits`), a file whose 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import struct
 import zipfile
@@ -79,9 +80,7 @@ def read_npy_header(fh: IO[bytes], where: str) -> NpyHeader:
             f"{where}: its .npy header is {length} bytes, more than the {MAX_HEADER} numpy reads "
             "safely (a hand-made or damaged file); save the array again with numpy.save"
         )
-    text = fh.read(length)
-    stream = _Prefixed(NPY_MAGIC + version + raw + text)
-    stream.read(len(NPY_MAGIC) + 2)
+    stream = io.BytesIO(raw + fh.read(length))  # numpy reads the length, then the header
     try:
         reader = (
             np.lib.format.read_array_header_1_0
@@ -97,18 +96,6 @@ def read_npy_header(fh: IO[bytes], where: str) -> NpyHeader:
             "rfbench never loads pickles: save plain numbers"
         )
     return NpyHeader(tuple(int(n) for n in shape), dtype)
-
-
-class _Prefixed:
-    """A read-only byte stream over a header already read (numpy's header reader reads it)."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data, self._at = data, 0
-
-    def read(self, n: int = -1) -> bytes:
-        end = len(self._data) if n < 0 else self._at + n
-        out, self._at = self._data[self._at : end], min(end, len(self._data))
-        return out
 
 
 def _of_headers(headers: list[NpyHeader], nbytes: int) -> Declared:

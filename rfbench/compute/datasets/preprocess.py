@@ -1,13 +1,6 @@
 """Preprocessing as the papers' code did it: fixed permutation splits, z-scoring with training
-statistics, norm scaling for the QMC table, grayscale and area resizing for the image sets.
-
-References: SimRF Sec. 5.3, Fig. 8; docs/experiments.md#simrf-fig8 (the SimRF authors'
-``load_data_onehot``: 95/5 split from ``np.random.default_rng(42).permutation``, z-score with the
-training mean and population std); DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3 (90/5/5
-train/validation/test) and DERF; docs/experiments.md#derf-fig2, #derf-a3 (8x8 area resize, ITU-R 601
-grayscale, pixels in [0, 1]); HRF Table 1; docs/experiments.md#hrf-table1 (standardise, then scale
-to a stated norm).
-"""
+statistics, norm scaling for the QMC table, grayscale and area resizing for the image sets (each
+function cites its paper and docs/experiments.md section)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """The data set registry: files with pinned checksums, URLs, parser options, source, licence.
 
-The table itself is data, in ``registry.toml`` beside this module (checksums from
-../shared/data/README.md and each SOURCE.md; docs/experiments.md#datasets). Paths are relative
-to the data folder (``RFBENCH_DATA``) and follow the layout of ../shared/data, which the
-download cache reproduces file for file.
+The table itself is data, in ``registry.toml`` beside this module (docs/experiments.md#datasets);
+paths are relative to the data folder (``RFBENCH_DATA``), which downloads fill file for file.
 """
 
 from __future__ import annotations
@@ -95,45 +93,30 @@ class DatasetInfo:
 
 
 def _file(raw: dict[str, Any], mirrors: dict[str, str]) -> FileSpec:
-    return FileSpec(
-        path=raw["path"],
-        sha256=raw["sha256"],
-        size=int(raw["size"]),
-        urls=tuple(u.format(**mirrors) for u in raw.get("urls", ())),
-        gz=bool(raw.get("gz", False)),
-        manifest=bool(raw.get("manifest", False)),
-        stored=raw.get("stored"),
-    )
+    urls = tuple(u.format(**mirrors) for u in raw.get("urls", ()))
+    return FileSpec(**{k: v for k, v in raw.items() if k != "variant"} | {"urls": urls})
+
+
+_TABLE_KEYS = ("columns", "sep", "categorical", "drop", "label", "regression")
 
 
 def _info(name: str, raw: dict[str, Any], mirrors: dict[str, str]) -> DatasetInfo:
     variants: dict[str, tuple[FileSpec, ...]] = {}
-    for f in raw.get("files", ()):
+    for f in raw.pop("files", ()):
         key = f.get("variant", "")
         variants[key] = (*variants.get(key, ()), _file(f, mirrors))
-    table = None
+    table = {k: raw.pop(k) for k in _TABLE_KEYS if k in raw}
     if raw["kind"] == "table":
-        table = Table(
-            columns=tuple(raw["columns"]),
-            sep=None if raw.get("sep") == "whitespace" else raw.get("sep", ","),
-            categorical=tuple(raw.get("categorical", ())),
-            drop=tuple(raw.get("drop", ())),
-            label=raw.get("label", ""),
-            regression=bool(raw.get("regression", False)),
-        )
+        table = {k: tuple(v) if isinstance(v, list) else v for k, v in table.items()}
+        table["sep"] = None if table.get("sep") == "whitespace" else table.get("sep", ",")
     return DatasetInfo(
         name=name,
-        kind=raw["kind"],
-        title=raw["title"],
-        shape=raw["shape"],
-        classes=raw["classes"],
-        source=raw.get("source", UCI_SOURCE),
-        licence=raw.get("licence", UCI_LICENCE),
-        citation=raw["citation"],
+        source=raw.pop("source", UCI_SOURCE),
+        licence=raw.pop("licence", UCI_LICENCE),
+        aliases=tuple(raw.pop("aliases", ())),
         variants=variants,
-        table=table,
-        notes=raw.get("notes", ""),
-        aliases=tuple(raw.get("aliases", ())),
+        table=Table(**table) if raw["kind"] == "table" else None,
+        **raw,
     )
 
 

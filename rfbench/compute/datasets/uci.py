@@ -1,11 +1,6 @@
-"""UCI tables (the eight SimRF/DERF classification sets, letter, Boston): parse and encode.
-
-Encoding as the SimRF authors' ``load_data_onehot`` (docs/experiments.md#simrf-fig8): numeric
-columns first, in file order, then each categorical column one-hot encoded (categories in sorted
-order, as ``np.unique``), label mapped with ``np.unique(return_inverse=True)``. Parsing is robust
-(CRLF, blank lines, whitespace separators); the authors' ``data[:-1]`` last-line drop is reproduced
-only with ``compat=True`` (off by default; it removes one real row from every file but nursery,
-whose last line is blank).
+"""UCI tables (the eight SimRF/DERF classification sets, letter, Boston): parse and encode as the
+SimRF authors' ``load_data_onehot`` (docs/experiments.md#simrf-fig8; ``compat=True``: its
+``data[:-1]`` last-line drop). Parsing is robust to CRLF, blank lines and whitespace separators.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The user's own data: labelled tables for ``classify`` and point sets for ``gram``/``pointwise``.
 
-A user file is named like a registry data set, by a *file reference*
-``PATH[#TARGET][@SHA256PREFIX]``: the path of a ``.csv``/``.parquet`` table (``#TARGET`` names
-its label column) or of a ``.npy``/``.npz`` array file. The command line's ``--data`` adds the
-file's sha256 prefix, so a job's key (and the job cache) changes with the file's content and the
-results name the exact file they were computed from; the prefix is checked on every load, as the
-registry's pins are. Every problem is one :class:`DataError` line naming the file. A file is
+A user file is named by a *file reference* ``PATH[#TARGET][@SHA256PREFIX]``
+(docs/architecture.md#cli): the sha256 prefix keys the job cache on the file's content and is
+checked on every load. Every problem is one :class:`DataError` line naming the file; a file is
 checked against the memory budget from its headers before it is read
 (:mod:`rfbench.compute.datasets.filesize`).
 """
@@ -13,7 +10,6 @@ checked against the memory budget from its headers before it is read
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import zipfile
 from pathlib import Path
@@ -21,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.datasets.cache import digest
 from rfbench.compute.datasets.dataset import Dataset
 from rfbench.compute.datasets.errors import DataError
-from rfbench.compute.datasets.filesize import check_fits, declared
+from rfbench.compute.datasets.filesize import NPY_MAGIC, check_fits, declared
 
 TABLES = (".csv", ".parquet", ".pq")
 ARRAYS = (".npy", ".npz")
-NPY_MAGIC = b"\x93NUMPY"
 SHA_CHARS = 16
 _REF = re.compile(r"^(?P<path>.+?)(?:#(?P<target>[^@]+))?(?:@(?P<sha>[0-9a-f]{8,64}))?$")
 
@@ -49,11 +45,7 @@ def parse(name: str) -> tuple[Path, str, str]:
 
 def sha256(path: Path) -> str:
     """The sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+    return digest(path)[0]
 
 
 def reference(path: str | Path, target: str = "") -> str:

@@ -1,14 +1,6 @@
-"""Experiments (docs/architecture.md#flow): one package per experiment, registered by name.
-
-Each package (``pointwise``, ``gram``, ``classify``, …) holds in ``experiment.py`` an
-:class:`~rfbench.compute.experiments.base.Experiment` subclass decorated with
-:func:`~rfbench.compute.experiments.registry.register_experiment`, in ``params.py`` its parameter
-model, and its helpers beside them; ``base``, ``chunks``, ``metrics``, ``params``, ``registry`` and
-``shared`` are shared, and no experiment imports another.
-
-The names below are the plugin API (docs/extending.md#experiment), re-exported from
-:mod:`rfbench.compute.experiments.base` and :mod:`rfbench.compute.experiments.registry`; code in
-rfbench imports them from those modules.
+"""Experiments (docs/architecture.md#layout): one package per experiment, registered by name; the
+names below are the plugin API (docs/extending.md#experiment), re-exported from ``base`` and
+``registry``.
 """
 
 from rfbench.compute.experiments.base import (

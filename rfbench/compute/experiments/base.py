@@ -1,12 +1,5 @@
-"""The experiment interface (docs/architecture.md#flow, #seeding): a config expands into a grid of
-pure jobs.
-
-An :class:`Experiment` turns a resolved config into a list of :class:`JobSpec` (``grid``); each job
-is a pure function of its spec and a generator (``run_job``) returning tidy rows
-(docs/architecture.md#result-schema); the rows of all jobs, in grid order, may then be aggregated
-(``finalize``). The runner derives each job's generator from the root seed and ``{"experiment":
-name, **spec}`` (:func:`job_key`), so results depend neither on job order nor on the backend.
-Experiments know nothing of the CLI.
+"""The experiment interface: a config expands into a grid of pure jobs, each a function of its spec
+and a generator seeded from :func:`job_key` (docs/architecture.md#seeding, #result-schema).
 """
 
 from __future__ import annotations
@@ -151,19 +144,8 @@ class ResolvedConfig(dict):
 
 
 class Experiment:
-    """Base class of experiments. Subclasses set ``name`` and ``params`` and implement ``grid`` and
-    ``run_job``; they may override ``profiles``, ``validate_config``, ``finalize`` and
-    ``cache_context``.
-
-    - ``params``: the parameter model
-    (:class:`~rfbench.compute.experiments.params.ExperimentParams`):
-      every parameter with its paper value, type, bounds and help, declared once. ``defaults``
-      (key -> default) and ``help`` (key -> help text) are derived from it.
-    - Alternatively (a plugin's experiment, docs/extending.md#experiment) ``defaults`` and ``help``
-      dictionaries: the type of a default is the type a config value must have (a list default
-      accepts a scalar as a one-element list); the model is derived from them.
-    - ``profiles``: per profile (``quick``, ``paper``), overrides of the defaults.
-    """
+    """Base class of experiments (docs/extending.md#experiment). Subclasses set ``name`` and
+    ``params`` (or, a plugin, ``defaults`` and ``help``) and implement ``grid`` and ``run_job``."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -195,9 +177,8 @@ class Experiment:
 
     @classmethod
     def parameters(cls) -> dict[str, Param]:
-        """key -> :class:`~rfbench.compute.experiments.params.Param` (type, default, bounds, help)
-        of
-        every parameter, in declaration order."""
+        """key -> :class:`~rfbench.compute.experiments.params.Param` of every parameter, in
+        declaration order."""
         return describe(cls.params)
 
     # ----------------------------------------------------------------------- configuration
@@ -290,13 +271,14 @@ class Experiment:
         its own (the attention experiment's model activations) computes them again during a run
         with ``force`` (``--force`` recomputes every cache a run reads). Default: nothing."""
 
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        """What a job's rows depend on besides its spec, its seed and the code (for the cache).
+    #: ``run_job`` reads only its spec: :meth:`cache_context` is empty, so a grown grid (more
+    #: points or repetitions) reuses the finished jobs
+    spec_only: ClassVar[bool] = False
 
-        Default: the whole config (safe). Return ``{}`` when ``run_job`` reads only its spec, so a
-        grown grid (more points or repetitions) reuses the finished jobs.
-        """
-        return {k: v for k, v in config.items() if k not in RESERVED_KEYS}
+    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What a job's rows depend on besides its spec, its seed and the code (for the cache):
+        nothing if :attr:`spec_only`, else the whole config (safe)."""
+        return {} if self.spec_only else {k: v for k, v in config.items() if k not in RESERVED_KEYS}
 
     # ----------------------------------------------------------------------- computation
 

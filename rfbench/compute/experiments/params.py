@@ -1,17 +1,5 @@
-"""Experiment parameters declared once (docs/architecture.md#parameters): one pydantic model each.
-
-Every experiment package declares ``Params``, a subclass of :class:`ExperimentParams` whose fields
-are its parameters: the paper default, the type, the bounds (``ge``/``gt``/``le``/``lt``,
-``Literal`` for choices) and the help text (the field's ``description``). From that one declaration
-come the experiment's ``defaults`` and ``help``, the validation of every config (TOML files and
-command lines alike), the CLI options (:mod:`rfbench.cli.params`) and the parameter tables of
-docs/experiments.md (:mod:`rfbench.cli.paramdocs`).
-
-The value rules are those of a TOML file: strict types (``3`` is not ``"3"``, ``true`` is not
-``1``), except that an integer is a float's value; floats are finite; a list parameter takes a
-single value as a one-element list; a list of :data:`Values` rejects a value given twice (it would
-repeat jobs); unknown keys are errors. A failed validation becomes one :class:`ConfigError` line
-naming the key, the bad value and what is expected (:func:`config_error`).
+"""Experiment parameters declared once, one pydantic model each (docs/architecture.md#parameters:
+the value rules and what is derived from the model).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The experiment registry: experiments by name, the built-in ones imported on first use.
-
-Each experiment package (``pointwise``, ``gram``, ``classify``, …) decorates its
-:class:`~rfbench.compute.experiments.base.Experiment` subclass with :func:`register_experiment`;
-:func:`get_experiment` imports the packages (and the plugins) on first use, so importing this
-module stays cheap.
+"""The experiment registry: experiments by name (:func:`register_experiment`), the built-in packages
+and the plugins imported on first use, so importing this module stays cheap.
 """
 
 from __future__ import annotations

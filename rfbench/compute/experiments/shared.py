@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
+
+
+def row(
+    metric: str, value: float, stderr: float | None = None, n_trials: int = 0, **columns: Any
+) -> dict[str, Any]:
+    """One tidy result row (docs/architecture.md#result-schema): the ``columns`` naming its point,
+    then the metric, its value, standard error and number of draws (0: a closed form)."""
+    return {
+        **columns,
+        "metric": metric,
+        "value": float(value),
+        "stderr": stderr,
+        "n_trials": n_trials,
+    }
 
 
 def base_projections(budget: int, n: int) -> int:

@@ -1,13 +1,10 @@
 """Backends that run jobs: ``serial`` (this process), ``processes`` (a process pool), ``dask``.
 
-Every backend calls :func:`execute_job`, whose result is a pure function of (experiment, spec,
-seed): the job's generator is ``job_rng(seed, {"experiment": name, **spec})``
-(docs/architecture.md#seeding) and the BLAS runs on one thread in every backend (a multi-threaded
-BLAS may sum in another order), so the rows are bit-identical whatever the backend, the number of
-workers or the order of completion. Backends yield ``(index, rows)`` as jobs finish; the caller
-orders them. A job's in-job progress
+Every backend calls :func:`execute_job` with one BLAS thread, so the rows are bit-identical whatever
+the backend, the workers or the order of completion (docs/architecture.md#seeding). Backends yield
+``(index, rows)`` as jobs finish; the caller orders them. In-job progress
 (:func:`rfbench.compute.experiments.chunks.advance`) reaches ``on_progress(index, fraction)`` from
-the serial and processes backends (through a queue from the workers); Dask reports whole jobs only.
+the serial and processes backends; Dask reports whole jobs only.
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from concurrent import futures
 from typing import Any
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec, job_key
 from rfbench.compute.experiments.chunks import reporting
@@ -88,19 +86,9 @@ def execute_job(experiment: Experiment, spec: JobSpec, seed: int) -> pd.DataFram
 # ----------------------------------------------------------------------------- BLAS threads
 
 
-def _threadpool_limits() -> Any:
-    """threadpoolctl's ``threadpool_limits`` (installed with scikit-learn), or None."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return None
-    return threadpool_limits
-
-
 def single_blas_thread() -> contextlib.AbstractContextManager[Any]:
     """A context in which the BLAS of this process uses one thread."""
-    limits = _threadpool_limits()
-    return limits(limits=1) if limits is not None else contextlib.nullcontext()
+    return threadpool_limits(limits=1)
 
 
 _pinned = False
@@ -115,9 +103,7 @@ def pin_worker(ignore_sigint: bool = True) -> None:
     global _pinned
     for var in BLAS_THREAD_VARS:
         os.environ[var] = "1"
-    limits = _threadpool_limits()
-    if limits is not None:
-        limits(limits=1)
+    threadpool_limits(limits=1)
     if ignore_sigint:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     _pinned = True

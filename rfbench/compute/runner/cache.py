@@ -1,29 +1,7 @@
-"""The job cache: a finished job's rows in ``<out dir>/.rfbench-cache/jobs/<tag>/<hash>.parquet``.
-
-Every output file of a folder shares one cache: the key below determines a job's rows, so two
-configs with the same jobs (HRF Fig. 6 and Table 3 share their paper-protocol jobs) compute
-them once.
-
-A job's cache key holds everything its rows depend on: the digest of the code that computes them
-and the numpy and scipy versions (:mod:`rfbench.compute.runner.digest`; ``<tag>`` names them), the
-experiment's name, the root seed, the job spec and the experiment's ``cache_context(config)`` (by
-default the whole resolved config). So an edit of the code never serves the rows of the old code.
-Files are written atomically and carry their key and a SHA-256 of their rows in the parquet
-metadata, both checked on load: a stale, foreign or corrupted file is never reused (the job is
-computed again). ``force=True`` recomputes every job anyway (a job that two configs of one
-``rfbench reproduce`` share is computed once: ``run(fresh=...)``).
-
-A cache folder is recognisable: it is named ``.rfbench-cache`` and holds a marker file
-(:data:`MARKER`, with a format version). ``rfbench cache info|clear`` act on marked folders only,
-and inside them only on the files this module writes; anything else is left alone and reported.
-A run holds a shared lock on the folder's :data:`LOCK` file while it reads and writes jobs
-(:func:`hold`); ``cache clear`` takes it exclusively and skips a folder a live run holds
-(:mod:`rfbench.compute.runner.locks`). rfbench does not write through a symbolic link in the cache,
-nor over a folder where a job file belongs (:func:`check_folder`, :meth:`JobCache.check_paths`).
-
-The checksum of a job's rows catches damage (a flipped bit, a truncated file), not intent: whoever
-can write the cache folder can change a row and store its new checksum, and the run serves it.
-Protect the cache as you would the results it produces.
+"""The job cache: a finished job's rows in ``<out dir>/.rfbench-cache/jobs/<tag>/<hash>.parquet``,
+keyed on everything they depend on and checksummed; the folder is marked, and shared-locked by the
+runs that use it (docs/architecture.md#job-cache: the key, the marker, the locks, and why a
+checksum catches damage, not intent).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Columns the runner adds to every result file, so that its readers need no code of ours.
-
-``experiment`` and ``figure`` name the run; ``features`` is the real feature count of an
-estimator's row, M = m × the estimator's features per projection (for TrigRF's [sin, cos] map,
-m projections give 2m features): the report compares estimators at equal features and the figures
-label their axes from it, reading the file alone (docs/architecture.md#result-schema).
+"""Columns the runner adds to every result file, so that its readers need no code of ours:
+``experiment``, ``figure`` and ``features`` (docs/architecture.md#result-schema).
 """
 
 from __future__ import annotations

@@ -1,21 +1,5 @@
-"""Config files (docs/architecture.md#flow, #cli): one TOML file per paper figure or table.
-
-The shape of a config file::
-
-    experiment = "pointwise"        # required: a registered experiment (rfbench list experiments)
-    name = "hrf-fig2"               # optional: output name, default the file's stem
-    figure = "hrf-fig2"             # optional: the paper figure/table served, default ""
-    description = "..."             # optional: free text
-
-    [params]                        # optional: overrides of the experiment's defaults
-    r = [0.5, 1.0, 1.5]
-    estimators = ["trig@iid", "hyperbolic@iid"]
-
-    [profiles.quick]                # optional: overrides applied with --profile quick
-    samples = 1000                  # ([profiles.paper] likewise)
-
-Resolution order (later wins): experiment defaults, the experiment's own profile, ``[params]``,
-the file's ``[profiles.<profile>]``. Every error names the file, the key and what is allowed.
+"""Config files: one TOML file per paper figure or table; their shape and resolution order are
+in docs/architecture.md#configs. Every error names the file, the key and what is allowed.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
-"""``run``: expand a config into jobs, run the missing ones, write one result file
-(docs/architecture.md#result-schema, #seeding).
+"""``run``: expand a config into jobs, run the missing ones, write one result file.
 
-The output is a function of (experiment, resolved config, root seed) only: jobs are seeded from
-their keys, rows are assembled in grid order (never completion order) from the job cache, and the
-file is written atomically with its provenance. A run killed at any moment leaves the finished jobs
-in the cache and no partial output; running it again computes only the missing jobs and writes
-the same rows as an uninterrupted run.
+The output is a function of (experiment, resolved config, root seed) only, whatever was cached or
+interrupted before (docs/architecture.md#seeding, #job-cache).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,11 +27,12 @@ from rfbench.compute.runner.backends import (
 )
 from rfbench.compute.runner.columns import with_run_columns
 from rfbench.compute.runner.digest import code_digest, plugin_info
+from rfbench.compute.runner.options import RunOptions
 from rfbench.compute.runner.outputs import writing
 from rfbench.compute.runner.preflight import Plan, expand_grid, prepare
 from rfbench.compute.runner.progress import JobProgress
 
-__all__ = ["execute_plan", "expand_grid", "run", "run_timing"]
+__all__ = ["RunOptions", "execute_plan", "expand_grid", "run", "run_timing"]
 
 
 def _backend_iter(
@@ -68,61 +64,48 @@ def longest_first(experiment: Experiment, tasks: Sequence[Task]) -> list[Task]:
 def run(
     experiment: Experiment | str,
     config: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    out: str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    backend: str = "processes",
-    force: bool = False,
-    quiet: bool = False,
-    command_line: str | Sequence[str] | None = None,
-    scheduler: str | None = None,
-    max_memory: int | None = None,
-    replace: bool = False,
-    fresh: set[Path] | None = None,
+    options: RunOptions | None = None,
 ) -> Path:
     """Run every job of ``experiment`` under ``config`` and write the result file; return its path.
 
-    ``config`` is resolved with :meth:`Experiment.check_config` (missing keys take the defaults);
-    a config the experiment already resolved (the CLI's, :func:`resolve_file`'s) is taken as it is,
-    so a run validates its config once.
-    ``out`` defaults to ``runs/<experiment>/<name>.parquet``; finished jobs are cached under
-    ``<out dir>/.rfbench-cache/jobs/`` (shared by the folder) and reused unless ``force``.
-    ``workers`` defaults to the number of cores. Bad options raise :class:`ConfigError`; a
-    failing job raises :class:`~rfbench.compute.runner.backends.JobFailed` after the jobs already
-    finished are cached. An existing ``out`` is replaced only if it is a result of the same
-    experiment, and (unless ``replace``) of the same profile and config name.
-    ``fresh`` collects the cache files of the jobs this run computes; a job whose file is already
-    in it (computed earlier by the same caller, e.g. ``rfbench reproduce`` running configs that
-    share jobs) is reused even with ``force``: ``force`` means "nothing from before", not
-    "everything twice".
-    A run whose largest job cannot fit ``max_memory`` bytes (default: half the available memory
-    shared by the workers) is refused before any job starts (:mod:`rfbench.compute.runner.memory`).
+    Parameters
+    ----------
+    experiment : Experiment or str
+        The experiment or its registered name.
+    config : mapping or None
+        Resolved with :meth:`Experiment.check_config` (missing keys take the defaults); a config
+        the experiment already resolved (the CLI's, :func:`resolve_file`'s) is taken as it is.
+    options : RunOptions or None
+        Seed, output, backend, cache use (:class:`~rfbench.compute.runner.options.RunOptions`);
+        None: the defaults.
+
+    Returns
+    -------
+    Path
+        The result file. Bad options raise :class:`ConfigError` before any job starts
+        (:mod:`rfbench.compute.runner.preflight`); a failing job raises
+        :class:`~rfbench.compute.runner.backends.JobFailed` after the jobs already finished are
+        cached. An existing result is replaced only if it is of the same experiment, and (unless
+        ``options.replace``) of the same profile and config name.
     """
     started = time.perf_counter(), time.process_time()
-    with prepare(experiment, config, seed, out, workers, backend, scheduler, max_memory,
-                 replace, force=force) as plan:  # fmt: skip
-        return execute_plan(plan, force, quiet, command_line, fresh, started)
+    with prepare(experiment, config, options) as plan:
+        return execute_plan(plan, started)
 
 
-def execute_plan(
-    plan: Plan,
-    force: bool = False,
-    quiet: bool = False,
-    command_line: str | Sequence[str] | None = None,
-    fresh: set[Path] | None = None,
-    started: tuple[float, float] | None = None,
-) -> Path:
+def execute_plan(plan: Plan, started: tuple[float, float] | None = None) -> Path:
     """Run the jobs of a :class:`~rfbench.compute.runner.preflight.Plan` that are not cached and
     write its result file; return its path. ``started`` is ``(wall, cpu)`` of when the run began
     (default: now), for the provenance's timing."""
     started_wall, started_cpu = started or (time.perf_counter(), time.process_time())
     exp, config, specs, cache, out = plan.experiment, plan.config, plan.specs, plan.cache, plan.out
-    seed, workers, backend = plan.seed, plan.workers, plan.backend
+    opts = plan.options
+    seed, workers, backend, quiet = opts.seed, int(opts.workers or 1), opts.backend, opts.quiet
     cache.remove_stale_temporaries()
 
-    fresh = set() if fresh is None else fresh
+    fresh = set() if opts.fresh is None else opts.fresh
     frames: list[pd.DataFrame | None] = [
-        cache.load(s) if not force or cache.path(s) in fresh else None for s in specs
+        cache.load(s) if not opts.force or cache.path(s) in fresh else None for s in specs
     ]
     if cache.corrupt and not quiet:
         print(
@@ -140,12 +123,12 @@ def execute_plan(
     )
     if tasks:
         jobs = _backend_iter(
-            backend, exp, tasks, seed, workers, plan.scheduler, progress.job_progress
+            backend, exp, tasks, seed, workers, opts.scheduler, progress.job_progress
         )
         with progress, contextlib.closing(jobs):
             for index, rows in jobs:
                 timing = rows.attrs.pop(TIMING_ATTR, None)
-                with writing(cache.path(specs[index]), plan.option):
+                with writing(cache.path(specs[index]), opts.output_option):
                     fresh.add(cache.store(specs[index], rows, timing))
                 frames[index] = cache.load(specs[index])  # the same bytes a resumed run reads
                 computed.add(index)
@@ -162,7 +145,7 @@ def execute_plan(
     provenance = make_provenance(
         config=config,
         seed=seed,
-        command_line=command_line,
+        command_line=opts.command_line,
         experiment=exp.name,
         code_digest=code_digest(),
         backend=backend,
@@ -180,7 +163,7 @@ def execute_plan(
         time.process_time() - started_cpu,
         jobs_in_process=backend == "serial",
     )
-    with writing(out, plan.option):
+    with writing(out, opts.output_option):
         return write_results(result, out, provenance)
 
 

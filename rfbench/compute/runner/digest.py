@@ -1,15 +1,10 @@
 """What the job cache keys on besides the job: a digest of the code that computes it.
 
-:func:`code_digest` is the SHA-256 of every ``.py`` and ``.toml`` file under ``rfbench/compute/``
-(sorted relative paths and contents), computed once per process. The folder is the computing
-layer: whatever can change a result row lives there, and the presentation (``rfbench/present/``:
-figures, report, site, ``rfbench compare``, terminal summaries) and the command line live outside
-it, so editing a legend label or a report sentence never recomputes a job (import contracts in
-``pyproject.toml`` keep the computing layer from importing them). :func:`environment` adds
-the numpy and scipy versions; :func:`code_tag` names the cache folder of that environment, so the
-caches of older code are told apart (``rfbench cache info``) and removed (``rfbench cache clear
---stale-only``) without being opened. An experiment class defined outside the package (a plugin or
-a test) adds the digest of its own source files (:func:`external_sources`) to the job key.
+:func:`code_digest` is the SHA-256 of every ``.py`` and ``.toml`` file under ``rfbench/compute/``,
+the computing layer (docs/architecture.md#layout), computed once per process; :func:`environment`
+adds the numpy and scipy versions and :func:`code_tag` names the cache folder of that environment.
+An experiment class defined outside the package (a plugin, a test) adds the digest of its own
+source files (:func:`external_sources`).
 """
 
 from __future__ import annotations

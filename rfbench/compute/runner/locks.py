@@ -1,13 +1,8 @@
-"""Advisory file locks (``fcntl.flock``) between rfbench processes.
-
-A run holds an exclusive lock on ``<out dir>/.<name>.parquet.lock`` from its checks to its last
-write, so two runs into one output never interleave (the second is refused at once), and a shared
-lock on its job cache's :data:`~rfbench.compute.runner.cache.LOCK` file, so ``rfbench cache clear``
-(which needs the exclusive lock) never removes a file a live run is writing. The kernel releases a
-flock when its process ends, however it ends: a lock is never left stale. An exclusive holder
+"""Advisory file locks (``fcntl.flock``) between rfbench processes: a run holds its output's lock
+exclusively and its job cache's shared (docs/architecture.md#job-cache). An exclusive holder
 removes its lock file when it lets go; whoever opened that file meanwhile sees that the path no
-longer names the file it locked and opens the new one. Where ``fcntl`` does not exist (Windows) the
-files are made but nothing is locked.
+longer names the file it locked and opens the new one. Without ``fcntl`` (Windows) the files are
+made but nothing is locked.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Memory is estimated before anything runs: a run whose largest job cannot fit is refused.
-
-Each experiment estimates the peak bytes of its largest job from its parameters
-(:meth:`rfbench.compute.experiments.Experiment.peak_memory`). The budget is ``--max-memory`` or, by
-default, half the memory available now divided by the number of worker processes, and never more
-than ``ulimit -v`` or the cgroup memory limit leave (:mod:`rfbench.compute.memlimits`). A run over
-budget stops at once with one line naming the parameter whose value is furthest above what fits, and
-the largest value of it that fits.
+"""Memory is estimated before anything runs: a run whose largest job
+(:meth:`~rfbench.compute.experiments.Experiment.peak_memory`) cannot fit the budget is refused with
+one line naming the parameter furthest above what fits and its largest value that fits
+(docs/architecture.md#cli, ``--max-memory``; limits in :mod:`rfbench.compute.memlimits`).
 """
 
 from __future__ import annotations
@@ -16,16 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from rfbench.compute.experiments.base import ConfigError, Experiment
-from rfbench.compute.memlimits import DEFAULT_FRACTION, available_memory, budget, human
+from rfbench.compute.memlimits import budget, human
 
-__all__ = [
-    "DEFAULT_FRACTION",
-    "available_memory",
-    "check_memory",
-    "human",
-    "largest_fitting",
-    "parse_size",
-]
+__all__ = ["check_memory", "largest_fitting", "parse_size"]
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 

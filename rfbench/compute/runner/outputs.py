@@ -1,9 +1,5 @@
-"""The checks of a run's output file and job cache folder, and the one-line errors of writing them.
-
-A run writes one result file and its job cache beside it (``<out dir>/.rfbench-cache``). Before any
-job the runner checks that both can be written and that the output may be replaced; while it
-writes, a full disk or file-size limit is a user error naming the file
-(docs/architecture.md#errors).
+"""The checks of a run's output file and job cache folder, and the one-line errors of writing
+them (a full disk, a file-size limit: docs/architecture.md#errors).
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
-"""Every check that can refuse a run, in one pass before its first job (docs/architecture.md#cli).
-
-:func:`prepare` checks, in this order, so that the first refusal names the real problem: the
-run options and the output's name; the memory budget (:mod:`rfbench.compute.runner.memory`); the
-grid and the data its jobs read (present, else fetched now: offline, the data error); the float64
-range of the values (:mod:`rfbench.compute.runner.ranges`); then it takes the output's lock (the
-folder must be writable; a second run into the same output is refused) and the job cache's shared
-lock (the cache folder and job paths must not be links, files or folders rfbench did not make), and
-last refuses to replace a result of another profile or config
-(:mod:`rfbench.compute.runner.outputs`). ``rfbench reproduce`` prepares every config before it runs
-the first.
+"""Every check that can refuse a run, in one pass before its first job, in the order of
+docs/architecture.md#preflight so that the first refusal names the real problem.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,9 +13,9 @@ from typing import Any
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.registry import get_experiment
 from rfbench.compute.runner import locks
-from rfbench.compute.runner.backends import BACKENDS
 from rfbench.compute.runner.cache import CACHE_DIRNAME, JobCache, cache_dir, hold
 from rfbench.compute.runner.memory import check_memory
+from rfbench.compute.runner.options import RunOptions
 from rfbench.compute.runner.outputs import check_output_path, check_replaceable, default_out
 from rfbench.compute.runner.ranges import check_ranges
 
@@ -39,12 +29,8 @@ class Plan:
     out: Path
     specs: list[JobSpec]
     cache: JobCache
-    seed: int
-    workers: int
-    backend: str
-    scheduler: str | None
-    #: the command's option that chooses the output (``--out``; ``reproduce``: ``--out-dir``)
-    option: str = "--out"
+    #: checked, with ``workers`` resolved
+    options: RunOptions
     #: the config of a file of another profile or config this run replaces (``--replace``)
     replaced: Mapping[str, Any] | None = None
     locks: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
@@ -60,26 +46,10 @@ class Plan:
         self.close()
 
 
-def check_options(seed: Any, workers: Any, backend: str, scheduler: str | None) -> int:
-    """Check the run options; return the number of workers."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError.bad_value("seed", seed, "a non-negative integer")
-    if backend not in BACKENDS:
-        raise ConfigError.bad_value("backend", backend, ", ".join(BACKENDS))
-    if workers is None:
-        workers = os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ConfigError.bad_value("workers", workers, "a positive integer")
-    if scheduler and backend != "dask":
-        raise ConfigError(f"a scheduler address applies only to --backend dask, not {backend!r}")
-    return workers
-
-
 def check_data(specs: list[JobSpec]) -> None:
     """Make sure every registered data set the jobs read is here: a missing one is fetched now,
     and offline its :class:`~rfbench.compute.datasets.errors.DataUnavailable` stops the run before
-    any
-    job (not after the others ran)."""
+    any job (not after the others ran)."""
     from rfbench.compute import datasets
     from rfbench.compute.datasets.errors import DataError
 
@@ -129,43 +99,31 @@ def _lock_output(stack: contextlib.ExitStack, out: Path, option: str) -> None:
 def prepare(
     experiment: Experiment | str,
     config: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    out: str | os.PathLike[str] | None = None,
-    workers: int | None = None,
-    backend: str = "processes",
-    scheduler: str | None = None,
-    max_memory: int | None = None,
-    replace: bool = False,
-    option: str = "--out",
-    force: bool = False,
+    options: RunOptions | None = None,
 ) -> Plan:
     """Check everything that can refuse a run of ``experiment`` (see the module docstring) and
     return its :class:`Plan`, holding the output's and the cache's locks; raise
-    :class:`ConfigError` (a user error, one line) naming the first problem.
-
-    ``option`` names the command's option that chooses the output (``--out``, or ``reproduce``'s
-    ``--out-dir``), for the messages. ``force`` lets the experiment drop what it caches outside
-    the job cache (:meth:`~rfbench.compute.experiments.base.Experiment.begin_run`) before its grid
-    is made.
-    """
-
+    :class:`ConfigError` (a user error, one line) naming the first problem."""
     exp = get_experiment(experiment) if isinstance(experiment, str) else experiment
     config = exp.check_config(config or {})
-    out = Path(out) if out is not None else default_out(exp.name, config["name"])
-    workers = check_options(seed, workers, backend, scheduler)
+    options = options or RunOptions()
+    out = Path(options.out) if options.out is not None else default_out(exp.name, config["name"])
+    options = options.checked()
+    option = options.output_option
     check_output_path(out, option)
-    check_memory(exp, config, 1 if backend == "serial" else workers, max_memory)
-    exp.begin_run(force)
+    workers = 1 if options.backend == "serial" else options.workers
+    check_memory(exp, config, workers, options.max_memory)  # type: ignore[arg-type]
+    exp.begin_run(options.force)
     specs = expand_grid(exp, config)
     check_data(specs)
     check_ranges(exp, config, specs)
-    cache = JobCache(cache_dir(out), exp, seed, config)
-    plan = Plan(exp, config, out, specs, cache, seed, workers, backend, scheduler, option)
+    cache = JobCache(cache_dir(out), exp, options.seed, config)
+    plan = Plan(exp, config, out, specs, cache, options)
     try:
         _lock_output(plan.locks, out, option)
         plan.locks.enter_context(hold(out.parent / CACHE_DIRNAME))
         cache.check_paths(specs)
-        plan.replaced = check_replaceable(out, exp.name, config, replace, option)
+        plan.replaced = check_replaceable(out, exp.name, config, options.replace, option)
     except BaseException:
         plan.close()
         raise

@@ -8,7 +8,6 @@ shows an ETA.
 from __future__ import annotations
 
 import threading
-from types import TracebackType
 
 from rich.console import Console
 from rich.progress import (
@@ -87,12 +86,7 @@ class JobProgress:
         self._finished.add(index)
         self.advance(1.0 - self._partial.pop(index, 0.0))
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._timer is not None:
             self._timer.cancel()
         with self._lock:

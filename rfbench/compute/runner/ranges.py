@@ -1,17 +1,11 @@
 """Range limits before a run: a value float64 cannot carry is a user error, said before any job.
 
-Kernel values grow like exp(r²) and second and fourth moments like exp(4r²) to exp(8r²), so every
-experiment has a largest input norm (or input scale) past which an estimate, its closed form or
-its standard error overflows. Those limits depend on the estimator, the kernel and the metric,
-so rather than keep a table of them, the runner asks the computation itself: for each estimator
-it runs one cheap *probe* job (the experiment's ``probe_overrides`` shrink it) at the most extreme
-value of each of the experiment's ``range_parameters``. A probe that overflows, raises a
-floating-point error or warning, or returns a non-finite value is out of range; the runner then
-finds the largest (or smallest) value that runs, by bisection on probes, and refuses the run with
-it in the message (:class:`~rfbench.compute.experiments.base.ConfigError`, exit 2).
-
-A probe that fails at every value is not a range problem: the run goes ahead and fails as the bug
-it is (exit 1).
+The limits depend on the estimator, the kernel and the metric, so rather than keep a table of them
+the runner asks the computation itself: per estimator, one cheap *probe* job (shrunk by the
+experiment's ``probe_overrides``) at the most extreme value of each ``range_parameters``. A probe
+that overflows, warns or returns a non-finite value is out of range; bisection on probes then finds
+the value that runs, named in the :class:`~rfbench.compute.experiments.base.ConfigError`. A probe
+that fails at every value is not a range problem: the run goes ahead and fails as the bug it is.
 """
 
 from __future__ import annotations

@@ -1,28 +1,13 @@
 """Where a classify σ comes from, and whether it leaves the kernel informative
 (docs/experiments.md#classify-sigma).
 
-**The rule for data sets without a published σ** is scikit-learn's ``SVC(gamma="scale")``:
-γ = 1 / (d · Var(X)) over every entry of the (z-scored) training inputs X, the kernel
-exp(−γ‖x − y‖²), i.e. the input scale σ = √(2γ) for rfbench's unit-bandwidth Gaussian kernel
-exp(−‖σx − σy‖²/2) and σ = √γ for the softmax kernel exp(σ²xᵀy) — the same rule as
-:class:`rfbench.sklearn.RandomFeatures`' default, so the command line and the library agree. It
-is a closed form of the training split (no pairwise distances, no sample), and puts the typical
-pair at γ‖x − y‖² ≈ 2 whatever the width d.
-
-**Degenerate σ.** Kernel regression scores a query by Σ_i k_i y_i, k_i = K(σx*, σx_i). When the
-nearest training point carries more than half of Σ_i k_i (σ too large: the kernel is nearly the
-identity), its class outscores all others together, so the exact classifier *is* the
-1-nearest-neighbour rule — decided by one kernel value, exponentially small — while every
-random-feature map estimates a kernel value with an error that does not shrink with it (trig:
-absolute, O(1/√m); positive: relative, e^{‖σx*+σx_i‖²/2}/√m), so the estimated scores are the
-noise of the n − 1 other terms. We warn when this holds for the median query (at most
-``MAX_QUERIES`` evaluation queries). On digits at σ = 1 (59 %), positive features score 0.21
-against the exact 0.92; in the SimRF Fig. 10 search it flags nursery at σ ≥ 0.91 and chess at
-σ ≥ 0.78, where IIDRF trails the exact kernel by 0.14-0.24, and none of the published σ.
-
-The other end, a nearly constant kernel (σ too small), is not flagged: the random features
-follow the exact kernel there (Fig. 10: within 0.01 at σ = 0.1 on wifi, banknote, cmc), and the
-exact row already shows what the classifier can do.
+Without a published σ: scikit-learn's ``SVC(gamma="scale")``, γ = 1/(d · Var X) over the
+z-scored training split, i.e. σ = √(2γ) (Gaussian kernel) or √γ (softmax), as
+:class:`rfbench.sklearn.RandomFeatures`' default. A σ so large that the nearest training point
+carries more than half the kernel mass of the median query (at most ``MAX_QUERIES``) makes the exact
+classifier the 1-nearest-neighbour rule, which no random-feature map can follow: we warn (in the
+SimRF Fig. 10 search: nursery at σ ≥ 0.91, chess at σ ≥ 0.78). A nearly constant kernel is not
+flagged.
 """
 
 from __future__ import annotations
@@ -33,7 +18,7 @@ import numpy as np
 
 from rfbench.compute.kernels import log_kernel
 
-#: σ provenance values of the ``sigma_rule`` column
+#: σ provenance values of the ``sigma_rule`` column (docs/experiments.md#classify-sigma)
 PUBLISHED, SEARCHED, GAMMA_SCALE, GIVEN, TUNED = (
     "published",
     "searched",
@@ -41,14 +26,6 @@ PUBLISHED, SEARCHED, GAMMA_SCALE, GIVEN, TUNED = (
     "given",
     "tuned",
 )
-#: what each ``sigma_rule`` value means (docs/experiments.md#classify-sigma)
-RULES: dict[str, str] = {
-    PUBLISHED: "the SimRF authors' per-data-set σ",
-    SEARCHED: "rfbench's σ from the SimRF Fig. 10 search (data sets the papers do not use)",
-    GAMMA_SCALE: "scikit-learn SVC's gamma='scale' rule on the training split",
-    GIVEN: "the σ given (--sigma)",
-    TUNED: "chosen on the validation split from the σ given (tune)",
-}
 #: the nearest training point's share of a query's kernel mass above which the kernel is
 #: "nearly the identity"
 NN_SHARE_MAX = 0.5

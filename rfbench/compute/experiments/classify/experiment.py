@@ -1,36 +1,11 @@
-"""Kernel-regression classification: SimRF Fig. 8, Tables 2-3, Fig. 10 and DERF Fig. 3.
+"""Kernel-regression classification: SimRF Fig. 8, Tables 2-3, Fig. 10 and DERF Fig. 3
+(docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10, #derf-fig3,
+#classify-sigma; the parameters' help says what each option does).
 
-Protocols (rfbench.compute.experiments.classify.data,
-rfbench.compute.experiments.classify.kernel_regression):
-
-- ``simrf`` (SimRF; docs/experiments.md#simrf-fig8, #simrf-table2, #simrf-table3, #simrf-fig10): the
-  authors' fixed 95/5 split (default_rng(42) permutation, ``compat`` = their last-line drop, so the
-  split is theirs), z-scored; inputs scaled by the per-data-set σ (``sigma = [0]``; the SimRF code's
-  values, and for data sets without one SVC's gamma='scale' rule,
-  rfbench.compute.experiments.classify.
-  bandwidth) or by each σ given (the Fig. 10 search);
-  m = ``m`` × d when ``m_per_d`` (m/d ∈ {1, 2, 4, 10}); ``pad`` zero-pads d to a power of two
-  (Table 3, m = d′). Accuracy on the test split, mean over ``trials`` draws ± std/√trials.
-- ``derf`` (DERF Sec. 5.2, Fig. 3; docs/experiments.md#derf-fig3): 90/5/5 split; with ``tune``, σ is
-  chosen per (data set, estimator, M) by the mean validation accuracy over ``val_trials`` draws
-  (``val_accuracy`` rows, one per σ), then the test accuracy at that σ over ``trials`` draws
-  (``accuracy`` row at the chosen σ; the same ω are reused across σ and on test). Data-dependent
-  features (GERF/DERF) are fitted on (σ·queries, σ·train), the operator 𝒦(𝒳, 𝒴)R of
-  docs/experiments.md#derf-a5 (``fit = "train"``: train-vs-train).
-
-``count_features`` makes ``m`` count features rather than projections ω, so that a two-output map
-(trig's [sin, cos]) gets m/2 projections and every method has the same number of features (the
-DERF paper's "M RFs"; its random-phase TrigRF has one feature per ω).
-
-``exact`` adds the exact-kernel classifier (estimator ``exact``) at the same σ (or its own tuned σ)
-and, for untuned runs, ``v_mean`` = mean ‖σx* + σx_i‖ (SimRF Table 2's v̄). ``trials_by_dataset``
-sets the trials of single data sets (e.g. enough that the standard error is at most a paper's
-printed ±); ``dtype`` = auto computes in float32 wherever its exponents stay accurate
-(rfbench.compute.experiments.classify.kernel_regression), float64 otherwise. Every row says where
-its σ
-came from (``sigma_rule``: published, searched, gamma-scale, given or tuned), and a run whose σ
-leaves the kernel nearly the identity or nearly constant warns in one line
-(rfbench.compute.experiments.classify.bandwidth).
+Protocol ``simrf``: the authors' 95/5 split, accuracy on test over ``trials`` draws ± std/√trials.
+Protocol ``derf``: 90/5/5; with ``tune``, σ is chosen per (data set, estimator, M) by the mean
+validation accuracy (``val_accuracy`` rows), then tested (``accuracy`` row at the chosen σ), the
+same ω reused across σ and on test. Every row says where its σ came from (``sigma_rule``).
 """
 
 from __future__ import annotations
@@ -67,18 +42,7 @@ from rfbench.compute.experiments.classify.simrf_replay import check_config as ch
 from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.results import FLOAT, STRING, register_metric, register_parameter
 from rfbench.compute.stats import mean_se
-
-register_metric("val_accuracy", "classification accuracy on the validation split (σ tuning)")
-register_metric("v_mean", "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)")
-for _name, _kind in (("m_per_d", FLOAT), ("protocol", STRING), ("note", STRING)):
-    register_parameter(_name, _kind)
-# where the row's σ came from (bandwidth.RULES): data about the row; σ itself identifies it
-register_parameter("sigma_rule", STRING, derived=True)
-#: the σ the SimRF code uses on the row's data set (null where it gives none): SimRF Fig. 10 draws
-#: it beside the searched σ's
-register_parameter("sigma_published", FLOAT, derived=True)
 
 EXACT = "exact"
 #: the refusal of an estimator without per-projection log terms (Estimator.projection_log_terms)
@@ -110,8 +74,8 @@ def prepared_for(config: Mapping[str, Any], name: str):
 
 
 def sigma_rule(spec: Mapping[str, Any], data, metric: str) -> str:
-    """Where a row's σ came from (bandwidth.RULES): the σ given or the one tuned from them, else
-    the documented σ it equals (published, searched, or the gamma-scale rule's)."""
+    """Where a row's σ came from (docs/experiments.md#classify-sigma): the σ given or the one
+    tuned from them, else the documented σ it equals (published, searched, or gamma-scale)."""
     if "sigmas" in spec:
         return bandwidth.TUNED if metric == "accuracy" else bandwidth.GIVEN
     name, sigma = spec["dataset"], spec["sigma"]
@@ -124,7 +88,7 @@ def sigma_rule(spec: Mapping[str, Any], data, metric: str) -> str:
 
 
 def default_rule(name: str) -> str:
-    """Where the σ of ``sigma = [0]`` comes from on data set ``name`` (bandwidth.RULES)."""
+    """Where the σ of ``sigma = [0]`` comes from on data set ``name``."""
     if name in SIMRF_SIGMA:
         return bandwidth.PUBLISHED
     return bandwidth.SEARCHED if default_sigma(name) is not None else bandwidth.GAMMA_SCALE
@@ -141,6 +105,7 @@ class Classify(Experiment):
     )
     tagline = "Kernel-regression classification accuracy (SimRF, DERF)."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
         "paper": {},
@@ -224,9 +189,6 @@ class Classify(Experiment):
                 prepared_for(config, name).train.X, config["kernel"]
             )
         return sigma
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         data = prepared(

@@ -1,37 +1,14 @@
-"""Replay of the SimRF authors' released kernel-regression code: its random stream, draw by draw.
+"""Replay of the SimRF authors' released kernel-regression code, draw by draw (``stream =
+"released"``; docs/experiments.md#simrf-table2-released; SimRF Sec. 5.3, Fig. 8, Tables 2-3).
 
-SimRF (Reid, Choromanski, Likhosherstov, Weller, ICML 2023), Sec. 5.3, Fig. 8, Tables 2-3; the
-released code is github.com/isaac-reid/simplex_random_features (``example.py``, ``utils.py``).
-Classify's ``stream = "released"`` runs this module instead of the registry estimators, so that
-a result can be shown equal to what the released code computes
-(docs/experiments.md#simrf-table2-released).
-
-The released protocol, in words (``m`` = N·d features, N = m/d blocks of d):
-
-- every draw comes from numpy's legacy global state, never seeded; here an explicit
-  ``np.random.RandomState(seed)`` (the same stream as the released code run for this one data set
-  and m after seeding the global state with that seed), the seed taken from the job's generator
-  and stored in the ``stream_seed`` column;
-- one trial draws, in this order: (1) IIDRFs: N standard normal d × d matrices; (2) ORFs: N times
-  the row norms ρ = √chisquare(d, size=d), then a rotation R; (3) SimRFs: N times ρ then R, rows
-  ω = ρ_i s_iᵀR with s_i the fixed simplex of :func:`released_simplex` (SimRF Eq. 8); (4) SimRFs+:
-  ρ once per trial (shared by the N blocks), directions s⁺ from 5 passes of SimRF Eq. 17 (
-  :func:`plus_directions`), then N times R, rows ρ_i s⁺_iᵀR. All four are drawn in every trial,
-  whichever are reported;
-- R is scipy's ``ortho_group.rvs(d)`` drawn from the same state (Haar; its algorithm changed in
-  scipy 1.10, from a Householder product to the sign-corrected QR of a normal matrix: the replay
-  equals the released code run with the installed scipy) or, with the released ``approx_R``
-  (``fast``, d a power of two: Table 3's "Fast"), H D₃ H D₂ H D₁ normalised to unit rows, D_k =
-  diag(sign(u − ½)), u = random(d) drawn for D₁, D₂, D₃ in turn (SimRF App. B.2, k = 3);
-- features φ(x) = exp(ωᵀx − ‖x‖²)/√m of the σ-scaled inputs (positive random features of the
-  Gaussian kernel exp(−‖x − y‖²/2)), the classifier's scores Σ_i φ(x_i)ᵀφ(x*) y_i (one-hot y),
-  the prediction their first argmax; accuracy on the test split, the mean over trials
-  ± √(var/trials) (var with ddof 0);
-- the split is the authors' (classify's ``compat``); their nursery/chess 1000/100 restriction
-  applies only to the exact-kernel baseline, so the random features use the full splits; their
-  ``approx_R`` padding assigns into a tuple and fails as released: here ``pad`` pads first.
-
-Scores are formed as Φ_test (Φ_trainᵀ Y) rather than (Φ_train Φ_testᵀ)ᵀ Y: equal up to rounding.
+One ``np.random.RandomState`` per job, its seed from the job's generator (column ``stream_seed``).
+Each trial draws, in the released order, IIDRFs (N normal d × d blocks), ORFs (N times χ_d row
+norms, then a rotation R), SimRFs (N times norms then R, rows ρ_i s_iᵀR, :func:`released_simplex`)
+and SimRFs+ (norms once per trial, :func:`plus_directions`, then N times R), whichever are reported.
+R is the installed scipy's ``ortho_group.rvs(d)`` (its algorithm changed in scipy 1.10) or, with
+``fast``, the released ``approx_R``: H D₃ H D₂ H D₁ with unit rows, D_k = diag(sign(u − ½)) (SimRF
+App. B.2). Scores are formed as Φ_test (Φ_trainᵀ Y) rather than (Φ_train Φ_testᵀ)ᵀ Y: equal up to
+rounding.
 """
 
 from __future__ import annotations
@@ -44,7 +21,6 @@ from scipy.linalg import hadamard
 from scipy.stats import ortho_group
 
 from rfbench.compute.experiments.base import ConfigError, JobSpec
-from rfbench.compute.results import INT, STRING, register_parameter
 
 STREAMS = ("rfbench", "released")
 #: job estimators of the released stream: Haar rotations, or the HD product (``approx_R``)
@@ -58,8 +34,6 @@ ROWS = {
 }
 PLUS_SWEEPS = 5  # the released sim_plus_iter
 CHUNK = 1 << 21  # most feature values (trials × rows × m) evaluated at once
-register_parameter("stream", STRING)
-register_parameter("stream_seed", INT)
 
 
 def released_simplex(d: int) -> np.ndarray:

@@ -1,22 +1,12 @@
-"""HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data.
+"""HRF Fig. 6 / Table 3: the zero-one cluster hybrid vs SM⁺ and trig on clustered data
+(docs/experiments.md#hrf-fig6; docs/methods.md#hrf-erratum-18).
 
-Data, clusters and (protocol ``paper``) projections replay the released notebook exactly (HRF App.
-H.3; docs/experiments.md#hrf-fig6; :mod:`rfbench.compute.experiments.clusters.legacy_ortho`): four
-data sets s1–s4 of 2 × 1000 queries (‖q‖ = 0.1) and keys (‖k‖ = 1) in R^50, σ = 1 (s1, s2) or √10
-(s3, s4). Per repetition the MSE of a Gram-matrix estimate is the mean over all 2000 × 2000 entries
-of (K̂ − exp(qᵀk))². The paper's "FAVOR+" here is SM⁺ (``positive@iid``; HRF;
-docs/methods.md#positive, #hrf-erratum-18).
-
-- ``protocol = "paper"``: the notebook's legacy streams (``RandomState(1234 + rep)``) for the
-  projections, the library's estimator formulas; reproduces Table 3 exactly for σ = 1.
-- ``protocol = "rfbench"``: the registry estimators (``cluster-hybrid``, ``positive@iid``,
-  ``trig@iid``, or any other name) drawn from the job's generator; the cluster hybrid fits its
-  k-means once per (data set, m) job and shares it across the repetitions.
-
-Rows: per repetition ``mse`` (column ``rep``); per (protocol, data set, m, estimator) ``mse_mean``
-(stderr = std/√reps), ``mse_min``, ``mse_max`` over the repetitions; per data set the four
-``cluster_s`` values (column ``pair`` = "i-j") and the closed-form ``theory_mse`` (mean over the
-entries of the per-pair MSE of HRF; docs/methods.md#trig, #positive, #complex-exp; iid projections).
+Protocol ``paper`` replays the released notebook's streams
+(:mod:`rfbench.compute.experiments.clusters.legacy_ortho`); ``rfbench`` draws the registry
+estimators from the job's generator, the cluster hybrid's k-means fitted once per (data set, m) job.
+Rows: per repetition ``mse``; per (protocol, data set, m, estimator) ``mse_mean`` (± std/√reps),
+``mse_min``, ``mse_max``; per data set the ``cluster_s`` values (``pair`` = "i-j") and the
+closed-form ``theory_mse`` (iid projections).
 """
 
 from __future__ import annotations
@@ -37,33 +27,12 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
 )
 from rfbench.compute.experiments.clusters.params import PAPER_ESTIMATORS, Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import widest
+from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.names import weights_of
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import standard_error
-
-for _name, _what in (("mean", "mean"), ("min", "minimum"), ("max", "maximum")):
-    register_metric(f"mse_{_name}", f"{_what} over repetitions of a Gram-matrix MSE")
-register_metric("cluster_s", "l(A_ij) = ‖A_ij r_i + A_ij⁻¹ r_j‖² of a cluster-centre pair (HRF s)")
-register_parameter("protocol", "string")
-register_parameter("pair", "string")
-register_parameter("pair_rank", "int")
-
-
-def _row(
-    base: Mapping[str, Any], metric: str, value: float, stderr: float | None, n: int, **extra: Any
-) -> dict[str, Any]:
-    return {
-        **base,
-        **extra,
-        "metric": metric,
-        "value": float(value),
-        "stderr": stderr,
-        "n_trials": n,
-    }
 
 
 def draw_slice(draw: Draw, b: int) -> Draw:
@@ -143,6 +112,7 @@ class ClusterTable(Experiment):
     description = "HRF Fig. 6 / Table 3: zero-one cluster hybrid vs SM+ and trig, clustered data"
     tagline = "Cluster hybrid vs SM+ and trig on clustered data (HRF)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"datasets": ["s1"], "m": [20], "reps": 3}, "paper": {}}
 
     memory_parameters = ("m", "reps")
@@ -163,9 +133,6 @@ class ClusterTable(Experiment):
                 registry.get(name, m=1)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"invalid value for 'estimators': {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # a job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         seed, reps = config["kmeans_seed"], config["reps"]
@@ -214,13 +181,13 @@ class ClusterTable(Experiment):
             }
             one, all_reps = (_resolved(name, m, pc, n) for n in (1, reps))
             rows += [
-                _row(est, "mse", v, None, 1, rep=b, resolved=one) for b, v in enumerate(values)
+                row("mse", v, None, 1, **est, rep=b, resolved=one) for b, v in enumerate(values)
             ]
             se = standard_error(values)
             rows += [
-                _row(est, "mse_mean", values.mean(), se, reps, resolved=all_reps),
-                _row(est, "mse_min", values.min(), None, reps, resolved=one),
-                _row(est, "mse_max", values.max(), None, reps, resolved=one),
+                row("mse_mean", values.mean(), se, reps, **est, resolved=all_reps),
+                row("mse_min", values.min(), None, reps, **est, resolved=one),
+                row("mse_max", values.max(), None, reps, **est, resolved=one),
             ]
         return rows
 
@@ -230,14 +197,12 @@ class ClusterTable(Experiment):
         hyb = {**base, "estimator": "cluster-hybrid", "weights": "iid"}
         ranks = np.argsort(np.argsort(-np.asarray(pc.s))) + 1  # 1 = the largest s
         rows = [
-            _row(hyb, "cluster_s", s, None, 0, pair=f"{i}-{j}", pair_rank=int(rank))
+            row("cluster_s", s, **hyb, pair=f"{i}-{j}", pair_rank=int(rank))
             for (i, j), s, rank in zip(np.ndindex(2, 2), pc.s, ranks, strict=True)
         ]
         sums = unit_theory_mse(pc)
         rows += [
-            _row(
-                {**base, "estimator": name, "weights": "iid", "m": m}, "theory_mse", t / m, None, 0
-            )
+            row("theory_mse", t / m, **base, estimator=name, weights="iid", m=m)
             for m in spec["m"]
             for name, t in sums.items()
         ]

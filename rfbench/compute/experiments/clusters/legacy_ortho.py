@@ -1,18 +1,10 @@
 """Replay of the HRF clustering notebook's legacy random streams (HRF App. H.3;
-docs/experiments.md#hrf-fig6).
+docs/experiments.md#hrf-fig6, which lists the seeds and steps).
 
-The released ``Cluster_Estimator.ipynb`` draws everything from numpy's legacy global state
-(global numpy seeding) and from the 2021 scipy ``ortho_group``. To regenerate the paper's data and
-Table 3 exactly, this module replays those streams with explicit ``np.random.RandomState(seed)``
-instances (never the global state) and re-implements the 2021 ``ortho_group.rvs`` algorithm:
-modern scipy samples Haar matrices differently, which gives different data (HRF App. H.3;
-docs/experiments.md#hrf-fig6).
-
-Seeds (all from the notebook): 1263 (centres Q0, K0), 1265 (two orthogonal matrices), 679 (the
-Gaussian samples around the centres), 1234 + rep (the projections of repetition rep). The
-notebook's second pair of matrices (seed 1266) is unused. The estimators are the library's: the
-trig@iid and positive@iid registry estimators and the ComplexExp component with the real diagonal
-A of HRF Eq. 88, applied to the legacy projections.
+Every stream is an explicit ``np.random.RandomState(seed)`` (never the global state), and the 2021
+scipy ``ortho_group.rvs`` algorithm is re-implemented (modern scipy samples Haar matrices
+differently). The notebook's second pair of matrices (seed 1266) is unused. The estimators are the
+library's, applied to the legacy projections.
 """
 
 from __future__ import annotations
@@ -84,11 +76,8 @@ class ClusteredData:
 
     name: str
     variance: float
-    keep: int
     Q: np.ndarray
     K: np.ndarray
-    query_means: np.ndarray  # (2, DIM) the generating centres (before normalisation)
-    key_means: np.ndarray
 
     @property
     def sigma(self) -> float:
@@ -135,7 +124,7 @@ def clustered_data(name: str) -> ClusteredData:
     Q, K = _normalise(Q, QUERY_NORM), _normalise(K, KEY_NORM)
     for arr in (Q, K):
         arr.setflags(write=False)  # shared by every job of a process (lru_cache)
-    return ClusteredData(name, variance, keep, Q, K, np.stack([q1, q2]), np.stack([k1, k2]))
+    return ClusteredData(name, variance, Q, K)
 
 
 # ----------------------------------------------------------------------------- clusters, replay

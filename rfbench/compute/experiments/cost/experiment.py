@@ -1,32 +1,18 @@
-"""Error against wall time and FLOPs, and where random features beat exact attention.
+"""Error against wall time and FLOPs, and where random features beat exact attention (beyond the
+papers); the metrics are described where they are registered below, the FLOPs in
+:mod:`~rfbench.compute.experiments.cost.model`.
 
-Two kinds of jobs (beyond the papers):
+- ``frontier`` (estimator, M): N queries and N keys of norm r in random directions of R^d; draw
+  (with its fit), both feature maps and the Gram product ΦΨᵀ timed per step (``time_s``: the
+  least-disturbed of ``repeats`` runs; the total is their sum), and the error.
+- ``crossover`` (estimator, d): the error at M₀ = ``crossover_m``, the budget M(ε) = M₀·(err/ε)²
+  for the target ε (MSE ∝ 1/M: exact for i.i.d. projections, an approximation otherwise) and the
+  length L* above which RF attention with M(ε) needs fewer FLOPs than exact (d_v = d).
+- ``projection`` (Hadamard coupling, d): ωᵀx for m = d′ timed by the structured transform and by
+  the dense product (docs/architecture.md#structured-projections).
 
-- ``frontier`` (estimator, M): N queries and N keys of norm r in uniformly random directions of
-  R^d. One repetition = draw (with the coupling's own work: QR for ORF/SimRF, the Hadamard
-  products of SORF/orf-fast, the scrambling of QMC, the k-means fit of cluster hybrids, the DERF
-  fits) + both feature maps + the Gram product ΦΨᵀ, each step timed with ``time.perf_counter``;
-  ``time_s`` is the minimum over ``repeats`` (the least-disturbed run on a shared machine) per
-  step, and the total is their sum. ``flops`` per step follow
-  :mod:`rfbench.compute.experiments.cost.model`. The error is the RMS relative Frobenius error
-  √(E‖K̂ − K‖²_F)/‖K‖_F: in closed form
-  (``theory_rms_rel_frob``, Σ_ij of the closed-form MSE) where rfbench has one, and empirically
-  (``rms_rel_frob``) from ``samples`` draws for every estimator.
-- ``crossover`` (estimator, d): the same error at M₀ = ``crossover_m`` projections in R^d (closed
-  form if available, else empirical), the budget M(ε) = M₀·(err/ε)² for the target error ε
-  (MSE ∝ 1/M: exact for i.i.d. projections, an approximation for coupled ones and hybrids), and
-  the sequence length L* above which random-feature attention with M(ε) needs fewer FLOPs than
-  exact softmax attention (values of width d_v = d; model in :mod:`cost_model`).
-- ``projection`` (Hadamard coupling, d): the time of ωᵀx for ``projection_points`` inputs and
-  m = d′ projections of SORF / orf-fast / simrf-fast / FastFood, by the structured transform
-  (``step = "structured"``: fast Walsh–Hadamard chain, fht-cpu if installed) and by the dense
-  product X Wᵀ (``step = "dense"``), minimum of ``repeats``; ``summary`` reports per coupling the
-  crossover dimension, the smallest d from which the structured projection is faster
-  (docs/architecture.md#structured-projections).
-
-Timings are measurements of this machine under its load, not results: two runs differ, and the
-job cache must never be used to compare them (rerun with ``--force`` to measure again). Errors
-and FLOPs are deterministic given the seed.
+Timings measure this machine under its load: never compare them through the job cache (rerun with
+``--force``). Errors and FLOPs are deterministic given the seed.
 """
 
 from __future__ import annotations
@@ -49,26 +35,17 @@ from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.registry import make_weights
 from rfbench.compute.features.weights import hadamard
 from rfbench.compute.kernels import softmax_kernel
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import standard_error
 
-FLOPS = register_metric("flops", "floating-point operations of a step (rfbench cost FLOP model)")
-RMS = register_metric("rms_rel_frob", "√(mean over draws of ‖K - K̂‖²_F) / ‖K‖_F")
-THEORY_RMS = register_metric("theory_rms_rel_frob", "√(Σ_ij closed-form MSE) / ‖K‖_F")
-M_NEEDED = register_metric("m_needed", "projections M for the target error (MSE ∝ 1/M)")
-CROSSOVER = register_metric(
-    "crossover_L", "sequence length above which RF attention needs fewer FLOPs than exact"
-)
-WIDTH = register_metric("features_per_point", "real feature entries per point (complex: 2)")
-for _col in ("step", "part"):
-    register_parameter(_col, "string")
-register_parameter("target", "float")
-register_parameter("points", "int")
+FLOPS = "flops"
+RMS = "rms_rel_frob"
+THEORY_RMS = "theory_rms_rel_frob"
+M_NEEDED = "m_needed"
+CROSSOVER = "crossover_L"
+WIDTH = "features_per_point"
 STEPS = ("draw", "features", "gram")
 PROJECTION_STEPS = ("structured", "dense")
-FAST_KERNEL = register_metric(
-    "fht_cpu", "1 if the structured projection used fht-cpu's SIMD transform, 0 for numpy"
-)
+FAST_KERNEL = "fht_cpu"
 
 
 def errors(
@@ -178,6 +155,7 @@ class Cost(Experiment):
     description = "error vs wall time and FLOPs, and the L where RF attention beats exact"
     tagline = "Error vs wall time and FLOPs; where RF attention beats exact."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {
             "m": [16, 64],
@@ -272,9 +250,6 @@ class Cost(Experiment):
             for d in config["projection_d"]
         ]
         return frontier + crossover + projection
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
         if spec["part"] == "projection":

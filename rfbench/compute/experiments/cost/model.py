@@ -1,30 +1,18 @@
 """The FLOP model of ``rfbench cost``: drawing, feature maps, Gram products and attention.
 
-One multiply-add counts 2 FLOPs; one exp, sin, cos, square root or Gaussian/uniform sample
-counts 1. Per step, for P projections in R^d (per projection set of the draw), F real feature
-entries per point (a complex entry counts 2), N points per side:
+One multiply-add counts 2 FLOPs; one exp, sin, cos, square root or Gaussian/uniform sample counts
+1. P projections in R^d per projection set of the draw, F real feature entries per point (a complex
+entry counts 2), N points per side:
 
-- draw: iid (and other plain samplers) P·d samples; ORF / SimRF ⌈P/d⌉ blocks of a d×d Gaussian
-  and its Householder QR, d² + (4/3)d³ (SimRF adds the simplex rotation, 2d³); SORF / orf-fast /
-  simrf-fast / fastfood: ⌈P/d′⌉ blocks of three Hadamard–Rademacher products, materialised as
-  rfbench does by fast Walsh–Hadamard transforms of the d unit vectors, 3·d′·d·log₂d′ (d′ = next
-  power of two; simrf-fast adds its O(d′) simplex rotation, 3d′d); scrambled QMC (Halton,
-  Sobol): P·d·(log₂P + 2) for the digit scrambling and the normal quantile (each coupling's
-  ``WeightsSampler.draw_flops``). Fits, each estimator's ``fit_flops``: GERF 4Nd (set means and
-  norms); ADERF/SDERF/SADERF 4Nd² + 10d³ (second moments, eigendecompositions); cluster hybrids
-  k-means with scikit-learn's 10 restarts and a nominal 20 Lloyd iterations of 2·(2N)·k·d; an
-  estimator without a fit model gets a skipped row.
-- features, per point and side: 2Pd (projections; for the Hadamard couplings the cheaper of 2Pd
-  and the structured transform, ⌈P/d′⌉·(3d′·log₂d′ + 4d′), whichever implementation this machine
-  picks) + 2F (exp or sin/cos, and the scale), plus the estimator's ``feature_overhead_flops``:
-  2d² + 2d² for the dense DERF maps (B x and xᵀCx).
-- Gram: 2·N_q·N_k·F.
-- exact softmax attention of L queries, L keys, values of width d_v: L²(2d + 2d_v + 2) (QKᵀ,
-  the L² exps, the row sums, AV).
-- random-feature attention: draw + 2L·(features per point) + L·F·(4d_v + 4) (ψᵀV and φ·(ψᵀV),
-  ψᵀ1 and φ·(ψᵀ1)). It beats exact attention for L > L*, the positive root of
-  (2d + 2d_v + 2)L² = (2·feat + F(4d_v + 4) + fit)L + draw (a fit on the L queries and keys
-  costs fit·L).
+- draw: each coupling's ``WeightsSampler.draw_flops``, plus the estimator's ``fit_flops`` (an
+  estimator without either gets a skipped row);
+- features, per point and side: 2Pd (for the Hadamard couplings the cheaper of that and
+  :func:`structured_projection_flops`) + 2F, plus the estimator's ``feature_overhead_flops``;
+- Gram: 2·N_q·N_k·F;
+- exact softmax attention of L queries and keys, values of width d_v: L²(2d + 2d_v + 2);
+- random-feature attention: draw + 2L·(features per point) + L·F·(4d_v + 4). It beats exact
+  attention for L > L*, the positive root of (2d + 2d_v + 2)L² = (2·feat + F(4d_v + 4) + fit)L +
+  draw (a fit on the L queries and keys costs fit·L).
 """
 
 from __future__ import annotations

@@ -1,29 +1,10 @@
-"""Gram-matrix approximation error: SimRF Fig. 7 and the Spectraformer CPU proxy grid.
+"""Gram- and attention-matrix error over repeated draws (docs/experiments.md#simrf-fig7,
+#spectraformer-grid, #vrc-kernel, #beyond-nystrom).
 
-Two input models (``inputs``); the points come from the fixed ``data_seed`` (the same points in
-every cell), the job's generator draws only the random features:
-
-- ``"self"`` (SimRF §5.2, Fig. 7; docs/experiments.md#simrf-fig7): X = σZ, Z ~ N(0, I_d), N points,
-  K = K(X, X) diagonal included. The paper's "Frobenius norm" is the squared error Σ_ij
-  (K_ij - K̂_ij)² (``frob_sq``) plotted "/d²": with N = d that is
-  ``frob_sq_per_entry`` = frob_sq/N². Beside it the closed-form expectation Σ_ij MSE(x_i, x_j)
-  (SimRF; docs/methods.md#coupled-mse, #stacking, via features.theory).
-- ``"dataset"`` (the VRC paper's kernel estimation, docs/experiments.md#vrc-kernel): ``n_points``
-  rows of a registry data set drawn without replacement by ``data_seed``, z-scored over the whole
-  set, times σ; σ = 0 takes the authors' fixed-lengthscale rule, 1/(2 × the mean pairwise
-  distance of the chosen rows) (so the Gaussian kernel's lengthscale is twice the typical distance).
-- ``"attention"`` (docs/experiments.md#spectraformer-grid, the CPU proxy of the LRA grid): Q,
-  K = (r/√d)Z, N tokens each, K(Q, K), plus the row-normalised attention A = K / rowsum(K)
-  (``attn_rel_frob``, with Â = K̂ / rowsum(K̂) from the same estimate).
-
-Every metric is a mean over ``reps`` independent draws with its standard error std/√reps, and a
-``resolved`` flag: the worst pair of the matrix meets the criterion of
-``rfbench.compute.features.theory.resolution`` (MSE-type, k = 2; null where not assessed). All
-kernels of a cell are estimated from the same draws (common random numbers). Estimator names may
-use ``*`` wildcards over component@weights names (``"*@*"``: every component × every weights
-sampler of the registry; hybrids must be named). A kernel that cannot be estimated (a component
-for another kernel, an overflow, a sampler that rejects the sizes) gives one ``skipped`` row with
-the reason in ``note`` — the grid never stops.
+The points come from the fixed ``data_seed``; the job's generator draws only the features, shared by
+the kernels of a cell. Each metric is a mean over ``reps`` draws ± std/√reps with a ``resolved``
+flag (rfbench.compute.features.theory.resolution, k = 2). A kernel that cannot be estimated gives
+one ``skipped`` row with the reason in ``note``: the grid never stops.
 """
 
 from __future__ import annotations
@@ -41,31 +22,12 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.experiments.gram.params import Params
 from rfbench.compute.experiments.registry import register_experiment
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import kernel_matrix
-from rfbench.compute.results import FLOAT, INT, STRING, register_metric, register_parameter
 from rfbench.compute.stats import mean_se
-
-register_metric("frob_sq_per_entry", "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)")
-register_metric("theory_frob_sq", "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)")
-register_metric("theory_frob_sq_per_entry", "closed-form E Σ (K - K̂)² / (N·N')")
-register_metric("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)")
-register_metric(
-    "oracle_frob_sq_per_entry",
-    "bound, not an estimator: Σ (K - K_r)² / (N·N') of the best rank-r K_r, r = the estimator's "
-    "feature count (Eckart-Young)",
-)
-for _name, _kind in (
-    ("inputs", STRING),
-    ("n_points", INT),
-    ("data_seed", INT),
-    ("projections", INT),
-    ("features", INT),
-    ("input_scale", FLOAT),
-):
-    register_parameter(_name, _kind)
 
 _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
@@ -118,10 +80,6 @@ def make_inputs(spec: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         return X, X
     Z = gen.standard_normal((2, n, d)) * (spec["r"] / np.sqrt(d))
     return Z[0], Z[1]
-
-
-def _unscaled(spec: Mapping[str, Any]) -> np.ndarray:
-    return dataset_points(spec["dataset"], spec["n_points"], spec["data_seed"])
 
 
 def _feature_count(est: Estimator, draw: Draw, X: np.ndarray) -> int:
@@ -217,19 +175,6 @@ def _draw_bytes(spec: Mapping[str, Any], kernels: int) -> int:
     return 16 * (4 * m * 2 * n + (3 + kernels) * n * n + m * d)
 
 
-def _row(
-    base: Mapping[str, Any],
-    kernel: str,
-    metric: str,
-    value: float,
-    stderr: float | None,
-    n_trials: int,
-    note: str | None = None,
-) -> dict[str, Any]:
-    row = {"kernel": kernel, "metric": metric, "value": value, "stderr": stderr}
-    return {**base, **row, "n_trials": n_trials, "note": note}
-
-
 def _stats(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
     ok = np.isfinite(values)
     v, note = values[ok], None
@@ -248,6 +193,7 @@ class Gram(Experiment):
     description = "Gram/attention matrix error vs closed form (SimRF Fig. 7; Spectraformer grid)"
     tagline = "Gram and attention matrix error vs closed form (SimRF)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
 
     memory_parameters = ("n_points", "m", "d", "reps")
@@ -291,9 +237,6 @@ class Gram(Experiment):
                 raise ConfigError(str(exc)) from None
             except _FAILURES:
                 pass  # a known name that needs another kernel or options: a skipped cell
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # run_job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         scale = _scale(config["inputs"])
@@ -356,8 +299,9 @@ class Gram(Experiment):
             base["projections"] = first.projections[next(iter(first.projections))].count
             base["features"] = _feature_count(next(iter(cells.values())).est, first, X)
         if spec["inputs"] == "dataset":
-            base["input_scale"] = float(np.linalg.norm(X[0]) / np.linalg.norm(_unscaled(spec)[0]))
-        rows = [_row(base, k, "skipped", 1.0, None, 0, why) for k, why in failures.items()]
+            Z = dataset_points(spec["dataset"], spec["n_points"], spec["data_seed"])
+            base["input_scale"] = float(np.linalg.norm(X[0]) / np.linalg.norm(Z[0]))
+        rows = [row("skipped", 1.0, **base, kernel=k, note=why) for k, why in failures.items()]
         for kernel, cell in cells.items():
             rows += self._cell_rows(base, kernel, cell, X, Y, first)
         return rows
@@ -372,17 +316,21 @@ class Gram(Experiment):
             if metric in errors:
                 value, se, n, note = _stats(errors[metric])
                 ok = resolution.pairs_resolved(cell.est, X, Y, n, 2, draw.params) if n else None
-                rows.append({**_row(base, kernel, metric, value, se, n, note), "resolved": ok})
+                rows.append(
+                    row(metric, value, se, n, **base, kernel=kernel, note=note, resolved=ok)
+                )
         if "features" in base:
-            tail = _tail_energy(cell.K, base["features"])
-            rows.append({**_row(base, kernel, "oracle_frob_sq_per_entry", tail / entries, None, 0,
-                                "bound: best rank-r approximation of the exact matrix"),
-                         "resolved": True})  # fmt: skip
+            tail = _tail_energy(cell.K, base["features"]) / entries
+            bound = {
+                "note": "bound: best rank-r approximation of the exact matrix",
+                "resolved": True,
+            }
+            rows.append(row("oracle_frob_sq_per_entry", tail, **base, kernel=kernel, **bound))
         expected = theory_frob_sq(cell.est, X, Y, draw)
         if expected is not None:
             for metric, value in (
                 ("theory_frob_sq", expected),
                 ("theory_frob_sq_per_entry", expected / entries),
             ):
-                rows.append({**_row(base, kernel, metric, value, None, 0), "resolved": True})
+                rows.append(row(metric, value, **base, kernel=kernel, note=None, resolved=True))
         return rows

@@ -1,33 +1,13 @@
-"""Pointwise estimation of one kernel value vs angle and radius (HRF Fig. 2, 5; CSE Figs 1–5).
+"""Pointwise estimation of one kernel value vs angle and radius (HRF Fig. 2, 5; CSE Figs 1-5;
+docs/experiments.md#hrf-fig2, #cse; the parameters' help gives the sizes, variants and options).
 
-For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂) in R^d; HRF Fig. 2, App. G;
-docs/experiments.md#hrf-fig2), each estimator is drawn ``samples`` times per angle, θ on ``angles``
-points of [0, π] (endpoints included). Rows per (estimator, r, θ, m, n, variant): the metrics of
-:func:`~rfbench.compute.experiments.metrics.pointwise_metrics`, plus
-``theory_mse``/``theory_rel_rmse`` where a closed form exists (none for the biased CSE variant
-shared-all, docs/methods.md#cse-erratum-17), and per curve ``neg_count``, the negatives among all
-angles × samples estimates (CSE Fig. 4).
-
-Estimators are named as in the registry, optionally with their sizes: ``name``, ``name:m`` or
-``name:m:n``. Without sizes, the budget list ``m`` (M) applies: M projections for every
-non-hybrid estimator; a bipolar hybrid (angular/gaussian, alias ``cse``) gets n = ``n`` λ
-projections (0: n = m, the CSE choice) and m = M // n base projections if ``flop_match``
-(m·n = M, (16, 8) for M = 128: HRF; docs/methods.md#hrf-flop-matching, #hrf-erratum-20), else
-m = M. Hybrids run once per sharing variant in ``variants``; an alias with a fixed variant
-(``cse`` = shared-all) keeps it.
-
-Speed: rotation-invariant estimators are sampled in a 2-D frame (exact,
-docs/architecture.md#estimator-contract); with ``common_draws`` all angles of a curve share each
-draw (common random numbers: every angle still has ``samples`` independent draws, and the x features
-are computed once); draws are chunked. Data-dependent estimators (GERF/DERF) are fitted on each pair
-(x, y) and drawn per angle.
-
-Statistics (:mod:`rfbench.compute.experiments.pointwise.rows`): standard errors from the closed
-forms where they exist, a ``resolved`` flag on every row, ``importance`` adds importance-sampled
-MSEs (``is_mse``, ``is_rel_rmse``), and ``paired`` runs all estimators of one radius in one job on
-shared randomness (:mod:`rfbench.compute.experiments.pointwise.paired`) with ``diff_mse`` rows
-against ``reference`` (unpaired runs get the same rows with independent standard errors). The
-summary ranks by the closed form where one exists.
+For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e₂)), each estimator is drawn
+``samples`` times per angle. Rows per (estimator, r, θ, m, n, variant): the metrics of
+:mod:`rfbench.compute.experiments.pointwise.rows` (with ``paired``:
+:mod:`rfbench.compute.experiments.pointwise.paired`), and per curve ``neg_count`` (CSE Fig. 4).
+Rotation-invariant estimators are sampled in a 2-D frame (exact, docs/architecture.md);
+data-dependent ones (GERF/DERF) are fitted on each pair and drawn per angle. The summary ranks by
+the closed form where one exists.
 """
 
 from __future__ import annotations
@@ -52,15 +32,9 @@ from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import negatives
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_kernel
-from rfbench.compute.results import register_metric, register_parameter
 
-THEORY_NEG = register_metric(
-    "theory_neg_fraction", "exact P(K̂ < 0) at the angle (closed form, where one exists)"
-)
-NEG_COUNT = register_metric(
-    "neg_count", "number of negative estimates K̂ < 0 among n_trials (all angles of a curve)"
-)
-register_parameter("variant", "string")
+THEORY_NEG = "theory_neg_fraction"
+NEG_COUNT = "neg_count"
 
 #: Columns naming one curve (an estimator at one radius) in the rows.
 CURVE = ("estimator", "kernel", "d", "m", "n", "r", "sigma", "variant", "weights")
@@ -188,6 +162,7 @@ class Pointwise(Experiment):
     description = "relative error of one kernel value vs angle and radius (HRF Fig 2/5, CSE)"
     tagline = "Error of one kernel value vs angle and norm (HRF, CSE)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
 
     memory_parameters = ("m", "d", "n")
@@ -217,9 +192,6 @@ class Pointwise(Experiment):
                 make_estimator(spec)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"estimator {spec['estimator']!r}: {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def _points(self, config: Mapping[str, Any]) -> list[JobSpec]:
         """One spec per curve (an estimator point at one radius)."""

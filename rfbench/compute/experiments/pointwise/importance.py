@@ -23,11 +23,10 @@ import numpy as np
 
 from rfbench.compute.features.base import Estimator, Projections
 from rfbench.compute.features.theory.resolution import MIN_TAIL_DRAWS
-from rfbench.compute.results import register_metric
 from rfbench.compute.stats import standard_error
 
-IS_MSE = register_metric("is_mse", "importance-sampled estimate of the MSE E(K̂ - K)²")
-IS_REL_RMSE = register_metric("is_rel_rmse", "√is_mse / K")
+IS_MSE = "is_mse"
+IS_REL_RMSE = "is_rel_rmse"
 METRICS = (IS_MSE, IS_REL_RMSE)
 
 #: Weight β of the nominal law in the defensive mixture.

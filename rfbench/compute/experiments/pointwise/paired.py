@@ -28,15 +28,13 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.experiments.chunks import chunks
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.features.base import Draw, Estimator, Projections
 from rfbench.compute.features.weights.blocks import n_blocks
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import standard_error
 
-DIFF_MSE = register_metric(
-    "diff_mse", "sample MSE minus the reference estimator's (column 'reference'), same (r, θ)"
-)
-REFERENCE = register_parameter("reference", "string")
+DIFF_MSE = "diff_mse"
+REFERENCE = "reference"
 #: a small shared Gaussian array: a coupling that builds draws from it can be paired
 _PROBE = np.random.default_rng(0).standard_normal((1, 4, 4))
 
@@ -120,18 +118,9 @@ def diff_rows(
             continue
         mean, se = diff_stats(values[j], values[ref], true)
         for i, theta in enumerate(thetas):
-            rows.append(
-                {
-                    **base,
-                    "theta": float(theta),
-                    "metric": DIFF_MSE,
-                    "value": float(mean[i]),
-                    "stderr": float(se[i]),
-                    "n_trials": len(values[j]),
-                    "resolved": _both(flags[j][i], flags[ref][i]),
-                    REFERENCE: reference,
-                }
-            )
+            point = {**base, "theta": float(theta), REFERENCE: reference}
+            ok = _both(flags[j][i], flags[ref][i])
+            rows.append(row(DIFF_MSE, mean[i], float(se[i]), len(values[j]), **point, resolved=ok))
     return rows
 
 

@@ -1,12 +1,10 @@
-"""Pointwise estimation on the user's own pairs (``rfbench pointwise --data FILE``).
+"""Pointwise estimation on the user's own pairs (``rfbench pointwise --data FILE``): rows (Q[i],
+K[i]) of an ``.npz``, or consecutive rows (X[2i], X[2i+1]) of one matrix
+(:mod:`rfbench.compute.datasets.user`).
 
-The pairs are the rows (Q[i], K[i]) of an ``.npz`` holding Q and K, or consecutive rows
-(X[2i], X[2i+1]) of a single matrix X (``.npy``, ``.npz``, ``.csv``, ``.parquet``; see
-:mod:`rfbench.compute.datasets.user`). A rotation-invariant estimator sees a pair only through
-(‖x‖, ‖y‖, θ), so it is sampled on the canonical pair (‖x‖e₁, ‖y‖(cos θ e₁ + sin θ e₂)) in a 2-D
-frame (exact; docs/architecture.md); any other estimator on the vectors themselves. Rows carry
-the pair index (``pair_index``), both norms and the angle; ``r`` stays empty (the norms differ
-per pair; the Gaussian hybrid's normaliser uses their median).
+A rotation-invariant estimator is sampled on the canonical pair (‖x‖e₁, ‖y‖(cos θ e₁ + sin θ e₂)) in
+a 2-D frame, any other on the vectors. Rows carry ``pair_index``, both norms and the angle; ``r``
+stays empty (the Gaussian hybrid's normaliser uses the median norm).
 """
 
 from __future__ import annotations
@@ -15,11 +13,6 @@ import numpy as np
 
 from rfbench.compute.datasets import user
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.results import FLOAT, INT, register_parameter
-
-register_parameter("pair_index", INT)
-register_parameter("norm_q", FLOAT)
-register_parameter("norm_k", FLOAT)
 
 
 def load_pairs(name: str, limit: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,14 +1,8 @@
-"""Rows of one pointwise curve: empirical metrics with closed-form errors and ``resolved`` flags.
-
-Per angle: the metrics of :func:`~rfbench.compute.experiments.metrics.pointwise_metrics` (standard
-errors from the closed-form MSE and 4th moment where they exist,
-``rfbench.compute.features.theory.moments``), ``theory_mse``/``theory_rel_rmse``, ``samples_needed``
-and ``samples_needed_mean`` (estimates the sample would need to resolve the MSE and the mean) and,
-with ``importance``, ``is_mse``/``is_rel_rmse``
-(:mod:`rfbench.compute.experiments.pointwise.importance`). Every row has the boolean ``resolved``:
-the criterion of :mod:`rfbench.compute.features.theory.resolution` for mean-type (k = 1) and
-MSE-type (k = 2) statistics; True for quantiles, fractions and exact values; null where the
-estimator is not assessed.
+"""Rows of one pointwise curve: the metrics of
+:func:`~rfbench.compute.experiments.metrics.pointwise_metrics`, the closed forms and, with
+``importance``, :mod:`rfbench.compute.experiments.pointwise.importance`; every row has a
+``resolved`` flag (:mod:`rfbench.compute.features.theory.resolution`: k = 1 for means, 2 for MSEs;
+True for quantiles, fractions and exact values; null where not assessed).
 """
 
 from __future__ import annotations
@@ -20,20 +14,12 @@ import numpy as np
 
 from rfbench.compute.experiments.metrics import MOMENT_ORDER, pointwise_metrics
 from rfbench.compute.experiments.pointwise import importance
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.features.theory import moments, resolution
-from rfbench.compute.results import register_metric
 
-SAMPLES_NEEDED = register_metric(
-    "samples_needed",
-    "estimates needed to resolve the MSE: >= 30 expected draws where its tail lives "
-    "(rfbench.compute.features.theory.resolution)",
-)
-SAMPLES_NEEDED_MEAN = register_metric(
-    "samples_needed_mean",
-    "estimates needed to resolve the mean: >= 30 expected draws where its tail lives "
-    "(rfbench.compute.features.theory.resolution)",
-)
+SAMPLES_NEEDED = "samples_needed"
+SAMPLES_NEEDED_MEAN = "samples_needed_mean"
 EXACT = ("true", "theory_mse", "theory_rel_rmse", SAMPLES_NEEDED, SAMPLES_NEEDED_MEAN)
 
 
@@ -92,20 +78,15 @@ def curve_rows(
         for metric, (value, se) in metrics.items():
             order = MOMENT_ORDER.get(metric)
             ok = True if order is None else flags[order]
-            point = {
-                "theta": float(theta),
-                "metric": metric,
-                "value": value,
-                "stderr": se,
-                "n_trials": 0 if metric in EXACT else samples,
-                "resolved": ok if ok is None or ok is True else bool(ok[i]),
-            }
-            rows.append({**base, **extra[i], **point})
+            ok = ok if ok is None or ok is True else bool(ok[i])
+            n = 0 if metric in EXACT else samples
+            rows.append(
+                row(metric, value, se, n, **base, **extra[i], theta=float(theta), resolved=ok)
+            )
     if importance_draws and importance.supports(est):
         found = importance.importance_mse(est, x, y, true, importance_draws, rng)
         for metric, (value, se, ok) in found.items():
             for i, theta in enumerate(thetas):
-                point = {"theta": float(theta), "metric": metric, "value": float(value[i])}
-                point.update(stderr=float(se[i]), n_trials=importance_draws, resolved=bool(ok[i]))
-                rows.append({**base, **extra[i], **point})
+                point = {**base, **extra[i], "theta": float(theta), "resolved": bool(ok[i])}
+                rows.append(row(metric, value[i], float(se[i]), importance_draws, **point))
     return rows

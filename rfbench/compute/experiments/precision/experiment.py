@@ -1,29 +1,14 @@
 """Numerical safety of random-feature maps in float64/32/16 and bfloat16 (beyond the papers).
 
-For every estimator (component@coupling) and norm r, one job draws the estimator once for a
-kernel part and once for an attention part, and evaluates each dtype × form of its features
-(:mod:`rfbench.compute.experiments.precision.maps`: ``naive`` exp(ωᵀx − ‖x‖²/2)-style maps, FAVOR+'s
-max-``stabilised`` maps, rfbench's ``logspace`` maps cast to the dtype) on the same draws:
-
-- kernel: x, y ∈ R^d with ‖x‖ = ‖y‖ = r at angles θ ∈ [0, π] (a random rotation of the pair in
-  the (e₁, e₂) plane, so every coordinate is used). Metrics per (dtype, form, θ):
-  ``nonfinite_fraction`` (of the ``samples`` estimates K̂), ``rel_rmse`` and ``rel_mae`` against
-  the exact exp(xᵀy) in float64 over the finite estimates, and ``dtype_rel_mae``, the mean
-  |K̂_dtype − K̂_float64| / K over the same draws (the error the dtype adds to rfbench's float64
-  estimate), and ``dtype_to_mc``, the same mean |K̂_dtype − K̂_float64| in units of the Monte
-  Carlo RMSE of the float64 estimate (below 1: the dtype costs less than the sampling noise),
-  split into the form's part (``dtype_to_mc`` of float64 in that form) and the dtype's part,
-  ``dtype_to_mc_same_form``: |K̂_dtype − K̂_float64| with both in the same form.
-- attention: L queries and L keys of norm r in uniformly random directions; the row-normalised
-  weights P̂ = D̂⁻¹Â (in the dtype) against softmax P = D⁻¹A (float64). Metrics per (dtype, form):
-  ``attn_nonfinite_fraction`` (rows with a non-finite weight) and ``attn_tv``, the mean over the
-  finite rows of the total variation ½Σ_j |P̂_ij − P_ij|.
-
-The dtype maps are the estimators' own (``Estimator.dtype_parts``; ``Estimator.precision_form``
-says whether it has one); an estimator without that capability gets one ``skipped`` row per job, the
-reason in ``note``. Data-dependent maps (GERF, DERF) are fitted on the kernel pair set ({x},
-{y_θ}) and on (Q, K).
-Hybrids get m = M // n base projections and n λ projections (m·n = M, as in HRF Sec. 4).
+Per estimator and norm r, one job draws the estimator once for a kernel part and once for an
+attention part and evaluates every dtype × form of its features
+(:mod:`~rfbench.compute.experiments.precision.maps`) on the same draws. Kernel: x, y ∈ R^d, ‖x‖ =
+‖y‖ = r at angles θ ∈ [0, π], the pair randomly rotated so that every coordinate is used; errors
+against the exact exp(xᵀy) over the finite estimates. Attention: L queries and L keys of norm r in
+random directions; the row-normalised weights against softmax in float64. Each metric is described
+where it is registered below. An estimator without ``Estimator.dtype_parts`` gets one ``skipped``
+row; data-dependent maps (GERF, DERF) are fitted on ({x}, {y_θ}) and on (Q, K); hybrids get m = M //
+n base projections and n λ projections (HRF Sec. 4).
 """
 
 from __future__ import annotations
@@ -39,34 +24,18 @@ from rfbench.compute.experiments.metrics import pointwise_metrics
 from rfbench.compute.experiments.precision import maps as pm
 from rfbench.compute.experiments.precision.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import make, random_directions, widest
+from rfbench.compute.experiments.shared import make, random_directions, row, widest
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
-from rfbench.compute.results import register_metric, register_parameter
 from rfbench.compute.stats import mean_se
 
-NONFINITE = register_metric("nonfinite_fraction", "fraction of estimates K̂ that are inf or NaN")
-DTYPE_ERR = register_metric(
-    "dtype_rel_mae", "mean |K̂_dtype - K̂_float64| / K over the same draws (the dtype's own error)"
-)
-DTYPE_TO_MC = register_metric(
-    "dtype_to_mc",
-    "mean |K̂_dtype - K̂_float64| / RMSE of K̂_float64 (the dtype's error in units of the MC error)",
-)
-DTYPE_PART = register_metric(
-    "dtype_to_mc_same_form",
-    "mean |K̂_dtype - K̂_float64| / RMSE of the logspace K̂_float64, both in the same form (the "
-    "dtype's part of dtype_to_mc; float64 of the form against logspace is the form's part)",
-)
-ATTN_NONFINITE = register_metric(
-    "attn_nonfinite_fraction", "fraction of attention rows D̂⁻¹Â with an inf or NaN weight"
-)
-ATTN_TV = register_metric(
-    "attn_tv", "mean total variation ½Σ_j |P̂_ij - P_ij| of finite attention rows vs softmax"
-)
-for _col in ("dtype", "form"):
-    register_parameter(_col, "string")
+NONFINITE = "nonfinite_fraction"
+DTYPE_ERR = "dtype_rel_mae"
+DTYPE_TO_MC = "dtype_to_mc"
+DTYPE_PART = "dtype_to_mc_same_form"
+ATTN_NONFINITE = "attn_nonfinite_fraction"
+ATTN_TV = "attn_tv"
 #: the ``note`` of the skipped row of an estimator without the capability
 NO_FORM = "skipped: no reduced-precision form (the estimator does not implement dtype_parts)"
 
@@ -129,12 +98,9 @@ def _point_rows(
         both = ok & np.isfinite(own) if own is not None else np.zeros_like(ok)
         if both.sum() >= 2:
             part = np.abs(k_hat[both] - own[both]) / true
-            part_se = float(part.std(ddof=1) / np.sqrt(part.size))
-            metrics[DTYPE_PART] = (float(part.mean() / mc), part_se / mc, part.size)
-    return [
-        {**point, "metric": k, "value": v, "stderr": se, "n_trials": t}
-        for k, (v, se, t) in metrics.items()
-    ]
+            mean, se = mean_se(part)
+            metrics[DTYPE_PART] = (mean / mc, se / mc, part.size)
+    return [row(k, v, se, t, **point) for k, (v, se, t) in metrics.items()]
 
 
 def _attention_rows(
@@ -156,13 +122,10 @@ def _attention_rows(
             bad = 1.0 - finite.mean()
             tv = 0.5 * np.abs(P_hat - P).sum(axis=-1)[finite]
             point = {"dtype": dtype, "form": form, "theta": None}
-            rows.append({**point, "metric": ATTN_NONFINITE, "value": float(bad),
-                         "stderr": float(np.sqrt(bad * (1 - bad) / finite.size)),
-                         "n_trials": int(finite.size)})  # fmt: skip
+            se = float(np.sqrt(bad * (1 - bad) / finite.size))
+            rows.append(row(ATTN_NONFINITE, bad, se, int(finite.size), **point))
             if tv.size >= 2:
-                mean, se = mean_se(tv)
-                rows.append({**point, "metric": ATTN_TV, "value": mean, "stderr": se,
-                             "n_trials": int(tv.size)})  # fmt: skip
+                rows.append(row(ATTN_TV, *mean_se(tv), int(tv.size), **point))
     return rows
 
 
@@ -174,6 +137,7 @@ class Precision(Experiment):
     description = "numerical safety of feature maps in float64/32/16 and bfloat16 (beyond papers)"
     tagline = "Overflow and error of feature maps in 64/32/16-bit floats."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {"r": [0.5, 2.0, 3.5, 5.0], "angles": 5, "samples": 100, "attention_draws": 5},
         "paper": {},
@@ -204,9 +168,6 @@ class Precision(Experiment):
                 make(str(name), config["m"], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("dtypes", "forms", "m", "n", "d", "angles", "samples", "attention_points",

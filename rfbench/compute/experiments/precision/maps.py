@@ -47,7 +47,6 @@ __all__ = [
     "attention_weights",
     "dense",
     "kernel_estimate",
-    "largest",
     "logspace",
     "pair_forms",
     "parts",
@@ -61,11 +60,6 @@ DTYPES: dict[str, Any] = {
     "bfloat16": ml_dtypes.bfloat16,
 }
 FORMS: tuple[str, ...] = ("naive", "stabilised", "logspace")
-
-
-def largest(dtype: str) -> float:
-    """The largest finite value of a dtype (65504 for float16)."""
-    return float(ml_dtypes.finfo(DTYPES[dtype]).max)
 
 
 def parts(

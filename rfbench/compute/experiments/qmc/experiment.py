@@ -1,25 +1,6 @@
-"""HRF Table 1: hybrids vs QMC/structured baselines on UCI wine and Boston
-(docs/experiments.md#hrf-table1).
-
-Protocol (the paper states little; choices documented here and in HRF;
-docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22):
-
-- Data: ``rfbench.compute.datasets.load(name)`` then ``standardize_and_scale(norm=, mode=scaling)``:
-  z-score every column over all rows, then scale every row to L2 norm ``norm`` (default 1, i.e.
-  the equal-norm setting of HRF's theory; ``scaling="max"``/``"mean"`` keep relative norms).
-- Pairs: ``pairs`` (100) pairs (x_i, x_j), i ≠ j uniform, drawn once from
-  ``np.random.default_rng(pair_seed)`` (default seed 0) — the same pairs for every estimator.
-- Estimators (512 projections for the baselines; FLOP-matched hybrids with (m, n) = (64, 8),
-  HRF App. I; docs/methods.md#hrf-flop-matching): HRF-ort = ``angular-hybrid@orf`` (ω and τ
-  orthogonal), HRF-iid = ``angular-hybrid@iid``, ORF-reg = ``@orf``, ORF-Had = ``@orf-fast``
-  (Hadamard ORF with χ row norms, unbiased; ``@sorf`` with fixed row norms, biased, runs beside it),
-  Halton-R = ``@halton``; the paper does not say which base the baselines use, so both ``trig`` and
-  ``hyperbolic`` (SM⁺⁺) run; ``@iid`` baselines are added for reference.
-- One repetition = one draw of the features applied to all pairs (as an estimator is used on a
-  data set); its MSE is the mean over pairs of (K̂ − SM)². ``mse`` is the mean over ``reps``
-  repetitions (stderr = std/√reps); ``mse_std`` the standard deviation over repetitions (our
-  reading of the paper's "±"); ``theory_mse`` the mean over pairs of the closed-form MSE where one
-  exists. Values are raw MSEs; the paper's table is in units of 10⁻³ (``summary`` scales).
+"""HRF Table 1: hybrids vs QMC and structured baselines on data pairs
+(docs/experiments.md#hrf-table1, docs/methods.md#hrf-erratum-22); values are raw MSEs (``summary``
+scales to the paper's 10⁻³).
 """
 
 from __future__ import annotations
@@ -34,14 +15,11 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.compute.experiments.qmc.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import widest
+from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import log_kernel
-from rfbench.compute.results import register_metric
 from rfbench.compute.stats import standard_error
-
-register_metric("mse_std", "standard deviation over repetitions of a repetition's MSE")
 
 
 def is_hybrid(estimator: str) -> bool:
@@ -63,10 +41,6 @@ def _known_hybrid(name: str) -> bool:
         return is_hybrid(name)
     except (ValueError, TypeError, KeyError):
         return False
-
-
-def _estimator(name: str, kernel: str, m: int, n: int | None) -> Any:
-    return registry.get(name, kernel=kernel, m=m, n=n)
 
 
 @lru_cache(maxsize=16)
@@ -122,6 +96,7 @@ class QMCTable(Experiment):
     description = "HRF Table 1: angular hybrids vs ORF, SORF and Halton on wine and Boston pairs"
     tagline = "Hybrids vs ORF, SORF and Halton on data pairs (HRF Table 1)."
     params = Params
+    spec_only = True
     profiles = {"quick": {"reps": 20, "pairs": 20}, "paper": {}}
 
     memory_parameters = ("reps", "pairs", "features", "m", "n")
@@ -158,12 +133,10 @@ class QMCTable(Experiment):
                 raise ConfigError(str(exc)) from None
         for name in config["estimators"]:
             try:
-                _estimator(name, config["kernel"], *_sizes(name, config))
+                m, n = _sizes(name, config)
+                registry.get(name, kernel=config["kernel"], m=m, n=n)
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"invalid value for 'estimators': {exc}") from None
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # a job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         common = {k: config[k] for k in ("pairs", "pair_seed", "reps", "scaling", "kernel")}
@@ -184,7 +157,7 @@ class QMCTable(Experiment):
         X, Y = pair_points(
             spec["dataset"], spec["norm"], spec["scaling"], spec["pairs"], spec["pair_seed"]
         )
-        est = _estimator(spec["estimator"], spec["kernel"], spec["m"], spec["n"])
+        est = registry.get(spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"])
         true = np.exp(log_kernel(spec["kernel"], X[:, None], Y[:, None]))[:, 0, 0]
         err = pair_estimates(est, rng, X, Y, spec["reps"]) - true  # (reps, pairs)
         per_rep, bias_rep, reps = np.mean(err**2, axis=1), err.mean(axis=1), spec["reps"]
@@ -211,10 +184,8 @@ class QMCTable(Experiment):
         }
         flags = {k: _resolved(est, X, Y, reps, o) for k, o in (("mse", 2), ("mse_std", 2))}
         flags["bias"] = _resolved(est, X, Y, reps, 1)
-        return [
-            {**base, "metric": k, "value": v, "stderr": s, "n_trials": t}
-            | {"resolved": flags.get(k, True)}  # theory_mse: exact
-            for k, v, s, t in metrics
+        return [  # theory_mse: exact, resolved
+            row(k, v, s, t, **base, resolved=flags.get(k, True)) for k, v, s, t in metrics
         ]
 
 

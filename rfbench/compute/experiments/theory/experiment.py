@@ -1,27 +1,10 @@
-"""Closed-form curves of the papers' theory figures (no Monte Carlo, except SimRF Fig. 4's draw).
-
-One job per curve (``curves``), each row tagged with its own figure id:
-
-- ``hrf-fig1`` (HRF Fig. 1; docs/experiments.md#hrf-fig1): softmax MSE surfaces over θ ∈ [0, π] and
-  r ∈ [0, r_max] of trig, hyperbolic (SM⁺⁺) and the angular hybrid, m = 10, n = 1 (HRF Lemma 2.2,
-  Eq. 7; Thm D.1, Eq. 47 corrected), at ‖x‖ = ‖y‖ = r. The paper mirrors r to [-5, 5]; we give
-  r ≥ 0. These MSEs do not depend on d, so the d column is left empty.
-- ``simrf-fig4`` (SimRF Fig. 4; docs/experiments.md#simrf-fig4): RF-conformity ρ (Eq. 12, one
-  configuration, v,
-  d = m = 6) of one draw of χ_d norms under iid (mean ± sd over random directions), ORF, SimRF and
-  SimRF+ after 0..passes full passes, and the numerical optimum (L-BFGS), beside the expected ρ of
-  Eqs. 19, 23, 24 over the norms. The norms come from the job's generator.
-- ``simrf-fig5`` (SimRF Fig. 5; docs/experiments.md#simrf-fig5): densities of w_ij = ‖ω_i + ω_j‖
-  (iid Eq. 18, ORF χ_{2d}, simplex p_θ of Eq. 20) and the integrand f(w, v) = 0F1(; d/2; v²w²/4)
-  (Eqs. 31–33).
-- ``simrf-fig6`` (SimRF §5.1 Fig. 6; docs/experiments.md#simrf-fig6): MSE_X / MSE_IID of positive
-  features vs
-  v = ‖x + y‖ (Eq. 11 with Eqs. 19, 23, 24), d = m = 64 (m is not stated;
-  docs/methods.md#simrf-erratum-3). The row at v = 0 holds the v → 0 limit (0.0078 for SimRF,
-  docs/methods.md#simrf-small-v).
+"""Closed-form curves of the papers' theory figures, one job per curve (``curves``), each row tagged
+with its figure id (docs/experiments.md#hrf-fig1, #simrf-fig4, #simrf-fig5, #simrf-fig6).
 
 The formulas live in rfbench.compute.features.theory (basic, hybrid, coupled, conformity); this
-module only lays them out as tidy rows.
+module only lays them out as tidy rows. Only SimRF Fig. 4 draws (its χ_d norms, from the job's
+generator); HRF Fig. 1 gives r ≥ 0 (the paper mirrors it) and leaves d empty (the MSEs do not depend
+on it).
 """
 
 from __future__ import annotations
@@ -37,16 +20,6 @@ from rfbench.compute.experiments.theory.params import Params
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import conformity, coupled
 from rfbench.compute.features.weights.blocks import chi_norms
-from rfbench.compute.results import FLOAT, INT, register_metric, register_parameter
-
-register_metric("rf_conformity", "RF-conformity ρ of one configuration of vectors (SimRF Eq. 12)")
-register_metric("rf_conformity_sd", "sd of ρ over random iid directions of fixed norms (Fig. 4)")
-register_metric("theory_rf_conformity", "closed-form E ρ over χ_d norms (SimRF Eqs. 19, 23, 24)")
-register_metric("density", "probability density of w_ij = ‖ω_i + ω_j‖ (SimRF Eqs. 18, 20)")
-register_metric("conformity_integrand", "0F1(; d/2; v²w²/4), the angular mean of e^{ω_ijᵀv}")
-register_metric("mse_ratio", "closed-form MSE_coupling / MSE_iid at ‖x + y‖ = v (SimRF Eq. 11)")
-for _name, _kind in (("v", FLOAT), ("w", FLOAT), ("passes", INT)):
-    register_parameter(_name, _kind)
 
 COUPLINGS = ("iid", "orf", "simrf")
 #: bytes of one result row while a job builds it (a dict of about a dozen entries) and after
@@ -175,6 +148,7 @@ class TheoryCurves(Experiment):
     description = "closed-form curves: HRF Fig. 1 MSE surfaces; SimRF Figs. 4-6"
     tagline = "Closed-form MSE curves (HRF Fig. 1, SimRF Figs. 4-6)."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {"hrf_r_points": 11, "hrf_theta_points": 13, "density_w_points": 41,
                   "ratio_v_points": 21, "conformity_iid_couplings": 20},
@@ -210,9 +184,6 @@ class TheoryCurves(Experiment):
                 raise ConfigError.bad_value("hrf_estimators", name, "a name with a closed form")
         if not config["ratio_v_max"] > config["ratio_v_min"]:
             raise ConfigError.bad_value("ratio_v_max", config["ratio_v_max"], "> ratio_v_min")
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # run_job reads only its spec
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         jobs = []

@@ -1,11 +1,8 @@
-"""Monte Carlo check of the closed-form DERF-family variances (docs/methods.md#derf-family).
+"""Monte Carlo check of the closed-form DERF-family variances (docs/methods.md#derf-family): the
+mean of log(MSE/K²) of ``samples`` one-feature estimates (``*@iid``, m = 1) on a subsample of pairs.
 
-On a subsample of pairs (x_i, y_j), ``samples`` one-feature estimates (m = 1) of the softmax kernel
-give the empirical MSE (= Var, the estimators are unbiased); the mean of log(MSE/K²) is compared
-with the closed form (rfbench.compute.features.theory.derf) on the same pairs. The registry
-estimators ``*@iid`` are used; the paper's random-phase TrigRF (DERF Eqs. 4-5;
-docs/methods.md#trig; the registry's ``trig-phase``, while its ``trig@iid`` is the [sin, cos] map)
-is drawn here directly, on the random stream this check has always used.
+The paper's random-phase TrigRF (DERF Eqs. 4-5; the registry's ``trig-phase``) is drawn here
+directly, on the random stream this check has always used.
 """
 
 from __future__ import annotations

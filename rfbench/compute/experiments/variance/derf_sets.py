@@ -1,14 +1,5 @@
-"""The point sets of the DERF variance experiment (docs/experiments.md#derf-fig2, Fig. 1 right and
-Fig. 2).
-
-Six regimes of pairs of sets (𝒳, 𝒴), each of L points in R^d, at scale σ:
-
-- ``normal``: x, y ~ N(0, σ²I);  ``sphere``: x, y uniform on σ·S^{d-1};
-- ``heterogen``: x ~ N(0, σ²I), y ~ N(σ·1, σ²I);
-- ``mnist``, ``cifar10``: σ times random images (8×8 area-resized, CIFAR in ITU-R 601 grayscale,
-  pixels in [0, 1], d = 64; DERF; docs/experiments.md#derf-a3), drawn without replacement within a
-  set when the pool holds at least L images, else with replacement (the 220-image CIFAR-10 sample);
-- ``mnist/cifar10``: x from ``mnist``, y from ``cifar10``.
+"""The point sets of the DERF variance experiment: six regimes of pairs of sets (𝒳, 𝒴) of L points
+in R^d at scale σ (docs/experiments.md#derf-fig2, #derf-a3).
 
 Image pools come from ``rfbench.compute.datasets``; a regime whose data are not available locally is
 reported by :func:`missing_data` (the experiment skips it or stops, as configured).

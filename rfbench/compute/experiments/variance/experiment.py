@@ -1,28 +1,15 @@
-"""DERF variance comparison: DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2,
-#derf-a1, #derf-a2, #derf-a3, #derf-a4, #derf-claims).
+"""DERF variance comparison, DERF Fig. 1 (right) and Fig. 2 (docs/experiments.md#derf-fig2, #derf-a1
+to #derf-a4).
 
-For each regime (rfbench.compute.experiments.variance.derf_sets) and scale σ, ``set_pairs`` pairs of
-sets (𝒳, 𝒴) of L points in R^d are drawn; the data-dependent mechanisms (GERF, ADERF, SDERF, SADERF)
-are fitted on each pair (DERF eq. 8, Theorems 4.2-4.3) and the closed-form relative variance of the
-softmax estimate with one random feature (M = 1; DERF eq. 7, 9 and docs/methods.md#trig for TrigRF,
-via rfbench.compute.features.theory.derf) is averaged over all L² pairs (x_i, y_j): by default the
-mean of log(Var K̂ / K²) (docs/experiments.md#derf-a1, #derf-a2; ``power = 1`` gives the paper's
-literal Var/K, ``reduce = "logmeanexp"`` the log of the mean, each under its own metric name). The
-value is the mean over the set pairs, its stderr their std/√set_pairs.
-
-TrigRF: ``trig`` is the paper's random-phase map √2 e^{‖x‖²/2} cos(ωᵀx + θ) (DERF Eqs. 4-5;
-docs/methods.md#trig, sign fixed), reported as estimator ``trig-phase@iid`` (not a registry name:
-the registry's ``trig@iid`` is the [sin, cos] map, available here as mechanism ``trig-sincos``).
-
-Monte Carlo check (``log_rel_var_mc``): at σ ≤ ``mc_sigma_max``, on a random subsample of
-``mc_pairs`` × ``mc_pairs`` pairs of the first set pair, the empirical MSE of ``mc_samples``
-one-feature estimates (the registry estimators ``*@iid``, m = 1; the random-phase TrigRF is drawn
-directly) gives the mean of log(MSE/K²); ``log_rel_var_mc_theory`` is the closed form on the same
-pairs. Its stderr is the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share
-ω, so this is the conservative, fully correlated bound). The positive estimators are heavy-tailed
-(kurtosis e^{4‖x+y‖²} for PosRF): the check is meaningful only at small scales, which its
-``resolved`` flag states (rfbench.compute.features.theory.resolution, worst pair of the first set
-pair).
+Per regime (:mod:`rfbench.compute.experiments.variance.derf_sets`) and σ, the closed-form relative
+variance of one feature (DERF eqs. 7, 9; rfbench.compute.features.theory.derf) is averaged over the
+L² pairs of each of ``set_pairs`` pairs of sets, the data-dependent maps fitted on each (DERF eq. 8,
+Thms 4.2-4.3); the value is the mean over set pairs ± std/√set_pairs. ``trig`` is the paper's
+random-phase map, reported as ``trig-phase@iid``; the registry's [sin, cos] map is ``trig-sincos``.
+The Monte Carlo check (``log_rel_var_mc``, :mod:`rfbench.compute.experiments.variance.derf_mc`) has
+as stderr the mean over pairs of the delta-method se std((K̂-K)²)/(√N·MSE) (pairs share ω: the
+conservative, fully correlated bound); it is meaningful only at small σ, which its ``resolved`` flag
+states.
 """
 
 from __future__ import annotations
@@ -38,6 +25,7 @@ from rfbench.compute.datasets.errors import DataUnavailable
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.registry import register_experiment
+from rfbench.compute.experiments.shared import row
 from rfbench.compute.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.compute.experiments.variance.derf_sets import (
     IMAGE_DIM,
@@ -51,7 +39,6 @@ from rfbench.compute.experiments.variance.params import Params
 from rfbench.compute.features import registry
 from rfbench.compute.features.derf import MECHANISMS as FITTED
 from rfbench.compute.features.theory.derf import log_relative_variance
-from rfbench.compute.results import INT, STRING, register_metric, register_parameter
 from rfbench.compute.stats import standard_error
 
 #: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
@@ -61,13 +48,6 @@ METRIC = {
     (2, "logmeanexp"): "log_mean_rel_var",
     (1, "logmeanexp"): "log_mean_var_over_k",
 }
-register_metric("log_var_over_k", "mean over pairs of log(Var(K̂)/K) (DERF Fig. 2 literal)")
-register_metric("log_mean_rel_var", "log of the mean over pairs of Var(K̂)/K²")
-register_metric("log_mean_var_over_k", "log of the mean over pairs of Var(K̂)/K")
-register_metric("log_rel_var_mc", "Monte Carlo mean over a subsample of pairs of log(MSE/K²)")
-register_metric("log_rel_var_mc_theory", "closed-form mean of log(Var/K²) on the MC subsample")
-for _name, _kind in (("mechanism", STRING), ("points", INT), ("note", STRING)):
-    register_parameter(_name, _kind)
 
 
 def fit_params(
@@ -91,6 +71,7 @@ class Variance(Experiment):
     )
     tagline = "Relative variance of DERF feature maps on six regimes."
     params = Params
+    spec_only = True
     profiles = {
         "quick": {
             "sigma": [0.1, 1.0],
@@ -144,9 +125,6 @@ class Variance(Experiment):
             for sigma in config["sigma"]
         ]
 
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}
-
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         regime, sigma, d, L = spec["regime"], spec["sigma"], spec["d"], spec["points"]
         mechanisms, power, reduce = spec["mechanisms"], spec["power"], spec["reduce"]
@@ -166,21 +144,12 @@ class Variance(Experiment):
                     n_mc = spec["mc_samples"]
                     ok = mc_resolved(mech, params, X, Y, n_mc)
                     mc_rows += [
-                        {"mechanism": mech, "metric": "log_rel_var_mc", "value": mc,
-                         "stderr": se, "n_trials": n_mc, "resolved": ok},
-                        {"mechanism": mech, "metric": "log_rel_var_mc_theory", "value": th,
-                         "stderr": None, "n_trials": n_mc, "resolved": True},
-                    ]  # fmt: skip
-        n = spec["set_pairs"]
-        rows = [
-            {
-                "mechanism": mech,
-                "metric": METRIC[(power, reduce)],
-                "value": float(np.mean(v)),
-                "stderr": standard_error(v),
-                "n_trials": n,
-                "resolved": True,  # closed forms, averaged over the set pairs
-            }
+                        row("log_rel_var_mc", mc, se, n_mc, mechanism=mech, resolved=ok),
+                        row("log_rel_var_mc_theory", th, None, n_mc, mechanism=mech, resolved=True),
+                    ]
+        n, metric = spec["set_pairs"], METRIC[(power, reduce)]
+        rows = [  # closed forms, averaged over the set pairs: resolved
+            row(metric, np.mean(v), standard_error(v), n, mechanism=mech, resolved=True)
             for mech, v in values.items()
         ]
         common = {

@@ -1,0 +1,229 @@
+"""The result schema, declared once (docs/architecture.md#result-schema): the columns every row has,
+the parameter columns and their kinds, the columns derived from a row's own measurement, and every
+metric name with the quantity it measures. One name, one quantity, forever.
+
+Built-in experiments write only names declared here (a row with an unknown metric is refused when
+its file is written); a plugin adds its own with :func:`rfbench.compute.results.register_metric` and
+:func:`~rfbench.compute.results.register_parameter`. Readers take each file's own declaration of its
+column kinds first (:func:`rfbench.compute.results.column_kinds`), so reading never depends on which
+modules happen to be imported.
+"""
+
+STRING, FLOAT, INT, BOOL = "string", "float", "int", "bool"
+
+#: Columns every result row has: name -> kind.
+REQUIRED_COLUMNS: dict[str, str] = {
+    "experiment": STRING,
+    "figure": STRING,
+    "estimator": STRING,
+    "kernel": STRING,
+    "metric": STRING,
+    "value": FLOAT,
+    "stderr": FLOAT,
+    "n_trials": INT,
+}
+#: Required columns that may hold nulls (``figure`` may be empty but not null).
+NULLABLE_REQUIRED = frozenset({"stderr"})
+
+#: Parameter columns (named as the CLI options) -> kind; null where not applicable.
+PARAMETER_COLUMNS: dict[str, str] = {
+    # every experiment
+    "d": INT,
+    "m": INT,
+    "n": INT,
+    "r": FLOAT,
+    "theta": FLOAT,
+    "sigma": FLOAT,
+    "alpha": FLOAT,
+    "dataset": STRING,
+    "regime": STRING,
+    "weights": STRING,
+    "note": STRING,
+    "rep": INT,
+    # whether the sample resolves this empirical statistic
+    # (rfbench.compute.features.theory.resolution); null: not assessed; a file without the column:
+    # every row resolved
+    "resolved": BOOL,
+    # every run: the real feature count of a row (m × features per projection)
+    "features": INT,
+    # attention
+    "causal": BOOL,
+    "fit_text": STRING,
+    "text": STRING,
+    "layer": INT,
+    "head": INT,
+    "tokens": INT,
+    "rank": INT,
+    "budget": INT,
+    "window": INT,
+    "top_k": INT,
+    "reference": STRING,
+    "kind": STRING,
+    "bound": BOOL,
+    "sentences": INT,
+    "z_uniform": FLOAT,
+    "beats_uniform": BOOL,
+    # classify
+    "stream": STRING,
+    "stream_seed": INT,
+    "m_per_d": FLOAT,
+    "protocol": STRING,
+    # where the row's σ came from (docs/experiments.md#classify-sigma)
+    "sigma_rule": STRING,
+    # the σ the SimRF code uses on the row's data set (null where it gives none)
+    "sigma_published": FLOAT,
+    # clusters
+    "pair": STRING,
+    "pair_rank": INT,
+    # cost
+    "step": STRING,
+    "part": STRING,
+    "target": FLOAT,
+    "points": INT,
+    # gram
+    "inputs": STRING,
+    "n_points": INT,
+    "data_seed": INT,
+    "projections": INT,
+    "input_scale": FLOAT,
+    # pointwise
+    "pair_index": INT,
+    "norm_q": FLOAT,
+    "norm_k": FLOAT,
+    "variant": STRING,
+    # precision
+    "dtype": STRING,
+    "form": STRING,
+    # theory
+    "v": FLOAT,
+    "w": FLOAT,
+    "passes": INT,
+    # variance
+    "mechanism": STRING,
+}
+
+#: Parameter columns computed from a row's own measurement (a test statistic, a verdict, whether
+#: the sample resolves it) or from its estimator: data about the row, not what identifies it
+#: (``rfbench compare``).
+DERIVED_COLUMNS: set[str] = {
+    "resolved",
+    "features",
+    "z_uniform",
+    "beats_uniform",
+    "sigma_rule",
+    "sigma_published",
+}
+
+#: Metric names -> what they measure.
+METRICS: dict[str, str] = {
+    # every experiment
+    "true": "the exact kernel value K",
+    "mean": "mean of the estimates K̂",
+    "bias": "mean(K̂) - K",
+    "mse": "mean (K̂ - K)²",
+    "rel_rmse": "√MSE / K",
+    "rel_mae": "mean |K̂ - K| / K",
+    "q05": "5% quantile of K̂",
+    "q50": "median of K̂",
+    "q95": "95% quantile of K̂",
+    "neg_fraction": "fraction of negative estimates K̂ < 0",
+    "skipped": "1: the cell could not be computed; the reason is in column 'note'",
+    "theory_mse": "closed-form MSE",
+    "theory_rel_rmse": "√(closed-form MSE) / K",
+    "frob_sq": "Σ (K - K̂)² over a Gram matrix",
+    "rel_frob": "‖K - K̂‖_F / ‖K‖_F",
+    "log_rel_var": "log of Var(K̂) / K²",
+    "accuracy": "classification accuracy",
+    "time_s": "wall time in seconds",
+    "cpu_s": "CPU time (process time) in seconds",
+    # attention
+    "fit_seconds": "CPU seconds (time.process_time) of fitting a learned map to a head",
+    "fit_kl": "mean row KL(A_i‖Â_i) of a learned map on its fitting tokens (nats)",
+    "out_rel_frob": "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV",
+    "out_rel_spec": "‖Ô - O‖₂/‖O‖₂ (spectral norm), attention output",
+    "attn_rel_frob": "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)",
+    "attn_kl": "mean row KL(A_i‖Â_i) over rows where Â_i is a positive distribution",
+    "kl_rows": "fraction of rows where Â_i is a positive distribution (attn_kl defined)",
+    "bad_normaliser": "fraction of rows whose normaliser D̂_ii is ≤ 0 or not finite",
+    "out_rel_frob_diff": "out_rel_frob minus the reference estimator's on the same draws",
+    "attn_entropy": "mean row entropy of the exact attention (nats; log S = uniform)",
+    "max_logit": "max qᵀk of a head (q, k scaled so qᵀk is the logit)",
+    "swap_cosine": "mean cosine of swapped vs exact sentence embeddings",
+    "swap_spearman": "Spearman correlation of pairwise similarities, swapped vs exact",
+    "swap_nonfinite": "fraction of sentences whose swapped embedding is not finite",
+    "q_norm_q50": "q50 of the row norms of q (scaled)",
+    "q_norm_q95": "q95 of the row norms of q (scaled)",
+    "q_norm_max": "max of the row norms of q (scaled)",
+    "q_anisotropy": "top eigenvalue / trace of qᵀq",
+    "k_norm_q50": "q50 of the row norms of k (scaled)",
+    "k_norm_q95": "q95 of the row norms of k (scaled)",
+    "k_norm_max": "max of the row norms of k (scaled)",
+    "k_anisotropy": "top eigenvalue / trace of kᵀk",
+    # classify
+    "val_accuracy": "classification accuracy on the validation split (σ tuning)",
+    "v_mean": "mean ‖σx* + σx_i‖ over (test, training) pairs (SimRF Table 2 v̄)",
+    # clusters
+    "mse_mean": "mean over repetitions of a Gram-matrix MSE",
+    "mse_min": "minimum over repetitions of a Gram-matrix MSE",
+    "mse_max": "maximum over repetitions of a Gram-matrix MSE",
+    "cluster_s": "l(A_ij) = ‖A_ij r_i + A_ij⁻¹ r_j‖² of a cluster-centre pair (HRF s)",
+    # cost
+    "flops": "floating-point operations of a step (rfbench cost FLOP model)",
+    "rms_rel_frob": "√(mean over draws of ‖K - K̂‖²_F) / ‖K‖_F",
+    "theory_rms_rel_frob": "√(Σ_ij closed-form MSE) / ‖K‖_F",
+    "m_needed": "projections M for the target error (MSE ∝ 1/M)",
+    "crossover_L": "sequence length above which RF attention needs fewer FLOPs than exact",
+    "features_per_point": "real feature entries per point (complex: 2)",
+    "fht_cpu": "1 if the structured projection used fht-cpu's SIMD transform, 0 for numpy",
+    # gram
+    "frob_sq_per_entry": "Σ (K - K̂)² / (N·N'): frob_sq per Gram entry (SimRF /d²)",
+    "theory_frob_sq": "closed-form E Σ (K - K̂)² = Σ_ij MSE(x_i, y_j)",
+    "theory_frob_sq_per_entry": "closed-form E Σ (K - K̂)² / (N·N')",
+    "oracle_frob_sq_per_entry": (
+        "bound, not an estimator: Σ (K - K_r)² / (N·N') of the best rank-r K_r, r = the "
+        "estimator's feature count (Eckart-Young)"
+    ),
+    # pointwise
+    "diff_mse": "sample MSE minus the reference estimator's (column 'reference'), same (r, θ)",
+    "is_mse": "importance-sampled estimate of the MSE E(K̂ - K)²",
+    "is_rel_rmse": "√is_mse / K",
+    "samples_needed": (
+        "estimates needed to resolve the MSE: >= 30 expected draws where its tail lives "
+        "(rfbench.compute.features.theory.resolution)"
+    ),
+    "samples_needed_mean": (
+        "estimates needed to resolve the mean: >= 30 expected draws where its tail lives "
+        "(rfbench.compute.features.theory.resolution)"
+    ),
+    "theory_neg_fraction": "exact P(K̂ < 0) at the angle (closed form, where one exists)",
+    "neg_count": "number of negative estimates K̂ < 0 among n_trials (all angles of a curve)",
+    # precision
+    "nonfinite_fraction": "fraction of estimates K̂ that are inf or NaN",
+    "dtype_rel_mae": "mean |K̂_dtype - K̂_float64| / K over the same draws (the dtype's own error)",
+    "dtype_to_mc": (
+        "mean |K̂_dtype - K̂_float64| / RMSE of K̂_float64 (the dtype's error in units of the MC "
+        "error)"
+    ),
+    "dtype_to_mc_same_form": (
+        "mean |K̂_dtype - K̂_float64| / RMSE of the logspace K̂_float64, both in the same form "
+        "(the dtype's part of dtype_to_mc; float64 of the form against logspace is the form's "
+        "part)"
+    ),
+    "attn_nonfinite_fraction": "fraction of attention rows D̂⁻¹Â with an inf or NaN weight",
+    "attn_tv": "mean total variation ½Σ_j |P̂_ij - P_ij| of finite attention rows vs softmax",
+    # qmc
+    "mse_std": "standard deviation over repetitions of a repetition's MSE",
+    # theory
+    "rf_conformity": "RF-conformity ρ of one configuration of vectors (SimRF Eq. 12)",
+    "rf_conformity_sd": "sd of ρ over random iid directions of fixed norms (Fig. 4)",
+    "theory_rf_conformity": "closed-form E ρ over χ_d norms (SimRF Eqs. 19, 23, 24)",
+    "density": "probability density of w_ij = ‖ω_i + ω_j‖ (SimRF Eqs. 18, 20)",
+    "conformity_integrand": "0F1(; d/2; v²w²/4), the angular mean of e^{ω_ijᵀv}",
+    "mse_ratio": "closed-form MSE_coupling / MSE_iid at ‖x + y‖ = v (SimRF Eq. 11)",
+    # variance
+    "log_var_over_k": "mean over pairs of log(Var(K̂)/K) (DERF Fig. 2 literal)",
+    "log_mean_rel_var": "log of the mean over pairs of Var(K̂)/K²",
+    "log_mean_var_over_k": "log of the mean over pairs of Var(K̂)/K",
+    "log_rel_var_mc": "Monte Carlo mean over a subsample of pairs of log(MSE/K²)",
+    "log_rel_var_mc_theory": "closed-form mean of log(Var/K²) on the MC subsample",
+}
