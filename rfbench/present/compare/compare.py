@@ -16,6 +16,7 @@ from scipy import stats
 
 from rfbench.compute.errors import UserError
 from rfbench.compute.results import DERIVED_COLUMNS, load_results, result_paths
+from rfbench.compute.schema import TIMING_METRICS
 from rfbench.present.compare.inputs import (
     ResultFile,
     check_fits,
@@ -28,7 +29,6 @@ from rfbench.present.statistics import holm
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")
 #: metrics that are timings of this machine, not results
-TIMING_METRICS = frozenset({"time_s", "cpu_s"})
 #: relative difference below which two values without a standard error are the same number
 EXACT_RTOL = 1e-9
 #: ... or absolute, as a share of the largest |value| of the row's metric in the file

@@ -21,7 +21,7 @@ REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifa
 DERF_NAMES = PAPER_NAMES["derf"]
 #: Mechanisms the paper does not plot: dashed, and said so in the legend.
 NOT_IN_PAPER = ("saderf", "trig-sincos")
-#: Main metric name -> y-axis label (rfbench.compute.experiments.variance.experiment.METRIC).
+#: Main metric name -> y-axis label (rfbench.compute.schema.VARIANCE_METRICS).
 METRIC_LABELS = {
     "log_rel_var": "mean log(Var K̂ / K²)",
     "log_var_over_k": "mean log(Var K̂ / K)",

@@ -11,9 +11,6 @@ from typing import Any
 from rfbench.compute.experiments import ConfigError
 from rfbench.compute.experiments.attention import causal
 from rfbench.compute.experiments.attention import data as source
-from rfbench.compute.results import BOOL, register_parameter
-
-register_parameter("causal", BOOL)
 
 #: the causal forms of the heads and baselines jobs (heads.head_rows, heads.baseline_rows)
 FORMS = causal.FORMS

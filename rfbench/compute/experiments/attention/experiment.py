@@ -28,44 +28,6 @@ from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
-from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
-
-for _name, _text in (
-    ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
-    ("out_rel_spec", "‖Ô - O‖₂/‖O‖₂ (spectral norm), attention output"),
-    ("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)"),
-    ("attn_kl", "mean row KL(A_i‖Â_i) over rows where Â_i is a positive distribution"),
-    ("kl_rows", "fraction of rows where Â_i is a positive distribution (attn_kl defined)"),
-    ("bad_normaliser", "fraction of rows whose normaliser D̂_ii is ≤ 0 or not finite"),
-    ("out_rel_frob_diff", "out_rel_frob minus the reference estimator's on the same draws"),
-    ("attn_entropy", "mean row entropy of the exact attention (nats; log S = uniform)"),
-    ("max_logit", "max qᵀk of a head (q, k scaled so qᵀk is the logit)"),
-    ("swap_cosine", "mean cosine of swapped vs exact sentence embeddings"),
-    ("swap_spearman", "Spearman correlation of pairwise similarities, swapped vs exact"),
-    ("swap_nonfinite", "fraction of sentences whose swapped embedding is not finite"),
-):
-    register_metric(_name, _text)
-for _side in ("q", "k"):
-    for _stat in ("q50", "q95", "max"):
-        register_metric(f"{_side}_norm_{_stat}", f"{_stat} of the row norms of {_side} (scaled)")
-    register_metric(f"{_side}_anisotropy", f"top eigenvalue / trace of {_side}ᵀ{_side}")
-for _name, _kind in (
-    ("layer", INT),
-    ("head", INT),
-    ("tokens", INT),
-    ("rank", INT),
-    ("features", INT),
-    ("budget", INT),
-    ("window", INT),
-    ("top_k", INT),
-    ("reference", STRING),
-    ("kind", STRING),
-    ("bound", BOOL),
-    ("sentences", INT),
-):
-    register_parameter(_name, _kind)
-for _name, _kind in (("z_uniform", FLOAT), ("beats_uniform", BOOL)):  # from the row's value
-    register_parameter(_name, _kind, derived=True)
 
 
 @register_experiment

@@ -24,12 +24,6 @@ from rfbench.compute.datasets import user
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.features.base import Draw, Estimator, declares
 from rfbench.compute.models import texts
-from rfbench.compute.results import STRING, register_metric, register_parameter
-
-register_parameter("fit_text", STRING)
-register_parameter("text", STRING)
-register_metric("fit_seconds", "CPU seconds (time.process_time) of fitting a learned map to a head")
-register_metric("fit_kl", "mean row KL(A_i‖Â_i) of a learned map on its fitting tokens (nats)")
 
 #: the cache folder of fitted maps (under $RFBENCH_CACHE or the per-user cache folder)
 FOLDER = "fitted-maps"
