@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rfbench.compute.text import first_sentence
 from rfbench.present.reference import PLACEHOLDER, Reason, ReasonValue
 from rfbench.present.report.frames import plain
 from rfbench.present.report.rows import ResultSet, pick
-from rfbench.present.report.verdicts import NumberResult, first_sentence
+from rfbench.present.report.verdicts import NumberResult
 
 #: Marker a row's detail carries until its reason is filled in (see :func:`link`).
 MARK = "⟨reason:{}⟩"
@@ -160,7 +161,7 @@ def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
                     mark, f"[{key}] not measured (these results lack {needs(r)})"
                 )
                 continue
-            head = first_sentence(r.text, 140)
+            head = first_sentence(r.text, clause=True, limit=140)
             state = "" if r.established else "cause not established: "
             detail = detail.replace(mark, f"{state}{head} [{key}]")
     return detail

@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from rfbench.compute.text import first_sentence
 from rfbench.present.reference import ClaimEntry, ErratumEntry, NumberEntry, reason_of
 
 REPRODUCED = "reproduced"
@@ -165,14 +165,6 @@ def number_verdict(
     return DIFFERS if abs(z) > Z_NOISE and abs(z) >= cutoff else WITHIN_NOISE
 
 
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence or clause of ``text`` (up to ". " or ": "), at most ``limit`` long."""
-    head = re.split(r"(?<=[.:])\s", " ".join(text.split()), maxsplit=1)[0].rstrip(".:")
-    if head.count("(") > head.count(")"):  # cut inside a parenthesis: drop it
-        head = head[: head.rfind("(")].rstrip(" ,;")
-    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
-
-
 def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -> str:
     """Why a result differs, in one line: the measured reason (``[[reason]]`` tables) with the
     reading it depends on, else the spec's note on the entry (an ambiguity) or the entry's note;
@@ -184,9 +176,10 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
         if measured.reading:
             parts.append("reading-dependent (see the reason)")
     elif entry.spec_note:
-        parts.append(f"documented ambiguity: {first_sentence(entry.spec_note)}")
+        note = first_sentence(entry.spec_note, clause=True, limit=160)
+        parts.append(f"documented ambiguity: {note}")
     elif entry.note:
-        parts.append(f"note: {first_sentence(entry.note)}")
+        parts.append(f"note: {first_sentence(entry.note, clause=True, limit=160)}")
     related = [e.id for e in errata if entry.figure and e.figure == entry.figure]
     if related:
         parts.append(f"errata of {entry.figure}: {', '.join(related)}")
