@@ -59,7 +59,8 @@ def floats(tokens) -> list[float]:
 def test_counts_per_paper_and_kind(entries) -> None:
     counts = Counter((e.paper, e.kind) for e in entries)
     report = ", ".join(
-        f"{p}: " + "/".join(str(counts[p, k]) for k in reference.KINDS) for p in reference.papers()
+        f"{p}: " + "/".join(str(counts[p, k]) for k in reference.loader.KINDS)
+        for p in reference.papers()
     )
     print(f"reference entries (number/claim/erratum): {report}")
     assert set(reference.papers()) == {"hrf", "simrf", "derf", "cse", "spectraformer", "vrc"}
@@ -291,9 +292,9 @@ def test_bad_files_raise_with_file_and_entry(tmp_path, monkeypatch, edit, messag
     old, new = edit
     body = GOOD.replace(old, new) if old else GOOD + new
     (tmp_path / "hrf.toml").write_text(body, encoding="utf-8")
-    monkeypatch.setattr(reference, "HERE", tmp_path)
+    monkeypatch.setattr(reference.entries, "HERE", tmp_path)
     with pytest.raises(ReferenceDataError, match=re.escape("hrf.toml: ")) as err:
-        reference._load_file.__wrapped__("hrf")
+        reference.entries._load_file.__wrapped__("hrf")
     assert message in str(err.value)
     assert "hrf.toml" in str(err.value) and (
         "hrf-" in str(err.value) or "top-level" in str(err.value)
@@ -307,8 +308,8 @@ def test_good_file_and_group_expansion(tmp_path, monkeypatch) -> None:
         '  { id = "hrf-a", source = "row s1", value = 2, match = { dataset = "s1" } },\n]\n'
     )
     (tmp_path / "hrf.toml").write_text(body, encoding="utf-8")
-    monkeypatch.setattr(reference, "HERE", tmp_path)
-    one, grouped = reference._load_file.__wrapped__("hrf")
+    monkeypatch.setattr(reference.entries, "HERE", tmp_path)
+    one, grouped = reference.entries._load_file.__wrapped__("hrf")
     assert one.value == 1.0 and grouped.value == 2.0 and isinstance(grouped.value, float)
     assert grouped.source == "Table 3, row s1"
     assert grouped.match == {"experiment": "clusters", "metric": "mse", "dataset": "s1"}
