@@ -25,4 +25,5 @@ def frame(results_dir: Path, figure_id: str) -> pd.DataFrame:
 
 def draw(results_dir: Path, figure_id: str) -> Figure:
     """The figure drawn from the results (not saved)."""
-    return FIGURES[figure_id].draw(inputs(results_dir, figure_id))
+    frames = inputs(results_dir, figure_id)  # loads the registry first
+    return FIGURES[figure_id].draw(frames)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -162,3 +164,21 @@ def test_load_provenance_of_foreign_file(tmp_path) -> None:
     pq.write_table(pa.table({"a": [1]}), path)
     with pytest.raises(ResultSchemaError, match="not an rfbench result file"):
         load_provenance(path)
+
+
+def test_the_schema_is_declared_in_one_place_not_by_imports():
+    """Importing every built-in experiment adds no column or metric to the schema: what a column
+    is does not depend on which modules happen to be imported (rfbench.compute.schema)."""
+    code = (
+        "import importlib, pkgutil\n"
+        "from rfbench.compute import schema\n"
+        "before = [dict(schema.METRICS), dict(schema.PARAMETER_COLUMNS)]\n"
+        "before.append(set(schema.DERIVED_COLUMNS))\n"
+        "import rfbench.compute.experiments as E, rfbench.compute.runner.columns\n"
+        "for m in pkgutil.walk_packages(E.__path__, E.__name__ + '.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "after = (schema.METRICS, schema.PARAMETER_COLUMNS, schema.DERIVED_COLUMNS)\n"
+        "print([sorted(set(a) ^ set(b)) for a, b in zip(before, after)])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[[], [], []]"

@@ -227,3 +227,16 @@ METRICS: dict[str, str] = {
     "log_rel_var_mc": "Monte Carlo mean over a subsample of pairs of log(MSE/K²)",
     "log_rel_var_mc_theory": "closed-form mean of log(Var/K²) on the MC subsample",
 }
+
+#: Metrics that are measured times (machine- and load-dependent): ``rfbench compare`` reports
+#: their ratio instead of testing them as numbers.
+TIMING_METRICS = frozenset({"time_s", "cpu_s", "fit_seconds"})
+
+#: The variance experiment's headline metric per (power of K in the denominator, reduction over
+#: the pairs): DERF Figs. 1-2 and the readings of docs/experiments.md#derf-fig2.
+VARIANCE_METRICS: dict[tuple[int, str], str] = {
+    (2, "mean"): "log_rel_var",
+    (1, "mean"): "log_var_over_k",
+    (2, "logmeanexp"): "log_mean_rel_var",
+    (1, "logmeanexp"): "log_mean_var_over_k",
+}

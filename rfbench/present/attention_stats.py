@@ -1,16 +1,7 @@
-"""Statistics of ``rfbench attention``'s result rows over heads (read from the rows, no experiment
-code; used by its summary, figures and report): corrected tests, medians with intervals and
-the swap-in score as a share of the gap to exact attention (docs/experiments.md#attention).
-
-- *Beats uniform, corrected over heads*: each head's row has the one-sided z of "the estimator's
-  mean output error is below uniform attention's" (z = (u − mean)/SE over the draws). Over the
-  heads of one estimator at one budget and sequence length (72 on all-MiniLM-L6-v2) the p-values
-  Φ(−z) are corrected by Holm's step-down (rfbench.present.statistics.holm) at the family-wise
-  level of the uncorrected test, α = Φ(−significance).
-- *Median over heads with a confidence interval*: the distribution-free interval of the median
-  from order statistics (binomial; scipy.stats.quantile_test), treating the heads as a sample.
-- *Share of the gap recovered*: (score − uniform's)/(exact's − uniform's): 0 is uniform attention,
-  1 exact attention (a cosine or Spearman score of exact attention against itself is 1).
+"""Statistics of ``rfbench attention``'s result rows over heads, read from the rows (its summary,
+figures and report use them): Holm-corrected "beats uniform", medians with distribution-free
+intervals and the swap-in score as a share of the gap to exact attention
+(docs/experiments.md#attention).
 """
 
 from __future__ import annotations
@@ -26,19 +17,18 @@ FAMILY = ("estimator", "budget", "tokens")
 
 
 def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
-    """Holm-corrected 'beats uniform attention' per head row.
+    """Per head row, "beats uniform attention" with Holm's step-down over the heads of one
+    :data:`FAMILY` at the level Φ(−``significance``) of the uncorrected one-sided test.
 
     Parameters
     ----------
     rows : DataFrame
-        ``out_rel_frob`` rows of kind ``heads`` with ``z_uniform`` (one per layer and head).
+        ``out_rel_frob`` head rows with ``z_uniform``.
     significance : float
-        The uncorrected test's z threshold; the family-wise level is Φ(−significance).
 
     Returns
     -------
-    Series of bool, aligned with ``rows``
-        False where z is missing.
+    Series of bool, aligned with ``rows`` (False where z is missing).
     """
     out = np.zeros(len(rows), bool)
     if rows.empty:
@@ -55,18 +45,9 @@ def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd
 
 
 def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """The median of ``values`` and its distribution-free confidence interval.
-
-    Parameters
-    ----------
-    values : ndarray, shape (n,)
-        Finite values (others are dropped).
-    level : float
-
-    Returns
-    -------
-    (median, low, high)
-        nan bounds when n is too small for the level (n < 6 at 95 %).
+    """The median of the finite ``values`` (shape (n,)) and its distribution-free confidence
+    interval (scipy.stats.quantile_test): (median, low, high), NaN bounds when n is too small for
+    ``level``.
     """
     x = np.asarray(values, dtype=float)
     x = x[np.isfinite(x)]
@@ -77,7 +58,14 @@ def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, fl
     return median, float(ci.low), float(ci.high)
 
 
-def median_ci_text(values: np.ndarray) -> str:
+def beats_text(part: pd.DataFrame) -> str:
+    """ "k % (j %) of n": the share of head rows beating uniform attention with Holm's
+    correction (column ``corrected``) and without (``beats_uniform``)."""
+    raw = part["beats_uniform"].dropna().astype(bool)
+    return f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}"
+
+
+def median_ci_text(values: np.ndarray | pd.Series) -> str:
     """``median [low, high]`` (3 significant digits; the interval left out where the values are
     too few for one, "—" where none is finite), from :func:`median_ci`."""
     median, low, high = median_ci(values)
@@ -100,18 +88,8 @@ def gap_recovered(
 
 
 def swap_gaps(swap: pd.DataFrame) -> pd.DataFrame:
-    """Swap-in rows plus, per score, ``<score> gap recovered``: (score − uniform's)/(1 −
-    uniform's) with its standard error (:func:`gap_recovered`), per layer when the rows have one.
-
-    Parameters
-    ----------
-    swap : DataFrame
-        ``swap_cosine`` / ``swap_spearman`` rows, ``uniform`` among the estimators.
-
-    Returns
-    -------
-    DataFrame
-        ``swap`` with the gap rows appended.
+    """The swap-in rows (``swap_cosine`` / ``swap_spearman``, ``uniform`` among the estimators)
+    with, per score and layer, the rows ``<score> gap recovered`` (:func:`gap_recovered`) appended.
     """
     keys = [c for c in ("metric", "layer") if c in swap and swap[c].notna().any()]
     extra = []
@@ -157,14 +135,8 @@ def longest(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def output_errors(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ``out_rel_frob`` rows of the heads and of uniform attention at the longest sequence.
-
-    Returns
-    -------
-    (heads, uniform)
-        ``heads``: one row per estimator, budget, layer and head, its feature budget in
-        ``budget`` (files from before equal feature budgets: their projections ``m``);
-        ``uniform``: one row per layer and head.
+    """(heads, uniform): the ``out_rel_frob`` rows of the heads (feature budget in ``budget``; older
+    files: their ``m``) and of uniform attention, at the longest sequence.
     """
     out = df[df["metric"] == "out_rel_frob"]
     heads = longest(out[out["kind"] == "heads"])
@@ -185,19 +157,8 @@ def is_random_map(name: str, rows: pd.DataFrame) -> bool:
 
 
 def relative_to_uniform(heads: pd.DataFrame, uniform: pd.DataFrame) -> np.ndarray:
-    """Per head, a method's output error over uniform attention's on the same head.
-
-    Parameters
-    ----------
-    heads : DataFrame
-        One method's ``out_rel_frob`` rows at one budget (``layer``, ``head``, ``value``).
-    uniform : DataFrame
-        Uniform attention's rows on the same sequence.
-
-    Returns
-    -------
-    ndarray, shape (heads,)
-        < 1 where the method beats uniform attention on that head.
+    """Per head (shape (heads,)), a method's output error over uniform attention's on the same head
+    (< 1: it beats uniform); ``heads`` and ``uniform`` are rows with ``layer``, ``head``, ``value``.
     """
     keys = ["layer", "head"]
     both = heads[[*keys, "value"]].merge(uniform[[*keys, "value"]], on=keys, suffixes=("", "_u"))

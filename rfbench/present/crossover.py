@@ -8,18 +8,10 @@ import pandas as pd
 
 
 def projection_crossover(results: pd.DataFrame) -> pd.DataFrame:
-    """Per coupling, the smallest d from which the structured projection is faster than the
-    dense one at every larger measured d (NaN if it never is).
-
-    Parameters
-    ----------
-    results : DataFrame
-        Rows of ``rfbench cost``; only ``part == "projection"`` rows are used.
-
-    Returns
-    -------
-    DataFrame with columns ``weights``, ``crossover_d`` and ``speedup_at_max_d`` (dense / structured
-    time at the largest d).
+    """Per coupling (``weights``), the smallest d from which the structured projection beats the
+    dense one at every larger measured d (``crossover_d``, NaN if never) and the speed-up
+    dense/structured at the largest d (``speedup_at_max_d``), from the ``part == "projection"`` rows
+    of ``rfbench cost``.
     """
     rows = results[(results["part"] == "projection") & (results["metric"] == "time_s")]
     out = []

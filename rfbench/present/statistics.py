@@ -7,17 +7,8 @@ import numpy as np
 
 
 def holm(p: np.ndarray, alpha: float) -> np.ndarray:
-    """Holm's step-down procedure (Holm 1979): which of the p-values to reject at family-wise
-    error rate ``alpha`` — the k-th smallest while p_(k) < α/(n − k) for every smaller k.
-
-    Parameters
-    ----------
-    p : ndarray, shape (n,)
-    alpha : float
-
-    Returns
-    -------
-    ndarray of bool, shape (n,)
+    """Holm's step-down procedure (Holm 1979): which p-values (shape (n,)) to reject at family-wise
+    error rate ``alpha``; a boolean array of shape (n,).
     """
     p = np.asarray(p, dtype=float)
     n = p.size

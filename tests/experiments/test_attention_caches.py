@@ -25,9 +25,9 @@ RUN = ("--backend", "serial", "--quiet", "--no-plot")
 KEY = ["kind", "estimator", "metric", "layer", "head", "budget", "rank", "tokens"]
 
 
-def attention(model: Path, out: Path, data: Path, *extra: object) -> pd.DataFrame:
-    """Rows of a small run of ``model`` into ``out``, with the model cache under ``data``."""
-    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+def attention(model: Path, out: Path, cache: Path, *extra: object) -> pd.DataFrame:
+    """Rows of a small run of ``model`` into ``out``, with rfbench's cache in ``cache``."""
+    res = CliRunner(env={"RFBENCH_CACHE": str(cache)}).invoke(
         app,
         [
             "attention",
@@ -51,7 +51,7 @@ def numbers(rows: pd.DataFrame) -> pd.DataFrame:
 
 def fresh(model: Path, tmp_path: Path, name: str) -> pd.DataFrame:
     """The truth: the same run with an empty job cache and an empty model cache."""
-    return attention(model, tmp_path / name / "out.parquet", tmp_path / name / "data")
+    return attention(model, tmp_path / name / "out.parquet", tmp_path / name / "cache")
 
 
 def copy_with(src: Path, dst: Path, name: str, edit) -> Path:
@@ -82,10 +82,10 @@ def test_an_edited_copy_of_a_model_gives_the_numbers_of_an_empty_cache(
     after the original, gives what it gives from empty caches (with and without --force)."""
     original = tiny_bert.make_model(tmp_path / "a")
     edited = copy_with(original, tmp_path / "b", name, edit)
-    out, data = tmp_path / "runs" / "a.parquet", tmp_path / "data"
-    first = attention(original, out, data)
+    out, cache = tmp_path / "runs" / "a.parquet", tmp_path / "cache"
+    first = attention(original, out, cache)
     extra = ("--force",) if force else ()
-    rows = attention(edited, tmp_path / "runs" / "b.parquet", data, *extra)
+    rows = attention(edited, tmp_path / "runs" / "b.parquet", cache, *extra)
     truth = fresh(edited, tmp_path, "fresh")
     pd.testing.assert_frame_equal(numbers(rows), numbers(truth))
     assert set(rows["dataset"]) == set(truth["dataset"]) != set(first["dataset"])
@@ -98,25 +98,25 @@ def test_force_recomputes_the_cached_activations(tmp_path: Path) -> None:
     """--force computes every cache the run reads again: a cached activations file altered with
     its recorded identity intact is replaced, and the rows are those of an empty cache."""
     model = tiny_bert.make_model(tmp_path / "m")
-    out, data = tmp_path / "runs" / "o.parquet", tmp_path / "data"
-    first = attention(model, out, data)
-    for path in (data / "activations").glob("*.npz"):
+    out, cache = tmp_path / "runs" / "o.parquet", tmp_path / "cache"
+    first = attention(model, out, cache)
+    for path in (cache / "activations").glob("*.npz"):
         with np.load(path) as f:
             arrays = {k: f[k] for k in f.files}
         for key in ("q", "embeddings"):
             if key in arrays:
                 arrays[key] = 2 * arrays[key]
         np.savez(path, **arrays)
-    again = attention(model, out, data, "--force")
+    again = attention(model, out, cache, "--force")
     pd.testing.assert_frame_equal(numbers(again), numbers(first))
 
 
 def test_a_damaged_activations_file_is_computed_again(tmp_path: Path) -> None:
     """One flipped bit in each cached .npz (today: BadZipFile: Bad CRC-32 on every run)."""
     model = tiny_bert.make_model(tmp_path / "m")
-    data = tmp_path / "data"
-    first = attention(model, tmp_path / "r1" / "o.parquet", data)
-    files = sorted((data / "activations").glob("*.npz"))
+    cache = tmp_path / "cache"
+    first = attention(model, tmp_path / "r1" / "o.parquet", cache)
+    files = sorted((cache / "activations").glob("*.npz"))
     # the activations of the fitting and the measured text, the swap-in score's exact embeddings
     assert len(files) == 3
     for path in files:
@@ -124,7 +124,7 @@ def test_a_damaged_activations_file_is_computed_again(tmp_path: Path) -> None:
         blob[len(blob) // 2] ^= 1
         path.write_bytes(bytes(blob))
     swap.clear_cache()  # as a new process: nothing held in memory
-    again = attention(model, tmp_path / "r2" / "o.parquet", data)
+    again = attention(model, tmp_path / "r2" / "o.parquet", cache)
     pd.testing.assert_frame_equal(numbers(again), numbers(first))
     for path in files:  # replaced by whole files
         with np.load(path) as f:
@@ -136,8 +136,8 @@ def test_a_bad_config_sharing_the_weights_leaves_no_cache_behind(tmp_path: Path)
     model = tiny_bert.make_model(tmp_path / "m")
     bad = copy_with(model, tmp_path / "bad", "config.json",
                     lambda c: c.update(layer_norm_eps=float("nan")))  # fmt: skip
-    data = tmp_path / "data"
-    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+    cache = tmp_path / "cache"
+    res = CliRunner(env={"RFBENCH_CACHE": str(cache)}).invoke(
         app,
         [
             "attention",
@@ -150,8 +150,8 @@ def test_a_bad_config_sharing_the_weights_leaves_no_cache_behind(tmp_path: Path)
         ],  # fmt: skip
     )
     assert res.exit_code == 2 and "layer_norm_eps" in res.output
-    assert not (data / "activations").exists()
-    rows = attention(model, tmp_path / "runs" / "o.parquet", data, "--force")
+    assert not (cache / "activations").exists()
+    rows = attention(model, tmp_path / "runs" / "o.parquet", cache, "--force")
     pd.testing.assert_frame_equal(numbers(rows), numbers(fresh(model, tmp_path, "fresh")))
 
 
@@ -161,7 +161,7 @@ def test_tokens_beyond_the_models_positions_are_clamped_before_the_memory_estima
     """--tokens 100000 on a 64-position model is the 64-token run (today: refused for the memory
     of 100000 tokens); its rows say so."""
     model = tiny_bert.make_model(tmp_path / "m")
-    rows = attention(model, tmp_path / "o.parquet", tmp_path / "data", "--tokens", "100000",
+    rows = attention(model, tmp_path / "o.parquet", tmp_path / "cache", "--tokens", "100000",
                      "--max-memory", "1G", "--no-swap")  # fmt: skip
     assert set(rows["tokens"]) == {64}
     assert rows["note"].str.contains("tokens 100000 clamped to the model's 64 positions").all()
@@ -173,14 +173,14 @@ def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_rem
     """A folder where the activations file should be: the run computes without the cache and
     says how to remove it (never a crash)."""
     model = tiny_bert.make_model(tmp_path / "m")
-    data = tmp_path / "data"
-    first = attention(model, tmp_path / "r1" / "o.parquet", data, "--no-swap")
-    files = sorted((data / "activations").glob("*.npz"))
+    cache = tmp_path / "cache"
+    first = attention(model, tmp_path / "r1" / "o.parquet", cache, "--no-swap")
+    files = sorted((cache / "activations").glob("*.npz"))
     assert len(files) == 2  # the activations of the fitting and the measured text
     path = files[0]
     path.unlink()
     (path / "x").mkdir(parents=True)
-    res = CliRunner(env={"RFBENCH_DATA": str(data)}).invoke(
+    res = CliRunner(env={"RFBENCH_CACHE": str(cache)}).invoke(
         app,
         [
             "attention",
@@ -204,3 +204,32 @@ def test_clamped_lengths_keep_one_asked_exactly() -> None:
 
     assert _clamped([100000, 512, 128], 512) == {512: 512, 128: 128}
     assert _clamped([100000, 600], 512) == {512: 100000}
+
+
+def test_derived_files_go_to_the_cache_never_into_the_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RFBENCH_DATA holds the user's raw files: a run's activations, exact embeddings and fitted
+    maps, and the converted packaged model, are written under RFBENCH_CACHE (before: the
+    activations and the converted model went into the data folder)."""
+    from rfbench.compute import models
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    (data / "abalone").mkdir(parents=True)
+    (data / "abalone" / "abalone.data").write_text("a user's raw file\n")
+    before = sorted(data.rglob("*"))
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "32", "--budget",
+            "4", "--draws", "2", "--estimators", "positive@iid,hedgehog", "--swap-budget", "4",
+            "--swap-sentences", "4", "--swap-trials", "1", "--swap-tokens", "8",
+            "--out", str(tmp_path / "o.parquet"), *RUN]  # fmt: skip
+    env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": str(cache)}
+    res = CliRunner(env=env).invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert sorted(data.rglob("*")) == before
+    # the activations of the fitting and the measured text, the swap-in score's exact embeddings
+    assert len(list((cache / "activations").glob("*.npz"))) == 3
+    assert len(list((cache / "fitted-maps").glob("hedgehog-*.npz"))) == 2  # the model's 2 heads
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert models.models_dir() == cache / "models"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli.app import app
 from rfbench.compute.experiments import get_experiment
-from rfbench.compute.experiments.attention import causal_rows, swap
+from rfbench.compute.experiments.attention import swap
 from rfbench.compute.features import registry
 from rfbench.compute.models.bert import causal_attention
 from rfbench.compute.results import load_results
@@ -109,7 +109,7 @@ def test_encoder_attentions_under_the_causal_mask(rng) -> None:
     exact = masked_rows(lambda s, h, i, keys: np.exp(q[s, h, i] @ k[s, h, keys].T), v, mask)
     np.testing.assert_allclose(causal_attention(0, q, k, v, mask), exact, rtol=1e-10)
     uniform = masked_rows(lambda s, h, i, keys: np.ones(len(keys)), v, mask)
-    np.testing.assert_allclose(causal_rows.uniform_attention(0, q, k, v, mask), uniform)
+    np.testing.assert_allclose(swap.uniform_attention(0, q, k, v, mask, causal=True), uniform)
 
 
 def test_swapped_in_features_as_prefix_sums_equal_the_masked_product(rng) -> None:

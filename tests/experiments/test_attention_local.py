@@ -286,7 +286,7 @@ def test_per_layer_swap_rows_and_their_gap_on_a_tiny_model(tmp_path: Path) -> No
 
     model = tiny_bert.make_model(tmp_path / "m")
     out = tmp_path / "o.parquet"
-    res = CliRunner(env={"RFBENCH_DATA": str(tmp_path / "data")}).invoke(app, [
+    res = CliRunner(env={"RFBENCH_CACHE": str(tmp_path / "data")}).invoke(app, [
         "attention", "--model", str(model), "--tokens", "16", "--budget", "4", "--draws", "2",
         "--estimators", "positive@iid", "--swap-budget", "4", "--swap-sentences", "6",
         "--swap-trials", "2", "--swap-tokens", "8", "--swap-per-layer", "positive@iid",

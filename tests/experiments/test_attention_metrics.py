@@ -30,10 +30,11 @@ def test_softmax_attention_is_row_normalised_exp() -> None:
 
 @pytest.mark.parametrize("name", ["positive@iid", "hyperbolic@orf", "trig@iid", "gerf@orf"])
 def test_log_space_attention_equals_the_direct_estimate(name: str) -> None:
-    q, k, _ = head(scale=0.5)
+    q, k, v = head(scale=0.5)
     est = registry.get(name, m=32)
     draw = est.sample(np.random.default_rng(1), d=6, draws=3, fit=(q, k))
-    A_hat, den = am.estimated_attention(est, draw, q, k)
+    got = am.estimate_head(est, draw, q, k, v)
+    A_hat, den = got.matrix, got.normaliser
     K_hat = est.estimate(draw, q, k)
     np.testing.assert_allclose(A_hat, K_hat / K_hat.sum(axis=-1, keepdims=True), rtol=1e-9)
     assert np.array_equal(np.sign(den), np.sign(K_hat.sum(axis=-1)))
@@ -44,13 +45,16 @@ def test_linear_time_output_and_kept_rows_equal_the_quadratic_form(name: str) ->
     q, k, v = head(t=30, s=20, scale=0.6)
     est = registry.get(name, m=16)
     draw = est.sample(np.random.default_rng(6), d=6, draws=3)
-    A_hat, den = am.estimated_attention(est, draw, q, k)
+    K_hat = est.estimate(draw, q, k)  # the quadratic form
+    A_hat = K_hat / K_hat.sum(axis=-1, keepdims=True)
+    full = am.estimate_head(est, draw, q, k, v)
     rows = am.matrix_rows(30, 7)
     assert len(rows) == 7 and rows[0] == 0 and rows[-1] == 29
     got = am.estimate_head(est, draw, q, k, v, rows)
     np.testing.assert_allclose(got.out, A_hat @ v, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(got.matrix, A_hat[:, rows], rtol=1e-12)
-    np.testing.assert_allclose(got.normaliser, den, rtol=1e-12)
+    np.testing.assert_allclose(full.matrix, A_hat, rtol=1e-9)
+    np.testing.assert_allclose(got.matrix, full.matrix[:, rows], rtol=1e-12)
+    np.testing.assert_allclose(got.normaliser, full.normaliser, rtol=1e-12)
     assert list(am.matrix_rows(5, 7)) == [0, 1, 2, 3, 4]
 
 
@@ -63,7 +67,8 @@ def test_huge_logits_stay_exact_in_log_space() -> None:
     K_hat = est.estimate(draw, q, k)  # every entry underflows: 0/0 when normalised directly
     with np.errstate(invalid="ignore"):
         assert not np.isfinite(K_hat / K_hat.sum(axis=-1, keepdims=True)).all()
-    A_hat, den = am.estimated_attention(est, draw, q, k)
+    got = am.estimate_head(est, draw, q, k, v)
+    A_hat, den = got.matrix, got.normaliser
     assert np.isfinite(A_hat).all() and (den > 0).all()
     np.testing.assert_allclose(A_hat.sum(axis=-1), 1.0, rtol=1e-12)
     truth = am.HeadTruth.of(q, k, v)
@@ -192,8 +197,9 @@ def test_linear_time_swap_attention_equals_the_quadratic_form() -> None:
             draw = est.sample(gen, d=d, draws=1, fit=(qh[flat], kh[flat]))
             for i in range(b):
                 n = int(mask[i].sum())
-                A_hat, _ = am.estimated_attention(est, draw, q[i, h, :n], k[i, h, :n])
-                np.testing.assert_allclose(out[i, h, :n], A_hat[0] @ v[i, h, :n], rtol=1e-8)
+                K_hat = est.estimate(draw, q[i, h, :n], k[i, h, :n])[0]
+                A_hat = K_hat / K_hat.sum(axis=-1, keepdims=True)
+                np.testing.assert_allclose(out[i, h, :n], A_hat @ v[i, h, :n], rtol=1e-8)
     uni = uniform_attention(0, q, k, v, mask)
     np.testing.assert_allclose(uni[1, :, 0], v[1, :, :5].mean(axis=1))
     exact = exact_attention(0, q, k, v, mask)

@@ -26,7 +26,6 @@ from rfbench.compute.features.theory.basic import positive_mse, trig_mse
 from rfbench.compute.features.theory.derf import (
     FittedParamsRequired,
     derf_form,
-    derf_mse,
     derf_variance,
     log_relative_variance,
     mechanism_form,
@@ -115,7 +114,7 @@ def sample_estimates(name, kernel, m, N, seed):
 def test_unbiased(name, kernel):
     N = 20_000
     est, draw, x, y, K_hat, K = sample_estimates(name, kernel, m=2, N=N, seed=3)
-    tol = 5 * np.sqrt(derf_mse(est, draw.params, x[:, None], y[None]) / N)
+    tol = 5 * np.sqrt(theory.mse(est, x[:, None], y[None], params=draw.params) / N)
     # a 10% bias (e.g. DERF; docs/methods.md#derf-erratum-t2's e^{(‖x‖²+‖y‖²)/4}) is caught
     assert np.all(tol < 0.1 * K)
     assert np.all(np.abs(K_hat.mean(0) - K) < tol)
@@ -317,7 +316,7 @@ def test_finite_for_norms_up_to_five(name, kernel):
     for feats in (est.query_log_features(draw, X), est.key_log_features(draw, Y)):
         assert np.all(np.isfinite(feats.values)) and np.all(np.isfinite(feats.log_scale))
     assert np.all(np.isfinite(est.estimate(draw, X, Y)))
-    assert np.all(np.isfinite(derf_mse(est, draw.params, X[:, None], Y[None])))
+    assert np.all(np.isfinite(theory.mse(est, X[:, None], Y[None], params=draw.params)))
     assert np.isfinite(log_relative_variance(name, draw.params, X, Y))
 
 
@@ -378,7 +377,9 @@ def test_dispatcher_needs_fitted_params():
     X, Y = make_sets(np.random.default_rng(0))
     draw = est.sample(np.random.default_rng(1), 6, fit=(X, Y))
     np.testing.assert_allclose(
-        theory.mse(est, X[:3], Y[:3], params=draw.params), derf_mse(est, draw.params, X[:3], Y[:3])
+        theory.mse(est, X[:3], Y[:3], params=draw.params),
+        derf_variance("sderf", draw.params, X[:3], Y[:3], 4)
+        * np.exp(2 * est.alpha * (np.sum(X[:3] ** 2, 1) + np.sum(Y[:3] ** 2, 1))),
     )
     with pytest.raises(FittedParamsRequired):
         derf_variance("aderf", fit_gerf(*make_sets(np.random.default_rng(0)), 6), 0, 0, 1)

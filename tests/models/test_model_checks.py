@@ -30,7 +30,7 @@ def invoke(*args: object):
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "data"))
 
 
 def _config(**changes) -> Callable[[Path], None]:
@@ -203,6 +203,7 @@ def test_a_sparse_huge_weights_file_is_refused_from_its_header_before_hashing(
         raise AssertionError(f"{path} was hashed")
 
     monkeypatch.setattr(models, "file_sha256", never)
+    monkeypatch.setattr(models.files, "file_sha256", never)
     res = invoke("attention", "--model", folder, *SMALL, "--max-memory", "1G",
                  "--out", tmp_path / "o.parquet")  # fmt: skip
     one_line_error(res, "GiB", "budget")

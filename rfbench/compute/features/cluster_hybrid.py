@@ -1,9 +1,6 @@
-"""Clustering-based hybrid (HRF Sec. 2.4, App. H.2–H.3, Def. H.2;
-docs/methods.md#hrf-cluster-hybrid, docs/experiments.md#hrf-fig6).
-
-k-means clusters of the query and key sets; one complex-exponential estimator per pair of cluster
-centres with the diagonal A of Eq. 86–88; λ̂ = indicator of the pair (zero-one mixture).
-"""
+"""Clustering-based hybrid: one complex-exponential estimator per pair of k-means cluster centres,
+λ̂ = the pair's indicator (HRF Sec. 2.4, App. H.2–H.3, Def. H.2;
+docs/methods.md#hrf-cluster-hybrid)."""
 
 from __future__ import annotations
 
@@ -15,6 +12,8 @@ from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
     Draw,
     Features,
+    Fit,
+    Rng,
     Side,
     WeightsSampler,
     bilinear_estimate,
@@ -24,7 +23,6 @@ from rfbench.compute.features.base import (
 from rfbench.compute.features.complex_exp import ComplexExp, complex_diagonal_A, real_diagonal_A
 from rfbench.compute.features.hybrid import HybridBase
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import KERNELS
 
 #: k-means restarts (scikit-learn's n_init in :func:`fit_clusters`) and the nominal Lloyd
 #: iterations of the cost model (rfbench.compute.experiments.cost.model)
@@ -67,14 +65,9 @@ def fit_clusters(
 
 
 class ClusterHybrid(HybridBase):
-    """Σ_ij 1[x ∈ i]1[y ∈ j]·Re Ψ_{A_ij}(x)ᵀΨ_{(A_ij)⁻¹}(y): zero-one mixture (HRF Def. H.2).
-
-    A_ij is the real diagonal of Eq. 88 for the centre pair (``diagonal="complex"``: Eq. 86–87,
-    exact at the centres). One set of ω, from the coupling after '@' (default iid), is shared by all
-    pairs, as in the paper's experiment (HRF App. H.3; docs/experiments.md#hrf-fig6, step 8).
-    ``clusters`` = k or (n_q, n_k). Data-dependent: sample() needs fit=(X, Y); the clustering is
-    fitted once per sample() call and shared by its draws. Inputs are (N, d).
-    """
+    """Σ_ij 1[x ∈ i]1[y ∈ j]·Re Ψ_{A_ij}(x)ᵀΨ_{(A_ij)⁻¹}(y), A_ij of Eq. 88 (``diagonal="complex"``:
+    Eq. 86–87) for the centre pair (HRF Def. H.2; docs/methods.md#hrf-cluster-hybrid). One set of ω
+    shared by all pairs (HRF App. H.3); ``clusters`` = k or (n_q, n_k); inputs (N, d)."""
 
     family = "cluster-hybrid"
     data_dependent = True
@@ -111,12 +104,7 @@ class ClusterHybrid(HybridBase):
         return KMEANS_INITS * KMEANS_ITERS * 2 * n * sum(self.clusters) * d
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         if fit is None:
             raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
@@ -133,7 +121,7 @@ class ClusterHybrid(HybridBase):
 
     def _pair_features(self, draw: Draw, X: np.ndarray, i: int, j: int, side: Side) -> Features:
         comp = draw.params["pairs"][i][j]
-        return self._with_kernel(comp.features(draw.projections["omega"], X, side, {}), X)
+        return self.with_kernel(comp.features(draw.projections["omega"], X, side, {}), X)
 
     def _inputs(self, X: np.ndarray) -> np.ndarray:
         X = check_inputs(X)
@@ -155,7 +143,7 @@ class ClusterHybrid(HybridBase):
                 )
         return out
 
-    def _psi(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         """[1[c(u) = i]·Ψ_ij(u)]_(i,j): dimension n_q·n_k·m, one nonzero row of blocks."""
         X = self._inputs(X)
         labels = draw.params["query" if side == "query" else "key"].assign(X)
@@ -166,20 +154,5 @@ class ClusterHybrid(HybridBase):
             blocks.append(Features(f.values, np.where(mine, f.log_scale, -np.inf)))
         return concat_features(blocks)
 
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._psi(draw, X, "query")
 
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._psi(draw, Y, "key")
-
-
-register_hybrid(
-    HybridEntry(
-        ClusterHybrid.family,
-        ClusterHybrid,
-        KERNELS,
-        ClusterHybrid.paper,
-        True,
-        ClusterHybrid.description,
-    )
-)
+register_hybrid(HybridEntry.of(ClusterHybrid, unbiased=True))

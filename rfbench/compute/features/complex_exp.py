@@ -1,19 +1,7 @@
-"""Complex-exponential random features (HRF Sec. 2.3, Lemma 2.4, Eq. 13–18;
-docs/methods.md#complex-exp).
-
-For ω ~ N(0, I_d) and z ∈ C^d, E[exp(ωᵀz)] = exp(z²/2) with the bilinear square z² = Σ_k z_k².
-With an invertible A ∈ C^{d×d} and B = (Aᵀ)⁻¹, (Ax)ᵀ(By) = xᵀy, so
-
-    Ψ_A(x) = exp(-(Ax)²/2) [exp(ω_iᵀAx)]_i,    Ψ_B(y) = exp(-(By)²/2) [exp(ω_iᵀBy)]_i
-
-give SM(x, y) = E[Ψ_A(x)ᵀΨ_B(y)] under the bilinear product (HRF Eq. 15–16). The real part of the
-estimate is unbiased; A = iI reproduces trig exactly and A = I the single positive map SM⁺
-(docs/methods.md#hrf-erratum-11 — not SM⁺⁺ as the paper says). For complex A the square must be the
-bilinear (Au)ᵀ(Au), not ‖Au‖² (HRF; docs/methods.md#hrf-erratum-12).
-
-Also the diagonal A per pair of cluster centres used by the clustering hybrid (HRF Sec. 2.4,
-App. H, Eq. 83–88; docs/methods.md#hrf-cluster-hybrid).
-"""
+"""Complex-exponential random features Ψ_A(x) = exp(-(Ax)²/2)·exp(ωᵀAx), key side B = (Aᵀ)⁻¹
+(HRF Sec. 2.3, Lemma 2.4, Eq. 13–18; docs/methods.md#complex-exp, #hrf-erratum-11, #hrf-erratum-12),
+and the diagonal A per pair of cluster centres of the clustering hybrid (HRF App. H, Eq. 83–88;
+docs/methods.md#hrf-cluster-hybrid)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Feature functions for the softmax kernel SM(x, y) = exp(xᵀy) (data-free ones).
-
-Each returns log-magnitudes (draws, N, M, l), a sign/phase factor, and a per-row log term; the
-kernel change to K^(α) and the quadrature weights (1/M for Monte Carlo) are applied by the caller.
-"""
+"""Data-free feature functions of the softmax kernel: trig, positive, hyperbolic, sign
+(docs/methods.md#components)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""Data-dependent exponential RFs of the DERF paper (Likhosherstov et al., NeurIPS 2023).
+"""Data-dependent dense-exponential RFs GERF (= OPRF, FAVOR++), ADERF, SDERF, SADERF for the softmax
+kernel (DERF Sec. 3-4, Thm 4.1-4.3; docs/methods.md#derf-family).
 
-GERF (= OPRF / FAVOR++), ADERF, SDERF and SADERF for the softmax kernel K^(0) (DERF Sec. 3-4;
-docs/methods.md#derf-family). Each is a dense-exponential RF (DERF Theorem 4.1,
-docs/methods.md#derf-general) with diagonal A,
-
-    f^(k)(ω, x) = D exp(ωᵀAω + ωᵀB^(k)x + xᵀC^(k)x),   ω ~ N(0, I_d),  k = 1 (query), 2 (key),
-
-whose parameters minimise the shifted log-variance (DERF eq. 8) over the query set X and key set Y.
-``fit`` returns a dict with the mechanism's name, its native parameters (scalar ``A`` of GERF,
-``psi`` of SADERF, ``T1``/``T2`` of ADERF, ``a``/``Q`` of SDERF) and the general form ``derf``
-(a ``DerfParams``). Features are built in log space (``log_D`` instead of D), and positive.
-The kernel change K^(0) -> K^(α) is applied by ComponentEstimator; the optimal parameters are the
-same for every α (DERF Sec. 2; docs/methods.md#notation).
-"""
+``fit`` returns the mechanism's name, its native parameters and the general form ``derf``
+(:class:`DerfParams`); features are positive and built in log space."""
 
 from __future__ import annotations
 
@@ -214,6 +204,12 @@ class _DenseExponential(Component):
     rotation_invariant = False
 
     ridge: float | None = None  # relative ridge of singular statistics (ADERF, SADERF only)
+    #: the closed-form fit of the mechanism: fitter(X, Y, d) or, with a ridge, (X, Y, d, ridge)
+    fitter: Any = None
+
+    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
+        X, Y = np.asarray(X, float), np.asarray(Y, float)
+        return self.fitter(X, Y, d) if self.ridge is None else self.fitter(X, Y, d, self.ridge)
 
     def params(self, params: dict[str, Any]) -> DerfParams:
         if params.get("mechanism") != self.name or "derf" not in params:
@@ -269,9 +265,7 @@ class GERF(_DenseExponential):
     description = "generalised exponential RFs with data-optimal A (OPRF, FAVOR++)"
     paper = "DERF eq. 6-7, Sec. 3.1"
     rotation_invariant = True
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_gerf(np.asarray(X, float), np.asarray(Y, float), d)
+    fitter = staticmethod(fit_gerf)
 
     def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
         derf, A = self.params(params), params["A"]
@@ -299,11 +293,10 @@ class ADERF(_DenseExponential):
     paper = "DERF Thm 4.2"
     symmetric = False
 
+    fitter = staticmethod(fit_aderf)
+
     def __init__(self, ridge: float | None = None) -> None:
         self.ridge = ridge
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_aderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)
 
 
 @register_component
@@ -313,9 +306,7 @@ class SDERF(_DenseExponential):
     name = "sderf"
     description = "symmetric dense-exponential RFs (diagonal A, one eig; FAVOR#)"
     paper = "DERF Thm 4.3"
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_sderf(np.asarray(X, float), np.asarray(Y, float), d)
+    fitter = staticmethod(fit_sderf)
 
 
 @register_component
@@ -327,8 +318,7 @@ class SADERF(_DenseExponential):
     paper = "DERF Sec. 4.3, eq. 12-13"
     symmetric = False
 
+    fitter = staticmethod(fit_saderf)
+
     def __init__(self, ridge: float | None = None) -> None:
         self.ridge = ridge
-
-    def fit(self, X: np.ndarray | None, Y: np.ndarray | None, d: int) -> dict[str, Any]:
-        return fit_saderf(np.asarray(X, float), np.asarray(Y, float), d, self.ridge)

@@ -1,20 +1,11 @@
-"""Reduced-precision feature maps: the steps an estimator declares for its map in a given dtype.
+"""The dtype steps of reduced-precision feature maps ``factor · exp(exponent)`` (:class:`Parts`;
+the capability ``Estimator.dtype_parts``, docs/extending.md#capabilities; HRF Eq. 2–3,
+DERF Thm 4.1).
 
-An estimator that declares its reduced-precision form (the capability
-:meth:`rfbench.compute.features.base.Estimator.dtype_parts`, reported by
-:attr:`~rfbench.compute.features.base.Estimator.precision_form`) writes its features φ as ``factor ·
-exp(exponent)`` (:class:`rfbench.compute.features.base.Parts`) with every step computed in the
-dtype, as practitioners' float32/float16/bfloat16 code does; the precision experiment (``rfbench
-precision``; docs/experiments.md) then builds the naive and max-stabilised maps from these parts.
-The helpers here are the dtype steps the forms are written with (HRF Eq. 2–3 for
-trig/positive/hyperbolic, DERF Thm 4.1 for the dense-exponential family, HRF Lemma 2.3 for the
-angular hybrid).
-
-Cast-at-each-step semantics: the inputs X, the projections ω and every constant are cast to the
-dtype and every operation returns the dtype. numpy (≥ 2, ml_dtypes ≥ 0.5) computes float16 and
-bfloat16 elementwise ufuncs in float32 and rounds each result; ``matmul`` of those types
-accumulates in float32 and rounds once (as GPU tensor cores do), but ``np.sum`` of bfloat16
-accumulates in bfloat16, so every sum here (‖x‖², row sums) is a matmul (:func:`mm`).
+Every step returns the dtype ``dt`` (np.float64, np.float32, np.float16 or ml_dtypes.bfloat16);
+16-bit sums go through :func:`mm` (float32 accumulation, one rounding), because ``np.sum`` of
+bfloat16 accumulates in bfloat16. ``memo`` is one dict per draw and dtype, through which the query
+and key sides share the rounded ω.
 """
 
 from __future__ import annotations
@@ -23,26 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.features.base import Parts, Projections
+from rfbench.compute.features.maps import Parts
+from rfbench.compute.features.projections import Projections
 
-#: ``Parts`` (defined in :mod:`rfbench.compute.features.base`) stays importable here for plugins
+#: ``Parts`` (defined in :mod:`rfbench.compute.features.maps`) stays importable here for plugins
 __all__ = ["Parts", "half_sq", "mm", "project", "rounded"]
 
 
 def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b in the dtype: float32 accumulation and one rounding for the 16-bit types, as numpy's
-    own half loops do, but through the float32 BLAS (the order of the float32 sums differs).
-
-    Parameters
-    ----------
-    a, b : ndarray
-        Operands of one floating dtype (batched as ``np.matmul``).
-
-    Returns
-    -------
-    ndarray
-        The product in the operands' dtype.
-    """
+    """a @ b (batched as ``np.matmul``) in the operands' dtype: float32 accumulation and one
+    rounding for the 16-bit types, as numpy's own half loops do, but through the float32 BLAS."""
     dt = np.result_type(a, b)
     if dt.itemsize >= 4:
         return np.matmul(a, b)
@@ -50,39 +31,15 @@ def mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def half_sq(X: np.ndarray) -> np.ndarray:
-    """½‖x‖² per row in X's dtype, the sum as a matmul (float32 accumulation; HRF Eq. 2–3's
-    row term).
-
-    Parameters
-    ----------
-    X : ndarray of shape (..., N, d)
-        Inputs in the dtype.
-
-    Returns
-    -------
-    ndarray of shape (..., N)
-    """
+    """½‖x‖² per row of X (..., N, d) -> (..., N) in X's dtype, the sum as a matmul (HRF Eq. 2–3's
+    row term)."""
     ones = np.ones((X.shape[-1], 1), X.dtype)
     return mm(X * X, ones)[..., 0] * X.dtype.type(0.5)
 
 
 def rounded(proj: Projections, dt: Any, memo: dict) -> np.ndarray:
-    """ω rounded to the dtype (held as float32 for the 16-bit types, ready for :func:`mm`); the
-    query and key sides of one draw share it through ``memo``.
-
-    Parameters
-    ----------
-    proj : Projections
-        Monte Carlo projections (no quadrature weights).
-    dt : numpy scalar type
-        The dtype (np.float64, np.float32, np.float16 or ml_dtypes.bfloat16).
-    memo : dict
-        One dict per draw and dtype.
-
-    Returns
-    -------
-    ndarray of shape (draws, M, k)
-    """
+    """ω of Monte Carlo projections (no quadrature weights) rounded to ``dt``, (draws, M, k), held
+    as float32 for the 16-bit types (ready for :func:`mm`), shared through ``memo``."""
     key = (id(proj), "W")
     if key not in memo:
         if proj.weights is not None:
@@ -93,23 +50,8 @@ def rounded(proj: Projections, dt: Any, memo: dict) -> np.ndarray:
 
 
 def project(proj: Projections, X: np.ndarray, dt: Any, memo: dict) -> np.ndarray:
-    """ωᵀx in the dtype: (draws, N, M).
-
-    Parameters
-    ----------
-    proj : Projections
-        Monte Carlo projections, rounded once per draw through ``memo`` (:func:`rounded`).
-    X : ndarray of shape (N, d) or (draws, N, d)
-        Inputs in the dtype.
-    dt : numpy scalar type
-        The dtype.
-    memo : dict
-        One dict per draw and dtype.
-
-    Returns
-    -------
-    ndarray of shape (draws, N, M)
-    """
+    """ωᵀx in the dtype, (draws, N, M), for inputs X (N, d) or (draws, N, d) in the dtype and ω
+    rounded once per draw (:func:`rounded`)."""
     W = rounded(proj, dt, memo)
     Xt = np.swapaxes(X[..., : proj.frame], -1, -2).astype(W.dtype)
     return np.swapaxes(np.matmul(W, Xt), -1, -2).astype(dt)

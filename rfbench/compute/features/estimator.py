@@ -14,8 +14,10 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Parts,
     Projections,
+    Rng,
     Side,
     WeightsSampler,
     check_inputs,
@@ -65,12 +67,7 @@ class ComponentEstimator(Estimator):
         return self.component.data_dependent or self.weights.data_dependent
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         if frame is not None and frame < d and not self.component.rotation_invariant:
             raise ValueError(f"component {self.component.name!r} needs full projections, no frame")
@@ -109,17 +106,9 @@ class ComponentEstimator(Estimator):
             col_log = col_log + kernel_row_log(self.alpha, Y)
         return scaled_estimate(values, row_log, col_log)
 
-    def _features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         out = self.component.features(draw.projections["omega"], X, side, draw.params)
-        if self.alpha == 0.0:
-            return out
-        return Features(out.values, out.log_scale + kernel_row_log(self.alpha, X))
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X, "query")
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y, "key")
+        return self.with_kernel(out, X)
 
     # Capabilities (docs/extending.md#capabilities), answered by the component.
 

@@ -1,24 +1,9 @@
-"""Hybrid random features (HRF Sec. 2.2–2.4, Lemma 2.3, App. C–H; CSE eq. 11).
+"""Bipolar hybrids λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with λ̂ = a + c·g(x)ᵀg(y) (HRF Eq. 9–12, Sec. 2.4,
+Lemma 2.3, App. F; CSE eq. 11): ``angular-hybrid`` (alias ``cse``: variant shared-all) and
+``gaussian-hybrid`` (docs/methods.md#hybrids).
 
-A bipolar hybrid mixes SM⁺⁺ (hyperbolic) and trig with a linearisable coefficient
-λ̂(x, y) = a + c·g(x)ᵀg(y) (HRF Eq. 9–10, p = 1):
-
-    K̂ = λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig                                                       (HRF Eq. 12)
-
-- ``angular-hybrid``: g = n^{-1/2} sgn(τᵀu), a = ½, c = -½: λ̂ estimates θ/π (HRF Eq. 19; CSE 8–11).
-  Variants "independent" (I: independent ω for the two bases), "shared-base" (II: the same ω),
-  "shared-all" (CSE variant S: τ_i = ω_i, biased — docs/methods.md#cse, #cse-bias). Alias ``cse``.
-- ``gaussian-hybrid``: g = n^{-1/2}[sin, cos](σ τᵀu), a = 1/ρ, c = -1/ρ, ρ = 1 - e^{-2σ²r²}
-  (HRF App. F Eq. 67–70, σ restored inside sin/cos: docs/methods.md#hrf-erratum-14);
-  ``normalized=False`` is the LM code's variant ρ := 1 (docs/methods.md#hrf-gaussian-hybrid).
-- ``cluster-hybrid`` (rfbench.compute.features.cluster_hybrid): the zero-one mixture of complex-exp
-  estimators (HRF Def. H.2).
-
-``estimate`` combines Gram matrices directly (cheap); ``query_log_features``/``key_log_features``
-return the explicit real asymmetric maps of Lemma 2.3 (HRF Sec. 2.4, Eq. 19, Lemma 3.2;
-docs/methods.md#hrf-angular-hybrid), which give the same numbers. The coupling named after '@' is
-used for every projection set (ω and τ).
-"""
+``estimate`` combines Gram matrices; the log-feature maps are Lemma 2.3's real asymmetric maps,
+which give the same numbers."""
 
 from __future__ import annotations
 
@@ -33,14 +18,15 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Parts,
     Projections,
+    Rng,
     Side,
     WeightsSampler,
     bilinear_estimate,
     check_inputs,
     concat_features,
-    kernel_row_log,
 )
 from rfbench.compute.features.components import Hyperbolic, Sign, Trig
 from rfbench.compute.features.dtype_maps import project
@@ -106,11 +92,6 @@ class HybridBase(Estimator):
         """No fit: 0 (data-dependent hybrids override it)."""
         return 0.0
 
-    def _with_kernel(self, f: Features, X: np.ndarray) -> Features:
-        if self.alpha == 0.0:
-            return f
-        return Features(f.values, f.log_scale + kernel_row_log(self.alpha, X))
-
 
 class BipolarHybrid(HybridBase):
     """λ̂·ŜM⁺⁺ + (1 − λ̂)·ŜM^trig with λ̂ = a + c·g(x)ᵀg(y) independent of the ω's (HRF Eq. 12)."""
@@ -154,12 +135,7 @@ class BipolarHybrid(HybridBase):
         """g(u) from the τ projections."""
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         def one(count: int) -> Projections:
             return self.weights.sample(rng, d, count, draws, frame=frame)
@@ -174,7 +150,7 @@ class BipolarHybrid(HybridBase):
         X = check_inputs(X)
         keys = ("omega_pos", "omega_trig")
         return tuple(  # type: ignore[return-value]
-            self._with_kernel(comp.features(draw.projections[k], X, side, {}), X)
+            self.with_kernel(comp.features(draw.projections[k], X, side, {}), X)
             for comp, k in zip(self.bases, keys, strict=True)
         )
 
@@ -195,7 +171,7 @@ class BipolarHybrid(HybridBase):
         )
         return lam * bilinear_estimate(pos_x, pos_y) + (1 - lam) * bilinear_estimate(trig_x, trig_y)
 
-    def _psi(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         """Lemma 2.3, real asymmetric: query [√|a|φ₁; √|c| g⊗φ₁; √|1-a|φ₂; √|c| g⊗φ₂]; the key
         side carries the signs of (a, c, 1 - a, -c). Blocks with a zero coefficient are dropped,
         so the angular map has 4m(n+1) entries (HRF Sec. 2.4, Eq. 19, Lemma 3.2;
@@ -210,12 +186,6 @@ class BipolarHybrid(HybridBase):
             if k != 0
         ]
         return concat_features(blocks)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._psi(draw, X, "query")
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._psi(draw, Y, "key")
 
 
 class AngularHybrid(BipolarHybrid):
@@ -302,18 +272,8 @@ class GaussianHybrid(BipolarHybrid):
 
 
 for _cls in (AngularHybrid, GaussianHybrid):
-    register_hybrid(
-        HybridEntry(
-            _cls.family,
-            _cls,
-            KERNELS,
-            _cls.paper,
-            True,
-            _cls.description,
-            default_n=DEFAULT_N,
-            variants=_cls.variants,
-            biased_variants=("shared-all",) if "shared-all" in _cls.variants else (),
-        )
-    )
+    biased = ("shared-all",) if "shared-all" in _cls.variants else ()
+    fields = {"default_n": DEFAULT_N, "variants": _cls.variants, "biased_variants": biased}
+    register_hybrid(HybridEntry.of(_cls, True, **fields))
 # '@iid' in the target: registry.list_estimators looks alias targets up among full names.
 register_alias("cse", "angular-hybrid@iid", variant="shared-all")

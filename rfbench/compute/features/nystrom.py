@@ -1,27 +1,5 @@
-"""Nyström features for the Gaussian and softmax kernels (Williams & Seeger, NIPS 2001, Eq. 8;
-docs/methods.md#nystrom).
-
-A data-dependent baseline: m landmarks L are taken from the data passed as
-``sample(..., fit=(X, Y))`` (the hook every data-dependent estimator uses,
-docs/extending.md#data-dependent), and
-
-    φ(u) = K(u, L) B,   B = U_+ Λ_+^{-1/2},   K(L, L) = U Λ Uᵀ,
-
-so φ(x)ᵀφ(y) = K(x, L) K(L, L)⁺ K(L, y). The pseudo-inverse keeps the eigenvalues
-λ > ``rcond``·λ_max (default 1e-10, relative) and drops the rest: a stable inverse square root for
-nearly repeated landmarks, where an absolute floor (scikit-learn clips at 1e-12) would amplify
-rounding. Landmarks:
-
-- ``uniform`` (default): m distinct rows of the pooled fit data (X and Y, duplicates removed),
-  uniformly without replacement, independently per draw (the Nyström method of Williams & Seeger
-  and scikit-learn's ``Nystroem``);
-- ``kmeans`` (alias ``nystrom-kmeans``): the centres of k-means (Lloyd's algorithm, ``iters``
-  sweeps) started from those uniform landmarks (Zhang, Tsang & Kwok, ICML 2008).
-
-If the pooled data has fewer than m distinct rows, all of them are landmarks (the features are
-then narrower than m). The kernel is the estimator's own (Gaussian or softmax), computed in log
-space per row.
-"""
+"""Nyström features φ(u) = K(u, L)·U_+Λ_+^{-1/2}, landmarks L from the fit data (Williams & Seeger,
+NIPS 2001, Eq. 8; k-means landmarks: Zhang, Tsang & Kwok, ICML 2008; docs/methods.md#nystrom)."""
 
 from __future__ import annotations
 
@@ -32,7 +10,10 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Projections,
+    Rng,
+    Side,
     WeightsSampler,
     check_inputs,
 )
@@ -42,24 +23,11 @@ from rfbench.compute.kernels import KERNELS, log_kernel, sq_norms
 LANDMARKS = ("uniform", "kmeans")
 
 
-def uniform_landmarks(rng: np.random.Generator, pool: np.ndarray, m: int, draws: int) -> np.ndarray:
-    """``draws`` independent uniform subsets of min(m, len(pool)) rows of ``pool``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        Source of the subsets.
-    pool : ndarray, shape (n, d)
-        Candidate landmarks (distinct rows).
-    m : int
-        Landmarks wanted.
-    draws : int
-        Independent subsets.
-
-    Returns
-    -------
-    ndarray, shape (draws, min(m, n), d)
-    """
+def _uniform_landmarks(
+    rng: np.random.Generator, pool: np.ndarray, m: int, draws: int
+) -> np.ndarray:
+    """``draws`` independent uniform subsets of min(m, n) distinct rows of ``pool`` (n, d):
+    (draws, min(m, n), d)."""
     k = min(m, len(pool))
     order = np.argsort(rng.random((draws, len(pool))), axis=1)[:, :k]
     return pool[order]
@@ -94,21 +62,9 @@ def kmeans_landmarks(pool: np.ndarray, start: np.ndarray, iters: int) -> np.ndar
     return C
 
 
-def inverse_sqrt_basis(W: np.ndarray, rcond: float) -> np.ndarray:
-    """B = U_+ Λ_+^{-1/2} of symmetric PSD matrices, eigenvalues ≤ rcond·λ_max dropped (zero
-    columns), so B Bᵀ = W⁺ on the kept eigenspace.
-
-    Parameters
-    ----------
-    W : ndarray, shape (draws, k, k)
-        Landmark kernel matrices K(L, L).
-    rcond : float
-        Relative eigenvalue cut-off.
-
-    Returns
-    -------
-    ndarray, shape (draws, k, k)
-    """
+def _inverse_sqrt_basis(W: np.ndarray, rcond: float) -> np.ndarray:
+    """B = U_+ Λ_+^{-1/2} of PSD matrices W (draws, k, k), eigenvalues ≤ rcond·λ_max dropped (zero
+    columns), so B Bᵀ = W⁺ on the kept eigenspace: (draws, k, k)."""
     lam, U = np.linalg.eigh(W)
     keep = lam > rcond * np.max(lam, axis=-1, keepdims=True)
     scale = np.where(keep, 1.0 / np.sqrt(np.where(keep, lam, 1.0)), 0.0)
@@ -152,12 +108,7 @@ class Nystrom(Estimator):
         return f"Nystrom(kernel={self.kernel!r}, m={self.m}, landmarks={self.landmarks!r})"
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         """Landmarks (draws, k, d) from the pooled fit data and their basis B (draws, k, k)."""
         positive_int("d", d)
@@ -167,14 +118,14 @@ class Nystrom(Estimator):
         if frame is not None and frame < d:
             raise ValueError(f"{self.name} takes its landmarks from the data: no frames")
         pool = np.unique(np.vstack([check_inputs(a, d).reshape(-1, d) for a in fit]), axis=0)
-        L = uniform_landmarks(rng, pool, self.m, draws)
+        L = _uniform_landmarks(rng, pool, self.m, draws)
         if self.landmarks == "kmeans":
             L = kmeans_landmarks(pool, L, self.iters)
-        basis = inverse_sqrt_basis(np.exp(log_kernel(self.kernel, L, L)), self.rcond)
+        basis = _inverse_sqrt_basis(np.exp(log_kernel(self.kernel, L, L)), self.rcond)
         proj = Projections(L, sq_norms(L), d)
         return Draw({"landmarks": proj}, {"basis": basis}, d)
 
-    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         L = draw.projections["landmarks"].W
         X = check_inputs(X, L.shape[-1])
         log_k = log_kernel(self.kernel, X, L)  # (draws, N, k)
@@ -182,22 +133,6 @@ class Nystrom(Estimator):
         values = np.exp(log_k - top[..., None]) @ draw.params["basis"]
         return Features(values, top)
 
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X)
 
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y)
-
-
-register_hybrid(
-    HybridEntry(
-        "nystrom",
-        Nystrom,
-        KERNELS,
-        Nystrom.paper,
-        False,
-        Nystrom.description,
-        takes_weights=False,
-    )
-)
+register_hybrid(HybridEntry.of(Nystrom, unbiased=False, takes_weights=False))
 register_alias("nystrom-kmeans", "nystrom", landmarks="kmeans")

@@ -1,18 +1,6 @@
-"""Polynomial maps of exp(xᵀy): the second-order Taylor map and random Maclaurin features
-(docs/methods.md#taylor2, docs/methods.md#maclaurin).
-
-Both estimate SM(x, y) = exp(xᵀy); the kernel change to K^(α) multiplies each row by e^{α‖u‖²}
-like every other estimator (docs/architecture.md#estimator-contract).
-
-- ``taylor2``: deterministic features φ(u) = [1, u, q(u)] with q(u) the upper triangle of uuᵀ/√2
-  with off-diagonal entries weighted by √2, so φ(x)ᵀφ(y) = 1 + xᵀy + (xᵀy)²/2 exactly (the
-  linear-attention map of Based, Arora et al. 2024, §3). Width 1 + d + d(d+1)/2, whatever m.
-  Biased; its MSE is its squared bias, exactly (theory/polynomial.py).
-- ``maclaurin``: random Maclaurin features (Kar & Karnick, AISTATS 2012, Alg. 1): per feature a
-  degree N with P(N = n) = (1 − r) rⁿ (r = ½ is the paper's p = 2), N independent Rademacher
-  vectors ω_j, and φ(u) = √(a_N / P(N)) Π_j ω_jᵀu with a_n = 1/n!. Unbiased for exp(xᵀy); m
-  features, averaged.
-"""
+"""Polynomial maps of exp(xᵀy): the deterministic second-order Taylor map (Based, Arora et al. 2024,
+§3; docs/methods.md#taylor2) and random Maclaurin features (Kar & Karnick, AISTATS 2012, Alg. 1;
+docs/methods.md#maclaurin)."""
 
 from __future__ import annotations
 
@@ -24,10 +12,12 @@ from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Features,
+    Fit,
     Projections,
+    Rng,
+    Side,
     WeightsSampler,
     check_inputs,
-    kernel_row_log,
     shifted_exp,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
@@ -39,7 +29,13 @@ class _PolynomialBase(Estimator):
 
     family = ""
 
-    def __init__(self, kernel: str, m: int, n: int | None, weights: WeightsSampler | None) -> None:
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 128,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+    ) -> None:
         if kernel not in KERNELS:
             raise ValueError(
                 f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
@@ -52,14 +48,11 @@ class _PolynomialBase(Estimator):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m})"
 
-    def _check_frame(self, d: int, frame: int | None) -> None:
+    def _check_sample(self, d: int, draws: int, frame: int | None) -> None:
+        positive_int("d", d)
+        positive_int("draws", draws)
         if frame is not None and frame < d:
             raise ValueError(f"{self.name} is not rotation invariant: no frames")
-
-    def _with_kernel(self, f: Features, X: np.ndarray) -> Features:
-        if self.alpha == 0.0:
-            return f
-        return Features(f.values, f.log_scale + kernel_row_log(self.alpha, X))
 
 
 def taylor2_features(X: np.ndarray) -> np.ndarray:
@@ -93,34 +86,18 @@ class Taylor2(_PolynomialBase):
     paper = "Based (Arora et al., 2024) §3: 1 + xᵀy + (xᵀy)²/2"
     description = "second-order Taylor features of exp(xᵀy), deterministic (width 1+d+d(d+1)/2)"
 
-    def __init__(
-        self,
-        kernel: str = "softmax",
-        m: int = 128,
-        n: int | None = None,
-        weights: WeightsSampler | None = None,
-    ) -> None:
-        super().__init__(kernel, m, n, weights)
-
     @property
     def deterministic(self) -> bool:
         return True
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
-        positive_int("d", d)
-        positive_int("draws", draws)
-        self._check_frame(d, frame)
+        self._check_sample(d, draws, frame)
         empty = np.zeros((draws, 0, d))
         return Draw({"omega": Projections(empty, np.zeros((draws, 0)), d)}, {}, d)
 
-    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         X = check_inputs(X, draw.d)
         phi = taylor2_features(X)
         top = np.max(np.abs(phi), axis=-1)  # ≥ 1: the constant feature
@@ -129,30 +106,12 @@ class Taylor2(_PolynomialBase):
             values, top = values[None], top[None]
         values = np.broadcast_to(values, (draw.draws,) + values.shape[1:])
         log_scale = np.broadcast_to(np.log(top), values.shape[:2])
-        return self._with_kernel(Features(values, log_scale), X)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X)
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y)
+        return self.with_kernel(Features(values, log_scale), X)
 
 
-def log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
-    """log(a_N / P(N)) with a_n = 1/n! and P(N = n) = (1 − r) rⁿ (Kar & Karnick 2012, Alg. 1).
-
-    Parameters
-    ----------
-    degree : ndarray of int, any shape
-        Degrees N ≥ 0.
-    ratio : float
-        r ∈ (0, 1).
-
-    Returns
-    -------
-    ndarray, the shape of ``degree``
-        The log importance weights.
-    """
+def _log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
+    """log(a_N / P(N)) with a_n = 1/n!, P(N = n) = (1 − r) rⁿ for degrees N ≥ 0 (any shape) and
+    r = ``ratio`` ∈ (0, 1) (Kar & Karnick 2012, Alg. 1)."""
     degree = np.asarray(degree)
     return -gammaln(degree + 1) - np.log1p(-ratio) - degree * np.log(ratio)
 
@@ -187,20 +146,13 @@ class RandomMaclaurin(_PolynomialBase):
         return True
 
     def sample(
-        self,
-        rng: np.random.Generator,
-        d: int,
-        draws: int = 1,
-        fit: tuple[np.ndarray, np.ndarray] | None = None,
-        frame: int | None = None,
+        self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         """Degrees N_i (draws, m) and the Rademacher rows of all features packed in order,
         (draws, T, d) with T = max over draws of Σ_i N_i (≈ m·r/(1 − r)): feature i uses rows
         start_i … start_i + N_i − 1, start = the exclusive cumulative sum of the degrees; rows
         past a draw's total are padding."""
-        positive_int("d", d)
-        positive_int("draws", draws)
-        self._check_frame(d, frame)
+        self._check_sample(d, draws, frame)
         degree = rng.geometric(1.0 - self.ratio, size=(draws, self.m)) - 1
         end = np.cumsum(degree, axis=1)
         total = int(end[:, -1].max())
@@ -209,7 +161,7 @@ class RandomMaclaurin(_PolynomialBase):
         proj = Projections(W, np.full(W.shape[:2], float(d)), d)
         return Draw({"omega": proj}, {"degree": degree, "end": end}, d)
 
-    def _features(self, draw: Draw, X: np.ndarray) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         proj = draw.projections["omega"]
         X = check_inputs(X, proj.frame)
         degree, end = draw.params["degree"], draw.params["end"]
@@ -225,33 +177,13 @@ class RandomMaclaurin(_PolynomialBase):
             lo = np.broadcast_to((end - degree)[:, None, :], hi.shape)
             return np.take_along_axis(c, hi, -1) - np.take_along_axis(c, lo, -1)
 
-        log_mag = segment_sums(log_abs) + 0.5 * log_maclaurin_weight(degree, self.ratio)[:, None]
+        log_mag = segment_sums(log_abs) + 0.5 * _log_maclaurin_weight(degree, self.ratio)[:, None]
         log_mag = np.where(segment_sums(zero.astype(float)) > 0.5, -np.inf, log_mag)
         sign = np.where(np.round(segment_sums(negative.astype(float))) % 2 == 1, -1.0, 1.0)
         out = shifted_exp(log_mag[..., None], sign[..., None])
         row = out.log_scale - 0.5 * np.log(self.m)
-        return self._with_kernel(Features(out.values, row), X)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X)
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y)
+        return self.with_kernel(Features(out.values, row), X)
 
 
-register_hybrid(
-    HybridEntry(
-        "taylor2", Taylor2, KERNELS, Taylor2.paper, False, Taylor2.description, takes_weights=False
-    )
-)
-register_hybrid(
-    HybridEntry(
-        "maclaurin",
-        RandomMaclaurin,
-        KERNELS,
-        RandomMaclaurin.paper,
-        True,
-        RandomMaclaurin.description,
-        takes_weights=False,
-    )
-)
+register_hybrid(HybridEntry.of(Taylor2, unbiased=False, takes_weights=False))
+register_hybrid(HybridEntry.of(RandomMaclaurin, unbiased=True, takes_weights=False))

@@ -1,17 +1,7 @@
-"""Names -> estimators: ``component@weights``, hybrids, aliases; ``rfbench list estimators``.
-
-The public surface (see ``docs/architecture.md``): :func:`get` builds an estimator from its name,
-:func:`describe` says what a name is without building it, :func:`estimator_names` lists every name,
-:func:`make_weights` / :func:`weights_samplers` give the couplings, and the decorators
-``register_component``, ``register_weights``, ``register_hybrid`` and ``register_alias`` add to it.
-Every module of ``rfbench.compute.features`` is imported on first use (a new module registers
-itself), and then the ``rfbench.plugins`` entry points of installed packages
-(:mod:`rfbench.compute.plugins`).
-
-Options route the same way for every kind: ``weights_<option>`` goes to the coupling (e.g.
-``weights_passes=3`` for ``@simrf-plus``), every other option to the component or hybrid. A name
-may carry them too, so a command line or a config can set them: ``gerf-fixed(A=-0.25)@orf``,
-``trig@simrf-plus(passes=3)``, ``gaussian-hybrid(sigma=0.5)@orf`` (:func:`parse_name`).
+"""Names -> estimators: ``component@weights``, hybrids, aliases, with options in the name
+(``gerf-fixed(A=-0.25)@orf``; ``weights_<option>`` goes to the coupling); ``rfbench list
+estimators`` (docs/architecture.md#layout, docs/methods.md#options-in-names). The built-ins, then
+the ``rfbench.plugins`` entry points, register themselves on first use.
 """
 
 from __future__ import annotations
@@ -24,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from rfbench.compute.errors import UserError
-from rfbench.compute.features.base import Component, Estimator, WeightsSampler, declares
+from rfbench.compute.features.base import Component, Estimator, WeightsSampler
 from rfbench.compute.features.options import (
     SYNTAX,
     WEIGHTS_PREFIX,
@@ -35,6 +25,7 @@ from rfbench.compute.features.options import (
     split_options,
     split_outside_brackets,
 )
+from rfbench.compute.kernels import KERNELS
 from rfbench.compute.names import split_name
 from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 
@@ -67,15 +58,9 @@ C = TypeVar("C", bound=type)
 
 @dataclass(frozen=True)
 class HybridEntry:
-    """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``.
-
-    ``bipolar`` and ``data_dependent`` (see :class:`Estimator`): for a factory that is not an
-    :class:`Estimator` class, which declares them itself; ``bipolar``: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig
-    with random λ (HRF Eq. 12), sized by (m, n);
-    ``default_n``: its λ projections when n is not given; ``variants``: its sharing variants (the
-    first is the default), of which ``biased_variants`` reuse ω as τ, are biased and take n = m
-    by default (CSE's shared-all).
-    """
+    """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``
+    (docs/extending.md#a-hybrid; ``bipolar`` and ``data_dependent``: for a factory that is not an
+    :class:`Estimator` class, which declares them itself)."""
 
     name: str
     factory: Callable[..., Estimator]
@@ -90,6 +75,13 @@ class HybridEntry:
     variants: tuple[str, ...] = ()
     biased_variants: tuple[str, ...] = ()
     data_dependent: bool = False
+
+    @classmethod
+    def of(cls, estimator: type[Estimator], unbiased: bool, **fields: Any) -> HybridEntry:
+        """The entry of an :class:`Estimator` class for every kernel, named by its ``family``,
+        with its ``paper`` and ``description``."""
+        e: Any = estimator
+        return cls(e.family, estimator, KERNELS, e.paper, unbiased, e.description, **fields)
 
 
 #: components, hybrids and aliases are all estimator names: one namespace
@@ -312,22 +304,12 @@ def _unknown(name: str) -> str:
 
 @dataclass(frozen=True)
 class EstimatorDescription:
-    """What an estimator name stands for, without building it (one row of ``rfbench list``).
+    """What an estimator name stands for, without building it (one row of ``rfbench list``;
+    the facts and capabilities of :class:`Estimator`, docs/extending.md#capabilities).
 
-    ``component`` is the feature function or hybrid family (before '@'), ``weights`` the coupling
-    (defaults filled in), ``variant`` the sharing variant an alias fixes (None: the caller's
-    choice among ``variants``), ``options`` every option ``get`` accepts with its default
-    (``weights_*`` go to the coupling; ``...`` marks a required one), ``features_per_projection``
-    the map entries per projection ω_i (components; None for hybrids, whose width depends on n),
-    ``theory_name`` the name under which a closed-form MSE would be registered (None when options
-    change the estimator: :func:`rfbench.compute.features.theory.has_theory` says whether one
-    exists), ``default_n`` a bipolar hybrid's λ projections
-    when n is not given (None: n = m for a shared-all variant).
-
-    Capabilities (docs/extending.md#capabilities), declared by implementing a method:
-    ``precision_form`` — the map in a given dtype (``Estimator.dtype_parts``, e.g. HRF Eq. 2-3,
-    DERF Thm 4.1), needed by the precision experiment; ``projection_terms`` — per-projection log
-    terms (``Estimator.projection_log_terms``), needed by kernel-regression classify.
+    ``options``: every option ``get`` accepts with its default (``...``: required);
+    ``theory_name``: the name a closed-form MSE would be registered under (None when options
+    change the estimator); ``default_n``: a bipolar hybrid's λ projections when n is not given.
     """
 
     name: str
@@ -366,12 +348,8 @@ def describe(name: str) -> EstimatorDescription:
     if wname not in _WEIGHTS:
         raise UnknownEstimatorError(_unknown(name))
     ws = _WEIGHTS[wname]
-    _check_names(name, head, hybrid, named, fixed, wname, named_weights)
-    _check_hybrid_weights(name, hybrid, wname)
-    if hybrid is None:  # data-free constructors: check the values now, not in a job
-        with _building(name, bool(named or named_weights)):
-            _COMPONENTS[head](**named)
-            ws(**named_weights)
+    # the facts are the estimator's own (data-free constructors: values checked now, not in a job)
+    est = get(name, kernel=(hybrid or _COMPONENTS[head]).kernels[0])
     opts = {
         **accepted_options(hybrid.factory if hybrid else _COMPONENTS[head], ("kernel", "m", "n")),
         **{f"{WEIGHTS_PREFIX}{k}": v for k, v in accepted_options(ws).items()},
@@ -396,51 +374,30 @@ def describe(name: str) -> EstimatorDescription:
         # a closed form is of the default options: none for options set in the name
         "theory_name": (bare if alias else plain) if full == plain else None,
     }
+    common |= {
+        # an entry declares data dependence and bipolarity for a factory that is not a class
+        "data_dependent": est.data_dependent or bool(hybrid and hybrid.data_dependent),
+        "features_per_projection": est.features_per_projection,
+        "unbiased": est.unbiased and (hybrid is None or hybrid.unbiased),
+        "precision_form": est.precision_form,
+        "projection_terms": est.projection_terms,
+    }
     if hybrid is None:
         comp = _COMPONENTS[head]
+        text = _alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}"
         return EstimatorDescription(
-            **common,
-            data_dependent=comp.data_dependent or ws.data_dependent,
-            features_per_projection=comp.outputs * (2 if comp.complex_valued else 1),
-            kernels=tuple(comp.kernels),
-            unbiased=comp.unbiased and (ws.marginally_gaussian or ws.importance_weighted),
-            paper=comp.paper,
-            description=_alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}",
-            precision_form=declares(comp, "dtype_parts", Component),
-            projection_terms=True,  # every component has log_terms
+            **common, kernels=tuple(comp.kernels), paper=comp.paper, description=text
         )
-    variants = (variant,) if variant else hybrid.variants
     return EstimatorDescription(
         **common,
-        data_dependent=_declared(hybrid, "data_dependent"),
-        # a hybrid's width depends on n; an estimator class may declare its own (learned maps)
-        features_per_projection=_declared_width(hybrid.factory),
         kernels=tuple(hybrid.kernels),
-        unbiased=hybrid.unbiased
-        and ws.marginally_gaussian
-        and not (variant and variant in hybrid.biased_variants),
         paper=hybrid.paper,
         description=_alias_text(bare, full, fixed) or hybrid.description,
         hybrid=True,
-        bipolar=_declared(hybrid, "bipolar"),
+        bipolar=est.bipolar or hybrid.bipolar,
         default_n=None if variant in hybrid.biased_variants else hybrid.default_n,
-        variants=variants,
-        precision_form=declares(hybrid.factory, "dtype_parts", Estimator),
-        projection_terms=declares(hybrid.factory, "projection_log_terms", Estimator),
+        variants=(variant,) if variant else hybrid.variants,
     )
-
-
-def _declared(hybrid: HybridEntry, fact: str) -> bool:
-    """A fact the family's estimator class declares (:class:`Estimator`), or its entry does (for
-    a factory that is not a class)."""
-    on_class = getattr(hybrid.factory, fact, None)
-    return bool(getattr(hybrid, fact)) or (isinstance(on_class, bool) and on_class)
-
-
-def _declared_width(factory: Callable[..., Estimator]) -> int | None:
-    """Features per projection a hybrid's class declares as a constant (learned maps), else None."""
-    width = getattr(factory, "features_per_projection", None)
-    return width if isinstance(width, int) and not isinstance(width, bool) else None
 
 
 def _alias_text(name: str, target: str, fixed: dict[str, Any]) -> str:

@@ -1,17 +1,8 @@
-"""The random-phase TrigRF of DERF Eqs. 4-5: one feature per projection,
+"""The random-phase TrigRF √2 e^{‖x‖²/2} cos(ωᵀx + b), b ~ U[0, 2π] (DERF Eqs. 4-5;
+docs/methods.md#trig).
 
-    f(ω, b, x) = √2 e^{‖x‖²/2} cos(ωᵀx + b),   ω ~ N(0, I_d),  b ~ U[0, 2π],
-
-so that E[f(ω, b, x) f(ω, b, y)] = e^{(‖x‖²+‖y‖²)/2} E cos(ωᵀ(x − y)) = exp(xᵀy) (the softmax
-kernel; the Gaussian after the K^(α) change). The per-feature variance exceeds that of a [sin, cos]
-pair per ω (``trig``, HRF Eq. 2) by ½ e^{‖x‖²+‖y‖²} (the mean of 2 cos² of a uniform phase: DERF
-Eq. 5; docs/methods.md#trig), which is why the DERF paper's TrigRF is weaker at equal feature count
-M than the library's ``trig`` with M/2 projections.
-
-The phases b are drawn with the projections (one per ω and draw, :attr:`Component.random_phase`)
-and carried by them (``Projections.phase``), so the query and key maps share them and a batch of
-draws merged into one set of projections (kernel-regression classification) keeps each ω with its b.
-"""
+The phases are drawn with the projections and carried by them (``Projections.phase``), so both
+sides, and draws merged into one projection set, keep each ω with its b."""
 
 from __future__ import annotations
 

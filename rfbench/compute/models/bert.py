@@ -1,17 +1,9 @@
 """A small numpy BERT encoder (Devlin et al., 2019) that exposes its attention.
 
-It reads any BERT-family folder holding ``config.json``, ``model.safetensors`` and
-``tokenizer.json`` (weights through ``safetensors.numpy``, tokens through ``tokenizers``) and
-computes, in float64, the post-LayerNorm encoder of the Hugging Face ``BertModel``: embeddings
-(word + position + token type, LayerNorm), then per layer multi-head self-attention, residual +
-LayerNorm, a GELU (erf) feed-forward block, residual + LayerNorm. Sentence embeddings are the
-mean of the last hidden states over the real tokens, L2-normalised (the sentence-transformers
-pooling of all-MiniLM-L6-v2).
-
-Queries and keys are returned scaled by d_head^(-1/4) each, so qᵀk is the attention logit and
-the softmax kernel exp(qᵀk) of rfbench (docs/methods.md) is the unnormalised attention.
-Every layer's attention can be replaced by a callable (the swap-in score of
-docs/experiments.md#attention).
+The post-LayerNorm encoder of the Hugging Face ``BertModel`` in float64 (or float32), with
+mean-pooled, L2-normalised sentence embeddings (the sentence-transformers pooling). Queries and
+keys are scaled by d_head^(-1/4) each, so qᵀk is the attention logit; every layer's attention can
+be replaced by a callable (the swap-in score; docs/experiments.md#attention).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """A BERT encoder exported to ONNX by PyTorch, read back as Hugging Face tensors and a config.
 
-PyTorch's exporter keeps the names of biases and LayerNorm parameters
-(``….encoder.layer.0.attention.self.query.bias``) but stores each linear layer's weight as an
-unnamed initializer (``onnx::MatMul_470``), transposed, feeding ``MatMul``; the product then feeds
-an ``Add`` with the named bias. Following MatMul → Add names every weight without guessing:
-``X.bias`` gives ``X.weight`` (the initializer, transposed back to (out, in)). The config comes
-from the graph too: sizes from the tensors' shapes, the LayerNorm epsilon from the
-``LayerNormalization`` nodes, the head size d from the attention logits' divisor √d.
-
-Needs the optional ``onnx`` package (``pip install onnx``), imported only here.
+The exporter leaves each linear layer's weight unnamed and transposed, feeding a ``MatMul`` whose
+product feeds an ``Add`` with the named bias: following MatMul → Add names every weight
+(docs/experiments.md#attention, "A second model"). Needs the optional ``onnx`` package.
 """
 
 from __future__ import annotations

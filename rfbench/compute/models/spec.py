@@ -1,11 +1,6 @@
-"""A model folder checked before anything runs: its config against its weights' header.
-
-:func:`check_config` reads ``config.json`` (a regular file of sane size, a JSON object, every
-field the encoder uses within range) and the header of ``model.safetensors`` (never its data),
-and checks that the weights the encoder reads exist with the shapes the config implies and a
-float dtype. Each problem is one :class:`~rfbench.compute.models.errors.ModelError` line naming the
-folder, the file and the field. The result, a :class:`ModelSpec`, sizes the model for the memory
-estimate (docs/experiments.md#attention).
+"""A model folder checked before anything runs: its config against its weights' header, each
+problem one :class:`~rfbench.compute.models.errors.ModelError` line naming the file and the field
+(docs/experiments.md#attention, "Your own model").
 """
 
 from __future__ import annotations

@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.features import registry
-from rfbench.compute.results import INT, register_parameter
 
 #: the feature count of an estimator's row (derived from ``m`` and the estimator: not part of a
 #: row's identity in ``rfbench compare``)
-FEATURES = register_parameter("features", INT, derived=True)
+FEATURES = "features"
 
 
 def with_run_columns(rows: pd.DataFrame, experiment: str, figure: str) -> pd.DataFrame:

@@ -1,30 +1,6 @@
-"""``rfbench compare A B``: two result folders (or files) side by side
-(docs/architecture.md#compare).
-
-Rows are matched by every column except the measurement (``value``, ``stderr``, ``n_trials``)
-and the columns derived from it (``rfbench.compute.results.DERIVED_COLUMNS``: a z against a
-baseline, whether the sample resolves the row); a row that appears several times with the same
-columns is matched by its occurrence. For every shared row the difference B − A gets the standard
-error SE = √(se_A² + se_B²) and z = (B − A)/SE. A row is *flagged* when its z is beyond the chosen
-``z`` after a family-wise correction across all rows compared: ``z`` sets the family-wise error
-rate α = 2(1 − Φ(z)) (two-sided), and Holm's step-down (default) or Bonferroni's α/n decides per
-row.
-Rows without a standard error, or with one below 1e-9 of their value (exact quantities: true
-values, closed forms, FLOPs, a deterministic estimator's repeated draws) are flagged when they
-differ beyond float round-off: relative 1e-9, or 1e-12 of the largest value of their metric in
-the file (an exact zero computed as 1e-15 is round-off too); such a row whose ``n_trials``
-differ (a quantile of samples of different sizes) is left untested. A value that is non-finite
-(±inf, NaN) on one side only, or non-finite in different ways, is flagged; the same non-finite
-value on both sides is unchanged. Timing rows (metrics ``time_s``, ``cpu_s``) are machine
-measurements, never flagged as numbers; they, and each file's timing provenance (jobs' wall and
-CPU seconds, written by ``rfbench run`` and by the benchmarks), give the timing ratios B/A.
-
-Two files are compared only if their runs had one config (the resolved config in each file's
-provenance, profile included, name excluded): then a row of A that B lacks is missing, and so
-is a file of A that B lacks. ``across_configs`` compares files of different configs on the rows
-both have: a row one side lacks may be one its config never asked for, so it is counted as
-*outside* the other config, not missing, and no timing ratio is formed over different work.
-"""
+"""``rfbench compare A B``: two result folders (or files) row by row, each shared row's B − A
+judged against its standard error, family-wise across rows; the rules are in
+docs/architecture.md#compare."""
 
 from __future__ import annotations
 
@@ -40,6 +16,7 @@ from scipy import stats
 
 from rfbench.compute.errors import UserError
 from rfbench.compute.results import DERIVED_COLUMNS, load_results, result_paths
+from rfbench.compute.schema import TIMING_METRICS
 from rfbench.present.compare.inputs import (
     ResultFile,
     check_fits,
@@ -52,7 +29,6 @@ from rfbench.present.statistics import holm
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")
 #: metrics that are timings of this machine, not results
-TIMING_METRICS = frozenset({"time_s", "cpu_s"})
 #: relative difference below which two values without a standard error are the same number
 EXACT_RTOL = 1e-9
 #: ... or absolute, as a share of the largest |value| of the row's metric in the file
@@ -70,26 +46,12 @@ KINDS = ("noisy", "exact", "timing", "non-finite", "untested")
 
 @dataclass
 class FileComparison:
-    """One result file in A and B.
-
-    Attributes
-    ----------
-    name : str
-        ``<experiment>/<name>.parquet`` (or the file names when two files are compared).
-    shared : DataFrame
-        One row per shared row: its identifying columns (one named as a computed column
-        carried as ``<name> (row)``), ``value_a``, ``value_b``, ``se_a``, ``se_b``, ``diff``,
-        ``se`` (NaN without standard errors), ``z``, ``p`` (two-sided), ``flagged`` (bool) and
-        ``kind`` (one of :data:`KINDS`).
-    new, missing : DataFrame
-        Rows only in B, rows only in A (as in their file), when both runs had one config.
-    timing : dict
-        ``wall_a``, ``wall_b``, ``cpu_a``, ``cpu_b`` (jobs' seconds, None if not recorded) and
-        ``ratio`` (CPU B/A, else wall B/A, else None; None when the configs differ).
-    config_diff : dict
-        Config key → (value in A, value in B) for every key that differs (empty: one config).
-    outside_a, outside_b : DataFrame
-        Rows only in A, only in B, when the configs differ: not compared, not missing.
+    """One result file in A and B: its ``shared`` rows (identifying columns, ``value_a``,
+    ``value_b``, ``se_a``, ``se_b``, ``diff``, ``se``, ``z``, ``p``, ``flagged``, ``kind`` of
+    :data:`KINDS`), the rows ``new`` in B and ``missing`` from it (one config) or ``outside_a`` /
+    ``outside_b`` the other side's config (configs differ: ``config_diff``, key → (A, B)), and
+    ``timing`` (jobs' seconds ``wall_a``, ``wall_b``, ``cpu_a``, ``cpu_b`` and their ``ratio`` B/A,
+    None over different work).
     """
 
     name: str
@@ -113,18 +75,8 @@ class FileComparison:
 
 @dataclass
 class Comparison:
-    """Every result file of A and B compared (see the module docstring).
-
-    Attributes
-    ----------
-    files : list of FileComparison
-        The files present in both.
-    only_a, only_b : list of str
-        Files present in one side only (a file of A missing in B fails ``--fail-on numbers``).
-    z, method : float, str
-        The chosen z and the family-wise correction.
-    tests : int
-        Rows tested with a standard error (the family size).
+    """Every result file of A and B compared: ``files`` in both, ``only_a`` / ``only_b`` (file
+    names), the chosen ``z`` and ``method``, and ``tests`` (rows tested with a standard error).
     """
 
     files: list[FileComparison]
@@ -223,16 +175,12 @@ def compare_rows(
     a, b : DataFrame
         Result rows (docs/architecture.md#result-schema).
     derived : collection of str
-        Columns computed from a row's measurement (not part of its identity), as the files
-        declare them.
+        Columns computed from a row's measurement (not part of its identity).
 
     Returns
     -------
-    shared : DataFrame
-        Identifying columns (one named as a computed column as ``<name> (row)``) plus
-        ``value_a``, ``value_b``, ``se_a``, ``se_b``, ``diff``, ``se``, ``z`` and ``kind``.
-    new, missing : DataFrame
-        Rows of B not in A, rows of A not in B.
+    shared, new, missing : DataFrame
+        As :class:`FileComparison`'s (``shared`` without ``p`` and ``flagged``).
     """
     check_columns(a, "result table A")
     check_columns(b, "result table B")
@@ -290,21 +238,9 @@ def check_test(z: float, method: str) -> None:
 
 
 def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") -> int:
-    """Set ``p`` and ``flagged`` in place on every table; return the family size.
-
-    Noisy rows (with a standard error) are tested together: two-sided p = 2(1 − Φ(|z|)), flagged
-    at family-wise level α = 2(1 − Φ(z)) by Holm's step-down, Bonferroni's α/n, or (``none``) per
-    row |z| > z. Exact rows are flagged when they differ by more than a relative 1e-9 and by more
-    than 1e-12 of the largest |value| of their metric in the table; non-finite rows when the value
-    (or an infinite SE) is non-finite on one side only or in different ways; timing rows never.
-
-    Parameters
-    ----------
-    shared : sequence of DataFrame
-        Tables from :func:`compare_rows`.
-    z : float
-        The chosen z (> 0).
-    method : {"holm", "bonferroni", "none"}
+    """Set ``p`` and ``flagged`` in place on the :func:`compare_rows` tables ``shared``, the noisy
+    rows family-wise at the chosen ``z`` by ``method`` (the rules: docs/architecture.md#compare);
+    return the family size.
     """
     check_test(z, method)
     p_all = []
@@ -382,22 +318,19 @@ def compare(
     max_memory: int | None = None,
     across_configs: bool = False,
 ) -> Comparison:
-    """Compare two result folders (or two result files).
+    """Compare two result folders (or two result files) (docs/architecture.md#compare).
 
     Parameters
     ----------
     a, b : path
-        Results folders (``<folder>/<experiment>/<name>.parquet``) or single result files (then
-        compared with each other whatever their names).
+        Results folders (``<folder>/<experiment>/<name>.parquet``) or two result files.
     z : float
-        Flag a row beyond this z, family-wise across all noisy rows (see ``flag_rows``).
+        Flag a row beyond this z, family-wise across all noisy rows.
     method : {"holm", "bonferroni", "none"}
     max_memory : int, optional
-        Memory budget in bytes (default: half the available memory). Files whose rows (counted
-        from their parquet metadata before reading) would not fit are refused.
+        Memory budget in bytes (default: half the available memory), checked before reading.
     across_configs : bool
-        Compare files whose runs had different configs (profile included) on the rows both
-        have; without it such files are refused.
+        Compare files of different configs on the rows both have (else refused).
 
     Returns
     -------
@@ -406,8 +339,7 @@ def compare(
     Raises
     ------
     UserError
-        A bad z or method, a path that is neither, a file that is unreadable, malformed or too
-        large (the message names it), files of different configs without ``across_configs``.
+        A bad argument, or a file that is unreadable, malformed, too large or of another config.
     """
     from rfbench.compute.memlimits import DEFAULT_FRACTION, available_memory
 

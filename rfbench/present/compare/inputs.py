@@ -1,10 +1,5 @@
-"""What ``rfbench compare`` learns about a result file before reading its rows
-(docs/architecture.md#compare): its size, its config and its timing provenance.
-
-Every check names the file and the problem in one line (a
-:class:`~rfbench.compute.errors.UserError`), so a damaged or hostile file ends ``compare`` with exit
-status 2, never with a crash, and a file too large for memory is refused from its parquet footer
-before a row is read.
+"""What ``rfbench compare`` learns about a result file before reading its rows: its size, config and
+timing, each problem one :class:`~rfbench.compute.errors.UserError` naming the file (exit 2).
 """
 
 from __future__ import annotations
@@ -36,19 +31,9 @@ TIMING_KEYS = ("jobs_wall_s", "jobs_cpu_s")
 
 @dataclass(frozen=True)
 class ResultFile:
-    """A result file as known from its parquet footer and provenance, before its rows are read.
-
-    Attributes
-    ----------
-    path : Path
-    rows, columns : int
-        From the parquet metadata.
-    config : dict
-        The resolved config of the run (provenance ``config``; empty if not recorded).
-    timing : dict
-        ``jobs_wall_s`` and ``jobs_cpu_s`` in seconds, None where not recorded.
-    derived : frozenset of str
-        The columns computed from a row's measurement, as the file declares them.
+    """A result file as its parquet footer (``rows``, ``columns``) and provenance (``config``,
+    ``timing`` of :data:`TIMING_KEYS`, the ``derived`` columns) describe it, before its rows are
+    read.
     """
 
     path: Path
@@ -86,13 +71,8 @@ def _timing(path: Path, provenance: Mapping[str, Any]) -> dict[str, float | None
 
 
 def read_result_file(path: str | Path) -> ResultFile:
-    """Row and column counts, config and timing of a result file, without reading its rows.
-
-    Raises
-    ------
-    UserError
-        The file is unreadable, not an rfbench result, or its provenance ``config`` or
-        ``timing`` has the wrong shape; the message names the file.
+    """The :class:`ResultFile` of ``path``, without reading its rows (:class:`UserError` naming the
+    file when it is unreadable or its provenance has the wrong shape).
     """
     path = Path(path)
     provenance = load_provenance(path)

@@ -1,16 +1,4 @@
-"""Real-attention figures (experiment ``attention``, docs/experiments.md#attention).
-
-- ``beyond-attention``: per layer, the relative output error ‖Ô − O‖_F/‖O‖_F vs the feature
-  budget F per method (random feature maps, the local methods, learned and data-aware maps when
-  run; local methods dotted; the median over the layer's heads with its 95 % distribution-free
-  interval, as the report gives it), with the baselines as horizontal lines: uniform attention
-  (median over heads), the zero output (1), and the oracle best rank-F approximation A_F V
-  (median; not a bound on output errors). Longest sequence only.
-- ``beyond-attention-map``: per method a layer × head map of the smallest budget F at which it
-  beats uniform attention, Holm-corrected over the heads (rfbench.present.attention_stats;
-  blank: at no F), and beside them each head's largest logit max qᵀk and exact attention entropy
-  (context for why some heads are hard).
-"""
+"""Real-attention figures (experiment ``attention``, docs/experiments.md#attention)."""
 
 from __future__ import annotations
 
@@ -18,12 +6,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from rfbench.present.attention_stats import (
-    beats_uniform_corrected,
-    is_local,
-    longest,
-    median_ci,
-)
+from rfbench.present.attention_stats import beats_uniform_corrected, is_local, longest, median_ci
 from rfbench.present.plots import register_figure, style
 
 NAME = "beyond-attention"
@@ -66,37 +49,36 @@ def head_medians(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_dict(out, orient="index").sort_index()
 
 
+def draw_method(ax, name: str, rows: pd.DataFrame, label: str | None) -> None:
+    """One method's curve: per budget the median over heads with its 95 % interval."""
+    curve = head_medians(rows)
+    low, high = curve["value"] - curve["low"], curve["high"] - curve["value"]
+    line = {"color": method_colour(name), "marker": style.marker(name)}
+    line["linestyle"] = method_line(name, rows)
+    ax.errorbar(curve.index, curve["value"], yerr=[low, high], label=label, capsize=2, **line)
+
+
 @register_figure(
     "beyond-attention",
     needs=[NAME],
     title="Beyond the papers: attention output error vs features on all-MiniLM-L6-v2, baselines",
 )
 def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
-    """Output error vs the feature budget per layer, methods as curves, baselines as lines."""
+    """Output error ‖Ô − O‖_F/‖O‖_F vs the feature budget per layer at the longest sequence: per
+    method the median over heads with its 95 % interval (local methods dotted); uniform attention
+    (median over heads), the zero output and the oracle rank-F A_F V (not a bound) as lines."""
     df = results[NAME]
     heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
     base = longest(df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")])
     layers = sorted(heads["layer"].unique())
     ncols = min(3, len(layers))
     nrows = int(np.ceil(len(layers) / ncols))
-    fig, grid = style.new_figure(ncols=ncols, nrows=nrows + 1, height=2.2)
-    spec = grid[0, 0].get_gridspec()
-    spec.set_height_ratios([1.0] * nrows + [0.3])
-    for ax in grid[-1]:
-        ax.remove()
-    legend_ax = fig.add_subplot(spec[-1, :])
-    legend_ax.axis("off")
-    axes = grid[:-1]
+    fig, axes, legend_ax = style.with_legend_row(ncols, nrows, height=2.2, ratio=0.3)
     for idx, layer in enumerate(layers):
         ax = axes.flat[idx]
         part = heads[heads["layer"] == layer]
         for name, rows in part.groupby("estimator", sort=False):
-            curve = head_medians(rows)
-            ax.errorbar(curve.index, curve["value"],
-                        yerr=[curve["value"] - curve["low"], curve["high"] - curve["value"]],
-                        label=name if idx == 0 else None,
-                        color=method_colour(name), marker=style.marker(name), capsize=2,
-                        linestyle=method_line(name, rows))  # fmt: skip
+            draw_method(ax, name, rows, label=name if idx == 0 else None)
         lb = base[base["layer"] == layer]
         uniform = lb[lb["estimator"] == "uniform"]["value"].median()
         ax.axhline(uniform, color="black", linestyle="--", label="uniform" if idx == 0 else None)
@@ -126,7 +108,8 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
     "attention (Holm over heads)",
 )
 def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
-    """Layer × head maps of the smallest budget beating uniform attention, and head statistics."""
+    """Per method a layer × head map of the smallest budget beating uniform attention (Holm over
+    the heads; blank: at no F), and each head's largest logit and attention entropy."""
     df = results[NAME]
     heads = longest(df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")])
     heads = heads.assign(beats_uniform=beats_uniform_corrected(heads))
@@ -139,28 +122,28 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
     ncols = min(4, panels)
     nrows = int(np.ceil(panels / ncols))
     fig, axes = style.new_figure(ncols=ncols, nrows=nrows, height=2.0)
-    cmap = "viridis"
-    for idx, name in enumerate(names):
-        ax = axes.flat[idx]
+
+    def head_map(ax, values: pd.Series, title: str, **colours):
+        """``values`` indexed by (layer, head) as a layer × head image."""
         grid = np.full((len(layers), n_heads), np.nan)
+        for (layer, head), value in values.items():
+            if layer in layers and head < n_heads:
+                grid[layers.index(layer), int(head)] = value
+        image = ax.imshow(grid, aspect="auto", **colours)
+        ax.set(title=title, xlabel="head", ylabel="layer", yticks=range(len(layers)))
+        ax.set_yticklabels(layers)
+        return image
+
+    scale = {"cmap": "viridis", "vmin": np.log2(ms[0]), "vmax": np.log2(ms[-1])}
+    for ax, name in zip(axes.flat, names, strict=False):
         beats = heads[(heads["estimator"] == name) & (heads["beats_uniform"] == True)]  # noqa: E712
-        for (layer, head), m in beats.groupby(["layer", "head"])["budget"].min().items():
-            grid[layers.index(layer), int(head)] = np.log2(m)
-        ax.imshow(grid, aspect="auto", cmap=cmap, vmin=np.log2(ms[0]), vmax=np.log2(ms[-1]))
-        ax.set(title=name, xlabel="head", ylabel="layer", yticks=range(len(layers)),
-               yticklabels=layers)  # fmt: skip
-    for offset, (metric, label) in enumerate(
-        (("max_logit", "max qᵀk"), ("attn_entropy", "attention entropy (nats)"))
-    ):
-        ax = axes.flat[len(names) + offset]
-        grid = np.full((len(layers), n_heads), np.nan)
-        for _, row in stats[stats["metric"] == metric].iterrows():
-            if row["layer"] in layers and row["head"] < n_heads:
-                grid[layers.index(row["layer"]), int(row["head"])] = row["value"]
-        image = ax.imshow(grid, aspect="auto", cmap="magma")
+        smallest = beats.groupby(["layer", "head"])["budget"].min()
+        head_map(ax, np.log2(smallest), name, **scale)
+    head_stats = (("max_logit", "max qᵀk"), ("attn_entropy", "attention entropy (nats)"))
+    for ax, (metric, label) in zip(axes.flat[len(names) :], head_stats, strict=False):
+        rows = stats[stats["metric"] == metric]
+        image = head_map(ax, rows.set_index(["layer", "head"])["value"], label, cmap="magma")
         fig.colorbar(image, ax=ax, shrink=0.8)
-        ax.set(title=label, xlabel="head", ylabel="layer", yticks=range(len(layers)),
-               yticklabels=layers)  # fmt: skip
     for ax in axes.flat[panels:]:
         ax.set_visible(False)
     ticks = ", ".join(f"{m}" for m in ms)

@@ -1,12 +1,5 @@
-"""What approximates a real model's attention (issue 28; docs/experiments.md#attention).
-
-``beyond-attention-learned``: at one feature budget F and the longest sequence, each method's
-relative output error ‖Ô − O‖_F/‖O‖_F on every head (one dot per head), its median over the heads
-with the 95 % distribution-free interval, methods ordered by that median; uniform attention's
-median as a dashed line with its interval shaded, the zero output at 1. Fitted methods are
-labelled with the median CPU seconds of one head's fit. Read from the
-``beyond-attention-learned`` result file alone.
-"""
+"""What approximates a real model's attention at a fixed budget (issue 28;
+docs/experiments.md#attention)."""
 
 from __future__ import annotations
 
@@ -31,12 +24,13 @@ def _label(name: str, rows: pd.DataFrame, df: pd.DataFrame) -> str:
 
 @register_figure(
     NAME,
-    needs=[NAME],
     title="Beyond the papers: what approximates real attention at a fixed feature budget "
     "(learned, local and data-aware methods beside random features)",
 )
 def attention_learned(results: dict[str, pd.DataFrame]) -> Figure:
-    """Per-head output errors of every method at the largest budget, medians with intervals."""
+    """Per-head output errors of every method at the largest budget and longest sequence (one dot
+    per head), ordered by their median (with its 95 % interval); uniform attention dashed with its
+    interval shaded, the zero output at 1; fitted methods labelled with their fit time."""
     df = results[NAME]
     heads, uniform = at_largest_budget(df)
     budget = int(heads["budget"].max())

@@ -1,15 +1,5 @@
 """The real-attention finding side by side across models and masks (issue 29;
-docs/experiments.md#attention).
-
-``beyond-attention-models``: one panel per run of rfbench.present.attention_stats.RUNS (rows: the
-model, columns: bidirectional and causal), each the relative output error ‖Ô − O‖_F/‖O‖_F vs the
-feature budget F at the run's longest sequence, the median over all its heads with the 95 %
-distribution-free interval, for the methods at least half the drawn runs have (the grid they
-share); uniform attention as a dashed line with its median's interval shaded, the zero output
-at 1.
-Drawn from whichever runs are in the results: a missing run's panel names the command that
-produces it.
-"""
+docs/experiments.md#attention)."""
 
 from __future__ import annotations
 
@@ -26,7 +16,7 @@ from rfbench.present.attention_stats import (
     output_errors,
 )
 from rfbench.present.plots import register_figure, style
-from rfbench.present.plots.attention import head_medians, method_colour, method_line
+from rfbench.present.plots.attention import draw_method
 
 NAME = "beyond-attention-models"
 #: panels per row: the masks of one model (RUNS lists each model's bidirectional run first)
@@ -59,11 +49,7 @@ def _panel(ax, df: pd.DataFrame, methods: list[str]) -> None:
         rows = heads[heads["estimator"] == name]
         if rows.empty:
             continue
-        curve = head_medians(rows)
-        ax.errorbar(curve.index, curve["value"],
-                    yerr=[curve["value"] - curve["low"], curve["high"] - curve["value"]],
-                    label=name, color=method_colour(name), capsize=2,
-                    marker=style.marker(name), linestyle=method_line(name, rows))  # fmt: skip
+        draw_method(ax, name, rows, label=name)
     median, low, high = median_ci(uniform["value"].to_numpy(dtype=float))
     ax.axhline(median, color="black", linestyle="--", label="uniform")
     if low < high:
@@ -98,20 +84,16 @@ def _not_run(ax, name: str) -> None:
     partial=True,
 )
 def attention_models(results: dict[str, pd.DataFrame]) -> Figure:
-    """One panel per (model, mask): output error vs F per method, uniform and zero as lines."""
+    """One panel per run of RUNS (model, mask): output error vs F per shared method, the median
+    over heads with its 95 % interval, uniform and zero as lines; a missing run's panel names the
+    command that produces it."""
     methods = _methods(results)
     rows = -(-len(RUNS) // MASKS)
-    fig, grid = style.new_figure(ncols=MASKS, nrows=rows + 1, height=2.4)
-    spec = grid[0, 0].get_gridspec()
-    spec.set_height_ratios([1.0] * rows + [0.25])
-    for ax in grid[-1]:
-        ax.remove()
-    legend_ax = fig.add_subplot(spec[-1, :])
-    legend_ax.axis("off")
-    drawn = [ax for ax, name in zip(grid[:-1].flat, RUNS, strict=True) if name in results]
+    fig, grid, legend_ax = style.with_legend_row(MASKS, rows, height=2.4, ratio=0.25)
+    drawn = [ax for ax, name in zip(grid.flat, RUNS, strict=True) if name in results]
     for ax in drawn[1:]:
         ax.sharey(drawn[0])
-    for idx, (ax, name) in enumerate(zip(grid[:-1].flat, RUNS, strict=True)):
+    for idx, (ax, name) in enumerate(zip(grid.flat, RUNS, strict=True)):
         if name not in results:
             _not_run(ax, name)
             continue
@@ -120,10 +102,7 @@ def attention_models(results: dict[str, pd.DataFrame]) -> Figure:
             ax.set_ylabel("‖Ô − O‖_F / ‖O‖_F")
         if idx >= len(RUNS) - MASKS:
             ax.set_xlabel("feature budget F")
-    legend = {}
-    for ax in drawn:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            legend.setdefault(label, handle)
+    legend = style.legend_entries(drawn)
     legend_ax.legend(legend.values(), legend.keys(), loc="center", ncol=4, fontsize="small",
                      frameon=False)  # fmt: skip
     return fig

@@ -1,17 +1,5 @@
-"""Beyond the papers: numerical safety per dtype (`rfbench precision`) and cost (`rfbench cost`).
-
-- ``beyond-precision``: the numerical-safety map, one heatmap per form (rows) and dtype
-  (columns): the fraction of non-finite kernel estimates per component (y) and norm r (x), the
-  worst angle and the worst coupling of the component.
-- ``beyond-precision-error``: per component, the error the dtype adds to rfbench's own float64
-  estimate in units of its Monte Carlo RMSE (median over angles) and the total-variation error
-  of attention rows, vs r.
-- ``beyond-cost``: error vs wall time and vs FLOPs (one curve per estimator through its budgets
-  M), and the sequence length L* above which random-feature attention is cheaper than exact
-  attention at the target error, vs d; and (when the run has them) the time of the projections
-  ωᵀx of the Hadamard couplings by the structured transform vs the dense product against d,
-  with each coupling's crossover dimension marked.
-"""
+"""Beyond the papers: numerical safety per dtype (``rfbench precision``) and cost
+(``rfbench cost``)."""
 
 from __future__ import annotations
 
@@ -67,17 +55,15 @@ def _components(df: pd.DataFrame) -> list[str]:
 
 @register_figure(
     "beyond-precision",
-    needs=["beyond-precision"],
     title="Beyond: numerical-safety map, non-finite kernel estimates per dtype, form and r",
 )
 def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
-    """Heatmaps of the non-finite fraction: rows forms, columns dtypes; cells component × r."""
+    """Heatmaps of the non-finite fraction (worst angle, worst coupling): rows forms, columns
+    dtypes; cells component × r."""
     df = results["beyond-precision"]
-    rows = df[df["metric"] == "nonfinite_fraction"].assign(
-        component=lambda t: t["estimator"].map(_component)
-    )
+    df = df.assign(component=df["estimator"].map(_component))
+    rows = df[df["metric"] == "nonfinite_fraction"]
     attention = df[df["metric"] == "attn_nonfinite_fraction"]
-    attention = attention.assign(component=attention["estimator"].map(_component))
     comps, radii = _components(rows), sorted(rows["r"].unique())
     dtypes = [d for d in DTYPES if d in set(rows["dtype"])]
     forms = [f for f in FORMS if f in set(rows["form"])]
@@ -124,8 +110,7 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
                   "▼ some attention rows D̂⁻¹Â non-finite", fontsize=6.5)  # fmt: skip
     m, d = int(df["m"].max()), int(df["d"].max())
     fig.suptitle(
-        f"Which random-feature maps overflow? softmax kernel exp(xᵀy), M = {m}, d = {d}",
-        fontsize=9,
+        f"Which random-feature maps overflow? softmax kernel exp(xᵀy), M = {m}, d = {d}", fontsize=9
     )
     fig.subplots_adjust(left=0.13, right=0.86, top=0.9, bottom=0.09, wspace=0.08, hspace=0.18)
     return fixed_layout(fig)
@@ -144,8 +129,8 @@ def _typical(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
     title="Beyond: error a dtype adds to kernel estimates and attention rows, per form and r",
 )
 def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
-    """Per component: dtype error of K̂ (left) and attention TV (right) vs r; colour dtype, line
-    style form; iid coupling."""
+    """Per component: the error the dtype adds to K̂ in units of its Monte Carlo RMSE (left) and
+    attention TV (right) vs r, median over angles; colour dtype, line style form; iid coupling."""
     df = results["beyond-precision"]
     df = df[df["weights"].fillna("iid") == "iid"] if (df["weights"] == "iid").any() else df
     rows = df.assign(component=df["estimator"].map(_component))
@@ -198,7 +183,6 @@ def _error(df: pd.DataFrame) -> pd.DataFrame:
 
 @register_figure(
     "beyond-cost",
-    needs=["beyond-cost"],
     title="Beyond: error vs wall time and FLOPs; where random-feature attention beats exact",
 )
 def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:

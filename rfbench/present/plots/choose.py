@@ -405,13 +405,9 @@ class _Layout:
                 series.x = []
             series.legend = x is not None or kind != MEASURED
             return series
-        xs, ys, los, his = [], [], [], []
-        for value, at in part[part[x].notna()].groupby(x, sort=True):
-            y, lo, hi = self._summary(at)
-            xs.append(_plain(value))
-            ys.append(y)
-            los.append(lo)
-            his.append(hi)
+        groups = part[part[x].notna()].groupby(x, sort=True)
+        points = [(_plain(value), *self._summary(at)) for value, at in groups]  # x, y, lo, hi
+        xs, ys, los, his = (list(column) for column in zip(*points, strict=True))
         return Series(label, xs, ys, kind, colour, mark, los, his, points=self.points)
 
     def _summary(self, part: pd.DataFrame) -> tuple[float | None, float | None, float | None]:

@@ -1,21 +1,5 @@
-"""Kernel-regression classification figures (experiment ``classify``).
-
-- ``simrf-fig8`` (SimRF §5.3 Fig. 8, docs/experiments.md#simrf-fig8): test accuracy vs m/d ∈ {1, 2,
-  4, 10}, one panel per UCI data set plus the average over data sets (the paper's ninth panel),
-  IIDRFs / ORFs / SimRFs (/ SimRFs+) with ±1 s.e. bars (the paper's shading), the exact-kernel
-  accuracy as a dotted line; added: SimRF Table 2's published m = d accuracies (open stars) and the
-  number of draws.
-- ``simrf-fig10`` (SimRF App. B.1 Fig. 10, docs/experiments.md#simrf-fig10): accuracy vs the input
-  scale σ (log axis), IIDRFs at m = 10d shaded ±1 s.e., the exact kernel dotted; added: the σ at the
-  IIDRF peak (solid vertical) and the σ the SimRF code uses (dashed vertical).
-- ``derf-fig3`` (DERF §5.2 Fig. 3, docs/experiments.md#derf-fig3): test accuracy (%) at the
-  validation-chosen σ vs the number of features M ∈ {16, 32, 64, 128}, one panel per data set plus
-  the average (the paper's ninth panel), TrigRF / PosRF / GERF / SADERF / ADERF / SDERF with ±1 s.e.
-  bars; added: the exact kernel at its own tuned σ (dotted).
-
-Couplings are coloured with ``style.coupling_colour`` (SimRF), mechanisms with ``style.colour``
-(DERF); markers are ``style.marker`` throughout.
-"""
+"""Kernel-regression classification figures (experiment ``classify``): SimRF Fig. 8 and Fig. 10,
+DERF Fig. 3 (docs/experiments.md#simrf-fig8, #simrf-fig10, #derf-fig3)."""
 
 from __future__ import annotations
 
@@ -42,6 +26,8 @@ EXACT_LINE = {"color": style.colour(EXACT), "linestyle": ":", "linewidth": 1.1}
 SIGMA_TICKS = (0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)
 #: Relative horizontal spread of the error bars of different estimators on a log x-axis.
 JITTER = 0.025
+#: an estimator's colour or legend name
+Namer = Callable[[str], str]
 
 
 def _coupling(estimator: str) -> str:
@@ -76,12 +62,7 @@ def average(rows: pd.DataFrame, x: str) -> pd.DataFrame:
 
 
 def draw_curves(
-    ax: Axes,
-    rows: pd.DataFrame,
-    x: str,
-    colour: Callable[[str], str],
-    name: Callable[[str], str],
-    scale: float = 1.0,
+    ax: Axes, rows: pd.DataFrame, x: str, colour: Namer, name: Namer, scale: float = 1.0
 ) -> None:
     """One errorbar curve per estimator (value ± stderr against column ``x``), slightly spread."""
     names = estimators(rows)
@@ -110,10 +91,7 @@ def log_x(ax: Axes, ticks: list[float]) -> None:
 
 def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> tuple[list, list]:
     """Unique entries over the panels in drawing order, references (exact kernel, σ lines) last."""
-    entries: dict[str, object] = {}
-    for ax in panels:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            entries.setdefault(lab, h)
+    entries = style.legend_entries(panels)
     curves = [(lab, h) for lab, h in entries.items() if not isinstance(h, Line2D)]
     lines = [(lab, h) for lab, h in entries.items() if isinstance(h, Line2D)]
     ordered = curves + lines + [(lab, h) for h, lab in extra]
@@ -123,8 +101,8 @@ def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> 
 def accuracy_grid(
     df: pd.DataFrame,
     x: str,
-    colour: Callable[[str], str],
-    name: Callable[[str], str],
+    colour: Namer,
+    name: Namer,
     subtitle: Callable[[pd.DataFrame], str],
     scale: float = 1.0,
 ) -> tuple[Figure, list[Axes]]:
@@ -164,12 +142,11 @@ def _paper_table2() -> dict[tuple[str, str], float]:
 
 @register_figure(
     "simrf-fig8",
-    needs=["simrf-fig8"],
     title="SimRF Fig. 8: kernel-regression accuracy vs m/d per UCI data set, IID/ORF/SimRF",
 )
 def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
-    """Test accuracy vs m/d per data set and on average (SimRF Fig. 8,
-    docs/experiments.md#simrf-fig8)."""
+    """Test accuracy vs m/d per data set and on average, ±1 s.e. bars, the exact kernel dotted,
+    SimRF Table 2's published m = d accuracies as open stars (SimRF Fig. 8)."""
     df = results["simrf-fig8"]
     df = df.assign(m_per_d=df["m_per_d"].astype(float))
 
@@ -190,9 +167,8 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
             if (ds, est) in table2:
                 ax.plot([1.0], [table2[ds, est]], color=style.coupling_colour(est), **star)
                 shown = True
-    for k, ax in enumerate(panels):
-        if k % 3 == 0:
-            ax.set_ylabel("accuracy")
+    for ax in panels[::3]:
+        ax.set_ylabel("accuracy")
     extra = [(Line2D([], [], color="0.3", **star), "paper Table 2 (m = d)")] if shown else []
     handles, labels = legend_handles(panels, extra)
     legend_on_top(fig, handles, labels, ncol=len(labels),
@@ -204,16 +180,16 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
 
 @register_figure(
     "simrf-fig10",
-    needs=["simrf-fig10"],
     title="SimRF Fig. 10: classification accuracy vs σ (choosing σ), IIDRFs at m = 10d and exact",
 )
 def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
-    """Accuracy vs σ per data set: IIDRFs ±1 s.e. and the exact kernel (SimRF App. B.1)."""
+    """Accuracy vs σ per data set: IIDRFs ±1 s.e. and the exact kernel; the σ at the IIDRF peak
+    and the σ of the SimRF code as vertical lines (SimRF App. B.1 Fig. 10)."""
     df = results["simrf-fig10"]
     acc = df[df["metric"] == "accuracy"]
     datasets = list(dict.fromkeys(acc["dataset"]))
-    fig, panels = panel_grid(len(datasets), ncols=4 if len(datasets) > 6 else 3,
-                             panel_height=1.75)  # fmt: skip
+    ncols = 4 if len(datasets) > 6 else 3
+    fig, panels = panel_grid(len(datasets), ncols=ncols, panel_height=1.75)
     chosen = {"color": style.coupling_colour("positive@iid"), "linewidth": 0.8, "alpha": 0.8}
     published = {"color": "0.45", "linestyle": (0, (4, 2)), "linewidth": 0.9}
     for ax, ds in zip(panels, datasets, strict=True):
@@ -244,9 +220,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         notes = [textwrap.fill(n, 34) for n in dict.fromkeys(part["note"].dropna()) if n]
         title = rf"$\bf{{{ds}}}$" + "\n" + ", ".join(sub) + "".join(f"\n{n}" for n in notes)
         ax.set_title(title, fontsize=6.5)
-    for k, ax in enumerate(panels):
-        if k % (4 if len(datasets) > 6 else 3) == 0:
-            ax.set_ylabel("accuracy")
+    for ax in panels[::ncols]:
+        ax.set_ylabel("accuracy")
     handles, labels = legend_handles(panels)
     legend_on_top(fig, handles, labels, ncol=len(labels),
                   title="SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split "
@@ -264,12 +239,11 @@ def derf_name(estimator: str) -> str:
 
 
 @register_figure(
-    "derf-fig3",
-    needs=["derf-fig3"],
-    title="DERF Fig. 3: kernel classification test accuracy vs number of features M",
+    "derf-fig3", title="DERF Fig. 3: kernel classification test accuracy vs number of features M"
 )
 def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
-    """Test accuracy (%) at the tuned σ vs M per data set and on average (DERF Fig. 3)."""
+    """Test accuracy (%) at the tuned σ vs M per data set and on average (DERF Fig. 3); the
+    exact kernel at its own tuned σ dotted."""
     df = results["derf-fig3"]  # ``features``: M of each row, written by the runner
 
     def subtitle(rows: pd.DataFrame) -> str:
@@ -277,9 +251,8 @@ def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
         return f"d = {int(rows['d'].iloc[0])}, {_draws(rf)}"
 
     fig, panels = accuracy_grid(df, "features", style.colour, derf_name, subtitle, scale=100.0)
-    for k, ax in enumerate(panels):
-        if k % 3 == 0:
-            ax.set_ylabel("test accuracy (%)")
+    for ax in panels[::3]:
+        ax.set_ylabel("test accuracy (%)")
     handles, labels = legend_handles(panels)
     couplings = sorted({_coupling(e) for e in estimators(df)})
     legend_on_top(fig, handles, labels, ncol=min(len(labels), 7),

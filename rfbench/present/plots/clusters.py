@@ -1,26 +1,16 @@
 """HRF Fig. 6 (App. H.3, docs/experiments.md#hrf-fig6): Gram-matrix MSE vs m on the clustered data
-sets s1–s4.
-
-As in the paper, one panel per data set, the mean MSE over the repetitions vs the number of random
-features m for Hybrid-Cluster, "FAVOR+" (here SM⁺ = ``positive@iid``; HRF; docs/methods.md#positive,
-#hrf-erratum-18) and trig, on a log axis. Added: the min–max band over the repetitions (HRF
-Table 3's numbers) and the closed-form expected MSE (dashed; iid projections, docs/methods.md#trig,
-#positive, #complex-exp). The top row is the exact replay of the paper's notebook (protocol
-``paper``), the row below, where present, the same experiment with rfbench's own estimators and
-random streams (protocol ``rfbench``).
-"""
+sets s1–s4; "FAVOR+" is SM⁺ = ``positive@iid`` (docs/methods.md#hrf-erratum-18)."""
 
 from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
-from rfbench.present.plots.theory import THEORY_LINE, metric
+from rfbench.present.plots.theory import metric
 
 PROTOCOL_NAMES = {
     "paper": "paper replay\n(notebook's streams)",
@@ -50,19 +40,10 @@ def _stats(rows: pd.DataFrame) -> pd.DataFrame:
 def _key(ax, estimators: list[str], reps: int) -> None:
     """The legend in a strip of its own above the panels."""
     ax.axis("off")
-    handles = [
-        Line2D(
-            [],
-            [],
-            color=style.colour(e),
-            marker=style.marker(e),
-            label=paper_name(e, "hrf-clusters"),
-        )
-        for e in estimators
-    ]
+    handles = [style.handle(e, paper_name(e, "hrf-clusters")) for e in estimators]
     handles += [
         Patch(color="0.5", alpha=0.25, label=f"min–max over {reps} repetitions"),
-        Line2D([], [], color="0.3", label="closed-form expected MSE", **THEORY_LINE),
+        style.theory_handle("closed-form expected MSE"),
     ]
     wide = ax.figure.get_figwidth() >= style.FULL_WIDTH
     ncol = len(handles) if wide else 2
@@ -71,11 +52,12 @@ def _key(ax, estimators: list[str], reps: int) -> None:
 
 @register_figure(
     "hrf-fig6",
-    needs=["hrf-fig6"],
     title="HRF Fig. 6: Gram-matrix MSE vs m on clustered data s1-s4 (Hybrid-Cluster, FAVOR+, trig)",
 )
 def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
-    """One panel per data set (columns) and protocol (rows): mean MSE vs m, min–max band, theory."""
+    """One panel per data set (columns) and protocol (rows: the replay of the paper's notebook,
+    then rfbench's own estimators and streams): mean MSE over the repetitions vs m on a log axis,
+    the min–max band (HRF Table 3's numbers), the closed form for iid projections dashed."""
     import matplotlib.pyplot as plt
 
     df = results["hrf-fig6"]
@@ -106,18 +88,12 @@ def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
                 if stat.empty:
                     continue
                 m = stat.index.to_numpy(float)
-                ax.fill_between(
-                    m,
-                    stat["mse_min"],
-                    stat["mse_max"],
-                    color=line["color"],
-                    alpha=0.15,
-                    linewidth=0,
-                )
+                spread = (stat["mse_min"], stat["mse_max"])
+                ax.fill_between(m, *spread, color=line["color"], alpha=0.15, linewidth=0)
                 ax.plot(m, stat["mse_mean"], **line)
                 th = theory[(theory["dataset"] == dataset) & (theory["estimator"] == est)]
                 th = th.sort_values("m")
-                ax.plot(th["m"], th["value"], color=line["color"], **THEORY_LINE)
+                ax.plot(th["m"], th["value"], color=line["color"], **style.THEORY_LINE)
             ax.set_yscale("log")
             if i == 0:
                 ax.set_title(_dataset_title(df, dataset), fontsize=7)

@@ -1,12 +1,5 @@
-"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; docs/experiments.md#cse): relative error vs angle of
-trig, FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4.
-
-The paper plots per-angle error distributions. We plot, on log axes, the mean absolute relative
-error mean|K̂ − K|/K (the paper's "relative error") and, in a second row, the relative RMSE √MSE/K
-against its closed form (CSE eqs. 44-49; docs/methods.md#hrf-angular-hybrid; none for the paper's
-shared-all CSE, which is biased, docs/methods.md#cse-erratum-17), each with a ±2 s.e. band. Columns:
-r (Fig. 2), m (Fig. 3), one column otherwise.
-"""
+"""CSE Figs 1–5 (Kachappilly & Powers, Sec. 4; docs/experiments.md#cse): relative error vs angle
+of trig, FAVOR+ and the Combined Softmax Estimator, and the negative-estimate counts of Fig. 4."""
 
 from __future__ import annotations
 
@@ -18,7 +11,6 @@ from matplotlib.figure import Figure
 from rfbench.present.plots import style
 from rfbench.present.plots.pointwise import (
     EXACT,
-    THEORY_STYLE,
     Z_BAND,
     Curve,
     band,
@@ -29,7 +21,6 @@ from rfbench.present.plots.pointwise import (
     line_style,
     name,
     tail_note,
-    theory_handle,
     theta_axis,
     unique,
 )
@@ -45,10 +36,7 @@ def paper_negatives() -> dict[str, int]:
     return {est: int(e.value) for (est,), e in reference.table("cse-fig4", "estimator").items()}
 
 
-ROWS = (
-    ("rel_mae", False, "mean |K̂ − K| / K"),
-    ("rel_rmse", True, "√MSE / K"),
-)
+ROWS = (("rel_mae", False, "mean |K̂ − K| / K"), ("rel_rmse", True, "√MSE / K"))
 PAPER_TITLES = {
     "cse-fig1": "CSE Fig. 1: relative error vs angle",
     "cse-fig2": "CSE Fig. 2: relative error vs angle for r = 1, 2, 3",
@@ -87,7 +75,10 @@ def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent")
             ta, tb = c.values("theory_rel_rmse"), ref.values("theory_rel_rmse")
             good = (ta > EXACT) & (tb > EXACT)
             ax.plot(
-                c.theta[good], ta[good] / tb[good], color=line_style(c)["color"], **THEORY_STYLE
+                c.theta[good],
+                ta[good] / tb[good],
+                color=line_style(c)["color"],
+                **style.THEORY_LINE,
             )
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     theta_axis(ax)
@@ -96,8 +87,10 @@ def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent")
 
 
 def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
-    """Rows: mean |err|/K and √MSE/K vs θ (closed form dashed); one column per ``split`` value.
-    With one column and several sharing variants (Fig. 5), a third panel compares the variants."""
+    """Rows: mean |err|/K (the paper's "relative error") and √MSE/K vs θ on log axes, ±2 s.e.,
+    with the closed form of √MSE/K dashed (CSE eqs. 44-49; none for the biased shared-all CSE,
+    docs/methods.md#cse-erratum-17); one column per ``split`` value. With one column and several
+    sharing variants (Fig. 5), a third panel compares the variants."""
     import matplotlib.pyplot as plt
 
     all_curves = curves(df)
@@ -113,7 +106,7 @@ def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
     gs = fig.add_gridspec(*shape, height_ratios=height)
     legend_strip(
         fig.add_subplot(gs[0, :]),
-        [*curve_handles(all_curves), theory_handle("closed form √MSE/K")],
+        [*curve_handles(all_curves), style.theory_handle("closed form √MSE/K")],
         tail_note(all_curves),
     )
     for j, value in enumerate(values):
@@ -188,7 +181,7 @@ def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
         label = f"{name(c.estimator)}, m = {c.m}"
         if c.has("theory_neg_fraction"):  # written by the run where a closed form exists
             exact = c.values("theory_neg_fraction")
-            ax.plot(c.theta, 100 * exact, color=st["color"], **THEORY_STYLE)
+            ax.plot(c.theta, 100 * exact, color=st["color"], **style.THEORY_LINE)
             label += f" (exact: {exact.sum() * per_angle:.1f} expected)"
         band(
             ax, c.theta, 100 * c.values("neg_fraction"), 100 * c.stderr("neg_fraction"),
@@ -201,9 +194,7 @@ def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
     ax.set_title("fraction K̂ < 0 per angle (dashed: exact)")
 
 
-@register_figure(
-    "cse-fig4", needs=["cse-fig4"], title="CSE Fig. 4: number of negative kernel estimates"
-)
+@register_figure("cse-fig4", title="CSE Fig. 4: number of negative kernel estimates")
 def cse_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     """CSE Fig. 4: negative-estimate counts of trig, FAVOR+ and the CSE (paper: 89, –, 0)."""
     df = results["cse-fig4"]
@@ -221,7 +212,7 @@ def cse_fig4(results: dict[str, pd.DataFrame]) -> Figure:
 
 
 def _register(figure_id: str, split: str | None) -> None:
-    @register_figure(figure_id, needs=[figure_id], title=PAPER_TITLES[figure_id])
+    @register_figure(figure_id, title=PAPER_TITLES[figure_id])
     def draw(results: dict[str, pd.DataFrame]) -> Figure:
         return error_figure(results[figure_id], split, PAPER_TITLES[figure_id])
 

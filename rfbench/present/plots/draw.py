@@ -1,7 +1,5 @@
-"""Drawing the registered figures from a results folder: ``draw_all(results_dir, out_dir)`` draws
-every figure whose inputs exist and says, per figure, what it could not draw and why. A figure
-registered with ``partial=True`` (one panel per result, say) is drawn from whichever of its inputs
-exist, at least one; it is given only those, and its outcome names the others."""
+"""Drawing the registered figures from a results folder, saying per figure what could not be
+drawn and why."""
 
 from __future__ import annotations
 

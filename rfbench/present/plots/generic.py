@@ -1,21 +1,13 @@
-"""A figure for any result file, so every run ends in a picture.
-
-What it shows is chosen from what varies in the rows
-(:func:`rfbench.present.plots.choose.plot_data`): lines over the varying parameter, one colour per
-estimator, closed forms dashed, baselines as grey reference lines, the fixed settings in the title
-in words. The results site's interactive chart draws the same
-:class:`~rfbench.present.plots.series.PlotData` (:mod:`rfbench.present.site.charts`). Paper figures
-keep their own layouts (``rfbench figures``); this one serves any run, including a user's own data
-and parameters. It is written beside the result file as ``<name>.png`` and replaces only a PNG that
-rfbench drew.
-"""
+"""A figure for any result file, so every run ends in a picture: the neutral plot data of
+:func:`rfbench.present.plots.choose.plot_data` drawn with matplotlib, written beside the result file
+as ``<name>.png`` (replacing only a PNG that rfbench drew)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from rfbench.present.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
-from rfbench.present.plots.style import apply
+from rfbench.present.plots.style import THEORY_LINE, apply, theory_handle
 
 SOFTWARE = "rfbench"
 
@@ -68,7 +60,6 @@ def draw_result(path: str | Path) -> Path | None:
 COLUMNS, PANEL_WIDTH, PANEL_HEIGHT = 3, 3.6, 2.7
 #: dotted and dash-dotted lines for baselines, in turn
 BASELINE_STYLES = (":", "-.", (0, (1, 3)), (0, (5, 1, 1, 1)))
-THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 #: error bands and bars only while a panel has at most this many curves (more is a thicket)
 MAX_BANDS = 8
 #: inches of figure height per legend entry (the legend must not be cut off), per category row
@@ -135,7 +126,7 @@ def _plain_text(text: str) -> str:
 
 def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
     if s.kind == LEVEL or (s.kind == THEORY and not s.x):
-        style = THEORY_STYLE if s.kind == THEORY else {"linestyle": baseline_style, "lw": 1.2}
+        style = THEORY_LINE if s.kind == THEORY else {"linestyle": baseline_style, "lw": 1.2}
         if s.y and s.y[0] is not None:
             ax.axhline(s.y[0], color=s.colour, **style)
         return
@@ -146,15 +137,13 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
                 linestyle="none")  # fmt: skip
         return
     if s.kind == THEORY:
-        ax.plot(x, y, color=s.colour, **THEORY_STYLE)
+        ax.plot(x, y, color=s.colour, **THEORY_LINE)
         return
     line = "none" if s.points else ("-" if s.kind == MEASURED else baseline_style)
     mark = s.marker if s.kind == MEASURED else ""
-    has_err = bands and s.lo is not None and any(v is not None for v in s.lo)
+    has_err = bands and _has_bounds(s)
     if has_err and (s.points or len(x) < 3):
-        low = [0.0 if lo is None or v != v else v - lo for v, lo in zip(y, s.lo, strict=True)]
-        high = [0.0 if hi is None or v != v else hi - v for v, hi in zip(y, s.hi, strict=True)]
-        ax.errorbar(x, y, yerr=[low, high], color=s.colour, marker=mark or None, linestyle=line,
+        ax.errorbar(x, y, yerr=_lengths(y, s), color=s.colour, marker=mark or None, linestyle=line,
                     ms=3.5, capsize=2, lw=1.2)  # fmt: skip
         return
     ax.plot(x, y, color=s.colour, marker=mark or None, linestyle=line, ms=3.5)
@@ -162,6 +151,17 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         lo = [float("nan") if v is None else v for v in s.lo]
         hi = [float("nan") if v is None else v for v in s.hi]
         ax.fill_between(x, lo, hi, color=s.colour, alpha=0.18, linewidth=0)
+
+
+def _has_bounds(s: Series) -> bool:
+    return s.lo is not None and any(v is not None for v in s.lo)
+
+
+def _lengths(y: list[float], s: Series) -> list[list[float]]:
+    """Error-bar lengths below and above each value (0 where there is no bound or no value)."""
+    low = [0.0 if lo is None or v != v else v - lo for v, lo in zip(y, s.lo, strict=True)]
+    high = [0.0 if hi is None or v != v else hi - v for v, hi in zip(y, s.hi, strict=True)]
+    return [low, high]
 
 
 def _categories(panel: Panel) -> list[str]:
@@ -185,10 +185,7 @@ def _draw_categories(ax, panel: Panel, bands: bool) -> None:
         if s.kind == THEORY:
             ax.plot(y, pos, color=s.colour, marker="|", ms=12, mew=1.5, linestyle="none")
             continue
-        err = None
-        if bands and s.lo is not None and any(v is not None for v in s.lo):
-            low = [0.0 if lo is None else v - lo for v, lo in zip(y, s.lo, strict=True)]
-            err = [low, [0.0 if hi is None else hi - v for v, hi in zip(y, s.hi, strict=True)]]
+        err = _lengths(y, s) if bands and _has_bounds(s) else None
         ax.errorbar(y, pos, xerr=err, color=s.colour, marker=s.marker, linestyle="none", ms=4,
                     capsize=2)  # fmt: skip
     ax.set_yticks(list(rows.values()), [_plain_text(c) for c in rows])
@@ -244,7 +241,7 @@ def _legend(fig, data: PlotData) -> None:
         handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,
                               mew=1.5, linestyle="none", label="closed form"))  # fmt: skip
     elif theory:
-        handles.append(Line2D([], [], color="0.3", label="closed form", **THEORY_STYLE))
+        handles.append(theory_handle("closed form"))
     if handles:
         fig.legend(handles=handles, loc="outside right center", fontsize=7,
                    ncol=1 + len(handles) // LEGEND_COLUMN, frameon=False)  # fmt: skip

@@ -1,14 +1,5 @@
-"""Gram-matrix figures (experiment ``gram``): SimRF Fig. 7 and the Spectraformer CPU-proxy grid.
-
-- ``simrf-fig7`` (SimRF §5.2 Fig. 7, docs/experiments.md#simrf-fig7): the squared Frobenius error of
-  the Gaussian Gram matrix per entry (the paper's "/d²" with N = d) vs m/d, mean ± 1 standard error
-  (the paper's shading), log y; added: the closed-form expectation Σ_ij MSE(x_i, x_j) dashed and,
-  below, the ratio empirical / closed form with ±1 s.e. (a direct check of the theory).
-- ``spectraformer-grid`` (docs/experiments.md#spectraformer-grid; no paper figure):
-  component × weights heat maps of the mean relative Frobenius error of K̂ (softmax, Gaussian) and
-  of the row-normalised softmax attention Â, one row of panels per input norm r, cells annotated;
-  cells that could not be computed are hatched and numbered, with the reason in a footnote.
-"""
+"""Gram-matrix figures (experiment ``gram``): SimRF Fig. 7 and the Spectraformer CPU-proxy grid
+(docs/experiments.md#simrf-fig7, #spectraformer-grid)."""
 
 from __future__ import annotations
 
@@ -26,9 +17,7 @@ from rfbench.compute.names import split_name
 from rfbench.present.paper_names import PAPER_NAMES
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
-from rfbench.present.plots.theory import THEORY_LINE, metric, simrf_name
-
-# ---------------------------------------------------------------- SimRF Fig. 7
+from rfbench.present.plots.theory import metric, simrf_name
 
 
 def _series(df: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -39,11 +28,11 @@ def _series(df: pd.DataFrame, name: str) -> pd.DataFrame:
 
 @register_figure(
     "simrf-fig7",
-    needs=["simrf-fig7"],
     title="SimRF Fig. 7: Gram-matrix squared Frobenius error per entry vs m/d, with closed form",
 )
 def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
-    """Error per Gram entry vs m/d (top, log y) and empirical / closed form (bottom)."""
+    """Squared Frobenius error per Gram entry vs m/d, mean ± 1 s.e. (the paper's shading) and the
+    closed form dashed (top, log y); empirical / closed form ± 1 s.e. (bottom)."""
     df = results["simrf-fig7"]
     if "inputs" in df:
         df = df[df["inputs"] == "self"]
@@ -63,7 +52,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
             top.fill_between(mc["x"], *band, alpha=0.25, color=line["color"], linewidth=0)
             top.plot(mc["x"], mc["value"], label=f"{simrf_name(name)} ±1 s.e.", **line)
             if len(th):
-                top.plot(th["x"], th["value"], color=line["color"], **THEORY_LINE)
+                top.plot(th["x"], th["value"], color=line["color"], **style.THEORY_LINE)
                 both = mc.merge(th[["m", "value"]], on="m", suffixes=("", "_th"))
                 ratio = both["value"] / both["value_th"]
                 x, err = both["x"] * (1 + offsets[j]), both["stderr"] / both["value_th"]
@@ -87,12 +76,12 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
             top.set_ylabel("Σ(K − K̂)² / N²  (Frob. /d²)")
             low.set_ylabel("ratio")
             handles, _ = top.get_legend_handles_labels()
-            handles.append(top.plot([], [], color="0.3", label="closed form", **THEORY_LINE)[0])
+            handles.append(
+                top.plot([], [], color="0.3", label="closed form", **style.THEORY_LINE)[0]
+            )
             top.legend(handles=handles, loc="upper right", ncol=1, fontsize=6)
     return fig
 
-
-# ---------------------------------------------------------------- Spectraformer grid
 
 #: Panels (metric, kernel) in order; the attention is the softmax one
 #: (docs/experiments.md#spectraformer-grid).
@@ -191,11 +180,11 @@ def _footnotes(notes: dict[str, int], cells: pd.DataFrame) -> list[str]:
 
 @register_figure(
     "spectraformer-grid",
-    needs=["spectraformer-grid"],
     title="Spectraformer CPU proxy: component × weights grid of relative Frobenius errors",
 )
 def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
-    """Heat maps (rows: weights, columns: components) per metric/kernel (columns) and r (rows)."""
+    """Heat maps (rows: weights, columns: components) per metric/kernel (columns) and r (rows),
+    cells annotated; a cell not computed is hatched and numbered, its reason in a footnote."""
     import matplotlib.pyplot as plt
 
     df = results["spectraformer-grid"]

@@ -22,7 +22,6 @@ from matplotlib.patches import Patch
 
 from rfbench.present.plots import style
 from rfbench.present.plots.pointwise import (
-    THEORY_STYLE,
     Curve,
     band,
     curves,
@@ -31,7 +30,6 @@ from rfbench.present.plots.pointwise import (
     name,
     sizes,
     tail_note,
-    theory_handle,
     theta_axis,
     unique,
 )
@@ -75,7 +73,7 @@ def _panel(ax: Axes, twin: Axes, c: Curve) -> None:
         marker=style.marker(c.estimator), linestyle="-", linewidth=1.0,
     )  # fmt: skip
     if c.has("theory_rel_rmse"):
-        twin.plot(t, c.values("theory_rel_rmse"), color="0.15", **THEORY_STYLE)
+        twin.plot(t, c.values("theory_rel_rmse"), color="0.15", **style.THEORY_LINE)
 
 
 def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
@@ -87,14 +85,10 @@ def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
         Line2D(
             [], [], color=grey, marker="o", label="empirical rel. error √MSE/SM ±2 s.e. (right)"
         ),
-        theory_handle("closed-form relative error (right)"),
+        style.theory_handle("closed-form relative error (right)"),
         Line2D([], [], label="zero level", **ZERO_STYLE),
     ]
-    colours = [
-        Line2D([], [], color=style.colour(e), marker=style.marker(e), label=name(e))
-        for e in estimators
-    ]
-    legend_strip(ax, meaning, colours, tail_note(items))
+    legend_strip(ax, meaning, [style.handle(e, name(e)) for e in estimators], tail_note(items))
 
 
 def _trials(df: pd.DataFrame) -> int:
@@ -161,9 +155,7 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
 
 
 @register_figure(
-    "hrf-fig2",
-    needs=["hrf-fig2"],
-    title="HRF Fig. 2: pointwise softmax estimation vs angle, r = 1.0 and 1.5",
+    "hrf-fig2", title="HRF Fig. 2: pointwise softmax estimation vs angle, r = 1.0 and 1.5"
 )
 def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
     """HRF Fig. 2 (Sec. 4.1): trig, FAVOR+, angular and Gaussian hybrids at r = 1, 1.5."""
@@ -172,7 +164,6 @@ def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
 
 @register_figure(
     "hrf-fig5",
-    needs=["hrf-fig5"],
     title="HRF Fig. 5 (App. G): pointwise softmax estimation vs angle, r = 1.0, 1.25, 1.5",
 )
 def hrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:

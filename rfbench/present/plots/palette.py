@@ -1,10 +1,4 @@
-"""Colours and markers for the estimators of one chart: one colour each, never recycled.
-
-The paper figures' colours (by family, or by coupling when one family is compared across
-couplings; :mod:`rfbench.present.plots.style`) are kept when they tell the chart's estimators apart;
-otherwise a palette of twelve distinct colours (Okabe–Ito, then Tableau's darker hues) is used,
-and beyond twelve the marker changes with each round of colours.
-"""
+"""Colours and markers for the estimators of one chart: one colour each, never recycled."""
 
 from __future__ import annotations
 
@@ -23,7 +17,9 @@ GREYS = ("#000000", "#666666", "#999999", "#BBBBBB")
 
 
 def assign(estimators: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """``{estimator: (colour, marker)}``, one distinct colour per estimator up to twelve."""
+    """``{estimator: (colour, marker)}``: the paper figures' colours (by family, else by coupling;
+    :mod:`~rfbench.present.plots.style`) when they tell the estimators apart, else one of the twelve
+    of :data:`PALETTE`, the marker changing with each round of colours beyond twelve."""
     known = {
         style.colour: lambda e: family_of(e) in style.FAMILY_COLOURS,
         style.coupling_colour: lambda e: weights_of(e) in style.COUPLING_COLOURS,

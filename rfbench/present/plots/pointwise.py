@@ -1,11 +1,8 @@
-"""Shared pieces of the pointwise figures (HRF Fig. 2/5, CSE Figs 1–5): curves from parquet rows,
-the paper's estimator names, the θ axis, error bands and log-scale floors.
+"""Shared pieces of the pointwise figures (:mod:`~rfbench.present.plots.hrf_pointwise`,
+:mod:`~rfbench.present.plots.cse`): curves from the rows, names, the θ axis, bands, log floors.
 
-The pointwise experiment writes one row per (estimator, variant, m, n, r, θ, metric); a *curve*
-is one (estimator, variant, m, n, r) with its metrics as columns over θ (``<metric>_se`` holds the
-standard errors). Figures are drawn in :mod:`rfbench.present.plots.hrf_pointwise` and
-:mod:`rfbench.present.plots.cse`; this module registers none.
-"""
+A *curve* is one (estimator, variant, m, n, r) with its metrics as columns over θ (``<metric>_se``
+holds the standard errors)."""
 
 from __future__ import annotations
 
@@ -27,13 +24,7 @@ Z_BAND = 2.0
 EXACT = 1e-10
 
 #: Sharing variants of a bipolar hybrid (CSE eq. 11; docs/methods.md#cse): marker and line style.
-VARIANT_STYLE = {
-    "independent": ("o", "-"),
-    "shared-base": ("s", "-."),
-    "shared-all": ("D", "-"),
-}
-#: Closed-form curves are dashed in every pointwise figure.
-THEORY_STYLE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
+VARIANT_STYLE = {"independent": ("o", "-"), "shared-base": ("s", "-."), "shared-all": ("D", "-")}
 
 
 @dataclass(frozen=True)
@@ -85,16 +76,9 @@ def curves(df: pd.DataFrame) -> list[Curve]:
     for key, part in wide.groupby(level=keys, dropna=False, sort=False):
         point = {k: _clean(v) for k, v in zip(keys, key, strict=True)}
         data = part.reset_index(level=keys, drop=True).sort_index()
-        out.append(
-            Curve(
-                estimator=str(point["estimator"]),
-                variant=point.get("variant"),
-                m=None if point.get("m") is None else int(point["m"]),
-                n=None if point.get("n") is None else int(point["n"]),
-                r=float(point.get("r") or np.nan),
-                data=data,
-            )
-        )
+        m, n = (None if point.get(k) is None else int(point[k]) for k in ("m", "n"))
+        r = float(point.get("r") or np.nan)
+        out.append(Curve(str(point["estimator"]), point.get("variant"), m, n, r, data))
     return out
 
 
@@ -123,13 +107,11 @@ def several_variants(items: Sequence[Curve]) -> set[str]:
     return {e for e, v in seen.items() if len(v) > 1}
 
 
-def label(curve: Curve, with_sizes: bool = False, with_variant: bool = False) -> str:
-    """Legend text: paper name, optionally the sharing variant and the sizes."""
-    parts = [name(curve.estimator)]
+def label(curve: Curve, with_variant: bool) -> str:
+    """Legend text: the paper's name, and the sharing variant when asked."""
     if with_variant and curve.variant:
-        parts.append(curve.variant)
-    text = ", ".join(parts)
-    return f"{text} ({sizes(curve)})" if with_sizes and curve.m is not None else text
+        return f"{name(curve.estimator)}, {curve.variant}"
+    return name(curve.estimator)
 
 
 def line_style(curve: Curve) -> dict[str, object]:
@@ -155,13 +137,7 @@ def log_floor(values: Sequence[np.ndarray]) -> float:
 
 
 def band(
-    ax: Axes,
-    x: np.ndarray,
-    y: np.ndarray,
-    se: np.ndarray,
-    floor: float | None = None,
-    alpha: float = 0.2,
-    **line: object,
+    ax: Axes, x: np.ndarray, y: np.ndarray, se: np.ndarray, floor: float | None = None, **line
 ) -> None:
     """A curve with a ±Z_BAND·stderr band; on a log axis the band is cut at ``floor``."""
     lo, hi = y - Z_BAND * se, y + Z_BAND * se
@@ -169,16 +145,11 @@ def band(
         lo = np.maximum(lo, floor)
     colour = line.get("color")
     shown = y > EXACT  # no band around an exact (zero-error) point: it would be round-off
-    ax.fill_between(x, lo, hi, where=shown, color=colour, alpha=alpha, linewidth=0)
+    ax.fill_between(x, lo, hi, where=shown, color=colour, alpha=0.2, linewidth=0)
     ax.plot(x, y, **line)
 
 
-def error_curves(
-    ax: Axes,
-    items: Sequence[Curve],
-    metric: str,
-    theory: bool,
-) -> None:
+def error_curves(ax: Axes, items: Sequence[Curve], metric: str, theory: bool) -> None:
     """``metric`` vs θ on a log axis for each curve (±2 s.e. band); the closed form dashed."""
     shown = [c for c in items if c.has(metric)]
     varied = several_variants(shown)
@@ -195,7 +166,7 @@ def error_curves(
             label=label(c, with_variant=c.estimator in varied), **st,
         )  # fmt: skip
         if theory and c.has("theory_rel_rmse"):
-            ax.plot(c.theta, c.values("theory_rel_rmse"), color=st["color"], **THEORY_STYLE)
+            ax.plot(c.theta, c.values("theory_rel_rmse"), color=st["color"], **style.THEORY_LINE)
     ax.set_yscale("log")
     ax.set_ylim(floor, max(2 * top, 2 * floor))
     theta_axis(ax)
@@ -248,10 +219,3 @@ def tail_note(items: Sequence[Curve]) -> list[object]:
         "a heavy right tail the draws rarely reach"
     )
     return [Line2D([], [], linestyle="none", label=text)]
-
-
-def theory_handle(text: str = "closed form (theory)") -> object:
-    """A legend entry for the dashed closed-form curves."""
-    from matplotlib.lines import Line2D
-
-    return Line2D([], [], color="0.3", label=text, **THEORY_STYLE)

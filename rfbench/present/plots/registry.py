@@ -3,7 +3,7 @@
 A figure function is registered with the result files it reads (by config name = figure id, found
 as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::
 
-    @register_figure("hrf-fig2", needs=["hrf-fig2"], title="HRF Fig. 2: ...")
+    @register_figure("hrf-fig2", title="HRF Fig. 2: ...")
     def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure: ...
 """
 
@@ -34,13 +34,14 @@ FIGURES: dict[str, FigureSpec] = tracked({})
 
 
 def register_figure(
-    figure_id: str, needs: Sequence[str], title: str, partial: bool = False
+    figure_id: str, needs: Sequence[str] = (), *, title: str, partial: bool = False
 ) -> Callable[[FigureFn], FigureFn]:
-    """Decorator: register a figure function under ``figure_id`` (a taken id is refused);
-    ``partial``: drawn from whichever of ``needs`` exist (the function gets only those)."""
+    """Decorator: register a figure function under ``figure_id`` (a taken id is refused) that
+    reads ``needs`` (default: the result file named ``figure_id``); ``partial``: drawn from
+    whichever of ``needs`` exist (the function gets only those)."""
 
     def deco(fn: FigureFn) -> FigureFn:
-        spec = FigureSpec(figure_id, tuple(needs), title, fn, partial)
+        spec = FigureSpec(figure_id, tuple(needs) or (figure_id,), title, fn, partial)
         claim(FIGURES, "figure", figure_id, spec, fn)
         return fn
 

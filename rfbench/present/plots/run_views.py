@@ -1,10 +1,5 @@
-"""Per-experiment hints for the per-run chart, where the rows alone do not say what to show.
-
-Most experiments need none: :mod:`rfbench.present.plots.choose` reads what varies from the rows. A
-hint names what a reader of that experiment's file looks for first when the file mixes several kinds
-of rows (attention's per-head errors, baselines and swap scores) or the natural x axis is another
-metric (cost: error against time). A plugin experiment may add its own with :func:`register_hint`.
-"""
+"""Per-experiment hints for the per-run chart (:mod:`rfbench.present.plots.choose`), where the
+rows alone do not say what to show; a plugin experiment adds its own with :func:`register_hint`."""
 
 from __future__ import annotations
 
@@ -59,9 +54,7 @@ class Hint:
 
 
 HINTS: dict[str, Hint] = {
-    # output error against the feature budget, every method side by side (random, local,
-    # learned, data-aware), one panel per layer, a distribution over heads; uniform and zero
-    # attention as baselines; the swap-in embedding scores and the rank-r oracle are left out
+    # docs/experiments.md#attention (Figures); the swap-in scores and the rank-r oracle left out
     "attention": Hint(
         metric="out_rel_frob",
         x="budget",

@@ -1,10 +1,4 @@
-"""Scales of a chart's plot data: when an axis is logarithmic, where it starts, how θ is ticked.
-
-A log axis is chosen when the positive values span more than :data:`LOG_SPAN` and starts at the
-smallest informative value: values far below the median (:data:`ROUND_OFF_FRACTION`) are the
-round-off of an exact estimate (trig at θ = 0 gives 1e-16) and are left off with a note, as are
-panels whose values are all 0.
-"""
+"""Scales of a chart's plot data: when an axis is logarithmic, where it starts, how θ is ticked."""
 
 from __future__ import annotations
 

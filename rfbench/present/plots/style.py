@@ -66,15 +66,13 @@ COUPLING_COLOURS: dict[str, str] = {  # when couplings, not components, are comp
     "exact": "#000000",
 }
 _EXTRA = plt.get_cmap("tab10").colors
-
-
-def _split(estimator: str) -> tuple[str, str]:
-    return family_of(estimator), weights_of(estimator)
+#: Closed-form curves are dashed in every figure.
+THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 
 
 def colour(estimator: str) -> str:
     """The colour of an estimator's family (stable across figures)."""
-    family, _ = _split(estimator)
+    family = family_of(estimator)
     if family in FAMILY_COLOURS:
         return FAMILY_COLOURS[family]
     return matplotlib.colors.to_hex(_EXTRA[sum(map(ord, family)) % len(_EXTRA)])
@@ -84,12 +82,11 @@ def coupling_colour(estimator: str) -> str:
     """The colour of an estimator's coupling, for figures that compare couplings."""
     if estimator in COUPLING_COLOURS:  # "exact" and bare coupling names
         return COUPLING_COLOURS[estimator]
-    _, coupling = _split(estimator)
-    return COUPLING_COLOURS.get(coupling) or colour(estimator)
+    return COUPLING_COLOURS.get(weights_of(estimator)) or colour(estimator)
 
 
 def marker(estimator: str) -> str:
-    return COUPLING_MARKERS.get(_split(estimator)[1], "o")
+    return COUPLING_MARKERS.get(weights_of(estimator), "o")
 
 
 def apply() -> None:
@@ -121,6 +118,42 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     width = width or (COLUMN_WIDTH if ncols == 1 else FULL_WIDTH)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
     return fig, axes
+
+
+def legend_entries(axes) -> dict[str, object]:
+    """``{label: handle}``: the first handle of each label over ``axes``, in drawing order."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    return entries
+
+
+def with_legend_row(ncols: int, nrows: int, height: float, ratio: float):
+    """``new_figure`` with ``nrows`` × ``ncols`` panels and under them a strip, ``ratio`` of a
+    panel's height, for the legend: (figure, panel axes, legend axis)."""
+    fig, grid = new_figure(ncols=ncols, nrows=nrows + 1, height=height)
+    spec = grid[0, 0].get_gridspec()
+    spec.set_height_ratios([1.0] * nrows + [ratio])
+    for ax in grid[-1]:
+        ax.remove()
+    legend_ax = fig.add_subplot(spec[-1, :])
+    legend_ax.axis("off")
+    return fig, grid[:-1], legend_ax
+
+
+def handle(estimator: str, label: str):
+    """A legend entry in the estimator's colour and marker."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=colour(estimator), marker=marker(estimator), label=label)
+
+
+def theory_handle(text: str = "closed form (theory)"):
+    """A legend entry for the dashed closed-form curves."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color="0.3", label=text, **THEORY_LINE)
 
 
 def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:

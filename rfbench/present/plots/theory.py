@@ -1,18 +1,5 @@
-"""The closed-form theory figures (experiment ``theory``): HRF Fig. 1 and SimRF Figs. 4–6.
-
-- ``hrf-fig1`` (HRF Fig. 1, docs/experiments.md#hrf-fig1): softmax MSE of SM^trig, SM⁺⁺ and the
-  angular hybrid (m = 10, n = 1) over θ and r as three heat maps on one log colour scale, r mirrored
-  to [−r, r] as in the paper, plus the grey slice at fixed r drawn as curves: only the hybrid
-  vanishes at both θ = 0 and θ = π.
-- ``simrf-fig4`` (SimRF Fig. 4, docs/experiments.md#simrf-fig4): RF-conformity ρ of one draw of χ_d
-  norms per coupling, SimRF+ per full pass, the numerical optimum; added: the closed-form E ρ
-  (dashed).
-- ``simrf-fig5`` (SimRF Fig. 5, docs/experiments.md#simrf-fig5): densities of w_ij per coupling and
-  f(w, v) on a log right axis; added: E f(w_ij, v) per coupling in the legend (the quantity ρ
-  averages).
-- ``simrf-fig6`` (SimRF Fig. 6, docs/experiments.md#simrf-fig6): MSE ratios vs v on a log axis, with
-  the v → 0 limits.
-"""
+"""The closed-form theory figures (experiment ``theory``): HRF Fig. 1, SimRF Figs. 4–6
+(docs/experiments.md#hrf-fig1, #simrf-fig4, #simrf-fig5, #simrf-fig6)."""
 
 from __future__ import annotations
 
@@ -27,8 +14,6 @@ from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
 
-#: Closed-form curves are dashed in every figure of this module and of rfbench.present.plots.gram.
-THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 #: Black dash-dot: the reference curve of a panel (Fig. 4: the optimum; Fig. 5: f(w, v)).
 REFERENCE_LINE = {"color": "black", "linestyle": "-.", "linewidth": 1.0}
 #: HRF Fig. 1: MSEs below this are shown as "≈ 0" (exact at r = 0, θ = 0 or π up to round-off).
@@ -67,9 +52,6 @@ def metric(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return df[df["metric"] == name]
 
 
-# ---------------------------------------------------------------- HRF Fig. 1
-
-
 def _surface(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(θ, r, MSE[r, θ]) of one estimator, r mirrored to [−r_max, r_max] (HRF Fig. 1)."""
     grid = rows.pivot_table(index="r", columns="theta", values="value").sort_index()
@@ -86,11 +68,11 @@ def _theta_ticks(ax: Axes) -> None:
 
 @register_figure(
     "hrf-fig1",
-    needs=["hrf-fig1"],
     title="HRF Fig. 1: closed-form MSE of SM^trig, SM++ and the angular hybrid over (θ, r)",
 )
 def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
-    """Three log-colour MSE maps over (θ, r) and the slice at r ≈ SLICE_R (HRF Fig. 1)."""
+    """Three log-colour MSE maps over (θ, r), r mirrored to [−r, r] as in the paper, and the
+    grey slice at r ≈ SLICE_R drawn as curves (HRF Fig. 1)."""
     import matplotlib.pyplot as plt
 
     df = metric(results["hrf-fig1"], "theory_mse")
@@ -149,17 +131,14 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-# ---------------------------------------------------------------- SimRF Fig. 4
-
-
 @register_figure(
     "simrf-fig4",
-    needs=["simrf-fig4"],
     title="SimRF Fig. 4: RF-conformity of IIDRFs, ORFs, SimRFs, SimRFs+ and the optimum",
 )
 def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
-    """ρ of one draw of norms vs SimRF+ passes, the other couplings flat (SimRF Fig. 4); below,
-    a zoom on SimRFs, SimRFs+ and the optimum, whose gaps are the paper's "marginal" gains."""
+    """ρ of one draw of norms vs SimRF+ passes, the other couplings flat, the closed-form E ρ
+    dashed (SimRF Fig. 4); below, a zoom on SimRFs, SimRFs+ and the optimum, whose gaps are the
+    paper's "marginal" gains."""
     df = results["simrf-fig4"]
     draws = df["rep"].nunique() if "rep" in df and df["rep"].notna().any() else 1
     if draws > 1:
@@ -193,13 +172,13 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
             ax.plot(x, plus["value"], label=paper_name("simrf-plus", "simrf"), **line)
         theory = metric(df, "theory_rf_conformity")
         for c, value in zip(theory["coupling"], theory["value"], strict=True):
-            ax.plot(span, [value, value], color=simrf_colour(c), alpha=0.8, **THEORY_LINE)
+            ax.plot(span, [value, value], color=simrf_colour(c), alpha=0.8, **style.THEORY_LINE)
     near = conf[conf["coupling"].isin(["simrf", "simrf-plus", "optimum"])]["value"]
     if len(near):
         lo, hi = near.min(), near.max()
         pad = 0.25 * max(hi - lo, 1e-3 * abs(hi))
         zoom.set_ylim(lo - pad, hi + pad)
-    zoom.plot([], [], color="0.3", label="E ρ over the norms (closed form)", **THEORY_LINE)
+    zoom.plot([], [], color="0.3", label="E ρ over the norms (closed form)", **style.THEORY_LINE)
     zoom.set_title("zoom on SimRFs, SimRFs+ and the optimum (lower is better)", fontsize=7)
     top.tick_params(labelbottom=False)
     zoom.set_xlabel("SimRFs+ iterations (full passes)")
@@ -214,16 +193,13 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-# ---------------------------------------------------------------- SimRF Fig. 5
-
-
 @register_figure(
     "simrf-fig5",
-    needs=["simrf-fig5"],
     title="SimRF Fig. 5: densities of w_ij per coupling and the conformity integrand f(w, v)",
 )
 def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
-    """p(w_ij) per coupling (left) and f(w, v) = 0F1(; d/2; v²w²/4) (right, log) (SimRF Fig. 5)."""
+    """p(w_ij) per coupling (left) and f(w, v) = 0F1(; d/2; v²w²/4) (right, log) (SimRF Fig. 5);
+    E f(w_ij, v) per coupling in the legend (the quantity ρ averages)."""
     df = results["simrf-fig5"]
     dens, integrand = metric(df, "density"), metric(df, "conformity_integrand")
     fig, axes = style.new_figure(height=2.5)
@@ -250,26 +226,17 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
     ax.set_ylim(0, None)
     ax.set_xlim(0, dens["w"].max())
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    title = "E f = ∫ p f dw (ρ averages f)"
     key = twin.legend(
-        handles=handles,
-        loc="upper right",
-        fontsize=6,
-        title_fontsize=6,
-        title="E f = ∫ p f dw (ρ averages f)",
-        frameon=True,
+        handles=handles, loc="upper right", fontsize=6, title_fontsize=6, title=title, frameon=True
     )
     key.get_frame().update({"facecolor": "white", "edgecolor": "none", "alpha": 0.9})
     ax.set_title(f"SimRF Fig. 5: distributions over w_ij, d = {int(df['d'].max())}")
     return fig
 
 
-# ---------------------------------------------------------------- SimRF Fig. 6
-
-
 @register_figure(
-    "simrf-fig6",
-    needs=["simrf-fig6"],
-    title="SimRF Fig. 6: closed-form MSE ratio to IIDRFs vs v = ‖x + y‖ (PRFs)",
+    "simrf-fig6", title="SimRF Fig. 6: closed-form MSE ratio to IIDRFs vs v = ‖x + y‖ (PRFs)"
 )
 def simrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
     """MSE_X / MSE_IID vs v on a log axis; the v → 0 limits marked at the left (SimRF Fig. 6)."""
@@ -285,14 +252,9 @@ def simrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
         if len(limit) and c != "iid":
             v0 = pos["v"].min()
             ax.plot([v0], limit, marker="<", color=simrf_colour(c), clip_on=False)
-            ax.annotate(
-                f"v → 0: {limit.iloc[0]:.4g}",
-                (v0, limit.iloc[0]),
-                xytext=(6, 4),
-                textcoords="offset points",
-                fontsize=6,
-                color=simrf_colour(c),
-            )
+            text = f"v → 0: {limit.iloc[0]:.4g}"
+            offset = {"xytext": (6, 4), "textcoords": "offset points"}
+            ax.annotate(text, (v0, limit.iloc[0]), fontsize=6, color=simrf_colour(c), **offset)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.08)
     ax.set_xlabel("v = ‖x + y‖")

@@ -1,21 +1,5 @@
-"""DERF variance figures (experiment ``variance``): DERF Fig. 1 (right) and Fig. 2.
-
-- ``derf-fig2`` (DERF §5.1 Fig. 2, docs/experiments.md#derf-fig2): one panel per regime (normal,
-  sphere, heterogen, mnist, cifar10, mnist/cifar10), the mean over all point pairs and set pairs of
-  log(Var K̂ / K²) with one random feature (M = 1) vs the scale σ ∈ [0.1, 1], for TrigRF (the
-  paper's random-phase map, ``trig-phase@iid``), PosRF, GERF, ADERF, SDERF and, dashed, SADERF
-  (computed but not plotted in the paper). The curves are the closed forms (DERF eq. 7, 9;
-  docs/methods.md#trig), shaded ±1 s.e. over the set pairs; added: the Monte Carlo check (markers,
-  ±1 s.e.) at small σ and, per panel, its largest |MC − closed form| / s.e. on the same subsample of
-  pairs. A regime without data is an empty panel that says why.
-- ``derf-fig1`` (DERF Fig. 1 right): the same panels for the regimes of that run (cifar10 and
-  mnist/cifar10), with the GERF − SDERF gap at the largest σ marked (the paper's "up to ≈ e^10
-  and ≈ e^5").
-
-The y-axis is linear in the log relative variance, as in the paper; the metric (Var/K² or the
-literal Var/K, mean of logs or log of the mean; DERF; docs/experiments.md#derf-a1, #derf-a2) is read
-from the results.
-"""
+"""DERF variance figures (experiment ``variance``): DERF Fig. 1 (right) and Fig. 2, closed forms
+with the Monte Carlo check (docs/experiments.md#derf-fig2; the metric: #derf-a1, #derf-a2)."""
 
 from __future__ import annotations
 
@@ -37,7 +21,7 @@ REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifa
 DERF_NAMES = PAPER_NAMES["derf"]
 #: Mechanisms the paper does not plot: dashed, and said so in the legend.
 NOT_IN_PAPER = ("saderf", "trig-sincos")
-#: Main metric name -> y-axis label (rfbench.compute.experiments.variance.experiment.METRIC).
+#: Main metric name -> y-axis label (rfbench.compute.schema.VARIANCE_METRICS).
 METRIC_LABELS = {
     "log_rel_var": "mean log(Var K̂ / K²)",
     "log_var_over_k": "mean log(Var K̂ / K)",
@@ -52,19 +36,14 @@ FOOTNOTE_MARKS = ("†", "‡", "§", "¶")
 MC, MC_THEORY, SKIPPED = "log_rel_var_mc", "log_rel_var_mc_theory", "skipped"
 
 
-# ------------------------------------------------------------------ shared layout helpers
-
-
-def panel_grid(
-    n: int, ncols: int = 3, panel_height: float = 1.8, width: float = style.FULL_WIDTH,
-    frame: float = FRAME_HEIGHT,
-) -> tuple[Figure, list[Axes]]:  # fmt: skip
+def panel_grid(n: int, ncols: int, panel_height: float) -> tuple[Figure, list[Axes]]:
     """``style.new_figure`` with ``n`` panels in rows of ``ncols`` (spare cells removed), plus
-    ``frame`` inches for the suptitle, the legend band and the shared x label."""
+    :data:`FRAME_HEIGHT` inches for the suptitle, the legend band and the shared x label."""
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
+    width = style.FULL_WIDTH
     fig, axes = style.new_figure(ncols=ncols, nrows=nrows, width=width, height=panel_height)
-    fig.set_figheight(panel_height * nrows + frame)
+    fig.set_figheight(panel_height * nrows + FRAME_HEIGHT)
     panels = list(axes.ravel())
     for ax in panels[n:]:
         fig.delaxes(ax)
@@ -99,9 +78,6 @@ def empty_panel(ax: Axes, title: str, reason: str) -> None:
     ax.set_xticks([])
     ax.set_yticks([])
     ax.grid(False)
-
-
-# ------------------------------------------------------------------ the variance panels
 
 
 def main_metric(df: pd.DataFrame) -> str:
@@ -237,12 +213,8 @@ def mark_gap(ax: Axes, rows: pd.DataFrame, paper: float | None) -> str | None:
 
 def legend_entries(axes: Sequence[Axes], with_mc: bool) -> tuple[list, list[str]]:
     """Unique line handles over the panels, then the MC marker and the s.e. band."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+    entries = style.legend_entries(axes)
+    handles, labels = list(entries.values()), list(entries)
     if with_mc:
         handles.append(plt.Line2D([], [], color="0.5", marker="o", markeredgecolor="black",
                                   markeredgewidth=0.4, linestyle="none"))  # fmt: skip
@@ -282,7 +254,6 @@ def variance_figure(
 
 @register_figure(
     "derf-fig2",
-    needs=["derf-fig2"],
     title="DERF Fig. 2: log relative variance vs σ per regime, closed form + Monte Carlo check",
 )
 def derf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
@@ -293,7 +264,6 @@ def derf_fig2(results: dict[str, pd.DataFrame]) -> Figure:
 
 @register_figure(
     "derf-fig1",
-    needs=["derf-fig1"],
     title="DERF Fig. 1 (right): log relative variance vs σ on cifar10 and mnist/cifar10",
 )
 def derf_fig1(results: dict[str, pd.DataFrame]) -> Figure:

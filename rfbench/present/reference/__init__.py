@@ -1,6 +1,6 @@
-"""The five papers' published numbers, qualitative claims and errata, as data with citations.
+"""The papers' published numbers, qualitative claims and errata, as data with citations.
 
-One TOML file per paper (``hrf``, ``simrf``, ``derf``, ``cse``, ``spectraformer``) holds three
+One TOML file per paper (:data:`PAPERS`) holds three
 arrays of tables: ``[[number]]``, ``[[claim]]`` and ``[[erratum]]``. A table with an ``entries``
 array is a *group*: its other keys are defaults for every entry (``source`` strings are joined
 as "group source, entry source"; ``match`` tables are merged key by key). Numbers are copied
@@ -30,17 +30,11 @@ Entry kinds (:class:`NumberEntry`, :class:`ClaimEntry`, :class:`ErratumEntry`, a
   spec measured it), ``category``: formula | text | notation | inconsistency, ``checked_by``
   (the claim that checks the printed form on the results: the Findings list the erratum).
 
-A fourth array, ``[[reason]]``, is the table of *measured* root causes, one per cause: ``ids``
-(the number or claim ids it explains), ``text`` (why, with the numbers that show it) and
-optionally ``reading`` (the reading of the paper the verdict depends on) and ``established =
-false`` (the cause is a hypothesis, not shown). The numbers of ``text`` and ``reading`` are
-placeholders ``{name}`` / ``{name:.3f}`` declared in ``[reason.values]`` (:class:`ReasonValue`:
-``of`` number ids with ``what`` = ours | se | paper | z | diff | ratio and ``over`` = max | min |
-mean | count, or ``row`` a selector of one result row, optionally ``over_row`` / ``minus_row`` /
-``square`` / ``scale``): the report reads them from the results when it is written, so a reason
-cannot go stale (rfbench/present/report/reasons.py). Each reason is printed once per paper; the rows
-it explains name it (:func:`reasons`, :func:`reason_of`); a test requires one on each *differs* and
-*does not hold* row.
+A fourth array, ``[[reason]]``, holds the *measured* root causes, one per cause: the ``ids`` it
+explains, ``text`` and optionally ``reading`` (templates whose placeholders ``{name}`` /
+``{name:.3f}`` are :class:`ReasonValue` tables in ``[reason.values]``, read from the results when
+the report is written) and ``established = false`` (a hypothesis). A test requires one on each
+*differs* and *does not hold* row.
 
 ``match`` (numbers) and check *selectors* use result-column names
 (docs/architecture.md#result-schema): ``experiment``, ``figure``, ``estimator`` (registry names,
@@ -96,17 +90,12 @@ takes the closed form at the same point where the rows have one (exact, so alway
 the closed form, valid under the claim that the estimator is unbiased. A ``less_than`` lhs may
 declare ``upper_bound`` (with the check's ``bound_reason``): the true value of its statistic is
 at most that (e.g. 2 for the relative MAE of a nonnegative unbiased estimator), which decides a
-comparison its sample cannot resolve. Rows with ``resolved``
-false are left out of every comparison; a check with nothing else is "untestable at this sample
-size" (rfbench/present/report/checks.py).
+comparison its sample cannot resolve.
 
 Expressions (``rhs_expr``, ``value_expr``) are arithmetic in the group's parameters (``r, m, n,
 d, theta, v, ...``) with ``exp, log, sqrt, sin, cos, pi, e``; :func:`evaluate_expr` evaluates them.
 
-API: :func:`load` (all entries or one paper's), :func:`by_figure`, :func:`get` (by id),
-:func:`table` (one figure's numbers keyed by match values), :func:`papers`, :func:`header`,
-:func:`reason` (the measured reason of an entry). Experiments and figures read published
-numbers only through this API.
+Experiments and figures read published numbers only through this module's API (``__all__``).
 """
 
 from __future__ import annotations
@@ -148,7 +137,6 @@ __all__ = [
     "papers",
     "Reason",
     "ReasonValue",
-    "reason",
     "reason_of",
     "reasons",
     "table",
@@ -276,14 +264,9 @@ VALUE_OVER = ("min", "max", "mean", "count")
 
 @dataclass(frozen=True)
 class ReasonValue:
-    """One number quoted by a reason, read from the results when the report is rendered.
-
-    Either ``of`` (number entry ids: ``what`` of their evaluation — ours, se, paper, z,
-    diff = ours − paper, ratio = ours / paper — reduced by ``over`` when several; ``over_of``:
-    divided by the same of other entries, e.g. the paper's ratio of two cells) or ``row`` (a
-    selector of exactly one result row, its value; ``over_row``: divided by another row's,
-    ``minus_row``: minus another row's; ``square``: squared). ``scale`` multiplies the value
-    before formatting.
+    """One number a reason quotes: ``what`` of the evaluation of the number entries ``of`` (reduced
+    by ``over``; divided by ``over_of``'s) or the value of the one result row ``row`` (``over_row``,
+    ``minus_row``, ``square``), times ``scale``.
     """
 
     name: str
@@ -316,17 +299,14 @@ class Reason:
 def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue:
     if not isinstance(raw, dict):
         raise ReferenceDataError(f"{where}: value {name!r} must be a table")
-    allowed = {"of", "over_of", "what", "over", "row", "over_row", "minus_row", "stderr"}
-    allowed |= {"square", "scale"}
-    unknown = sorted(set(raw) - allowed)
+    unknown = sorted(set(raw) - (set(ReasonValue.__dataclass_fields__) - {"name"}))
     if unknown:
         raise ReferenceDataError(f"{where}: value {name!r}: unknown field(s) {unknown}")
     if ("of" in raw) == ("row" in raw):
         raise ReferenceDataError(f"{where}: value {name!r} needs exactly one of 'of', 'row'")
-    of = raw.get("of", [])
-    of = [of] if isinstance(of, str) else list(of)
-    over_of = raw.get("over_of", [])
-    over_of = [over_of] if isinstance(over_of, str) else list(over_of)
+    of, over_of = (
+        [v] if isinstance(v, str) else list(v) for v in (raw.get("of", []), raw.get("over_of", []))
+    )
     if over_of and not of:
         raise ReferenceDataError(f"{where}: value {name!r}: over_of goes with of")
     bad = [i for i in of + over_of if i not in ids]
@@ -342,18 +322,17 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
             unknown = sorted(set(sel) - MATCH_KEYS)
             if unknown:
                 raise ReferenceDataError(f"{where}: value {name!r}.{key}: unknown {unknown}")
+    rows = {k: dict(raw[k]) for k in ("row", "over_row", "minus_row") if k in raw}
+    flags = {k: bool(raw[k]) for k in ("stderr", "square") if k in raw}
     return ReasonValue(
         name,
         tuple(of),
         tuple(over_of),
         raw.get("what", "ours"),
         raw.get("over", "max"),
-        dict(raw.get("row", {})),
-        dict(raw.get("over_row", {})),
-        dict(raw.get("minus_row", {})),
-        bool(raw.get("stderr", False)),
-        bool(raw.get("square", False)),
-        float(raw.get("scale", 1.0)),
+        **rows,
+        **flags,
+        scale=float(raw.get("scale", 1.0)),
     )
 
 
@@ -405,9 +384,3 @@ def reason_of(entry_id: str) -> Reason | None:
         if entry_id in r.ids:
             return r
     return None
-
-
-def reason(entry_id: str) -> tuple[str, str]:
-    """(measured reason template, reading) of an entry (empty if none)."""
-    r = reason_of(entry_id)
-    return ("", "") if r is None else (r.text, r.reading)

@@ -87,7 +87,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class NumberEntry(Entry):
-    """A published number; ``value * scale`` is in the units of our ``match`` metric."""
+    """A published number (its fields: :mod:`rfbench.present.reference`); ``value * scale`` is in
+    the units of our ``match`` metric."""
 
     quantity: str = ""
     value: float = math.nan
@@ -99,22 +100,12 @@ class NumberEntry(Entry):
     reproducible: bool = True
     reason: str = ""
     spec_note: str = ""
-    #: what our value is: ``sampled`` (an independent sample) or ``replayed`` (the paper's own
-    #: released random stream replayed: it verifies equivalent code, not a reproduction)
     evidence: str = "sampled"
-    #: the reading of the paper's sentence this entry uses; ``reading_of``: the id of the
-    #: entry with the primary reading (this one is shown beside it and not counted)
     reading: str = ""
     reading_of: str = ""
-    #: the id of the entry that compares the same printed number with our own stream, when this
-    #: one compares it a second time (e.g. with a replay of the authors' released code): shown
-    #: in its own table, counted once (the summary's counts, the family-wise family)
     second_of: str = ""
-    #: the setting the paper does not state on which the value hinges ("not comparable"),
-    #: with the range ``plausible`` readings give (printed units, [low, high])
     unstated: str = ""
     plausible: tuple[float, ...] = ()
-    #: compare on the ratio scale: ours / ours(ratio_to) against paper / paper(ratio_to)
     ratio_to: str = ""
 
     @property
@@ -129,25 +120,8 @@ SIDES = ("lhs", "rhs", "numerator", "denominator", "select")
 
 
 class Check(Mapping[str, Any]):
-    """A claim's check, validated and parsed once: typed attributes for what every rule reads
-    (``kind``, ``experiment``, ``metric``, ``where``, ``for_each``, ``aggregate``, the closed-form
-    keys, the side selectors), and a read-only mapping view of every key for the per-kind
-    parameters. Built from the raw TOML table by :meth:`parse`, which raises
-    :class:`ReferenceDataError` on any problem; a ``Check`` is never a plain dict again.
-    """
-
-    __slots__ = (
-        "_raw",
-        "kind",
-        "experiment",
-        "metric",
-        "where",
-        "for_each",
-        "aggregate",
-        "theory_metric",
-        "theory_stderr",
-        "sides",
-    )
+    """A claim's check, validated once (:class:`ReferenceDataError`): typed attributes for what
+    every rule reads and a read-only mapping of every key for the per-kind parameters."""
 
     def __init__(self, raw: Mapping[str, Any], where: str = "check") -> None:
         _check_claim(where, dict(raw))
@@ -228,8 +202,6 @@ class ErratumEntry(Entry):
     corrected: str = ""
     magnitude: str = ""
     category: str = "formula"
-    #: the claim whose verdict measures what the erratum changes in the results (e.g. the
-    #: printed form of a bound, checked as printed): the Findings list it
     checked_by: str = ""
 
 

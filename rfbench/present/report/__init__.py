@@ -1,25 +1,10 @@
-"""``rfbench report``: the papers' published numbers and claims next to ours, with verdicts.
+"""``rfbench report``: the papers' published numbers and claims next to ours, with verdicts
+(docs/architecture.md#the-report-verdicts-and-reasons).
 
-Reads only the parquet files of a results folder (docs/architecture.md#flow) and the reference data
-(:mod:`rfbench.present.reference`), and writes ``REPORT.md``: the Findings, a one-screen summary
-(with
-the family-wise count), then per paper each table side by side (paper, ours ± stderr, z,
-verdict; long tables list the rows that do not agree), each claim with its verdict, the
-measured reasons once, the errata and links to the drawn figures; the appendix lists what is
-not reproducible on a CPU. ``REPORT-tables.md`` beside it holds every row.
-
-Modules: ``rows`` (loading a results folder, selecting rows), ``frames`` (aggregate, derive, align),
-``numbers`` (published numbers → verdicts, Holm deciding each *differs*), ``readings`` (other
-readings beside the primary; *depends on the reading*), ``claims`` (a claim → its verdict) on the
-shared machinery of ``checks`` (selection, groups, outcome) with the per-kind rules in ``rankings``
-(ordering, count), ``comparisons`` (less_than, equals_within, ratio_at_least) and ``curves``
-(monotone, limit), found by ``kinds``; ``closed_forms`` (closed forms, exact and computed rows);
-``verdicts`` (the verdict names and rules); ``reasons`` (measured reasons filled in from the
-results); ``coverage`` (the figures a partial run lacks and the commands that produce them);
-``findings``, ``summary``, ``render`` and the leaf ``markdown`` (the documents: ``REPORT.md`` and
-the full tables ``REPORT-tables.md``).
-
-API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown file).
+Modules: ``rows`` and ``frames`` (the results), ``numbers``, ``claims`` and ``readings`` (the
+verdicts; ``checks`` and ``kinds`` find each check kind's rule in ``rankings``, ``comparisons``
+or ``curves``), ``reasons``, then the writers ``findings``, ``summary``, ``render``, ``beyond*``.
+API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown files).
 """
 
 from __future__ import annotations
@@ -139,11 +124,9 @@ def write_report(
     out: str | Path | None = None,
     figures: str | Path | None = None,
 ) -> tuple[Path, Report]:
-    """Write the markdown report (default ``<results>/REPORT.md``) and beside it the full
-    tables (``REPORT-tables.md``); return the report's path and data.
-
-    ``figures`` is the folder of drawn figures (default ``<results>/figures``): those that exist
-    are linked with paths relative to the report.
+    """Write ``REPORT.md`` (default ``<results>/REPORT.md``) and ``REPORT-tables.md`` beside it,
+    linking the drawn figures of ``figures`` (default ``<results>/figures``); return the path and
+    the report.
     """
     from rfbench.compute.results import atomic_write
     from rfbench.present.report.render import TABLES_FILE, render_markdown, render_tables

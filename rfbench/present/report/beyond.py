@@ -1,9 +1,6 @@
-"""The "Beyond the papers" section of REPORT.md: headline numbers of ``rfbench precision`` and
-``rfbench cost`` (results of this repository, not claims of a paper), then the real-data parts
-(attention heads, Nyström; :mod:`rfbench.present.report.beyond_attention`).
-
-Reads ``<results>/*/beyond-precision.parquet`` and ``<results>/*/beyond-cost.parquet`` (written by
-``configs/beyond/``); a missing file leaves its part out. Nothing here computes an estimate.
+"""The "Beyond the papers" section of REPORT.md: ``rfbench precision`` and ``rfbench cost``
+(``configs/beyond/``), then the real-data parts (:mod:`rfbench.present.report.beyond_attention`); a
+missing result file leaves its part out.
 """
 
 from __future__ import annotations
@@ -13,25 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench.compute.results import find_result, load_results
-from rfbench.present.report.beyond_attention import real_data_section
+from rfbench.present.report.beyond_attention import at_top, real_data_section
 from rfbench.present.report.beyond_learned import learned_headline
 from rfbench.present.report.beyond_models import models_headline
-from rfbench.present.report.markdown import rel_path
+from rfbench.present.report.markdown import load_named, rel_path, table
 
 PRECISION, COST, ATTENTION = "beyond-precision", "beyond-cost", "beyond-attention"
 DTYPES = ("float32", "float16", "bfloat16")
 FORMS = ("naive", "stabilised", "logspace")
-
-
-def _load(results_dir: Path, name: str) -> pd.DataFrame | None:
-    path = find_result(results_dir, name)
-    return load_results(path) if path is not None else None
-
-
-def _table(header: list[str], rows: list[list[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows] + [""]
 
 
 def _g(value: float, digits: int = 2) -> str:
@@ -79,7 +65,7 @@ def _precision(df: pd.DataFrame) -> list[str]:
         ]
         header = ["component", *[f"{dt} {form}" for dt, form in cols]]
         body = [[c, *[_g(first.loc[c, col]) for col in cols]] for c in comps]
-        lines += _table(header, body)
+        lines += table(header, body)
     safe = [
         f"{dt} {form}" for dt in ("float64", *DTYPES) for form in FORMS
         if (dt, form) not in cols and ((df["dtype"] == dt) & (df["form"] == form)).any()
@@ -133,7 +119,7 @@ def _error_split(df: pd.DataFrame, comps: list[str], r_max: float) -> list[str]:
         "dtype's part (the dtype against float64, both in that form; log-space's own rows are its "
         "dtype's part alone, below):",
         "",
-        *_table(header, body),
+        *table(header, body),
         "Log-space (rfbench's maps) in "
         + ", ".join(
             f"{dt}: "
@@ -197,7 +183,7 @@ def _cost(df: pd.DataFrame) -> list[str]:
             f"`{est}`", _g(get(err, est, "theory_rms_rel_frob")), _g(get(err, est, "rms_rel_frob")),
             _g(1e3 * get(total, est, "time_s")), _g(get(total, est, "flops") / 1e6), *cross_cells,
         ])  # fmt: skip
-    lines += _table(header, body)
+    lines += table(header, body)
     if refused:
         why = "; ".join(f"`{e}` {t}" for e, t in refused.items())
         lines += [f"† No crossover extrapolated: {why}.", ""]
@@ -214,23 +200,16 @@ def _cost(df: pd.DataFrame) -> list[str]:
 
 
 def attention_headline(results_dir: Path) -> str:
-    """One bullet for the Findings: median output error over heads at the largest feature budget
-    and sequence length, per feature map, against uniform attention and a zero output (error 1);
-    what does approximate it (the learned maps and the window, at their budget); and on how many
-    (model, mask) runs the finding holds."""
-    df = _load(results_dir, ATTENTION)
-    if df is None or df.empty or "kind" not in df.columns:
+    """The Findings' bullet on real attention: the feature maps' median output error against uniform
+    attention's, then the learned maps' and the models-and-masks clauses.
+    """
+    df = load_named(results_dir, ATTENTION)
+    found = at_top(df) if df is not None and "kind" in df.columns else None
+    if found is None:
         return ""
-    heads = df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")]
-    if heads.empty:
-        return ""
-    budget = "budget" if "budget" in heads and heads["budget"].notna().any() else "m"  # old files
-    tokens, top = int(heads["tokens"].max()), int(heads[budget].max())
-    at = heads[(heads["tokens"] == tokens) & (heads[budget] == top)]
-    med = at.groupby("estimator")["value"].median()
-    base = df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")]
-    base = base[base["tokens"] == tokens] if "tokens" in base else base
-    uniform = base[base["estimator"] == "uniform"]["value"].median()
+    at, uniform_rows, tokens, top, budget = found
+    med = at[at["metric"] == "out_rel_frob"].groupby("estimator")["value"].median()
+    uniform = uniform_rows.median()
     positive = [e for e in med.index if _component(e) in ("positive", "hyperbolic", "gerf")]
     trig = [e for e in med.index if _component(e) == "trig"]
     if not positive or not math.isfinite(uniform):
@@ -251,7 +230,7 @@ def attention_headline(results_dir: Path) -> str:
 def stabilised_headline(results_dir: Path) -> str:
     """One sentence for the Findings: a form whose error is already beyond the Monte Carlo error
     in float64 (the form's own part, not the dtype's) is unusable in any dtype."""
-    df = _load(results_dir, PRECISION)
+    df = load_named(results_dir, PRECISION)
     if df is None or df.empty:
         return ""
     at = df[
@@ -276,11 +255,10 @@ MIN_SLOPE = -0.25
 
 
 def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]:
-    """Estimator → why its crossover is not extrapolated by MSE ∝ 1/M: its empirical error does
-    not decrease with M at least at half the Monte Carlo rate (slope ≤ :data:`MIN_SLOPE` between
-    the smallest and largest M measured), or the M it needs lies beyond the measured ones and its
-    rows carry no closed form (its MSE is not known to fall as 1/M: a biased or structured
-    coupling may level off)."""
+    """Estimator → why its crossover is not extrapolated by MSE ∝ 1/M: its error falls slower than
+    :data:`MIN_SLOPE` (log-log, smallest to largest M), or it needs an M beyond the measured ones
+    without a closed form of its MSE.
+    """
     rows = front[front["metric"] == "rms_rel_frob"]
     err = rows.pivot_table(index="estimator", columns="m", values="value")
     exact = set(front.loc[front["metric"] == "theory_rms_rel_frob", "estimator"])
@@ -311,7 +289,7 @@ def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]
 def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]:
     """Markdown lines of the section, or [] when neither result file exists."""
 
-    frames = {name: _load(results_dir, name) for name in (PRECISION, COST)}
+    frames = {name: load_named(results_dir, name) for name in (PRECISION, COST)}
     real = real_data_section(results_dir)
     if all(df is None or df.empty for df in frames.values()) and not real:
         return []
@@ -331,7 +309,7 @@ def _landmarks(results_dir: Path) -> list[str]:
     it): the very points they are scored on."""
     found = []
     for name in ("beyond-nystrom", ATTENTION):
-        df = _load(results_dir, name)
+        df = load_named(results_dir, name)
         if df is not None and not df.empty:
             names = [str(e) for e in df["estimator"].dropna().unique()]
             found += [e for e in names if _component(e).startswith("nystrom")]

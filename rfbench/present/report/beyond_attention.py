@@ -1,13 +1,6 @@
 """The "Beyond the papers" parts on real data: attention heads of a pretrained transformer
-(``rfbench attention``, docs/experiments.md#beyond-attention) and random features against Nyström
-and the rank-r bound (``configs/beyond/nystrom.toml``, docs/experiments.md#beyond-nystrom).
-
-Every number is read from the results when the report is rendered, with its uncertainty: medians
-over heads with their 95 % intervals, the share of heads in which a method beats uniform attention
-(the experiment's one-sided z-test over the draws, Holm-corrected over the heads by
-rfbench.experiments.attention.stats), swap-in scores with their standard errors over trials and
-the share of the gap to exact attention they recover, Gram errors with their standard errors.
-Nothing here computes an estimate.
+(docs/experiments.md#beyond-attention) and random features against Nyström
+(docs/experiments.md#beyond-nystrom), every number read from the results with its uncertainty.
 """
 
 from __future__ import annotations
@@ -18,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.results import find_result, load_results
 from rfbench.present.attention_stats import (
+    beats_text,
     beats_uniform_corrected,
     fitting_texts,
     median_ci_text,
@@ -27,13 +20,9 @@ from rfbench.present.attention_stats import (
 )
 from rfbench.present.report.beyond_learned import learned_section
 from rfbench.present.report.beyond_models import models_section
+from rfbench.present.report.markdown import load_named, table
 
 ATTENTION, NYSTROM = "beyond-attention", "beyond-nystrom"
-
-
-def _load(results_dir: Path, name: str) -> pd.DataFrame | None:
-    path = find_result(results_dir, name)
-    return load_results(path) if path is not None else None
 
 
 def _fmt(value: float, se: float | None = None, digits: int = 3) -> str:
@@ -41,15 +30,6 @@ def _fmt(value: float, se: float | None = None, digits: int = 3) -> str:
         return "—"
     text = f"{value:.{digits}g}"
     return f"{text} ± {se:.1g}" if se is not None and math.isfinite(se) and se > 0 else text
-
-
-def _table(header: list[str], rows: list[list[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows] + [""]
-
-
-def _median_ci(values: pd.Series) -> str:
-    return median_ci_text(values.to_numpy(dtype=float))
 
 
 def _swap_cell(gaps: pd.DataFrame, est: str) -> str:
@@ -79,8 +59,10 @@ def _fitting(df: pd.DataFrame) -> str:
     coupling) were fitted and where every method was measured, as the rows say."""
     texts = fitting_texts(df)
     if texts is None:
-        return "Maps marked *fitted* (Nyström's landmarks, GERF's parameters) are fitted to the "
-        "very queries and keys they are scored on."
+        return (
+            "Maps marked *fitted* (Nyström's landmarks, GERF's parameters) are fitted to the "
+            "very queries and keys they are scored on."
+        )
     fit_text, text = texts
     return (
         f"Data-dependent methods (Nyström's landmarks, GERF's parameters) are fitted on the "
@@ -94,35 +76,44 @@ def _se(rows: pd.DataFrame) -> float | None:
     return float(se) if pd.notna(se) else None
 
 
-def attention_part(df: pd.DataFrame) -> list[str]:
-    """Per method at the largest feature budget and sequence length: median output error over
-    heads with its 95 % interval, the real width, the share of heads where it beats uniform
-    attention (Holm over heads; uncorrected beside it), non-positive normalisers, and the swap-in
-    cosine with the share of the gap to exact attention recovered."""
+def at_top(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series, int, int, str] | None:
+    """The head rows at the longest sequence and largest feature budget, uniform attention's
+    output errors at that length, the length, the budget and its column (``m`` in files from
+    before feature budgets); None without head rows."""
     heads = df[df["kind"] == "heads"]
     if heads.empty:
-        return []
-    budget = "budget" if "budget" in heads and heads["budget"].notna().any() else "m"  # old files
+        return None
+    budget = "budget" if "budget" in heads and heads["budget"].notna().any() else "m"
     tokens, top = int(heads["tokens"].max()), int(heads[budget].max())
-    at = heads[(heads["tokens"] == tokens) & (heads[budget] == top)]
-    out = at[at["metric"] == "out_rel_frob"]
-    out = out.assign(corrected=beats_uniform_corrected(out))
     base = df[(df["kind"] == "baselines") & (df["metric"] == "out_rel_frob")]
     base = base[base["tokens"] == tokens] if "tokens" in base else base
-    uniform = base[base["estimator"] == "uniform"]["value"]
+    at = heads[(heads["tokens"] == tokens) & (heads[budget] == top)]
+    return at, base[base["estimator"] == "uniform"]["value"], tokens, top, budget
+
+
+def attention_part(df: pd.DataFrame) -> list[str]:
+    """Per method at the largest feature budget and sequence length: median output error over heads
+    [95 % CI], width, share of heads beating uniform attention (Holm; raw), non-positive normalisers
+    and the swap-in cosine (gap recovered).
+    """
+    found = at_top(df)
+    if found is None:
+        return []
+    at, uniform, tokens, top, budget = found
+    out = at[at["metric"] == "out_rel_frob"]
+    out = out.assign(corrected=beats_uniform_corrected(out))
     swap = df[(df["kind"] == "swap") & df["metric"].isin(["swap_cosine", "swap_spearman"])]
     gaps = swap_gaps(swap) if len(swap) else swap
     rows, medians = [], {}
     for est, part in out.groupby("estimator", sort=False):
-        raw = part["beats_uniform"].dropna().astype(bool)
         bad = at[(at["estimator"] == est) & (at["metric"] == "bad_normaliser")]["value"]
         width = part["features"].dropna().unique() if "features" in part else []
         medians[est] = float(np.median(part["value"]))
         rows.append([
             f"`{est}`" + (" (oracle)" if _oracle(part) else "") + _fitted(part),
             ", ".join(str(int(w)) for w in width) or "—",
-            _median_ci(part["value"]),
-            f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}",
+            median_ci_text(part["value"]),
+            beats_text(part),
             _fmt(float(bad.mean())) if len(bad) else "—",
             _swap_cell(gaps, est),
         ])  # fmt: skip
@@ -143,7 +134,7 @@ def attention_part(df: pd.DataFrame) -> list[str]:
         "work per query row: a window of F keys, top-k with k = F (an oracle: it reads every "
         "logit), a window of F/2 keys plus F/2 features (docs/experiments.md#attention). "
         "Output error ‖Ô − O‖_F/‖O‖_F: median over heads with its 95 % distribution-free "
-        f"interval. Uniform attention (the mean of V) has median {_median_ci(uniform)}, a zero "
+        f"interval. Uniform attention (the mean of V) has median {median_ci_text(uniform)}, a zero "
         "output 1. *Beats uniform*: the share of heads where the one-sided z-test over the draws "
         "rejects, Holm-corrected over the heads (uncorrected z > 2 in brackets). "
         + (
@@ -161,11 +152,11 @@ def attention_part(df: pd.DataFrame) -> list[str]:
     if best is not None:
         lines += [
             f"Lowest median output error at this budget, oracles aside: `{best}` "
-            f"({_median_ci(out[out['estimator'] == best]['value'])}, uniform attention "
-            f"{_median_ci(uniform)}).",
+            f"({median_ci_text(out[out['estimator'] == best]['value'])}, uniform attention "
+            f"{median_ci_text(uniform)}).",
             "",
         ]
-    lines += _table(
+    lines += table(
         ["method", "width", "median output error [95 % CI]", "beats uniform, Holm (raw)",
          "non-positive normalisers", "swap-in cosine (gap recovered)"], rows,
     )  # fmt: skip
@@ -194,7 +185,7 @@ def _per_layer(gaps: pd.DataFrame) -> list[str]:
     if len(rows) == 1:  # one method: a sentence, not a one-row table
         cells = ", ".join(f"layer {x} {c}" for x, c in zip(layers, rows[0][1:], strict=True))
         return [f"{intro}, for {rows[0][0]}: {cells}.", ""]
-    return [intro + ".", "", *_table(["method", *(f"layer {x}" for x in layers)], rows)]
+    return [intro + ".", "", *table(["method", *(f"layer {x}" for x in layers)], rows)]
 
 
 def nystrom_part(df: pd.DataFrame) -> list[str]:
@@ -221,7 +212,7 @@ def nystrom_part(df: pd.DataFrame) -> list[str]:
         "Gaussian-kernel Gram RMSE (± one standard error) at m = d projections or landmarks, "
         "beside the best rank-d matrix (a bound, not an estimator).",
         "",
-        *_table(["data set", "d", "Gram RMSE at m = d", "rank-d bound"], rows),
+        *table(["data set", "d", "Gram RMSE at m = d", "rank-d bound"], rows),
     ]
 
 
@@ -229,12 +220,12 @@ def real_data_section(results_dir: Path) -> list[str]:
     """The attention part, the finding per model and mask, and the Nyström part (each left out
     when its result files are missing)."""
     lines: list[str] = []
-    attention = _load(results_dir, ATTENTION)
+    attention = load_named(results_dir, ATTENTION)
     if attention is not None:
         lines += attention_part(attention)
     lines += learned_section(results_dir)
     lines += models_section(results_dir)
-    nystrom = _load(results_dir, NYSTROM)
+    nystrom = load_named(results_dir, NYSTROM)
     if nystrom is not None:
         lines += nystrom_part(nystrom)
     return lines

@@ -1,11 +1,5 @@
-"""*Beyond the papers*, learned and data-aware attention (issue 28): what approximates a real
-model's attention at a fixed feature budget, and what the fit costs.
-
-Reads the ``beyond-attention-learned`` result file alone (configs/beyond/attention-learned.toml):
-per method the median output error over the heads with its 95 % distribution-free interval, the
-share of heads where it beats uniform attention (Holm over the heads; uncorrected in brackets),
-and for fitted methods the CPU seconds of the fit per head (``fit_seconds`` rows, measured when
-fitted and cached per machine) with its total over the heads. Every number is read from the rows.
+"""What approximates a real model's attention at a fixed feature budget, and what the fit costs (the
+``beyond-attention-learned`` result, configs/beyond/attention-learned.toml).
 """
 
 from __future__ import annotations
@@ -15,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.results import find_result, load_results
 from rfbench.present.attention_stats import (
     at_largest_budget,
+    beats_text,
     beats_uniform_corrected,
     best_map,
     fitting_texts,
     median_ci_text,
 )
-from rfbench.present.report.markdown import table as markdown_table
+from rfbench.present.report.markdown import load_named, table
 
 NAME = "beyond-attention-learned"
 
@@ -45,12 +39,11 @@ def learned_part(df: pd.DataFrame) -> list[str]:
     budget = int(heads["budget"].max())
     rows = []
     for est, part in heads.groupby("estimator", sort=False):
-        raw = part["beats_uniform"].dropna().astype(bool)
         oracle = "top_k" in part and part["top_k"].notna().any()
         rows.append([
             f"`{est}`" + (" (oracle)" if oracle else ""),
-            median_ci_text(part["value"].to_numpy(float)),
-            f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}",
+            median_ci_text(part["value"]),
+            beats_text(part),
             _fit_cost(df, est),
         ])  # fmt: skip
     fit_text, text = fitting_texts(df) or ("—", "—")
@@ -63,7 +56,7 @@ def learned_part(df: pd.DataFrame) -> list[str]:
         f"row. Fitted methods (the learned maps, the `@fitted` coupling) are fitted on the "
         f"{fit_text} text's queries and keys and every method is measured on the held-out "
         f"{text} text's. Uniform attention has median output error "
-        f"{median_ci_text(uniform['value'].to_numpy(float))}.",
+        f"{median_ci_text(uniform['value'])}.",
         "",
     ]
     if best is not None:
@@ -71,10 +64,10 @@ def learned_part(df: pd.DataFrame) -> list[str]:
         lines += [
             f"Best feature map at this budget: `{best}`, median output error "
             f"{median_ci_text(best_rows)} against uniform attention's "
-            f"{median_ci_text(uniform['value'].to_numpy(float))}.",
+            f"{median_ci_text(uniform['value'])}.",
             "",
         ]
-    lines += markdown_table(
+    lines += table(
         ["method", "median output error [95 % CI]", "beats uniform, Holm (raw)",
          "fit per head (CPU)"], rows,
     )  # fmt: skip
@@ -83,17 +76,16 @@ def learned_part(df: pd.DataFrame) -> list[str]:
 
 def learned_section(results_dir: Path) -> list[str]:
     """:func:`learned_part` of the results folder's file (nothing when it is not there)."""
-    path = find_result(results_dir, NAME)
-    return learned_part(load_results(path)) if path is not None else []
+    df = load_named(results_dir, NAME)
+    return learned_part(df) if df is not None else []
 
 
 def learned_headline(results_dir: Path) -> str:
     """A clause for the Findings: the best feature map of the learned run against uniform
     attention, with its fit cost ("" when the run is not in the results)."""
-    path = find_result(results_dir, NAME)
-    if path is None:
+    df = load_named(results_dir, NAME)
+    if df is None:
         return ""
-    df = load_results(path)
     heads, uniform = at_largest_budget(df)
     best = best_map(heads)
     if best is None or uniform.empty:
@@ -104,5 +96,5 @@ def learned_headline(results_dir: Path) -> str:
     return (
         f". What does approximate it, at F = {int(heads['budget'].max())} on held-out text: "
         f"`{best}` {median_ci_text(best_rows)}{fit}, against uniform attention's "
-        f"{median_ci_text(uniform['value'].to_numpy(float))}"
+        f"{median_ci_text(uniform['value'])}"
     )

@@ -1,14 +1,6 @@
-"""The real-attention finding across models and masks (issue 29): does "random features barely
-beat uniform attention" hold on all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2, bidirectional and
-causal (the four runs of rfbench.present.attention_stats.RUNS, docs/experiments.md#attention)?
-
-One table row per run, every number read from its result file at its longest sequence and
-largest feature budget: uniform attention's median output error over heads, the best random
-feature map's (among the maps every run has, so no run wins by having more candidates) and its
-error over uniform's per head, each with its 95 % distribution-free interval; the share of heads
-in which it beats uniform attention (Holm over the heads, rfbench.present.attention_stats); the
-local methods beside it for contrast. A run not in the results is named with the command that
-produces it. Nothing here computes an estimate.
+"""The real-attention finding across models and masks (the runs of
+:data:`rfbench.present.attention_stats.RUNS`, docs/experiments.md#attention): does "random features
+barely beat uniform attention" hold on each? One table row per run.
 """
 
 from __future__ import annotations
@@ -18,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.results import find_result, load_results
 from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present.attention_stats import (
     RUNS,
@@ -29,7 +20,7 @@ from rfbench.present.attention_stats import (
     output_errors,
     relative_to_uniform,
 )
-from rfbench.present.report.markdown import table
+from rfbench.present.report.markdown import load_named, table
 
 #: the finding holds on a run where the best random map beats uniform attention (Holm over the
 #: heads) in fewer than this share of the heads
@@ -54,7 +45,7 @@ def _local_cell(at: pd.DataFrame, name: str) -> str:
     rows = at[at["estimator"] == name]
     if rows.empty:
         return "—"
-    return f"{median_ci_text(rows['value'].to_numpy(dtype=float))} ({_holm_share(rows):.0%})"
+    return f"{median_ci_text(rows['value'])} ({_holm_share(rows):.0%})"
 
 
 def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | None]:
@@ -78,7 +69,7 @@ def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | Non
     draws = int(at["n_trials"].max()) if len(at) else 0
     setting = f"{int(heads['tokens'].max())} tokens, F = {int(top)}, {n_heads} heads × {draws}"
     if not medians:
-        return [model, mask, setting, median_ci_text(uniform["value"].to_numpy(dtype=float)),
+        return [model, mask, setting, median_ci_text(uniform["value"]),
                 "—", "—", "—", "—", "—", "no random map ran"], None  # fmt: skip
     best = min(medians, key=medians.get)
     rows = at[at["estimator"] == best]
@@ -87,8 +78,8 @@ def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | Non
     spread = f" ({low:.0%}–{high:.0%} over the maps)" if len(shares) > 1 else ""
     holds = shares[best] < MOST
     return [
-        model, mask, setting, median_ci_text(uniform["value"].to_numpy(dtype=float)),
-        f"`{best}` {median_ci_text(rows['value'].to_numpy(dtype=float))}",
+        model, mask, setting, median_ci_text(uniform["value"]),
+        f"`{best}` {median_ci_text(rows['value'])}",
         median_ci_text(ratio), f"{shares[best]:.0%}{spread}",
         *(_local_cell(at, e) for e in ("window", "top-k")),
         "holds" if holds else "does not hold",
@@ -110,6 +101,17 @@ def _not_run(names: list[str], results_dir: Path | None) -> list[str]:
     return [f"Not in these results: {', '.join(items)}.", ""]
 
 
+def _finding(
+    frames: dict[str, pd.DataFrame | None],
+) -> tuple[dict[str, pd.DataFrame], list[str], list[list[object]], int]:
+    """The runs that ran, the maps they share, their table rows and how many the finding holds
+    on."""
+    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
+    maps = common_maps(ran)
+    found = [run_row(df, maps) for df in ran.values()]
+    return ran, maps, [row for row, _ in found], sum(holds is True for _, holds in found)
+
+
 def models_part(
     frames: dict[str, pd.DataFrame | None], results_dir: Path | None = None
 ) -> list[str]:
@@ -122,16 +124,9 @@ def models_part(
     results_dir : Path, optional
         Where ``reproduce`` recorded the configs it skipped (their data or model not here).
     """
-    ran = {name: df for name, df in frames.items() if df is not None and not df.empty}
+    ran, maps, rows, held = _finding(frames)
     if not ran:
         return []
-    maps = common_maps(ran)
-    rows, verdicts = [], []
-    for df in ran.values():
-        row, holds = run_row(df, maps)
-        rows.append(row)
-        verdicts.append(holds)
-    held = sum(v is True for v in verdicts)
     names = ", ".join(f"`{m}`" for m in maps) or "none in common"
     lines = [
         "### The finding across models and masks",
@@ -157,25 +152,14 @@ def models_part(
 
 def models_section(results_dir: Path) -> list[str]:
     """:func:`models_part` of the runs in ``results_dir``."""
-    frames = {}
-    for name in RUNS:
-        path = find_result(results_dir, name)
-        frames[name] = load_results(path) if path is not None else None
-    return models_part(frames, results_dir)
+    return models_part({name: load_named(results_dir, name) for name in RUNS}, results_dir)
 
 
 def models_headline(results_dir: Path) -> str:
     """A clause for the Findings: on how many (model, mask) runs the finding holds."""
-    frames = {}
-    for name in RUNS:
-        path = find_result(results_dir, name)
-        if path is not None:
-            frames[name] = load_results(path)
-    ran = {name: df for name, df in frames.items() if not df.empty}
+    ran, _, _, held = _finding({name: load_named(results_dir, name) for name in RUNS})
     if len(ran) < 2:
         return ""
-    maps = common_maps(ran)
-    held = sum(run_row(df, maps)[1] is True for df in ran.values())
     return (
         f". Across models and masks the finding holds on {held} of {len(ran)} runs "
         "(two models, bidirectional and causal; the section of that name)"

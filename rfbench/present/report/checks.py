@@ -1,25 +1,10 @@
-"""Evaluating a claim's ``check`` on the results: selection, groups, and the outcome.
+"""The shared machinery of a claim's check: each side's rows picked, split into ``for_each``
+groups and aligned point by point (:func:`rfbench.present.report.frames.align`), every aligned
+point one comparison decided by :func:`compare_le` (the report's one decision rule, stated in its
+"How to read this report"); the per-kind rules are found by :mod:`rfbench.present.report.kinds`.
 
-A check's rows are its experiment's rows filtered by ``where``. Each side (``lhs``, ``rhs``,
-``numerator``, ``denominator``, ``select``, or one value of ``by``) picks rows with its selector
-(``metric`` defaulting to the check's), derives and aggregates them (check-level ``aggregate``
-unless the side has its own), then the sides are split into ``for_each`` groups and, inside a
-group, aligned point by point (:func:`rfbench.present.report.frames.align`). Every aligned point is
-one comparison; the per-kind rules are in :mod:`rfbench.present.report.kinds`.
-
-One decision rule for every kind (:func:`compare_le`): a claim a ≤ b (with a declared effect δ:
-a + δ ≤ b; an equality within a tolerance: |d| ≤ tol) *holds* when it holds by at least 2 combined
-standard errors (exact values: by any margin), *fails* when it fails by more than 2, and is
-undecided in between: *consistent* (the claimed side on the point estimates) or *within noise*
-(the other side). A claim whose every failure is within noise gets that verdict instead of "does
-not hold".
-
-A comparison resting on a row whose sample does not resolve its statistic (``resolved`` false,
-see :func:`rfbench.present.report.frames.is_resolved`) is *unresolved*: it is left out of the
-verdict, and a check with only unresolved comparisons is "untestable at this sample size" (with the
-``n_needed`` of its rows when they give it), never "does not hold". With ``theory_metric`` a
-check compares the closed form of each row where one exists
-(:mod:`rfbench.present.report.closed_forms`), so only rows without a closed form can be unresolved.
+A comparison resting on a sample that does not resolve its statistic (``resolved`` false) is left
+out; a check with nothing else is "untestable at this sample size", never "does not hold".
 """
 
 from __future__ import annotations
@@ -109,12 +94,11 @@ def resolution(pt: pd.Series, names: Sequence[str]) -> tuple[bool, float]:
     return ok, need
 
 
-#: Metrics that are means of nonnegative draws (or increasing functions of one): a sample that
-#: misses the tail carrying the mean *under*estimates it, so an unresolved value that is already
-#: too large is a lower bound on a truth larger still.
-#: The margin by which an unresolved mean of nonnegative draws must already exceed the other side
-#: before it decides a failure (see :func:`judged`).
+#: The factor by which an unresolved mean of nonnegative draws must already exceed the other
+#: side before it decides a failure (:func:`judged`).
 OVERSHOOT = 2.0
+#: Means of nonnegative draws (or increasing functions of one): a sample missing the tail
+#: *under*estimates them.
 UNDERESTIMATED = frozenset(
     {"mse", "rel_rmse", "rel_mae", "frob_sq", "frob_sq_per_entry", "rel_frob", "mse_mean"}
 )
@@ -129,13 +113,10 @@ def judged(
     small: str | None = None,
     metric: str | None = None,
 ) -> Unit:
-    """A comparison, unresolved when any of its sides rests on an unresolved sample.
-
-    Exception: the claim "``small`` ≤ the other" of a :data:`UNDERESTIMATED` ``metric`` fails
-    when only ``small`` is unresolved and it is already larger by the margin: more than 2
-    combined standard errors (status fail) *and* at least :data:`OVERSHOOT` times the other side.
-    Such a sample typically underestimates its mean (the tail that carries it is missed), so its
-    truth is larger still; the factor guards against the occasional sample that overshoots.
+    """A comparison, unresolved when any of its sides rests on an unresolved sample; except that the
+    claim "``small`` ≤ the other" of an :data:`UNDERESTIMATED` ``metric`` fails when only ``small``
+    is unresolved and already beyond 2 combined standard errors and :data:`OVERSHOOT` times the
+    other.
     """
     ok, need = resolution(pt, names)
     if ok:
@@ -160,11 +141,9 @@ def passed(status: str) -> bool:
 
 
 def compare_le(a: float, b: float, sa: Any, sb: Any, strict: bool) -> tuple[str, float]:
-    """(status, z) of the claim a < b (``strict``) or a ≤ b; z = violation / combined se.
-
-    A claim that holds is ``PASS`` when it holds by at least :data:`Z_REPRODUCED` combined
-    standard errors or both values are exact (standard error 0), else ``WEAK`` (it holds on the
-    point estimates only; with no standard error at all it cannot be called significant).
+    """(status, z) of the claim a < b (``strict``) or a ≤ b, z = violation / combined se: ``PASS``
+    by at least :data:`Z_REPRODUCED` se (or exact values), else ``WEAK``; a failure ``FAIL`` beyond
+    :data:`Z_REPRODUCED` se, else ``NOISE``.
     """
     if not (math.isfinite(a) and math.isfinite(b)):
         return (PASS if a < b or (not strict and a == b) else FAIL), math.inf
@@ -234,10 +213,8 @@ def grouped(
 
 
 def summarise(units: list[Unit], missing: Missing, at_least: float | None = None) -> Outcome:
-    """The outcome of a check from its comparisons (``at_least``: a fraction must pass).
-
-    ``missing`` lists (verdict, why) for groups that lacked rows; with no comparison at all the
-    outcome is "no match" if any of them is a mismatch, else "not run".
+    """The outcome of a check from its comparisons (``at_least``: a fraction must pass) and the
+    (verdict, why) of the groups that lacked rows.
     """
     if not units:
         kind = NO_MATCH if any(v == NO_MATCH for v, _ in missing) else NOT_RUN
@@ -339,10 +316,8 @@ def side_value(pt: pd.Series, name: str) -> tuple[float, Any]:
 
 
 def tolerance(check: Mapping[str, Any], target: float, se: float) -> float:
-    """The largest of the given abs_tol, rel_tol·|target| and n_stderr·se.
-
-    With n_stderr the tolerance is at least :data:`ROUND_OFF`: at exact points (θ = 0 for
-    trig) the estimates differ by round-off only and their standard error is round-off too.
+    """The largest of the given abs_tol, rel_tol·|target| and n_stderr·se, with n_stderr at least
+    :data:`ROUND_OFF` (exact points differ by round-off only).
     """
     tols = [float(check.get("abs_tol", 0.0)), float(check.get("rel_tol", 0.0)) * abs(target)]
     if "n_stderr" in check:

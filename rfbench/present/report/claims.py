@@ -1,8 +1,5 @@
-"""A claim's verdict: its check's rows selected and prepared (closed forms, exact points), the
-rule of its kind applied (:data:`rfbench.present.report.kinds.KINDS`), the outcome made a verdict.
-
-The dispatcher lives apart from :mod:`rfbench.present.report.checks` (the rules' shared machinery)
-so that the rule modules import ``checks`` and this module imports them: no import cycle.
+"""A claim's verdict: its check's rows prepared (closed forms, exact points), the rule of its kind
+applied (:data:`rfbench.present.report.kinds.KINDS`), the outcome made a verdict.
 """
 
 from __future__ import annotations
@@ -45,11 +42,8 @@ def evaluate_claim(
     numbers: Mapping[str, NumberResult],
     errata: Sequence[ErratumEntry] = (),
 ) -> ClaimResult:
-    """A claim's verdict on the results (missing or mismatched results are verdicts; an error in
-    the check itself raises).
-
-    ``numbers`` are the evaluated number entries (for ``equals_within`` on ``number``);
-    ``errata`` feed the likely reason of a claim that does not hold.
+    """A claim's verdict on the results (``numbers``: the evaluated number entries; ``errata``: the
+    likely reason of a claim that does not hold); an error in the check itself raises.
     """
     check = entry.check
     if not entry.reproducible:

@@ -1,11 +1,6 @@
-"""Closed forms in checks: compare closed-form values where rows have them, and closed-form
-standard errors of a bias (check keys ``theory_metric`` and ``theory_stderr``,
-:mod:`rfbench.present.reference`).
-
-An empirical maximum or MSE of a heavy-tailed estimator (SM⁺⁺ at large ‖x + y‖) from a sample
-that never reaches the region carrying its second moment is far below the truth, and its sample
-standard error is meaningless: a check comparing estimators' errors uses the closed form where
-one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
+"""Closed forms in checks (``theory_metric``, ``theory_stderr``): the sample of a heavy-tailed
+estimator (SM⁺⁺ at large ‖x + y‖) misses the region carrying its second moment, so a check uses the
+closed form where one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
 """
 
 from __future__ import annotations
@@ -24,11 +19,9 @@ EXPECTED_OVER = frozenset({"rep", "protocol"})
 
 
 def _theory_lookup(rows: pd.DataFrame, theory_metric: str) -> list[tuple[list[int], dict]]:
-    """The ``theory_metric`` rows by their pattern of known key columns.
-
-    A closed form states the expectation of the statistic, so a column of
-    :data:`EXPECTED_OVER` that is null in it does not distinguish the rows it
-    describes. Each pattern is (positions of the known key columns, their values → value).
+    """The ``theory_metric`` rows by their pattern of known key columns (positions → values →
+    value), most specific first; a null :data:`EXPECTED_OVER` column does not distinguish the rows a
+    closed form describes.
     """
     keys = [c for c in key_columns(rows) if c != "metric"]
     theory = rows[rows["metric"] == theory_metric]
@@ -70,12 +63,8 @@ def _point_keys(rows: pd.DataFrame) -> list[tuple[Any, ...]]:
 
 
 def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> pd.DataFrame:
-    """Rows of ``metric`` with the value of ``theory_metric`` at the same point where it exists.
-
-    A closed form is exact (standard error 0) and needs no sample, so it is resolved; rows
-    without one keep their empirical value (and their ``resolved`` flag). The column
-    ``closed_form`` records which. A closed form with a null :data:`EXPECTED_OVER` column
-    (``rep``) is the value of every repetition's row: a mean over repetitions is then exact.
+    """Rows of ``metric`` with the exact value of ``theory_metric`` at the same point where it
+    exists (standard error 0, resolved; ``closed_form`` says which rows).
     """
     if rows.empty or "metric" not in rows.columns:
         return rows
@@ -95,11 +84,8 @@ def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> p
 
 
 def closed_form_stderr(rows: pd.DataFrame, metric: str, theory_mse: str) -> pd.DataFrame:
-    """Rows of ``metric`` (a bias or mean) with standard error √(MSE/n) from the closed-form MSE.
-
-    Under the claim that the estimator is unbiased its variance is its MSE, so the standard
-    error of a mean of ``n_trials`` estimates is √(theory_mse / n_trials); the sample standard
-    error of a heavy-tailed estimator (SM⁺⁺ at large ‖x + y‖) is far too small.
+    """Rows of ``metric`` (a bias or mean) with standard error √(theory_mse / n_trials): under the
+    claim that the estimator is unbiased its variance is its MSE.
     """
     if rows.empty or "metric" not in rows.columns:
         return rows
@@ -134,15 +120,9 @@ EXACT_TOL = 1e-10
 
 
 def exact_points(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows of ``metric`` at a zero-variance point marked resolved (with standard error 0).
-
-    At a point where every draw equals the kernel (HRF Thm 3.5, CSE Lemma 3.2: at θ = 0 with
-    equal norms every sign projection agrees, λ̂ ≡ 0 and the estimate is trig's, exact there)
-    the sample's relative error is round-off and its 5 % and 95 % quantiles coincide. Such a
-    point needs no tail: its statistic is exact, whatever ``resolved`` says (the flag judges a
-    heavy tail the point does not have). Only relative error metrics qualify; a point is taken
-    as exact when its value is at most :data:`EXACT_TOL` and, where the rows give them, its
-    ``q05`` and ``q95`` are equal.
+    """Rows of a relative error ``metric`` at a zero-variance point marked resolved, standard error
+    0: at θ = 0 with equal norms every draw equals the kernel (HRF Thm 3.5, CSE Lemma 3.2), so a
+    value at most :data:`EXACT_TOL` with equal ``q05`` and ``q95`` (where given) is exact.
     """
     if rows.empty or metric not in RELATIVE_ERRORS or "resolved" not in rows.columns:
         return rows
@@ -164,9 +144,9 @@ def exact_points(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 def computed(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows computed rather than sampled (``n_trials`` 0: closed forms, exact integrals) with
-    standard error 0 where none is given: they are exact, so a comparison of them is decided
-    by their values alone."""
+    """Rows computed rather than sampled (``n_trials`` 0) with standard error 0 where none is
+    given.
+    """
     if rows.empty or "n_trials" not in rows.columns:
         return rows
     n = pd.to_numeric(rows["n_trials"], errors="coerce")

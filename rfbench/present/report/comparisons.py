@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -72,12 +72,9 @@ def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str,
 
 
 def _bounded(ctx: Context) -> Callable[[str, Unit, float, Any, pd.Series], Unit] | None:
-    """For ``less_than`` with ``lhs.upper_bound``: decide an unresolved lhs by its bound.
-
-    The truth of the lhs statistic is at most the declared bound (``bound_reason`` says why,
-    e.g. the relative MAE of a nonnegative unbiased estimator is at most 2, as
-    E|K̂ − K| ≤ E K̂ + K = 2K). If the bound is below a resolved rhs the claim holds whatever the
-    lhs sample missed; otherwise the comparison stays unresolved.
+    """For ``less_than`` with ``lhs.upper_bound``: an unresolved lhs whose declared bound (e.g. 2
+    for the relative MAE of a nonnegative unbiased estimator: E|K̂ − K| ≤ E K̂ + K = 2K) is below a
+    resolved rhs holds; otherwise the comparison stays unresolved.
     """
     bound = (
         ctx.check.sides.get("lhs", {}).get("upper_bound") if ctx.check.kind == "less_than" else None
@@ -114,12 +111,9 @@ def less_than(ctx: Context) -> Outcome:
 
 
 def equals_within(ctx: Context) -> Outcome:
-    """lhs equals value / value_expr / rhs (or our numbers equal the published ones).
-
-    A declared tolerance (``abs_tol``, ``rel_tol``) is part of the claim: the difference d with
-    standard error se = √(se_lhs² + se_rhs²) is judged by :func:`equal_within` (holds only if
-    |d| + 2 se ≤ tolerance). With ``n_stderr`` the tolerance is n se itself: a test that no
-    difference is detectable at n standard errors (pass or fail, no margin).
+    """lhs equals value / value_expr / rhs, or our numbers the published ones: the difference is
+    judged by :func:`equal_within` within the declared tolerance; with ``n_stderr`` the tolerance is
+    n se itself (a test that no difference is detectable: pass or fail, no margin).
     """
     c = ctx.check
     if "number" in c or "numbers" in c:
@@ -131,21 +125,25 @@ def equals_within(ctx: Context) -> Outcome:
         text = f"{fmt_num(a)} vs {fmt_num(b)}: difference {fmt_num(a - b)}"
         text += f" ± {fmt_num(se)}" if math.isfinite(se) else ""
         text += f" (tolerance {fmt_num(tol)})"
-        if "n_stderr" in c:
-            return (PASS if abs(a - b) <= tol * (1 + 1e-12) else FAIL), text
-        return equal_within(a - b, se, tol), text
+        return _equal(c, a - b, se, tol), text
 
     return _two_sided(ctx, rule)
 
 
 def equal_within(diff: float, se: float, tol: float) -> str:
-    """The equality |d| ≤ tol as the one-sided claim |d| ≤ tol of
-    :func:`rfbench.present.report.checks.compare_le`: holds (pass) if |d| + 2 se ≤ tol, fails if
-    |d| − 2 se > tol, else consistent (|d| ≤ tol) or within noise; se 0 or unknown (exact
-    values): |d| ≤ tol decides."""
+    """The claim |d| ≤ tol by :func:`rfbench.present.report.checks.compare_le` (se 0 or unknown:
+    exact values, |d| ≤ tol decides).
+    """
     known = math.isfinite(se) and se > 0
     status, _ = compare_le(abs(diff), tol * (1 + 1e-12), se if known else 0.0, None, False)
     return status
+
+
+def _equal(check: Mapping[str, Any], diff: float, se: float, tol: float) -> str:
+    """:func:`equal_within`, or with ``n_stderr`` |d| ≤ tol itself (pass or fail, no margin)."""
+    if "n_stderr" in check:
+        return PASS if abs(diff) <= tol * (1 + 1e-12) else FAIL
+    return equal_within(diff, se, tol)
 
 
 def _numbers_equal(ctx: Context) -> Outcome:
@@ -163,11 +161,7 @@ def _numbers_equal(ctx: Context) -> Outcome:
         text = f"ours {fmt_num(res.ours)}"
         text += f" ± {fmt_num(se)}" if math.isfinite(se) and se > 0 else ""
         text += f" vs paper {fmt_num(target)} (tolerance {fmt_num(tol)})"
-        if "n_stderr" in ctx.check:
-            status = PASS if abs(res.ours - target) <= tol * (1 + 1e-12) else FAIL
-        else:
-            status = equal_within(res.ours - target, se, tol)
-        units.append(Unit(nid, status, text))
+        units.append(Unit(nid, _equal(ctx.check, res.ours - target, se, tol), text))
     return summarise(units, missing)
 
 

@@ -1,10 +1,5 @@
-"""What a results folder holds of the papers' figures, for the report of a partial run.
-
-A figure or table the report checks (one with a number or claim a CPU can decide) is *missing*
-when no result row carries its id. The report then says so once, near the top, with the command
-that produces each missing one (``configs/<paper>/<rest>.toml`` for figure ``<paper>-<rest>``,
-and the data to fetch when ``rfbench reproduce`` skipped it, :mod:`rfbench.compute.skipped`),
-and leaves the missing figures' rows out of its tables instead of printing them as "not run".
+"""What a partial run lacks: the figures the report checks that no result row carries, each with the
+command that produces it (and the data to fetch when ``rfbench reproduce`` skipped it).
 """
 
 from __future__ import annotations

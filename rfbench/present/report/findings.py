@@ -1,11 +1,7 @@
-"""The *Findings* that open ``REPORT.md``: what the results say, computed from the verdicts, the
-measured reasons and the beyond-the-papers results (never typed text, so they follow the results).
-
-In order: what reproduced and how much (sampled, deterministic and replayed numbers kept apart),
-the claims that do not hold, the claims whose verdict depends on the reading, the errata that
-change what the results show (an erratum with ``checked_by``), the headlines of this repository's
-own experiments, and the offsets whose cause is not established. Each claim carries the verdict
-word of its row in the claims tables (tested).
+"""The *Findings* that open ``REPORT.md``, computed from the verdicts, the measured reasons and the
+beyond-the-papers results (never typed text): what reproduced, the claims that do not hold or depend
+on the reading, the errata that change numbers, this repository's own headlines and the offsets
+whose cause is not established.
 """
 
 from __future__ import annotations
@@ -14,6 +10,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from rfbench.compute.text import first_sentence
 from rfbench.present.report.beyond import attention_headline, stabilised_headline
 from rfbench.present.report.verdicts import (
     CONSISTENT,
@@ -27,7 +24,6 @@ from rfbench.present.report.verdicts import (
     VERIFIED,
     WITHIN_NOISE,
     ClaimResult,
-    first_sentence,
 )
 
 if TYPE_CHECKING:
@@ -50,7 +46,7 @@ def _cause(report: Report, r: ClaimResult) -> str:
     by_key = {f.key: f for f in report.reasons}
     key = _REASON.search(r.detail)
     reason = by_key.get(key.group(1)) if key else None
-    return first_sentence(reason.text, 200) if reason and reason.measured else ""
+    return first_sentence(reason.text, clause=True, limit=200) if reason and reason.measured else ""
 
 
 def _reproduced(report: Report) -> list[str]:
@@ -85,7 +81,8 @@ def _reproduced(report: Report) -> list[str]:
 
 
 def _line(r: ClaimResult) -> str:
-    return f"- `{r.entry.id}` ({r.entry.figure}): {first_sentence(r.entry.statement, 120)}"
+    statement = first_sentence(r.entry.statement, clause=True, limit=120)
+    return f"- `{r.entry.id}` ({r.entry.figure}): {statement}"
 
 
 def _contradicted(report: Report) -> list[str]:
@@ -105,7 +102,9 @@ def _reading_dependent(report: Report) -> list[str]:
     for r in report.claims:
         if r.verdict != DEPENDS:
             continue
-        shown = "; ".join(f"{first_sentence(reading, 90)}: {v}" for reading, v in r.readings)
+        shown = "; ".join(
+            f"{first_sentence(reading, clause=True, limit=90)}: {v}" for reading, v in r.readings
+        )
         out.append(f"{_line(r)} — *{DEPENDS}*: {shown}.")
     return ["**Claims whose verdict depends on the reading**", "", *out, ""] if out else []
 
@@ -136,7 +135,7 @@ def findings(report: Report) -> list[str]:
     """The Findings section (a bulleted list; empty when nothing was checked)."""
     unexplained = [
         f"- {', '.join(f'`{i}`' for i in r.ids[:3])}{' …' if len(r.ids) > 3 else ''}: "
-        f"{first_sentence(r.text.removeprefix('Cause not established. '), 220)} "
+        f"{first_sentence(r.text.removeprefix('Cause not established. '), clause=True, limit=220)} "
         f"([{r.key}](#{r.key}))."
         for r in report.reasons
         if not r.established and r.measured

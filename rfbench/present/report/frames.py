@@ -1,8 +1,6 @@
-"""Operations on tidy result rows used by numbers and checks: grouping, aggregate, derive, align.
-
-Rows are the tidy rows of docs/architecture.md#result-schema; every column except :data:`NON_KEYS`
-identifies a row ("key columns"). Nulls are values of their own (a trig row has no ``n``). The
-vocabulary (``aggregate``, ``derive``) is documented in :mod:`rfbench.present.reference`.
+"""Operations on tidy result rows (docs/architecture.md#result-schema) for numbers and checks:
+grouping, aggregate, derive, align. Every column but :data:`NON_KEYS` identifies a row; a null is a
+value of its own.
 """
 
 from __future__ import annotations
@@ -90,9 +88,9 @@ def groups(df: pd.DataFrame, columns: list[str]) -> list[tuple[dict[str, Any], p
 
 
 def varies_within(df: pd.DataFrame, by: list[str], columns: list[str]) -> list[str]:
-    """The ``columns`` that take more than one value (null counts as one) among the rows sharing
-    a value of ``by``: ``[c for c in columns if any(varies(g[c]) for _, g in groups(df, by))]``
-    without splitting the frame."""
+    """The ``columns`` that take more than one value (null counts as one) among the rows sharing a
+    value of ``by``.
+    """
     if not len(df):
         return []
     _, ids = _group_ids(df, by)
@@ -135,12 +133,8 @@ def needed(df: pd.DataFrame) -> float:
 
 
 def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool = False) -> pd.Series:
-    """A reduced row is resolved if every row it merges is; a mean or sum (``pooled``) is also
-    resolved when its pooled sample is large enough: Σ n_trials ≥ the largest ``n_needed``.
-
-    A mean over repetitions is one statistic of all their draws: twenty repetitions of 1,000
-    draws resolve what one repetition needing 10,000 does not. Without ``n_needed`` nothing
-    says how many draws suffice, and the reduced row stays unresolved.
+    """A reduced row is resolved if every row it merges is, or (a ``pooled`` mean or sum: one
+    statistic of all their draws) when Σ n_trials ≥ the largest ``n_needed``.
     """
     if "resolved" in g.columns:
         ok = bool(is_resolved(g).all())
@@ -192,12 +186,9 @@ def _reduce_values(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series
 
 
 def _aggregate_keys(df: pd.DataFrame, param: str, keep: list[str] | None) -> list[str]:
-    """The columns an aggregate keeps apart.
-
-    Without ``keep`` (a number's ``match``): every other key column. With ``keep`` (a check's
-    ``for_each``, ``by``, ``along``): those, plus any column that varies among rows sharing
-    them and ``param`` — a column fixed by them (a data set's ``d``, a tuned ``sigma``, the
-    ``n`` of an estimator) does not split an aggregate "over dataset".
+    """The columns an aggregate keeps apart: without ``keep`` every other key column; with ``keep``
+    those, plus any column that varies among the rows sharing them and ``param`` (a data set's ``d``
+    does not split an aggregate "over dataset").
     """
     others = [c for c in key_columns(df) if c != param]
     if keep is None:
@@ -207,11 +198,9 @@ def _aggregate_keys(df: pd.DataFrame, param: str, keep: list[str] | None) -> lis
 
 
 def aggregate(df: pd.DataFrame, spec: str | None, keep: list[str] | None = None) -> pd.DataFrame:
-    """Reduce ``df`` by ``spec`` (``"max over theta"``, ``"at min v"``, ...) per other key.
-
-    min/max keep the chosen row's standard error; a mean combines them (or, when any is
-    unknown, uses the spread of the values / √k); the aggregated parameter becomes null, and
-    so do the columns a mean or sum merges (see :func:`_aggregate_keys` for ``keep``).
+    """Reduce ``df`` by ``spec`` (``"max over theta"``, ``"at min v"``, ...) per other key: min/max
+    keep the chosen row, a mean combines the standard errors (or uses the spread of the values); the
+    aggregated parameter, and the columns a mean or sum merges, become null.
     """
     if not spec or df.empty:
         return df
@@ -273,12 +262,9 @@ def derive(rows: pd.DataFrame, baseline: pd.DataFrame, how: str) -> pd.DataFrame
 
 
 def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The points where every side has a row: columns ``value:<side>``, ``stderr:<side>``,
-    ``resolved:<side>`` and ``n_needed:<side>``.
-
-    Sides are joined on the key columns that vary in both; a column constant in a side is
-    broadcast (so trig at m = 128 meets the hybrid at m = 16). Constant columns are kept, the
-    first side's value winning, so that expressions can read ``m``, ``n``, ``r``, ...
+    """The points where every side has a row (columns ``value:<side>``, ``stderr:<side>``,
+    ``resolved:<side>``, ``n_needed:<side>``), joined on the key columns that vary in both; a column
+    constant in a side is broadcast (trig at m = 128 meets the hybrid at m = 16).
     """
     acc: pd.DataFrame | None = None
     acc_vary: set[str] = set()

@@ -1,11 +1,5 @@
-"""The comparison rule of each check kind: the function named after the kind in one of the rule
-modules (:data:`RULE_MODULES`), for every kind the reference vocabulary declares
-(:data:`rfbench.present.reference.CHECKS`, the one registration table of a kind: its required
-and optional keys). Adding a kind is one line there and one function here
-(docs/extending.md#a-report-claim).
-
-Each function takes a :class:`rfbench.present.report.checks.Context` and returns an
-:class:`~rfbench.present.report.verdicts.Outcome`; ``manual`` checks never get here.
+"""The rule of each check kind of :data:`rfbench.present.reference.CHECKS`: the function of that
+name in one of :data:`RULE_MODULES` (docs/extending.md#a-report-claim).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Markdown building blocks shared by the report's writers (render, summary, findings, beyond).
+"""Markdown building blocks shared by the report's writers (tables: rfbench.compute.text).
 
 A leaf module: it imports nothing from :mod:`rfbench.present.report`, so no writer depends on
 another.
@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import pandas as pd
 
-def cell(text: object) -> str:
-    """Text safe inside a markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+from rfbench.compute.results import find_result, load_results
+from rfbench.compute.text import markdown_table as table
+
+__all__ = ["load_named", "natural", "rel_path", "table"]
 
 
 def natural(figure_id: str) -> list[object]:
@@ -22,13 +23,12 @@ def natural(figure_id: str) -> list[object]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", figure_id)]
 
 
-def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """A markdown table (and a blank line after it)."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-    return lines + [""]
-
-
 def rel_path(path: Path, start: Path) -> str:
     """``path`` relative to the folder ``start``, with forward slashes (for links)."""
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def load_named(results_dir: Path, name: str) -> pd.DataFrame | None:
+    """The rows of the result file ``name`` in any experiment folder (None if absent)."""
+    path = find_result(results_dir, name)
+    return load_results(path) if path is not None else None

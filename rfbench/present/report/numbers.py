@@ -1,16 +1,6 @@
-"""Published numbers next to ours: find the row (``match``), compare, give the verdict.
-
-Our value is the single row left by the entry's ``match`` (filters, ``derive``, ``aggregate``)
-among the rows of its experiment whose ``figure`` is the entry's figure. The comparison is in
-our metric's units (the printed value times ``scale``) with
-
-    z = (ours − paper) / √(se_ours² + se_paper² + rounding²),
-
-se_paper the printed ``stderr`` or, failing that, the printed ``std`` (a ± of unstated nature
-is treated as a standard error, which is conservative), rounding = one unit of the last printed
-digit / √12; without either standard error, se = 2.5 % of the paper's value
-(:data:`rfbench.present.report.verdicts.REL_TOL`). A value equal to the printed digits is
-reproduced.
+"""Published numbers next to ours: the single row the entry's ``match`` leaves, compared in our
+metric's units by z = (ours − paper) / √(se_ours² + se_paper² + rounding²) (the report's "How to
+read this report").
 """
 
 from __future__ import annotations
@@ -138,13 +128,9 @@ def evaluate_number(
 
 
 def family_wise(results: Sequence[NumberResult], alpha: float = ALPHA) -> tuple[int, float, float]:
-    """(N, Bonferroni |z| threshold, Holm's |z| cutoff) over the family of sampled numbers
-    compared with a standard error (:attr:`NumberResult.in_family`; other readings of a printed
-    number, ``reading_of``, and second comparisons, ``second_of``, are not members: one
-    comparison per printed number; the cutoff applies to them too).
-
-    Holm's procedure (:func:`rfbench.present.statistics.holm`) rejects the smallest p-values in
-    turn; the cutoff is the smallest |z| it rejects (∞ when it rejects none).
+    """(N, Bonferroni |z| threshold, Holm's |z| cutoff: the smallest |z| it rejects, ∞ if none) over
+    the sampled numbers compared with a standard error (:attr:`NumberResult.in_family`, one
+    comparison per printed number).
     """
     zs = np.array(
         [
@@ -166,8 +152,7 @@ def family_wise(results: Sequence[NumberResult], alpha: float = ALPHA) -> tuple[
 def with_family_wise(
     results: Sequence[NumberResult], errata: list[ErratumEntry]
 ) -> list[NumberResult]:
-    """The numbers with Holm's procedure deciding *differs* (:func:`family_wise`): a sampled
-    number beyond |z| = 3 that the procedure does not reject is *within noise*, and says so."""
+    """The numbers with Holm's procedure (:func:`family_wise`) deciding each *differs*."""
     n, _, cutoff = family_wise(results)
     out = []
     for r in results:

@@ -1,7 +1,5 @@
-"""Check kinds that rank values: ``ordering`` and ``count`` (see :mod:`rfbench.present.reference`).
-
-Each takes a :class:`rfbench.present.report.checks.Context` and returns an
-:class:`~rfbench.present.report.verdicts.Outcome`.
+"""Check kinds that rank values: ``ordering`` and ``count`` (see
+:mod:`rfbench.present.reference`).
 """
 
 from __future__ import annotations
@@ -33,12 +31,8 @@ from rfbench.present.report.verdicts import FAIL, NOISE, NOT_RUN, PASS, UNRESOLV
 
 
 def ordering(ctx: Context) -> Outcome:
-    """``order`` from smallest to largest metric (``strict``: <), in every group and point.
-
-    With ``min_gap`` δ (a declared effect size: "substantially") a link is the claim
-    a + δ ≤ b, judged by :func:`rfbench.present.report.checks.compare_le` like any other: it
-    holds when b − a − δ ≥ 2 se, fails when b − a + 2 se < δ, and is undecided (consistent /
-    within noise) in between.
+    """``order`` from smallest to largest metric (``strict``: <) in every group and point; with
+    ``min_gap`` δ (a declared effect size) a link is the claim a + δ ≤ b.
     """
     by, order = ctx.check.get("by", "estimator"), list(ctx.check["order"])
     strict = bool(ctx.check.get("strict", False))
@@ -96,11 +90,9 @@ def _panel_ranges(ctx: Context, rows: pd.DataFrame) -> dict[tuple[Any, ...], flo
 
 
 def count(ctx: Context) -> Outcome:
-    """Is ``estimator`` the best (``best`` min | max) value of ``by`` in enough groups?
-
-    Ties count as best within ``abs_tol`` or, with ``range_tol``, within that fraction of the
-    range of the metric over the group's ``panel`` (the axis of the plotted panel: what a
-    reader of the figure calls "on par").
+    """Is ``estimator`` the best (``best`` min | max) value of ``by`` in enough groups? Ties within
+    ``abs_tol`` or, with ``range_tol``, that fraction of the metric's range over the group's
+    ``panel`` (the plotted axis) count as best.
     """
     c = ctx.check
     by, est, tol = c.get("by", "estimator"), str(c["estimator"]), float(c.get("abs_tol", 0.0))

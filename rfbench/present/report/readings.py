@@ -1,10 +1,6 @@
-"""Readings of a paper's sentence: one verdict per sentence, the other readings shown beside it.
-
-A number or claim with ``reading_of`` is another reading of the primary entry's sentence (the
-primary reading is the paper's own definitions): it leaves the tables and its verdict is shown
-in the primary's row (:func:`beside_primary`). When a claim's readings disagree — one holds (or
-is consistent), another does not hold — its verdict is *depends on the reading*
-(:func:`depends_on_reading`).
+"""Readings of a paper's sentence: an entry with ``reading_of`` is shown in its primary's row
+(:func:`beside_primary`); a claim whose readings disagree on whether it holds *depends on the
+reading* (:func:`depends_on_reading`).
 """
 
 from __future__ import annotations
@@ -33,10 +29,7 @@ R = TypeVar("R", NumberResult, ClaimResult)
 def beside_primary(results: list[R]) -> list[R]:
     """One verdict per paper sentence: entries with ``reading_of`` (another reading of the
     sentence) are dropped from the list, and their verdict is shown in the primary's detail."""
-    others: dict[str, list[R]] = {}
-    for r in results:
-        if r.entry.reading_of:
-            others.setdefault(r.entry.reading_of, []).append(r)
+    others = _other_readings(results)
     out = []
     for r in results:
         if r.entry.reading_of:
@@ -48,6 +41,15 @@ def beside_primary(results: list[R]) -> list[R]:
             r = replace(r, detail=detail)
         out.append(r)
     return out
+
+
+def _other_readings(results: list[R]) -> dict[str, list[R]]:
+    """Primary id → the results of its other readings."""
+    others: dict[str, list[R]] = {}
+    for r in results:
+        if r.entry.reading_of:
+            others.setdefault(r.entry.reading_of, []).append(r)
+    return others
 
 
 def _alt(r: NumberResult | ClaimResult) -> str:
@@ -73,13 +75,10 @@ HELD = frozenset({VERIFIED, HOLDS, ORDERING_CONFIRMED, CONSISTENT})
 def depends_on_reading(
     shown: list[ClaimResult], every: list[ClaimResult], errata: list[reference.ErratumEntry]
 ) -> list[ClaimResult]:
-    """A claim whose readings disagree — one holds (or is consistent), another does not hold —
-    is *depends on the reading*: the primary's verdict and every other reading's stay in the
-    row (see :func:`beside_primary`), with the measured reason of the difference."""
-    alts: dict[str, list[ClaimResult]] = {}
-    for r in every:
-        if r.entry.reading_of:
-            alts.setdefault(r.entry.reading_of, []).append(r)
+    """A claim whose readings disagree on whether it holds gets *depends on the reading*, with the
+    measured reason of the difference.
+    """
+    alts = _other_readings(every)
     out = []
     for r in shown:
         others = alts.get(r.entry.id, [])

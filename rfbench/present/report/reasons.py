@@ -1,12 +1,6 @@
-"""Measured reasons filled in from the results: every number a reason quotes is read when the
-report is rendered, so a reason cannot go stale (:class:`rfbench.present.reference.Reason`).
-
-A reason's text is a template (``{name}`` / ``{name:.3g}``); each name is a
-:class:`rfbench.present.reference.ReasonValue`: a number entry's evaluation (ours, se, paper, z,
-ours − paper, ours / paper; reduced over several entries) or one result row's value. A reason
-whose values the results do not all give is *not measured*: it records the figures it would read
-(``missing``) and the report names them instead of printing the text, never a stale number or a
-placeholder.
+"""Measured reasons (:class:`rfbench.present.reference.Reason`) with every number they quote read
+from the results when the report is rendered; a reason whose values the results lack is *not
+measured* and names the figures it would read, never a stale number.
 """
 
 from __future__ import annotations
@@ -16,10 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rfbench.compute.text import first_sentence
 from rfbench.present.reference import PLACEHOLDER, Reason, ReasonValue
 from rfbench.present.report.frames import plain
 from rfbench.present.report.rows import ResultSet, pick
-from rfbench.present.report.verdicts import NumberResult, first_sentence
+from rfbench.present.report.verdicts import NumberResult
 
 #: Marker a row's detail carries until its reason is filled in (see :func:`link`).
 MARK = "⟨reason:{}⟩"
@@ -166,7 +161,7 @@ def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
                     mark, f"[{key}] not measured (these results lack {needs(r)})"
                 )
                 continue
-            head = first_sentence(r.text, 140)
+            head = first_sentence(r.text, clause=True, limit=140)
             state = "" if r.established else "cause not established: "
             detail = detail.replace(mark, f"{state}{head} [{key}]")
     return detail

@@ -1,8 +1,5 @@
-"""The markdown of ``REPORT.md``: summary first, then one section per paper.
-
-The output is a function of the results and the reference data only: entries in reference
-order, figures in natural order, and a single provenance line (creation times and git commits
-read from the result files' metadata) — no timestamp of its own.
+"""The markdown of ``REPORT.md`` and ``REPORT-tables.md``: a function of the results and the
+reference data only (no timestamp of its own).
 """
 
 from __future__ import annotations
@@ -186,14 +183,13 @@ def _not_reproducible(report: Report, full: bool) -> list[str]:
     if not dead and not claims:
         return []
     lines = ["## Appendix: not reproducible on a CPU", ""]
-    if not full:
+    if not full:  # the figures and their counts, the claims (reasons in the tables)
         lines += [
             f"{len(dead)} published numbers and {len(claims)} claims need GPU/TPU-scale "
             f"training; they are listed, not counted as failures (every row: "
             f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
             "",
         ]
-    if not full:  # one line: the figures and their counts, the claims (reasons in the tables)
         figs = sorted({r.entry.figure for r in dead}, key=natural)
         counts = ", ".join(
             f"{fig or 'other'} ({sum(r.entry.figure == fig for r in dead)})" for fig in figs
@@ -281,9 +277,7 @@ def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
 
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
-    """The whole report as markdown (links relative to ``out_path``'s folder): what is not in the
-    results (a partial run), Findings, the summary, per paper its numbers, claims, reasons and
-    errata (without the figures not in the results), then the appendix."""
+    """The whole ``REPORT.md`` (links relative to ``out_path``'s folder)."""
     out_dir = out_path.parent
     absent = set(missing_figures(report))
     lines = [

@@ -1,10 +1,6 @@
-"""The results the report reads: a results folder's rows, and rows picked by a selector.
-
-:func:`load_folder` reads every ``<results>/<experiment>/<name>.parquet`` (never the job caches);
-:func:`pick` applies a reference selector (``match`` of a number, a check side) including
-``derive`` and ``aggregate`` and, when nothing is left, says whether that point was "not run"
-(a grid value absent from the results) or is "no match" (a name or column that no row has:
-the selector needs fixing).
+"""The results the report reads: a results folder's rows (:func:`load_folder`) and the rows a
+reference selector picks (:func:`pick`), or why none: "not run" (a grid value absent) or "no match"
+(a name or column no row has: the selector needs fixing).
 """
 
 from __future__ import annotations

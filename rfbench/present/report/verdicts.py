@@ -1,16 +1,14 @@
-"""Verdicts of the report: their names, the result records, and the rules that assign them.
-
-A published number gets one of :data:`NUMBER_VERDICTS` from ``z`` = (ours − paper) / combined
-standard error (see :func:`number_verdict`); a claim gets one of :data:`CLAIM_VERDICTS` from the
-outcome of its check (:func:`claim_verdict`), compared with the reference's ``expect``.
+"""The report's verdicts: their names, the result records (:class:`NumberResult`,
+:class:`ClaimResult`) and the rules that assign them (:func:`number_verdict`,
+:func:`claim_verdict`).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from rfbench.compute.text import first_sentence
 from rfbench.present.reference import ClaimEntry, ErratumEntry, NumberEntry, reason_of
 
 REPRODUCED = "reproduced"
@@ -143,10 +141,8 @@ def combined_z(
     paper_se: float | None,
     rounding_sd: float = 0.0,
 ) -> tuple[float, bool, float]:
-    """(z, tolerance_based, se): the difference in units of the combined standard error se.
-
-    The paper's printed rounding adds ``rounding_sd`` (half a unit of the last printed digit,
-    uniform: unit/√12). Without any standard error the relative tolerance :data:`REL_TOL` is used.
+    """(z, tolerance_based, se): ours − paper over the combined standard error, the printed rounding
+    ``rounding_sd`` included (:data:`REL_TOL` without any standard error).
     """
     known = [s for s in (ours_se, paper_se) if s is not None and math.isfinite(s)]
     tolerance_based = not known
@@ -161,22 +157,12 @@ def combined_z(
 def number_verdict(
     z: float, printed_equal: bool, replayed: bool = False, cutoff: float = Z_NOISE
 ) -> str:
-    """Reproduced (|z| ≤ 2 or equal to the printed digits), differs (|z| ≥ ``cutoff`` and > 2),
-    else within noise; a ``replayed`` number (the paper's random stream) that agrees is
-    "replayed". ``cutoff``: Holm's family-wise |z| for a sampled number with a standard error
-    (:func:`rfbench.present.report.numbers.family_wise`), :data:`Z_NOISE` for one judged by
-    tolerance."""
+    """Reproduced (|z| ≤ 2 or the printed digits; "replayed" for a ``replayed`` number), differs
+    (|z| > 3 and ≥ ``cutoff``, Holm's family-wise |z|), else within noise.
+    """
     if printed_equal or abs(z) <= Z_REPRODUCED:
         return REPLAYED if replayed else REPRODUCED
     return DIFFERS if abs(z) > Z_NOISE and abs(z) >= cutoff else WITHIN_NOISE
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence or clause of ``text`` (up to ". " or ": "), at most ``limit`` long."""
-    head = re.split(r"(?<=[.:])\s", " ".join(text.split()), maxsplit=1)[0].rstrip(".:")
-    if head.count("(") > head.count(")"):  # cut inside a parenthesis: drop it
-        head = head[: head.rfind("(")].rstrip(" ,;")
-    return head if len(head) <= limit else head[: limit - 1].rstrip() + "…"
 
 
 def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -> str:
@@ -190,9 +176,10 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
         if measured.reading:
             parts.append("reading-dependent (see the reason)")
     elif entry.spec_note:
-        parts.append(f"documented ambiguity: {first_sentence(entry.spec_note)}")
+        note = first_sentence(entry.spec_note, clause=True, limit=160)
+        parts.append(f"documented ambiguity: {note}")
     elif entry.note:
-        parts.append(f"note: {first_sentence(entry.note)}")
+        parts.append(f"note: {first_sentence(entry.note, clause=True, limit=160)}")
     related = [e.id for e in errata if entry.figure and e.figure == entry.figure]
     if related:
         parts.append(f"errata of {entry.figure}: {', '.join(related)}")
@@ -202,11 +189,8 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
 def claim_verdict(
     entry: ClaimEntry, outcome: Outcome, reason: str = "", analytic: bool = False
 ) -> ClaimResult:
-    """The verdict of a claim from its check's outcome, flagging a contradicted ``expect``.
-
-    ``reason`` (see :func:`likely_reason`) is given when the claim does not hold; ``analytic``:
-    every compared value is a closed form or exact computation (a pass is "verified
-    analytically").
+    """The verdict of a claim from its check's outcome (``analytic``: closed forms or exact values
+    only), with ``reason`` when it does not hold and a contradicted ``expect`` flagged.
     """
     kind = entry.check.kind
     verdict = {

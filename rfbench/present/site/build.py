@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from importlib import resources
 from pathlib import Path
 
@@ -36,13 +37,6 @@ def _assets(out: Path) -> None:
         _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
 
 
-def result_files(results: Path) -> list[Path]:
-    """Every result file of a folder (``<experiment>/<name>.parquet``; caches left out)."""
-    from rfbench.compute.results import result_paths
-
-    return result_paths(results)
-
-
 def _slug(path: Path) -> str:
     return f"{path.parent.name}-{path.stem}"
 
@@ -58,7 +52,7 @@ def wide_numbers(df: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index().rename_axis(columns=None)
 
 
-def result_section(path: Path, results: Path, root: str) -> str:
+def result_section(path: Path, results: Path) -> str:
     """Chart, config, provenance and numbers of one result file."""
     from rfbench.compute.results import load_provenance, load_results
 
@@ -97,20 +91,16 @@ def figure_page(spec, results: Path, out: Path) -> Path | None:
         body += f'<img class="figure" src="../img/{esc(png.name)}" alt="{esc(spec.title)}">'
     for path in found:
         if path is not None:
-            body += result_section(path, results, "../")
+            body += result_section(path, results)
     return _write(
         out / "figures" / f"{spec.id}.html", html.page(spec.title, body, "../", ["plotly.min.js"])
     )
 
 
 def result_page(path: Path, results: Path, out: Path) -> Path:
-    body = f"<h1>{esc(path.relative_to(results).as_posix())}</h1>" + result_section(
-        path, results, "../"
-    )
-    return _write(
-        out / "results" / f"{_slug(path)}.html",
-        html.page(path.stem, body, "../", ["plotly.min.js"]),
-    )
+    body = f"<h1>{esc(path.relative_to(results).as_posix())}</h1>" + result_section(path, results)
+    page = html.page(path.stem, body, "../", ["plotly.min.js"])
+    return _write(out / "results" / f"{_slug(path)}.html", page)
 
 
 def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
@@ -148,9 +138,7 @@ def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
         f'<div class="card">{selects} <span class="muted"><span id="shown">{len(rows)}</span>'
         f" of {len(rows)} shown</span></div>{table}"
     )
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    counts = Counter(r.verdict for r in rows)
     page = html.page("Verdicts", body, "", ["filter.js"])
     return _write(out / "verdicts.html", page), counts
 
@@ -189,11 +177,12 @@ def index_page(results: Path, out: Path, figures: list, files: list[Path], count
 
 def build_site(results: str | Path = "results", out: str | Path | None = None) -> list[Path]:
     """Write the site of ``results`` into ``out`` (default ``<results>/site``); the pages."""
+    from rfbench.compute.results import result_paths
     from rfbench.present.plots import list_figures
 
     results = Path(results)
     out = Path(out) if out is not None else results / "site"
-    files = result_files(results)
+    files = result_paths(results)
     if not files:
         raise UserError(f"no result files (*/*.parquet) under {results}")
     (out / "img").mkdir(parents=True, exist_ok=True)

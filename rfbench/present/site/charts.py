@@ -1,12 +1,6 @@
-"""Interactive charts of result rows (Plotly): hover values, click a legend entry to toggle it.
-
-The chart draws the same neutral plot data as the per-run figure
-(:func:`rfbench.present.plots.choose.plot_data`): lines over the varying parameter, one colour per
-estimator, closed forms dashed, baselines grey, the fixed settings in the title. Log axes read as
-powers of ten (never SI prefixes such as ``10n`` or ``1p``) and start at the data's informative
-range, not at the round-off of exact points. Figures keep their paper layout in the PNG; the chart
-is for reading exact values and comparing a chosen few estimators.
-"""
+"""Interactive charts of result rows (Plotly) from the same neutral plot data as the per-run figure
+(:func:`rfbench.present.plots.choose.plot_data`): hover values, click a legend entry to toggle it.
+Log axes read as powers of ten (never SI prefixes such as ``10n``) over the informative range."""
 
 from __future__ import annotations
 
@@ -28,11 +22,8 @@ NUMBER_FORMAT = {"exponentformat": "power", "showexponent": "all"}
 
 def _plain(values: list) -> list:
     """JSON-safe values: NaN and ±inf become null (a gap in the line)."""
-    out = []
-    for v in values:
-        finite = isinstance(v, int | float) and math.isfinite(v)
-        out.append(v if finite or isinstance(v, str) else None)
-    return out
+    finite = lambda v: isinstance(v, int | float) and math.isfinite(v)  # noqa: E731
+    return [v if finite(v) or isinstance(v, str) else None for v in values]
 
 
 def _text(value: str) -> str:

@@ -58,9 +58,8 @@ def frame_table(df: pd.DataFrame, limit: int = 400) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = (
         f'<p class="muted">First {limit} of {len(df)} rows; all rows are in the parquet file.</p>'
-        if len(df) > limit
-        else ""
     )
+    note = note if len(df) > limit else ""
     body = "\n".join(rows)
     table_html = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     return f'<div class="scroll">{table_html}</div>{note}'

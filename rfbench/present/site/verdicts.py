@@ -38,18 +38,9 @@ def verdict_rows(report: Report) -> list[VerdictRow]:
         pm = e.stderr if e.stderr is not None else e.std
         paper = printed_literal(e) + (f" ± {pm:g}" if pm is not None else "")
         reason = getattr(r, "reason", "") or r.detail
+        ours, what = _fmt(r.ours, r.stderr, e.scale), e.source or e.quantity
         rows.append(
-            VerdictRow(
-                e.paper,
-                "number",
-                e.id,
-                e.figure,
-                e.source or e.quantity,
-                paper,
-                _fmt(r.ours, r.stderr, e.scale),
-                r.verdict,
-                reason,
-            )  # fmt: skip
+            VerdictRow(e.paper, "number", e.id, e.figure, what, paper, ours, r.verdict, reason)
         )
     for c in report.claims:
         e = c.entry

@@ -6,8 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-#: the main metrics of a variance run (one per power and reduction)
-MAIN_METRICS = ("log_rel_var", "log_var_over_k", "log_mean_rel_var", "log_mean_var_over_k")
+from rfbench.compute.schema import VARIANCE_METRICS
 
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:
@@ -15,12 +14,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     next to the paper's claims (DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2: ≈ e^5
     heterogen/mnist/mnist-cifar10, ≈ e^10 cifar10 for SDERF; ≈ e^3 for ADERF on
     mnist/cifar10)."""
-    return variance_summary(results)
-
-
-def variance_summary(results: pd.DataFrame) -> pd.DataFrame:
-    """The headline gaps of :meth:`Variance.summary` as a small table."""
-    main = results[results["metric"].isin(MAIN_METRICS)]
+    main = results[results["metric"].isin(VARIANCE_METRICS.values())]
     if main.empty:
         return results.head(12)
     table = main.pivot_table(index=["regime", "sigma"], columns="mechanism", values="value")

@@ -1,11 +1,5 @@
-"""Equal feature budgets: every method of the attention experiment at the same number of features.
-
-Issue 16 settled that estimators are compared at equal *features* (the width of φ(q)), not equal
-projections: a map with l features per projection ω_i (hyperbolic and trig: l = 2, the estimator's
-``features_per_projection``) gets m = ⌊F/l⌋ projections at budget F. An estimator with no
-per-projection terms (Nyström: m landmarks, m features) gets m = F; a deterministic map of fixed
-width (taylor2: 1 + d + d(d+1)/2) is measured at its own width, which its rows print
-(docs/experiments.md#attention).
+"""Equal feature budgets (issue 16): a map with l features per projection gets m = ⌊F/l⌋
+projections at budget F (docs/experiments.md#attention, "Equal feature budgets").
 """
 
 from __future__ import annotations

@@ -1,23 +1,10 @@
 """Causal attention: every query sees only the keys up to its own position.
 
-The heads are those of rfbench.compute.experiments.attention.metrics (the same queries and keys of a
-bidirectional encoder), masked: with M the lower-triangular mask (M_ij = 1 for j ≤ i), the exact
-causal attention is A = D⁻¹(M ∘ exp(QKᵀ)), D = diag((M ∘ exp(QKᵀ))1), and O = AV. A feature map
-gives Â = D̂⁻¹(M ∘ φ(Q)ψ(K)ᵀ), computed as prefix sums (Katharopoulos et al., 2020, Eq. 8-9,
-"Transformers are RNNs"; Performer, Choromanski et al., 2021, Sec. 2.6):
+docs/experiments.md#causal-attention. With M the lower-triangular mask, A = D⁻¹(M ∘ exp(QKᵀ)); a
+feature map gives Â = D̂⁻¹(M ∘ φ(Q)ψ(K)ᵀ) as prefix sums (Katharopoulos et al., 2020, Eq. 8-9;
+Performer, Choromanski et al., 2021, Sec. 2.6):
 
-    Ô_i = φ(q_i)ᵀ S_i / φ(q_i)ᵀ z_i,   S_i = Σ_{j≤i} ψ(k_j) v_jᵀ,   z_i = Σ_{j≤i} ψ(k_j),
-
-so the normaliser D̂_ii = φ(q_i)ᵀz_i is a running sum. :func:`prefix_attention` evaluates them in
-chunks of keys (a state S, z carried from chunk to chunk and a masked dense product within one),
-batched over draws or sentences, with each row's key scales relative to the largest scale seen so
-far, e^{b_j − max_{l≤i} b_l} ≤ 1: exact in log space as in the bidirectional case, and no row
-underflows because an early key is small beside a later one.
-
-Baselines in causal form: uniform attention is the running mean of the values seen so far, and
-the best-rank bound is that of the masked class (:func:`masked_rank_bound`): a causal estimator
-with r real features is M ∘ B with rank B ≤ r, which may have full rank, so the Eckart–Young
-error of A is no lower bound for it; Eckart–Young on disjoint blocks that M leaves whole is.
+    Ô_i = φ(q_i)ᵀ S_i / φ(q_i)ᵀ z_i,   S_i = Σ_{j≤i} ψ(k_j) v_jᵀ,   z_i = Σ_{j≤i} ψ(k_j).
 """
 
 from __future__ import annotations
@@ -44,33 +31,11 @@ def check_square(t: int, s: int) -> None:
         raise ValueError(f"causal attention needs as many keys as queries ({s} keys, {t} queries)")
 
 
-def softmax_attention(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact causal attention and its logarithm.
-
-    Parameters
-    ----------
-    q : ndarray, shape (T, d)
-    k : ndarray, shape (T, d)
-
-    Returns
-    -------
-    A : ndarray, shape (T, T)
-        softmax over the keys j ≤ i of each row i; 0 above the diagonal.
-    log_A : ndarray, shape (T, T)
-        log A where j ≤ i, and 0 above the diagonal (so every A·log A term there is 0).
-    """
-    check_square(len(q), len(k))
-    mask = causal_mask(len(q))
-    logits = np.where(mask, q @ k.T, -np.inf)
-    log_a = logits - logits.max(axis=1, keepdims=True)
-    log_a -= np.log(np.exp(log_a).sum(axis=1, keepdims=True))
-    return np.where(mask, np.exp(log_a), 0.0), np.where(mask, log_a, 0.0)
-
-
 def head_truth(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> am.HeadTruth:
     """The exact causal attention of a head, q, k (T, d) and v (T, d_v), as a
     :class:`metrics.HeadTruth` of the masked matrix."""
-    A, log_a = softmax_attention(q, k)
+    check_square(len(q), len(k))
+    A, log_a = am.softmax_attention(q, k, causal_mask(len(q)))
     return am.HeadTruth(A, log_a, A @ v, v)
 
 
@@ -175,40 +140,8 @@ def estimate_head(
 
 
 def draw_metrics(truth: am.HeadTruth, estimate: am.HeadEstimate) -> dict[str, np.ndarray]:
-    """The per-draw metrics of :func:`metrics.draw_metrics` in causal form: the same errors of
-    outputs, matrices and normalisers, with ``attn_kl`` over the keys each row sees (a row is a
-    distribution when its visible entries are positive; the rest are 0 in A and Â alike).
-
-    Parameters
-    ----------
-    truth : metrics.HeadTruth
-        From :func:`head_truth`.
-    estimate : metrics.HeadEstimate
-        From :func:`estimate_head`.
-
-    Returns
-    -------
-    dict of ndarray, each (draws,)
-    """
-    metrics = am.output_errors(truth, estimate.out)
-    A, log_a = truth.A[estimate.rows], truth.log_A[estimate.rows]
-    A_hat, den = estimate.matrix, estimate.normaliser
-    seen = causal_mask(A.shape[1])[estimate.rows]
-    err = A_hat - A
-    finite = np.isfinite(err).all(axis=(-2, -1))
-    frob = np.linalg.norm(np.where(finite[:, None, None], err, 0.0), axis=(-2, -1))
-    metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(A), np.inf)
-    bad = ~(np.isfinite(den) & (den > 0))
-    metrics["bad_normaliser"] = bad.mean(axis=-1)
-    valid = ~bad[:, estimate.rows] & np.all((A_hat > 0) | ~seen, axis=-1)  # (draws, R)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_hat = np.log(np.where(valid[..., None] & seen, A_hat, 1.0))
-    kl_rows = np.sum(np.where(seen, A * (log_a - log_hat), 0.0), axis=-1)
-    count = valid.sum(axis=-1)
-    with np.errstate(invalid="ignore"):
-        metrics["attn_kl"] = np.where(count > 0, np.sum(kl_rows * valid, axis=-1) / count, np.nan)
-    metrics["kl_rows"] = valid.mean(axis=-1)
-    return metrics
+    """:func:`metrics.draw_metrics` in causal form: ``attn_kl`` over the keys each row sees."""
+    return am.draw_metrics(truth, estimate, causal_mask(truth.A.shape[1])[estimate.rows])
 
 
 def uniform_output(v: np.ndarray, t: int) -> np.ndarray:
@@ -278,8 +211,32 @@ def head_statistics(q: np.ndarray, k: np.ndarray, truth: am.HeadTruth) -> dict[s
     return stats
 
 
-#: the causal forms under the names the attention experiment's per-draw rows call
-#: (heads.head_rows's ``am``)
+def uniform_matrix_metrics(truth: am.HeadTruth, rows: np.ndarray) -> dict[str, float]:
+    """:func:`metrics.uniform_matrix_metrics` of causal uniform attention (:func:`uniform_matrix`):
+    KL(A_i ‖ U_i) = log(i + 1) + Σ_{j≤i} A_ij log A_ij."""
+    sub = truth.A[rows]
+    uniform = uniform_matrix(len(truth.A))[rows]
+    entropy = np.sum(sub * truth.log_A[rows], axis=1)
+    return {
+        "attn_rel_frob": np.linalg.norm(uniform - sub) / np.linalg.norm(sub),
+        "attn_kl": np.mean(np.log(rows + 1.0) + entropy),
+    }
+
+
+def rank_bound(A: np.ndarray, rows: np.ndarray, ranks: list[int]) -> dict[int, float]:
+    """:func:`masked_rank_bound` on the measured ``rows``, relative to their norm: a lower bound on
+    ``attn_rel_frob`` of every causal estimator with at most r real features."""
+    norm = np.linalg.norm(A[rows])
+    return {r: bound / norm for r, bound in masked_rank_bound(A, ranks, rows).items()}
+
+
+def rank_oracle(A_r: np.ndarray) -> np.ndarray:
+    """M ∘ A_r: the masked truncated SVD of A, an achievable causal oracle (not a bound)."""
+    return causal_mask(len(A_r)) * A_r
+
+
+#: the causal forms under the names the attention experiment's rows call (heads.head_rows and
+#: heads.baseline_rows's ``forms``)
 FORMS = SimpleNamespace(
     HeadTruth=SimpleNamespace(of=head_truth),
     output_errors=am.output_errors,
@@ -287,4 +244,11 @@ FORMS = SimpleNamespace(
     matrix_rows=am.matrix_rows,
     estimate_head=estimate_head,
     draw_metrics=draw_metrics,
+    uniform_matrix_metrics=uniform_matrix_metrics,
+    rank_bound=rank_bound,
+    rank_oracle=rank_oracle,
+    head_statistics=head_statistics,
+    BOUND_NOTE="lower bound on the measured rows: Eckart–Young on whole blocks of the masked "
+    "matrix (a feature map of width ≤ r; not for local methods)",
+    ORACLE_NOTE="oracle: (M ∘ A_r) V, masked (not a bound on output errors)",
 )

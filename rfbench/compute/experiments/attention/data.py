@@ -1,14 +1,5 @@
-"""Where the attention experiment's heads come from: a pretrained model or the user's Q, K, V file.
-
-- Model: the first ``tokens`` tokens of a text through the model (rfbench.compute.models), every
-  layer's per-head scaled Q, K, V (cached per model and text sha256): the GPL-3 text (fitting) and
-  the GFDL-1.3 text (measuring; rfbench.compute.experiments.attention.heldout).
-- File (``--data qkv.npz``): arrays ``q``, ``k``, ``v`` (or ``Q``, ``K``, ``V``) shaped (heads,
-  tokens, d) or (tokens, d), scaled so that qᵀk is the attention logit (divide raw projections by
-  d^(1/4) each). They are one "layer" 0. Logits must be finite and no head's V all zero; V is
-  rescaled per head by a power of two (every output metric is relative, so exactly invariant).
-  The tokens are split into a fitting and a measuring half, so a file needs 2·MIN_HALF of them.
-  Every problem is one :class:`~rfbench.compute.datasets.errors.DataError` line.
+"""Where the attention experiment's heads come from: a pretrained model (rfbench.compute.models)
+or the user's Q, K, V file (``--data``; docs/experiments.md#attention, "Your own heads").
 """
 
 from __future__ import annotations

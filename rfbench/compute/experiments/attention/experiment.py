@@ -1,38 +1,9 @@
 """Real attention: a pretrained transformer's heads, attention-level errors and honest baselines.
 
-docs/experiments.md#attention. The heads are every layer's per-head scaled queries, keys and values
-of all-MiniLM-L6-v2 (or any BERT-family folder, ``--model``) on the first ``tokens`` tokens of the
-held-out GFDL-1.3 text, fitted estimators fitted on the GPL-3 text, or the user's own Q, K, V
-(``--data qkv.npz``: fitted on the first half of the tokens, measured on the second;
-rfbench.compute.experiments.attention.data, rfbench.compute.experiments.attention.heldout).
-
-Three kinds of job:
-
-- ``heads`` (per tokens, layer, feature budget F): every estimator on every head, ``draws``
-  independent draws each, at equal features (rfbench.compute.experiments.attention.budget: m =
-  ⌊F/l⌋ projections; rows give the budget ``budget``, the projections ``m`` and the real width
-  ``features``); the local methods ``window``, ``window+<map>`` and the ``top-k`` oracle at the
-  same work per row (rfbench.compute.experiments.attention.local). Per draw the errors of
-  rfbench.compute.experiments.attention.metrics.draw_metrics; rows give the mean and its standard
-  error std/√draws. Estimators of one coupling draw from the same generator state, so where their
-  draws hold the same projections (checked, not assumed) the per-draw difference to the coupling's
-  first estimator is reported (``out_rel_frob_diff``, paired SE). Each ``out_rel_frob`` row says
-  whether the estimator beats uniform attention: a one-sided z-test of its mean error against
-  uniform attention's (deterministic) error, z = (u − mean)/SE > ``significance`` (uncorrected; the
-  summary and the report correct it over heads by Holm, rfbench.present.attention_stats).
-- ``baselines`` (per tokens, layer): uniform attention (every output row the mean of V), the zero
-  output (relative error 1) and the best rank-r approximation for r = each budget F. Every matrix
-  metric (``attn_rel_frob``, ``attn_kl``) of every row, estimator or baseline, is measured on the
-  same ``matrix_rows`` evenly spaced query rows R: the bound is ‖(A_R)_r − A_R‖_F/‖A_R‖_F, with
-  (A_R)_r the best rank-r approximation of those rows of A, a lower bound on ``attn_rel_frob`` of
-  every feature map of width ≤ r (Eckart–Young; ``bound`` column; 0 once r ≥ |R|). Output errors
-  use all rows, for every method alike. Plus each head's exact attention entropy and Q/K
-  statistics.
-- ``swap`` (per estimator, swap feature budget): every layer's softmax attention replaced by the
-  estimator's (fresh draws per trial, one draw per layer and head shared by all sentences of a
-  trial), in float32; per trial the mean cosine between swapped and exact sentence embeddings and
-  the Spearman correlation of the pairwise similarities
-  (rfbench.compute.experiments.attention.swap).
+docs/experiments.md#attention. Three kinds of job: ``heads`` (every estimator on every head of
+one layer at one feature budget) and ``baselines`` (uniform, zero and best rank-r attention;
+rfbench.compute.experiments.attention.heads), and ``swap`` (the swap-in embedding score;
+rfbench.compute.experiments.attention.swap).
 """
 
 from __future__ import annotations
@@ -55,45 +26,8 @@ from rfbench.compute.experiments.attention.local import (
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
-from rfbench.compute.results import BOOL, FLOAT, INT, STRING, register_metric, register_parameter
-
-for _name, _text in (
-    ("out_rel_frob", "‖Ô - O‖_F/‖O‖_F, attention output O = D⁻¹AV, Ô = D̂⁻¹ÂV"),
-    ("out_rel_spec", "‖Ô - O‖₂/‖O‖₂ (spectral norm), attention output"),
-    ("attn_rel_frob", "‖Â - A‖_F/‖A‖_F, A = K row-normalised (attention)"),
-    ("attn_kl", "mean row KL(A_i‖Â_i) over rows where Â_i is a positive distribution"),
-    ("kl_rows", "fraction of rows where Â_i is a positive distribution (attn_kl defined)"),
-    ("bad_normaliser", "fraction of rows whose normaliser D̂_ii is ≤ 0 or not finite"),
-    ("out_rel_frob_diff", "out_rel_frob minus the reference estimator's on the same draws"),
-    ("attn_entropy", "mean row entropy of the exact attention (nats; log S = uniform)"),
-    ("max_logit", "max qᵀk of a head (q, k scaled so qᵀk is the logit)"),
-    ("swap_cosine", "mean cosine of swapped vs exact sentence embeddings"),
-    ("swap_spearman", "Spearman correlation of pairwise similarities, swapped vs exact"),
-    ("swap_nonfinite", "fraction of sentences whose swapped embedding is not finite"),
-):
-    register_metric(_name, _text)
-for _side in ("q", "k"):
-    for _stat in ("q50", "q95", "max"):
-        register_metric(f"{_side}_norm_{_stat}", f"{_stat} of the row norms of {_side} (scaled)")
-    register_metric(f"{_side}_anisotropy", f"top eigenvalue / trace of {_side}ᵀ{_side}")
-for _name, _kind in (
-    ("layer", INT),
-    ("head", INT),
-    ("tokens", INT),
-    ("rank", INT),
-    ("features", INT),
-    ("budget", INT),
-    ("window", INT),
-    ("top_k", INT),
-    ("reference", STRING),
-    ("kind", STRING),
-    ("bound", BOOL),
-    ("sentences", INT),
-):
-    register_parameter(_name, _kind)
-for _name, _kind in (("z_uniform", FLOAT), ("beats_uniform", BOOL)):  # from the row's value
-    register_parameter(_name, _kind, derived=True)
 
 
 @register_experiment
@@ -113,6 +47,7 @@ class Attention(Experiment):
         "paper": {},
     }  # fmt: skip
     memory_parameters = ("tokens", "budget", "swap_sentences")
+    spec_only = True  # a job's spec names the model by its sha256
 
     # ------------------------------------------------------------------ configuration
 
@@ -139,15 +74,7 @@ class Attention(Experiment):
             local = LocalMethod.parse(name)
             if local is not None and local.feature_map is None:
                 continue
-            feature_map = local.feature_map if local is not None else name
-            try:
-                est = registry.get(feature_map, kernel="softmax", m=1)
-            except registry.UnknownEstimatorError as exc:
-                raise ConfigError(str(exc)) from None
-            except FAILURES as exc:
-                raise ConfigError.bad_value(
-                    "estimators", name, f"a softmax estimator ({exc})"
-                ) from None
+            est = _softmax(local.feature_map if local is not None else name, "estimators")
             for features in config["budget"] + (config["swap_budget"] if not local else []):
                 keys = local.keys(features, config["window"]) if local else 0
                 if features - keys < 1 or budget.projections(est, features - keys) < 1:
@@ -159,10 +86,7 @@ class Attention(Experiment):
         for name in config["swap_per_layer"]:
             if is_local(name):
                 raise ConfigError.bad_value("swap_per_layer", name, "a feature map (registry)")
-            try:
-                est = registry.get(name, kernel="softmax", m=1)
-            except registry.UnknownEstimatorError as exc:
-                raise ConfigError(str(exc)) from None
+            est = _softmax(name, "swap_per_layer")
             if min(budget.projections(est, f) for f in config["swap_budget"]) < 1:
                 raise ConfigError.bad_value(
                     "swap_budget", config["swap_budget"],
@@ -196,13 +120,6 @@ class Attention(Experiment):
             swap.clear_cache()
             source.load_qkv.cache_clear()
 
-    @staticmethod
-    def _shape(config: Mapping[str, Any], tokens: int) -> tuple[int, int, int, int]:
-        return source.shape(config["model"], config["data"], tokens)
-
-    def cache_context(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
-        return {}  # run_job reads only its spec (which names the model by its sha256)
-
     # ------------------------------------------------------------------ grid
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
@@ -218,7 +135,7 @@ class Attention(Experiment):
             tokens_list = _clamped(config["tokens"], spec.max_positions)
         jobs = []
         for tokens, asked in tokens_list.items():
-            self._shape(config, tokens)  # extract (and cache) the activations once, up front
+            source.shape(model, data, tokens)  # extract (and cache) the activations once
             clamp = {"clamped_from": asked} if asked != tokens else {}
             for layer in layers:
                 point = {**common, "tokens": tokens, "layer": layer, **clamp}
@@ -269,14 +186,13 @@ class Attention(Experiment):
         # --causal: the causal column, baselines and per-draw forms (causal_rows)
         causal = spec.get("causal", False)
         base.update({"causal": True} if causal else {})
-        baselines = causal_rows.baseline_rows if causal else baseline_rows
         forms = causal_rows.FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
             for h in range(n_heads):
-                rows += baselines(
-                    {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured
+                rows += baseline_rows(
+                    {**base, "head": h}, q[h], k[h], v[h], list(spec["budget"]), measured, forms
                 )
         else:
             rows = head_rows(spec, base, q[:n_heads], k[:n_heads], v[:n_heads], rng,
@@ -312,6 +228,17 @@ class Attention(Experiment):
             else:
                 cost += t * (t + spec["budget"]) * spec["draws"]
         return cost
+
+
+def _softmax(name: str, option: str) -> Estimator:
+    """The softmax estimator ``name`` with one projection (an unknown or unusable name is one
+    ConfigError line naming ``option``)."""
+    try:
+        return registry.get(name, kernel="softmax", m=1)
+    except registry.UnknownEstimatorError as exc:
+        raise ConfigError(str(exc)) from None
+    except FAILURES as exc:
+        raise ConfigError.bad_value(option, name, f"a softmax estimator ({exc})") from None
 
 
 def _clamped(tokens: list[int], positions: int) -> dict[int, int]:

@@ -1,12 +1,5 @@
 """The rows of one ``heads`` or ``baselines`` job of the attention experiment
-(rfbench.compute.experiments.attention.experiment, docs/experiments.md#attention).
-
-``head_rows``: every estimator on every head of one layer at one feature budget, ``draws`` draws
-each, per draw the errors of rfbench.compute.experiments.attention.metrics.draw_metrics (or their
-causal forms), the mean and its standard error per head, the one-sided z against uniform
-attention and, where two estimators of one coupling share their draws, the paired difference.
-``baseline_rows``: uniform attention, the zero output, the best rank-r matrix on the measured rows
-and each head's statistics.
+(docs/experiments.md#attention).
 """
 
 from __future__ import annotations
@@ -49,16 +42,8 @@ def _seed_for(base: int, key: str) -> np.random.Generator:
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
-    """Mean, standard error and count of the finite values; a note when some are not.
-
-    Parameters
-    ----------
-    values : ndarray, shape (draws,)
-
-    Returns
-    -------
-    (mean, stderr or None, count, note or None)
-    """
+    """Mean, standard error (or None) and count of the finite values of (draws,) ``values``; a
+    note (or None) when some are not."""
     ok = np.isfinite(values)
     v = values[ok]
     note = None if ok.all() else f"{int((~ok).sum())} of {values.size} draws not finite"
@@ -75,44 +60,36 @@ def baseline_rows(
     v: np.ndarray,
     budgets: list[int],
     measured: np.ndarray,
+    forms: Any = am,
 ) -> list[dict[str, Any]]:
     """Uniform, zero and best-rank baselines of one head plus its statistics; matrix metrics on
-    the ``measured`` query rows (those of every estimator's), outputs on all rows."""
-    truth = am.HeadTruth.of(q, k, v)
-    t, s = truth.A.shape
+    the ``measured`` query rows (those of every estimator's), outputs on all rows. ``forms``: as
+    :func:`head_rows` (causal: the running mean, the masked-rank bound and the masked oracle)."""
+    truth = forms.HeadTruth.of(q, k, v)
+    t = len(q)
     rows = []
 
     def row(estimator: str, metric: str, value: float, **extra: Any) -> None:
         rows.append({**base, "estimator": estimator, "metric": metric, "value": float(value),
                      "stderr": None, "n_trials": 0, **extra})  # fmt: skip
 
-    errs = am.output_errors(truth, am.uniform_output(v, t)[None])
+    errs = forms.output_errors(truth, forms.uniform_output(v, t)[None])
     for metric, value in errs.items():
         row("uniform", metric, value[0])
-    for metric, value in am.uniform_matrix_metrics(truth, measured).items():
+    for metric, value in forms.uniform_matrix_metrics(truth, measured).items():
         row("uniform", metric, value)
     row("zero", "out_rel_frob", 1.0)
     row("zero", "out_rel_spec", 1.0)
     ranks = sorted(set(budgets))
-    bound = "oracle: best rank-r approximation of the measured rows of A (a lower bound for a "
-    bound += "feature map of width ≤ r; not for local methods)"
-    for r, value in am.rank_bound(truth.A, measured, ranks).items():
-        row(
-            "best-rank",
-            "attn_rel_frob",
-            value,
-            rank=r,
-            budget=r,
-            features=r,
-            bound=True,
-            note=bound,
-        )
+    for r, value in forms.rank_bound(truth.A, measured, ranks).items():
+        row("best-rank", "attn_rel_frob", value, rank=r, budget=r, features=r, bound=True,
+            note=forms.BOUND_NOTE)  # fmt: skip
     for r, A_r in am.best_rank(truth.A, ranks).items():
-        out = am.output_errors(truth, (A_r @ v)[None])
+        out = forms.output_errors(truth, (forms.rank_oracle(A_r) @ v)[None])
         for metric, value in out.items():
             row("best-rank", metric, value[0], rank=r, budget=r, features=r, bound=False,
-                note="oracle: A_r V (not a bound on output errors)")  # fmt: skip
-    for metric, value in am.head_statistics(q, k, truth).items():
+                note=forms.ORACLE_NOTE)  # fmt: skip
+    for metric, value in forms.head_statistics(q, k, truth).items():
         row("exact", metric, value)
     return rows
 

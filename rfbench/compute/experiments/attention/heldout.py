@@ -1,29 +1,14 @@
 """Fit on one text, measure on another: the attention experiment's held-out heads and fitted maps.
 
-docs/experiments.md#held-out-text. Every method — random features, data-dependent estimators,
-learned maps, baselines — is measured on the same held-out tokens, and everything fitted to data
-is fitted on other tokens:
-
-- model heads: fitted on the GPL-3 text (:data:`data.TEXT`), measured on the GFDL-1.3 text
-  (:data:`data.HELD_OUT`), both the first ``tokens`` tokens, same layer and head (not GPL-2:
-  its opening shares 43 % of its word 6-grams with GPL-3's, GFDL-1.3's 5 %, the licence header);
-- ``--data qkv.npz``: fitted on the first half of the file's tokens, measured on the second half
-  (queries and keys split alike).
-
-Rows carry ``fit_text`` and ``text``. A learned map's fit (``Estimator.fit_state``) is cached on
-disk under ``$RFBENCH_CACHE/fitted-maps`` (default: the per-user cache folder), keyed on the model's
-sha256 (or the data file's), the fitting text's sha256, the fitting code's digest
-(``Estimator.fit_code``), the feature count, tokens, layer, head, the fit's seed and whether the
-attention copied is causal (``--causal``: learned maps copy the masked attention); its CPU time
-(``time.process_time``, measured when fitted and kept in the cache) is the ``fit_seconds`` row
-beside the errors.
+docs/experiments.md#held-out-text: model heads are fitted on the GPL-3 text and measured on the
+GFDL-1.3 text, a ``--data`` file's on the first and the second half of its tokens; a learned
+map's fit and its CPU time are cached in :func:`cache_dir`, keyed on every input.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 import zlib
@@ -39,12 +24,6 @@ from rfbench.compute.datasets import user
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.features.base import Draw, Estimator, declares
 from rfbench.compute.models import texts
-from rfbench.compute.results import STRING, register_metric, register_parameter
-
-register_parameter("fit_text", STRING)
-register_parameter("text", STRING)
-register_metric("fit_seconds", "CPU seconds (time.process_time) of fitting a learned map to a head")
-register_metric("fit_kl", "mean row KL(A_i‖Â_i) of a learned map on its fitting tokens (nats)")
 
 #: the cache folder of fitted maps (under $RFBENCH_CACHE or the per-user cache folder)
 FOLDER = "fitted-maps"
@@ -110,13 +89,8 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
 
 
 def cache_dir() -> Path:
-    """The folder of fitted maps: ``$RFBENCH_CACHE/fitted-maps``, else the per-user cache's."""
-    root = os.environ.get("RFBENCH_CACHE")
-    if root:
-        return Path(root).expanduser() / FOLDER
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("rfbench")) / FOLDER
+    """The folder of fitted maps, in rfbench's cache folder (:func:`models.cache_root`)."""
+    return models.cache_root() / FOLDER
 
 
 class Fitter:

@@ -1,23 +1,13 @@
 """Local and sparse attention, the baselines kept beside (or instead of) a feature map.
 
-docs/methods.md#local-attention. For one head with logits L = QKᵀ (T, S) and values V (S, d_v):
+docs/methods.md#local-attention (budgets: docs/experiments.md#attention):
 
-- ``window``: exact softmax restricted to a sliding window W(i) of w keys per query
-  (Longformer, Beltagy et al. 2020, §3.1: "sliding window"). W(i) is the w key positions nearest
-  to i, centred (|i − j| ≤ w/2 in the interior of the sequence, shifted at its ends so that every
-  row attends exactly w keys): Â_ij ∝ exp(L_ij) for j ∈ W(i), 0 elsewhere.
-- ``window+<map>``: exact inside the window and a softmax feature map outside, under one
-  normaliser (LoLCATs, Zhang et al. 2024, arXiv 2410.10254, Eq. 6; Based, Arora et al. 2024,
-  §3 keeps a window beside a Taylor map):
-  Â_ij ∝ exp(L_ij) for j ∈ W(i) and φ(q_i)ᵀψ(k_j) for j ∉ W(i), the row divided by its sum.
-  Any registered softmax estimator is a map (``window+positive@iid``, ``window+hedgehog``).
-- ``top-k``: exact softmax restricted to each row's k largest logits (Gupta et al. 2021,
-  arXiv 2106.06899, "top-k attention"). An **oracle**: choosing the k keys needs every logit, so
-  it costs what exact attention costs; it shows how much of a row's mass k keys carry.
-
-Budgets (docs/experiments.md#attention): a method's work per query row is the keys it attends
-exactly plus the features of its map, matched to the feature budget F of the random maps:
-w = F (window), k = F (top-k), w = ⌊F/2⌋ keys and F − w features (window+map).
+- ``window``: exact softmax over the w keys nearest each query (Longformer, Beltagy et al. 2020,
+  §3.1, "sliding window");
+- ``window+<map>``: exact inside the window, a softmax feature map outside, one normaliser
+  (LoLCATs, Zhang et al. 2024, arXiv 2410.10254, Eq. 6; Based, Arora et al. 2024, §3);
+- ``top-k``: exact softmax over each row's k largest logits, an oracle (Gupta et al. 2021,
+  arXiv 2106.06899, "top-k attention").
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Attention-level errors of random-feature estimators, and the baselines they are judged against.
 
-For one head with scaled queries Q (T, d), keys K (S, d) and values V (S, d_v), the exact
-attention is A = D⁻¹ exp(QKᵀ) with D = diag(exp(QKᵀ)1) and its output O = AV (Performer,
-Choromanski et al., 2021, Eq. 1-2; docs/experiments.md#attention). An estimator with feature maps
-φ, ψ of the softmax kernel exp(qᵀk) gives Â = φ(Q)ψ(K)ᵀ, D̂ = diag(Â1) and Ô = D̂⁻¹ÂV.
-
-Stabilisation: the features come in log space, φ(q_i) = e^{a_i} φ̃_i, ψ(k_j) = e^{b_j} ψ̃_j
-(rfbench.compute.features.base.Features). The query scale e^{a_i} cancels in row i of D̂⁻¹Â, and the
-key scales are used relative to their maximum, e^{b_j - max b}: so D̂⁻¹Â is computed exactly, with
-no overflow, whatever the size of qᵀk. The sign of the normaliser D̂_ii is that of its rescaled
-value. The exact attention uses the row maximum of the logits (a softmax).
+Exact A = D⁻¹exp(QKᵀ) and O = AV (Performer, Choromanski et al., 2021, Eq. 1-2); an estimator
+gives Â = φ(Q)ψ(K)ᵀ, D̂ = diag(Â1), Ô = D̂⁻¹ÂV, computed in log space (the query scale cancels in
+D̂⁻¹Â, key scales are taken relative to their maximum), so no estimate overflows;
+docs/experiments.md#attention.
 """
 
 from __future__ import annotations
@@ -21,24 +15,31 @@ import numpy as np
 from rfbench.compute.features.base import Draw, Estimator
 
 
-def softmax_attention(q: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def softmax_attention(
+    q: np.ndarray, k: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact row-normalised attention and its logarithm.
 
     Parameters
     ----------
     q : ndarray, shape (T, d)
     k : ndarray, shape (S, d)
+    mask : ndarray of bool, shape (T, S), optional
+        The keys each query sees (default all; every row must see one).
 
     Returns
     -------
     A : ndarray, shape (T, S)
-        softmax(qkᵀ) per row.
+        softmax(qkᵀ) per row over the keys it sees; 0 elsewhere.
     log_A : ndarray, shape (T, S)
+        log A where a key is seen, 0 elsewhere (so every A·log A term there is 0).
     """
-    logits = q @ k.T
+    logits = q @ k.T if mask is None else np.where(mask, q @ k.T, -np.inf)
     log_a = logits - logits.max(axis=1, keepdims=True)
     log_a -= np.log(np.exp(log_a).sum(axis=1, keepdims=True))
-    return np.exp(log_a), log_a
+    if mask is None:
+        return np.exp(log_a), log_a
+    return np.where(mask, np.exp(log_a), 0.0), np.where(mask, log_a, 0.0)
 
 
 def _real_maps(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,37 +68,6 @@ def key_weights(log_scale: np.ndarray, mask: np.ndarray | None = None) -> np.nda
     top = np.max(b, axis=-1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
     return np.exp(b - top)
-
-
-def estimated_attention(
-    est: Estimator, draw: Draw, q: np.ndarray, k: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """D̂⁻¹Â per draw, computed exactly in log space, and the sign-faithful normalisers.
-
-    Parameters
-    ----------
-    est : Estimator
-        A softmax-kernel estimator; ``draw`` comes from its ``sample``.
-    draw : Draw
-        ``draws`` realisations.
-    q : ndarray, shape (T, d)
-    k : ndarray, shape (S, d)
-
-    Returns
-    -------
-    A_hat : ndarray, shape (draws, T, S)
-        Row-normalised estimate (non-finite in rows whose normaliser is 0).
-    normaliser : ndarray, shape (draws, T)
-        D̂_ii up to a positive factor per row (its sign and finiteness are those of D̂_ii).
-    """
-    fq = est.query_log_features(draw, q)
-    fk = est.key_log_features(draw, k)
-    phi, psi = _real_maps(fq.values, fk.values)
-    psi = psi * key_weights(fk.log_scale)[..., None]
-    raw = phi @ np.swapaxes(psi, -1, -2)
-    den = raw.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return raw / den[..., None], den
 
 
 @dataclass(frozen=True)
@@ -235,7 +205,9 @@ def estimate_head(
         return HeadEstimate(num / den, den[..., 0], rows, raw / den[:, rows])
 
 
-def draw_metrics(truth: HeadTruth, estimate: HeadEstimate) -> dict[str, np.ndarray]:
+def draw_metrics(
+    truth: HeadTruth, estimate: HeadEstimate, seen: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """Every per-draw metric of one head.
 
     Parameters
@@ -243,6 +215,9 @@ def draw_metrics(truth: HeadTruth, estimate: HeadEstimate) -> dict[str, np.ndarr
     truth : HeadTruth
     estimate : HeadEstimate
         From :func:`estimate_head`.
+    seen : ndarray of bool, shape (R, S), optional
+        The keys each kept row sees (default all; causal: the mask's rows): ``attn_kl`` is over
+        those, a row being a distribution when its seen entries are positive.
 
     Returns
     -------
@@ -262,10 +237,11 @@ def draw_metrics(truth: HeadTruth, estimate: HeadEstimate) -> dict[str, np.ndarr
     metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(A), np.inf)
     bad = ~(np.isfinite(den) & (den > 0))
     metrics["bad_normaliser"] = bad.mean(axis=-1)
-    valid = ~bad[:, estimate.rows] & np.all(A_hat > 0, axis=-1)  # (draws, R)
+    seen = np.True_ if seen is None else seen
+    valid = ~bad[:, estimate.rows] & np.all((A_hat > 0) | ~seen, axis=-1)  # (draws, R)
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_hat = np.log(np.where(valid[..., None], A_hat, 1.0))
-    kl_rows = np.sum(A * (log_a - log_hat), axis=-1)  # (draws, R)
+        log_hat = np.log(np.where(valid[..., None] & seen, A_hat, 1.0))
+    kl_rows = np.sum(np.where(seen, A * (log_a - log_hat), 0.0), axis=-1)  # (draws, R)
     count = valid.sum(axis=-1)
     with np.errstate(invalid="ignore"):
         metrics["attn_kl"] = np.where(count > 0, np.sum(kl_rows * valid, axis=-1) / count, np.nan)
@@ -293,6 +269,19 @@ def best_rank(A: np.ndarray, ranks: list[int]) -> dict[int, np.ndarray]:
     """
     u, s, vt = np.linalg.svd(A, full_matrices=False)
     return {r: (u[:, :r] * s[:r]) @ vt[:r] for r in ranks}
+
+
+#: the notes of the best-rank rows: the bound on ``attn_rel_frob`` and the output oracle
+BOUND_NOTE = (
+    "oracle: best rank-r approximation of the measured rows of A (a lower bound for a feature "
+    "map of width ≤ r; not for local methods)"
+)
+ORACLE_NOTE = "oracle: A_r V (not a bound on output errors)"
+
+
+def rank_oracle(A_r: np.ndarray) -> np.ndarray:
+    """The best rank-r matrix as the output oracle uses it (the causal form masks it)."""
+    return A_r
 
 
 def rank_bound(A: np.ndarray, rows: np.ndarray, ranks: list[int]) -> dict[int, float]:

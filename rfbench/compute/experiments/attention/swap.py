@@ -1,25 +1,9 @@
 """The swap-in score: a pretrained encoder with every softmax attention replaced by an estimator.
 
-No training: per trial, each (layer, head) gets one fresh draw of the estimator's random features,
-shared by every sentence of the trial (a fixed random-feature model, as a Performer at inference;
-Choromanski et al., 2021, Sec. 3). Data-dependent estimators (GERF) fit their parameters to the
-batch's real queries and keys. The attention is computed in linear time, Ô = D̂⁻¹ φ(Q)(ψ(K)ᵀV),
-with the key scales of rfbench.compute.experiments.attention.metrics.key_weights (exact; padding
-keys weigh 0). The encoder runs in float32 (rfbench.compute.models.bert.Bert). Scores per trial:
-
-- ``swap_cosine``: mean over sentences of cos(e_swap, e_exact) of the normalised embeddings;
-- ``swap_spearman``: Spearman correlation between the pairwise cosine similarities (upper
-  triangle) of the swapped and of the exact embeddings;
-- ``swap_nonfinite``: the fraction of sentences whose swapped embedding is not finite (they are
-  left out of both scores; a trial with fewer than 3 finite sentences scores nan, and a score
-  with no finite trial has no row).
-
-Rows give the mean over trials and its standard error. ``uniform`` swaps in uniform attention
-(every output the mean of the values over the sentence's tokens): the baseline. Under
-``--causal`` every attention is masked, the exact reference's too: the estimator's as prefix sums
-(rfbench.compute.experiments.attention.causal), uniform attention as the running mean. A job
-with a ``layer`` swaps that layer only, the others exact (``swap_per_layer``): its rows carry the
-layer.
+docs/experiments.md#attention. No training: per trial each (layer, head) gets one fresh draw
+shared by every sentence (a random-feature model at inference; Choromanski et al., 2021, Sec. 3);
+the encoder runs in float32 and the scores are ``swap_cosine``, ``swap_spearman`` and
+``swap_nonfinite`` (mean over trials ± standard error).
 """
 
 from __future__ import annotations
@@ -33,7 +17,7 @@ from scipy import stats
 
 from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
-from rfbench.compute.experiments.attention import budget, causal_rows
+from rfbench.compute.experiments.attention import budget
 from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features import registry
@@ -49,9 +33,10 @@ from rfbench.compute.stats import standard_error
 
 
 def uniform_attention(
-    layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray
+    layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray, causal: bool = False
 ) -> np.ndarray:
-    """Uniform attention: every output row the mean of the unmasked values.
+    """Uniform attention: every output row the mean of the unmasked values (``causal``: output i
+    the mean of the unmasked values 0..i).
 
     Parameters
     ----------
@@ -59,12 +44,16 @@ def uniform_attention(
         Unused (the AttentionFn signature).
     q, k, v : ndarray, shape (B, heads, T, d_head)
     mask : ndarray of bool, shape (B, T)
+    causal : bool
 
     Returns
     -------
     ndarray, shape (B, heads, T, d_head)
     """
     w = mask[:, None, :, None].astype(v.dtype)
+    if causal:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.cumsum(v * w, axis=2) / np.cumsum(w, axis=2)
     mean = (v * w).sum(axis=2, keepdims=True) / w.sum(axis=2, keepdims=True)
     return np.broadcast_to(mean, v.shape).copy()
 
@@ -236,7 +225,7 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     results = []
     for _ in range(computed):
         if est is None:
-            attend = causal_rows.uniform_attention if causal else uniform_attention
+            attend = functools.partial(uniform_attention, causal=causal)
         else:
             seed = int(rng.integers(2**63)) ^ zlib.crc32(name.encode())
             attend = random_feature_attention(est, seed, causal)

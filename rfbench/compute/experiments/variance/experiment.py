@@ -39,15 +39,10 @@ from rfbench.compute.experiments.variance.params import Params
 from rfbench.compute.features import registry
 from rfbench.compute.features.derf import MECHANISMS as FITTED
 from rfbench.compute.features.theory.derf import log_relative_variance
+from rfbench.compute.schema import VARIANCE_METRICS
 from rfbench.compute.stats import standard_error
 
 #: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
-METRIC = {
-    (2, "mean"): "log_rel_var",
-    (1, "mean"): "log_var_over_k",
-    (2, "logmeanexp"): "log_mean_rel_var",
-    (1, "logmeanexp"): "log_mean_var_over_k",
-}
 
 
 def fit_params(
@@ -147,7 +142,7 @@ class Variance(Experiment):
                         row("log_rel_var_mc", mc, se, n_mc, mechanism=mech, resolved=ok),
                         row("log_rel_var_mc_theory", th, None, n_mc, mechanism=mech, resolved=True),
                     ]
-        n, metric = spec["set_pairs"], METRIC[(power, reduce)]
+        n, metric = spec["set_pairs"], VARIANCE_METRICS[(power, reduce)]
         rows = [  # closed forms, averaged over the set pairs: resolved
             row(metric, np.mean(v), standard_error(v), n, mechanism=mech, resolved=True)
             for mech, v in values.items()

@@ -1,11 +1,6 @@
-"""MSE of the base estimators with independent rows (HRF Lemma 2.2, §1.3; corrected).
-
-z = x + y, Δ = x - y, SM = exp(xᵀy); m projections:
-  trig:        (1/2m) e^{‖z‖²} SM⁻² (1 - e^{-‖Δ‖²})²
-  positive:    (1/m)  SM² (e^{‖z‖²} - 1)
-  hyperbolic:  (1/2m) e^{‖z‖²} SM² (1 - e^{-‖z‖²})²
-Each is written as exp(log-prefactor) times a bounded factor so large arguments stay finite.
-"""
+"""MSE of trig, positive and hyperbolic features with independent rows (HRF Lemma 2.2, §1.3,
+corrected; docs/methods.md#trig, #positive, #hyperbolic), each as exp(log-prefactor) times a bounded
+factor so large arguments stay finite."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""RF-conformity of fixed configurations and the pair-norm densities (SimRF Fig. 4, 5;
-docs/experiments.md#simrf-fig4, #simrf-fig5).
-
-ρ of a configuration of rows (Eq. 12, expectation over rotations removed), its numerical optimum
-over directions for fixed norms, and the density of w_ij = ‖ω_i + ω_j‖ per coupling (Eqs. 18–20).
-"""
+"""RF-conformity of fixed configurations, its optimum over directions and the pair-norm densities
+(SimRF Eqs. 12, 18–20, Fig. 4, 5; docs/experiments.md#simrf-fig4, #simrf-fig5)."""
 
 from __future__ import annotations
 

@@ -1,29 +1,8 @@
-"""Closed-form MSE of coupled random features: iid, ORF, SimRF (Reid et al. 2023;
-docs/methods.md#coupled-mse).
+"""Closed-form MSE of coupled random features iid, ORF, SimRF for trig, positive and hyperbolic maps
+(SimRF Thm 3.2, Eqs. 10–24, Thm 4.5; docs/methods.md#coupled-mse, #stacking, #rff-coupled).
 
-Every coupled estimator here is K̂ = (1/m) Σ_i g(ω_i) with pairs of rows (i, j) either coupled (same
-block: ‖ω_i‖, ‖ω_j‖ ~ χ_d independent, directions at a fixed angle, cos θ = 0 for ORF, -1/(d-1) for
-SimRF, Eq. 9) or independent. Its MSE is (1/m)[Var g - (P/m) D], where P = n d(d-1) + r(r-1) is the
-number of coupled ordered pairs for m = n d + r (ceil(m/d) stacked blocks, first m rows; SimRF
-Sec. 3; docs/methods.md#stacking) and D is the covariance lost to the coupling, written with the
-conformity deficit
-    Δ_c(s) = e^s - ρ_c(s),  ρ_c(v²) = E[exp((ω_i + ω_j)ᵀv)]  (Def. 3.1, Eq. 10; ρ_iid = e^{v²}),
-with s = ‖x+y‖², t = ‖x-y‖² and Δ̄_c = ½(Δ_c + Δ_{-c}) (ω_i - ω_j is at cos θ = -c):
-  positive (SimRF Eq. 7, Thm 3.2 = Eq. 34):  Var = e^{2s} - e^s,       D = Δ_c(s)
-  hyperbolic (cosh ωᵀ(x+y), [derived]):      Var = (e^s - 1)²/2,      D = Δ̄_c(s)
-  trig (RFFs, docs/methods.md#rff-coupled, Thm 4.5; v → iz):  Var = (1 - e^{-t})²/2,   D = Δ̄_c(-t)
-Softmax-kernel prefactors in this codebase's maps (components.py): e^{-‖x‖²-‖y‖²} for positive and
-hyperbolic, e^{‖x‖²+‖y‖²} for trig; the Gaussian kernel multiplies each by e^{-‖x‖²-‖y‖²}, which for
-positive features gives exactly the paper's Gaussian PRF map m^{-1/2} e^{-‖u‖²} e^{ωᵀu} (SimRF
-Eq. 7; docs/methods.md#positive).
-
-ρ_c(s) = E_φ[1F1(d; d/2; s(1 + c sin φ)/2)] with φ ∈ [0, π] weighted by sin^{d-1}φ (Eq. 21, spec's
-1F1 form), evaluated (a) for |s| ≤ 4 as the power series of Δ_c (Eq. 24 coefficients, precomputed
-per (d, c), no cancellation at small v), (b) beyond in log space (s > 0) or directly (s < 0, RFFs)
-by Gauss–Legendre quadrature in φ. No closed form for SimRFs+ (weight-dependent directions from an
-iterative optimisation, SimRF Sec. 3, Eq. 8-9; docs/methods.md#simrf): "positive@simrf-plus" is not
-registered.
-"""
+MSE = (1/m)[Var g - (P/m) D] with P the coupled ordered pairs and D the conformity deficit
+Δ_c(s) = e^s - ρ_c(s); ρ_c is a power series for |s| ≤ 4 and Gauss–Legendre quadrature beyond."""
 
 from __future__ import annotations
 
@@ -194,29 +173,6 @@ def mse(
         return np.exp(log_pre) * b
 
 
-def prf_mse(
-    coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
-) -> np.ndarray:
-    """Positive RFs (Thm 3.2, Eq. 11 = 34; stacked blocks SimRF Sec. 3;
-    docs/methods.md#stacking)."""
-    return mse("positive", coupling, x, y, m, kernel=kernel)
-
-
-def rff_mse(
-    coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
-) -> np.ndarray:
-    """Random Fourier features (SimRF Sec. 4.1; docs/methods.md#rff-coupled; IID:
-    (1 - e^{-z²})²/(2m), ORF: Thm 4.5)."""
-    return mse("trig", coupling, x, y, m, kernel=kernel)
-
-
-def hyperbolic_mse(
-    coupling: str, x: np.ndarray, y: np.ndarray, m: int, *, kernel: str | float = "gaussian"
-) -> np.ndarray:
-    """Hyperbolic (antithetic positive) RFs cosh(ωᵀ(x+y)) under the coupling [derived]."""
-    return mse("hyperbolic", coupling, x, y, m, kernel=kernel)
-
-
 def rf_conformity(coupling: str, d: int, v) -> np.ndarray:
     """ρ(v) of one block (Eqs. 19, 23, 24); overflows past v ≈ 26 — use ``log_conformity``."""
     v2 = np.asarray(v, dtype=float) ** 2
@@ -246,7 +202,8 @@ def small_v_ratio(d: int, m: int | None = None) -> float:
 
 def prf_orthogonality_gap(d: int, m: int, x, y, *, kernel: str | float = "gaussian") -> np.ndarray:
     """MSE_IID - MSE_ORF of PRFs (Cor. 4.4, Eq. 25; > 0): e^{-2x²-2y²}(m-1)/m · Δ_0(v²), m ≤ d."""
-    return prf_mse("iid", x, y, m, kernel=kernel) - prf_mse("orf", x, y, m, kernel=kernel)
+    gap = mse("positive", "iid", x, y, m, kernel=kernel)
+    return gap - mse("positive", "orf", x, y, m, kernel=kernel)
 
 
 def rff_orthogonality_gap(d: int, m: int, z) -> np.ndarray:

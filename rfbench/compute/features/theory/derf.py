@@ -1,26 +1,7 @@
-"""Closed-form variance of the DERF-family estimators for i.i.d. ω (DERF eq. 7, 9;
-docs/methods.md#derf-family).
-
-For every mechanism the log second moment log m2(x, y) = log E[f1(ω,x)² f2(ω,y)²] = log(Var + K²)
-is a quadratic form, held as ``LogM2Form``:  c + xᵀGx x + yᵀGy y + xᵀGxy y.
-``mechanism_form`` writes each mechanism's own closed form (GERF eq. 7, ADERF's F form, SDERF's
-per-direction form, SADERF = GERF on Ψx, Ψ⁻¹y; DERF; docs/methods.md#positive, #gerf, #lemma-a1,
-#derf-general, #aderf, #sderf, #saderf); ``derf_form`` writes the general eq. (9) from the DERF
-parameters (the tests check that the two agree). TrigRF (docs/methods.md#trig) is not a DERF and is
-handled separately. With m i.i.d. projections Var K̂ = (m2 - K²)/m, computed as exp(log
-m2)·(1 - exp(2xᵀy - log m2))/m so that large inputs stay finite.
-
-**Data-dependent theory.** The variance depends on the parameters fitted to the sets (X, Y):
-``theory.mse(estimator, x, y, params=draw.params)`` forwards them. Callers can also do::
-
-    draw = est.sample(rng, d, draws, fit=(X, Y))
-    derf_mse(est, draw.params, x, y)               # MSE in the estimator's kernel, m = est.m
-    derf_variance("sderf", draw.params, x, y, m)   # softmax variance
-    log_relative_variance("sderf", draw.params, X, Y, m=1)  # Fig. 1-2 metric
-    (docs/experiments.md#derf-fig2)
-
-where ``draw.params`` equals ``est.component.fit(X, Y, d)``.
-"""
+"""Closed-form variance of the DERF-family estimators for i.i.d. ω (DERF eq. 7-9, Thm 4.2-4.3;
+docs/methods.md#derf-family): log m2(x, y) = log E[f1² f2²] is a quadratic form
+(:class:`LogM2Form`), each mechanism's own (``mechanism_form``) or the general eq. 9
+(``derf_form``; the tests check they agree). Data-dependent: pass ``params=draw.params``."""
 
 from __future__ import annotations
 
@@ -164,15 +145,6 @@ def derf_variance(
     via each mechanism's closed form). ``params`` = the fitted dict (None for positive/trig)."""
     log_var, _ = _log_variance(component_name, params, x, y, m, gram=False)
     return np.exp(log_var)
-
-
-def derf_mse(
-    estimator: Estimator, params: dict[str, Any], x: np.ndarray, y: np.ndarray
-) -> np.ndarray:
-    """MSE of ``estimator`` (a ``*@iid`` DERF) in its own kernel: e^{2α(‖x‖²+‖y‖²)}·Var_SM."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    log_var, _ = _log_variance(estimator.name, params, x, y, estimator.m, gram=False)
-    return np.exp(log_var + 2.0 * estimator.alpha * (sq_norms(x) + sq_norms(y)))
 
 
 def shifted_log_variance(

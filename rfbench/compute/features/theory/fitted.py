@@ -1,10 +1,5 @@
-"""Closed-form MSE of positive features on the ``@fitted`` coupling
-(docs/methods.md#fitted-coupling).
-
-ω_i ~ N(0, Σ) i.i.d. with importance weights p/(M q): the M terms are i.i.d. and unbiased, so
-MSE = (E_q[(p/q)² f(ω, x)² f(ω, y)²] − K²)/M, the second moment in closed form
-(:func:`rfbench.compute.features.weights.fitted.positive_second_moment`).
-"""
+"""Closed-form MSE of ``positive@fitted``: (E_q[(p/q)² f(ω, x)² f(ω, y)²] − K²)/M
+(docs/methods.md#fitted-coupling)."""
 
 from __future__ import annotations
 

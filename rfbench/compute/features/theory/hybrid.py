@@ -1,17 +1,6 @@
-"""Closed-form MSEs of the hybrid and complex-exponential estimators (iid projections).
-
-- Bipolar hybrid λ̂·ŜM⁺⁺ + (1 - λ̂)·ŜM^trig with λ̂ independent of the ω's (HRF Thm 3.1, Eq. 22–23;
-  CSE Thm 3.1): MSE_I = E[λ̂²]·MSE⁺⁺ + E[(1-λ̂)²]·MSE^trig; MSE_II (shared ω) subtracts
-  (2/m)·SM²·(1 - cos(‖x‖² - ‖y‖²))·E[λ̂(1-λ̂)].
-- Angular λ̂: n·λ̂ ~ Binomial(n, θ/π) (Lemma 3.2, Eq. 24); with Thm 3.1 this is Thm D.1 (Eq. 45–46)
-  and, for equal norms, Eq. 47 with its second coefficient corrected to E[(1-λ̂)²] (HRF;
-  docs/methods.md#hrf-erratum-6; CSE eq. 46, docs/methods.md#hrf-angular-hybrid).
-- Gaussian λ̂ (HRF Thm F.1, Eq. 71–73). Complex exponential, real part (docs/methods.md#complex-exp
-  [derived]).
-- On the sphere S(r): relative errors ε_{θ,r} (Lemma 3.4, Eq. 48–50), max-relative-error and the
-  Thm 3.5 bound (Eq. 27; HRF; docs/methods.md#hrf-erratum-8, CSE Lemma 3.4, Thm 3.5;
-  docs/methods.md#hrf-max-error), and the bias of CSE variant S.
-"""
+"""Closed-form MSEs of the hybrid and complex-exponential estimators with iid projections (HRF
+Thm 3.1, D.1, F.1, Lemma 3.2–3.4, Thm 3.5; CSE Thm 3.1; docs/methods.md#hrf-sharing-variants,
+#hrf-max-error, #cse-bias, #complex-exp), and the relative errors on the sphere S(r)."""
 
 from __future__ import annotations
 

@@ -1,31 +1,8 @@
-"""Closed-form 4th moments of i.i.d. random-feature estimators: standard errors that see the tails.
+"""Closed-form 4th moments E(K̂ - K)⁴ of i.i.d. random-feature estimators, for standard errors of the
+sample MSE that see the tails (HRF Eq. 3, 12, Thm 3.1; DERF Thm 4.1; docs/methods.md#heavy-tails).
 
-One projection's term of the softmax estimate, with u = ωᵀv/‖v‖ ~ N(0, 1) for ω ~ N(0, I_d):
-  positive    f = c·e^{u s}        c = e^{-(‖x‖²+‖y‖²)/2}, s = ‖x + y‖     E f^k = c^k e^{k²s²/2}
-  hyperbolic  f = c·cosh(u s)      E f^k = c^k 2^{-k} Σ_j C(k, j) e^{(k-2j)² s²/2}   (HRF Eq. 3)
-  trig        f = c'·cos(u t)      c' = e^{(‖x‖²+‖y‖²)/2}, t = ‖x - y‖: the same sum with s² → -t²
-(Gaussian integrals E e^{a u} = e^{a²/2}; cos(ut) = cosh(iut)). K̂ averages m i.i.d. terms, so its
-cumulants are κ_j(f)/m^{j-1} and  E(K̂ - K)⁴ = κ₄(f)/m³ + 3 (κ₂(f)/m)².
-
-GERF/DERF (DERF Thm 4.1, diagonal A = diag(a), fitted parameters): f = D² e^{2ωᵀAω + ωᵀb + c}
-with b = B1 x + B2 y, c = xᵀC1x + yᵀC2y, so (Gaussian integral, finite iff 4k·a < 1)
-  log E f^k = 2k log D + k c - ½ Σ log(1 - 4k a) + ½ k² Σ b²/(1 - 4k a);
-the 4th moment is infinite when some a ≥ 1/16 (then the SE of the sample MSE is infinite).
-
-Bipolar hybrids, variant "independent" (HRF Eq. 12, Thm 3.1): K̂ - K = λ̂a + (1 - λ̂)b with λ̂,
-a = K̂⁺⁺ - K and b = K̂^trig - K independent, a and b centred, hence
-  E(K̂ - K)⁴ = E[λ̂⁴] E a⁴ + 6 E[λ̂²(1 - λ̂)²] E a² E b² + E[(1 - λ̂)⁴] E b⁴,
-where λ̂ = α + β·(mean of n i.i.d. terms): angular α = 0, β = 1, Bernoulli(θ/π) terms (HRF Lemma
-3.2); Gaussian α = 1/ρ, β = -1/ρ, terms cos(σ τᵀ(x - y)) (HRF App. F, Eq. 67-70).
-
-Standard errors of N independent estimates: SE(mean) = √(MSE/N) for unbiased estimators (the
-closed-form MSE of ``rfbench.compute.features.theory.mse``), SE(sample MSE) = √((E(K̂ - K)⁴ -
-MSE²)/N). ``central_fourth`` returns None where no closed form is implemented here — ORF/SimRF
-(dependent rows), the shared-base/shared-all hybrid variants, complex exponentials — and callers
-fall back to the sample standard error (marked by the ``resolved`` flag of
-``rfbench.compute.features.theory.resolution``). Differences of raw moments lose relative precision
-where the central moments are tiny (trig near θ = 0); the result is clipped at 0 there.
-"""
+Cumulants of the mean of m i.i.d. terms are κ_j/m^{j-1}, so E(K̂ - K)⁴ = κ₄/m³ + 3(κ₂/m)²;
+``central_fourth`` returns None where no closed form exists (callers use the sample SE)."""
 
 from __future__ import annotations
 
@@ -34,11 +11,11 @@ from numpy.polynomial import Polynomial
 from scipy.special import comb
 
 from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.derf import MECHANISMS
 from rfbench.compute.kernels import sq_norms
 
 ORDERS = (1, 2, 3, 4)
 COMPONENTS = ("positive", "hyperbolic", "trig")
-DERF = ("gerf", "aderf", "sderf", "saderf")
 
 
 def term_moments(kind: str, v: np.ndarray) -> list[np.ndarray]:
@@ -147,7 +124,7 @@ def central_fourth(
     if weights != "iid" or est.kernel == "angular":
         return None
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if head in DERF:
+    if head in MECHANISMS:
         if not params or "derf" not in params:
             return None
         out = derf_central(params["derf"], x, y, est.m)[1]

@@ -1,18 +1,6 @@
-"""Exact probability that the trig estimate of the softmax kernel is negative (CSE Fig. 4).
-
-The trig estimate with m iid projections ω_i ~ N(0, I_d) is (HRF Eq. 5; CSE Sec. 2)
-
-    K̂ = e^{(‖x‖² + ‖y‖²)/2} (1/m) Σ_i cos(ω_iᵀ(x − y)),
-
-so its sign is that of S = Σ_i cos(s Z_i), Z_i iid N(0, 1), s = ‖x − y‖ (= 2r sin(θ/2) for
-‖x‖ = ‖y‖ = r at angle θ). The characteristic function of C = cos(sZ) follows from the
-Jacobi–Anger expansion e^{it cos u} = Σ_k i^k J_k(t) e^{iku} and E e^{iksZ} = e^{−k²s²/2}:
-
-    φ_C(t) = J_0(t) + 2 Σ_{k≥1} i^k J_k(t) e^{−k²s²/2},     φ_S = φ_C^m,
-
-and the Gil-Pelaez inversion gives P(S < 0) = ½ − (1/π) ∫_0^∞ Im φ_S(t) / t dt (S has no atom
-at 0 when s > 0). The integrand is evaluated exactly; only the quadrature is numerical.
-"""
+"""Exact probability that the trig estimate of the softmax kernel is negative (CSE Fig. 4;
+HRF Eq. 5): the sign of Σ_i cos(s Z_i), s = ‖x − y‖, by Gil-Pelaez inversion of the
+Jacobi–Anger characteristic function φ_C(t) = J_0(t) + 2 Σ_{k≥1} i^k J_k(t) e^{−k²s²/2}."""
 
 from __future__ import annotations
 
@@ -68,11 +56,6 @@ def trig_negative_probability(theta: float | np.ndarray, m: int, r: float = 1.0)
     theta = np.atleast_1d(np.asarray(theta, dtype=float))
     s = 2 * r * np.sin(theta / 2)
     return np.array([_sign_negative_probability(float(v), int(m)) for v in s])
-
-
-def expected_negatives(thetas: np.ndarray, m: int, r: float, draws_per_angle: int) -> float:
-    """Expected number of negative trig estimates when each angle gets ``draws_per_angle``."""
-    return float(draws_per_angle * trig_negative_probability(thetas, m, r).sum())
 
 
 def negative_fraction(

@@ -1,31 +1,9 @@
-"""Closed-form MSE of pairwise norm-coupled (PNC) random features (VRC (Reid et al., ICLR 2025);
-docs/methods.md#pnc).
+"""Closed-form MSE of PNC random features (VRC, Reid et al., ICLR 2025; docs/methods.md#pnc
+[derived]): MSE_ORF plus (2P/m²)·pre·(E_NM − E_ind)[f(w_a² + w_b²)], the countermonotone moment by
+Gauss–Legendre quadrature in the larger norm; checked by Monte Carlo in tests/features/test_pnc.py.
 
-PNC changes ORF only in the norms of the ⌊b/2⌋ pairs of each block of b rows, so
-
-    MSE_PNC = MSE_ORF + pre · (2 P / m²) · (E_NM[f(w_a² + w_b²)] − E_ind[f(w_a² + w_b²)]),
-
-with P = n⌊d/2⌋ + ⌊r/2⌋ coupled pairs for m = n d + r, and, for an orthogonal pair of Haar
-directions (the first two coordinates of a uniform unit vector),
-
-    trig:                  f(s) = Ω_d(z√s),  Ω_d(r) = 0F1(; d/2; −r²/4),  z = ‖x − y‖
-    positive, hyperbolic:  f(s) = Ψ_d(v√s),  Ψ_d(r) = 0F1(; d/2; +r²/4),  v = ‖x + y‖
-
-(E cosh a cosh b = E e^{a+b} for such a pair, so hyperbolic and positive share the cross term).
-E_ind over independent χ_d norms is 1F1(d; d/2; ∓z²/2) (ORF, SimRF Eq. 23); E_NM over the
-countermonotone pair is a one-dimensional integral, evaluated here by Gauss–Legendre quadrature in
-the larger norm w_b ≥ median (w_a = F_d⁻¹(1 − F_d(w_b))). The softmax prefactors are those of
-``coupled.py``: pre = e^{‖x‖²+‖y‖²} (trig), e^{−‖x‖²−‖y‖²} (positive, hyperbolic). The paper's own
-variance expression could not be read; this derivation is checked by Monte Carlo in
-tests/features/test_pnc.py.
-
-The quadrature costs one Bessel function per (pair of points, node) — seconds for a 256 × 256
-Gram matrix — and the same moments are asked for repeatedly: positive and hyperbolic share them,
-and a Gram job evaluates the closed form once per kernel (the kernel only rescales the softmax
-MSE). :func:`coupled_pair_moment` therefore evaluates each distinct value of its argument once
-(a Gram matrix's ‖x ± y‖ is symmetric: half the work) and memoises its results per process (a
-deterministic function of its inputs: the values are those of a fresh evaluation, bit for bit).
-"""
+:func:`coupled_pair_moment` evaluates each distinct argument once and memoises per process (the
+values of a fresh evaluation, bit for bit)."""
 
 from __future__ import annotations
 
@@ -49,21 +27,9 @@ MEMO_BYTES = 64 << 20
 _memo: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
 
-def pnc_pairs(m: int, d: int) -> int:
-    """Coupled pairs of m rows in stacked blocks of d.
-
-    Parameters
-    ----------
-    m : int
-        Number of projections, m = n d + r.
-    d : int
-        Block size (the input dimension).
-
-    Returns
-    -------
-    int
-        P = n⌊d/2⌋ + ⌊r/2⌋ (the truncated last block keeps ⌊r/2⌋ pairs and an odd spare).
-    """
+def _pnc_pairs(m: int, d: int) -> int:
+    """Coupled pairs P = n⌊d/2⌋ + ⌊r/2⌋ of m = n d + r rows in stacked blocks of d (the truncated
+    last block keeps ⌊r/2⌋ pairs)."""
     n, r = divmod(int(m), int(d))
     return n * (d // 2) + r // 2
 
@@ -106,11 +72,8 @@ def _pair_moment(component: str, d: int, a: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def coupled_pair_moment(component: str, d: int, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """E_NM and E_ind of f(w_a² + w_b²) for a countermonotone and an independent χ_d pair.
-
-    Memoised per process on (trig or not, d, the bytes of ``a``): positive and hyperbolic share
-    f, and a repeated call returns the arrays of the first one (read-only), equal bit for bit to
-    a fresh evaluation.
+    """E_NM and E_ind of f(w_a² + w_b²) for a countermonotone and an independent χ_d pair,
+    memoised (module doc; a repeated call returns the first call's read-only arrays).
 
     Parameters
     ----------
@@ -169,7 +132,7 @@ def mse(
     d = x.shape[-1]
     norms = sq_norms(x) + sq_norms(y)
     base = coupled_mse(component, "orf", x, y, m, kernel=kernel)
-    weight = 2.0 * pnc_pairs(m, d) / m**2
+    weight = 2.0 * _pnc_pairs(m, d) / m**2
     log_alpha = 2 * kernel_alpha(kernel) * norms
     if component == "trig":
         nm, ind = coupled_pair_moment("trig", d, np.sqrt(sq_norms(x - y)))

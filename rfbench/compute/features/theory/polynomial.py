@@ -1,14 +1,6 @@
-"""Closed-form MSE of the polynomial maps of exp(xᵀy) (docs/methods.md#taylor2,
-docs/methods.md#maclaurin).
-
-- ``taylor2`` is deterministic: MSE = bias² = (e^t − 1 − t − t²/2)², t = xᵀy, exactly.
-- ``maclaurin`` (Kar & Karnick 2012, Alg. 1) averages m i.i.d. features g = (a_N/P(N)) Π_j
-  (ω_jᵀx)(ω_jᵀy). For Rademacher ω, E[(ωᵀx)²(ωᵀy)²] = ‖x‖²‖y‖² + 2(xᵀy)² − 2Σ_i x_i²y_i² =: q
-  (the fourth moment of a Rademacher sum, ω_i⁴ = 1), so with a_n = 1/n! and P(N = n) = (1 − r)rⁿ,
-      E[g²] = Σ_n a_n² qⁿ / P(N = n) = 0F1(; 1; q/r) / (1 − r)   (= I_0(2√(q/r)) / (1 − r)),
-  and MSE = (E[g²] − e^{2t}) / m [derived; checked by Monte Carlo in
-  tests/features/test_polynomial.py].
-"""
+"""Closed-form MSE of the polynomial maps of exp(xᵀy): ``taylor2`` (deterministic: MSE = bias²) and
+``maclaurin`` (E[g²] = 0F1(; 1; q/r)/(1 − r); Kar & Karnick 2012) (docs/methods.md#taylor2,
+#maclaurin [derived]; checked by Monte Carlo in tests/features/test_polynomial.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The closed-form MSE of the estimators, dispatched by name (docs/architecture.md#layout).
-
-Formula functions are registered per name (``component@weights`` or a hybrid name), take the
-estimator and arrays x, y of shape (..., d), and return the MSE of the **softmax** estimate with
-shape (...). :func:`mse` converts to the estimator's kernel: K^(α) = e^{α‖x‖²} SM e^{α‖y‖²}, so
-MSE_α = e^{2α(‖x‖²+‖y‖²)} MSE_SM (HRF Sec. 2; docs/methods.md#notation; DERF Sec. 2).
-"""
+"""Closed-form MSEs registered by estimator name; :func:`mse` converts the softmax MSE to the
+estimator's kernel, MSE_α = e^{2α(‖x‖²+‖y‖²)} MSE_SM (HRF Sec. 2; docs/methods.md#notation)."""
 
 from __future__ import annotations
 

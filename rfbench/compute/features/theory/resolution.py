@@ -1,30 +1,10 @@
-"""Does a Monte Carlo sample resolve a moment of a heavy-tailed estimator? (the ``resolved`` flag)
+"""Does a Monte Carlo sample resolve a moment of a heavy-tailed estimator? (the ``resolved`` flag;
+docs/methods.md#heavy-tails)
 
-An exponential-type feature term f(ω) ∝ exp(ωᵀAω·c + ωᵀb) (positive, hyperbolic = cosh, GERF/DERF;
-HRF Eq. 3, DERF Thm 4.1) has its k-th moment E_p[f^k] carried by the *tilted* law
-q_k ∝ f^k p, the Gaussian N(μ_k, Σ_k). For ω ~ N(0, I) and f ∝ exp(ωᵀa) (positive features,
-a = x + y), q_k = N(k·a, I): the MSE (k = 2) of the SM⁺⁺ estimate at θ = 0, ‖x + y‖ = 2r lives
-near ωᵀâ ≈ 4r, a region the nominal law visits with probability Φ̄(4r) (1e-9 at r = 1.5).
-A sample cannot estimate a moment whose carrying region it never visits: the sample MSE is then
-typically far below the truth, and its sample standard error is meaningless.
-
-**Criterion.** Let R_k = {ω : ωᵀμ̂_k ≥ ‖μ_k‖} be the half-space beyond the tilted mean (it holds
-about half of the tilted law's mass, i.e. about half of the k-th moment). The sample resolves the
-k-th moment when the expected number of its projections falling in R_k is at least
-``MIN_TAIL_DRAWS`` = 30:   n·Φ̄(‖μ_k‖) ≥ 30,   n = samples × (projections per estimate).
-
-- k = 1 decides means, biases and mean absolute errors; k = 2 decides MSEs and relative RMSEs.
-- Bounded features (trig, sign; any estimator whose f is bounded) are always resolved.
-- Several exponents (hyperbolic: ±a, f = cosh ωᵀa) use the largest ‖μ_k‖ (they are symmetric).
-- Bipolar hybrids (HRF Eq. 12): λ̂ ∈ [0, 1]/ρ is bounded, the trig part is bounded, so the SM⁺⁺
-  part (m base projections) decides.
-- GERF/DERF (DERF Thm 4.1, diagonal A, b = B1 x + B2 y):
-  f^k p ∝ exp(-½ωᵀ(I - 4kA)ω + kωᵀb), so μ_k = k(I - 4kA)⁻¹b; if 1 - 4ka ≤ 0 the moment is infinite
-  (never resolved).
-- Couplings: the criterion counts projections, each marginally N(0, I) for iid/ORF/SimRF; weights
-  that are not marginally Gaussian (QMC, quadrature, structured) are not assessed (``None``).
-- Estimators not covered here (cluster hybrids, complex exponentials) are not assessed (``None``).
-"""
+The k-th moment of an exponential feature term (HRF Eq. 3, DERF Thm 4.1) is carried by the tilted
+Gaussian law with mean μ_k; a sample of n projections resolves it when n·Φ̄(‖μ_k‖) ≥
+``MIN_TAIL_DRAWS``. Bounded features are always resolved; bipolar hybrids are decided by their SM⁺⁺
+part; laws that are not marginally Gaussian and other families are not assessed (None)."""
 
 from __future__ import annotations
 
@@ -34,6 +14,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.derf import MECHANISMS
 
 #: Expected draws in the region carrying a moment for the sample to resolve it.
 MIN_TAIL_DRAWS = 30.0
@@ -41,7 +22,6 @@ MIN_TAIL_DRAWS = 30.0
 BOUNDED = frozenset({"trig", "sign"})
 EXPONENTIAL = frozenset({"positive", "hyperbolic"})
 BIPOLAR = frozenset({"angular-hybrid", "gaussian-hybrid"})
-DERF = frozenset({"gerf", "aderf", "sderf", "saderf"})
 
 
 def _head(est: Estimator) -> tuple[str, str]:
@@ -55,7 +35,7 @@ def assessable(est: Estimator) -> bool:
     weights = getattr(est, "weights", None)
     if weights is not None and not getattr(weights, "marginally_gaussian", False):
         return head in BOUNDED
-    return head in BOUNDED | EXPONENTIAL | BIPOLAR | DERF
+    return head in BOUNDED | EXPONENTIAL | BIPOLAR | set(MECHANISMS)
 
 
 def _tilt_maps(
@@ -119,11 +99,6 @@ def pairs_resolved(
     return bool(_tail_draws(est, samples, norm) >= MIN_TAIL_DRAWS)
 
 
-def projections_per_estimate(est: Estimator) -> int:
-    """Projections carrying the heavy tail in one estimate: m (hybrids: the m SM⁺⁺ rows)."""
-    return int(est.m)
-
-
 def expected_tail_draws(
     est: Estimator,
     x: np.ndarray,
@@ -141,7 +116,8 @@ def expected_tail_draws(
 
 def _tail_draws(est: Estimator, samples: int, norm: np.ndarray | float) -> np.ndarray | float:
     """n·Φ̄(‖μ_k‖): projections of ``samples`` estimates expected beyond the tilted mean."""
-    return samples * projections_per_estimate(est) * np.exp(log_ndtr(-np.asarray(norm)))
+    # the projections carrying the heavy tail: m (hybrids: the m SM⁺⁺ rows)
+    return samples * int(est.m) * np.exp(log_ndtr(-np.asarray(norm)))
 
 
 def resolved(

@@ -15,12 +15,15 @@ def haar_frames(rng: np.random.Generator, count: int, d: int, k: int | None = No
     QR of a Gaussian matrix with the signs of R's diagonal moved into Q, which makes Q exactly
     Haar (Mezzadri 2007); without the correction numpy's QR is not uniform.
     """
-    k = d if k is None else k
-    G = rng.standard_normal((count, d, k))
-    Q, R = np.linalg.qr(G)
+    return _signed_qr(rng.standard_normal((count, d, d if k is None else k)))
+
+
+def _signed_qr(A: np.ndarray) -> np.ndarray:
+    """Q of A = QR with the signs of R's diagonal moved into Q (0 counts as +)."""
+    Q, R = np.linalg.qr(A)
     signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1))
     signs[signs == 0] = 1.0
-    return Q * signs[:, None, :]
+    return Q * signs[..., None, :]
 
 
 def chi_norms(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:
@@ -62,8 +65,5 @@ def haar_blocks(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     The QR factorisation of Gᵀ with R's diagonal made positive gives a Haar-distributed Q
     independent of the row norms (which are χ_d): the two parts of an orthogonal block.
     """
-    Q, R = np.linalg.qr(np.swapaxes(G, -1, -2))
-    signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1))
-    signs[signs == 0] = 1.0
-    Qt = np.swapaxes(Q * signs[..., None, :], -1, -2)  # rows of Qᵀ·diag(signs)ᵀ: Haar frame
+    Qt = np.swapaxes(_signed_qr(np.swapaxes(G, -1, -2)), -1, -2)  # rows: a Haar frame
     return np.sqrt(np.sum(G**2, axis=-1)), Qt

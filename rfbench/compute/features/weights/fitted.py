@@ -1,22 +1,5 @@
-"""``@fitted``: Gaussian projections with a covariance fitted to the data, importance-weighted
-(docs/methods.md#fitted-coupling).
-
-DARKFormer (Farzam et al., arXiv 2603.04127) draws the projections of positive random features
-from N(0, Σ) with Σ adapted to anisotropic queries and keys. For the *unchanged* softmax kernel,
-the rows ω_i ~ q = N(0, Σ) i.i.d. carry the importance weights
-
-    a_i = p(ω_i) / (M q(ω_i)),   log p/q = ½ log|Σ| − ½‖ω‖² + ½ ωᵀΣ⁻¹ω,   p = N(0, I),
-
-as quadrature weights (K̂ = Σ_i a_i f1(ω_i, x) f2(ω_i, y)), so E_q[a f1 f2] = E_p[f1 f2]: every
-component unbiased under N(0, I) stays unbiased.
-
-Σ is fitted to the queries X and keys Y passed as ``sample(..., fit=(X, Y))``:
-Σ = I + E[(x + y)(x + y)ᵀ] over all pairs (x, y). For positive features the second moment of one
-term is |Σ|^{1/2} |2I − Σ⁻¹|^{−1/2} exp(2 zᵀ(2I − Σ⁻¹)⁻¹ z − ‖x‖² − ‖y‖²), z = x + y
-(:func:`positive_second_moment`), finite exactly when 2I − Σ⁻¹ ≻ 0, which Σ ⪰ I guarantees; along
-a direction where z has size ζ it is smallest near Σ = 1 + ζ² (1-D minimiser ζ² + 3/2 − O(1/ζ²)),
-which is what the moment rule gives.
-"""
+"""``@fitted``: rows ω_i ~ N(0, Σ), Σ = I + E[(x + y)(x + y)ᵀ] fitted to the data, with importance
+weights p/(M q) (DARKFormer, Farzam et al., arXiv 2603.04127; docs/methods.md#fitted-coupling)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""Fast Walsh–Hadamard transforms and structured projections built on them
+"""Fast Walsh–Hadamard transforms and the projections of Hadamard couplings applied through them
 (docs/architecture.md#structured-projections).
 
-The Hadamard couplings (SORF, ``orf-fast``, ``simrf-fast``, FastFood) are chains of diagonal,
-permutation, simplex and Hadamard factors acting on an input zero-padded to d′ (a power of two).
-:class:`HadamardChain` keeps those factors and applies them to inputs in O(d′ log d′) per block
-(:func:`fwht`), instead of the O(d′·d) product with the materialised rows.
-:class:`StructuredProjections` carries the chain beside the dense rows ``W`` (which every other
-consumer of :class:`~rfbench.compute.features.base.Projections` still reads) and uses it in
-``project`` when d′ is large enough for the transform to beat BLAS (``FAST_FROM``, measured by
-``rfbench run cost``'s ``projection`` part).
-
-``fwht`` uses the SIMD package ``fht-cpu`` (``pip install 'rfbench[fast]'``) when installed, and a
-Kronecker-factored numpy transform otherwise (:func:`fwht_numpy`); both give the unnormalised
-Sylvester-order transform, equal to ``x @ scipy.linalg.hadamard(n)`` up to float64 round-off.
-"""
+``fwht`` uses ``fht-cpu`` (``pip install 'rfbench[fast]'``) when installed, else a
+Kronecker-factored numpy transform; both equal ``x @ scipy.linalg.hadamard(n)`` to round-off."""
 
 from __future__ import annotations
 
@@ -175,18 +164,6 @@ class HadamardChain:
     m: int
     scale: float = 1.0
 
-    @property
-    def draws(self) -> int:
-        return self.signs.shape[0]
-
-    @property
-    def blocks(self) -> int:
-        return self.signs.shape[1]
-
-    @property
-    def d(self) -> int:
-        return self.signs.shape[2]
-
     def apply(self, X: np.ndarray, use_fht_cpu: bool | None = None) -> np.ndarray:
         """ωᵀx for every draw, input and row, in O(blocks·n log n) per input and draw.
 
@@ -203,7 +180,7 @@ class HadamardChain:
         X = np.asarray(X, dtype=float)
         if X.ndim == 2:
             X = X[None]
-        draws, blocks, n, d = self.draws, self.blocks, self.n, self.d
+        (draws, blocks, d), n = self.signs.shape, self.n
         N = X.shape[1]
         Z = np.zeros((draws, blocks, N, n))
         np.multiply(X[:, None, :, :], self.signs[:, :, None, :], out=Z[..., :d])
@@ -226,7 +203,7 @@ class HadamardChain:
 
     def rows(self, use_fht_cpu: bool | None = None) -> np.ndarray:
         """The materialised projections: (draws, m, d) (the chain applied to the unit vectors)."""
-        eye = np.eye(self.d)[None]
+        eye = np.eye(self.signs.shape[2])[None]
         return np.ascontiguousarray(np.swapaxes(self.apply(eye, use_fht_cpu), -1, -2))
 
     def scaled(self, factor: float) -> HadamardChain:

@@ -1,9 +1,6 @@
-"""Monte Carlo couplings with Gaussian marginals: iid, ORF, SimRF, SimRF+ (Reid et al. 2023).
-
-All are rotation invariant (W and W·U have the same law for orthogonal U), so each can be drawn
-restricted to a k-dimensional frame: W[:, :k] with the full row norms, at O(d·k²) per block instead
-of O(d³) (docs/architecture.md#estimator-contract).
-"""
+"""Monte Carlo couplings with Gaussian marginals: iid, ORF, SimRF, SimRF+ (Reid et al. 2023;
+docs/methods.md#couplings). All are rotation invariant, so each can be drawn in a k-dimensional
+frame."""
 
 from __future__ import annotations
 
@@ -63,9 +60,6 @@ class _OrthogonalBlocks(WeightsSampler):
         R = haar_frames(rng, count, d, k)
         rows = self.directions(rng, norms, d) @ R
         return norms[..., None] * rows, norms**2
-
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        return stacked(lambda g, c, dd: self._blocks(g, c, dd, dd), rng, d, m, draws)
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         return stacked(lambda g, c, dd: self._blocks(g, c, dd, k), rng, d, m, draws)
@@ -152,15 +146,10 @@ def simplex_plus_directions(norms: np.ndarray, passes: int = 5) -> np.ndarray:
 
 @register_weights
 class SimRFPlus(_OrthogonalBlocks):
-    """SimRF+ (SimRF Eqs. 16–17): W = D S′ R with S′ optimised for the block's own norms D.
-
-    Options: ``passes`` (default 5, as the official code's ``sim_plus_iter``) and ``code_compat``.
-    By default every block gets fresh χ_d norms and its own optimisation (SimRF;
-    docs/methods.md#simrf, #simrf-erratum-7, the recommended resolution). ``code_compat=True``
-    reproduces the official code: one draw of norms and one S′ per draw, reused by all its blocks
-    (only R is redrawn). Rotation invariant (R Haar, independent of D and S′), so frames work in
-    both modes.
-    """
+    """SimRF+ (SimRF Eqs. 16–17): W = D S′ R with S′ optimised for the block's own norms D
+    (docs/methods.md#simrf). Options: ``passes`` (default 5, the code's ``sim_plus_iter``) and
+    ``code_compat`` (the released code: one D and S′ per draw shared by its blocks,
+    #simrf-erratum-7)."""
 
     name = "simrf-plus"
     description = "SimRF+: simplex directions optimised for the block's norms (weight-dependent)"
@@ -181,11 +170,6 @@ class SimRFPlus(_OrthogonalBlocks):
     def from_gaussian(self, G: np.ndarray, m: int) -> np.ndarray | None:
         """As the other orthogonal blocks, except in the released code's block sharing."""
         return None if self.code_compat else super().from_gaussian(G, m)
-
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        if self.code_compat:
-            return self._shared_blocks(rng, d, m, draws, d)
-        return super()._sample(rng, d, m, draws)
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         if self.code_compat:

@@ -1,21 +1,9 @@
-"""Φ⁻¹, the standard normal quantile, in place over a large array: Cephes ``ndtri`` vectorised.
+"""Φ⁻¹ in place over a large array: Cephes ``ndtri`` (Moshier, Cephes Math Library 2.1, 1989; its
+coefficients, BSD licence as distributed with SciPy) as chunked numpy array operations
+(docs/methods.md#qmc).
 
-scipy.special.ndtri evaluates Cephes ``ndtri`` (S. L. Moshier, Cephes Math Library 2.1, 1989;
-coefficients below from it, as distributed with SciPy under the BSD licence) one element at a
-time; its tail branch (two logarithms, a square root and two divisions in sequence) costs ~4x the
-central one, and on a mixed input the branch is mispredicted. Here the same formulas run as numpy
-array operations over chunks that stay in the L2 cache, the tail on the gathered tail elements
-only (~1.4x faster than scipy's ufunc on uniform points; numpy's log is vectorised):
-
-* e⁻² < y ≤ 1 − e⁻² (73 % of uniform points): u = y − ½, x = √(2π)·(u + u·u²P0(u²)/Q0(u²));
-* else v = min(y, 1 − y), r = √(−2 log v), x = ±(r − log(r)/r − P1(1/r)/(r·Q1(1/r))) for r < 8;
-* r ≥ 8 (v < e⁻³², probability 2.5e-14 per uniform point; also y ∈ {0, 1}): scipy's ndtri.
-
-The IEEE operations and their order are Cephes', so the central branch is bit-identical to
-scipy.special.ndtri, and so is the tail wherever numpy's log is the C library's. numpy's own SIMD
-log (on AVX-512 machines) differs from the C library's by an ulp on a few arguments in 10⁴; x
-then differs by at most ~1e-15 relative (Cephes' own peak error is 7e-16).
-"""
+Central branch e⁻² < y ≤ 1 − e⁻²: bit-identical to scipy.special.ndtri; tail (r = √(−2 log v) < 8):
+the same up to an ulp of numpy's SIMD log (≤ 1e-15 relative); r ≥ 8: scipy's ndtri itself."""
 
 from __future__ import annotations
 
@@ -67,10 +55,8 @@ def ndtri_inplace(y: np.ndarray) -> np.ndarray:
 
     Notes
     -----
-    Cephes ``ndtri`` (Moshier 1989) as array operations: see the module docstring for the
-    branches and how the result compares with ``scipy.special.ndtri``. Works through y in
-    blocks of ``BLOCK`` elements; a caller that writes y block by block can apply it to each
-    block while that is still in cache.
+    Works through y in blocks of ``BLOCK`` elements; a caller that writes y block by block can
+    apply it to each block while that is still in cache.
     """
     if y.dtype != np.float64 or not y.flags.c_contiguous or not y.flags.writeable:
         raise ValueError("ndtri_inplace needs a writeable C-contiguous float64 array")

@@ -1,19 +1,7 @@
-"""Pairwise norm coupling (PNC) of orthogonal random features (VRC (Reid et al., ICLR 2025);
-docs/methods.md#pnc).
+"""Pairwise norm coupling (PNC): ORF blocks whose rows (2k, 2k+1) have countermonotone χ_d norms
+F_d⁻¹(U), F_d⁻¹(1 − U) (VRC, Reid et al., ICLR 2025, Thm 3.2 / Eq. 7; docs/methods.md#pnc).
 
-Directions are the rows of a Haar orthogonal matrix, exactly as for ORF; only the χ_d norms are
-coupled. Within each block, rows (2k, 2k+1) form a pair whose norms are countermonotone
-(negative monotone, VRC Eq. 7 as the ICLR reviews name it):
-
-    U ~ Unif(0, 1),   w_2k = F_d⁻¹(U),   w_2k+1 = F_d⁻¹(1 − U),
-
-F_d the CDF of χ_d. Every norm stays marginally χ_d and independent of the directions, so every row
-is N(0, I_d) and unbiased components stay unbiased. An odd block (d odd, or the truncated last
-block when m is not a multiple of d) keeps one unpaired χ_d norm. Pairs and blocks are independent.
-The option ``rho`` replaces the exact countermonotone pair by a Gaussian copula of correlation ρ
-(the authors' code uses ρ = −0.99): ρ = −1 is exact PNC (the default), ρ = 0 is ORF, ρ = +1 gives
-equal norms.
-"""
+Option ``rho``: a Gaussian copula of correlation ρ instead (−1: exact PNC, 0: ORF)."""
 
 from __future__ import annotations
 
@@ -26,21 +14,9 @@ from rfbench.compute.features.weights.blocks import chi_norms, haar_frames
 from rfbench.compute.features.weights.mc import _OrthogonalBlocks
 
 
-def chi_quantile(g: np.ndarray, d: int) -> np.ndarray:
-    """F_d⁻¹(Φ(g)) elementwise, accurate in both tails (upper tail through the survival function).
-
-    Parameters
-    ----------
-    g : ndarray, any shape
-        Standard normal scores.
-    d : int
-        Degrees of freedom of χ_d.
-
-    Returns
-    -------
-    ndarray, the shape of ``g``
-        χ_d quantiles; a standard normal ``g`` gives χ_d-distributed values.
-    """
+def _chi_quantile(g: np.ndarray, d: int) -> np.ndarray:
+    """F_d⁻¹(Φ(g)) elementwise (a standard normal g gives χ_d values), accurate in both tails (the
+    upper one through the survival function)."""
     g = np.asarray(g, dtype=float)
     return np.where(g > 0, chi.isf(ndtr(-g), d), chi.ppf(ndtr(g), d))
 
@@ -72,8 +48,8 @@ def paired_norms(rng: np.random.Generator, count: int, d: int, rho: float = -1.0
     else:
         partner = rho * g + np.sqrt(1.0 - rho**2) * rng.standard_normal((count, pairs))
     norms = np.empty((count, d))
-    norms[:, 0 : 2 * pairs : 2] = chi_quantile(g, d)
-    norms[:, 1 : 2 * pairs : 2] = chi_quantile(partner, d)
+    norms[:, 0 : 2 * pairs : 2] = _chi_quantile(g, d)
+    norms[:, 1 : 2 * pairs : 2] = _chi_quantile(partner, d)
     if d % 2:
         norms[:, -1] = chi_norms(rng, (count,), d)
     return norms

@@ -1,12 +1,7 @@
-"""Unit-cube couplings: randomised QMC (Halton, Sobol, rank-1 lattice), moment matching, SSF*.
+"""Unit-cube couplings: randomised QMC (Halton, Sobol', rank-1 lattice), moment matching, SSF*
+(Spectraformer Sec. 3.3, eq. 28; Avron et al. 2016; docs/methods.md#qmc).
 
-QMC rows are ω_i = Φ⁻¹(t_i) coordinatewise for a randomised low-discrepancy point set t_1..t_m in
-[0, 1)^d (Avron et al. 2016; Spectraformer Sec. 3.3; docs/methods.md#qmc, eq. 28). Every one of the
-``draws`` realisations is randomised independently (its own scrambling or shift, from the job's
-generator, all draws at once: ``scrambling``) so that draws are i.i.d. RQMC replicates; each point
-of a randomised set is exactly uniform, so each row is exactly N(0, I_d) and every unbiased
-component stays unbiased.
-"""
+Every draw is randomised independently, so each row is exactly N(0, I_d)."""
 
 from __future__ import annotations
 
@@ -52,11 +47,8 @@ class _UnitCube(WeightsSampler):
 
 @register_weights
 class Halton(_UnitCube):
-    """Halton points, randomised per draw by linear scrambling + a digital shift in each base.
-
-    ``scrambling.halton_points``: the bases and digits of scipy's unscrambled Halton sequence,
-    every draw scrambled independently and all draws at once (an exactly uniform point each).
-    """
+    """Halton points, randomised per draw by linear scrambling + a digital shift in each base
+    (``scrambling.halton_points``)."""
 
     name = "halton"
     description = "randomised QMC: scrambled Halton points through the normal quantile"
@@ -68,21 +60,12 @@ class Halton(_UnitCube):
 
 @register_weights
 class Sobol(_UnitCube):
-    """Sobol' points, randomised per draw by LMS + a digital shift (scipy's scramble), batched.
-
-    ``scrambling.sobol_points``: scipy's unscrambled Sobol' points, every draw scrambled
-    independently over 52 bits and all draws at once. m a power of two gives a full
-    (t, m, d)-net; otherwise the first m points, a valid randomised set without the net's
-    equal stratification. Φ⁻¹ is ``ndtri.ndtri_inplace``: scipy's Cephes ndtri as array
-    operations, equal to scipy.special.ndtri up to an ulp of log in the tails (< 1e-15).
-    """
+    """Sobol' points, randomised per draw by LMS + a digital shift (``scrambling.sobol_points``; a
+    full (t, m, d)-net for m a power of two), Φ⁻¹ by ``ndtri.ndtri_inplace``."""
 
     name = "sobol"
     description = "randomised QMC: scrambled Sobol' points through the normal quantile"
     paper = "Spectraformer eq. 28 (QMC); Avron et al. 2016"
-
-    def points(self, rng: np.random.Generator, d: int, m: int, draws: int) -> np.ndarray:
-        return sobol_points(rng, d, m, draws)
 
     def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
         # the points are (k + ½)·2^-52, strictly inside (0, 1): Φ⁻¹ in place, no guard pass,
@@ -127,11 +110,8 @@ def korobov_vector(m: int, d: int, a: int) -> np.ndarray:
 
 @register_weights
 class Lattice(_UnitCube):
-    """Rank-1 Korobov lattice t_i = {i z/m + Δ} with a Cranley–Patterson shift Δ per draw.
-
-    z = (1, a, …, a^{d−1}) mod m with a from ``korobov_generator`` (max packing radius); each
-    draw gets its own Δ ~ U[0, 1)^d, which makes every point exactly uniform.
-    """
+    """Rank-1 Korobov lattice t_i = {i z/m + Δ}, z from ``korobov_generator``, with a
+    Cranley–Patterson shift Δ ~ U[0, 1)^d per draw (every point exactly uniform)."""
 
     name = "lattice"
     description = "randomised QMC: shifted rank-1 Korobov lattice through the normal quantile"
@@ -147,13 +127,9 @@ class Lattice(_UnitCube):
 
 @register_weights
 class MomentMatching(WeightsSampler):
-    """Moment matching (Shen et al. 2017; Spectraformer Sec. 3.3; docs/methods.md#qmc, eqs. after
-    28).
-
-    w̃_i = Φ⁻¹(t_i), t_i ~ U[0, 1)^d i.i.d.; ω_i = Ã⁻¹(w̃_i − μ̃) with Ã = chol(Ĉ + 10⁻⁶ I) and
-    Ĉ the (1/m) sample covariance: the sample mean is exactly 0 and the sample covariance ≈ I.
-    Slightly biased; needs m > d (a centred set of m ≤ d points is singular).
-    """
+    """Moment matching (Shen et al. 2017; Spectraformer Sec. 3.3; docs/methods.md#qmc): Gaussian
+    rows whitened by chol(Ĉ + 10⁻⁶ I) to sample mean 0, covariance ≈ I. Slightly biased; needs m >
+    d."""
 
     name = "mm"
     description = "moment matching: i.i.d. Gaussian rows whitened to sample mean 0, covariance I"
@@ -235,16 +211,9 @@ def _riesz_descent(V: np.ndarray, s: float, steps: int) -> np.ndarray:
 
 @register_weights
 class SSFStar(WeightsSampler):
-    """SSF* — the documented simplification of spherical structured features (Lyu 2017).
-
-    Spectraformer Sec. 3.3; docs/methods.md#qmc "SSF" [ext]: rows ω_i = r_i v_i with directions v_i
-    from projected-gradient steps on the Riesz (s = d−1) energy of m unit vectors, radii from χ_d
-    quantiles of a shifted 1-D grid. Here the low-energy configuration is computed once per
-    (m, d) (``riesz_directions``, deterministic, cached) and each draw applies an independent Haar
-    rotation — the usual randomisation of a spherical design — instead of re-optimising per draw.
-    Radii r = F_χd⁻¹((i + u)/m), i = 0..m−1, one u ~ U[0, 1) per draw, randomly permuted over rows.
-    Each row is then exactly N(0, I_d) (uniform direction independent of a χ_d radius), and the
-    law is rotation invariant, so frames work. This is not Lyu's DFT-based construction.
+    """SSF* — the simplified spherical structured features of docs/methods.md#qmc (Lyu 2017;
+    Spectraformer Sec. 3.3): Riesz-energy directions computed once per (m, d), a Haar rotation per
+    draw, χ_d radii F⁻¹((i + u)/m) permuted over rows; each row is exactly N(0, I_d), frames work.
     """
 
     name = "ssf"
@@ -261,9 +230,6 @@ class SSFStar(WeightsSampler):
         t = (np.arange(m) + rng.random((draws, 1))) / m
         r = np.sqrt(2.0 * special.gammaincinv(d / 2.0, t))  # χ_d quantiles
         return rng.permuted(r, axis=1)
-
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        return self._sample_frame(rng, d, m, draws, d)
 
     def _sample_frame(self, rng, d: int, m: int, draws: int, k: int) -> Projections:
         r = self._radii(rng, d, m, draws)

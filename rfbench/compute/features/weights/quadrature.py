@@ -1,9 +1,5 @@
-"""Quadrature couplings: the degree-3 sparse grid (SGQ) and its sampled variant.
-
-Read Spectraformer Sec. 3.3; docs/methods.md#sgq: the 1-D three-point Gauss–Hermite rule for N(0, 1)
-has nodes {−√3, 0, √3} with weights {1/6, 2/3, 1/6}; the Smolyak combination in d dimensions keeps
-2d + 1 nodes 0_d, ±√3 e_i with weights a₀ = 1 − d/3 and a_{±i} = 1/6 (exact to total degree 3).
-"""
+"""Quadrature couplings: the degree-3 sparse grid (SGQ) and its sampled variant
+(Spectraformer Sec. 3.3; docs/methods.md#sgq)."""
 
 from __future__ import annotations
 
@@ -25,19 +21,12 @@ def sparse_grid(d: int) -> tuple[np.ndarray, np.ndarray]:
 
 @register_weights
 class SGQ(WeightsSampler):
-    """SGQ-det: the deterministic signed-weight sparse grid (Dao et al. 2017; Spectraformer §3.3).
+    """SGQ-det: the deterministic signed-weight sparse grid (Dao et al. 2017; Spectraformer §3.3;
+    docs/methods.md#sgq); the weights go through ``Projections.weights``, fixed count 2d + 1.
 
-    K̂ = Σ_j a_j f1(ω_j, x) f2(ω_j, y) with a₀ = 1 − d/3 < 0 for d > 3: the weights go through
-    ``Projections.weights`` and the component puts sign(a_j) on the key side only. The node count
-    is fixed (2d + 1), whatever m; deterministic, hence biased for non-polynomial features.
-
-    Option ``rotations`` (Spectraformer Sec. 3.3; docs/methods.md#sgq "rfbench variants" [ext]): 0
-    (default) is the plain grid, identical in every draw; K ≥ 1 stacks K independently Haar-rotated
-    copies (ω → Rᵀω per copy, fresh rotations per draw) with weights a_j/K, giving K(2d + 1)
-    projections — still exact to degree 3 and rotation invariant (so frames work); "auto" takes
-    K = ⌈m/(2d + 1)⌉, the fewest copies with at least m projections. The rows are never truncated to
-    m: that would break the rule (the weights would no longer integrate constants exactly).
-    """
+    Option ``rotations``: 0 (the plain grid), K ≥ 1 Haar-rotated copies with weights a_j/K (rotation
+    invariant, frames work) or "auto" (the fewest copies with at least m projections); never
+    truncated."""
 
     name = "sgq"
     description = "degree-3 sparse-grid quadrature, 2d+1 signed-weight nodes (optional rotations)"
@@ -57,9 +46,6 @@ class SGQ(WeightsSampler):
         """K, the number of rotated copies (0: the plain grid)."""
         return n_blocks(m, 2 * d + 1) if self.rotations == "auto" else self.rotations
 
-    def _sample(self, rng: np.random.Generator, d: int, m: int, draws: int) -> Projections:
-        return self._sample_frame(rng, d, m, draws, d)
-
     def _sample_frame(
         self, rng: np.random.Generator, d: int, m: int, draws: int, k: int
     ) -> Projections:
@@ -76,11 +62,8 @@ class SGQ(WeightsSampler):
 
 @register_weights
 class SampledSGQ(WeightsSampler):
-    """SGQ-sampled: m rows with i.i.d. entries in {−√3, 0, √3}, probabilities {1/6, 2/3, 1/6}.
-
-    Each coordinate matches the N(0, 1) moments up to degree 5 (Spectraformer Sec. 3.3;
-    docs/methods.md#sgq
-    [ext]); equal Monte Carlo weights 1/m. Not Gaussian, so biased for non-polynomial features.
+    """SGQ-sampled: m rows with i.i.d. entries in {−√3, 0, √3}, probabilities {1/6, 2/3, 1/6}
+    (Spectraformer Sec. 3.3; docs/methods.md#sgq); not Gaussian, so biased for exponential features.
     """
 
     name = "sgq-sampled"

@@ -1,19 +1,6 @@
-"""Randomised Sobol' and Halton point sets for many draws at once (random linear scrambling).
-
-The unscrambled points come from ``scipy.stats.qmc`` once per (d, m) (cached); each draw then
-applies its own random linear scrambling plus a random digital shift (Matoušek 1998; Owen 2003,
-"Variance with alternative scramblings"): for coordinate j in base b, the digits
-a = (a_0, …, a_{K−1}) of a point (K = the digits that vary over m points) become
-
-    e = L a + s  (mod b),   L lower triangular, diagonal in {1..b−1}, the rest and s uniform,
-
-and the digits below position K are filled with an independent uniform per (draw, coordinate).
-L is invertible, so a (t, m, d)-net stays a net and Halton strata stay strata; s is uniform, so
-every point is exactly uniform on [0, 1)^d (to the 2^-52 grid) and Φ⁻¹ of it is exactly N(0, I).
-This is scipy's own scramble for Sobol' (LMS + digital shift), and the linear member of the
-random-permutation family scipy uses for Halton. All draws are done by array operations over
-(draws, m, d): no engine per draw.
-"""
+"""Randomised Sobol' and Halton point sets for many draws at once: per draw a random linear
+scrambling e = L a + s (mod b) of the digits plus a digital shift (Matoušek 1998; Owen 2003),
+so every point is exactly uniform and nets stay nets (docs/methods.md#qmc)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
-"""Structured couplings: SORF, FastFood_F, SCRF, and the SimRF paper's fast ORF / fast SimRF.
+"""Hadamard and circulant couplings: SORF, fast ORF, fast SimRF, FastFood_F, SCRF
+(docs/methods.md#structured, #stacking; Spectraformer Sec. 3.3; SimRF §4.2).
 
-Hadamard-based blocks live in d′ = the next power of two ≥ d (Spectraformer Sec. 3.3;
-docs/methods.md#structured): each block is a d′×d′ matrix of which the first d columns are kept (the
-same as zero-padding x to d′), and blocks of d′ rows are stacked and truncated to m rows (SimRF
-Sec. 3, footnote 2; docs/methods.md#stacking). Every ω returned is the truncated row in R^d, so
-``sq_norms`` are the squared norms of the truncated rows.
-
-Hadamard transforms (docs/architecture.md#structured-projections): each sampler draws the factors
-of its blocks (Rademacher diagonals, permutations, Gaussian and χ diagonals) as a
-:class:`~rfbench.compute.features.weights.hadamard.HadamardChain`, materialises the rows W with fast
-Walsh–Hadamard transforms (O(d′ log d′) per block and input coordinate instead of a d′×d′ BLAS
-product per factor), and returns
-:class:`~rfbench.compute.features.weights.hadamard.StructuredProjections`, whose ``project`` applies
-the chain to the inputs in O(d′ log d′) per block once d′ is large enough. The random stream is the
-one of the dense construction (``dense_block``, kept as the reference of the tests): the same draws
-up to float64 round-off.
-"""
+Hadamard blocks live in d′ = the next power of two ≥ d (first d columns kept) and are applied as a
+:class:`~rfbench.compute.features.weights.hadamard.HadamardChain`; ``dense_block`` is the dense
+reference construction of the tests, with the same random stream."""
 
 from __future__ import annotations
 
@@ -130,13 +118,8 @@ class _PaddedBlocks(WeightsSampler):
 
 @register_weights
 class SORF(_PaddedBlocks):
-    """Structured ORF: √d′ H D₁ H D₂ H D₃ (Yu et al. 2016; Spectraformer Sec. 3.3;
-    docs/methods.md#structured, eq. 22).
-
-    Normalised H (the reference code's unnormalised H is a bug,
-    docs/experiments.md#spectraformer-not-reproduced). Rows of a full block have norm exactly √d′
-    and E[ωωᵀ] = I, but rows are not Gaussian (biased, → 0 as d grows).
-    """
+    """Structured ORF √d′ H D₁ H D₂ H D₃, normalised H (Yu et al. 2016; Spectraformer eq. 22;
+    docs/methods.md#structured): rows of norm √d′ with E[ωωᵀ] = I, not Gaussian."""
 
     name = "sorf"
     description = "structured orthogonal blocks sqrt(d') H D1 H D2 H D3 (Hadamard, Rademacher)"
@@ -197,14 +180,9 @@ class FastSimRF(_PaddedBlocks):
 
 @register_weights
 class FastFood(_PaddedBlocks):
-    """FastFood_F (Le et al. 2013): V = S H G Π H B/√d′ (Spectraformer Sec. 3.3;
-    docs/methods.md#structured, eq. 17).
-
-    H unnormalised (±1), B Rademacher, Π a uniform permutation, G ~ N(0, I), and — corrected
-    normalisation of eq. 17 — S = diag(s_i/‖G‖_F) with s_i ~ χ_{d′} (the paper prints
-    s_i‖G‖^{-1/2} and omits 1/√d′). A full row then has norm exactly s_i. With the normalised
-    Hadamard Hn = H/√d′ this is V = √d′ (s/‖G‖_F) Hn G Π Hn B. Not exactly Gaussian.
-    """
+    """FastFood_F (Le et al. 2013) V = √d′ (s/‖G‖_F) Hn G Π Hn B with χ_{d′} row norms s:
+    Spectraformer eq. 17 with its normalisation corrected (docs/methods.md#structured,
+    #spectraformer-erratum-8)."""
 
     name = "fastfood"
     description = "FastFood_F: S H G Pi H B / sqrt(d') with chi_d' row norms"
@@ -236,14 +214,9 @@ def circulant_apply(c: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 @register_weights
 class SCRF(WeightsSampler):
-    """Signed circulant RFs (Feng et al. 2015): t = ⌈m/d⌉ blocks diag(ε) circ(c), c ~ N(0, I_d).
-
-    circ(c)_{jk} = c_{(j−k) mod d} (Spectraformer Sec. 3.3; docs/methods.md#structured, eqs. 18–19).
-    Every row is a signed permutation of c, hence exactly N(0, I_d); rows of a block are correlated.
-    W is materialised by an index gather (O(d²) per block, the size of the output);
-    ``circulant_apply`` is the equivalent O(d log d) FFT application, checked against it in the
-    tests.
-    """
+    """Signed circulant RFs diag(ε) circ(c), c ~ N(0, I_d), ⌈m/d⌉ blocks (Feng et al. 2015;
+    Spectraformer eqs. 18–19; docs/methods.md#structured): rows exactly N(0, I_d), materialised by
+    an index gather (``circulant_apply`` is the FFT form the tests check it against)."""
 
     name = "scrf"
     description = "signed circulant blocks diag(eps) circ(c), c ~ N(0, I)"

@@ -1,0 +1,215 @@
+"""The caches of what the encoder computes (activations, sentence embeddings) in rfbench's cache
+folder, keyed on the model, the input and :func:`encoder_digest`: docs/experiments.md#attention
+("Caches")."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from rfbench.compute.cache_folder import cache_root
+from rfbench.compute.models.bert import Activations, causal_attention, exact_attention
+from rfbench.compute.models.errors import ModelError
+from rfbench.compute.models.files import (
+    _checked,
+    _digest,
+    _load,
+    _sha256,
+    load_model,
+    model_folder,
+)
+
+
+@functools.cache
+def encoder_digest() -> str:
+    """SHA-256 of this package's source (the encoder, its checks and caching) and of the versions
+    of the libraries it computes with: part of every cache file name, so activations or
+    embeddings computed by other code are never served."""
+    import safetensors
+    import scipy
+    import tokenizers
+
+    sha = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        sha.update(path.name.encode() + b"\0" + path.read_bytes())
+    for lib in (np, scipy, tokenizers, safetensors):
+        sha.update(f"{lib.__name__} {lib.__version__}\n".encode())
+    return sha.hexdigest()
+
+
+def cache_dir() -> Path:
+    """The folder of extracted activations and embeddings (in :func:`cache_root`)."""
+    return cache_root() / "activations"
+
+
+#: under ``--force``: the cache files this process computed again (read as usual afterwards)
+_FRESH: set[Path] | None = None
+#: caches this process computed but could not write (their path is in the way)
+_UNWRITTEN: dict[Path, dict[str, np.ndarray]] = {}
+
+
+def recompute(force: bool) -> None:
+    """Start a run. With ``force`` every cache this process reads from now on (activations,
+    embeddings, loaded weights, file checksums) is computed again, once; without it caches are
+    used as usual.
+
+    Parameters
+    ----------
+    force : bool
+        The run's ``--force``.
+    """
+    global _FRESH
+    _FRESH = set() if force else None
+    if force:
+        _UNWRITTEN.clear()
+        for memo in (_sha256, _digest, _checked, _load):
+            memo.cache_clear()
+
+
+def _read(path: Path, identity: dict[str, str]) -> dict[str, np.ndarray] | None:
+    """The arrays of a cache file whose identity matches and whose values are finite, else None."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            arrays = {key: f[key] for key in f.files}
+    except Exception:  # noqa: BLE001 - any damage (BadZipFile: Bad CRC-32, truncation, …)
+        return None
+    for key, value in identity.items():
+        if key not in arrays or str(arrays.pop(key)) != value:
+            return None
+    if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in arrays.values()):
+        return None
+    return arrays
+
+
+def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) -> None:
+    """Write a cache file atomically. A cache that cannot be written is kept in this process's
+    memory instead (a path in the way is named once, with the command that removes it)."""
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(tmp, **arrays, **{k: np.array(v) for k, v in identity.items()})
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        _UNWRITTEN[path] = arrays
+        if os.path.lexists(path):
+            rm = "rm -r" if path.is_dir() and not path.is_symlink() else "rm"
+            print(
+                f"rfbench: cannot replace the cache file {path} ({exc.strerror}); computed "
+                f"without it; remove it with: {rm} '{path}'",
+                file=sys.stderr,
+            )
+
+
+def cached(
+    path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
+) -> dict[str, np.ndarray]:
+    """The arrays cached at ``path`` if its identity matches (and not under ``--force``), else
+    ``compute()``, written to ``path``; a damaged file is computed again and replaced. Also for
+    other per-machine caches (fitted attention maps)."""
+    forced = _FRESH is not None and path not in _FRESH
+    if not forced and path in _UNWRITTEN:
+        return _UNWRITTEN[path]
+    if not forced and path.is_file():
+        arrays = _read(path, identity)
+        if arrays is not None:
+            return arrays
+    arrays = compute()
+    _write(path, arrays, identity)
+    if _FRESH is not None:
+        _FRESH.add(path)
+    return arrays
+
+
+def _check_finite(folder: Path, what: str, arrays: dict[str, np.ndarray]) -> None:
+    """Refuse non-finite outputs (they are never cached)."""
+    bad = [name for name, a in arrays.items() if not np.isfinite(a).all()]
+    if bad:
+        raise ModelError(
+            f"model folder {folder}: the encoder's {what} ({bad[0]}) are not finite; check the "
+            "weights in model.safetensors and layer_norm_eps in config.json"
+        )
+
+
+def _keyed(model: str, text: str, *kind: object) -> tuple[Path, Path, dict[str, str]]:
+    """The model folder, and the cache file and identity of what the encoder computes from
+    ``text``: ``<cache_dir>/<model id16>-<text sha16>-<kind…>-<code>.npz``, ``code`` being
+    :func:`encoder_digest`."""
+    folder, digest = model_folder(model)
+    text_sha = hashlib.sha256(text.encode()).hexdigest()
+    code = encoder_digest()
+    name = "-".join([digest[:16], text_sha[:16], *map(str, kind), code[:12]])
+    identity = {"model_sha256": digest, "text_sha256": text_sha, "encoder_sha256": code}
+    return folder, cache_dir() / f"{name}.npz", identity
+
+
+def activations(model: str, text: str, tokens: int) -> Activations:
+    """Q, K, V (layers, heads, T, d_head) of the first ``tokens`` tokens of ``text``, cached
+    (:func:`cached`) under the model's identity, the text and :func:`encoder_digest`; only finite
+    activations are cached (else :class:`ModelError`).
+
+    Parameters
+    ----------
+    model : str
+        "" for the default model, else a model folder.
+    text : str
+    tokens : int
+        Sequence length, special tokens included.
+
+    Returns
+    -------
+    Activations
+    """
+    folder, path, identity = _keyed(model, text, tokens)
+
+    def compute() -> dict[str, np.ndarray]:
+        acts = load_model(model).activations(text, tokens)
+        arrays = {"q": acts.q, "k": acts.k, "v": acts.v, "embedding": acts.embedding}
+        _check_finite(folder, "activations", arrays)
+        return arrays
+
+    a = cached(path, identity, compute)
+    return Activations(a["q"], a["k"], a["v"], a["embedding"])
+
+
+def embeddings(
+    model: str, sentences: tuple[str, ...], tokens: int, dtype: str, causal: bool = False
+) -> np.ndarray:
+    """Exact sentence embeddings ``Bert.embed(sentences, max_tokens=tokens)`` in ``dtype``,
+    cached like :func:`activations`; computed with one BLAS thread (a worker's setting: another
+    thread count may sum in another order), so the cached values are bit for bit a worker's.
+
+    Parameters
+    ----------
+    model : str
+        "" for the default model, else a model folder.
+    sentences : tuple of str
+    tokens : int
+        Truncation length, special tokens included.
+    dtype : str
+        The encoder's precision ("float32" or "float64").
+    causal : bool
+        Every layer's attention causal (rfbench.compute.models.bert.causal_attention).
+
+    Returns
+    -------
+    ndarray, shape (len(sentences), hidden)
+    """
+    kind = f"{dtype}-causal" if causal else dtype
+    folder, path, identity = _keyed(model, "\n".join(sentences), tokens, kind)
+    attention = causal_attention if causal else exact_attention
+
+    def compute() -> dict[str, np.ndarray]:
+        with threadpool_limits(limits=1):
+            out = load_model(model, dtype).embed(list(sentences), attention, max_tokens=tokens)
+        _check_finite(folder, "sentence embeddings", {"embeddings": out})
+        return {"embeddings": out}
+
+    return cached(path, identity, compute)["embeddings"]
