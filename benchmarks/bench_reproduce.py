@@ -27,27 +27,34 @@ from rfbench.compute.results import load_provenance, result_paths
 
 
 def config_timings(folder: str | Path) -> list[dict[str, object]]:
-    """Per result file of ``folder``: the config's name and this run's CPU and wall seconds
-    (provenance ``timing``; cached jobs cost nothing), largest CPU first."""
+    """Per result file of ``folder``: the config's name, this run's CPU and wall seconds
+    (provenance ``timing``; cached jobs cost nothing) and its idle seconds: the wall time beyond
+    its computed jobs' wall seconds shared by its workers (the wait for its last jobs, starting
+    the pool, writing the file), largest CPU first."""
     rows = []
     for path in result_paths(folder):
         prov = load_provenance(path)
         timing = prov.get("timing") or {}
         name = (prov.get("config") or {}).get("name") or path.stem
-        rows.append({"config": name, "cpu_s": float(timing.get("cpu_s") or 0.0),
-                     "wall_s": float(timing.get("wall_s") or 0.0)})  # fmt: skip
+        wall = float(timing.get("wall_s") or 0.0)
+        jobs = zip(timing.get("job_wall_s") or [], timing.get("job_cached") or [], strict=False)
+        busy = sum(w for w, cached in jobs if w is not None and not cached)
+        idle = wall - busy / max(int(prov.get("workers") or 1), 1)
+        rows.append({"config": name, "cpu_s": float(timing.get("cpu_s") or 0.0), "wall_s": wall,
+                     "idle_s": idle})  # fmt: skip
     return sorted(rows, key=lambda r: -r["cpu_s"])
 
 
 def print_breakdown(rows: list[dict[str, object]]) -> None:
-    """Each config's share of the CPU time, with the running total."""
+    """Each config's share of the CPU time, with the running total, and the idle seconds."""
     total = sum(r["cpu_s"] for r in rows) or 1.0
     running = 0.0
-    print(f"  {'config':<26}{'CPU s':>8}{'wall s':>8}{'share':>7}{'cum.':>7}")
+    print(f"  {'config':<26}{'CPU s':>8}{'wall s':>8}{'share':>7}{'cum.':>7}{'idle s':>8}")
     for r in rows:
         running += r["cpu_s"]
         print(f"  {r['config']:<26}{r['cpu_s']:8.1f}{r['wall_s']:8.1f}"
-              f"{r['cpu_s'] / total:7.1%}{running / total:7.1%}")  # fmt: skip
+              f"{r['cpu_s'] / total:7.1%}{running / total:7.1%}{r['idle_s']:8.1f}")  # fmt: skip
+    print(f"  idle: {sum(r['idle_s'] for r in rows):.1f} s of the configs' wall time")
 
 
 def main() -> None:

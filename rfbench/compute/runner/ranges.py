@@ -6,6 +6,9 @@ experiment's ``probe_overrides``) at the most extreme value of each ``range_para
 that overflows, warns or returns a non-finite value is out of range; bisection on probes then finds
 the value that runs, named in the :class:`~rfbench.compute.experiments.base.ConfigError`. A probe
 that fails at every value is not a range problem: the run goes ahead and fails as the bug it is.
+The probes run in this process on purpose: they fill per-process memos (the PNC theory's pair
+moments: most of spectraformer-grid's 12 s of probes) that the job workers, forked later, inherit;
+on a process pool the jobs computed them again and the run took longer.
 """
 
 from __future__ import annotations
