@@ -17,7 +17,7 @@ import typer
 
 from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.params import option, parameter_options, parse_value
+from rfbench.cli.params import option, parameter_options, parse_value, renamed_options
 from rfbench.cli.show import print_frame
 from rfbench.compute.experiments.base import PROFILES, ConfigError, Experiment
 from rfbench.compute.runner.backends import BACKENDS
@@ -190,6 +190,7 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
     The parameter options come from the experiment's parameter model; the command resolves its
     config once and the run uses it as resolved."""
     fields = experiment.parameters()
+    old_names = experiment.params.renamed
     data_options = user_data.data_options(experiment)
     shown = [p for k, p in fields.items() if not (data_options and k == "data")]
     taken = {flag for p in RUN_OPTIONS + data_options for flag in _flags(p)}
@@ -199,11 +200,15 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
         options = {k: given.pop(k) for k in RUN_KEYS}
         data = {k: given.pop(k) for k in user_data.KEYS if k in given}
         check_run_options(options)
-        params = {k: parse_value(fields[k], v) for k, v in given.items() if v is not None}
+        params = {
+            k: parse_value(fields[old_names.get(k, k)], v)
+            for k, v in given.items()
+            if v is not None
+        }
         params = user_data.apply(experiment, params, **data)
         execute(experiment, experiment.resolve_config(params, options["profile"]), options)
 
-    params = parameter_options(shown, taken)
+    params = parameter_options(shown, taken) + renamed_options(experiment.params, fields)
     app.command(
         experiment.name, help=experiment.description, short_help=experiment.short_description()
     )(_with_signature(command, params + data_options + RUN_OPTIONS))

@@ -16,7 +16,7 @@ from rfbench.compute.experiments.base import ConfigError
 from rfbench.compute.features.options import split_outside_brackets
 
 if TYPE_CHECKING:
-    from rfbench.compute.experiments.params import Param
+    from rfbench.compute.experiments.params import ExperimentParams, Param
 
 #: names of math symbols: a parameter whose last word is one of these or a single letter
 #: (``r``, ``m``, ``crossover_d``, ``density_v``) keeps its name even when it takes a list
@@ -155,3 +155,17 @@ def _scalar(flag: str, text: str, kind: type) -> Any:
     else:
         return text
     raise ConfigError(f"invalid value for '{flag}': {text!r} (expected {kind.__name__})")
+
+
+def renamed_options(
+    model: type[ExperimentParams], fields: Mapping[str, Param]
+) -> list[inspect.Parameter]:
+    """The old flag of each renamed parameter (``--m`` for ``--budgets``): parsed as the new one,
+    renamed with a one-line notice when the config is resolved (``ExperimentParams.renamed``)."""
+    out = []
+    for old, new in model.renamed.items():
+        flag = flags(new, fields[new].default)[0]
+        text = f"old name of {flag}, accepted until the next release"
+        out.append(option(old, flags(old, fields[new].default), str | None, text,
+                          metavar=metavar(fields[new])))  # fmt: skip
+    return out

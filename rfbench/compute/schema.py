@@ -29,7 +29,12 @@ NULLABLE_REQUIRED = frozenset({"stderr"})
 PARAMETER_COLUMNS: dict[str, str] = {
     # every experiment
     "d": INT,
+    # the projections of the row's estimator (a hybrid's: per base estimator)
     "m": INT,
+    # the budget a row's estimator was sized from: the feature budget F in attention (m = ⌊F/l⌋);
+    # a hybrid's projection budget M in cost, pointwise and precision (m = M // n; null where m
+    # is the budget)
+    "budget": INT,
     "n": INT,
     "r": FLOAT,
     "theta": FLOAT,
@@ -54,7 +59,6 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "head": INT,
     "tokens": INT,
     "rank": INT,
-    "budget": INT,
     "window": INT,
     "top_k": INT,
     "reference": STRING,

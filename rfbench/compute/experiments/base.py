@@ -19,6 +19,7 @@ from rfbench.compute.experiments.params import (
     Param,
     describe,
     model_from_defaults,
+    renamed,
     resolve,
 )
 from rfbench.compute.seeding import canonical_json
@@ -197,9 +198,11 @@ class Experiment:
         """
         if profile is not None and profile not in PROFILES:
             raise ConfigError.bad_value("profile", profile, ", ".join(PROFILES))
-        merged: dict[str, Any] = {}
-        merged.update(self.profiles.get(profile, {}) if profile else {})
-        merged.update(params or {})
+        merged: dict[str, Any] = {}  # old names renamed layer by layer: a later layer wins
+        merged.update(
+            renamed(self.params, self.profiles.get(profile, {}) if profile else {}, self.name)
+        )
+        merged.update(renamed(self.params, params or {}, self.name))
         if name is not None:
             merged["name"] = name
         if figure is not None:

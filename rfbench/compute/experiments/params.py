@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
 import annotated_types as at
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -19,6 +20,7 @@ from pydantic_core import PydanticCustomError
 from rfbench.compute.errors import UserError
 
 T = TypeVar("T")
+_log = logging.getLogger("rfbench.params")
 
 __all__ = [
     "ExperimentParams",
@@ -28,6 +30,7 @@ __all__ = [
     "config_error",
     "describe",
     "model_from_defaults",
+    "renamed",
     "resolve",
 ]
 
@@ -72,6 +75,10 @@ class ExperimentParams(BaseModel):
     model_config = ConfigDict(
         extra="forbid", strict=True, allow_inf_nan=False, validate_default=True, frozen=True
     )
+
+    #: old name -> new name of a renamed parameter: the old name is still accepted, in config
+    #: files and on the command line, with a one-line notice, for one release
+    renamed: ClassVar[Mapping[str, str]] = {}
 
 
 # --------------------------------------------------------------------------- introspection
@@ -284,10 +291,38 @@ def _expectation(kind: str, param: Param, error: Any) -> str:
     return str(error["msg"]).lower()
 
 
+def renamed(
+    model: type[ExperimentParams], values: Mapping[str, Any], experiment: str
+) -> dict[str, Any]:
+    """``values`` with each old name of :attr:`ExperimentParams.renamed` given as its new name (a
+    one-line notice on the ``rfbench.params`` logger); both names given is a :class:`ConfigError`.
+    """
+    out = dict(values)
+    for old, new in model.renamed.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise ConfigError(
+                f"both {new!r} and its old name {old!r} are given for experiment {experiment!r} "
+                f"(give {new!r} only)"
+            )
+        _log.warning(
+            "rfbench: %r of experiment %r is now called %r (the old name is accepted until the "
+            "next release)",
+            old,
+            experiment,
+            new,
+        )
+        out[new] = out.pop(old)
+    return out
+
+
 def resolve(
     model: type[ExperimentParams], values: Mapping[str, Any], experiment: str
 ) -> dict[str, Any]:
-    """``values`` validated by ``model``, missing keys at their defaults (declaration order)."""
+    """``values`` validated by ``model`` (old names :func:`renamed`), missing keys at their
+    defaults (declaration order)."""
+    values = renamed(model, values, experiment)
     try:
         return model.model_validate(dict(values)).model_dump()
     except ValidationError as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.compute.experiments.base import PROFILES, RESERVED_KEYS, ConfigError, Experiment
+from rfbench.compute.experiments.params import renamed
 from rfbench.compute.experiments.registry import get_experiment
 
 TOP_LEVEL_KEYS: tuple[str, ...] = (
@@ -133,7 +134,11 @@ def resolve_file(
         )
     try:
         experiment = get_experiment(cfg.experiment)
-        params = {**cfg.params_for(profile), **(overrides or {})}
+        layers = (cfg.params, cfg.profiles.get(profile, {}) if profile else {}, overrides or {})
+        # old parameter names are renamed layer by layer, so a later layer's old name still wins
+        params: dict[str, Any] = {}
+        for layer in layers:
+            params.update(renamed(experiment.params, layer, cfg.experiment))
         config = experiment.resolve_config(params, profile, name=cfg.name, figure=cfg.figure)
     except ConfigError as exc:
         raise type(exc)(f"{cfg.path}: {exc}") from None

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
+from rfbench.present.budgets import projection_budget
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
 
@@ -108,7 +109,7 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     bar = fig.colorbar(image, ax=axes, shrink=0.6, pad=0.02, fraction=0.03)
     bar.set_label("non-finite fraction of K̂ (worst θ, worst coupling; • below 1%)\n"
                   "▼ some attention rows D̂⁻¹Â non-finite", fontsize=6.5)  # fmt: skip
-    m, d = int(df["m"].max()), int(df["d"].max())
+    m, d = int(projection_budget(df).max()), int(df["d"].max())
     fig.suptitle(
         f"Which random-feature maps overflow? softmax kernel exp(xᵀy), M = {m}, d = {d}", fontsize=9
     )
@@ -174,9 +175,9 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
 
 
 def _error(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (estimator, m): the closed-form error where present, else the empirical one."""
+    """Per (estimator, budget M): the closed-form error where present, else the empirical one."""
     err = df[df["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])]
-    wide = err.pivot_table(index=["estimator", "m"], columns="metric", values="value")
+    wide = err.pivot_table(index=["estimator", "M"], columns="metric", values="value")
     theory = wide.get("theory_rms_rel_frob", pd.Series(np.nan, index=wide.index))
     return theory.fillna(wide["rms_rel_frob"]).rename("error")
 
@@ -190,6 +191,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     projection time vs d (if measured)."""
     df = results["beyond-cost"]
     front = df[df["part"] == "frontier"]
+    front = front.assign(M=projection_budget(front))
     total = front[front["step"] == "total"]
     err = _error(front)
     projection = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
@@ -203,7 +205,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
         (axes[0, 0], "time_s", "seconds (per-step minima): draw + maps + ΦΨᵀ"),
         (axes[0, 1], "flops", "FLOPs (model): draw + maps + ΦΨᵀ"),
     ):
-        x = total[total["metric"] == metric].set_index(["estimator", "m"])["value"]
+        x = total[total["metric"] == metric].set_index(["estimator", "M"])["value"]
         for est in estimators:
             pts = pd.concat([x.loc[est], err.loc[est]], axis=1, join="inner").sort_index()
             ax.plot(pts.iloc[:, 0], pts["error"], color=_colour(est), marker=style.marker(est),
@@ -228,7 +230,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     eps = f"{target.iloc[0]:g}" if len(target) else "?"
     ax.set_ylabel(f"crossover length L* (error {eps})")
     d, r = int(front["d"].max()), front["r"].max()
-    budgets = ", ".join(str(int(m)) for m in sorted(front["m"].unique()))
+    budgets = ", ".join(str(int(m)) for m in sorted(front["M"].unique()))
     axes[0, 0].set_title(f"error vs wall time (M = {budgets})")
     axes[0, 1].set_title("error vs FLOPs")
     axes[0, 2].set_title("RF attention is cheaper for L > L*")

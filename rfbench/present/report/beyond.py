@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.present.budgets import projection_budget
 from rfbench.present.report.beyond_attention import at_top, real_data_section
 from rfbench.present.report.beyond_learned import learned_headline
 from rfbench.present.report.beyond_models import models_headline
@@ -39,7 +40,7 @@ def first_nonfinite(df: pd.DataFrame) -> pd.DataFrame:
 
 def _precision(df: pd.DataFrame) -> list[str]:
     comps = list(dict.fromkeys(df["estimator"].map(_component)))
-    r_max, m, d = df["r"].max(), int(df["m"].max()), int(df["d"].max())
+    r_max, m, d = df["r"].max(), int(projection_budget(df).max()), int(df["d"].max())
     first = first_nonfinite(df).reindex(index=comps)
     lines = [
         "### Numerical safety per dtype (`rfbench precision`)",
@@ -139,8 +140,9 @@ def get(table: pd.DataFrame, row: str, col: object) -> float:
 
 def _cost(df: pd.DataFrame) -> list[str]:
     front = df[df["part"] == "frontier"]
-    m_top = front["m"].max()
-    top = front[front["m"] == m_top]
+    front = front.assign(M=projection_budget(front))
+    m_top = front["M"].max()
+    top = front[front["M"] == m_top]
     total = top[top["step"] == "total"].pivot_table(index="estimator", columns="metric",
                                                      values="value")  # fmt: skip
     err = top[top["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])].pivot_table(
@@ -260,7 +262,7 @@ def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]
     without a closed form of its MSE.
     """
     rows = front[front["metric"] == "rms_rel_frob"]
-    err = rows.pivot_table(index="estimator", columns="m", values="value")
+    err = rows.pivot_table(index="estimator", columns="M", values="value")
     exact = set(front.loc[front["metric"] == "theory_rms_rel_frob", "estimator"])
     out = {}
     for est, curve in err.iterrows():

@@ -5,9 +5,12 @@ papers); the metrics are described where they are registered below, the FLOPs in
 - ``frontier`` (estimator, M): N queries and N keys of norm r in random directions of R^d; draw
   (with its fit), both feature maps and the Gram product ΦΨᵀ timed per step (``time_s``: the
   least-disturbed of ``repeats`` runs; the total is their sum), and the error.
-- ``crossover`` (estimator, d): the error at M₀ = ``crossover_m``, the budget M(ε) = M₀·(err/ε)²
-  for the target ε (MSE ∝ 1/M: exact for i.i.d. projections, an approximation otherwise) and the
-  length L* above which RF attention with M(ε) needs fewer FLOPs than exact (d_v = d).
+- ``crossover`` (estimator, d): the error at the budget M₀ = ``crossover_budget``, the budget
+  M(ε) = M₀·(err/ε)² for the target ε (MSE ∝ 1/M: exact for i.i.d. projections, an approximation
+  otherwise) and the length L* above which RF attention with M(ε) needs fewer FLOPs than exact
+  (d_v = d).
+- Rows: ``m`` is the projections of the row's estimator; a hybrid's rows (m = M // n per base)
+  also carry ``budget`` = M (:func:`~rfbench.compute.experiments.shared.sized`).
 - ``projection`` (Hadamard coupling, d): ωᵀx for m = d′ timed by the structured transform and by
   the dense product (docs/architecture.md#structured-projections).
 
@@ -29,7 +32,7 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.cost import model as cm
 from rfbench.compute.experiments.cost.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import best_time, make, random_directions, widest
+from rfbench.compute.experiments.shared import best_time, make, random_directions, sized, widest
 from rfbench.compute.features import theory
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.registry import make_weights
@@ -158,7 +161,7 @@ class Cost(Experiment):
     spec_only = True
     profiles = {
         "quick": {
-            "m": [16, 64],
+            "budget": [16, 64],
             "points": 64,
             "samples": 5,
             "repeats": 2,
@@ -170,7 +173,7 @@ class Cost(Experiment):
         "paper": {},
     }
 
-    memory_parameters = ("points", "m", "samples", "d", "crossover_points", "crossover_m",
+    memory_parameters = ("points", "budget", "samples", "d", "crossover_points", "crossover_budget",
                          "crossover_d", "projection_points", "projection_d")  # fmt: skip
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
@@ -186,9 +189,9 @@ class Cost(Experiment):
             return 8 * (2 * pairs * d + 3 * s * pairs + features + 4 * points * d)
 
         jobs = [
-            error_job(config["points"], max(config["m"]), config["d"]),
+            error_job(config["points"], max(config["budget"]), config["d"]),
             error_job(
-                config["crossover_points"], config["crossover_m"], max(config["crossover_d"])
+                config["crossover_points"], config["crossover_budget"], max(config["crossover_d"])
             ),
         ]
         if config["projection_weights"] and config["projection_d"]:
@@ -205,7 +208,7 @@ class Cost(Experiment):
                 )
         for name in config["estimators"]:
             try:
-                make(name, config["m"][0], config["n"])
+                make(name, config["budget"][0], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None  # e.g. no softmax kernel
 
@@ -216,20 +219,20 @@ class Cost(Experiment):
                 **common,
                 part="frontier",
                 estimator=e,
-                m=m,
+                m=budget,  # a job's key keeps the name m for M: the same seeds and cached rows
                 d=config["d"],
                 points=config["points"],
                 repeats=config["repeats"],
             )  # fmt: skip
             for e in config["estimators"]
-            for m in config["m"]
+            for budget in config["budget"]
         ]
         crossover = [
             JobSpec(
                 **common,
                 part="crossover",
                 estimator=e,
-                m=config["crossover_m"],
+                m=config["crossover_budget"],
                 d=d,
                 points=config["crossover_points"],
                 target=config["target"],
@@ -268,6 +271,5 @@ class Cost(Experiment):
         out["stderr"] = out.get("stderr", pd.Series(np.nan, index=out.index)).astype(float)
         return out.assign(
             part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
-            points=spec["points"],
-            m=spec["m"], r=spec["r"], weights=est.weights_name,
+            points=spec["points"], **sized(est, spec["m"]), r=spec["r"], weights=est.weights_name,
         )  # fmt: skip

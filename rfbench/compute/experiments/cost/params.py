@@ -12,6 +12,8 @@ from rfbench.compute.experiments.params import ExperimentParams, Values
 class Params(ExperimentParams):
     """Error against time and FLOPs, the crossover dimension and structured-projection timings."""
 
+    renamed = {"m": "budget", "crossover_m": "crossover_budget"}
+
     estimators: Values[str] = Field(
         [
             "trig@iid",
@@ -33,8 +35,11 @@ class Params(ExperimentParams):
         min_length=1,
         description="registry names (hybrids get M // n projections per base)",
     )
-    m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [16, 64, 256], min_length=1, description="projection budgets M (hybrids: M // n per base)"
+    budget: Values[Annotated[int, Field(ge=1)]] = Field(
+        [16, 64, 256],
+        min_length=1,
+        description="projection budgets M (hybrids: M // n per base; old name m, accepted until "
+        "the next release)",
     )
     n: int = Field(8, ge=1, description="λ projections of angular/gaussian hybrids")
     d: int = Field(64, ge=2, description="input dimension of the error-vs-time frontier")
@@ -48,7 +53,12 @@ class Params(ExperimentParams):
     crossover_d: Values[Annotated[int, Field(ge=2)]] = Field(
         [16, 32, 64, 128, 256], min_length=1, description="dimensions d (= d_v) of the crossover"
     )
-    crossover_m: int = Field(64, ge=1, description="M₀ at which the crossover's error is measured")
+    crossover_budget: int = Field(
+        64,
+        ge=1,
+        description="projection budget M₀ at which the crossover's error is measured (hybrids: "
+        "M₀ // n per base; old name crossover_m, accepted until the next release)",
+    )
     crossover_points: int = Field(
         64, ge=2, description="queries and keys for the crossover's error"
     )

@@ -64,7 +64,7 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
     if desc.hybrid and not bipolar:
         raise ConfigError.bad_value("estimators", text, "no cluster-hybrid (needs clusters)")
     sigma = config["sigma"] if bipolar and "sigma" in desc.options else None
-    for budget in [m_fixed] if m_fixed else config["m"]:
+    for budget in [m_fixed] if m_fixed else config["budget"]:
         if not bipolar:
             yield {"estimator": name, "m": budget, "n": None, "variant": None, "sigma": None}
             continue
@@ -81,6 +81,29 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
             raise ConfigError.bad_value("variants", variants, f"for {name}: {desc.variants}")
         for variant in supported:
             yield {"estimator": name, "m": m, "n": n, "variant": variant, "sigma": sigma}
+
+
+def budgets(config: Mapping[str, Any]) -> dict[tuple[str, int, int], int]:
+    """(estimator, m, n) -> budget M of each point whose projections m differ from its budget (a
+    FLOP-matched hybrid: m = M // n); the rows of such a point carry ``budget``.
+
+    Raises :class:`ConfigError` when two budgets give a hybrid the same m (the same job twice).
+    """
+    out: dict[tuple[str, int, int], int] = {}
+    for text in config["estimators"]:
+        if parse_estimator(text)[1] is not None:  # name:m[:n] fixes m: no budget
+            continue
+        for budget in config["budget"]:
+            for point in estimator_points(text, {**config, "budget": [budget]}):
+                key = (point["estimator"], point["m"], point["n"])
+                if point["m"] != budget and out.setdefault(key, budget) != budget:
+                    raise ConfigError.bad_value(
+                        "budget",
+                        [out[key], budget],
+                        f"budgets that give {key[0]} different "
+                        f"m = M // n (both give m = {key[1]} with n = {key[2]})",
+                    )
+    return out
 
 
 def make_estimator(spec: Mapping[str, Any]) -> Estimator:
@@ -165,26 +188,27 @@ class Pointwise(Experiment):
     spec_only = True
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
 
-    memory_parameters = ("m", "d", "n")
+    memory_parameters = ("budget", "d", "n")
     range_parameters = ("r", "sigma")
     probe_overrides = {"samples": 64, "angles": 5}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection
         entries (orthogonal blocks are d × d) and their working copies, in float64."""
-        d, big_m = config["d"], max(config["m"]) * max(config["n"], 1)
+        d, big_m = config["d"], max(config["budget"]) * max(config["n"], 1)
         if config["data"]:  # the user's pairs decide d
             d = user.declared_shape(config["data"])[1]
         return 4 * CHUNK_BYTES + 8 * (3 * max(big_m, d) * d + 8 * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         n = config["n"]
-        if config["flop_match"] and not 0 < n <= min(config["m"]):
+        if config["flop_match"] and not 0 < n <= min(config["budget"]):
             raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
         if config["data"]:
             if config["paired"]:
                 raise ConfigError.bad_value("paired", True, "false with data (not supported yet)")
             load_pairs(config["data"], config["pairs"])  # a one-line DataError if unusable
+        budgets(config)  # two budgets giving a hybrid the same m are an error
         if config["reference"] and config["reference"] not in config["estimators"]:
             raise ConfigError.bad_value("reference", config["reference"], "an estimators entry")
         for spec in self._points(config):
@@ -261,12 +285,23 @@ class Pointwise(Experiment):
     def finalize(self, rows: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
         """Append per angle ``theory_neg_fraction`` where a closed form exists and per curve
         ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4) and, for
-        unpaired runs, ``diff_mse`` against ``reference`` with independent standard errors."""
+        unpaired runs, ``diff_mse`` against ``reference`` with independent standard errors; a
+        FLOP-matched hybrid's rows carry their ``budget`` M (their ``m`` is M // n)."""
         rows = _neg_counts(_theory_negatives(rows))
-        if config["paired"] or len(config["estimators"]) < 2:
-            return rows
-        diffs = pairing.unpaired_diffs(rows, config["reference"] or config["estimators"][0])
-        return pd.concat([rows, diffs], ignore_index=True) if len(diffs) else rows
+        if not config["paired"] and len(config["estimators"]) >= 2:
+            diffs = pairing.unpaired_diffs(rows, config["reference"] or config["estimators"][0])
+            rows = pd.concat([rows, diffs], ignore_index=True) if len(diffs) else rows
+        return _with_budgets(rows, budgets(config))
+
+
+def _with_budgets(rows: pd.DataFrame, found: Mapping[tuple[str, int, int], int]) -> pd.DataFrame:
+    """``rows`` with a ``budget`` column where a row's point has one (:func:`budgets`)."""
+    if not found or "n" not in rows.columns:
+        return rows
+    point = zip(rows["estimator"], rows["m"], rows["n"], strict=True)
+    values = [found.get((e, int(m), int(n))) if pd.notna(m) and pd.notna(n) else None
+              for e, m, n in point]  # fmt: skip
+    return rows.assign(budget=pd.array(values, dtype="Int64"))
 
 
 def _theory_negatives(rows: pd.DataFrame) -> pd.DataFrame:

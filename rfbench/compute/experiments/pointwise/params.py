@@ -14,16 +14,19 @@ from rfbench.compute.kernels import KERNELS
 class Params(ExperimentParams):
     """One kernel value K(x, y), ‖x‖ = ‖y‖ = r at angle θ, estimated ``samples`` times."""
 
+    renamed = {"m": "budget"}
+
     estimators: Values[str] = Field(
         ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],
         min_length=1,
         description="registry names, optionally with fixed sizes m[:n], e.g. trig@iid:256, "
         "angular-hybrid@iid:32:4",
     )
-    m: Values[Annotated[int, Field(ge=1)]] = Field(
+    budget: Values[Annotated[int, Field(ge=1)]] = Field(
         [128],
         min_length=1,
-        description="projection budgets M: projections of non-hybrids (hybrids: see flop_match)",
+        description="projection budgets M: projections of non-hybrids (hybrids: see flop_match; "
+        "old name m, accepted until the next release)",
     )
     n: int = Field(
         8,

@@ -24,7 +24,7 @@ from rfbench.compute.experiments.metrics import pointwise_metrics
 from rfbench.compute.experiments.precision import maps as pm
 from rfbench.compute.experiments.precision.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import make, random_directions, row, widest
+from rfbench.compute.experiments.shared import make, random_directions, row, sized, widest
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.theory.pairs import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
@@ -143,7 +143,7 @@ class Precision(Experiment):
         "paper": {},
     }
 
-    memory_parameters = ("m", "d", "samples", "angles", "attention_points", "attention_draws")
+    memory_parameters = ("budget", "d", "samples", "angles", "attention_points", "attention_draws")
     range_parameters = ("r",)
     probe_overrides = {"samples": 8, "attention_draws": 2, "attention_points": 4}
 
@@ -152,7 +152,9 @@ class Precision(Experiment):
         of L × L weights and L × width features, kept in every dtype and form (about six copies),
         the kernel part's features (samples × angles × width) likewise, and d × d matrices (the
         random rotation, the DERF fits: about 20 of them)."""
-        width, projections = widest(self.estimators(config), config["m"], config["n"], matched=True)
+        width, projections = widest(
+            self.estimators(config), config["budget"], config["n"], matched=True
+        )
         s, a, d = config["samples"], config["angles"], config["d"]
         draws, points = config["attention_draws"], config["attention_points"]
         kernel_part = 6 * s * (projections * d + a * width) + 20 * d * d
@@ -165,14 +167,15 @@ class Precision(Experiment):
     def validate_config(self, config: Mapping[str, Any]) -> None:
         for name in self.estimators(config):
             try:
-                make(str(name), config["m"], config["n"])
+                make(str(name), config["budget"], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
-        keys = ("dtypes", "forms", "m", "n", "d", "angles", "samples", "attention_points",
+        keys = ("dtypes", "forms", "n", "d", "angles", "samples", "attention_points",
                 "attention_draws", "stabiliser")  # fmt: skip
-        fixed = {k: config[k] for k in keys}
+        # the job key names the budget m, as before the option was renamed: same seeds and rows
+        fixed = {k: config[k] for k in keys} | {"m": config["budget"]}
         return [
             JobSpec(**fixed, estimator=name, r=r)
             for r in config["r"]
@@ -188,6 +191,6 @@ class Precision(Experiment):
                      "value": 1.0, "stderr": None, "n_trials": 0, "note": NO_FORM}]  # fmt: skip
         out = pd.DataFrame(rows)
         return out.assign(
-            estimator=spec["estimator"], kernel="softmax", d=spec["d"], m=spec["m"],
+            estimator=spec["estimator"], kernel="softmax", d=spec["d"], **sized(est, spec["m"]),
             n=est.n, r=spec["r"], weights=est.weights_name,
         )  # fmt: skip

@@ -15,6 +15,8 @@ DTYPE_NAMES = tuple(DTYPES)
 class Params(ExperimentParams):
     """Feature maps in float64/32/16 and bfloat16, in three forms, against the float64 answer."""
 
+    renamed = {"m": "budget"}
+
     components: Values[str] = Field(
         ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
         min_length=1,
@@ -40,7 +42,12 @@ class Params(ExperimentParams):
         min_length=1,
         description="input norms ‖x‖ = ‖y‖ = r",
     )
-    m: int = Field(64, ge=1, description="projection budget M (hybrids: M // n per base)")
+    budget: int = Field(
+        64,
+        ge=1,
+        description="projection budget M (hybrids: M // n per base; old name m, accepted until "
+        "the next release)",
+    )
     n: int = Field(8, ge=1, description="λ projections of the angular hybrid")
     d: int = Field(64, ge=2, description="input dimension")
     angles: int = Field(7, ge=2, description="angles θ in [0, π] of the kernel pairs")
