@@ -73,7 +73,11 @@ def test_quick_run_writes_time_and_flops():
 def test_projection_part_times_both_paths_and_reports_the_crossover():
     exp = get_experiment("cost")
     config = exp.resolve_config(
-        {"estimators": ["hyperbolic@sorf"], "budget": [8], "projection_weights": ["sorf", "fastfood"]},
+        {
+            "estimators": ["hyperbolic@sorf"],
+            "budget": [8],
+            "projection_weights": ["sorf", "fastfood"],
+        },  # fmt: skip
         profile="quick",
     )
     jobs = [s for s in exp.grid(config) if s["part"] == "projection"]

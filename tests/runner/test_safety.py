@@ -225,10 +225,11 @@ def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, f
     exp = get_experiment(args[0])
     key = args[1].lstrip("-").replace("-", "_")
     extra = {"dataset": ["wine"]} if args[0] == "classify" else {}
-    config = exp.check_config({key: [int(args[2])] if key in ("m", "budget") else int(args[2]), **extra})
+    listed = key in ("m", "budget")
+    config = exp.check_config({key: [int(args[2])] if listed else int(args[2]), **extra})
     assert largest == largest_fitting(exp, config, key, 4 * 2**30)
-    fits = exp.check_config({**config, key: [largest] if key in ("m", "budget") else largest})
-    over = exp.check_config({**config, key: [largest + 1] if key in ("m", "budget") else largest + 1})
+    fits = exp.check_config({**config, key: [largest] if listed else largest})
+    over = exp.check_config({**config, key: [largest + 1] if listed else largest + 1})
     assert exp.peak_memory(fits) <= 4 * 2**30 < exp.peak_memory(over)
 
 
