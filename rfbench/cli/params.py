@@ -160,8 +160,9 @@ def _scalar(flag: str, text: str, kind: type) -> Any:
 def renamed_options(
     model: type[ExperimentParams], fields: Mapping[str, Param]
 ) -> list[inspect.Parameter]:
-    """The old flag of each renamed parameter (``--m`` for ``--budgets``): parsed as the new one,
-    renamed with a one-line notice when the config is resolved (``ExperimentParams.renamed``)."""
+    """The old flag of each renamed parameter (``--m`` for ``--projection-budgets``): parsed as
+    the new one, renamed with a one-line notice when the config is resolved
+    (``ExperimentParams.renamed``)."""
     out = []
     for old, new in model.renamed.items():
         flag = flags(new, fields[new].default)[0]

@@ -31,10 +31,11 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "d": INT,
     # the projections of the row's estimator (a hybrid's: per base estimator)
     "m": INT,
-    # the budget a row's estimator was sized from: the feature budget F in attention (m = ⌊F/l⌋);
-    # a hybrid's projection budget M in cost, pointwise and precision (m = M // n; null where m
-    # is the budget)
+    # two budgets, two names: `budget` is attention's feature budget F (m = ⌊F/l⌋);
+    # `projection_budget` the projection budget M a hybrid's row of cost, pointwise and precision
+    # was sized from (m = M // n; null where m is the budget)
     "budget": INT,
+    "projection_budget": INT,
     "n": INT,
     "r": FLOAT,
     "theta": FLOAT,

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from rfbench.cli.app import app
 
 BAD = [
-    (["pointwise", "--budgets", "64,64"], "'budget': 64 is listed twice"),
+    (["pointwise", "--projection-budgets", "64,64"], "'projection_budget': 64 is listed twice"),
     (["pointwise", "--r", "1,1"], "'r': 1.0 is listed twice"),
     (["pointwise", "--estimators", "trig@iid,trig@iid"], "'trig@iid' is listed twice"),
     (["classify", "--dataset", "wine,wine"], "'wine' is listed twice"),

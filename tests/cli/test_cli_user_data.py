@@ -62,8 +62,9 @@ def test_gram_on_queries_and_keys_records_the_pinned_file(files, tmp_path: Path)
 
 def test_pointwise_on_a_pair_file(files, tmp_path: Path) -> None:
     out = tmp_path / "p.parquet"
-    ok(invoke("pointwise", "--data", files["x.npy"], "--estimator", "trig@iid", "--budget", "16",
-              "--samples", "50", "--pairs", "3", "--out", out))  # fmt: skip
+    ok(invoke("pointwise", "--data", files["x.npy"], "--estimator", "trig@iid",
+              "--projection-budget", "16", "--samples", "50", "--pairs", "3",
+              "--out", out))  # fmt: skip
     assert load_provenance(out)["config"]["data"] == user.reference(files["x.npy"])
     mse = load_results(out).query("metric == 'mse'")
     assert sorted(mse["pair_index"]) == [0, 1, 2]

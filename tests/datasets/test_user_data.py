@@ -115,7 +115,12 @@ def test_pointwise_on_user_pairs_matches_the_closed_form(
     monkeypatch.chdir(tmp_path)
     ref = user.reference(files["x.npy"].name)  # pairs (X[0], X[1]), (X[2], X[3]), ...
     config = exp.resolve_config(
-        {"data": ref, "estimators": ["positive@iid", "trig@orf"], "budget": [16], "samples": 4000}
+        {
+            "data": ref,
+            "estimators": ["positive@iid", "trig@orf"],
+            "projection_budget": [16],
+            "samples": 4000,
+        }
     )
     rows = load_results(
         run(exp, config, RunOptions(out=tmp_path / "p.parquet", backend="serial", quiet=True))

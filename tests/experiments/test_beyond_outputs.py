@@ -22,8 +22,8 @@ def results(tmp_path_factory) -> Path:
     small = {
         "precision": {"r": [0.5, 5.0], "couplings": ["iid"], "samples": 20, "angles": 3,
                       "attention_draws": 2, "attention_points": 8},
-        "cost": {"estimators": ["positive@iid", "hyperbolic@orf"], "budget": [8, 16], "points": 16,
-                 "crossover_d": [8, 16], "crossover_points": 8},
+        "cost": {"estimators": ["positive@iid", "hyperbolic@orf"], "projection_budget": [8, 16],
+                 "points": 16, "crossover_d": [8, 16], "crossover_points": 8},
     }  # fmt: skip
     for name, params in small.items():
         exp = get_experiment(name)

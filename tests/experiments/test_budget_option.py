@@ -1,7 +1,8 @@
-"""A budget has its own name (issue 27): the option ``budget`` of pointwise, cost and precision is
-the projection budget M, ``m`` is the projections everywhere. The old name ``m`` (cost also
-``crossover_m``) still works for one release, with a one-line notice; both names are an error; a
-hybrid's rows carry m = M // n and ``budget`` = M."""
+"""A budget is named by its unit (issue 27): the option ``projection_budget`` of pointwise, cost
+and precision is the projection budget M (attention's ``budget`` is a feature budget F), ``m`` is
+the projections everywhere. The old name ``m`` (cost also ``crossover_m``) still works for one
+release, with a one-line notice; both names are an error; a hybrid's rows carry m = M // n and
+``projection_budget`` = M."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, resolve_file, run
 from rfbench.present.budgets import projection_budget
 
-NOTICE = "is now called 'budget'"
+NOTICE = "is now called 'projection_budget'"
 
 
 def _notices(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -29,10 +30,10 @@ def _notices(caplog: pytest.LogCaptureFixture) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "old", "new", "value"),
     [
-        ("pointwise", "m", "budget", [64]),
-        ("cost", "m", "budget", [32]),
-        ("cost", "crossover_m", "crossover_budget", 32),
-        ("precision", "m", "budget", 32),
+        ("pointwise", "m", "projection_budget", [64]),
+        ("cost", "m", "projection_budget", [32]),
+        ("cost", "crossover_m", "crossover_projection_budget", 32),
+        ("precision", "m", "projection_budget", 32),
     ],
 )
 def test_the_old_name_is_the_new_one_with_a_one_line_notice(caplog, name, old, new, value):
@@ -49,9 +50,9 @@ def test_the_old_name_is_the_new_one_with_a_one_line_notice(caplog, name, old, n
 
 def test_both_names_are_one_config_error():
     with pytest.raises(ConfigError) as info:
-        get_experiment("cost").resolve_config({"m": [16], "budget": [32]})
+        get_experiment("cost").resolve_config({"m": [16], "projection_budget": [32]})
     text = str(info.value)
-    assert "'budget' and its old name 'm'" in text and "\n" not in text
+    assert "'projection_budget' and its old name 'm'" in text and "\n" not in text
 
 
 def test_an_old_config_file_works_and_a_mixed_one_is_refused(tmp_path: Path, caplog):
@@ -61,12 +62,12 @@ def test_an_old_config_file_works_and_a_mixed_one_is_refused(tmp_path: Path, cap
         _, config = resolve_file(
             old, "quick"
         )  # the file's m wins over cost's built-in quick budget
-    assert config["budget"] == [8, 32] and len(_notices(caplog)) == 2
+    assert config["projection_budget"] == [8, 32] and len(_notices(caplog)) == 2
     _, paper = resolve_file(old, "paper")
-    assert paper["budget"] == [32]
+    assert paper["projection_budget"] == [32]
     mixed = tmp_path / "mixed.toml"
-    mixed.write_text('experiment = "cost"\n[params]\nm = [32]\nbudget = [64]\n')
-    with pytest.raises(ConfigError, match="both 'budget' and its old name 'm'"):
+    mixed.write_text('experiment = "cost"\n[params]\nm = [32]\nprojection_budget = [64]\n')
+    with pytest.raises(ConfigError, match="both 'projection_budget' and its old name 'm'"):
         resolve_file(mixed, "quick")
 
 
@@ -80,20 +81,21 @@ def test_the_command_line_takes_the_old_flag_with_a_notice_and_refuses_both(tmp_
         done = CliRunner().invoke(app, [*args, "--m", "6"])
     assert done.exit_code == 0, done.output
     assert len(_notices(caplog)) == 1 and set(load_results(out)["m"]) == {6}
-    both = CliRunner().invoke(app, [*args, "--m", "6", "--budget", "8"])
+    both = CliRunner().invoke(app, [*args, "--m", "6", "--projection-budget", "8"])
     assert both.exit_code == 2
     (line,) = [x for x in both.output.splitlines() if x.strip()]
-    assert "both 'budget' and its old name 'm'" in line
+    assert "both 'projection_budget' and its old name 'm'" in line
     help_text = " ".join(CliRunner().invoke(app, ["cost", "--help"]).output.split())
-    assert "--budgets, --budget INT[,INT...]" in help_text and "old name of --budgets" in help_text
+    assert "--projection-budgets, --projection-budget INT[,INT...]" in help_text
+    assert "old name of --projection-budgets" in help_text
 
 
 @pytest.fixture(scope="module")
 def cost_rows() -> pd.DataFrame:
     exp = get_experiment("cost")
     config = exp.resolve_config(
-        {"estimators": ["trig@iid", "angular-hybrid@iid"], "budget": [16, 32], "n": 4,
-         "crossover_budget": 8, "crossover_d": [8], "projection_d": []},
+        {"estimators": ["trig@iid", "angular-hybrid@iid"], "projection_budget": [16, 32], "n": 4,
+         "crossover_projection_budget": 8, "crossover_d": [8], "projection_d": []},
         "quick",
     )  # fmt: skip
     jobs = exp.grid(config)
@@ -101,17 +103,18 @@ def cost_rows() -> pd.DataFrame:
 
 
 def _as_written_before(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows as rfbench wrote them before ``budget`` was a column: M in ``m``."""
-    return rows.assign(m=projection_budget(rows).astype(int)).drop(columns="budget")
+    """The rows as rfbench wrote them before ``projection_budget`` was a column: M in ``m``."""
+    return rows.assign(m=projection_budget(rows).astype(int)).drop(columns="projection_budget")
 
 
 def test_a_cost_hybrid_row_has_its_projections_as_m_and_its_budget(cost_rows):
     rows = cost_rows
     hybrid, trig = (rows[rows["estimator"] == e] for e in ("angular-hybrid@iid", "trig@iid"))
     front, cross = (hybrid[hybrid["part"] == p] for p in ("frontier", "crossover"))
-    assert set(zip(front["m"], front["budget"], strict=True)) == {(16 // 4, 16), (32 // 4, 32)}
-    assert set(cross["m"]) == {8 // 4} and set(cross["budget"]) == {8}
-    assert set(trig["m"]) == {16, 32, 8} and trig["budget"].isna().all()
+    pairs = set(zip(front["m"], front["projection_budget"], strict=True))
+    assert pairs == {(16 // 4, 16), (32 // 4, 32)}
+    assert set(cross["m"]) == {8 // 4} and set(cross["projection_budget"]) == {8}
+    assert set(trig["m"]) == {16, 32, 8} and trig["projection_budget"].isna().all()
     assert set(projection_budget(rows[rows["part"] == "frontier"])) == {16, 32}
 
 
@@ -128,20 +131,21 @@ def test_a_precision_hybrid_row_has_its_projections_as_m_and_its_budget():
     exp = get_experiment("precision")
     config = exp.resolve_config(
         {"components": ["trig", "angular-hybrid"], "couplings": ["iid"], "dtypes": ["float32"],
-         "forms": ["logspace"], "r": [1.0], "budget": 24, "n": 8, "d": 4, "angles": 2,
+         "forms": ["logspace"], "r": [1.0], "projection_budget": 24, "n": 8, "d": 4, "angles": 2,
          "samples": 2, "attention_points": 2, "attention_draws": 1},
     )  # fmt: skip
     rows = pd.concat([exp.run_job(s, np.random.default_rng(0)) for s in exp.grid(config)])
     hybrid, trig = (rows[rows["estimator"] == e] for e in ("angular-hybrid@iid", "trig@iid"))
-    assert set(hybrid["m"]) == {3} and set(hybrid["budget"]) == {24} and set(hybrid["n"]) == {8}
-    assert set(trig["m"]) == {24} and trig["budget"].isna().all()
+    assert set(hybrid["m"]) == {3} and set(hybrid["n"]) == {8}
+    assert set(hybrid["projection_budget"]) == {24}
+    assert set(trig["m"]) == {24} and trig["projection_budget"].isna().all()
     assert set(projection_budget(rows)) == {24}
 
 
 def test_a_flop_matched_pointwise_hybrid_row_carries_its_budget(tmp_path: Path):
     params = {
         "estimators": ["trig@iid", "angular-hybrid@iid", "angular-hybrid@iid:5:2"],
-        "budget": [16, 32],
+        "projection_budget": [16, 32],
         "n": 4,
         "angles": 3,
         "samples": 20,
@@ -152,16 +156,26 @@ def test_a_flop_matched_pointwise_hybrid_row_carries_its_budget(tmp_path: Path):
                                               backend="serial", quiet=True))  # fmt: skip
     rows = load_results(out)
     hybrid = rows[(rows["estimator"] == "angular-hybrid@iid") & (rows["n"] == 4)]
-    pairs = set(zip(hybrid["m"], hybrid["budget"], strict=True))
-    assert pairs == {(4, 16), (8, 32)}  # m = M // n, budget = M, on every row of the curve
+    pairs = set(zip(hybrid["m"], hybrid["projection_budget"], strict=True))
+    assert pairs == {(4, 16), (8, 32)}  # m = M // n and M, on every row of the curve
     fixed = rows[(rows["estimator"] == "angular-hybrid@iid") & (rows["n"] == 2)]
-    assert set(fixed["m"]) == {5} and fixed["budget"].isna().all()  # name:m:n: no budget
+    assert set(fixed["m"]) == {5} and fixed["projection_budget"].isna().all()  # name:m:n: no budget
     trig = rows[rows["estimator"] == "trig@iid"]
-    assert set(trig["m"]) == {16, 32} and trig["budget"].isna().all()
+    assert set(trig["m"]) == {16, 32} and trig["projection_budget"].isna().all()
 
 
 def test_two_budgets_giving_a_hybrid_the_same_m_are_a_config_error():
     exp = get_experiment("pointwise")
     with pytest.raises(ConfigError, match="both give m = 16 with n = 8"):
-        exp.resolve_config({"estimators": ["angular-hybrid@iid"], "budget": [128, 130]})
-    exp.resolve_config({"estimators": ["trig@iid"], "budget": [128, 130]})  # no hybrid: fine
+        exp.resolve_config({"estimators": ["angular-hybrid@iid"], "projection_budget": [128, 130]})
+    exp.resolve_config(
+        {"estimators": ["trig@iid"], "projection_budget": [128, 130]}
+    )  # no hybrid: fine
+
+
+def test_attention_s_feature_budget_is_not_read_as_a_projection_budget():
+    """``budget`` is attention's feature budget F, another unit: M is read from
+    ``projection_budget`` or ``m``, never from ``budget``."""
+    rows = pd.DataFrame({"m": [4, 16], "budget": [64, 64], "projection_budget": [32, None]})
+    assert list(projection_budget(rows)) == [32.0, 16.0]
+    assert list(projection_budget(rows.drop(columns="projection_budget"))) == [4.0, 16.0]

@@ -54,7 +54,10 @@ def test_empirical_error_matches_the_closed_form(name):
 def test_quick_run_writes_time_and_flops():
     exp = get_experiment("cost")
     config = exp.resolve_config(
-        {"estimators": ["trig@iid", "hyperbolic@sorf", "angular-hybrid@iid"], "budget": [8]},
+        {
+            "estimators": ["trig@iid", "hyperbolic@sorf", "angular-hybrid@iid"],
+            "projection_budget": [8],
+        },
         profile="quick",
     )
     jobs = exp.grid(config)
@@ -75,7 +78,7 @@ def test_projection_part_times_both_paths_and_reports_the_crossover():
     config = exp.resolve_config(
         {
             "estimators": ["hyperbolic@sorf"],
-            "budget": [8],
+            "projection_budget": [8],
             "projection_weights": ["sorf", "fastfood"],
         },  # fmt: skip
         profile="quick",
@@ -113,8 +116,9 @@ def test_a_coupling_without_a_cost_model_gets_a_skipped_row_not_a_guess() -> Non
     orf, pnc = (registry.get(f"trig@{w}", m=d) for w in ("orf", "pnc"))
     assert cm.draw_flops(pnc, [d], d, 0) == cm.draw_flops(orf, [d], d, 0) == d**2 + 4 / 3 * d**3
     exp = get_experiment("cost")
-    config = exp.check_config({"estimators": ["trig@mm"], "budget": [32], "d": d, "points": 8,
-                               "samples": 4, "repeats": 1, "crossover_d": [d]})  # fmt: skip
+    config = exp.check_config({"estimators": ["trig@mm"], "projection_budget": [32], "d": d,
+                               "points": 8, "samples": 4, "repeats": 1,
+                               "crossover_d": [d]})  # fmt: skip
     spec = next(s for s in exp.grid(config) if s["part"] == "frontier")
     rows = exp.run_job(spec, np.random.default_rng(0))
     assert list(rows["metric"]) == ["skipped"]
@@ -145,8 +149,8 @@ def test_fit_and_feature_costs_are_the_estimators_own(isolated_registry) -> None
             return {}
 
     exp = get_experiment("cost")
-    config = {"estimators": [f"{Unpriced.name}@iid"], "budget": [16], "d": d, "points": 8,
-              "samples": 4, "repeats": 1, "crossover_d": [d]}  # fmt: skip
+    config = {"estimators": [f"{Unpriced.name}@iid"], "projection_budget": [16], "d": d,
+              "points": 8, "samples": 4, "repeats": 1, "crossover_d": [d]}  # fmt: skip
     config = exp.check_config(config)
     spec = next(s for s in exp.grid(config) if s["part"] == "frontier")
     rows = exp.run_job(spec, np.random.default_rng(0))

@@ -228,7 +228,7 @@ def test_estimator_points_flop_matching_and_variants():
     assert points("angular-hybrid@iid") == [(16, 8, "independent"), (16, 8, "shared-base")]
     assert points("cse") == [(16, 8, "shared-all")]
     assert points("angular-hybrid@orf:32:4")[0] == (32, 4, "independent")
-    cse = exp.check_config({"budget": [64, 256], "n": 0, "flop_match": False})
+    cse = exp.check_config({"projection_budget": [64, 256], "n": 0, "flop_match": False})
     assert points("cse", cse) == [(64, 64, "shared-all"), (256, 256, "shared-all")]
     assert points("trig@iid:512", cse) == [(512, None, None)]
     # each hybrid runs the variants it supports (the gaussian hybrid has no shared-all)

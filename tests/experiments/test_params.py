@@ -43,7 +43,8 @@ def test_lists_of_distinct_defaults_reject_repeats_and_others_allow_them() -> No
 @pytest.mark.parametrize(
     ("name", "params", "message"),
     [
-        ("pointwise", {"budget": [64, 64]}, "invalid value for 'budget': 64 is listed twice (each"),
+        ("pointwise", {"projection_budget": [64, 64]},
+         "invalid value for 'projection_budget': 64 is listed twice (each"),
         ("pointwise", {"angles": 1}, "invalid value for 'angles': 1 (allowed: an integer >= 2)"),
         ("pointwise", {"samples": "many"}, "'samples': 'many' (allowed: an integer)"),
         ("pointwise", {"samples": 2.0}, "'samples': 2.0 (allowed: an integer)"),
@@ -53,7 +54,7 @@ def test_lists_of_distinct_defaults_reject_repeats_and_others_allow_them() -> No
         ("pointwise", {"r": [1.0, -1.0]}, "'r': -1.0 (allowed: a number > 0)"),
         ("pointwise", {"sigma": float("inf")}, "'sigma': inf (allowed: a finite number)"),
         ("pointwise", {"zz": 1, "aa": 2}, "unknown parameter(s) 'aa', 'zz' for experiment "
-                                          "'pointwise' (allowed: estimators, budget, n,"),
+                                          "'pointwise' (allowed: estimators, projection_budget,"),
         ("gram", {"sigma": [float("nan")]}, "'sigma': nan (allowed: a finite number)"),
         ("gram", {"m_per_d": [0.0, 1.0]}, "'m_per_d': [0.0, 1.0] (allowed: 0, or positive"),
         ("classify", {"trials_by_dataset": {"wine": 0}, "dataset": ["wine"]},
@@ -77,9 +78,11 @@ def test_a_bad_value_is_one_line_naming_key_value_and_expectation(name, params, 
 def test_values_are_typed_as_toml_writes_them() -> None:
     from rfbench.compute.experiments import get_experiment
 
-    config = get_experiment("pointwise").resolve_config({"r": 2, "budget": 64, "sigma": 3})
+    config = get_experiment("pointwise").resolve_config(
+        {"r": 2, "projection_budget": 64, "sigma": 3}
+    )
     assert config["r"] == [2.0] and isinstance(config["r"][0], float)  # a scalar is a list of one
-    assert config["budget"] == [64]
+    assert config["projection_budget"] == [64]
     assert config["sigma"] == 3.0 and isinstance(config["sigma"], float)
 
 

@@ -10,7 +10,19 @@ from typer.testing import CliRunner
 
 from rfbench.cli.app import app
 
-ARGS = ["pointwise", "--r", "1.0", "--angles", "3", "--samples", "200", "--d", "8", "--budget", "8"]
+ARGS = [
+    "pointwise",
+    "--r",
+    "1.0",
+    "--angles",
+    "3",
+    "--samples",
+    "200",
+    "--d",
+    "8",
+    "--projection-budget",
+    "8",
+]
 ARGS += ["--estimators", "trig@iid,positive@iid", "--backend", "serial"]
 
 

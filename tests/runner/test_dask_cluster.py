@@ -31,7 +31,7 @@ POINTWISE = [
     "pointwise",
     "--estimators",
     "trig@iid,positive@iid,hyperbolic@iid,trig@orf",
-    "--budget",
+    "--projection-budget",
     "64",
     "--r",
     "1.0,1.25,1.5",

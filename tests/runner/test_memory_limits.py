@@ -23,7 +23,7 @@ from rfbench.compute.runner.memory import check_memory
 OVERSIZED = [
     ["variance", "--points", "10000000"],
     ["qmc", "--reps", "100000000000"],
-    ["precision", "--budget", "100000000"],
+    ["precision", "--projection-budget", "100000000"],
     ["cost", "--points", "10000000"],
     ["clusters", "--m", "100000000"],
     ["theory", "--hrf-r-points", "100000000"],
@@ -48,10 +48,10 @@ def test_oversized_runs_of_every_experiment_are_refused_before_allocating(tmp_pa
 @pytest.mark.parametrize(
     ("name", "config"),
     [
-        ("cost", {"budget": [512], "points": 256, "d": 32, "samples": 8, "repeats": 1,
+        ("cost", {"projection_budget": [512], "points": 256, "d": 32, "samples": 8, "repeats": 1,
                   "crossover_d": [16], "projection_d": [256], "projection_points": 2048,
                   "estimators": ["hyperbolic@iid", "angular-hybrid@iid", "sderf@iid"]}),
-        ("precision", {"r": [1.0], "budget": 256, "d": 128, "samples": 40, "angles": 5,
+        ("precision", {"r": [1.0], "projection_budget": 256, "d": 128, "samples": 40, "angles": 5,
                        "attention_draws": 4, "attention_points": 64, "couplings": ["iid"],
                        "components": ["trig", "sderf", "angular-hybrid"]}),
         ("variance", {"regimes": ["normal"], "sigma": [0.1], "points": 512, "d": 256,

@@ -206,7 +206,7 @@ def test_an_unreadable_result_file_fails_in_one_line(tmp_path: Path, command) ->
     ("args", "flag"),
     [
         (["pointwise", "--d", "100000000"], "'d' = 100000000"),
-        (["pointwise", "--budget", "100000000"], "'budget' = 100000000"),
+        (["pointwise", "--projection-budget", "100000000"], "'projection_budget' = 100000000"),
         (["gram", "--n-points", "1000000"], "'n_points' = 1000000"),
         (["classify", "--m", "100000", "--dataset", "wine"], "'m' = 100000"),
     ],
@@ -225,7 +225,7 @@ def test_runs_that_cannot_fit_are_refused_before_any_job(tmp_path: Path, args, f
     exp = get_experiment(args[0])
     key = args[1].lstrip("-").replace("-", "_")
     extra = {"dataset": ["wine"]} if args[0] == "classify" else {}
-    listed = key in ("m", "budget")
+    listed = key in ("m", "projection_budget")
     config = exp.check_config({key: [int(args[2])] if listed else int(args[2]), **extra})
     assert largest == largest_fitting(exp, config, key, 4 * 2**30)
     fits = exp.check_config({**config, key: [largest] if listed else largest})

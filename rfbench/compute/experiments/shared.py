@@ -36,7 +36,7 @@ def base_projections(budget: int, n: int) -> int:
 def make(name: str, budget: int, n: int) -> Estimator:
     """The estimator ``name`` under a budget of M = ``budget`` projections: M projections for a
     non-hybrid, :func:`base_projections` per base and n for λ for a bipolar hybrid. (``m`` is
-    always the estimator's projections, ``est.m``; the option ``budget`` is M.)"""
+    always the estimator's projections, ``est.m``; the option ``projection_budget`` is M.)"""
     if registry.describe(name).bipolar:
         return registry.get(name, kernel="softmax", m=base_projections(budget, n), n=n)
     return registry.get(name, kernel="softmax", m=budget)
@@ -44,8 +44,8 @@ def make(name: str, budget: int, n: int) -> Estimator:
 
 def sized(est: Estimator, budget: int) -> dict[str, int]:
     """The size columns of a row of ``est`` made by :func:`make` at ``budget``: ``m``, the
-    projections it uses, and ``budget`` = M where that differs (hybrids: m = M // n)."""
-    return {"m": est.m} if est.m == budget else {"m": est.m, "budget": budget}
+    projections it uses, and ``projection_budget`` = M where that differs (hybrids: m = M // n)."""
+    return {"m": est.m} if est.m == budget else {"m": est.m, "projection_budget": budget}
 
 
 def random_directions(rng: np.random.Generator, count: int, d: int, r: float) -> np.ndarray:

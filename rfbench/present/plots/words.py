@@ -30,6 +30,7 @@ PARAMETERS = {
     "r": "norm r",
     "m": "projections m",
     "budget": "feature budget F",
+    "projection_budget": "projection budget M",
     "n": "n",
     "d": "dimension d",
     "L": "sequence length L",

@@ -5,12 +5,12 @@ papers); the metrics are described where they are registered below, the FLOPs in
 - ``frontier`` (estimator, M): N queries and N keys of norm r in random directions of R^d; draw
   (with its fit), both feature maps and the Gram product ΦΨᵀ timed per step (``time_s``: the
   least-disturbed of ``repeats`` runs; the total is their sum), and the error.
-- ``crossover`` (estimator, d): the error at the budget M₀ = ``crossover_budget``, the budget
-  M(ε) = M₀·(err/ε)² for the target ε (MSE ∝ 1/M: exact for i.i.d. projections, an approximation
-  otherwise) and the length L* above which RF attention with M(ε) needs fewer FLOPs than exact
-  (d_v = d).
+- ``crossover`` (estimator, d): the error at the budget M₀ = ``crossover_projection_budget``,
+  the budget M(ε) = M₀·(err/ε)² for the target ε (MSE ∝ 1/M: exact for i.i.d. projections, an
+  approximation otherwise) and the length L* above which RF attention with M(ε) needs fewer FLOPs
+  than exact (d_v = d).
 - Rows: ``m`` is the projections of the row's estimator; a hybrid's rows (m = M // n per base)
-  also carry ``budget`` = M (:func:`~rfbench.compute.experiments.shared.sized`).
+  also carry ``projection_budget`` = M (:func:`~rfbench.compute.experiments.shared.sized`).
 - ``projection`` (Hadamard coupling, d): ωᵀx for m = d′ timed by the structured transform and by
   the dense product (docs/architecture.md#structured-projections).
 
@@ -161,7 +161,7 @@ class Cost(Experiment):
     spec_only = True
     profiles = {
         "quick": {
-            "budget": [16, 64],
+            "projection_budget": [16, 64],
             "points": 64,
             "samples": 5,
             "repeats": 2,
@@ -173,8 +173,9 @@ class Cost(Experiment):
         "paper": {},
     }
 
-    memory_parameters = ("points", "budget", "samples", "d", "crossover_points", "crossover_budget",
-                         "crossover_d", "projection_points", "projection_d")  # fmt: skip
+    memory_parameters = ("points", "projection_budget", "samples", "d", "crossover_points",
+                         "crossover_projection_budget", "crossover_d", "projection_points",
+                         "projection_d")  # fmt: skip
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The largest job in float64: a frontier or crossover job holds the closed form's N × N
@@ -189,9 +190,11 @@ class Cost(Experiment):
             return 8 * (2 * pairs * d + 3 * s * pairs + features + 4 * points * d)
 
         jobs = [
-            error_job(config["points"], max(config["budget"]), config["d"]),
+            error_job(config["points"], max(config["projection_budget"]), config["d"]),
             error_job(
-                config["crossover_points"], config["crossover_budget"], max(config["crossover_d"])
+                config["crossover_points"],
+                config["crossover_projection_budget"],
+                max(config["crossover_d"]),
             ),
         ]
         if config["projection_weights"] and config["projection_d"]:
@@ -208,7 +211,7 @@ class Cost(Experiment):
                 )
         for name in config["estimators"]:
             try:
-                make(name, config["budget"][0], config["n"])
+                make(name, config["projection_budget"][0], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None  # e.g. no softmax kernel
 
@@ -225,14 +228,14 @@ class Cost(Experiment):
                 repeats=config["repeats"],
             )  # fmt: skip
             for e in config["estimators"]
-            for budget in config["budget"]
+            for budget in config["projection_budget"]
         ]
         crossover = [
             JobSpec(
                 **common,
                 part="crossover",
                 estimator=e,
-                m=config["crossover_budget"],
+                m=config["crossover_projection_budget"],
                 d=d,
                 points=config["crossover_points"],
                 target=config["target"],

@@ -12,7 +12,7 @@ from rfbench.compute.experiments.params import ExperimentParams, Values
 class Params(ExperimentParams):
     """Error against time and FLOPs, the crossover dimension and structured-projection timings."""
 
-    renamed = {"m": "budget", "crossover_m": "crossover_budget"}
+    renamed = {"m": "projection_budget", "crossover_m": "crossover_projection_budget"}
 
     estimators: Values[str] = Field(
         [
@@ -35,7 +35,7 @@ class Params(ExperimentParams):
         min_length=1,
         description="registry names (hybrids get M // n projections per base)",
     )
-    budget: Values[Annotated[int, Field(ge=1)]] = Field(
+    projection_budget: Values[Annotated[int, Field(ge=1)]] = Field(
         [16, 64, 256],
         min_length=1,
         description="projection budgets M (hybrids: M // n per base; old name m, accepted until "
@@ -53,7 +53,7 @@ class Params(ExperimentParams):
     crossover_d: Values[Annotated[int, Field(ge=2)]] = Field(
         [16, 32, 64, 128, 256], min_length=1, description="dimensions d (= d_v) of the crossover"
     )
-    crossover_budget: int = Field(
+    crossover_projection_budget: int = Field(
         64,
         ge=1,
         description="projection budget M₀ at which the crossover's error is measured (hybrids: "

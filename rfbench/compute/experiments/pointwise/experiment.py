@@ -64,7 +64,7 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
     if desc.hybrid and not bipolar:
         raise ConfigError.bad_value("estimators", text, "no cluster-hybrid (needs clusters)")
     sigma = config["sigma"] if bipolar and "sigma" in desc.options else None
-    for budget in [m_fixed] if m_fixed else config["budget"]:
+    for budget in [m_fixed] if m_fixed else config["projection_budget"]:
         if not bipolar:
             yield {"estimator": name, "m": budget, "n": None, "variant": None, "sigma": None}
             continue
@@ -85,7 +85,7 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
 
 def budgets(config: Mapping[str, Any]) -> dict[tuple[str, int, int], int]:
     """(estimator, m, n) -> budget M of each point whose projections m differ from its budget (a
-    FLOP-matched hybrid: m = M // n); the rows of such a point carry ``budget``.
+    FLOP-matched hybrid: m = M // n); the rows of such a point carry ``projection_budget``.
 
     Raises :class:`ConfigError` when two budgets give a hybrid the same m (the same job twice).
     """
@@ -93,12 +93,12 @@ def budgets(config: Mapping[str, Any]) -> dict[tuple[str, int, int], int]:
     for text in config["estimators"]:
         if parse_estimator(text)[1] is not None:  # name:m[:n] fixes m: no budget
             continue
-        for budget in config["budget"]:
-            for point in estimator_points(text, {**config, "budget": [budget]}):
+        for budget in config["projection_budget"]:
+            for point in estimator_points(text, {**config, "projection_budget": [budget]}):
                 key = (point["estimator"], point["m"], point["n"])
                 if point["m"] != budget and out.setdefault(key, budget) != budget:
                     raise ConfigError.bad_value(
-                        "budget",
+                        "projection_budget",
                         [out[key], budget],
                         f"budgets that give {key[0]} different "
                         f"m = M // n (both give m = {key[1]} with n = {key[2]})",
@@ -188,22 +188,24 @@ class Pointwise(Experiment):
     spec_only = True
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
 
-    memory_parameters = ("budget", "d", "n")
+    memory_parameters = ("projection_budget", "d", "n")
     range_parameters = ("r", "sigma")
     probe_overrides = {"samples": 64, "angles": 5}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection
         entries (orthogonal blocks are d × d) and their working copies, in float64."""
-        d, big_m = config["d"], max(config["budget"]) * max(config["n"], 1)
+        d, big_m = config["d"], max(config["projection_budget"]) * max(config["n"], 1)
         if config["data"]:  # the user's pairs decide d
             d = user.declared_shape(config["data"])[1]
         return 4 * CHUNK_BYTES + 8 * (3 * max(big_m, d) * d + 8 * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         n = config["n"]
-        if config["flop_match"] and not 0 < n <= min(config["budget"]):
-            raise ConfigError.bad_value("n", n, "0 <= n, and 0 < n <= min(m) with flop_match")
+        if config["flop_match"] and not 0 < n <= min(config["projection_budget"]):
+            raise ConfigError.bad_value(
+                "n", n, "0 <= n, and 0 < n <= min(projection_budget) with flop_match"
+            )
         if config["data"]:
             if config["paired"]:
                 raise ConfigError.bad_value("paired", True, "false with data (not supported yet)")
@@ -286,7 +288,7 @@ class Pointwise(Experiment):
         """Append per angle ``theory_neg_fraction`` where a closed form exists and per curve
         ``neg_count`` = Σ_θ neg_fraction·n_trials (CSE Fig. 4) and, for
         unpaired runs, ``diff_mse`` against ``reference`` with independent standard errors; a
-        FLOP-matched hybrid's rows carry their ``budget`` M (their ``m`` is M // n)."""
+        FLOP-matched hybrid's rows carry their ``projection_budget`` M (their ``m`` is M // n)."""
         rows = _neg_counts(_theory_negatives(rows))
         if not config["paired"] and len(config["estimators"]) >= 2:
             diffs = pairing.unpaired_diffs(rows, config["reference"] or config["estimators"][0])
@@ -295,13 +297,14 @@ class Pointwise(Experiment):
 
 
 def _with_budgets(rows: pd.DataFrame, found: Mapping[tuple[str, int, int], int]) -> pd.DataFrame:
-    """``rows`` with a ``budget`` column where a row's point has one (:func:`budgets`)."""
+    """``rows`` with a ``projection_budget`` column where a row's point has one
+    (:func:`budgets`)."""
     if not found or "n" not in rows.columns:
         return rows
     point = zip(rows["estimator"], rows["m"], rows["n"], strict=True)
     values = [found.get((e, int(m), int(n))) if pd.notna(m) and pd.notna(n) else None
               for e, m, n in point]  # fmt: skip
-    return rows.assign(budget=pd.array(values, dtype="Int64"))
+    return rows.assign(projection_budget=pd.array(values, dtype="Int64"))
 
 
 def _theory_negatives(rows: pd.DataFrame) -> pd.DataFrame:

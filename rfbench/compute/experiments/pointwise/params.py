@@ -14,7 +14,7 @@ from rfbench.compute.kernels import KERNELS
 class Params(ExperimentParams):
     """One kernel value K(x, y), ‖x‖ = ‖y‖ = r at angle θ, estimated ``samples`` times."""
 
-    renamed = {"m": "budget"}
+    renamed = {"m": "projection_budget"}
 
     estimators: Values[str] = Field(
         ["trig@iid", "hyperbolic@iid", "angular-hybrid@iid", "gaussian-hybrid@iid"],
@@ -22,7 +22,7 @@ class Params(ExperimentParams):
         description="registry names, optionally with fixed sizes m[:n], e.g. trig@iid:256, "
         "angular-hybrid@iid:32:4",
     )
-    budget: Values[Annotated[int, Field(ge=1)]] = Field(
+    projection_budget: Values[Annotated[int, Field(ge=1)]] = Field(
         [128],
         min_length=1,
         description="projection budgets M: projections of non-hybrids (hybrids: see flop_match; "

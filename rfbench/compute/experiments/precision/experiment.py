@@ -143,7 +143,8 @@ class Precision(Experiment):
         "paper": {},
     }
 
-    memory_parameters = ("budget", "d", "samples", "angles", "attention_points", "attention_draws")
+    memory_parameters = ("projection_budget", "d", "samples", "angles", "attention_points",
+                         "attention_draws")  # fmt: skip
     range_parameters = ("r",)
     probe_overrides = {"samples": 8, "attention_draws": 2, "attention_points": 4}
 
@@ -153,7 +154,7 @@ class Precision(Experiment):
         the kernel part's features (samples × angles × width) likewise, and d × d matrices (the
         random rotation, the DERF fits: about 20 of them)."""
         width, projections = widest(
-            self.estimators(config), config["budget"], config["n"], matched=True
+            self.estimators(config), config["projection_budget"], config["n"], matched=True
         )
         s, a, d = config["samples"], config["angles"], config["d"]
         draws, points = config["attention_draws"], config["attention_points"]
@@ -167,7 +168,7 @@ class Precision(Experiment):
     def validate_config(self, config: Mapping[str, Any]) -> None:
         for name in self.estimators(config):
             try:
-                make(str(name), config["budget"], config["n"])
+                make(str(name), config["projection_budget"], config["n"])
             except (ValueError, TypeError, KeyError) as exc:
                 raise ConfigError(f"estimator {name!r}: {exc}") from None
 
@@ -175,7 +176,7 @@ class Precision(Experiment):
         keys = ("dtypes", "forms", "n", "d", "angles", "samples", "attention_points",
                 "attention_draws", "stabiliser")  # fmt: skip
         # the job key names the budget m, as before the option was renamed: same seeds and rows
-        fixed = {k: config[k] for k in keys} | {"m": config["budget"]}
+        fixed = {k: config[k] for k in keys} | {"m": config["projection_budget"]}
         return [
             JobSpec(**fixed, estimator=name, r=r)
             for r in config["r"]

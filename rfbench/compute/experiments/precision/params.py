@@ -15,7 +15,7 @@ DTYPE_NAMES = tuple(DTYPES)
 class Params(ExperimentParams):
     """Feature maps in float64/32/16 and bfloat16, in three forms, against the float64 answer."""
 
-    renamed = {"m": "budget"}
+    renamed = {"m": "projection_budget"}
 
     components: Values[str] = Field(
         ["trig", "positive", "hyperbolic", "gerf", "sderf", "angular-hybrid"],
@@ -42,7 +42,7 @@ class Params(ExperimentParams):
         min_length=1,
         description="input norms ‖x‖ = ‖y‖ = r",
     )
-    budget: int = Field(
+    projection_budget: int = Field(
         64,
         ge=1,
         description="projection budget M (hybrids: M // n per base; old name m, accepted until "
