@@ -211,6 +211,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
             ax.plot(pts.iloc[:, 0], pts["error"], color=_colour(est), marker=style.marker(est),
                     label=est)  # fmt: skip
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide
         ax.set_yscale("log")
         ax.set_xlabel(xlabel, fontsize=6.5)
         ax.set_ylabel("RMS relative Frobenius error")
