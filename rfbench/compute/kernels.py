@@ -13,6 +13,13 @@ KERNEL_ALPHA: dict[str, float] = {"softmax": 0.0, "gaussian": -0.5}
 KERNELS: tuple[str, ...] = tuple(KERNEL_ALPHA)
 
 
+def check_kernel(family: str, kernel: str) -> str:
+    """``kernel`` if it is one of :data:`KERNELS`, else a ValueError naming the estimator family."""
+    if kernel not in KERNELS:
+        raise ValueError(f"{family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}")
+    return kernel
+
+
 def kernel_alpha(kernel: str | float) -> float:
     """The α of K^(α) for a kernel name (or an α given directly)."""
     if isinstance(kernel, int | float):

@@ -36,7 +36,7 @@ from rfbench.compute.features.registry import (
     register_alias,
     register_hybrid,
 )
-from rfbench.compute.kernels import KERNELS
+from rfbench.compute.kernels import check_kernel
 
 VARIANTS = ("independent", "shared-base", "shared-all")
 DEFAULT_N = 8  # λ projections (HRF App. I; docs/methods.md#hrf-flop-matching: m·n = M with n = 8)
@@ -80,10 +80,7 @@ class HybridBase(Estimator):
     description: str = ""
 
     def __init__(self, kernel: str, m: int, weights: WeightsSampler | None) -> None:
-        if kernel not in KERNELS:
-            raise ValueError(
-                f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
-            )
+        check_kernel(self.family, kernel)
         self.kernel, self.m = kernel, positive_int("m (projections per base estimator)", m)
         self.weights = make_weights("iid") if weights is None else weights
         self.name = f"{self.family}@{self.weights.name}"

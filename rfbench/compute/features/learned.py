@@ -40,7 +40,7 @@ from rfbench.compute.features.base import (
     kernel_row_log,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import KERNELS, sq_norms
+from rfbench.compute.kernels import KERNELS, check_kernel, sq_norms
 
 #: L-BFGS-B iterations of a fit (about 0.7 CPU s per head at T = 512, d = 32, 64 features)
 ITERS = 150
@@ -75,10 +75,7 @@ class LearnedMap(Estimator):
         weights: WeightsSampler | None = None,
         iters: int = ITERS,
     ) -> None:
-        if kernel not in KERNELS:
-            raise ValueError(
-                f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
-            )
+        check_kernel(self.family, kernel)
         if n is not None:
             raise ValueError(f"{self.family} has no λ projections: no n")
         self.kernel, self.m = kernel, positive_int("m (projections)", m)

@@ -18,7 +18,7 @@ from rfbench.compute.features.base import (
     check_inputs,
 )
 from rfbench.compute.features.registry import HybridEntry, register_alias, register_hybrid
-from rfbench.compute.kernels import KERNELS, log_kernel, sq_norms
+from rfbench.compute.kernels import check_kernel, log_kernel, sq_norms
 
 LANDMARKS = ("uniform", "kmeans")
 
@@ -90,9 +90,7 @@ class Nystrom(Estimator):
         rcond: float = 1e-10,
         iters: int = 10,
     ) -> None:
-        if kernel not in KERNELS:
-            allowed = ", ".join(KERNELS)
-            raise ValueError(f"nystrom estimates kernels {allowed}, not {kernel!r}")
+        check_kernel("nystrom", kernel)
         if n is not None:
             raise ValueError("nystrom has no λ projections: no n")
         if landmarks not in LANDMARKS:

@@ -21,7 +21,7 @@ from rfbench.compute.features.base import (
     shifted_exp,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import KERNELS
+from rfbench.compute.kernels import check_kernel
 
 
 class _PolynomialBase(Estimator):
@@ -36,10 +36,7 @@ class _PolynomialBase(Estimator):
         n: int | None = None,
         weights: WeightsSampler | None = None,
     ) -> None:
-        if kernel not in KERNELS:
-            raise ValueError(
-                f"{self.family} estimates kernels {', '.join(KERNELS)}, not {kernel!r}"
-            )
+        check_kernel(self.family, kernel)
         if n is not None:
             raise ValueError(f"{self.family} has no λ projections: no n")
         self.kernel, self.m = kernel, positive_int("m (number of features)", m)
