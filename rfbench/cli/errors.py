@@ -36,11 +36,6 @@ def set_debug(on: bool) -> None:
     _debug = on
 
 
-def debug_enabled() -> bool:
-    """``--debug`` was given or RFBENCH_DEBUG is set (to anything but 0)."""
-    return _debug or os.environ.get("RFBENCH_DEBUG", "0") not in ("", "0")
-
-
 def fail(message: str) -> NoReturn:
     """Print ``rfbench: error: message`` to stderr and exit with status 2."""
     print(f"rfbench: error: {message}", file=sys.stderr)
@@ -113,7 +108,7 @@ def write_log(exc: BaseException) -> Path:
 
 def report_exception(exc: BaseException) -> int:
     """Print the one line for ``exc`` (and its traceback with --debug); return the exit status."""
-    if debug_enabled():
+    if _debug or os.environ.get("RFBENCH_DEBUG", "0") not in ("", "0"):
         traceback.print_exception(exc, file=sys.stderr)
     user = user_error(exc)
     if user is not None:
