@@ -45,11 +45,7 @@ def check_output_path(out: Path, option: str = "--out") -> None:
 
 
 def check_replaceable(
-    out: Path,
-    experiment: str,
-    config: Mapping[str, Any] | None = None,
-    replace: bool = False,
-    option: str = "--out",
+    out: Path, experiment: str, config: Mapping[str, Any], replace: bool, option: str
 ) -> Mapping[str, Any] | None:
     """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment`` — and,
     unless ``replace``, one written by the same profile and config name as ``config``.
@@ -57,14 +53,9 @@ def check_replaceable(
     A run writes its file atomically over the old one; this keeps it from ever replacing a user's
     own file (a parquet file of theirs, or another experiment's result) by mistake, and a quick
     run from replacing a paper-profile result. ``option`` is the command's option that chooses the
-    output (``--out``; ``reproduce``: ``--out-dir``), for the message.
-
-    Returns
-    -------
-    mapping or None
-        The replaced file's config when ``replace`` lets this run overwrite a file of another
-        profile or config (its companions, such as the figure drawn beside it, are stale), else
-        None.
+    output (``--out``; ``reproduce``: ``--out-dir``), for the message. Returns the replaced file's
+    config when ``replace`` lets this run overwrite a file of another profile or config (its
+    companions, such as the figure drawn beside it, are stale), else None.
     """
     check_output_path(out, option)
     if not out.exists():
@@ -72,9 +63,10 @@ def check_replaceable(
     from rfbench.compute.results import load_provenance
 
     try:
-        found = load_provenance(out).get("experiment")
+        provenance = load_provenance(out)
     except Exception:
-        found = None
+        provenance = {}
+    found = provenance.get("experiment")
     if found is None:
         raise ConfigError(
             f"output {out} exists and is not an rfbench result file; rfbench never replaces it "
@@ -85,9 +77,7 @@ def check_replaceable(
             f"output {out} holds results of experiment {found!r}, not {experiment!r}; "
             f"rfbench does not replace it (choose another {option})"
         )
-    if config is None:
-        return None
-    old = load_provenance(out).get("config", {})
+    old = provenance.get("config", {})
     for key in ("profile", "name"):
         if old.get(key) == config.get(key):
             continue
