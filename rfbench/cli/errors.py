@@ -80,21 +80,17 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line(exc)}"
 
 
-def log_folder() -> Path:
-    """Where internal-error logs go: $RFBENCH_LOG_DIR, else the per-user log folder."""
+def write_log(exc: BaseException) -> Path:
+    """A new log file holding the command line, the versions and the traceback of ``exc``
+    ($RFBENCH_LOG_DIR, else the per-user log folder, else the temporary folder)."""
     import platformdirs
 
-    return Path(os.environ.get("RFBENCH_LOG_DIR") or platformdirs.user_log_dir("rfbench"))
-
-
-def write_log(exc: BaseException) -> Path:
-    """A new log file holding the command line, the versions and the traceback of ``exc``."""
     import rfbench
 
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     prefix = f"rfbench-{stamp}-{os.getpid()}-"
     try:
-        folder = log_folder()
+        folder = Path(os.environ.get("RFBENCH_LOG_DIR") or platformdirs.user_log_dir("rfbench"))
         folder.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=prefix, suffix=".log", dir=folder)
     except OSError:
