@@ -231,7 +231,17 @@ def make_provenance(
 
 
 def machine_info() -> dict[str, Any]:
-    """The provenance's ``machine``: cores and BLAS (docs/architecture.md#result-schema)."""
+    """The machine a result was computed on: cores and BLAS (timings only mean something with it).
+
+    Returns
+    -------
+    dict
+        ``cores`` (``os.cpu_count``), ``usable_cores`` (the CPU affinity, where the OS has one),
+        ``processor`` (``platform.machine``/``processor``), ``blas``: one entry per BLAS/OpenMP
+        library loaded, from threadpoolctl (``internal_api``, ``version``, ``num_threads``,
+        ``threading_layer``, ``architecture``) if installed, else numpy's build configuration
+        (``name``, ``version``).
+    """
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     info: dict[str, Any] = {
         "cores": os.cpu_count(),

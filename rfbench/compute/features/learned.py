@@ -1,7 +1,20 @@
-"""Learned feature maps of softmax attention, ``hedgehog`` (Zhang et al., ICLR 2024, arXiv
-2402.04347, Sec. 4.1) and ``t2r`` (Kasai et al., EMNLP 2021, Eq. 4): not random features but a map
-per head, fitted on ``sample(..., fit=(Q, K))`` (:mod:`rfbench.compute.features.learned_fit`), the
-same in every draw, with m columns of W (docs/methods.md#learned-feature-maps).
+"""Learned feature maps of softmax attention: ``hedgehog`` and ``t2r``
+(docs/methods.md#learned-feature-maps).
+
+Not random features: a map φ_θ per head, fitted on a head's queries and keys passed as
+``sample(..., fit=(Q, K))`` so that linear attention φ_q(q)ᵀφ_k(k) / Σ copies softmax attention
+(:mod:`rfbench.compute.features.learned_fit`), then applied unchanged to any other tokens.
+
+- ``hedgehog`` (Zhang et al., ICLR 2024, arXiv 2402.04347, Sec. 4.1):
+  φ(x) = [softmax(xW + b), softmax(−(xW + b))], 2 features per projection (column of W);
+- ``t2r`` (Kasai et al., EMNLP 2021, "Finetuning Pretrained Transformers into RNNs", Eq. 4):
+  φ(x) = ReLU(xW + b), 1 feature per projection, fitted with Hedgehog's loss (attention
+  distillation) instead of task finetuning.
+
+``m`` is the number of projections (columns of W), as for every estimator; the map has
+``m · features_per_projection`` features. A fitted map is the same in every draw (``deterministic``)
+and biased. φ_qᵀφ_k estimates exp(qᵀk) up to one constant, which is set so that the sums over the
+fitting pairs agree (attention is invariant to it; it makes a kernel value comparable).
 """
 
 from __future__ import annotations

@@ -1,11 +1,22 @@
-"""Fitting a learned feature map to softmax attention: the maps, the loss and its analytic gradient
-(docs/methods.md#learned-feature-maps; Hedgehog, Zhang et al., ICLR 2024, arXiv 2402.04347, Sec. 4.1
-and Eq. 4). With A = softmax(QKᵀ) row-wise and G = φ_q(Q) φ_k(K)ᵀ,
+"""Fitting a learned feature map to softmax attention: the maps, the loss and its gradient.
+
+docs/methods.md#learned-feature-maps. A learned map φ_θ is fitted per head so that linear attention
+with it copies softmax attention on the fitting tokens (Hedgehog, Zhang et al., ICLR 2024,
+arXiv 2402.04347, Sec. 4.1 and Eq. 4): with A = softmax(QKᵀ) row-wise and G = φ_q(Q) φ_k(K)ᵀ,
 
     L(θ) = (1/T) Σ_i KL(A_i ‖ Â_i),   Â_ij = (G_ij + ε) / Σ_j (G_ij + ε),
 
-summed over the keys j ≤ i each query sees for causal attention; ε > 0 (in the loss only) for a map
-that can give G_ij = 0 (T2R's ReLU). θ = (W_q, b_q, W_k, b_k); the fit is scipy's L-BFGS-B.
+the cross-entropy of Hedgehog's distillation less the (constant) entropy of A, so L ≥ 0 and L = 0
+exactly when linear attention equals softmax attention. For causal attention (a decoder's, or
+``attention --causal``) the sums run over the keys j ≤ i each query sees. ε = 0 for maps whose
+features are positive (Hedgehog); a map that can give G_ij = 0 (T2R's ReLU, Kasai et al., EMNLP
+2021, Eq. 4) has a small ε in the loss only, so the loss is finite — the fitted map itself is used
+without it.
+
+Queries and keys have maps of their own (θ = (W_q, b_q, W_k, b_k), as in Hedgehog). The gradient is
+analytic (backpropagation written out; tests check it against finite differences) and the fit is
+scipy's L-BFGS-B from a deterministic start: W at the identity (extra columns, when there are more
+projections than coordinates, drawn from the caller's generator), b = 0.
 """
 
 from __future__ import annotations

@@ -56,8 +56,15 @@ _UNWRITTEN: dict[Path, dict[str, np.ndarray]] = {}
 
 
 def recompute(force: bool) -> None:
-    """Start a run. With ``force`` (the run's ``--force``) every cache this process reads from now
-    on (activations, embeddings, loaded weights, file checksums) is computed again, once."""
+    """Start a run. With ``force`` every cache this process reads from now on (activations,
+    embeddings, loaded weights, file checksums) is computed again, once; without it caches are
+    used as usual.
+
+    Parameters
+    ----------
+    force : bool
+        The run's ``--force``.
+    """
     global _FRESH
     _FRESH = set() if force else None
     if force:

@@ -15,8 +15,20 @@ FEATURES = "features"
 
 
 def with_run_columns(rows: pd.DataFrame, experiment: str, figure: str) -> pd.DataFrame:
-    """``rows`` with the ``experiment``, ``figure`` and ``features`` columns where they lack them
-    (``features`` null where a row is no registry estimator's or has no ``m``)."""
+    """Fill the ``experiment``, ``figure`` and ``features`` columns where the rows lack them.
+
+    Parameters
+    ----------
+    rows : DataFrame, shape (n_rows, n_columns)
+        Result rows of one run.
+    experiment, figure : str
+        The run's experiment and figure names.
+
+    Returns
+    -------
+    DataFrame, the rows with the three columns (``features`` null where a row is no registry
+    estimator's or has no ``m``).
+    """
     if "experiment" not in rows.columns:
         rows = rows.assign(experiment=experiment)
     if "figure" not in rows.columns:

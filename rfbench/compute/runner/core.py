@@ -178,9 +178,29 @@ def run_timing(
     main_cpu_s: float,
     jobs_in_process: bool = False,
 ) -> dict[str, Any]:
-    """The provenance's ``timing`` (docs/architecture.md#result-schema) of ``jobs`` (each job's
-    time in grid order, None if unknown), of which ``computed`` ran now; ``jobs_in_process``:
-    the serial backend, whose job CPU time is already in ``main_cpu_s``."""
+    """The ``timing`` object of a result file's provenance (docs/architecture.md#result-schema).
+
+    Parameters
+    ----------
+    jobs : sequence of {"wall_s", "cpu_s"} or None, length n_jobs
+        Each job's measured time in grid order (None: a cached job stored without a time).
+    computed : set of int
+        Grid positions of the jobs computed by this run (the others came from the cache, with
+        the time they took when they were computed).
+    wall_s, main_cpu_s : float
+        This run's wall time and the CPU seconds of the process that ran it.
+    jobs_in_process : bool
+        Whether the computed jobs ran in that process (serial backend: their CPU time is already
+        in ``main_cpu_s``) rather than in worker processes.
+
+    Returns
+    -------
+    dict
+        ``wall_s`` (this run), ``cpu_s`` (this run: its own process plus the jobs it computed),
+        ``jobs_wall_s`` / ``jobs_cpu_s`` (all jobs, as measured when computed — the cost of the
+        file from scratch), ``jobs_computed`` / ``jobs_cached`` and the per-job lists
+        ``job_wall_s``, ``job_cpu_s`` and ``job_cached`` (4 significant digits).
+    """
     known = [j for j in jobs if j is not None]
     workers = (
         0.0

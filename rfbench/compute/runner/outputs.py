@@ -53,9 +53,14 @@ def check_replaceable(
     A run writes its file atomically over the old one; this keeps it from ever replacing a user's
     own file (a parquet file of theirs, or another experiment's result) by mistake, and a quick
     run from replacing a paper-profile result. ``option`` is the command's option that chooses the
-    output (``--out``; ``reproduce``: ``--out-dir``), for the message. Returns the replaced file's
-    config when ``replace`` lets this run overwrite a file of another profile or config (its
-    companions, such as the figure drawn beside it, are stale), else None.
+    output (``--out``; ``reproduce``: ``--out-dir``), for the message.
+
+    Returns
+    -------
+    mapping or None
+        The replaced file's config when ``replace`` lets this run overwrite a file of another
+        profile or config (its companions, such as the figure drawn beside it, are stale), else
+        None.
     """
     check_output_path(out, option)
     if not out.exists():

@@ -100,8 +100,17 @@ def _limit(experiment: Experiment, spec: JobSpec, key: str) -> float | None:
 def check_ranges(
     experiment: Experiment, config: Mapping[str, Any], specs: Sequence[JobSpec]
 ) -> None:
-    """Raise :class:`ConfigError` naming the first value of the run's ``specs`` float64 cannot
-    carry, probing per estimator the extremes of each of the experiment's ``range_parameters``."""
+    """Raise :class:`ConfigError` naming the first value of ``config`` float64 cannot carry.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        Its ``range_parameters`` name the values probed, ``probe_overrides`` shrink the probes.
+    config : mapping
+        The resolved config (for the message).
+    specs : sequence of JobSpec
+        The run's jobs; only the extreme value of each range parameter per estimator is probed.
+    """
     if not experiment.range_parameters:
         return
     fixed = _without_range(specs, experiment.range_parameters)
