@@ -114,11 +114,6 @@ def line_style(mech: str) -> dict[str, object]:
     }
 
 
-def mech_label(mech: str) -> str:
-    name = DERF_NAMES.get(mech, mech)
-    return f"{name} (not in paper)" if mech in NOT_IN_PAPER else name
-
-
 def _notes(rows: pd.DataFrame) -> list[str]:
     """How a regime's sets were drawn where that deviates from the paper (column ``note``)."""
     return [n for n in dict.fromkeys(rows["note"].dropna()) if n]
@@ -157,7 +152,8 @@ def variance_panel(
         se = line["stderr"].fillna(0.0).to_numpy(float)
         y = line["value"].to_numpy(float)
         ax.fill_between(line["sigma"], y - se, y + se, color=ls["color"], alpha=0.25, lw=0)
-        ax.plot(line["sigma"], y, **ls, label=mech_label(mech))
+        name = DERF_NAMES.get(mech, mech) + (" (not in paper)" if mech in NOT_IN_PAPER else "")
+        ax.plot(line["sigma"], y, **ls, label=name)
         mc = rows[(rows["metric"] == MC) & (rows["mechanism"] == mech)]
         if len(mc) and metric == "log_rel_var":  # the MC check is a mean of log(MSE/K²)
             est = mc["estimator"].iloc[0]

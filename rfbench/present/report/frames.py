@@ -19,8 +19,6 @@ from rfbench.present.reference.loader import AGGREGATE
 #: whether the sample resolves an empirical statistic (absent or null: resolved); ``n_needed``,
 #: when given, is the sample size that would resolve it.
 NON_KEYS = frozenset({"value", "stderr", "n_trials", "note", "resolved", "n_needed", "closed_form"})
-#: The per-row resolution columns carried through aggregate, derive and align.
-RESOLUTION = ("resolved", "n_needed")
 
 
 def plain(value: Any) -> Any:
