@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
+from rfbench.compute.names import family_of
 from rfbench.present.budgets import projection_budget
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
@@ -42,16 +43,12 @@ def fixed_layout(fig: Figure) -> Figure:
     return fig
 
 
-def _component(estimator: str) -> str:
-    return estimator.partition("@")[0]
-
-
 def _colour(estimator: str) -> str:
-    return COST_COLOURS.get(_component(estimator)) or style.colour(estimator)
+    return COST_COLOURS.get(family_of(estimator)) or style.colour(estimator)
 
 
 def _components(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(_component(e) for e in df["estimator"]))
+    return list(dict.fromkeys(family_of(e) for e in df["estimator"]))
 
 
 @register_figure(
@@ -62,7 +59,7 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     """Heatmaps of the non-finite fraction (worst angle, worst coupling): rows forms, columns
     dtypes; cells component × r."""
     df = results["beyond-precision"]
-    df = df.assign(component=df["estimator"].map(_component))
+    df = df.assign(component=df["estimator"].map(family_of))
     rows = df[df["metric"] == "nonfinite_fraction"]
     attention = df[df["metric"] == "attn_nonfinite_fraction"]
     comps, radii = _components(rows), sorted(rows["r"].unique())
@@ -134,7 +131,7 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
     attention TV (right) vs r, median over angles; colour dtype, line style form; iid coupling."""
     df = results["beyond-precision"]
     df = df[df["weights"].fillna("iid") == "iid"] if (df["weights"] == "iid").any() else df
-    rows = df.assign(component=df["estimator"].map(_component))
+    rows = df.assign(component=df["estimator"].map(family_of))
     comps = _components(rows)
     panels = (("dtype_to_mc", "kernel: |K̂_dtype − K̂_float64| / Monte Carlo RMSE\n"
                                "(grey: 1, the dtype costs as much as sampling)"),
