@@ -114,13 +114,6 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     return fixed_layout(fig)
 
 
-def _typical(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The median over angles (and couplings) per component, dtype, form and r: the worst angle
-    is often one where the estimator has no variance (θ = π for positive maps, 0 for trig)."""
-    here = rows[rows["metric"] == metric]
-    return here.groupby(["component", "dtype", "form", "r"], as_index=False)["value"].median()
-
-
 @register_figure(
     "beyond-precision-error",
     needs=["beyond-precision"],
@@ -140,13 +133,18 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
     fig, axes = style.new_figure(ncols=2, nrows=len(comps), width=style.FULL_WIDTH, height=1.25)
     fig.set_figheight(1.25 * len(comps) + 1.05)
     for j, (metric, label) in enumerate(panels):
-        worst = _typical(rows, metric)
+        # the median over angles (and couplings), not the worst angle: that is often one where
+        # the estimator has no variance (θ = π for positive maps, 0 for trig)
+        here = rows[rows["metric"] == metric]
+        typical = here.groupby(["component", "dtype", "form", "r"], as_index=False)[
+            "value"
+        ].median()
         for i, comp in enumerate(comps):
             ax = axes[i, j]
             for dtype in DTYPES:
                 for form, ls in FORM_STYLES.items():
-                    line = worst[(worst["component"] == comp) & (worst["dtype"] == dtype)
-                                 & (worst["form"] == form)].sort_values("r")  # fmt: skip
+                    line = typical[(typical["component"] == comp) & (typical["dtype"] == dtype)
+                                 & (typical["form"] == form)].sort_values("r")  # fmt: skip
                     values = line["value"].where(line["value"] > 0)  # float64 log-space: exact
                     ax.plot(line["r"], values, ls, color=DTYPE_COLOURS[dtype], lw=1.0)
             if metric == "dtype_to_mc":
