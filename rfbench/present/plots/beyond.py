@@ -144,7 +144,7 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
             for dtype in DTYPES:
                 for form, ls in FORM_STYLES.items():
                     line = typical[(typical["component"] == comp) & (typical["dtype"] == dtype)
-                                 & (typical["form"] == form)].sort_values("r")  # fmt: skip
+                                   & (typical["form"] == form)].sort_values("r")  # fmt: skip
                     values = line["value"].where(line["value"] > 0)  # float64 log-space: exact
                     ax.plot(line["r"], values, ls, color=DTYPE_COLOURS[dtype], lw=1.0)
             if metric == "dtype_to_mc":
