@@ -17,9 +17,19 @@ FAMILY = ("estimator", "budget", "tokens")
 
 
 def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
-    """Per ``out_rel_frob`` head row (with ``z_uniform``), "beats uniform attention" with Holm's
-    step-down over the heads of one :data:`FAMILY` at the level Φ(−``significance``) of the
-    uncorrected one-sided test: a bool Series aligned with ``rows`` (False where z is missing)."""
+    """Per head row, "beats uniform attention" with Holm's step-down over the heads of one
+    :data:`FAMILY` at the level Φ(−``significance``) of the uncorrected one-sided test.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        ``out_rel_frob`` head rows with ``z_uniform``.
+    significance : float
+
+    Returns
+    -------
+    Series of bool, aligned with ``rows`` (False where z is missing).
+    """
     out = np.zeros(len(rows), bool)
     if rows.empty:
         return pd.Series(out, index=rows.index)

@@ -49,8 +49,15 @@ def _local_cell(at: pd.DataFrame, name: str) -> str:
 
 
 def run_row(df: pd.DataFrame, maps: list[str]) -> tuple[list[object], bool | None]:
-    """One run's table row (``df``: an ``rfbench attention`` result; the best of the random
-    feature maps ``maps``) and whether the finding holds there (None: no random map ran)."""
+    """One run's table row and whether the finding holds there (None: no random map ran).
+
+    Parameters
+    ----------
+    df : DataFrame
+        An ``rfbench attention`` result.
+    maps : list of str
+        The random feature maps to choose the best from.
+    """
     heads, uniform = output_errors(df)
     top = heads["budget"].max()
     at = heads[heads["budget"] == top]
@@ -108,9 +115,15 @@ def _finding(
 def models_part(
     frames: dict[str, pd.DataFrame | None], results_dir: Path | None = None
 ) -> list[str]:
-    """The finding per (model, mask) from ``frames`` (a name of RUNS -> its rows, None when not
-    in the results): the table and what did not run, from the configs ``reproduce`` recorded as
-    skipped in ``results_dir``; [] when none ran."""
+    """The finding per (model, mask): the table and what did not run; [] when none ran.
+
+    Parameters
+    ----------
+    frames : dict
+        Result name (a key of RUNS) -> its rows, or None when not in the results.
+    results_dir : Path, optional
+        Where ``reproduce`` recorded the configs it skipped (their data or model not here).
+    """
     ran, maps, rows, held = _finding(frames)
     if not ran:
         return []
