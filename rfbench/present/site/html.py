@@ -18,8 +18,11 @@ def esc(value: object) -> str:
 
 
 def script_json(value: object) -> str:
-    """``value`` as JSON safe inside a ``<script>`` element: ``<``, ``>``, ``&`` and the
-    JavaScript line separators become ``\\uXXXX`` escapes, read back as the same characters."""
+    """``value`` as JSON safe inside a ``<script>`` element: no character there can end it.
+
+    ``<``, ``>``, ``&`` and the JavaScript line separators become ``\\uXXXX`` escapes, which JSON
+    and JavaScript read back as the same characters.
+    """
     text = json.dumps(value, allow_nan=False)
     for char in ("<", ">", "&", "\u2028", "\u2029"):
         text = text.replace(char, f"\\u{ord(char):04x}")
