@@ -259,6 +259,3 @@ def _check_window(config: Mapping[str, Any], shortest: int) -> None:
         raise ConfigError.bad_value(
             "window", config["window"], f"at most the shortest sequence ({shortest} tokens)"
         )
-
-
-__all__ = ["Attention"]
