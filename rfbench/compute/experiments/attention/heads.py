@@ -205,7 +205,7 @@ def head_rows(
 ) -> list[dict[str, Any]]:
     """Every method on every head of one layer at one feature budget (module docstring);
     ``forms`` holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their
-    causal forms (causal_rows.FORMS)."""
+    causal forms (causal.FORMS)."""
     seed = int(rng.integers(2**63))
     truths = [forms.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
     measured = forms.matrix_rows(q.shape[1], spec["matrix_rows"])
