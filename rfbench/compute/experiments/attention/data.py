@@ -134,17 +134,6 @@ def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _check(path, arrays)
 
 
-def heads(
-    model: str, data: str, tokens: int, layer: int, text: str = TEXT
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q, K, V of every head of one layer on ``text``: (heads, T, d) each (the file's heads, all
-    tokens, for layer 0)."""
-    if data:
-        return load_qkv(data)
-    acts = models.activations(model, texts.text(text), tokens)
-    return acts.q[layer], acts.k[layer], acts.v[layer]
-
-
 def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:
     """(layers, heads, T, d) of the source (computes and caches the activations of the fitting
     and the held-out text if needed)."""
