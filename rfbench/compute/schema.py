@@ -31,7 +31,8 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "d": INT,
     # the projections of the row's estimator (a hybrid's: per base estimator)
     "m": INT,
-    # two budgets, two names: `budget` is attention's feature budget F (m = ⌊F/l⌋);
+    # two budgets, two names: `budget` is a feature budget F (attention: m = ⌊F/l⌋ projections,
+    # classify: m = ⌈F/l⌉);
     # `projection_budget` the projection budget M a hybrid's row of cost, pointwise and precision
     # was sized from (m = M // n; null where m is the budget)
     "budget": INT,

@@ -98,6 +98,21 @@ def test_float32_guard_and_auto_fallback() -> None:
     np.testing.assert_array_equal(auto, kr.rf_accuracies(est, proj, params, *sets))
 
 
+@pytest.mark.parametrize(("name", "sigma"), [("trig-phase@orf", 12.915497), ("trig@orf", 100.0)])
+def test_float32_bounded_features_at_large_scale(name: str, sigma: float) -> None:
+    """DERF Fig. 3's largest σ: a trig map's row term ½‖σx‖² (≈ 10⁴) cancels the Gaussian
+    kernel's -½‖σx‖² in float64, so float32 is allowed (it used to refuse on the row term alone)
+    and gives the same accuracies as float64 up to one near-tied query per draw; beyond
+    ``FLOAT32_MAX_ARG`` the cosine's argument is too coarse in float32 and it refuses."""
+    est, proj, params, (Xtr, Y, Xq, yq) = _setup(name, "wine", 2, 60, sigma=sigma)
+    a64 = kr.rf_accuracies(est, proj, params, Xtr, Y, Xq, yq, dtype=np.float64)
+    a32 = kr.rf_accuracies(est, proj, params, Xtr, Y, Xq, yq, dtype=np.float32)
+    assert np.max(np.abs(a32 - a64)) * len(yq) <= 1 + 1e-9
+    assert np.mean(a32 != a64) <= 0.05 and a64.std() > 0
+    with pytest.raises(kr.Float32Unsafe, match="ωᵀx"):
+        kr.rf_accuracies(est, proj, params, 1e3 * Xtr, Y, 1e3 * Xq, yq, dtype=np.float32)
+
+
 def test_trials_by_dataset() -> None:
     exp = Classify()
     config = exp.check_config(

@@ -3,13 +3,17 @@ vectorised scorer against brute force (also at an extreme scale), and a publishe
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import one_line_error
 from scipy.special import logsumexp
+from typer.testing import CliRunner
 
+from rfbench.cli.app import app
 from rfbench.compute.datasets import available
 from rfbench.compute.experiments import ConfigError, get_experiment
 from rfbench.compute.experiments.classify.data import prepared
@@ -18,7 +22,7 @@ from rfbench.compute.experiments.classify.kernel_regression import exact_accurac
 from rfbench.compute.features import registry
 from rfbench.compute.kernels import gaussian_kernel
 from rfbench.compute.results import load_results
-from rfbench.compute.runner import RunOptions, run
+from rfbench.compute.runner import RunOptions, resolve_file, run
 from rfbench.compute.runner.config import read_config_file
 from rfbench.present.summaries.classify import paper_table
 from rfbench.present.summaries.classify import summary as classify_summary
@@ -76,17 +80,19 @@ def test_quick_derf_fig3(tmp_path: Path) -> None:
     config, res = _run_file(CONFIGS / "derf" / "fig3.toml", tmp_path / "fig3.parquet")
     assert set(res["figure"]) == {"derf-fig3"}
     val, test = res[res["metric"] == "val_accuracy"], res[res["metric"] == "accuracy"]
-    points = len(config["dataset"]) * (len(config["estimators"]) * len(config["m"]) + 1)
+    points = len(config["dataset"]) * (len(config["estimators"]) * len(config["budget"]) + 1)
     assert len(test) == points and len(val) == points * len(config["sigma"])
     assert res["value"].between(0, 1).all()
-    for key, sub in val.groupby(["dataset", "estimator", "m"], dropna=False):
-        chosen = test.set_index(["dataset", "estimator", "m"]).loc[key]
+    for key, sub in val.groupby(["dataset", "estimator", "budget"], dropna=False):
+        chosen = test.set_index(["dataset", "estimator", "budget"]).loc[key]
         best = sub.loc[sub["value"].idxmax(), "sigma"]  # the first best σ on validation
         assert chosen["sigma"] == best, key
     assert (test.loc[test["estimator"] != "exact", "n_trials"] == config["trials"]).all()
-    # count_features: every method has M features, the [sin, cos] map M/2 projections
-    trig = test[test["estimator"] == "trig@orf"]
-    assert config["count_features"] and set(trig["m"]) == {m // 2 for m in config["m"]}
+    # a feature budget: every method has F features, the [sin, cos] map F/2 projections
+    rf = test[test["estimator"] != "exact"]
+    assert config["m"] == [] and (rf["features"] == rf["budget"]).all()
+    trig = rf[rf["estimator"] == "trig@orf"]
+    assert set(trig["m"]) == {f // 2 for f in config["budget"]}
     summary = classify_summary(res)
     assert "sderf−gerf" in summary.columns and summary["dataset"].iloc[-1] == "mean"
 
@@ -222,3 +228,104 @@ def test_job_cost_ranks_the_paper_grid_for_longest_first() -> None:
     )
     spec = next(s for s in exp.grid(tuned) if s["estimator"] != "exact")
     assert exp.job_cost(spec) > exp.job_cost(spec.replace(val_trials=1))
+
+
+# ---------------------------------------------------------------- feature budget (issue 27 item 4)
+
+#: a small budget run: wine, two maps of 2 and 1 features per projection, one σ, few draws
+SMALL = {"dataset": ["wine"], "estimators": ["trig@orf", "positive@orf"], "trials": 6,
+         "exact": False}  # fmt: skip
+
+
+def _notices(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "rfbench.params"]
+
+
+def test_a_budget_run_gives_each_map_its_features_and_the_rows_say_so(tmp_path: Path) -> None:
+    """At budget F the [sin, cos] map gets ⌈F/2⌉ projections and positive F; the rows carry
+    budget, m and features; each job equals the m job at those projections, draw for draw."""
+    exp = Classify()
+    config = exp.resolve_config({**SMALL, "budget": [8, 13]})
+    assert config["m"] == []
+    out = run(exp, config, RunOptions(out=tmp_path / "b.parquet", backend="serial", quiet=True))
+    rows = load_results(out).set_index(["estimator", "budget"])
+    assert rows.loc[("trig@orf", 8), "m"] == 4 and rows.loc[("trig@orf", 13), "m"] == 7
+    assert rows.loc[("positive@orf", 8), "m"] == 8 and rows.loc[("positive@orf", 13), "m"] == 13
+    assert list(rows["features"]) == [8, 14, 8, 13]  # ⌈13/2⌉ = 7 [sin, cos] pairs: 14
+    m_run = exp.resolve_config({**SMALL, "m": [4, 8], "m_per_d": False})
+    by_m = {(s["estimator"], s["m"]): s for s in exp.grid(m_run)}
+    for spec in exp.grid(config):
+        if spec["budget"] != 8:
+            continue
+        (row,) = exp.run_job(spec, np.random.default_rng(1))
+        twin = by_m[spec["estimator"], row["m"]]
+        (same,) = exp.run_job(twin, np.random.default_rng(1))
+        assert row["budget"] == 8 and "budget" not in same
+        assert (row["value"], row["stderr"]) == (same["value"], same["stderr"])
+
+
+def test_the_deprecated_count_features_is_the_budget_with_a_one_line_notice(caplog) -> None:
+    exp = Classify()
+    with caplog.at_level(logging.WARNING, logger="rfbench.params"):
+        old = exp.resolve_config({**SMALL, "m": [8, 13], "m_per_d": False, "count_features": True})
+    (notice,) = _notices(caplog)
+    assert "'count_features' = true with 'm' = [8, 13]" in notice and "'budget' = [8, 13]" in notice
+    assert "until the next release" in notice and "\n" not in notice
+    new = exp.resolve_config({**SMALL, "budget": [8, 13]})
+    assert old["budget"] == [8, 13] and old["m"] == [] and not old["count_features"]
+    assert exp.grid(old) == exp.grid(new)  # the same jobs: the same seeds, the same rows
+
+
+def test_a_budget_replaces_the_m_of_the_quick_profile_but_not_a_given_m(tmp_path: Path) -> None:
+    exp = Classify()
+    assert "m" in exp.profiles["quick"]
+    quick = exp.resolve_config({"budget": [16]}, "quick")
+    assert quick["m"] == [] and quick["profile"] == "quick"
+    assert quick["trials"] == exp.profiles["quick"]["trials"]  # the rest of the profile holds
+    both = tmp_path / "both.toml"
+    both.write_text('experiment = "classify"\n[params]\nbudget = [16]\n[profiles.quick]\nm = [2]\n')
+    with pytest.raises(ConfigError, match="both 'm' .projections. and 'budget' .features."):
+        resolve_file(both, "quick")
+    assert resolve_file(both, "paper")[1]["budget"] == [16]
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ({"budget": [16], "m": [4]}, "both 'm' (projections) and 'budget' (features)"),
+        ({"budget": [16], "count_features": True}, "both 'budget' and its old form"),
+        ({"m": [16], "count_features": True}, "(m·d features) has no budget form"),
+        ({"m": []}, "invalid value for 'm': []"),
+        ({"budget": [0]}, "invalid value for 'budget'"),
+        ({"budget": [16], "stream": "released", "estimators": ["positive@orf"]},
+         "invalid value for 'budget': [16]"),
+    ],
+)  # fmt: skip
+def test_a_bad_size_is_one_config_error(bad: dict, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Classify().resolve_config(bad)
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_command_line_takes_budget_and_count_features_and_refuses_both(
+    tmp_path: Path, caplog
+) -> None:
+    common = ["classify", "--dataset", "wine", "--estimators", "trig@orf", "--trials", "3",
+              "--no-exact", "--quiet", "--no-plot", "--backend", "serial"]  # fmt: skip
+    both = CliRunner().invoke(app, [*common, "--budget", "16", "--m", "16"])
+    one_line_error(both, "both 'm' (projections) and 'budget' (features)")
+    runs = {}
+    for name, size in (("new", ["--budget", "16"]),
+                       ("old", ["--m", "16", "--no-m-per-d", "--count-features"])):  # fmt: skip
+        out = tmp_path / f"{name}.parquet"
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="rfbench.params"):
+            done = CliRunner().invoke(app, [*common, *size, "--out", str(out)])
+        assert done.exit_code == 0, done.output
+        assert len(_notices(caplog)) == (name == "old")
+        runs[name] = load_results(out)
+    assert list(runs["new"][["budget", "m", "features"]].iloc[0]) == [16, 8, 16]
+    columns = ["estimator", "budget", "m", "features", "sigma", "value", "stderr"]
+    assert runs["old"][columns].equals(runs["new"][columns])
+    help_text = " ".join(CliRunner().invoke(app, ["classify", "--help"]).output.split())
+    assert "--budgets, --budget INT[,INT...]" in help_text

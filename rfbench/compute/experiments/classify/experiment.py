@@ -20,7 +20,7 @@ import pandas as pd
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets import check as dataset_info
 from rfbench.compute.datasets.preprocess import min_rows
-from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec, ResolvedConfig
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.classify import bandwidth
 from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
@@ -31,7 +31,7 @@ from rfbench.compute.experiments.classify.kernel_regression import (
     rf_accuracies,
     slice_draws,
 )
-from rfbench.compute.experiments.classify.params import DTYPES, Params
+from rfbench.compute.experiments.classify.params import DTYPES, Params, budget_given
 from rfbench.compute.experiments.classify.simrf_replay import (
     RELEASED,
     RELEASED_FAST,
@@ -57,6 +57,16 @@ def fitted_params(est: Estimator, rng, d: int, X: np.ndarray, Y: np.ndarray) -> 
     if not est.data_dependent:
         return {}
     return est.sample(rng, d, draws=1, fit=(X, Y)).params
+
+
+def projections(spec: Mapping[str, Any], d: int) -> int:
+    """M, the projections of a random-feature job on d inputs: ⌈F/l⌉ at a feature budget F (l
+    the estimator's features per projection: a [sin, cos] map gets F/2), else m (times d with
+    ``m_per_d``)."""
+    if "budget" in spec:
+        probe = registry.get(spec["estimator"], kernel=spec["kernel"], m=1)
+        return -(-spec["budget"] // probe.features_per_projection)
+    return spec["m"] * d if spec["m_per_d"] else spec["m"]
 
 
 def datasets(config: Mapping[str, Any]) -> list[str]:
@@ -111,6 +121,23 @@ class Classify(Experiment):
         "paper": {},
     }
 
+    def resolve_config(
+        self,
+        params: Mapping[str, Any] | None = None,
+        profile: str | None = None,
+        *,
+        name: str | None = None,
+        figure: str | None = None,
+    ) -> ResolvedConfig:
+        """As :meth:`Experiment.resolve_config`; the m of this experiment's profiles sizes runs in
+        projections only: a run given a ``budget`` takes the rest of the profile."""
+        own = self.profiles.get(profile or "", {})
+        if not (params and budget_given(params) and "m" in own):
+            return super().resolve_config(params, profile, name=name, figure=figure)
+        rest = {k: v for k, v in own.items() if k != "m"}
+        config = super().resolve_config({**rest, **params}, None, name=name, figure=figure)
+        return ResolvedConfig({**config, "profile": profile})
+
     @staticmethod
     def _check_rows(name: str, protocol: str) -> None:
         """A user table too small for the split (a part without a row) is a one-line error."""
@@ -155,10 +182,11 @@ class Classify(Experiment):
         check_stream(config)
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
-        keys = ("protocol", "kernel", "m_per_d", "pad", "fit", "compat", "dtype")
-        common = {k: config[k] for k in (*keys, "split_seed")}
-        if config["count_features"]:
-            common["count_features"] = True
+        keys = ("protocol", "kernel", "pad", "fit", "compat", "dtype", "split_seed")
+        common = {k: config[k] for k in keys}
+        if not config["budget"]:  # m_per_d reads m, not a budget
+            common["m_per_d"] = config["m_per_d"]
+        sizes = [{"budget": f} for f in config["budget"]] or [{"m": m} for m in config["m"]]
         if config["tune"]:
             common["val_trials"] = config["val_trials"]
         jobs = []
@@ -173,8 +201,8 @@ class Classify(Experiment):
                 if config["exact"]:
                     jobs.append(JobSpec(base, estimator=EXACT, **point))
                 for est in config["estimators"]:
-                    for m in config["m"]:
-                        jobs.append(JobSpec(base, estimator=est, m=m, **point))
+                    for size in sizes:
+                        jobs.append(JobSpec(base, estimator=est, **size, **point))
         if config["stream"] == "released":
             return released_jobs(jobs, config["estimators"])
         return jobs
@@ -244,13 +272,12 @@ class Classify(Experiment):
 
     def _random_features(self, spec: JobSpec, data, rng) -> list[dict[str, Any]]:
         d = data.d
-        M = spec["m"] * d if spec["m_per_d"] else spec["m"]
-        if spec.get("count_features"):  # M features: a [sin, cos] map gets M/2 projections
-            probe = registry.get(spec["estimator"], kernel=spec["kernel"], m=1)
-            M = max(1, -(-M // probe.features_per_projection))
+        M = projections(spec, d)
         est = registry.get(spec["estimator"], kernel=spec["kernel"], m=M)
         n_test = spec["trials"]
         base = {"estimator": spec["estimator"], "m": M, "m_per_d": M / d}
+        if "budget" in spec:
+            base["budget"] = spec["budget"]
 
         def fit_sets(sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
             Xtr, q = sigma * data.train.X, sigma * getattr(data, part).X
@@ -293,11 +320,11 @@ class Classify(Experiment):
         sigmas = len(spec["sigmas"]) if "sigmas" in spec else 1
         if estimator == EXACT:
             return rows * rows * d * (sigmas + 1) / 100
-        features = spec["m"] * (d if spec["m_per_d"] else 1)
+        features = projections(spec, d)
         draws = spec["trials"] + (spec["val_trials"] * sigmas if "sigmas" in spec else 0)
         return float(rows * features * draws)
 
-    memory_parameters = ("m", "trials")
+    memory_parameters = ("m", "budget", "trials")
     range_parameters = ("sigma",)
     probe_overrides = {"trials": 2, "val_trials": 2}
 
@@ -315,7 +342,10 @@ class Classify(Experiment):
         d = max(widths)
         if config["pad"]:
             d = 1 << (d - 1).bit_length()
-        big_m = max(config["m"]) * (d if config["m_per_d"] else 1)
+        if config["budget"]:  # ⌈F/l⌉ ≤ F projections
+            big_m = max(config["budget"])
+        else:
+            big_m = max(config["m"]) * (d if config["m_per_d"] else 1)
         trials = max(
             [config["trials"], config["val_trials"], *config["trials_by_dataset"].values()]
         )

@@ -12,11 +12,12 @@ to Ψᵀ Y per feature column in the log domain — each column keeps its own ex
 row is lost to underflow whatever the scale (σ = 100 in DERF Fig. 3) — and each query's scores
 are shifted per draw. Positive per-query factors (the query's row term, the Monte Carlo 1/M) do
 not change the argmax and are dropped; per-row training terms (α‖x‖² and the component's own,
-e.g. -‖x‖²/2) are kept in float64 and shifted by their maximum.
+e.g. -‖x‖²/2) are summed in float64 and shifted by their maximum.
 
 Precision: ``dtype=float32`` computes projections, exponentials and products in float32 (3× faster)
-while every log-magnitude and row term stays within ±``FLOAT32_MAX_LOG`` (exponents then carry an
-absolute error ≲ 1e-4, far below any Monte Carlo effect); ``"auto"`` falls back to float64 for an
+while every log-magnitude and summed row term stays within ±``FLOAT32_MAX_LOG`` (exponents then
+carry an absolute error ≲ 1e-4, far below any Monte Carlo effect; a bounded feature's cosine of
+|ωᵀx| ≤ ``FLOAT32_MAX_ARG`` carries ≤ 6e-4); ``"auto"`` falls back to float64 for an
 evaluation that leaves that range. ``loop_accuracies`` is the plain per-trial computation (dense
 features, float64) that the papers' scripts use, kept as the reference for tests and benchmarks.
 """
@@ -37,6 +38,9 @@ CHUNK = 1 << 20
 MAX_COLUMNS = 4096
 #: float32 is used only while |log-magnitudes| and |row terms| stay below this
 FLOAT32_MAX_LOG = 1024.0
+#: ... and a bounded (trig) feature's argument |ωᵀx| ≤ ‖ω‖‖x‖ below this: its float32 rounding,
+#: |ωᵀx|·2⁻²⁴ ≤ 6e-4, then moves cos(ωᵀx) by far less than its Monte Carlo spread
+FLOAT32_MAX_ARG = 1e4
 #: exponents are raised to at least this before exp: e^-87 is float32's smallest normal number,
 #: e^-700 is just above float64's (numpy's exp takes a slow path from -708 on, 7-40× slower, and
 #: denormals slow the BLAS); a term this small relative to its column's largest (1) changes a sum
@@ -80,22 +84,40 @@ def _exp_inplace(a: np.ndarray) -> None:
 
 
 def _terms(est: Estimator, proj: Projections, X: np.ndarray, side: str, params: dict):
-    """(log-magnitudes (n, F) or None, factor (n, F) or None, row term (n,)) of one merged draw;
-    a float32 ``proj``/``X`` gives float32 arrays, checked against ``FLOAT32_MAX_LOG``."""
-    log_mag, factor, row = est.projection_log_terms(proj, X, side, params)
+    """(log-magnitudes (n, F) or None, factor (n, F) or None) of one merged draw; a float32
+    ``proj``/``X`` gives float32 arrays, the log-magnitudes checked against ``FLOAT32_MAX_LOG``.
+    The row term is not used here: the key side takes it in float64 from :func:`row_terms`, and
+    on the query side it is a positive factor per query, which does not change the argmax."""
+    log_mag, factor, _ = est.projection_log_terms(proj, X, side, params)
     n = X.shape[0]
     if log_mag is not None:  # (1, n, M, l); l = 1: keep project()'s layout (no copy)
         log_mag = log_mag[0, :, :, 0] if log_mag.shape[-1] == 1 else log_mag.reshape(n, -1)
+        if X.dtype == np.float32:
+            _check_float32(max(float(np.max(log_mag)), -float(np.min(log_mag))))
+    elif X.dtype == np.float32:
+        arg = np.sqrt(float(np.max(proj.sq_norms)) * float(np.max(sq_norms(X), initial=0.0)))
+        if arg > FLOAT32_MAX_ARG:
+            raise Float32Unsafe(f"|ωᵀx| up to {arg:.0f} > {FLOAT32_MAX_ARG:.0f}")
     factor = None if factor is None else np.broadcast_to(factor, (1, n, *factor.shape[2:]))
     factor = None if factor is None else factor.reshape(n, -1)
-    row = np.broadcast_to(row, (1, n)).reshape(n)
-    if X.dtype == np.float32:
-        big = float(np.max(np.abs(row), initial=0.0))
-        if log_mag is not None:
-            big = max(big, float(np.max(log_mag)), -float(np.min(log_mag)))
-        if big > FLOAT32_MAX_LOG:
-            raise Float32Unsafe(f"|log-magnitude| {big:.0f} > {FLOAT32_MAX_LOG:.0f}")
-    return log_mag, factor, row
+    return log_mag, factor
+
+
+def _check_float32(big: float) -> None:
+    if big > FLOAT32_MAX_LOG:
+        raise Float32Unsafe(f"|log-magnitude| {big:.0f} > {FLOAT32_MAX_LOG:.0f}")
+
+
+def row_terms(est: Estimator, proj: Projections, X: np.ndarray, params: dict) -> np.ndarray:
+    """The key map's per-row log term (n,) at the rows X (the component's own, e.g. ½‖x‖² for
+    trig, DERF Def. 2.1) in float64, from the first projection of ``proj``: a row term is common
+    to every feature, so no projection changes it, and one float64 projection costs n·d."""
+    first = (slice(0, 1), slice(0, 1))
+    phase = None if proj.phase is None else proj.phase[first].astype(np.float64)
+    W, sq = proj.W[first].astype(np.float64), proj.sq_norms[first].astype(np.float64)
+    first = Projections(W, sq, proj.d, None, phase)
+    _, _, row = est.projection_log_terms(first, np.asarray(X, np.float64), "key", params)
+    return np.broadcast_to(row, (1, len(X))).reshape(len(X)).astype(np.float64)
 
 
 def key_reduce(
@@ -103,14 +125,18 @@ def key_reduce(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(S, c) with Σ_i ψ_f(x_i) Y_i = exp(c_f + max r)·S_f (up to a positive constant) for every
     feature column f of the merged draw ``proj``; S (F, C), c (F,). ``r`` (float64) are the
-    per-row terms α‖x‖²; rows are streamed in chunks with running per-column shifts."""
+    per-row terms, α‖x‖² plus the map's own (:func:`row_terms`), summed in float64 before the
+    cast: for the Gaussian kernel they cancel (trig: -½‖x‖² + ½‖x‖²), so float32 never has to
+    carry ½‖σx‖² itself; rows are streamed in chunks with running per-column shifts."""
     S = c = None
     step = _rows(proj.count * est.features_per_projection)
     r = r - np.max(r)
+    if X.dtype == np.float32:
+        _check_float32(-float(np.min(r, initial=0.0)))
     for start in range(0, len(X), step):
         rows = slice(start, start + step)
-        log_mag, factor, row = _terms(est, proj, X[rows], "key", params)
-        shift = (r[rows] + row.astype(np.float64)).astype(X.dtype)
+        log_mag, factor = _terms(est, proj, X[rows], "key", params)
+        shift = r[rows].astype(X.dtype)
         if log_mag is None:  # bounded (trig) features: the row term is a weight
             cc = np.full(factor.shape[1], float(np.max(shift)))
             weights = np.exp(shift - cc[0])[:, None] * Y[rows]
@@ -144,7 +170,7 @@ def query_scores(
     step = _rows(F)
     for start in range(0, len(Xq), step):
         rows = slice(start, start + step)
-        log_mag, factor, _ = _terms(est, proj, Xq[rows], "query", params)
+        log_mag, factor = _terms(est, proj, Xq[rows], "query", params)
         n = Xq[rows].shape[0]
         if log_mag is None:
             w = factor * np.exp(c - np.max(c)).astype(factor.dtype)
@@ -161,12 +187,13 @@ def query_scores(
 def _accuracies(est, proj: Projections, params, Xtr, Ytr, Xq, yq, dtype) -> np.ndarray:
     per_draw = max(1, proj.count * est.features_per_projection)
     batch = max(1, MAX_COLUMNS // per_draw)
-    r = est.alpha * sq_norms(Xtr) if est.alpha else np.zeros(len(Xtr))
+    alpha_r = est.alpha * sq_norms(Xtr) if est.alpha else np.zeros(len(Xtr))
     Xtr_, Xq_, Y_ = (np.ascontiguousarray(a, dtype=dtype) for a in (Xtr, Xq, Ytr))
     out = np.empty(proj.draws)
     for b0 in range(0, proj.draws, batch):
         b1 = min(proj.draws, b0 + batch)
         merged = merge_draws(slice_draws(proj, b0, b1), dtype)
+        r = alpha_r + row_terms(est, merged, Xtr, params)
         S, c = key_reduce(est, merged, params, Xtr_, r, Y_)
         correct = np.zeros(b1 - b0)
         for rows, scores in query_scores(est, merged, params, Xq_, S, c, b1 - b0):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from rfbench.compute.datasets import PROTOCOLS
 from rfbench.compute.experiments.classify.data import UCI8
@@ -15,6 +17,40 @@ from rfbench.compute.experiments.params import ConfigError, ExperimentParams, Li
 #: the ``dtype`` option: float32 with a float64 fallback (auto), or one precision throughout
 DTYPES: dict[str, Any] = {"auto": "auto", "float32": np.float32, "float64": np.float64}
 SPLITS = tuple(PROTOCOLS)
+#: the logger of the notices of renamed parameters (rfbench.compute.experiments.params.renamed)
+_log = logging.getLogger("rfbench.params")
+
+
+def budget_given(values: Mapping[str, Any]) -> bool:
+    """Whether raw parameter ``values`` size the run by a feature budget (``budget`` non-empty)."""
+    return values.get("budget") not in (None, [], ())
+
+
+def as_budget(values: Mapping[str, Any], default_m: list[int]) -> dict[str, Any]:
+    """Raw ``values`` with the deprecated ``count_features = true`` given as ``budget = m`` (a
+    one-line notice); ConfigError if it comes with a budget or with m_per_d (m·d features)."""
+    out = dict(values)
+    if out.get("count_features") is not True:
+        return out
+    if budget_given(out):
+        raise ConfigError(
+            "both 'budget' and its old form 'count_features' are given for experiment "
+            "'classify' (give 'budget' only)"
+        )
+    if out.get("m_per_d", True) is True:
+        raise ConfigError(
+            "'count_features' = true with 'm_per_d' = true (m·d features) has no budget form: "
+            "give 'budget' = the features (m_per_d does not apply to it)"
+        )
+    m = out.pop("m", default_m)
+    del out["count_features"]
+    _log.warning(
+        "rfbench: 'count_features' = true with 'm' = %r of experiment 'classify' is now 'budget' "
+        "= %r (the old form is accepted until the next release)",
+        m,
+        m,
+    )
+    return {**out, "budget": m}
 
 
 class Params(ExperimentParams):
@@ -44,10 +80,18 @@ class Params(ExperimentParams):
         json_schema_extra={"rule": "0 alone, or each > 0"},
     )
     m: Values[Annotated[int, Field(ge=1)]] = Field(
-        [1, 2, 4, 10], min_length=1, description="random projections M (times d when m_per_d)"
+        [1, 2, 4, 10],
+        description="random projections M (times d when m_per_d); or give budget instead",
+        json_schema_extra={"rule": "each >= 1; non-empty unless budget"},
+    )
+    budget: Values[Annotated[int, Field(ge=1)]] = Field(
+        [],
+        description="feature budgets F instead of m: each estimator gets ⌈F/l⌉ projections, l its "
+        "features per projection (trig@*: 2); m_per_d does not apply; empty = m sizes the run",
+        json_schema_extra={"rule": "each >= 1; not with m"},
     )
     m_per_d: bool = Field(
-        True, description="read m as multiples of d (SimRF m/d) instead of absolute M"
+        True, description="read m as multiples of d (SimRF m/d) instead of absolute M (m only)"
     )
     pad: bool = Field(
         False, description="zero-pad d to a power of two and use it for m/d (SimRF Table 3)"
@@ -63,11 +107,14 @@ class Params(ExperimentParams):
         "auto", description="auto (float32 where exact enough, else float64), float32 or float64"
     )
     count_features: bool = Field(
-        False, description="m counts features, not projections (trig@*: m/2 projections)"
+        False,
+        description="deprecated (until the next release): true reads m as features, i.e. "
+        "budget = m (with m_per_d = false)",
     )
     tune: bool = Field(
         False,
-        description="choose σ per (data set, estimator, M) on the validation split (protocol derf)",
+        description="choose σ per (data set, estimator, m or budget) on the validation split "
+        "(protocol derf)",
     )
     fit: Literal["queries", "train"] = Field(
         "queries",
@@ -99,6 +146,30 @@ class Params(ExperimentParams):
         description="rfbench, or released: replay the SimRF authors' code "
         "(rfbench.compute.experiments.simrf_replay)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _m_or_budget(cls, values: Any) -> Any:
+        """Projections m or a feature budget, never both (count_features: :func:`as_budget`); a
+        budget leaves m empty."""
+        if not isinstance(values, Mapping):
+            return values
+        values = as_budget(values, cls.model_fields["m"].default)
+        if not budget_given(values):
+            return values
+        if values.get("m") not in (None, [], ()):
+            raise ConfigError(
+                f"both 'm' (projections) and 'budget' (features) are given for experiment "
+                f"'classify': give one (m = {values['m']!r}, budget = {values['budget']!r})"
+            )
+        return {**values, "m": []}
+
+    @model_validator(mode="after")
+    def _sized(self) -> Params:
+        """m or budget sizes the run."""
+        if not self.m and not self.budget:
+            raise ConfigError.bad_value("m", self.m, "one or more projections, or a budget")
+        return self
 
     @field_validator("sigma")
     @classmethod

@@ -145,7 +145,7 @@ def check_config(config: Mapping[str, Any]) -> None:
         "m_per_d": (config["m_per_d"], "true (the released m is a multiple of d)"),
         "estimators": (set(config["estimators"]) <= allowed, ", ".join(sorted(allowed))),
         "tune": (not config["tune"], "false"),
-        "count_features": (not config["count_features"], "false"),
+        "budget": (not config["budget"], "empty (the released m is a multiple of d)"),
     }
     for key, (ok, what) in needs.items():
         if not ok:
