@@ -33,11 +33,9 @@ FIRST_HALF, SECOND_HALF = "first half of the tokens", "second half of the tokens
 
 @dataclass(frozen=True)
 class Heads:
-    """One layer's measured heads and the heads their estimators are fitted on.
-
-    q, k, v: (heads, T, d) measured; fit_q, fit_k: (heads, T', d) fitting; ``columns`` the rows'
-    ``fit_text`` and ``text``; ``identity`` what the fitting heads are (for the fit cache).
-    """
+    """One layer's measured heads q, k, v (heads, T, d) and the heads fit_q, fit_k (heads, T', d)
+    their estimators are fitted on; ``columns`` the rows' ``fit_text`` and ``text``; ``identity``
+    what the fitting heads are (for the fit cache)."""
 
     q: np.ndarray
     k: np.ndarray
@@ -54,22 +52,9 @@ def measured(tokens: int) -> int:
 
 
 def split(model: str, data: str, tokens: int, layer: int) -> Heads:
-    """The measured and fitting heads of one layer (module doc).
-
-    Parameters
-    ----------
-    model : str
-        The model folder ("" = default); ignored with ``data``.
-    data : str
-        A --data file reference, or "".
-    tokens : int
-        Sequence length of both texts (model heads).
-    layer : int
-
-    Returns
-    -------
-    Heads
-    """
+    """The measured and fitting heads of one layer (module doc) at sequence length ``tokens`` of
+    both texts (model heads): of the model folder ``model`` ("" = default), or of the --data file
+    reference ``data`` (then ``model`` is ignored)."""
     if data:
         q, k, v = source.load_qkv(data)
         t, s = (n - measured(n) for n in (q.shape[1], k.shape[1]))
@@ -77,8 +62,10 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
         identity = {"data_sha256": user.sha256(path), "fit": f"q[:{t}] k[:{s}]"}
         columns = {"fit_text": FIRST_HALF, "text": SECOND_HALF}
         return Heads(q[:, t:], k[:, s:], v[:, s:], q[:, :t], k[:, :s], columns, identity)
-    q, k, v = source.heads(model, data, tokens, layer, text=source.HELD_OUT)
-    fq, fk, _ = source.heads(model, data, tokens, layer, text=source.TEXT)
+    held = models.activations(model, texts.text(source.HELD_OUT), tokens)
+    fit = models.activations(model, texts.text(source.TEXT), tokens)
+    q, k, v = held.q[layer], held.k[layer], held.v[layer]
+    fq, fk = fit.q[layer], fit.k[layer]
     identity = {
         "model_sha256": models.model_digest(model),
         "text_sha256": hashlib.sha256(texts.text(source.TEXT).encode()).hexdigest(),
