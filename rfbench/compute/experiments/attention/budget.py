@@ -13,6 +13,18 @@ def features_per_projection(est: Estimator) -> int:
 
 
 def projections(est: Estimator, features: int) -> int:
-    """m = ⌊F/l⌋, the projections ``est`` (built at any m: only its l is read) gets at feature
-    budget F = ``features``: 0 when a single projection already exceeds the budget."""
+    """m = ⌊F/l⌋, the projections ``est`` gets at feature budget ``features`` (≥ 0).
+
+    Parameters
+    ----------
+    est : Estimator
+        Any estimator (built at any m: only its features per projection is read).
+    features : int
+        The budget F.
+
+    Returns
+    -------
+    int
+        0 when a single projection already exceeds the budget.
+    """
     return features // features_per_projection(est)

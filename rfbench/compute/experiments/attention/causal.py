@@ -50,16 +50,30 @@ def _visible_weights(b: np.ndarray, m: np.ndarray, rows: np.ndarray) -> np.ndarr
 def prefix_attention(
     phi: np.ndarray, psi: np.ndarray, b: np.ndarray, v: np.ndarray, chunk: int = CHUNK
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Causal linear attention D̂⁻¹(M ∘ φψᵀ)V as prefix sums over ``chunk`` keys per step, in
-    log-space-exact scales: (out, normaliser, m) from real query features ``phi`` (..., T, F) (the
-    query scales e^{a_i} cancel in each row and are left out), real key features ``psi`` (..., T, F)
-    without their scales, log key scales ``b`` (..., T) (ψ(k_j) = e^{b_j} psi_j; −inf for a masked
-    padding key) and values ``v`` (..., T, d_v) (leading axes broadcast against phi's).
+    """Causal linear attention D̂⁻¹(M ∘ φψᵀ)V as chunked prefix sums, in log-space-exact scales.
 
-    ``out`` (..., T, d_v) is Ô (non-finite in rows whose normaliser is 0); ``normaliser``
-    (..., T) is D̂_ii up to the positive factor e^{a_i + m_i} (its sign and finiteness are D̂_ii's);
-    ``m`` (..., T) is the reference scale of each row, max_{j≤i} b_j (0 before the first visible
-    key)."""
+    Parameters
+    ----------
+    phi : ndarray, shape (..., T, F)
+        Real query features (the query scales e^{a_i} cancel in each row and are left out).
+    psi : ndarray, shape (..., T, F)
+        Real key features without their scales.
+    b : ndarray, shape (..., T)
+        Log key scales ψ(k_j) = e^{b_j} psi_j; −inf for a masked (padding) key.
+    v : ndarray, shape (..., T, d_v)
+        Values (leading axes broadcast against phi's).
+    chunk : int
+        Keys per step.
+
+    Returns
+    -------
+    out : ndarray, shape (..., T, d_v)
+        Ô (non-finite in rows whose normaliser is 0).
+    normaliser : ndarray, shape (..., T)
+        D̂_ii up to the positive factor e^{a_i + m_i} (its sign and finiteness are D̂_ii's).
+    m : ndarray, shape (..., T)
+        The reference scale of each row, max_{j≤i} b_j (0 before the first visible key).
+    """
     t = phi.shape[-2]
     m = np.maximum.accumulate(b, axis=-1)
     m = np.where(np.isfinite(m), m, 0.0)
@@ -96,10 +110,24 @@ def estimate_head(
     v: np.ndarray,
     rows: np.ndarray | None = None,
 ) -> am.HeadEstimate:
-    """Causal Ô (draws, T, d_v), the running normalisers (draws, T) and the query ``rows`` (R,)
-    (default all) of D̂⁻¹(M ∘ Â) (draws, R, T), zero above the diagonal, of one head as a
-    :class:`metrics.HeadEstimate`, from ``draw`` (``draws`` realisations of ``est.sample``),
-    q, k (T, d) and v (T, d_v)."""
+    """Causal Ô, the running normalisers and some rows of D̂⁻¹(M ∘ Â) of one head.
+
+    Parameters
+    ----------
+    est : Estimator
+    draw : Draw
+        ``draws`` realisations from ``est.sample``.
+    q, k : ndarray, shape (T, d)
+    v : ndarray, shape (T, d_v)
+    rows : ndarray of int, shape (R,), optional
+        Query rows of the matrix to keep (default all).
+
+    Returns
+    -------
+    metrics.HeadEstimate
+        ``out`` (draws, T, d_v), ``normaliser`` (draws, T), ``matrix`` (draws, R, T), zero
+        above the diagonal.
+    """
     check_square(len(q), len(k))
     fq = est.query_log_features(draw, q)
     fk = est.key_log_features(draw, k)
@@ -144,11 +172,24 @@ def masked_rank_bound(
     On a block that the mask M leaves whole, M ∘ B equals B and has rank ≤ r, so its error there
     is at least the Eckart–Young tail (Σ_{k>r} σ_k²)^½ of A's block; the blocks of
     :func:`_blocks` are disjoint, so their squared tails add up to a lower bound. Restricted to
-    the ``measured`` query rows (R,) (those of the matrix metrics; default all), each block keeps
-    its measured rows: still whole under the mask, still of rank ≤ r, so the bound holds for the
-    measured rows' error. A (T, T) is the causal attention (zero above the diagonal); returns
-    r -> the bound for each of ``ranks`` (absolute; divide by the norm of the measured rows of A
-    for the relative error)."""
+    the ``measured`` query rows (those of the matrix metrics), each block keeps its measured rows:
+    still whole under the mask, still of rank ≤ r, so the bound holds for the measured rows'
+    error.
+
+    Parameters
+    ----------
+    A : ndarray, shape (T, T)
+        The causal attention (zero above the diagonal).
+    ranks : list of int
+    measured : ndarray of int, shape (R,), optional
+        Query rows the error is measured on (default all).
+
+    Returns
+    -------
+    dict
+        r -> the bound on ‖M ∘ B − A‖_F over the measured rows (absolute; divide by the norm of
+        those rows of A for the relative error).
+    """
     keep = np.zeros(len(A), bool)
     keep[np.arange(len(A)) if measured is None else measured] = True
     tails = {r: 0.0 for r in ranks}

@@ -105,9 +105,19 @@ def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...
 
 @functools.lru_cache(maxsize=4)
 def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The user's heads q (heads, T, d), k (heads, S, d), v (heads, S, d_v) from
-    ``PATH[@SHA256PREFIX]`` of an .npz with q, k, v; a DataError for a missing file, changed
-    content, not an .npz, missing or malformed arrays."""
+    """The user's heads from ``PATH[@SHA256PREFIX]`` of an .npz with q, k, v.
+
+    Returns
+    -------
+    q : ndarray, shape (heads, T, d)
+    k : ndarray, shape (heads, S, d)
+    v : ndarray, shape (heads, S, d_v)
+
+    Raises
+    ------
+    DataError
+        Missing file, changed content, not an .npz, missing or malformed arrays.
+    """
     path, _, sha = user.parse(name)
     if not path.is_file():
         raise DataError(f"data file {path}: no such file")

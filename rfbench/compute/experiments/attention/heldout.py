@@ -33,9 +33,11 @@ FIRST_HALF, SECOND_HALF = "first half of the tokens", "second half of the tokens
 
 @dataclass(frozen=True)
 class Heads:
-    """One layer's measured heads q, k, v (heads, T, d) and the heads fit_q, fit_k (heads, T', d)
-    their estimators are fitted on; ``columns`` the rows' ``fit_text`` and ``text``; ``identity``
-    what the fitting heads are (for the fit cache)."""
+    """One layer's measured heads and the heads their estimators are fitted on.
+
+    q, k, v: (heads, T, d) measured; fit_q, fit_k: (heads, T', d) fitting; ``columns`` the rows'
+    ``fit_text`` and ``text``; ``identity`` what the fitting heads are (for the fit cache).
+    """
 
     q: np.ndarray
     k: np.ndarray
@@ -52,9 +54,22 @@ def measured(tokens: int) -> int:
 
 
 def split(model: str, data: str, tokens: int, layer: int) -> Heads:
-    """The measured and fitting heads of one layer (module doc) at sequence length ``tokens`` of
-    both texts (model heads): of the model folder ``model`` ("" = default), or of the --data file
-    reference ``data`` (then ``model`` is ignored)."""
+    """The measured and fitting heads of one layer (module doc).
+
+    Parameters
+    ----------
+    model : str
+        The model folder ("" = default); ignored with ``data``.
+    data : str
+        A --data file reference, or "".
+    tokens : int
+        Sequence length of both texts (model heads).
+    layer : int
+
+    Returns
+    -------
+    Heads
+    """
     if data:
         q, k, v = source.load_qkv(data)
         t, s = (n - measured(n) for n in (q.shape[1], k.shape[1]))

@@ -24,9 +24,15 @@ WINDOW, TOP_K, HYBRID = "window", "top-k", "window+"
 
 @dataclass(frozen=True)
 class LocalMethod:
-    """A local method by name: ``window``, ``top-k`` or ``window+<registry name>``; ``kind`` is
-    "window", "top-k" or "hybrid", ``feature_map`` the registry name of a hybrid's map outside
-    the window (else None)."""
+    """A local method by name: ``window``, ``top-k`` or ``window+<registry name>``.
+
+    Attributes
+    ----------
+    name : str
+    kind : {"window", "top-k", "hybrid"}
+    feature_map : str or None
+        The registry name of a hybrid's map outside the window.
+    """
 
     name: str
     kind: str
@@ -99,10 +105,23 @@ def top_k_mask(logits: np.ndarray, k: int, visible: np.ndarray | None = None) ->
 def masked_softmax_estimate(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray, rows: np.ndarray
 ) -> HeadEstimate:
-    """Exact softmax of q (T, d), k (S, d), v (S, d_v) restricted to ``mask`` (T, S) (window or
-    top-k: the keys each row attends, at least one), as a one-draw :class:`HeadEstimate`
-    (normaliser 1: every row is a distribution) keeping the query ``rows`` (R,) of the matrix
-    metrics."""
+    """Exact softmax restricted to ``mask`` (window or top-k), as a one-draw estimate.
+
+    Parameters
+    ----------
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    v : ndarray, shape (S, d_v)
+    mask : ndarray of bool, shape (T, S)
+        The keys each row attends; at least one per row.
+    rows : ndarray of int, shape (R,)
+        The query rows of the matrix metrics.
+
+    Returns
+    -------
+    HeadEstimate
+        Draws axis of length 1; normaliser 1 (positive: every row is a distribution).
+    """
     logits = np.where(mask, q @ k.T, -np.inf)
     a = np.exp(logits - logits.max(axis=1, keepdims=True))
     a /= a.sum(axis=1, keepdims=True)
@@ -119,16 +138,33 @@ def hybrid_estimate(
     rows: np.ndarray,
     visible: np.ndarray | None = None,
 ) -> HeadEstimate:
-    """Exact inside ``mask`` (T, S), the window, ``est``'s features (``draw`` from its ``sample``; a
-    softmax-kernel estimator) outside, one normaliser (LoLCATs Eq. 6); with ``visible`` (T, S), the
-    causal mask, the features cover only the visible keys outside the window. q (T, d), k (S, d),
-    v (S, d_v); ``rows`` (R,) the query rows of the matrix metrics.
+    """Exact inside ``mask``, ``est``'s features outside, one normaliser (LoLCATs Eq. 6); with
+    ``visible`` (the causal mask) the features cover only the visible keys outside the window.
 
     Row i is scaled by c_i = max(max_{j∈W(i)} L_ij, a_i + max_j b_j), with a_i, b_j the log
     scales of the features (rfbench.features.base.Features): no term exceeds its true size
-    relative to e^{c_i}, so nothing overflows, and the scale cancels in the ratio. Returns a
-    :class:`HeadEstimate`: ``out`` (draws, T, d_v), ``normaliser`` (draws, T) up to a positive
-    factor per row, ``matrix`` (draws, R, S)."""
+    relative to e^{c_i}, so nothing overflows, and the scale cancels in the ratio.
+
+    Parameters
+    ----------
+    est : Estimator
+        A softmax-kernel estimator; ``draw`` from its ``sample``.
+    draw : Draw
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    v : ndarray, shape (S, d_v)
+    mask : ndarray of bool, shape (T, S)
+        The window.
+    rows : ndarray of int, shape (R,)
+    visible : ndarray of bool, shape (T, S), optional
+        The keys each query sees (default all).
+
+    Returns
+    -------
+    HeadEstimate
+        ``out`` (draws, T, d_v), ``normaliser`` (draws, T) up to a positive factor per row,
+        ``matrix`` (draws, R, S).
+    """
     logits = q @ k.T
     fq = est.query_log_features(draw, q)
     fk = est.key_log_features(draw, k)

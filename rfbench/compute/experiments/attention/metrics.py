@@ -18,9 +18,22 @@ from rfbench.compute.features.base import Draw, Estimator
 def softmax_attention(
     q: np.ndarray, k: np.ndarray, mask: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact attention A = softmax(qkᵀ) per row over the keys it sees, and log A, each (T, S) from
-    q (T, d), k (S, d) and ``mask`` (T, S) bool (default all keys; every row sees one): A and log A
-    are 0 where a key is not seen (so every A·log A term there is 0)."""
+    """Exact row-normalised attention and its logarithm.
+
+    Parameters
+    ----------
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    mask : ndarray of bool, shape (T, S), optional
+        The keys each query sees (default all; every row must see one).
+
+    Returns
+    -------
+    A : ndarray, shape (T, S)
+        softmax(qkᵀ) per row over the keys it sees; 0 elsewhere.
+    log_A : ndarray, shape (T, S)
+        log A where a key is seen, 0 elsewhere (so every A·log A term there is 0).
+    """
     logits = q @ k.T if mask is None else np.where(mask, q @ k.T, -np.inf)
     log_a = logits - logits.max(axis=1, keepdims=True)
     log_a -= np.log(np.exp(log_a).sum(axis=1, keepdims=True))
@@ -40,8 +53,17 @@ def _real_maps(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def key_weights(log_scale: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """e^{b_j − max b} per key of log scales b (..., S), the key scales relative to the largest:
-    (..., S), 0 for the keys ``mask`` (broadcastable to (..., S)) hides."""
+    """e^{b_j − max b} per key (0 for masked keys), the key scales relative to the largest.
+
+    Parameters
+    ----------
+    log_scale : ndarray, shape (..., S)
+    mask : ndarray of bool, shape broadcastable to (..., S), optional
+
+    Returns
+    -------
+    ndarray, shape (..., S)
+    """
     b = log_scale if mask is None else np.where(mask, log_scale, -np.inf)
     top = np.max(b, axis=-1, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -50,8 +72,15 @@ def key_weights(log_scale: np.ndarray, mask: np.ndarray | None = None) -> np.nda
 
 @dataclass(frozen=True)
 class HeadTruth:
-    """The exact attention of one head and what every metric compares against: ``A``, ``log_A``
-    (T, S), ``out`` = O = AV (T, d_v) and ``v`` (S, d_v)."""
+    """The exact attention of one head and what every metric compares against.
+
+    Attributes
+    ----------
+    A, log_A : ndarray, shape (T, S)
+    out : ndarray, shape (T, d_v)
+        O = AV.
+    v : ndarray, shape (S, d_v)
+    """
 
     A: np.ndarray
     log_A: np.ndarray
@@ -66,15 +95,34 @@ class HeadTruth:
 
 
 def spectral_norm(x: np.ndarray) -> np.ndarray:
-    """Largest singular value of each matrix of x (..., T, d_v): (...,), via the eigenvalues of the
-    smaller Gram matrix xᵀx (d_v × d_v: much cheaper than an SVD of the T × d_v matrix)."""
+    """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
+    matrix (xᵀx is only d_v × d_v: much cheaper than an SVD of the T × d_v matrix).
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., T, d_v)
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
     gram = np.swapaxes(x, -1, -2) @ x
     return np.sqrt(np.maximum(np.linalg.eigvalsh(gram)[..., -1], 0.0))
 
 
 def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray]:
-    """``out_rel_frob`` and ``out_rel_spec``, the relative Frobenius and spectral errors of outputs
-    ``out_hat`` (draws, T, d_v): each (draws,), non-finite where ``out_hat`` is."""
+    """Relative Frobenius and spectral errors of outputs.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+    out_hat : ndarray, shape (draws, T, d_v)
+
+    Returns
+    -------
+    dict
+        ``out_rel_frob`` and ``out_rel_spec``, each (draws,); non-finite where ``out_hat`` is.
+    """
     frob, spec = float(np.linalg.norm(truth.out)), float(spectral_norm(truth.out))
     err = out_hat - truth.out
     finite = np.isfinite(err).all(axis=(-2, -1))
@@ -88,10 +136,19 @@ def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray
 
 @dataclass(frozen=True)
 class HeadEstimate:
-    """One estimator's attention of one head, per draw: ``out`` Ô = D̂⁻¹ÂV (draws, T, d_v),
-    computed in linear time as D̂⁻¹φ(Q)(ψ(K)ᵀV); ``normaliser`` (draws, T), D̂_ii up to a positive
-    factor per row (sign and finiteness are D̂_ii's); ``matrix`` (draws, R, S), the query ``rows``
-    (R,) of D̂⁻¹Â."""
+    """One estimator's attention of one head, per draw.
+
+    Attributes
+    ----------
+    out : ndarray, shape (draws, T, d_v)
+        Ô = D̂⁻¹ÂV, computed in linear time as D̂⁻¹φ(Q)(ψ(K)ᵀV).
+    normaliser : ndarray, shape (draws, T)
+        D̂_ii up to a positive factor per row (sign and finiteness are those of D̂_ii).
+    rows : ndarray of int, shape (R,)
+        The query rows of ``matrix``.
+    matrix : ndarray, shape (draws, R, S)
+        Those rows of D̂⁻¹Â.
+    """
 
     out: np.ndarray
     normaliser: np.ndarray
@@ -114,9 +171,23 @@ def estimate_head(
     v: np.ndarray,
     rows: np.ndarray | None = None,
 ) -> HeadEstimate:
-    """Ô, the normalisers and some rows of D̂⁻¹Â of one head (log-space exact, see module) from
-    ``draw`` (``draws`` realisations of ``est.sample``), q (T, d), k (S, d), v (S, d_v);
-    ``rows`` (R,) are the query rows of D̂⁻¹Â kept (default all): the quadratic part of the cost."""
+    """Ô, the normalisers and some rows of D̂⁻¹Â of one head (log-space exact, see module).
+
+    Parameters
+    ----------
+    est : Estimator
+    draw : Draw
+        ``draws`` realisations from ``est.sample``.
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    v : ndarray, shape (S, d_v)
+    rows : ndarray of int, shape (R,), optional
+        Query rows of the matrix D̂⁻¹Â to keep (default all): the quadratic part of the cost.
+
+    Returns
+    -------
+    HeadEstimate
+    """
     fq = est.query_log_features(draw, q)
     fk = est.key_log_features(draw, k)
     phi, psi = _real_maps(fq.values, fk.values)
@@ -132,12 +203,26 @@ def estimate_head(
 def draw_metrics(
     truth: HeadTruth, estimate: HeadEstimate, seen: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
-    """Every per-draw metric of one head, each (draws,): ``out_rel_frob``, ``out_rel_spec``:
-    ‖Ô − O‖/‖O‖ (inf if some row of Ô is not finite); ``attn_rel_frob``: ‖D̂⁻¹Â − A‖_F/‖A‖_F over
-    the kept rows (inf likewise); ``attn_kl``: mean over the kept rows of KL(A_i ‖ Â_i) where Â_i
-    is a distribution with positive entries (nan if no row is), over the keys ``seen`` (R, S) bool
-    (default all; causal: the mask's rows); ``kl_rows``: the fraction of such rows;
-    ``bad_normaliser``: the fraction of all rows with D̂_ii ≤ 0 or not finite."""
+    """Every per-draw metric of one head.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+    estimate : HeadEstimate
+        From :func:`estimate_head`.
+    seen : ndarray of bool, shape (R, S), optional
+        The keys each kept row sees (default all; causal: the mask's rows): ``attn_kl`` is over
+        those, a row being a distribution when its seen entries are positive.
+
+    Returns
+    -------
+    dict of ndarray, each (draws,)
+        ``out_rel_frob``, ``out_rel_spec``: ‖Ô − O‖/‖O‖ (inf if some row of Ô is not finite);
+        ``attn_rel_frob``: ‖D̂⁻¹Â − A‖_F/‖A‖_F over the kept rows (inf likewise); ``attn_kl``:
+        mean over the kept rows of KL(A_i ‖ Â_i) where Â_i is a distribution with positive
+        entries (nan if no row is); ``kl_rows``: the fraction of such rows; ``bad_normaliser``:
+        the fraction of all rows with D̂_ii ≤ 0 or not finite.
+    """
     metrics = output_errors(truth, estimate.out)
     A, log_a = truth.A[estimate.rows], truth.log_A[estimate.rows]
     A_hat, den = estimate.matrix, estimate.normaliser
@@ -165,8 +250,18 @@ def uniform_output(v: np.ndarray, t: int) -> np.ndarray:
 
 
 def best_rank(A: np.ndarray, ranks: list[int]) -> dict[int, np.ndarray]:
-    """r -> A_r (T, S), the best rank-r approximation of A (T, S) in Frobenius and spectral norm
-    (Eckart–Young), for each of ``ranks`` (A itself when r ≥ rank A)."""
+    """The best rank-r approximations of A in Frobenius and spectral norm (Eckart–Young).
+
+    Parameters
+    ----------
+    A : ndarray, shape (T, S)
+    ranks : list of int
+
+    Returns
+    -------
+    dict
+        r -> A_r of shape (T, S) (A itself when r ≥ rank A).
+    """
     u, s, vt = np.linalg.svd(A, full_matrices=False)
     return {r: (u[:, :r] * s[:r]) @ vt[:r] for r in ranks}
 
@@ -185,21 +280,42 @@ def rank_oracle(A_r: np.ndarray) -> np.ndarray:
 
 
 def rank_bound(A: np.ndarray, rows: np.ndarray, ranks: list[int]) -> dict[int, float]:
-    """r -> the floor of ``attn_rel_frob`` on the measured ``rows`` (R,) (:func:`matrix_rows`) of
-    A (T, S), ‖(A_R)_r − A_R‖_F/‖A_R‖_F, for each of ``ranks``.
+    """The floor of ``attn_rel_frob`` on the measured rows: ‖(A_R)_r − A_R‖_F/‖A_R‖_F.
 
     Any feature map of width r gives a row-normalised D̂⁻¹Â of rank ≤ r, so its rows R have rank
     ≤ r too, and no such estimate is closer to A_R than the best rank-r approximation of A_R
-    (Eckart–Young): √(Σ_{i>r} σ_i²)/√(Σ_i σ_i²) over the singular values σ of A_R; 0 once
-    r ≥ |R|."""
+    (Eckart–Young): √(Σ_{i>r} σ_i²)/√(Σ_i σ_i²) over the singular values σ of A_R; 0 once r ≥ |R|.
+
+    Parameters
+    ----------
+    A : ndarray, shape (T, S)
+    rows : ndarray of int, shape (R,)
+        The query rows of the matrix metrics (:func:`matrix_rows`).
+    ranks : list of int
+
+    Returns
+    -------
+    dict
+        r -> the bound.
+    """
     sq = np.linalg.svd(A[rows], compute_uv=False) ** 2
     tail = np.concatenate([np.cumsum(sq[::-1])[::-1], [0.0]])  # tail[r] = Σ_{i ≥ r} σ_i²
     return {r: float(np.sqrt(tail[min(r, sq.size)] / tail[0])) for r in ranks}
 
 
 def uniform_matrix_metrics(truth: HeadTruth, rows: np.ndarray) -> dict[str, float]:
-    """``attn_rel_frob`` ‖U − A_R‖_F/‖A_R‖_F and ``attn_kl``, the mean over R of KL(A_i ‖ U_i) =
-    log S − H(A_i), of uniform attention U (1/S per entry) on the query ``rows`` (R,)."""
+    """``attn_rel_frob`` and ``attn_kl`` of uniform attention (1/S per entry) on ``rows``.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+    rows : ndarray of int, shape (R,)
+
+    Returns
+    -------
+    dict
+        ‖U − A_R‖_F/‖A_R‖_F and the mean over R of KL(A_i ‖ U_i) = log S − H(A_i).
+    """
     A, log_a = truth.A[rows], truth.log_A[rows]
     s = A.shape[1]
     return {
@@ -209,11 +325,23 @@ def uniform_matrix_metrics(truth: HeadTruth, rows: np.ndarray) -> dict[str, floa
 
 
 def head_statistics(q: np.ndarray, k: np.ndarray, truth: HeadTruth) -> dict[str, float]:
-    """Context for one head, q (T, d), k (S, d): ``attn_entropy`` (the exact attention's mean row
-    entropy in nats; log S is uniform attention), ``q_norm_q50``/``q_norm_q95``/``q_norm_max``
-    and the same for k, ``max_logit`` (max qᵀk), ``q_anisotropy``/``k_anisotropy`` (largest
-    eigenvalue of the second-moment matrix over its trace: 1/d for isotropic inputs, 1 for inputs
-    on a line; left out for all-zero inputs, where it is 0/0)."""
+    """Context for one head: exact attention entropy and Q/K statistics.
+
+    Parameters
+    ----------
+    q : ndarray, shape (T, d)
+    k : ndarray, shape (S, d)
+    truth : HeadTruth
+
+    Returns
+    -------
+    dict
+        ``attn_entropy`` (mean row entropy in nats; log S is uniform attention),
+        ``q_norm_q50``/``q_norm_q95``/``q_norm_max`` and the same for k, ``max_logit``
+        (max qᵀk), ``q_anisotropy``/``k_anisotropy`` (largest eigenvalue of the second-moment
+        matrix over its trace: 1/d for isotropic inputs, 1 for inputs on a line; left out for
+        all-zero inputs, where it is 0/0).
+    """
     stats = {
         "attn_entropy": float(-np.mean(np.sum(truth.A * truth.log_A, axis=1))),
         "max_logit": float(np.max(q @ k.T)),

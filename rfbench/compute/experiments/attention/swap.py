@@ -35,9 +35,21 @@ from rfbench.compute.stats import standard_error
 def uniform_attention(
     layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray, causal: bool = False
 ) -> np.ndarray:
-    """Uniform attention: every output row the mean of the unmasked values (``causal``: output i the
-    mean of the unmasked values 0..i); q, k, v and the output (B, heads, T, d_head), ``mask``
-    (B, T) bool, ``layer`` unused (the AttentionFn signature)."""
+    """Uniform attention: every output row the mean of the unmasked values (``causal``: output i
+    the mean of the unmasked values 0..i).
+
+    Parameters
+    ----------
+    layer : int
+        Unused (the AttentionFn signature).
+    q, k, v : ndarray, shape (B, heads, T, d_head)
+    mask : ndarray of bool, shape (B, T)
+    causal : bool
+
+    Returns
+    -------
+    ndarray, shape (B, heads, T, d_head)
+    """
     w = mask[:, None, :, None].astype(v.dtype)
     if causal:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -47,12 +59,26 @@ def uniform_attention(
 
 
 def random_feature_attention(est: Estimator, seed: int, causal: bool = False) -> AttentionFn:
-    """An AttentionFn ``(layer, q, k, v, mask) -> out`` (q, k, v, out (B, heads, T, d_head), mask
-    (B, T) bool) using the softmax-kernel estimator ``est``'s features, D̂⁻¹φ(Q)(ψ(K)ᵀV) in linear
-    time (``causal``: as prefix sums, rfbench.compute.experiments.attention.causal).
+    """An attention function using ``est``'s features, D̂⁻¹φ(Q)(ψ(K)ᵀV) in linear time.
 
-    The draw of (layer, head) comes from a generator seeded by (``seed``, the trial's, layer,
-    head), so every batch of sentences of one trial sees the same projections."""
+    The draw of (layer, head) comes from a generator seeded by (seed, layer, head), so every
+    batch of sentences of one trial sees the same projections.
+
+    Parameters
+    ----------
+    est : Estimator
+        A softmax-kernel estimator.
+    seed : int
+        The trial's seed.
+    causal : bool
+        Causal attention as prefix sums (rfbench.compute.experiments.attention.causal).
+
+    Returns
+    -------
+    AttentionFn
+        ``(layer, q, k, v, mask) -> out``, q, k, v and out of shape (B, heads, T, d_head), mask
+        (B, T) bool.
+    """
 
     # a draw that does not depend on the batch's queries and keys is the same in every batch of
     # the trial (the same generator seed): drawn once per (layer, head)
@@ -126,9 +152,18 @@ def clear_cache() -> None:
 
 
 def scores(exact: np.ndarray, swapped: np.ndarray) -> tuple[float, float, float]:
-    """(mean cosine, Spearman of pairwise similarities, non-finite fraction) of L2-normalised
-    embeddings ``exact`` and ``swapped`` (n, hidden); nan scores if fewer than 3 swapped
-    embeddings are finite."""
+    """(mean cosine, Spearman of pairwise similarities, non-finite fraction).
+
+    Parameters
+    ----------
+    exact, swapped : ndarray, shape (n, hidden)
+        L2-normalised embeddings.
+
+    Returns
+    -------
+    tuple of float
+        nan scores if fewer than 3 swapped embeddings are finite.
+    """
     ok = np.isfinite(swapped).all(axis=1)
     bad = float(1 - ok.mean())
     if ok.sum() < 3:
@@ -141,10 +176,22 @@ def scores(exact: np.ndarray, swapped: np.ndarray) -> tuple[float, float, float]
 
 
 def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-    """The rows of one swap job: mean and standard error over trials (one seed each from ``rng``) of
-    ``swap_cosine``, ``swap_spearman`` and ``swap_nonfinite``. ``spec`` holds ``estimator`` (a
-    registry name or ``uniform``), ``budget`` (features), ``model``, ``dataset``, ``sentences``,
-    ``trials``, ``tokens``, and ``layer`` to swap that layer only (the others exact)."""
+    """The rows of one swap job: mean and standard error over trials of each score.
+
+    Parameters
+    ----------
+    spec : JobSpec
+        ``estimator`` (a registry name or ``uniform``), ``budget`` (features), ``model``,
+        ``dataset``, ``sentences``, ``trials``, ``tokens``; ``layer`` to swap that layer only
+        (the others exact).
+    rng : numpy.random.Generator
+        The job's generator (one seed per trial).
+
+    Returns
+    -------
+    list of dict
+        Rows of ``swap_cosine``, ``swap_spearman`` and ``swap_nonfinite``.
+    """
     model, n, tokens = spec["model"], spec["sentences"], spec["tokens"]
     causal = spec.get("causal", False)  # every attention masked, the reference's too
     reference = exact(model, n, tokens, causal)
