@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from cli_helpers import one_line_error
 from scipy.special import logsumexp
@@ -329,3 +330,16 @@ def test_the_command_line_takes_budget_and_count_features_and_refuses_both(
     assert runs["old"][columns].equals(runs["new"][columns])
     help_text = " ".join(CliRunner().invoke(app, ["classify", "--help"]).output.split())
     assert "--budgets, --budget INT[,INT...]" in help_text
+
+
+def test_summary_of_a_budget_run_shows_every_map() -> None:
+    """At one feature budget F a [sin, cos] map has half the projections of a positive map: the
+    summary's table is at the smallest F (not the smallest m, which would show trig alone)."""
+    rows = [
+        {"dataset": "cmc", "estimator": est, "m": m, "budget": f, "metric": "accuracy",
+         "value": 0.5, "sigma": 1.0, "note": None}
+        for f in (16, 32)
+        for est, m in (("trig@orf", f // 2), ("positive@orf", f))
+    ]  # fmt: skip
+    summary = classify_summary(pd.DataFrame(rows))
+    assert {"trig@orf", "positive@orf"} <= set(summary.columns)

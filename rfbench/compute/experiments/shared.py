@@ -69,7 +69,7 @@ def widest(names: Iterable[str], m: int, n: int = 1, matched: bool = False) -> t
     ``names`` at m projections, for memory estimates: 2m features of m projections (complex
     entries count 2), or 4b(n + 1) of b(n + 1) for a hybrid of b base and n λ projections, where
     b = m, or m // n when ``matched`` (FLOP-matched as :func:`make` sizes them)."""
-    names = [str(name) for name in names if _known(str(name))]
+    names = [str(name) for name in names if known(str(name))]
     out = (2 * m, m) if names else (0, 0)
     if any(registry.describe(name).hybrid for name in names):
         base = base_projections(m, n) if matched else m
@@ -77,7 +77,8 @@ def widest(names: Iterable[str], m: int, n: int = 1, matched: bool = False) -> t
     return out
 
 
-def _known(name: str) -> bool:
+def known(name: str) -> bool:
+    """Whether the registry knows ``name`` (an unknown name is refused by validate_config)."""
     try:
         registry.describe(name)
     except (ValueError, TypeError, KeyError):

@@ -28,7 +28,6 @@ from rfbench.present.statistics import holm
 
 #: the measured columns; every other column identifies a row
 MEASURED = ("value", "stderr", "n_trials")
-#: metrics that are timings of this machine, not results
 #: relative difference below which two values without a standard error are the same number
 EXACT_RTOL = 1e-9
 #: ... or absolute, as a share of the largest |value| of the row's metric in the file

@@ -30,14 +30,6 @@ def method_colour(name: str) -> str:
     return style.colour(name)
 
 
-def method_line(name: str, rows: pd.DataFrame) -> str:
-    """Dashed: orthogonal couplings; dotted: local methods (rows with a window or top-k keys);
-    solid: the rest."""
-    if name.endswith("@orf"):
-        return "--"
-    return ":" if is_local(rows) else "-"
-
-
 def head_medians(rows: pd.DataFrame) -> pd.DataFrame:
     """Per budget: the median over heads and its 95 % interval (the interval's ends fall back
     to the median where the heads are too few for one)."""
@@ -54,7 +46,8 @@ def draw_method(ax, name: str, rows: pd.DataFrame, label: str | None) -> None:
     curve = head_medians(rows)
     low, high = curve["value"] - curve["low"], curve["high"] - curve["value"]
     line = {"color": method_colour(name), "marker": style.marker(name)}
-    line["linestyle"] = method_line(name, rows)
+    # dashed: orthogonal couplings; dotted: local methods (a window or top-k keys); solid: the rest
+    line["linestyle"] = "--" if name.endswith("@orf") else ":" if is_local(rows) else "-"
     ax.errorbar(curve.index, curve["value"], yerr=[low, high], label=label, capsize=2, **line)
 
 

@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
+from rfbench.compute.names import family_of
 from rfbench.present.budgets import projection_budget
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
@@ -42,16 +43,12 @@ def fixed_layout(fig: Figure) -> Figure:
     return fig
 
 
-def _component(estimator: str) -> str:
-    return estimator.partition("@")[0]
-
-
 def _colour(estimator: str) -> str:
-    return COST_COLOURS.get(_component(estimator)) or style.colour(estimator)
+    return COST_COLOURS.get(family_of(estimator)) or style.colour(estimator)
 
 
 def _components(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(_component(e) for e in df["estimator"]))
+    return list(dict.fromkeys(family_of(e) for e in df["estimator"]))
 
 
 @register_figure(
@@ -62,7 +59,7 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     """Heatmaps of the non-finite fraction (worst angle, worst coupling): rows forms, columns
     dtypes; cells component × r."""
     df = results["beyond-precision"]
-    df = df.assign(component=df["estimator"].map(_component))
+    df = df.assign(component=df["estimator"].map(family_of))
     rows = df[df["metric"] == "nonfinite_fraction"]
     attention = df[df["metric"] == "attn_nonfinite_fraction"]
     comps, radii = _components(rows), sorted(rows["r"].unique())
@@ -117,13 +114,6 @@ def precision_map(results: dict[str, pd.DataFrame]) -> Figure:
     return fixed_layout(fig)
 
 
-def _typical(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """The median over angles (and couplings) per component, dtype, form and r: the worst angle
-    is often one where the estimator has no variance (θ = π for positive maps, 0 for trig)."""
-    here = rows[rows["metric"] == metric]
-    return here.groupby(["component", "dtype", "form", "r"], as_index=False)["value"].median()
-
-
 @register_figure(
     "beyond-precision-error",
     needs=["beyond-precision"],
@@ -134,7 +124,7 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
     attention TV (right) vs r, median over angles; colour dtype, line style form; iid coupling."""
     df = results["beyond-precision"]
     df = df[df["weights"].fillna("iid") == "iid"] if (df["weights"] == "iid").any() else df
-    rows = df.assign(component=df["estimator"].map(_component))
+    rows = df.assign(component=df["estimator"].map(family_of))
     comps = _components(rows)
     panels = (("dtype_to_mc", "kernel: |K̂_dtype − K̂_float64| / Monte Carlo RMSE\n"
                                "(grey: 1, the dtype costs as much as sampling)"),
@@ -143,13 +133,18 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
     fig, axes = style.new_figure(ncols=2, nrows=len(comps), width=style.FULL_WIDTH, height=1.25)
     fig.set_figheight(1.25 * len(comps) + 1.05)
     for j, (metric, label) in enumerate(panels):
-        worst = _typical(rows, metric)
+        # the median over angles (and couplings), not the worst angle: that is often one where
+        # the estimator has no variance (θ = π for positive maps, 0 for trig)
+        here = rows[rows["metric"] == metric]
+        typical = here.groupby(["component", "dtype", "form", "r"], as_index=False)[
+            "value"
+        ].median()
         for i, comp in enumerate(comps):
             ax = axes[i, j]
             for dtype in DTYPES:
                 for form, ls in FORM_STYLES.items():
-                    line = worst[(worst["component"] == comp) & (worst["dtype"] == dtype)
-                                 & (worst["form"] == form)].sort_values("r")  # fmt: skip
+                    line = typical[(typical["component"] == comp) & (typical["dtype"] == dtype)
+                                   & (typical["form"] == form)].sort_values("r")  # fmt: skip
                     values = line["value"].where(line["value"] > 0)  # float64 log-space: exact
                     ax.plot(line["r"], values, ls, color=DTYPE_COLOURS[dtype], lw=1.0)
             if metric == "dtype_to_mc":

@@ -30,10 +30,6 @@ JITTER = 0.025
 Namer = Callable[[str], str]
 
 
-def _coupling(estimator: str) -> str:
-    return weights_of(estimator)
-
-
 def _draws(rows: pd.DataFrame) -> str:
     """'n draws' or 'n₁–n₂ draws' (the trials behind each point; per data set in Tables 2-3)."""
     n = rows["n_trials"].dropna().astype(int)
@@ -156,7 +152,7 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
         return f"d = {int(r['d'])}, σ = {float(r['sigma']):.3g}, {_draws(rf)}"
 
     fig, panels = accuracy_grid(
-        df, "m_per_d", style.coupling_colour, lambda e: paper_name(_coupling(e), "simrf"), subtitle
+        df, "m_per_d", style.coupling_colour, lambda e: paper_name(weights_of(e), "simrf"), subtitle
     )
     padded = df["note"].fillna("").str.contains("padded").any()
     table2 = {} if padded else _paper_table2()
@@ -199,7 +195,7 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
             y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
             c = style.coupling_colour(est)
             ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
-            ax.plot(line["sigma"], y, color=c, label=paper_name(_coupling(est), "simrf"))
+            ax.plot(line["sigma"], y, color=c, label=paper_name(weights_of(est), "simrf"))
         ex = part[part["estimator"] == EXACT].sort_values("sigma")
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]
@@ -254,7 +250,7 @@ def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
     for ax in panels[::3]:
         ax.set_ylabel("test accuracy (%)")
     handles, labels = legend_handles(panels)
-    couplings = sorted({_coupling(e) for e in estimators(df)})
+    couplings = sorted({weights_of(e) for e in estimators(df)})
     legend_on_top(fig, handles, labels, ncol=min(len(labels), 7),
                   title="DERF Fig. 3: kernel classification, Gaussian kernel, "
                   f"ω: {', '.join(couplings)}, σ tuned on the validation split\n"

@@ -128,11 +128,6 @@ def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
     return fig
 
 
-def _counts(df: pd.DataFrame) -> pd.DataFrame:
-    rows = df[df["metric"] == "neg_count"]
-    return rows[["estimator", "m", "value", "stderr", "n_trials"]].reset_index(drop=True)
-
-
 def _bars(ax: Axes, counts: pd.DataFrame) -> None:
     """Negative counts per estimator (bars per m side by side), the paper's numbers marked."""
     estimators = unique(counts["estimator"])
@@ -199,7 +194,7 @@ def cse_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     """CSE Fig. 4: negative-estimate counts of trig, FAVOR+ and the CSE (paper: 89, –, 0)."""
     df = results["cse-fig4"]
     fig, axes = style.new_figure(ncols=2, height=2.9)
-    _bars(axes[0, 0], _counts(df))
+    _bars(axes[0, 0], df[df["metric"] == "neg_count"])
     per_angle = int(df.loc[df["metric"] == "neg_fraction", "n_trials"].max())
     _fractions(axes[0, 1], curves(df), per_angle)
     angles = df["theta"].dropna().nunique()

@@ -107,11 +107,6 @@ def _short(value: float) -> str:
     return text[1:] if text.startswith("0.") else text
 
 
-def _general_note(note: str) -> str:
-    """A note with the kernel name generalised, so one footnote serves both kernels."""
-    return re.sub(r"'(softmax|gaussian)'", "'<kernel>'", note)
-
-
 def _grid_cells(df: pd.DataFrame, name: str, kernel: str, r: float) -> pd.DataFrame:
     """One row per estimator: component, weights, value (NaN if none), note (or None)."""
     part = df[(df["kernel"] == kernel) & (df["r"] == r)]
@@ -124,7 +119,9 @@ def _grid_cells(df: pd.DataFrame, name: str, kernel: str, r: float) -> pd.DataFr
             value, note = float(values.at[est, "value"]), values.at[est, "note"]
         elif est in skipped.index:
             note = skipped.at[est, "note"] or "skipped"
-        note = _general_note(note) if isinstance(note, str) and note else None
+        # the kernel name generalised, so one footnote serves both kernels
+        written = isinstance(note, str) and note
+        note = re.sub(r"'(softmax|gaussian)'", "'<kernel>'", note) if written else None
         if note is None and est not in values.index:
             continue
         rows.append((*_split(est), value if np.isfinite(value) else np.nan, note))

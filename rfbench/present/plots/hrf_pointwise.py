@@ -91,11 +91,6 @@ def _key(ax: Axes, estimators: list[str], items: list[Curve]) -> None:
     legend_strip(ax, meaning, [style.handle(e, name(e)) for e in estimators], tail_note(items))
 
 
-def _trials(df: pd.DataFrame) -> int:
-    rows = df[df["metric"] == "rel_rmse"]
-    return int(rows["n_trials"].max()) if len(rows) else 0
-
-
 def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
     """The HRF pointwise figure for every (r, estimator) in ``df`` plus a summary row."""
     all_curves = curves(df)
@@ -150,7 +145,9 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
         ax.set_title(f"r = {r:g}: all estimators")
         if k == 0:
             ax.set_ylabel("relative error √MSE/SM")
-    fig.suptitle(f"{title} (d = {int(df['d'].max())}, s = {_trials(df):,} estimates per angle)")
+    rmse = df[df["metric"] == "rel_rmse"]
+    trials = int(rmse["n_trials"].max()) if len(rmse) else 0
+    fig.suptitle(f"{title} (d = {int(df['d'].max())}, s = {trials:,} estimates per angle)")
     return fig
 
 

@@ -1,11 +1,5 @@
-"""The figure registry: figure functions by id, with the result files each reads.
-
-A figure function is registered with the result files it reads (by config name = figure id, found
-as ``<results>/<experiment>/<name>.parquet``) and returns a matplotlib Figure::
-
-    @register_figure("hrf-fig2", title="HRF Fig. 2: ...")
-    def hrf_fig2(results: dict[str, pd.DataFrame]) -> Figure: ...
-"""
+"""The figure registry: figure functions by id, with the result files each reads (how to add
+one: docs/extending.md#figure)."""
 
 from __future__ import annotations
 

@@ -38,8 +38,7 @@ def with_coupling(df: pd.DataFrame) -> pd.DataFrame:
 
 def simrf_name(estimator: str) -> str:
     """SimRF's name of the coupling of ``estimator`` (e.g. ``positive@orf`` -> ``ORFs``)."""
-    c = coupling(estimator)
-    return paper_name(c, "simrf")
+    return paper_name(coupling(estimator), "simrf")
 
 
 def simrf_colour(c: str) -> str:

@@ -80,16 +80,6 @@ def empty_panel(ax: Axes, title: str, reason: str) -> None:
     ax.grid(False)
 
 
-def main_metric(df: pd.DataFrame) -> str:
-    """The closed-form metric of a run (one of :data:`METRIC_LABELS`)."""
-    present = [m for m in METRIC_LABELS if (df["metric"] == m).any()]
-    if not present:
-        raise ValueError(
-            f"no variance metric in the results (expected one of {list(METRIC_LABELS)})"
-        )
-    return present[0]
-
-
 def regimes(df: pd.DataFrame) -> list[str]:
     """Regimes of the run (computed or skipped), the paper's first."""
     seen = list(dict.fromkeys(df["regime"].dropna()))
@@ -112,11 +102,6 @@ def line_style(mech: str) -> dict[str, object]:
         "linestyle": (0, (4, 2)) if dashed else "-",
         "linewidth": max(1.0, 1.8 - 0.15 * rank),
     }
-
-
-def mech_label(mech: str) -> str:
-    name = DERF_NAMES.get(mech, mech)
-    return f"{name} (not in paper)" if mech in NOT_IN_PAPER else name
 
 
 def _notes(rows: pd.DataFrame) -> list[str]:
@@ -157,7 +142,8 @@ def variance_panel(
         se = line["stderr"].fillna(0.0).to_numpy(float)
         y = line["value"].to_numpy(float)
         ax.fill_between(line["sigma"], y - se, y + se, color=ls["color"], alpha=0.25, lw=0)
-        ax.plot(line["sigma"], y, **ls, label=mech_label(mech))
+        name = DERF_NAMES.get(mech, mech) + (" (not in paper)" if mech in NOT_IN_PAPER else "")
+        ax.plot(line["sigma"], y, **ls, label=name)
         mc = rows[(rows["metric"] == MC) & (rows["mechanism"] == mech)]
         if len(mc) and metric == "log_rel_var":  # the MC check is a mean of log(MSE/K²)
             est = mc["estimator"].iloc[0]
@@ -185,23 +171,14 @@ def paper_gaps(figure_id: str) -> dict[str, float]:
     }
 
 
-def gap(rows: pd.DataFrame) -> tuple[float, float, float] | None:
-    """(σ, GERF, SDERF) where the closed-form GERF − SDERF gap is largest, if both exist."""
-    table = rows.pivot_table(index="sigma", columns="mechanism", values="value")
-    if not {"gerf", "sderf"} <= set(table.columns):
-        return None
-    diff = table["gerf"] - table["sderf"]
-    s = float(diff.idxmax())
-    return s, float(table.at[s, "gerf"]), float(table.at[s, "sderf"])
-
-
 def mark_gap(ax: Axes, rows: pd.DataFrame, paper: float | None) -> str | None:
     """A double arrow from SDERF to GERF where their gap is largest (the variance ratio; DERF
     §5.1 "about e^k times better"); returns the title line with the paper's k."""
-    found = gap(rows)
-    if found is None:
+    table = rows.pivot_table(index="sigma", columns="mechanism", values="value")
+    if not {"gerf", "sderf"} <= set(table.columns):
         return None
-    s, hi, lo = found
+    s = float((table["gerf"] - table["sderf"]).idxmax())
+    hi, lo = float(table.at[s, "gerf"]), float(table.at[s, "sderf"])
     low, high = ax.get_ylim()
     if hi - lo > ARROW_MIN * (high - low):  # a shorter arrow is only its two heads
         ax.annotate("", xy=(s, lo), xytext=(s, hi),
@@ -226,7 +203,12 @@ def variance_figure(
     df: pd.DataFrame, figure_id: str, title: str, ncols: int, panel_height: float = 1.9
 ) -> Figure:
     """Panels for every regime of ``df`` with a shared legend (Fig. 1 right and Fig. 2)."""
-    metric = main_metric(df)
+    present = [m for m in METRIC_LABELS if (df["metric"] == m).any()]  # the closed-form metric
+    if not present:
+        raise ValueError(
+            f"no variance metric in the results (expected one of {list(METRIC_LABELS)})"
+        )
+    metric = present[0]
     names = regimes(df)
     notes = {n: None for r in names for n in _notes(df[(df["regime"] == r)
                                                         & (df["metric"] == metric)])}  # fmt: skip

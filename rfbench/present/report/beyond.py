@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.compute.names import family_of
 from rfbench.present.budgets import projection_budget
 from rfbench.present.report.beyond_attention import at_top, real_data_section
 from rfbench.present.report.beyond_learned import learned_headline
@@ -27,19 +28,15 @@ def _g(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}g}" if abs(value) < 1e4 else f"{value:.1e}"
 
 
-def _component(estimator: str) -> str:
-    return estimator.partition("@")[0]
-
-
 def first_nonfinite(df: pd.DataFrame) -> pd.DataFrame:
     """Component × (dtype, form): the smallest r with a non-finite kernel estimate (NaN: none)."""
     rows = df[(df["metric"] == "nonfinite_fraction") & (df["value"] > 0)]
-    rows = rows.assign(component=rows["estimator"].map(_component))
+    rows = rows.assign(component=rows["estimator"].map(family_of))
     return rows.pivot_table(index="component", columns=["dtype", "form"], values="r", aggfunc="min")
 
 
 def _precision(df: pd.DataFrame) -> list[str]:
-    comps = list(dict.fromkeys(df["estimator"].map(_component)))
+    comps = list(dict.fromkeys(df["estimator"].map(family_of)))
     r_max, m, d = df["r"].max(), int(projection_budget(df).max()), int(df["d"].max())
     first = first_nonfinite(df).reindex(index=comps)
     lines = [
@@ -79,7 +76,7 @@ def _precision(df: pd.DataFrame) -> list[str]:
         lines += [f"Attention rows D̂⁻¹Â with a non-finite weight: {text}.", ""]
     lines += _error_split(df, comps, r_max)
     tv = df[df["metric"] == "attn_tv"]
-    tv = tv.assign(component=tv["estimator"].map(_component))
+    tv = tv.assign(component=tv["estimator"].map(family_of))
     spread = tv.groupby(["component", "r"])["value"].agg(["min", "max"])
     top = spread.xs(r_max, level="r") if r_max in spread.index.get_level_values("r") else None
     if top is not None:
@@ -98,7 +95,7 @@ def _error_split(df: pd.DataFrame, comps: list[str], r_max: float) -> list[str]:
     form's part (float64 in that form) and the dtype's part (the dtype against float64, both in
     that form), at the largest r; medians over angles and couplings."""
     at = df[df["r"] == r_max]
-    at = at.assign(component=at["estimator"].map(_component))
+    at = at.assign(component=at["estimator"].map(family_of))
     med = at.groupby(["metric", "component", "dtype", "form"])["value"].median()
 
     def cell(metric: str, c: str, dt: str, form: str) -> str:
@@ -212,8 +209,8 @@ def attention_headline(results_dir: Path) -> str:
     at, uniform_rows, tokens, top, budget = found
     med = at[at["metric"] == "out_rel_frob"].groupby("estimator")["value"].median()
     uniform = uniform_rows.median()
-    positive = [e for e in med.index if _component(e) in ("positive", "hyperbolic", "gerf")]
-    trig = [e for e in med.index if _component(e) == "trig"]
+    positive = [e for e in med.index if family_of(e) in ("positive", "hyperbolic", "gerf")]
+    trig = [e for e in med.index if family_of(e) == "trig"]
     if not positive or not math.isfinite(uniform):
         return ""
     lo, hi = med[positive].min(), med[positive].max()
@@ -238,7 +235,7 @@ def stabilised_headline(results_dir: Path) -> str:
     at = df[
         (df["r"] == df["r"].max()) & (df["metric"] == "dtype_to_mc") & (df["dtype"] == "float64")
     ]
-    at = at.assign(component=at["estimator"].map(_component))
+    at = at.assign(component=at["estimator"].map(family_of))
     med = at.groupby(["component", "form"])["value"].median()
     bad = med[med > 1]
     if bad.empty:
@@ -314,7 +311,7 @@ def _landmarks(results_dir: Path) -> list[str]:
         df = load_named(results_dir, name)
         if df is not None and not df.empty:
             names = [str(e) for e in df["estimator"].dropna().unique()]
-            found += [e for e in names if _component(e).startswith("nystrom")]
+            found += [e for e in names if family_of(e).startswith("nystrom")]
     if not found:
         return []
     shown = ", ".join(f"`{e}`" for e in dict.fromkeys(found))

@@ -75,12 +75,12 @@ def build_report(results: str | Path = "results") -> Report:
         for e in entries
         if isinstance(e, reference.ClaimEntry)
     ]
-    by_id = {r.entry.id: r for r in numbers}
     filled = {r.key: fill(r, found, by_id) for r in reference.reasons()}
     numbers = beside_primary(numbers)
     claims = depends_on_reading(beside_primary(claims), claims, errata)
     numbers = [replace(r, detail=resolve(r.detail, filled)) for r in numbers]
     claims = [replace(r, detail=resolve(r.detail, filled)) for r in claims]
+    figures = found.rows["figure"].dropna() if "figure" in found.rows else []
     return Report(
         folder,
         tuple(numbers),
@@ -90,15 +90,8 @@ def build_report(results: str | Path = "results") -> Report:
         found.provenance,
         found.problems,
         tuple(filled.values()),
-        _figures(found.rows),
+        tuple(sorted({str(f) for f in figures} - {""})),
     )
-
-
-def _figures(rows: Any) -> tuple[str, ...]:
-    """The non-empty figure ids of result rows, sorted."""
-    if "figure" not in rows or not len(rows):
-        return ()
-    return tuple(sorted({str(f) for f in rows["figure"].dropna()} - {""}))
 
 
 def write_report(

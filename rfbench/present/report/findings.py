@@ -123,14 +123,6 @@ def _errata(report: Report) -> list[str]:
     return ["**Errata that change numbers**", "", *out, ""] if out else []
 
 
-def _beyond(report: Report) -> list[str]:
-    out = [t for t in (attention_headline(report.results_dir), stabilised_headline(
-        report.results_dir)) if t]  # fmt: skip
-    if not out:
-        return []
-    return ["**Beyond the papers**", "", *[f"- {t}" for t in out], ""]
-
-
 def findings(report: Report) -> list[str]:
     """The Findings section (a bulleted list; empty when nothing was checked)."""
     unexplained = [
@@ -141,7 +133,9 @@ def findings(report: Report) -> list[str]:
         if not r.established and r.measured
     ]
     body = [*_contradicted(report), *_reading_dependent(report), *_errata(report)]
-    body += _beyond(report)
+    beyond = [h(report.results_dir) for h in (attention_headline, stabilised_headline)]
+    if any(beyond):
+        body += ["**Beyond the papers**", "", *[f"- {t}" for t in beyond if t], ""]
     if unexplained:
         body += ["**Offsets whose cause is not established**", "", *unexplained, ""]
     if not (body or report.numbers):

@@ -19,8 +19,6 @@ from rfbench.present.reference.loader import AGGREGATE
 #: whether the sample resolves an empirical statistic (absent or null: resolved); ``n_needed``,
 #: when given, is the sample size that would resolve it.
 NON_KEYS = frozenset({"value", "stderr", "n_trials", "note", "resolved", "n_needed", "closed_form"})
-#: The per-row resolution columns carried through aggregate, derive and align.
-RESOLUTION = ("resolved", "n_needed")
 
 
 def plain(value: Any) -> Any:
@@ -132,7 +130,7 @@ def needed(df: pd.DataFrame) -> float:
     return float(np.nanmax(vals)) if np.isfinite(vals).any() else math.nan
 
 
-def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool = False) -> pd.Series:
+def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool) -> pd.Series:
     """A reduced row is resolved if every row it merges is, or (a ``pooled`` mean or sum: one
     statistic of all their draws) when Σ n_trials ≥ the largest ``n_needed``.
     """
@@ -148,10 +146,8 @@ def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool = False) -> p
 
 
 def _reduce(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
-    if not at:
-        pooled = how in ("mean", "sum")
-        return _with_resolution(_reduce_values(g, how, at, param), g, pooled)
-    return _reduce_values(g, how, at, param)
+    row = _reduce_values(g, how, at, param)
+    return row if at else _with_resolution(row, g, pooled=how in ("mean", "sum"))
 
 
 def _reduce_values(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:

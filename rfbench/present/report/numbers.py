@@ -17,7 +17,7 @@ import numpy as np
 
 from rfbench.present.reference import HERE, ErratumEntry, NumberEntry, get
 from rfbench.present.report.frames import NON_KEYS, plain, varying
-from rfbench.present.report.rows import ResultSet, pick
+from rfbench.present.report.rows import ResultSet, fmt_selector, pick
 from rfbench.present.report.verdicts import (
     ALPHA,
     DIFFERS,
@@ -103,7 +103,8 @@ def evaluate_number(
     ours, se, verdict, detail = _single(result, entry)
     if ours is None:
         if verdict == NO_MATCH:
-            detail = f"{detail} [match: {_fmt_match(entry)}]"
+            match = {k: v for k, v in entry.match.items() if k != "std_metric"}
+            detail = f"{detail} [match: {fmt_selector({**match, 'figure': entry.figure})}]"
         return NumberResult(entry, verdict, detail=detail)
     ours_std = None
     if entry.match.get("std_metric"):
@@ -224,8 +225,3 @@ def _ratio_scale(
         f"paper {paper:.3f} ± {se_paper:.3f}"
     )
     return z, False, note, ratio - paper, se
-
-
-def _fmt_match(entry: NumberEntry) -> str:
-    match = {k: v for k, v in entry.match.items() if k != "std_metric"}
-    return ", ".join(f"{k}={v!r}" for k, v in sorted({**match, "figure": entry.figure}.items()))

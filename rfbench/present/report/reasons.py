@@ -14,10 +14,7 @@ from rfbench.compute.text import first_sentence
 from rfbench.present.reference import PLACEHOLDER, Reason, ReasonValue
 from rfbench.present.report.frames import plain
 from rfbench.present.report.rows import ResultSet, pick
-from rfbench.present.report.verdicts import NumberResult
-
-#: Marker a row's detail carries until its reason is filled in (see :func:`link`).
-MARK = "⟨reason:{}⟩"
+from rfbench.present.report.verdicts import MARK, NumberResult
 
 
 @dataclass(frozen=True)
@@ -145,16 +142,11 @@ def fill(reason: Reason, result: ResultSet, numbers: Mapping[str, NumberResult])
     )
 
 
-def link(key: str) -> str:
-    """The marker a row's detail carries for reason ``key`` (replaced by :func:`resolve`)."""
-    return MARK.format(key)
-
-
 def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
     """``detail`` with each reason marker replaced by the reason's key and first sentence (a
     reason not measured: the key and the results it needs)."""
     for key, r in filled.items():
-        mark = link(key)
+        mark = MARK.format(key)
         if mark in detail:
             if not r.measured:
                 detail = detail.replace(

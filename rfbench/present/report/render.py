@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 
 def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> list[str]:
-    ids = {e.figure for e in _entries(report, paper) if e.figure}
+    entries = [r.entry for r in [*report.numbers, *report.claims] if r.entry.paper == paper]
+    ids = {e.figure for e in entries if e.figure}
     if fig_dir.is_dir():
         ids |= {p.stem for p in fig_dir.glob(f"{paper}-*.png")}
     ids_sorted = sorted(ids, key=natural)
@@ -44,11 +45,6 @@ def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> l
     links = [f"[{i}]({rel_path(fig_dir / f'{i}.png', out_dir)})" for i in drawn]
     lines = [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn."]
     return lines + [""]
-
-
-def _entries(report: Report, paper: str) -> list[reference.Entry]:
-    items = [*report.numbers, *report.claims]
-    return [r.entry for r in items if r.entry.paper == paper]
 
 
 def _z(r: NumberResult) -> str:
@@ -86,12 +82,6 @@ def _ours(r: NumberResult) -> str:
     return text
 
 
-def _common_prefix(sources: list[str]) -> str:
-    prefix = os.path.commonprefix(sources)
-    cut = prefix.rfind(", ")
-    return prefix[: cut + 2] if cut >= 0 and len(sources) > 1 else ""
-
-
 #: Verdicts a number table in REPORT.md lists row by row; the others (among them the grid
 #: points a partial run lacks, "not run") are counted there and listed in the companion file of
 #: full tables (``REPORT-tables.md``).
@@ -127,7 +117,9 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
     """One table of published numbers; with ``full`` false, agreeing rows of a long table are
     counted and linked to the full table in :data:`TABLES_FILE`."""
     entries = [r.entry for r in results]
-    prefix = _common_prefix([e.source for e in entries])
+    prefix = os.path.commonprefix([e.source for e in entries])
+    cut = prefix.rfind(", ")
+    prefix = prefix[: cut + 2] if cut >= 0 and len(entries) > 1 else ""
     first = entries[0]
     title = f"{figure}: {prefix.rstrip(', ') or first.source}"
     lines = [f"#### {title}", ""]
@@ -149,8 +141,16 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         else:
             lines += [f"{len(results)} numbers, all below {every}.", ""]
     if shown:
-        header = ["id", "entry", "paper", "ours ± se", "ours − paper [95 % CI]", "z", "verdict"]
-        header.append("why")
+        header = [
+            "id",
+            "entry",
+            "paper",
+            "ours ± se",
+            "ours − paper [95 % CI]",
+            "z",
+            "verdict",
+            "why",
+        ]
         lines += table(header, _number_rows(shown, prefix))
     notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
     for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:

@@ -63,15 +63,12 @@ def load_folder(folder: str | Path) -> ResultSet:
         except (OSError, ValueError, ResultSchemaError) as exc:
             problems.append(f"{path.relative_to(folder)}: {exc}")
     frames = [f for f in frames if len(f)]
-    rows = pd.concat(frames, ignore_index=True, sort=False) if frames else _empty()
+    empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in REQUIRED})
+    rows = pd.concat(frames, ignore_index=True, sort=False) if frames else empty
     # Plain object strings: row takes on Arrow-backed strings dominate the report's run time.
     text = [c for c in rows.columns if not pd.api.types.is_numeric_dtype(rows[c])]
     rows = rows.astype({c: object for c in text})
     return ResultSet(rows, tuple(good), tuple(provenance), tuple(problems))
-
-
-def _empty() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series([], dtype=object) for c in REQUIRED})
 
 
 def _as_list(wanted: Any) -> list[Any]:

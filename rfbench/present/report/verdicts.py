@@ -69,6 +69,8 @@ Z_CI = 1.959963984540054
 #: Relative tolerance when neither our value nor the paper's has a standard error: the combined
 #: standard error is taken as REL_TOL/2 · |paper|, so "reproduced" means within REL_TOL.
 REL_TOL = 0.05
+#: Marker a row's detail carries for a measured reason until report.reasons.resolve fills it in.
+MARK = "⟨reason:{}⟩"
 #: Check kinds whose success is reported as "ordering confirmed" rather than "holds".
 ORDER_KINDS = frozenset({"ordering", "count", "monotone", "less_than"})
 
@@ -172,7 +174,7 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
     parts = []
     measured = reason_of(entry.id)
     if measured is not None:  # filled in from the results by rfbench.present.report.reasons
-        parts.append(f"measured: ⟨reason:{measured.key}⟩")
+        parts.append(f"measured: {MARK.format(measured.key)}")
         if measured.reading:
             parts.append("reading-dependent (see the reason)")
     elif entry.spec_note:

@@ -28,15 +28,6 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _assets(out: Path) -> None:
-    """Plotly's JavaScript (shipped with the plotly package) and the site's own CSS and JS."""
-    from plotly.offline import get_plotlyjs
-
-    _write(out / "assets" / "plotly.min.js", get_plotlyjs())
-    for name in ("site.css", "filter.js"):
-        _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
-
-
 def _slug(path: Path) -> str:
     return f"{path.parent.name}-{path.stem}"
 
@@ -177,6 +168,8 @@ def index_page(results: Path, out: Path, figures: list, files: list[Path], count
 
 def build_site(results: str | Path = "results", out: str | Path | None = None) -> list[Path]:
     """Write the site of ``results`` into ``out`` (default ``<results>/site``); the pages."""
+    from plotly.offline import get_plotlyjs
+
     from rfbench.compute.results import result_paths
     from rfbench.present.plots import list_figures
 
@@ -186,7 +179,9 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     if not files:
         raise UserError(f"no result files (*/*.parquet) under {results}")
     (out / "img").mkdir(parents=True, exist_ok=True)
-    _assets(out)
+    _write(out / "assets" / "plotly.min.js", get_plotlyjs())  # shipped with the plotly package
+    for name in ("site.css", "filter.js"):
+        _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
     pages: list[Path] = []
     drawn = []
     for spec in list_figures():

@@ -46,8 +46,9 @@ def _sigma_labels(acc: pd.DataFrame) -> pd.Series:
 
 def _simrf_table(acc: pd.DataFrame, vmean: pd.DataFrame) -> pd.DataFrame:
     rf = acc[acc["estimator"] != "exact"]
-    smallest = rf.groupby("dataset")["m"].transform("min")
-    table = _pivot(pd.concat([rf[rf["m"] == smallest], acc[acc["estimator"] == "exact"]]))
+    size = "budget" if "budget" in rf and rf["budget"].notna().all() else "m"  # F or M
+    smallest = rf.groupby("dataset")[size].transform("min")
+    table = _pivot(pd.concat([rf[rf[size] == smallest], acc[acc["estimator"] == "exact"]]))
     padded = bool(acc["note"].fillna("").str.contains("padded").any())
     paper = paper_table("simrf-table3" if padded else "simrf-table2")
     for name in table.index:

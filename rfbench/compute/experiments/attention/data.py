@@ -36,15 +36,6 @@ def _named(path: object, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]
     return out
 
 
-def _power_of_two_scale(x: np.ndarray) -> np.ndarray:
-    """x divided by the power of two nearest its largest magnitude (exact: the mantissas stay),
-    so that sums of squares neither overflow nor underflow; all-zero x is returned as it is."""
-    top = float(np.max(np.abs(x)))
-    if top == 0:
-        return x
-    return np.ldexp(x, -int(np.frexp(top)[1]))
-
-
 def _check_range(path: object, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Refuse heads whose logits overflow or whose output is 0; return v rescaled per head.
 
@@ -69,7 +60,9 @@ def _check_range(path: object, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> n
             f"data file {path}: array 'v' is all zero in head {zero[0]}: the output O = AV is 0 "
             "and its relative errors are undefined"
         )
-    return np.stack([_power_of_two_scale(v[h]) for h in range(v.shape[0])])
+    # each head divided by the power of two nearest its largest magnitude (exact: the mantissas
+    # stay), so that sums of squares neither overflow nor underflow
+    return np.ldexp(v, -np.frexp(np.abs(v).max(axis=(1, 2)))[1][:, None, None])
 
 
 def _check(path: object, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -139,17 +132,6 @@ def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         why = " ".join(str(exc).split())[:100]
         raise DataError(f"data file {path}: not a NumPy .npz file ({why})") from None
     return _check(path, arrays)
-
-
-def heads(
-    model: str, data: str, tokens: int, layer: int, text: str = TEXT
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q, K, V of every head of one layer on ``text``: (heads, T, d) each (the file's heads, all
-    tokens, for layer 0)."""
-    if data:
-        return load_qkv(data)
-    acts = models.activations(model, texts.text(text), tokens)
-    return acts.q[layer], acts.k[layer], acts.v[layer]
 
 
 def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:

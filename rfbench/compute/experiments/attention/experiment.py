@@ -15,9 +15,10 @@ import numpy as np
 
 from rfbench.compute import models
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.attention import budget, causal_rows, heldout
+from rfbench.compute.experiments.attention import budget, heldout
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
+from rfbench.compute.experiments.attention.causal import FORMS as CAUSAL_FORMS
 from rfbench.compute.experiments.attention.heads import FAILURES, baseline_rows, head_rows
 from rfbench.compute.experiments.attention.local import (
     LocalMethod,
@@ -65,7 +66,6 @@ class Attention(Experiment):
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        causal_rows.validate(config)  # --causal: as many keys as queries
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
@@ -96,6 +96,11 @@ class Attention(Experiment):
             if config["model"]:
                 raise ConfigError("--data replaces the model: give --model or --data, not both")
             q, k, _ = source.load_qkv(config["data"])  # one DataError line if unusable
+            if config["causal"] and q.shape[1] != k.shape[1]:
+                raise ConfigError(
+                    f"--causal needs as many keys as queries: {config['data']} has {q.shape[1]} "
+                    f"queries and {k.shape[1]} keys per head"
+                )
             _check_window(config, heldout.measured(k.shape[1]))
             return
         # the model folder, checked without reading its weights: config against the weights'
@@ -126,7 +131,9 @@ class Attention(Experiment):
         data, model = config["data"], config["model"]
         label = data or models.model_label(model)
         common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
-        common.update(causal_rows.point(config, label))  # --causal: causal, dataset label
+        # --causal: the causal column and its own dataset label (bidirectional keys unchanged)
+        causal = {"causal": True, "dataset": f"{label}+causal"} if config["causal"] else {}
+        common.update(causal)
         if data:
             layers, tokens_list = [0], {0: 0}
         else:
@@ -156,7 +163,7 @@ class Attention(Experiment):
             swap = {"model": model, "dataset": label, "kind": "swap",
                     "sentences": config["swap_sentences"], "trials": config["swap_trials"],
                     "tokens": swap_tokens}  # fmt: skip
-            swap.update(causal_rows.point(config, label))  # --causal: causal, dataset label
+            swap.update(causal)
             maps = [e for e in config["estimators"] if not is_local(e)]  # swap-in: maps only
             jobs += [
                 JobSpec(swap, estimator=e, budget=f)
@@ -183,10 +190,10 @@ class Attention(Experiment):
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
                 "tokens": q.shape[1], "d": q.shape[2], "kernel": "softmax",
                 **part.columns}  # fmt: skip
-        # --causal: the causal column, baselines and per-draw forms (causal_rows)
+        # --causal: the causal column, baselines and per-draw forms (attention.causal)
         causal = spec.get("causal", False)
         base.update({"causal": True} if causal else {})
-        forms = causal_rows.FORMS if causal else am
+        forms = CAUSAL_FORMS if causal else am
         rows: list[dict[str, Any]] = []
         if spec["kind"] == "baselines":
             measured = am.matrix_rows(q.shape[1], spec["matrix_rows"])
@@ -259,6 +266,3 @@ def _check_window(config: Mapping[str, Any], shortest: int) -> None:
         raise ConfigError.bad_value(
             "window", config["window"], f"at most the shortest sequence ({shortest} tokens)"
         )
-
-
-__all__ = ["Attention"]

@@ -36,11 +36,6 @@ def _coupling(name: str) -> str:
     return registry.describe(name).weights or name
 
 
-def _seed_for(base: int, key: str) -> np.random.Generator:
-    """A generator shared by every estimator of one coupling (same key → same stream)."""
-    return np.random.default_rng([base, zlib.crc32(key.encode())])
-
-
 def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:
     """Mean, standard error (or None) and count of the finite values of (draws,) ``values``; a
     note (or None) when some are not."""
@@ -162,7 +157,9 @@ def _feature_map(
     keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
     m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
     est = registry.get(map_name, kernel="softmax", m=m)
-    gen = _seed_for(seed, name if local is not None else _coupling(name))
+    # one stream per coupling: every estimator of a coupling draws the same ω
+    key = name if local is not None else _coupling(name)
+    gen = np.random.default_rng([seed, zlib.crc32(key.encode())])
     visible = _visible(spec, t, s)
     mask = window_mask(t, s, keys, causal=visible is not None) if local is not None else None
     out = _Measured([], {"m": m})
@@ -188,8 +185,7 @@ def _feature_map(
         out.heads.append(per_head)
     if local is not None:
         out.columns["window"] = keys
-    notes = [_covers(local, spec, s)]
-    out.note = "; ".join(n for n in notes if n) or None
+    out.note = _covers(local, spec, s)
     return out
 
 
@@ -205,7 +201,7 @@ def head_rows(
 ) -> list[dict[str, Any]]:
     """Every method on every head of one layer at one feature budget (module docstring);
     ``forms`` holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their
-    causal forms (causal_rows.FORMS)."""
+    causal forms (causal.FORMS)."""
     seed = int(rng.integers(2**63))
     truths = [forms.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
     measured = forms.matrix_rows(q.shape[1], spec["matrix_rows"])

@@ -77,8 +77,10 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
         identity = {"data_sha256": user.sha256(path), "fit": f"q[:{t}] k[:{s}]"}
         columns = {"fit_text": FIRST_HALF, "text": SECOND_HALF}
         return Heads(q[:, t:], k[:, s:], v[:, s:], q[:, :t], k[:, :s], columns, identity)
-    q, k, v = source.heads(model, data, tokens, layer, text=source.HELD_OUT)
-    fq, fk, _ = source.heads(model, data, tokens, layer, text=source.TEXT)
+    held = models.activations(model, texts.text(source.HELD_OUT), tokens)
+    fit = models.activations(model, texts.text(source.TEXT), tokens)
+    q, k, v = held.q[layer], held.k[layer], held.v[layer]
+    fq, fk = fit.q[layer], fit.k[layer]
     identity = {
         "model_sha256": models.model_digest(model),
         "text_sha256": hashlib.sha256(texts.text(source.TEXT).encode()).hexdigest(),

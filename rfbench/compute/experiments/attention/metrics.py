@@ -93,11 +93,6 @@ class HeadTruth:
         A, log_a = softmax_attention(q, k)
         return cls(A, log_a, A @ v, v)
 
-    @property
-    def out_norms(self) -> tuple[float, float]:
-        """(‖O‖_F, ‖O‖₂)."""
-        return float(np.linalg.norm(self.out)), float(spectral_norm(self.out))
-
 
 def spectral_norm(x: np.ndarray) -> np.ndarray:
     """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
@@ -128,7 +123,7 @@ def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray
     dict
         ``out_rel_frob`` and ``out_rel_spec``, each (draws,); non-finite where ``out_hat`` is.
     """
-    frob, spec = truth.out_norms
+    frob, spec = float(np.linalg.norm(truth.out)), float(spectral_norm(truth.out))
     err = out_hat - truth.out
     finite = np.isfinite(err).all(axis=(-2, -1))
     safe = np.where(finite[:, None, None], err, 0.0)

@@ -35,7 +35,7 @@ from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import best_time, make, random_directions, sized, widest
 from rfbench.compute.features import theory
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.registry import make_weights
+from rfbench.compute.features.registry import make_weights, weights_samplers
 from rfbench.compute.features.weights import hadamard
 from rfbench.compute.kernels import softmax_kernel
 from rfbench.compute.stats import standard_error
@@ -96,7 +96,7 @@ def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[d
     flops = {
         "draw": cm.draw_flops(est, counts, d, N),
         "features": 2 * N * cm.feature_flops(est, counts, d, width),
-        "gram": cm.gram_flops(N, N, width),
+        "gram": 2.0 * N * N * width,  # Φ Ψᵀ
     }
     flops["total"] = sum(flops.values())
     rows = [
@@ -203,7 +203,8 @@ class Cost(Experiment):
         return max(jobs)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        structured = cm.structured_weights()
+        # the couplings applied as Hadamard chains (they expose ``chain``)
+        structured = [n for n, cls in weights_samplers().items() if hasattr(cls, "chain")]
         for name in config["projection_weights"]:
             if name not in structured:
                 raise ConfigError.bad_value(

@@ -21,25 +21,19 @@ import math
 
 import numpy as np
 
-from rfbench.compute.features import registry
-from rfbench.compute.features.base import Draw, Estimator
-
-
-def structured_weights() -> list[str]:
-    """The couplings applied as Hadamard chains (they expose ``chain``), by asking each."""
-    return [n for n, cls in registry.weights_samplers().items() if hasattr(cls, "chain")]
+from rfbench.compute.features.base import Draw, Estimator, WeightsSampler
 
 
 class NoCostModel(ValueError):
     """An estimator part that does not say what its draw costs (no ``draw_flops``)."""
 
 
-def _samplers(est: Estimator) -> list:
-    """The couplings of an estimator's projection sets (a hybrid's ω and τ share one)."""
+def _sampler(est: Estimator) -> WeightsSampler:
+    """The coupling of an estimator's projection sets (a hybrid's ω and τ share one)."""
     weights = getattr(est, "weights", None)
     if weights is None:
         raise NoCostModel(f"{est.name}: no coupling to ask for its draw cost")
-    return [weights]
+    return weights
 
 
 def projections(draw: Draw) -> list[int]:
@@ -50,7 +44,7 @@ def projections(draw: Draw) -> list[int]:
 def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> float:
     """FLOPs of one draw of ``est`` with ``counts`` projections per set in R^d, with a fit on
     n_fit points per side if it needs one."""
-    (sampler,), total = _samplers(est), 0.0
+    sampler, total = _sampler(est), 0.0
     for p in counts:
         flops = sampler.draw_flops(p, d)
         if flops is None:
@@ -68,7 +62,7 @@ def draw_flops(est: Estimator, counts: list[float], d: int, n_fit: float) -> flo
 def feature_flops(est: Estimator, counts: list[float], d: int, width: float) -> float:
     """FLOPs of the feature map of one point (one side)."""
     flops = 2 * sum(counts) * d + 2 * width
-    if any(hasattr(s, "chain") for s in _samplers(est)):  # a Hadamard chain (structured)
+    if hasattr(_sampler(est), "chain"):  # a Hadamard chain (structured)
         flops = min(flops, sum(structured_projection_flops(p, d) for p in counts) + 2 * width)
     flops += est.feature_overhead_flops(d)  # e.g. the dense DERF maps' B x and xᵀCx
     return float(flops)
@@ -79,11 +73,6 @@ def structured_projection_flops(p: float, d: int) -> float:
     transforms of length d′ and four diagonal passes."""
     dp = 1 << (d - 1).bit_length()
     return math.ceil(p / dp) * (3 * dp * math.log2(max(dp, 2)) + 4 * dp)
-
-
-def gram_flops(n_q: int, n_k: int, width: int) -> float:
-    """FLOPs of the Gram product Φ Ψᵀ."""
-    return 2.0 * n_q * n_k * width
 
 
 def exact_attention_flops(L: float, d: int, d_v: int) -> float:

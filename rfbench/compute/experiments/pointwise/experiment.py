@@ -121,11 +121,6 @@ def make_estimator(spec: Mapping[str, Any]) -> Estimator:
     )
 
 
-def sampling_frame(est: Estimator, d: int) -> int | None:
-    """2 for rotation-invariant estimators, None (full d) otherwise."""
-    return 2 if est.rotation_invariant and d > 2 else None
-
-
 def draw_estimates(
     est: Estimator,
     x: np.ndarray,
@@ -136,7 +131,7 @@ def draw_estimates(
 ) -> tuple[np.ndarray, list[np.ndarray], list[Draw]]:
     """(estimates (samples, A), angle groups, the last draw of each group) at pairs (x, y_a)."""
     d = x.shape[-1]
-    frame = sampling_frame(est, d)
+    frame = 2 if est.rotation_invariant and d > 2 else None  # None: the full d
     k = frame or d
     xk, yk = x[:, :k], y[:, :k]
     angles = len(y)

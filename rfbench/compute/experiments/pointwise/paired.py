@@ -79,12 +79,6 @@ def paired_estimates(
     return {i: (out[i], last[i]) for i in chosen}
 
 
-def diff_stats(values: np.ndarray, reference: np.ndarray, true: np.ndarray):
-    """(mean, standard error) per angle of (K̂ - K)² - (K̂_ref - K)² over paired draws."""
-    delta = (values - true) ** 2 - (reference - true) ** 2
-    return delta.mean(axis=0), standard_error(delta, axis=0)
-
-
 #: The keys of one curve inside a paired job's ``points``.
 POINT = ("estimator", "m", "n", "variant", "sigma")
 
@@ -93,12 +87,6 @@ def curve_specs(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The per-curve specs of a paired job (its shared keys plus each point)."""
     shared = {k: v for k, v in spec.items() if k not in ("points", "reference")}
     return [{**shared, **dict(zip(POINT, point, strict=True))} for point in spec["points"]]
-
-
-def reference_index(names: Sequence[str], reference: str) -> int:
-    """The first curve whose estimator is the ``reference`` entry's name."""
-    name = str(reference).split(":")[0]
-    return next((i for i, n in enumerate(names) if n == name), 0)
 
 
 def diff_rows(
@@ -111,12 +99,14 @@ def diff_rows(
 ) -> list[dict[str, Any]]:
     """``diff_mse`` rows of every curve against the reference curve, paired per draw; resolved
     when both MSEs are (``flags``: the per-angle ``resolved`` of each curve's ``mse`` rows)."""
-    ref = reference_index([b["estimator"] for b in bases], reference)
+    name = str(reference).split(":")[0]  # the first curve of the reference entry's estimator
+    ref = next((i for i, b in enumerate(bases) if b["estimator"] == name), 0)
     rows = []
     for j, base in enumerate(bases):
         if j == ref:
             continue
-        mean, se = diff_stats(values[j], values[ref], true)
+        delta = (values[j] - true) ** 2 - (values[ref] - true) ** 2  # per paired draw
+        mean, se = delta.mean(axis=0), standard_error(delta, axis=0)
         for i, theta in enumerate(thetas):
             point = {**base, "theta": float(theta), REFERENCE: reference}
             ok = _both(flags[j][i], flags[ref][i])

@@ -76,7 +76,7 @@ def _point_rows(
     ref: np.ndarray,
     true: float,
     point: dict[str, Any],
-    own: np.ndarray | None = None,
+    own: np.ndarray,
 ) -> list[dict[str, Any]]:
     """The kernel metrics of one (dtype, form, θ): ``ref`` the logspace float64 estimates of the
     same draws, ``own`` the float64 estimates of the same form (for the dtype's part)."""
@@ -95,7 +95,7 @@ def _point_rows(
         metrics[DTYPE_ERR] = (mean, se, dev.size)
         mc = np.sqrt(np.mean((ref - true) ** 2)) / true  # the float64 estimator's relative RMSE
         metrics[DTYPE_TO_MC] = (float(dev.mean() / mc), float(se / mc), dev.size)
-        both = ok & np.isfinite(own) if own is not None else np.zeros_like(ok)
+        both = ok & np.isfinite(own)
         if both.sum() >= 2:
             part = np.abs(k_hat[both] - own[both]) / true
             mean, se = mean_se(part)

@@ -40,18 +40,6 @@ import numpy as np
 from rfbench.compute.features.base import Draw, Estimator, Parts, Side
 from rfbench.compute.features.dtype_maps import mm
 
-__all__ = [
-    "DTYPES",
-    "FORMS",
-    "Parts",
-    "attention_weights",
-    "dense",
-    "kernel_estimate",
-    "logspace",
-    "pair_forms",
-    "parts",
-]
-
 #: dtype name -> numpy scalar type (bfloat16 from ml_dtypes)
 DTYPES: dict[str, Any] = {
     "float64": np.float64,

@@ -15,7 +15,7 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.compute.experiments.qmc.params import Params
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.shared import row, widest
+from rfbench.compute.experiments.shared import known, row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.kernels import log_kernel
@@ -33,14 +33,6 @@ def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:
     if is_hybrid(estimator):
         return config["m"], config["n"]
     return config["features"], None
-
-
-def _known_hybrid(name: str) -> bool:
-    """Whether ``name`` is a known hybrid (an unknown name is refused by validate_config)."""
-    try:
-        return is_hybrid(name)
-    except (ValueError, TypeError, KeyError):
-        return False
 
 
 @lru_cache(maxsize=16)
@@ -108,7 +100,7 @@ class QMCTable(Experiment):
         from rfbench.compute.datasets.registry import DATASETS, get
 
         names = config["estimators"]
-        hybrids = [e for e in names if _known_hybrid(e)]
+        hybrids = [e for e in names if known(e) and is_hybrid(e)]
         width, projections = max(
             widest([e for e in names if e not in hybrids], config["features"]),
             widest(hybrids, config["m"], config["n"]),

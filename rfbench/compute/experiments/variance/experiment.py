@@ -42,8 +42,6 @@ from rfbench.compute.features.theory.derf import log_relative_variance
 from rfbench.compute.schema import VARIANCE_METRICS
 from rfbench.compute.stats import standard_error
 
-#: (power, reduce) -> metric name: one name per quantity (docs/architecture.md#result-schema)
-
 
 def fit_params(
     mechanism: str, X: np.ndarray, Y: np.ndarray, rng: np.random.Generator
