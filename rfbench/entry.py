@@ -8,6 +8,7 @@ the same command again resumes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -24,18 +25,14 @@ def interrupted() -> None:
     threads; nothing is lost, since results and cached jobs are written atomically.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
+    with contextlib.suppress(Exception):  # exiting anyway; the workers also die with this process
         import multiprocessing
 
         for child in multiprocessing.active_children():
             child.kill()
-    except Exception:  # noqa: BLE001 - exiting anyway; the workers also die with this process
-        pass
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(Exception):
             stream.flush()
-        except Exception:  # noqa: BLE001
-            pass
     os.write(2, f"\n{MESSAGE}\n".encode())
     os._exit(INTERRUPTED_EXIT)
 

@@ -46,12 +46,8 @@ def _global_options(
     ] = False,
 ) -> None:
     set_debug(debug)
-    _new_command()
-
-
-def _new_command() -> None:
-    """A command explains its tables once (rfbench.cli.show): forget the footnotes an earlier
-    command of this process printed (only a process that printed tables has any)."""
+    # a command explains its tables once (rfbench.cli.show): forget the footnotes an earlier
+    # command of this process printed (only a process that printed tables has any)
     show = sys.modules.get("rfbench.cli.show")
     if show is not None:
         show.FOOTNOTES_SHOWN.clear()

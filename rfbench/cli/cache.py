@@ -37,9 +37,9 @@ def _caches(folders: list[str] | None) -> list[Path]:
         raise UserError(f"folder {missing[0]!r} does not exist")
     caches: set[Path] = set()
     for root in roots:
-        found = find_caches(root)
-        caches.update(found.caches)
-        for path in found.skipped:
+        found, skipped = find_caches(root)
+        caches.update(found)
+        for path in skipped:
             typer.echo(f"skipped {path}: not an rfbench job cache (left alone)", err=True)
     return sorted(caches)
 

@@ -1,9 +1,10 @@
 """``rfbench compare A B``: did the numbers move beyond their noise, did anything get slower?
 
-Thin: parse, call :func:`rfbench.compare.compare`, print and exit. Exit status: 0, or 1 when a
-``--fail-on`` condition holds (CI), 2 for a user error (one line, :mod:`rfbench.cli.errors`):
-among them runs of different configs without ``--across-configs``, a damaged or oversized result
-file, and a ``--markdown`` path that cannot be a file (checked before any work).
+Thin: parse, call :func:`rfbench.present.compare.compare.compare`, print and exit. Exit status:
+0, or 1 when a ``--fail-on`` condition holds (CI), 2 for a user error (one line,
+:mod:`rfbench.cli.errors`): among them runs of different configs without ``--across-configs``, a
+damaged or oversized result file, and a ``--markdown`` path that cannot be a file (checked before
+any work).
 """
 
 from __future__ import annotations
@@ -31,16 +32,6 @@ def markdown_target(markdown: str) -> Path | None:
     if parent is not None and not parent.is_dir():
         raise UserError(f"--markdown {markdown}: {parent} is a file, not a folder")
     return path
-
-
-def write_markdown(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically; an operating-system refusal is a user error."""
-    from rfbench.compute.results import atomic_write
-
-    try:
-        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"cannot write --markdown {path}: {exc.strerror or exc}") from None
 
 
 @handle_errors
@@ -83,6 +74,7 @@ def compare(
     ),
 ) -> None:
     """Two result folders side by side: row differences with standard errors, timing ratios."""
+    from rfbench.compute.results import atomic_write
     from rfbench.compute.runner.memory import parse_size
     from rfbench.present.compare.compare import compare as run_compare
     from rfbench.present.compare.compare import gate_failures, parse_fail_on
@@ -119,7 +111,11 @@ def compare(
             print_frame(table, f"{len(table)} {which} row(s)", max_rows=rows)
     console.print(summary_line(result))
     if target is not None:
-        write_markdown(target, to_markdown(result, a, b))
+        text = to_markdown(result, a, b)
+        try:
+            atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        except OSError as exc:
+            raise UserError(f"cannot write --markdown {target}: {exc.strerror or exc}") from None
         console.print(f"markdown: {target}")
     failed = gate_failures(result, numbers, slower)
     if failed:

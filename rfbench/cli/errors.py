@@ -36,11 +36,6 @@ def set_debug(on: bool) -> None:
     _debug = on
 
 
-def debug_enabled() -> bool:
-    """``--debug`` was given or RFBENCH_DEBUG is set (to anything but 0)."""
-    return _debug or os.environ.get("RFBENCH_DEBUG", "0") not in ("", "0")
-
-
 def fail(message: str) -> NoReturn:
     """Print ``rfbench: error: message`` to stderr and exit with status 2."""
     print(f"rfbench: error: {message}", file=sys.stderr)
@@ -85,21 +80,17 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line(exc)}"
 
 
-def log_folder() -> Path:
-    """Where internal-error logs go: $RFBENCH_LOG_DIR, else the per-user log folder."""
+def write_log(exc: BaseException) -> Path:
+    """A new log file holding the command line, the versions and the traceback of ``exc``
+    ($RFBENCH_LOG_DIR, else the per-user log folder, else the temporary folder)."""
     import platformdirs
 
-    return Path(os.environ.get("RFBENCH_LOG_DIR") or platformdirs.user_log_dir("rfbench"))
-
-
-def write_log(exc: BaseException) -> Path:
-    """A new log file holding the command line, the versions and the traceback of ``exc``."""
     import rfbench
 
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     prefix = f"rfbench-{stamp}-{os.getpid()}-"
     try:
-        folder = log_folder()
+        folder = Path(os.environ.get("RFBENCH_LOG_DIR") or platformdirs.user_log_dir("rfbench"))
         folder.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=prefix, suffix=".log", dir=folder)
     except OSError:
@@ -113,7 +104,7 @@ def write_log(exc: BaseException) -> Path:
 
 def report_exception(exc: BaseException) -> int:
     """Print the one line for ``exc`` (and its traceback with --debug); return the exit status."""
-    if debug_enabled():
+    if _debug or os.environ.get("RFBENCH_DEBUG", "0") not in ("", "0"):
         traceback.print_exception(exc, file=sys.stderr)
     user = user_error(exc)
     if user is not None:

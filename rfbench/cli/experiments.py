@@ -229,12 +229,6 @@ def config_files(root: Path | None = None) -> list[Path]:
     return []
 
 
-def _short(missing: Any) -> str:
-    """One short line for a config skipped for missing data (the full message is in the
-    data error a direct run prints)."""
-    return f"{missing.dataset} is not here (get it with: {missing.fix})"
-
-
 def _config_name(path: Path) -> str:
     """A config file's ``name`` (its stem when it has none or cannot be read)."""
     import tomllib
@@ -328,7 +322,9 @@ def add_config_commands(app: typer.Typer) -> None:
         skipped: list[dict[str, str]] = []
 
         def skip(path: Path, title: str, name: str, missing: Any) -> None:
-            typer.secho(f"skipped {title}: {_short(missing)}", err=True, fg="yellow")
+            # one short line; a direct run prints the data error in full
+            why = f"{missing.dataset} is not here (get it with: {missing.fix})"
+            typer.secho(f"skipped {title}: {why}", err=True, fg="yellow")
             skipped.append({"config": str(path), "name": name, "dataset": missing.dataset,
                             "fix": missing.fix})  # fmt: skip
 

@@ -123,19 +123,15 @@ def builtin_experiments() -> dict[str, tuple[str, str]]:
     return dict(sorted(found.items()))
 
 
-def _plugins_installed() -> bool:
-    from importlib.metadata import entry_points
-
-    from rfbench.compute.plugins import ENTRY_POINT_GROUP
-
-    return bool(entry_points(group=ENTRY_POINT_GROUP))
-
-
 @functools.cache
 def experiment_texts() -> dict[str, tuple[str, str]]:
     """name -> (one-line help, description) of every experiment: from the sources, or (with
     plugins installed) from the registry."""
-    if not _plugins_installed():
+    from importlib.metadata import entry_points
+
+    from rfbench.compute.plugins import ENTRY_POINT_GROUP
+
+    if not entry_points(group=ENTRY_POINT_GROUP):
         return {
             name: (tagline or first_sentence(description), description)
             for name, (tagline, description) in builtin_experiments().items()

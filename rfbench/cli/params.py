@@ -25,16 +25,11 @@ _METAVARS = {"bool": "BOOL", "int": "INT", "float": "FLOAT"}
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float}
 
 
-def is_symbol(key: str) -> bool:
-    """Whether a parameter is named by a math symbol (and so keeps its name as a list)."""
-    last = key.rsplit("_", 1)[-1]
-    return len(last) == 1 or last in SYMBOLS
-
-
 def flags(key: str, default: Any) -> tuple[str, ...]:
     """The option names of a parameter: the flag first, then its singular alias (lists only)."""
     dashed = "--" + key.replace("_", "-")
-    if not isinstance(default, list | tuple) or is_symbol(key):
+    last = key.rsplit("_", 1)[-1]  # a math symbol (one letter, SYMBOLS) keeps its name as a list
+    if not isinstance(default, list | tuple) or len(last) == 1 or last in SYMBOLS:
         return (dashed,)
     if dashed.endswith("s"):
         return (dashed, dashed[:-1])

@@ -18,15 +18,6 @@ console = Console() if sys.stdout.isatty() else Console(width=160)
 FOOTNOTES_SHOWN: set[str] = set()
 
 
-def _first_time(footnote: str) -> bool:
-    """Whether ``footnote`` is new to this command (``rfbench reproduce`` prints eight pointwise
-    tables under one explanation)."""
-    if footnote in FOOTNOTES_SHOWN:
-        return False
-    FOOTNOTES_SHOWN.add(footnote)
-    return True
-
-
 def _cell(value: object) -> str:
     if isinstance(value, float):
         if math.isnan(value):
@@ -52,5 +43,6 @@ def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
     for row in frame.itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
-    if footnote and _first_time(footnote):
+    if footnote and footnote not in FOOTNOTES_SHOWN:  # reproduce: 8 pointwise tables, 1 footnote
+        FOOTNOTES_SHOWN.add(footnote)
         console.print(footnote)

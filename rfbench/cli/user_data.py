@@ -37,15 +37,10 @@ _HELP = {
 }
 
 
-def takes_data(experiment: Experiment) -> bool:
-    """Whether the experiment has a ``data`` parameter (and so ``--data``/``--target``)."""
-    return "data" in experiment.defaults
-
-
 def data_options(experiment: Experiment) -> list[inspect.Parameter]:
     """``--data PATH`` for an experiment with ``data``, and ``--target COLUMN`` where the data is a
     labelled table (:data:`TABLES`): a command shows only the options it takes."""
-    if not takes_data(experiment):
+    if "data" not in experiment.defaults:
         return []
     table = experiment.name in TABLES
     own = experiment.help.get("data", "")  # an experiment whose --data is neither points nor table

@@ -26,7 +26,6 @@ __all__ = [
     "budget",
     "cgroup_headroom",
     "human",
-    "requested",
     "set_requested",
 ]
 
@@ -152,19 +151,14 @@ def set_requested(max_memory: int | None) -> None:
     _requested = max_memory
 
 
-def requested() -> int | None:
-    """The ``--max-memory`` of this command (bytes), or None."""
-    return _requested
-
-
 def budget(workers: int = 1, max_memory: int | None = None) -> Budget:
     """The bytes one job may use when ``workers`` jobs run at once, and the limit that sets them.
 
-    ``max_memory`` (default: :func:`requested`) replaces the share of the available memory;
-    ``ulimit -v`` and the cgroup limit apply either way.
+    ``max_memory`` (default: the command's ``--max-memory``, :func:`set_requested`) replaces the
+    share of the available memory; ``ulimit -v`` and the cgroup limit apply either way.
     """
     workers = max(1, workers)
-    max_memory = requested() if max_memory is None else max_memory
+    max_memory = _requested if max_memory is None else max_memory
     if max_memory:
         candidates = [Budget(int(max_memory), "--max-memory")]
     else:

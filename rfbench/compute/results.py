@@ -75,11 +75,6 @@ def _kind_of(name: str) -> str | None:
     return REQUIRED_COLUMNS.get(name) or PARAMETER_COLUMNS.get(name)
 
 
-def _string_dtype() -> Any:
-    """The running pandas' default string dtype (``str`` in pandas 3, ``object`` before)."""
-    return pd.Series(["a"]).dtype
-
-
 _ACCEPTS: dict[str, frozenset[str]] = {
     STRING: frozenset({"string", "empty"}),
     FLOAT: frozenset({"floating", "integer", "mixed-integer-float", "empty"}),
@@ -106,8 +101,8 @@ def _coerce_column(name: str, col: pd.Series, kind: str | None = None) -> pd.Ser
             )
     if inferred not in _ACCEPTS[kind]:
         raise ResultSchemaError(f"column {name!r} must hold {kind} values, got {inferred} values")
-    if kind == STRING:
-        return col.astype(_string_dtype())
+    if kind == STRING:  # the running pandas' default string dtype (str in pandas 3, else object)
+        return col.astype(pd.Series(["a"]).dtype)
     if kind == FLOAT:
         return col.astype("float64")
     if kind == BOOL:
@@ -146,7 +141,8 @@ def validate_results(
     res = pd.DataFrame(out, index=pd.RangeIndex(len(df)))
     for name in REQUIRED_COLUMNS:
         if name not in NULLABLE_REQUIRED and res[name].isna().any():
-            raise ResultSchemaError(f"column {name!r} has null values (row {_first_na(res[name])})")
+            row = int(np.flatnonzero(res[name].isna().to_numpy())[0])
+            raise ResultSchemaError(f"column {name!r} has null values (row {row})")
     unknown = sorted(set(res["metric"]) - set(METRICS)) if check_metrics else []
     if unknown:
         raise ResultSchemaError(
@@ -159,10 +155,6 @@ def validate_results(
     known = [c for c in PARAMETER_COLUMNS if c in res.columns]
     extra = sorted(c for c in res.columns if c not in REQUIRED_COLUMNS and c not in known)
     return res[[*REQUIRED_COLUMNS, *known, *extra]]
-
-
-def _first_na(col: pd.Series) -> int:
-    return int(np.flatnonzero(col.isna().to_numpy())[0])
 
 
 # ---------------------------------------------------------------------------------- provenance

@@ -38,13 +38,9 @@ def stable_hash(key: Any, words: int = 4) -> tuple[int, ...]:
     return tuple(int.from_bytes(digest[4 * i : 4 * i + 4], "little") for i in range(words))
 
 
-def job_seed_sequence(root_seed: int, key: Any) -> np.random.SeedSequence:
-    """The SeedSequence of one job."""
-    if root_seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {root_seed}")
-    return np.random.SeedSequence(root_seed, spawn_key=stable_hash(key))
-
-
 def job_rng(root_seed: int, key: Any) -> np.random.Generator:
     """The Generator of one job: a pure function of (root seed, job key)."""
-    return np.random.Generator(np.random.PCG64(job_seed_sequence(root_seed, key)))
+    if root_seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {root_seed}")
+    seeds = np.random.SeedSequence(root_seed, spawn_key=stable_hash(key))
+    return np.random.Generator(np.random.PCG64(seeds))

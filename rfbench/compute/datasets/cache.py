@@ -66,19 +66,15 @@ def manifest_entries(path: Path) -> list[tuple[str, str]]:
 def _check(name: str, spec: FileSpec, path: Path, sha: str, size: int, what: str = "") -> None:
     """DataError unless ``path`` has content sha256 ``sha`` (size 0 = not pinned: manifest
     entries are pinned by hash only)."""
-    got, n = _digest_or_error(name, spec, path)
-    if got != sha:
-        raise errors.mismatch(name, path, got, n, sha, size or None, what)
-
-
-def _digest_or_error(name: str, spec: FileSpec, path: Path) -> tuple[str, int]:
     if not path.is_file():
         raise errors.missing(name, path, spec.path)
     try:
-        return digest(path, spec.gz)
+        got, n = digest(path, spec.gz)
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
         kind = "a gzip file" if spec.gz else "a readable file"
         raise errors.unreadable(name, path, f"{kind} with sha256 {spec.sha256[:16]}…", exc) from exc
+    if got != sha:
+        raise errors.mismatch(name, path, got, n, sha, size or None, what)
 
 
 def verify(name: str, spec: FileSpec, root: Path | None = None) -> Path:

@@ -70,9 +70,8 @@ def _pixel_names(n_feat: int, size: int | None, channels: int) -> tuple[str, ...
 def load_mnist(
     info: DatasetInfo, *, split: str = "auto", size: int | None = 8, download: bool = True
 ) -> Dataset:
-    """MNIST digits. ``split``: "train" (60,000; the spec's choice), "test" (10,000; what
-    ../shared/data holds) or "auto" = train if its files are present, else test if present, else
-    download train."""
+    """MNIST digits. ``split``: "train" (60,000; the spec's choice), "test" (10,000) or "auto" =
+    train if its files are present, else test if present, else download train."""
     if split == "auto":
         have = [s for s in ("train", "test") if all(map(cache.present, info.variants[s]))]
         split = have[0] if have else "train"

@@ -36,10 +36,6 @@ class FileSpec:
     manifest: bool = False
     stored: int | None = None
 
-    @property
-    def stored_bytes(self) -> int:
-        return self.size if self.stored is None else self.stored
-
 
 @dataclass(frozen=True)
 class Table:
@@ -89,7 +85,7 @@ class DatasetInfo:
 
     @property
     def download_bytes(self) -> int:
-        return sum(f.stored_bytes for f in self.files if f.urls)
+        return sum(f.size if f.stored is None else f.stored for f in self.files if f.urls)
 
 
 def _file(raw: dict[str, Any], mirrors: dict[str, str]) -> FileSpec:

@@ -193,17 +193,12 @@ class JobCache:
             meta[TIMING_KEY] = json.dumps(dict(timing)).encode()
         return write_table(rows, self.path(spec), meta)
 
-    def remove_stale_temporaries(self, older_than: float = STALE_TMP_SECONDS) -> int:
-        """Remove the temporary files that killed runs left in this cache; return how many."""
-        if not self.directory.is_dir():
-            return 0
-        cutoff = time.time() - older_than
-        removed = 0
-        for path in self.directory.iterdir():
+    def remove_stale_temporaries(self) -> None:
+        """Remove the temporary files that killed runs left in this cache."""
+        cutoff = time.time() - STALE_TMP_SECONDS
+        for path in self.directory.iterdir() if self.directory.is_dir() else []:
             if _TMP_FILE.match(path.name) and path.is_file() and path.stat().st_mtime < cutoff:
                 path.unlink(missing_ok=True)
-                removed += 1
-        return removed
 
 
 # ----------------------------------------------------------------------------- rfbench cache
@@ -224,20 +219,9 @@ class CacheUsage:
         return self.files - self.current
 
 
-@dataclass(frozen=True)
-class CacheSearch:
-    """What :func:`find_caches` found: rfbench's caches, and look-alikes it will not touch."""
-
-    caches: list[Path]
-    skipped: list[Path]
-
-
-def find_caches(root: Path) -> CacheSearch:
-    """Every rfbench job cache under ``root`` (``root`` included); unmarked look-alikes apart.
-
-    Folders named ``.rfbench-cache`` without rfbench's marker, and old-style ``.cache`` folders,
-    are listed in ``skipped`` and never touched. Symbolic links are not followed.
-    """
+def find_caches(root: Path) -> tuple[list[Path], list[Path]]:
+    """(rfbench's job caches, look-alikes it never touches: folders named ``.rfbench-cache``
+    without its marker) under ``root``, ``root`` included; symbolic links are not followed."""
     root = Path(root)
     caches: list[Path] = []
     skipped: list[Path] = []
@@ -247,7 +231,7 @@ def find_caches(root: Path) -> CacheSearch:
         if path.is_symlink() or not path.is_dir():
             continue
         (caches if is_rfbench_cache(path) else skipped).append(path)
-    return CacheSearch(caches, skipped)
+    return caches, skipped
 
 
 def _job_files(cache_root: Path) -> tuple[list[Path], list[Path]]:

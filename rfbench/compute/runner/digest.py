@@ -41,8 +41,8 @@ def _digest_files(paths: Iterable[Path], root: Path | None = None) -> str:
     return sha.hexdigest()
 
 
-def computing_sources(root: Path = COMPUTE_DIR) -> list[Path]:
-    """The .py and .toml files of the computing layer (``rfbench/compute/``)."""
+def source_files(root: Path) -> list[Path]:
+    """The .py and .toml files under ``root``."""
     return [
         p
         for p in root.rglob("*")
@@ -52,8 +52,8 @@ def computing_sources(root: Path = COMPUTE_DIR) -> list[Path]:
 
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 of the computing layer's source (:func:`computing_sources`)."""
-    return _digest_files(computing_sources(), PACKAGE_DIR)
+    """SHA-256 of the computing layer's source files (``rfbench/compute/``)."""
+    return _digest_files(source_files(COMPUTE_DIR), PACKAGE_DIR)
 
 
 def _plugin_files(module_name: str) -> list[Path]:
@@ -62,12 +62,7 @@ def _plugin_files(module_name: str) -> list[Path]:
     roots = [Path(p) for p in getattr(top, "__path__", [])]
     if not roots:
         return [Path(inspect.getsourcefile(top) or "")]
-    return [
-        p
-        for root in roots
-        for p in root.rglob("*")
-        if p.suffix in SOURCE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
-    ]
+    return [p for root in roots for p in source_files(root)]
 
 
 @functools.cache

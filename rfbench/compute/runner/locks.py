@@ -90,8 +90,3 @@ def held(path: Path, *, exclusive: bool, wait: bool) -> Iterator[None]:
         yield
     finally:
         release(fd, path, remove=exclusive)
-
-
-def output_lock_path(out: Path) -> Path:
-    """The lock file of an output file: hidden, beside it."""
-    return out.with_name(f".{out.name}.lock")

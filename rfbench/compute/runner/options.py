@@ -7,7 +7,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rfbench.compute.experiments.base import ConfigError
 from rfbench.compute.runner.backends import BACKENDS
@@ -79,8 +78,4 @@ class RunOptions:
             raise ConfigError(
                 f"a scheduler address applies only to --backend dask, not {backend!r}"
             )
-        return self.but(workers=workers)
-
-    def but(self, **changes: Any) -> RunOptions:
-        """A copy with ``changes``."""
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, workers=workers)

@@ -45,11 +45,7 @@ def check_output_path(out: Path, option: str = "--out") -> None:
 
 
 def check_replaceable(
-    out: Path,
-    experiment: str,
-    config: Mapping[str, Any] | None = None,
-    replace: bool = False,
-    option: str = "--out",
+    out: Path, experiment: str, config: Mapping[str, Any], replace: bool, option: str
 ) -> Mapping[str, Any] | None:
     """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment`` — and,
     unless ``replace``, one written by the same profile and config name as ``config``.
@@ -72,9 +68,10 @@ def check_replaceable(
     from rfbench.compute.results import load_provenance
 
     try:
-        found = load_provenance(out).get("experiment")
+        provenance = load_provenance(out)
     except Exception:
-        found = None
+        provenance = {}
+    found = provenance.get("experiment")
     if found is None:
         raise ConfigError(
             f"output {out} exists and is not an rfbench result file; rfbench never replaces it "
@@ -85,9 +82,7 @@ def check_replaceable(
             f"output {out} holds results of experiment {found!r}, not {experiment!r}; "
             f"rfbench does not replace it (choose another {option})"
         )
-    if config is None:
-        return None
-    old = load_provenance(out).get("config", {})
+    old = provenance.get("config", {})
     for key in ("profile", "name"):
         if old.get(key) == config.get(key):
             continue

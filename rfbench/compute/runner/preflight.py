@@ -80,7 +80,7 @@ def expand_grid(experiment: Experiment, config: Mapping[str, Any]) -> list[JobSp
 
 
 def _lock_output(stack: contextlib.ExitStack, out: Path, option: str) -> None:
-    path = locks.output_lock_path(out)
+    path = out.with_name(f".{out.name}.lock")  # hidden, beside the output
     try:
         stack.enter_context(locks.held(path, exclusive=True, wait=False))
     except locks.Busy as busy:
