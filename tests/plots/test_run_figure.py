@@ -51,6 +51,13 @@ def test_title_names_the_fixed_settings_in_words() -> None:
     assert data.x_label == "angle θ (rad)" and not data.categorical
 
 
+def test_title_names_a_fixed_feature_budget() -> None:
+    """A run sized by a feature budget (classify --budget, attention) says F in its title: the
+    maps' projections differ (a [sin, cos] map has F/2), so m alone would not say it."""
+    rows = pointwise_rows().assign(budget=16)
+    assert plot_data(rows).title.startswith("Softmax kernel, r = 1.5, d = 64, F = 16, m = 128")
+
+
 def test_closed_forms_are_dashed_curves_of_the_estimators_colour() -> None:
     data = plot_data(pointwise_rows())
     (panel,) = data.panels

@@ -48,7 +48,7 @@ NOT_SETTINGS = {
     "reference", "beats_uniform", "bound", "z_uniform",
 }  # fmt: skip
 #: Settings fixed over a chart are named in its title in this order.
-TITLE_ORDER = ("kernel", "dataset", "r", "d", "m", "n", "sigma", "theta")
+TITLE_ORDER = ("kernel", "dataset", "r", "d", "budget", "m", "n", "sigma", "theta")
 #: Integer columns that index replicates of one setting: always a distribution, never an axis.
 REPLICATES = ("rep", "head", "seed")
 MAX_PANELS = 9

@@ -43,7 +43,7 @@ PARAMETERS = {
 }
 #: settings written as a symbol and a value in titles ("r = 1.5"); others as "name value"
 SYMBOLS = {"theta": "θ", "sigma": "σ", "r": "r", "m": "m", "n": "n", "d": "d", "L": "L",
-           "m_per_d": "m/d"}  # fmt: skip
+           "m_per_d": "m/d", "budget": "F"}  # fmt: skip
 
 
 def metric_words(metric: str) -> str:
