@@ -199,9 +199,8 @@ class Experiment:
         if profile is not None and profile not in PROFILES:
             raise ConfigError.bad_value("profile", profile, ", ".join(PROFILES))
         merged: dict[str, Any] = {}  # old names renamed layer by layer: a later layer wins
-        merged.update(
-            renamed(self.params, self.profiles.get(profile, {}) if profile else {}, self.name)
-        )
+        own = self.profile_values(profile, params or {}) if profile else {}
+        merged.update(renamed(self.params, own, self.name))
         merged.update(renamed(self.params, params or {}, self.name))
         if name is not None:
             merged["name"] = name
@@ -209,6 +208,10 @@ class Experiment:
             merged["figure"] = figure
         merged["profile"] = profile
         return self.check_config(merged)
+
+    def profile_values(self, profile: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The overrides ``profile`` brings to a run given ``params`` (default: all of them)."""
+        return self.profiles.get(profile, {})
 
     def check_config(self, config: Mapping[str, Any]) -> ResolvedConfig:
         """Fill missing defaults and validate: reserved keys, then the values (``params``: unknown

@@ -20,7 +20,7 @@ import pandas as pd
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets import check as dataset_info
 from rfbench.compute.datasets.preprocess import min_rows
-from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec, ResolvedConfig
+from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.classify import bandwidth
 from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
@@ -121,22 +121,11 @@ class Classify(Experiment):
         "paper": {},
     }
 
-    def resolve_config(
-        self,
-        params: Mapping[str, Any] | None = None,
-        profile: str | None = None,
-        *,
-        name: str | None = None,
-        figure: str | None = None,
-    ) -> ResolvedConfig:
-        """As :meth:`Experiment.resolve_config`; the m of this experiment's profiles sizes runs in
-        projections only: a run given a ``budget`` takes the rest of the profile."""
-        own = self.profiles.get(profile or "", {})
-        if not (params and budget_given(params) and "m" in own):
-            return super().resolve_config(params, profile, name=name, figure=figure)
-        rest = {k: v for k, v in own.items() if k != "m"}
-        config = super().resolve_config({**rest, **params}, None, name=name, figure=figure)
-        return ResolvedConfig({**config, "profile": profile})
+    def profile_values(self, profile: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The profile's overrides; its m sizes runs in projections only, so a run given a
+        ``budget`` takes the rest of the profile."""
+        own = super().profile_values(profile, params)
+        return {k: v for k, v in own.items() if k != "m"} if budget_given(params) else own
 
     @staticmethod
     def _check_rows(name: str, protocol: str) -> None:
