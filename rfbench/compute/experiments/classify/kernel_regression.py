@@ -112,9 +112,9 @@ def row_terms(est: Estimator, proj: Projections, X: np.ndarray, params: dict) ->
     """The key map's per-row log term (n,) at the rows X (the component's own, e.g. ½‖x‖² for
     trig, DERF Def. 2.1) in float64, from the first projection of ``proj``: a row term is common
     to every feature, so no projection changes it, and one float64 projection costs n·d."""
-    first = (slice(0, 1), slice(0, 1))
-    phase = None if proj.phase is None else proj.phase[first].astype(np.float64)
-    W, sq = proj.W[first].astype(np.float64), proj.sq_norms[first].astype(np.float64)
+    one = (slice(0, 1), slice(0, 1))  # the first draw's first projection
+    phase = None if proj.phase is None else proj.phase[one].astype(np.float64)
+    W, sq = proj.W[one].astype(np.float64), proj.sq_norms[one].astype(np.float64)
     first = Projections(W, sq, proj.d, None, phase)
     _, _, row = est.projection_log_terms(first, np.asarray(X, np.float64), "key", params)
     return np.broadcast_to(row, (1, len(X))).reshape(len(X)).astype(np.float64)
