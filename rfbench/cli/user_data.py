@@ -18,16 +18,7 @@ from rfbench.cli.params import flags, option
 from rfbench.compute.datasets import user
 from rfbench.compute.experiments.base import Experiment
 
-#: config values ``--data`` sets besides ``data`` (gram reads its points from the file)
-ALSO_SETS: Mapping[str, Mapping[str, Any]] = {"gram": {"inputs": "file"}}
-#: defaults ``--data`` changes unless given: a user's N points cost N² per draw, so gram takes the
-#: quick profile's repetitions (standard errors about √5 larger than the paper's 1000)
-DATA_DEFAULTS: Mapping[str, Mapping[str, Any]] = {"gram": {"reps": 200}}
-#: experiments whose ``--data`` is a labelled table, with the parameter the table replaces
-TABLES: Mapping[str, str] = {"classify": "dataset"}
 KEYS = ("user_data", "user_target")
-#: experiments whose ``--data`` help is their own ``help["data"]`` (attention: Q, K, V heads)
-OWN_HELP = frozenset({"attention"})
 PANEL = "Your own data"
 _HELP = {
     "points": "your own points instead of the built-in inputs: .npy/.npz (X, or Q and K) or "
@@ -39,12 +30,15 @@ _HELP = {
 
 def data_options(experiment: Experiment) -> list[inspect.Parameter]:
     """``--data PATH`` for an experiment with ``data``, and ``--target COLUMN`` where the data is a
-    labelled table (:data:`TABLES`): a command shows only the options it takes."""
+    labelled table (:attr:`~rfbench.compute.experiments.base.DataFile.table_for`): a command
+    shows only the options it takes."""
     if "data" not in experiment.defaults:
         return []
-    table = experiment.name in TABLES
-    own = experiment.help.get("data", "")  # an experiment whose --data is neither points nor table
-    text = own if experiment.name in OWN_HELP else _HELP["table" if table else "points"]
+    file = experiment.data_file
+    table = bool(file.table_for)
+    text = (
+        experiment.help.get("data", "") if file.own_help else _HELP["table" if table else "points"]
+    )
     data = option("user_data", ("--data",), str | None, text, metavar="PATH", panel=PANEL)
     if not table:
         return [data]
@@ -61,27 +55,26 @@ def apply(
 ) -> dict[str, Any]:
     """``params`` with ``data`` set to the pinned reference of ``user_data`` (plus what the
     experiment needs with it); a :class:`UserError` for a combination that cannot work."""
-    name = experiment.name
+    file = experiment.data_file
     if user_target and not user_data:
         raise UserError("--target names a column of --data; give --data PATH too")
     if not user_data:
         return dict(params)
-    if user_target and name not in TABLES:
+    replaced = file.table_for
+    if user_target and not replaced:
         raise UserError(
-            f"--target applies to a labelled table ({', '.join(TABLES)}); "
-            f"{name} uses every column of --data"
+            f"--target applies to a labelled table; {experiment.name} uses every column of --data"
         )
-    replaced = TABLES.get(name)
     if replaced in params:
         flag = flags(replaced, experiment.defaults[replaced])[0]
         raise UserError(f"--data replaces {flag}: give one of them")
-    for key, value in ALSO_SETS.get(name, {}).items():
+    for key, value in file.sets.items():
         if key in params and params[key] != value:
             raise UserError(f"--data needs --{key} {value} (got {params[key]!r})")
     cleared = {replaced: []} if replaced else {}  # not the profile's data sets (provenance)
     return {
-        **DATA_DEFAULTS.get(name, {}),
-        **ALSO_SETS.get(name, {}),
+        **file.defaults,
+        **file.sets,
         **params,
         **cleared,
         "data": user.reference(user_data, user_target or ""),

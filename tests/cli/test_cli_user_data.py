@@ -12,6 +12,7 @@ from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli.app import app
+from rfbench.cli.errors import UserError
 from rfbench.compute.datasets import user
 from rfbench.compute.results import load_provenance, load_results
 
@@ -134,3 +135,40 @@ def test_target_is_an_option_only_where_the_data_is_a_labelled_table(
         assert cli([command, "--data", str(files["qk.npz"]), "--target", "a", "--out", out]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert "No such option: --target" in line
+
+
+def test_the_experiment_says_what_its_data_file_is(files) -> None:
+    """``--data`` asks the experiment's ``data_file`` (no list of experiment names in the CLI): a
+    new experiment whose file is a labelled table gets ``--target``, its table replaces the
+    parameter named, and the values the file needs are set."""
+    from pydantic import Field
+
+    from rfbench.cli import user_data
+    from rfbench.compute.experiments import DataFile, Experiment
+    from rfbench.compute.experiments.params import ExperimentParams, Values
+
+    class TableParams(ExperimentParams):
+        dataset: Values[str] = Field(["wine"], description="data sets")
+        source: str = Field("builtin", description="where rows come from")
+        reps: int = Field(100, ge=1, description="repetitions")
+        data: str = Field("", description="a file")
+
+    class Table(Experiment):
+        name = "table-toy"
+        params = TableParams
+        data_file = DataFile(table_for="dataset", sets={"source": "file"}, defaults={"reps": 7})
+
+    flags = [p.name for p in user_data.data_options(Table())]
+    assert flags == ["user_data", "user_target"]
+    got = user_data.apply(Table(), {}, user_data=str(files["t.csv"]), user_target="label")
+    assert got["dataset"] == [] and got["source"] == "file" and got["reps"] == 7
+    assert got["data"] == user.reference(files["t.csv"], "label")
+    assert user_data.apply(Table(), {"reps": 3}, user_data=str(files["t.csv"]))["reps"] == 3
+    with pytest.raises(UserError, match="--datasets"):
+        user_data.apply(Table(), {"dataset": ["x"]}, user_data=str(files["t.csv"]))
+    with pytest.raises(UserError, match="--source file"):
+        user_data.apply(Table(), {"source": "builtin"}, user_data=str(files["t.csv"]))
+    points = type("Points", (Table,), {"name": "points-toy", "data_file": DataFile()})
+    assert [p.name for p in user_data.data_options(points())] == ["user_data"]
+    with pytest.raises(UserError, match="every column"):
+        user_data.apply(points(), {}, user_data=str(files["qk.npz"]), user_target="a")

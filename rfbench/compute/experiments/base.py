@@ -8,6 +8,7 @@ import math
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -144,6 +145,22 @@ class ResolvedConfig(dict):
         return (ResolvedConfig, (dict(self),))
 
 
+@dataclass(frozen=True)
+class DataFile:
+    """What ``--data PATH`` means for an experiment with a ``data`` parameter (README "Your own
+    data"): by default a file of points, with the CLI's help text."""
+
+    #: the parameter a labelled table replaces (its ``--target`` column holds the labels); empty:
+    #: the file holds points and every column is used
+    table_for: str = ""
+    #: config values the file needs (gram reads its points from the file)
+    sets: Mapping[str, Any] = field(default_factory=dict)
+    #: defaults the file changes unless given (a user's N points cost N² per draw)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    #: the help of ``--data`` is the experiment's own ``help["data"]`` (attention: Q, K, V heads)
+    own_help: bool = False
+
+
 class Experiment:
     """Base class of experiments (docs/extending.md#experiment). Subclasses set ``name`` and
     ``params`` (or, a plugin, ``defaults`` and ``help``) and implement ``grid`` and ``run_job``."""
@@ -159,6 +176,8 @@ class Experiment:
     #: key -> help text (derived from ``params``, or declared by a plugin with ``defaults``)
     help: ClassVar[Mapping[str, str]] = {}
     profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
+    #: what ``--data PATH`` means, for an experiment with a ``data`` parameter
+    data_file: ClassVar[DataFile] = DataFile()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Derive ``defaults`` and ``help`` from ``params``, or ``params`` from them."""

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from rfbench.compute import models
-from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments import (
+    ConfigError,
+    DataFile,
+    Experiment,
+    JobSpec,
+    register_experiment,
+)
 from rfbench.compute.experiments.attention import budget, heldout
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
@@ -47,6 +53,7 @@ class Attention(Experiment):
                   "swap_sentences": 40, "swap_trials": 2},
         "paper": {},
     }  # fmt: skip
+    data_file = DataFile(own_help=True)
     memory_parameters = ("tokens", "budget", "swap_sentences")
     spec_only = True  # a job's spec names the model by its sha256
 

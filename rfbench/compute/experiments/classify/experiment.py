@@ -20,7 +20,7 @@ import pandas as pd
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets import check as dataset_info
 from rfbench.compute.datasets.preprocess import min_rows
-from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.compute.experiments.base import ConfigError, DataFile, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.classify import bandwidth
 from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
@@ -120,6 +120,7 @@ class Classify(Experiment):
         "quick": {"dataset": ["wine", "banknote"], "m": [1, 2], "trials": 20, "val_trials": 5},
         "paper": {},
     }
+    data_file = DataFile(table_for="dataset")
 
     def profile_values(self, profile: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """The profile's overrides; its m sizes runs in projections only, so a run given a

@@ -18,7 +18,7 @@ import numpy as np
 
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets.registry import get as dataset_info
-from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
+from rfbench.compute.experiments.base import ConfigError, DataFile, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.experiments.gram.params import Params
 from rfbench.compute.experiments.registry import register_experiment
@@ -195,6 +195,9 @@ class Gram(Experiment):
     params = Params
     spec_only = True
     profiles = {"quick": {"m": [64, 128], "reps": 200}, "paper": {}}
+    #: ``--data`` holds the points; they cost N² per draw, so its default is the quick profile's
+    #: repetitions (standard errors about √5 larger than the paper's 1000)
+    data_file = DataFile(sets={"inputs": "file"}, defaults={"reps": 200})
 
     memory_parameters = ("n_points", "m", "d", "reps")
     range_parameters = ("sigma", "r")
