@@ -36,19 +36,21 @@ def main() -> None:
 
         probes: dict[str, tuple[float, float]] = {}
         check_ranges = preflight.check_ranges
+        current = {"config": ""}
 
-        def timed_ranges(experiment, config, specs, *rest) -> None:
+        def timed_ranges(experiment, specs, *rest) -> None:
             wall, cpu = time.perf_counter(), time.process_time()
             try:
-                check_ranges(experiment, config, specs, *rest)
+                check_ranges(experiment, specs, *rest)
             finally:
-                probes[config["name"]] = (time.perf_counter() - wall, time.process_time() - cpu)
+                probes[current["config"]] = (time.perf_counter() - wall, time.process_time() - cpu)
 
         preflight.check_ranges = timed_ranges
         rows = []
         for path in config_files():
             wall, cpu = time.perf_counter(), time.process_time()
             experiment, config = resolve_file(path, args.profile)
+            current["config"] = config["name"]
             out = default_out(experiment.name, config["name"], Path(scratch) / "out")
             options = RunOptions(out=out, workers=args.workers, force=True, quiet=True)
             with preflight.prepare(experiment, config, options):

@@ -116,7 +116,7 @@ def prepare(
     exp.begin_run(options.force)
     specs = expand_grid(exp, config)
     check_data(specs)
-    check_ranges(exp, config, specs)
+    check_ranges(exp, specs)
     cache = JobCache(cache_dir(out), exp, options.seed, config)
     plan = Plan(exp, config, out, specs, cache, options)
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -97,17 +97,13 @@ def _limit(experiment: Experiment, spec: JobSpec, key: str) -> float | None:
     return None
 
 
-def check_ranges(
-    experiment: Experiment, config: Mapping[str, Any], specs: Sequence[JobSpec]
-) -> None:
-    """Raise :class:`ConfigError` naming the first value of ``config`` float64 cannot carry.
+def check_ranges(experiment: Experiment, specs: Sequence[JobSpec]) -> None:
+    """Raise :class:`ConfigError` naming the first value of a run float64 cannot carry.
 
     Parameters
     ----------
     experiment : Experiment
         Its ``range_parameters`` name the values probed, ``probe_overrides`` shrink the probes.
-    config : mapping
-        The resolved config (for the message).
     specs : sequence of JobSpec
         The run's jobs; only the extreme value of each range parameter per estimator is probed.
     """
