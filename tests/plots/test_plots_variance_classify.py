@@ -218,3 +218,25 @@ def test_derf_fig3_features_axis_and_percent(results_dir: Path) -> None:
         np.testing.assert_allclose(curves["TrigRF [sin, cos]"][0], sderf["m"], rtol=0.05)
         np.testing.assert_allclose(curves["SDERF"][0], sderf["m"], rtol=0.05)
         np.testing.assert_allclose(curves["SDERF"][1], 100 * sderf["value"])
+
+
+def test_derf_fig3_labels_a_curve_with_no_spread_over_draws() -> None:
+    """On car both TrigRFs tune to σ = 0.01, where every draw predicts the majority class: a flat
+    curve with zero error bars, which the panel says rather than leave a reader to wonder."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from rfbench.present.plots.classify import _mark_alike
+
+    rows = pd.DataFrame({
+        "estimator": ["trig@orf"] * 2 + ["sderf@orf"] * 2,
+        "features": [16, 32, 16, 32], "sigma": [0.01, 0.01, 0.6, 0.6],
+        "value": [0.65, 0.65, 0.67, 0.69], "stderr": [0.0, 0.0, 0.001, 0.0],
+    })  # fmt: skip
+    fig, ax = plt.subplots()
+    ax.set_ylim(64.5, 70)
+    _mark_alike(ax, rows)
+    (label,) = [c for c in ax.get_children() if isinstance(c, Annotation)]
+    assert label.get_text() == "σ = 0.01: no spread over draws" and label.xy == (32, 65.0)
+    assert ax.get_ylim()[0] < 64.5  # room for the label below the curve
+    plt.close(fig)
