@@ -30,7 +30,7 @@ def main() -> None:
     start = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory(prefix="rfbench-preflight-") as scratch:
         os.environ["RFBENCH_CACHE"] = str(Path(scratch) / "cache")
-        from rfbench.cli.experiments import config_files
+        from rfbench.cli.experiments import config_files, data_unavailable
         from rfbench.compute.runner import default_out, preflight, resolve_file
         from rfbench.compute.runner.options import RunOptions
 
@@ -46,18 +46,27 @@ def main() -> None:
                 probes[current["config"]] = (time.perf_counter() - wall, time.process_time() - cpu)
 
         preflight.check_ranges = timed_ranges
-        rows = []
+        rows, skipped = [], []
         for path in config_files():
             wall, cpu = time.perf_counter(), time.process_time()
-            experiment, config = resolve_file(path, args.profile)
-            current["config"] = config["name"]
-            out = default_out(experiment.name, config["name"], Path(scratch) / "out")
-            options = RunOptions(out=out, workers=args.workers, force=True, quiet=True)
-            with preflight.prepare(experiment, config, options):
-                pass
+            try:  # a config whose data is not here is skipped, as reproduce skips it
+                experiment, config = resolve_file(path, args.profile)
+                current["config"] = config["name"]
+                out = default_out(experiment.name, config["name"], Path(scratch) / "out")
+                options = RunOptions(out=out, workers=args.workers, force=True, quiet=True)
+                with preflight.prepare(experiment, config, options):
+                    pass
+            except Exception as exc:
+                missing = data_unavailable(exc)
+                if missing is None:
+                    raise
+                skipped.append(f"{path.parent.name}/{path.name} ({missing.dataset})")
+                continue
             rows.append({"config": config["name"], "wall_s": time.perf_counter() - wall,
                          "cpu_s": time.process_time() - cpu})  # fmt: skip
     total_wall, total_cpu = time.perf_counter() - start[0], time.process_time() - start[1]
+    if skipped:
+        print(f"skipped {len(skipped)} configs whose data is not here: {', '.join(skipped)}")
     print(f"checks of {len(rows)} configs ({args.profile}): wall {total_wall:.1f} s, "
           f"CPU {total_cpu:.1f} s (imports included)")  # fmt: skip
     print(f"  {'config':<30}{'wall s':>8}{'CPU s':>8}{'probes wall':>13}{'probes CPU':>12}")
