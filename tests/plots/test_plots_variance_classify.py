@@ -235,7 +235,7 @@ def test_derf_fig3_labels_a_curve_with_no_spread_over_draws() -> None:
     })  # fmt: skip
     fig, ax = plt.subplots()
     ax.set_ylim(64.5, 70)
-    _mark_alike(ax, rows)
+    _mark_alike(ax, rows, "features", 100.0)
     (label,) = [c for c in ax.get_children() if isinstance(c, Annotation)]
     assert label.get_text() == "σ = 0.01: no spread over draws" and label.xy == (32, 65.0)
     assert ax.get_ylim()[0] < 64.5  # room for the label below the curve

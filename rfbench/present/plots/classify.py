@@ -94,6 +94,21 @@ def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> 
     return [h for _, h in ordered], [lab for lab, _ in ordered]
 
 
+def _mark_alike(ax: Axes, rows: pd.DataFrame, x: str, scale: float) -> None:
+    """Label the curves whose every point has no spread over draws: each draw predicted alike, at
+    a σ so small that the kernel is flat (DERF Fig. 3 on car: TrigRF's tuned σ = 0.01 gives the
+    majority class; docs/experiments.md#derf-fig3)."""
+    alike = rows.groupby("estimator", sort=False).filter(lambda g: bool((g["stderr"] == 0).all()))
+    for sigma, part in alike.groupby("sigma"):
+        last = part.loc[part[x].idxmax()]
+        where = (last[x], scale * last["value"])
+        low, high = ax.get_ylim()  # room below the curve for the label
+        ax.set_ylim(min(low, where[1] - 0.12 * (high - low)), high)
+        ax.annotate(f"σ = {sigma:.3g}: no spread over draws", where, xytext=(0, -4),
+                    textcoords="offset points", ha="right", va="top", fontsize=5.5,
+                    color="0.3")  # fmt: skip
+
+
 def accuracy_grid(
     df: pd.DataFrame,
     x: str,
@@ -113,6 +128,7 @@ def accuracy_grid(
         part = rf[rf["dataset"] == ds]
         draw_curves(ax, part, x, colour, name, scale)
         draw_exact(ax, exact[exact["dataset"] == ds], scale)
+        _mark_alike(ax, part, x, scale)
         ax.set_title(rf"$\bf{{{ds}}}$" + "\n" + subtitle(acc[acc["dataset"] == ds]), fontsize=6.5)
     if with_average:
         ax = panels[-1]
@@ -234,21 +250,6 @@ def derf_name(estimator: str) -> str:
     return PAPER_NAMES["derf"].get(own, estimator)
 
 
-def _mark_alike(ax: Axes, rows: pd.DataFrame) -> None:
-    """Label the curves whose every point has no spread over draws: each draw predicted alike, at
-    a σ so small that the kernel is flat (on car, TrigRF's tuned σ = 0.01 gives the majority class;
-    docs/experiments.md#derf-fig3)."""
-    alike = rows.groupby("estimator", sort=False).filter(lambda g: bool((g["stderr"] == 0).all()))
-    for sigma, part in alike.groupby("sigma"):
-        last = part.loc[part["features"].idxmax()]
-        where = (last["features"], 100 * last["value"])
-        low, high = ax.get_ylim()  # room below the curve for the label
-        ax.set_ylim(min(low, where[1] - 0.12 * (high - low)), high)
-        ax.annotate(f"σ = {sigma:.3g}: no spread over draws", where, xytext=(0, -4),
-                    textcoords="offset points", ha="right", va="top", fontsize=5.5,
-                    color="0.3")  # fmt: skip
-
-
 @register_figure(
     "derf-fig3", title="DERF Fig. 3: kernel classification test accuracy vs number of features M"
 )
@@ -262,9 +263,6 @@ def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
         return f"d = {int(rows['d'].iloc[0])}, {_draws(rf)}"
 
     fig, panels = accuracy_grid(df, "features", style.colour, derf_name, subtitle, scale=100.0)
-    acc = df[(df["metric"] == "accuracy") & (df["estimator"] != EXACT)]
-    for ax, (_, rows) in zip(panels, acc.groupby("dataset", sort=False), strict=False):
-        _mark_alike(ax, rows)
     for ax in panels[::3]:
         ax.set_ylabel("test accuracy (%)")
     handles, labels = legend_handles(panels)
