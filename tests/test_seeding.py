@@ -17,3 +17,17 @@ def test_stable_hash_is_fixed_across_processes():
     assert stable_hash({"a": 1}, words=1) == (stable_hash({"a": 1.0}, words=1)[0],)
     assert stable_hash("x", words=2) == stable_hash("x", words=2)
     assert len(set(stable_hash(("pointwise", i), words=1) for i in range(1000))) == 1000
+
+
+def test_substream_is_keyed_not_positional():
+    from rfbench.compute.seeding import substream
+
+    rng = job_rng(0, {"job": 1})
+    a = substream(rng, {"estimator": "positive@iid"}).standard_normal(4)
+    rng.standard_normal(100)  # what the job drew before does not move a substream
+    b = substream(rng, {"estimator": "positive@iid"}).standard_normal(4)
+    c = substream(rng, {"estimator": "trig@iid"}).standard_normal(4)
+    d = substream(job_rng(1, {"job": 1}), {"estimator": "positive@iid"}).standard_normal(4)
+    e = substream(substream(rng, "x"), {"estimator": "positive@iid"}).standard_normal(4)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c) and not np.allclose(a, d) and not np.allclose(a, e)

@@ -44,3 +44,28 @@ def job_rng(root_seed: int, key: Any) -> np.random.Generator:
         raise ValueError(f"seed must be a non-negative integer, got {root_seed}")
     seeds = np.random.SeedSequence(root_seed, spawn_key=stable_hash(key))
     return np.random.Generator(np.random.PCG64(seeds))
+
+
+def substream(rng: np.random.Generator, key: Any) -> np.random.Generator:
+    """An independent Generator for one part of a job (an estimator, a batch of draws), keyed.
+
+    It is derived from the seed sequence ``rng`` was created from, not from its current state, so
+    it does not depend on what the job drew before or on which other parts the job holds: adding
+    an estimator to a run leaves every other estimator's draws bit-identical.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The job's generator (``job_rng``), or a substream of it.
+    key : JSON-encodable
+        What the part is, e.g. ``{"estimator": "positive@iid"}`` or ``("batch", 3)``.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
+    parent = rng.bit_generator.seed_seq
+    seeds = np.random.SeedSequence(
+        parent.entropy, spawn_key=(*parent.spawn_key, *stable_hash(key)), pool_size=parent.pool_size
+    )
+    return np.random.Generator(np.random.PCG64(seeds))
