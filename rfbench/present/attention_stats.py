@@ -1,5 +1,6 @@
 """Statistics of ``rfbench attention``'s result rows over heads, read from the rows (its summary,
-figures and report use them): Holm-corrected "beats uniform", medians with distribution-free
+figures and report use them): Holm-corrected "beats uniform" (Student t p-values; deterministic
+methods compared as points), medians with distribution-free
 intervals and the swap-in score as a share of the gap to exact attention
 (docs/experiments.md#attention).
 """
@@ -16,32 +17,97 @@ from rfbench.present.statistics import holm
 FAMILY = ("estimator", "budget", "tokens")
 
 
-def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
-    """Per head row, "beats uniform attention" with Holm's step-down over the heads of one
-    :data:`FAMILY` at the level Φ(−``significance``) of the uncorrected one-sided test.
+#: a head row whose standard error over the draws is at most this fraction of its value is
+#: deterministic (every draw the same up to round-off: window, top-k, taylor2, a fitted map, Nyström
+#: with every key as a landmark); it is compared with uniform attention as a point, not tested
+DETERMINISTIC_RTOL = 1e-9
+
+
+def is_deterministic(rows: pd.DataFrame) -> pd.Series:
+    """Per head row, True where the draws do not vary (standard error ≤
+    :data:`DETERMINISTIC_RTOL` × |value|, or zero): a point comparison with uniform, not a test.
 
     Parameters
     ----------
     rows : DataFrame
-        ``out_rel_frob`` head rows with ``z_uniform``.
+        Head rows with ``value`` and ``stderr``.
+
+    Returns
+    -------
+    Series of bool, aligned with ``rows``.
+    """
+    value = pd.to_numeric(rows["value"], errors="coerce").abs()
+    se = pd.to_numeric(rows["stderr"], errors="coerce") if "stderr" in rows else value * np.nan
+    return (se <= DETERMINISTIC_RTOL * value) & value.notna()
+
+
+def _p_values(rows: pd.DataFrame) -> np.ndarray:
+    """One-sided p-values of "beats uniform" per head row (shape (rows,)): the row's
+    ``z_uniform`` is (uniform − mean)/(s/√n) over its n = ``n_trials`` draws (uniform attention is
+    deterministic), a one-sample t statistic, so p = P(T > z) for T ~ t(n − 1) (Student; the
+    normal tail is anti-conservative at n = 10). NaN without z or with fewer than 2 draws."""
+    z = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
+    n = (
+        pd.to_numeric(rows["n_trials"], errors="coerce").to_numpy(dtype=float)
+        if "n_trials" in rows
+        else np.full(len(rows), np.nan)
+    )
+    with np.errstate(invalid="ignore"):
+        p = stats.t.sf(z, np.where(n >= 2, n - 1, np.nan))
+    return np.where(np.isnan(z) | ~(n >= 2), np.nan, p)
+
+
+def beats_uniform_tests(rows: pd.DataFrame, significance: float = 2.0) -> pd.DataFrame:
+    """Per head row, "beats uniform attention": the uncorrected one-sided t-test at level
+    Φ(−``significance``) (``raw``), Holm's step-down over the tested heads of one :data:`FAMILY`
+    at that level (``corrected``), and whether the row is a point comparison (``point``,
+    :func:`is_deterministic`: no test; it beats uniform when its error is smaller).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        ``out_rel_frob`` head rows with ``z_uniform``, ``n_trials``, ``value``, ``stderr``.
+    significance : float
+        The one-sided level in standard-normal units (2: α ≈ 0.023).
+
+    Returns
+    -------
+    DataFrame aligned with ``rows``: bool columns ``raw``, ``corrected``, ``point``.
+    """
+    n = len(rows)
+    raw, corrected = np.zeros(n, bool), np.zeros(n, bool)
+    point = is_deterministic(rows).to_numpy(bool) if n else np.zeros(0, bool)
+    if n:
+        alpha = float(stats.norm.sf(significance))
+        keys = [c for c in FAMILY if c in rows]
+        family = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
+        z = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
+        p = _p_values(rows)
+        for g in np.unique(family):
+            at = np.flatnonzero((family == g) & ~np.isnan(p) & ~point)
+            if at.size:
+                raw[at] = p[at] < alpha
+                corrected[at] = holm(p[at], alpha)
+        raw[point] = corrected[point] = z[point] > 0  # the sign of uniform − value
+    return pd.DataFrame({"raw": raw, "corrected": corrected, "point": point}, index=rows.index)
+
+
+def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
+    """Per head row, "beats uniform attention" with Holm's step-down over the heads of one
+    :data:`FAMILY` (the ``corrected`` column of :func:`beats_uniform_tests`: t(n − 1) p-values;
+    deterministic rows compared as points).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        ``out_rel_frob`` head rows with ``z_uniform`` and ``n_trials``.
     significance : float
 
     Returns
     -------
     Series of bool, aligned with ``rows`` (False where z is missing).
     """
-    out = np.zeros(len(rows), bool)
-    if rows.empty:
-        return pd.Series(out, index=rows.index)
-    keys = [c for c in FAMILY if c in rows]
-    alpha = float(stats.norm.sf(significance))
-    family = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
-    z_all = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
-    for g in np.unique(family):
-        at = np.flatnonzero((family == g) & ~np.isnan(z_all))
-        if at.size:
-            out[at] = holm(stats.norm.sf(z_all[at]), alpha)
-    return pd.Series(out, index=rows.index)
+    return beats_uniform_tests(rows, significance)["corrected"]
 
 
 def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
@@ -60,9 +126,14 @@ def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, fl
 
 def beats_text(part: pd.DataFrame) -> str:
     """ "k % (j %) of n": the share of head rows beating uniform attention with Holm's
-    correction (column ``corrected``) and without (``beats_uniform``)."""
-    raw = part["beats_uniform"].dropna().astype(bool)
-    return f"{part['corrected'].mean():.0%} ({raw.mean():.0%}) of {len(part)}"
+    correction and without (:func:`beats_uniform_tests`); rows whose draws do not vary are point
+    comparisons, said so ("k % of n, point comparison": no test)."""
+    tests = beats_uniform_tests(part)
+    if len(part) and tests["point"].all():
+        return f"{tests['corrected'].mean():.0%} of {len(part)}, point comparison"
+    text = f"{tests['corrected'].mean():.0%} ({tests['raw'].mean():.0%}) of {len(part)}"
+    points = int(tests["point"].sum())
+    return text + (f" ({points} by point comparison)" if points else "")
 
 
 def median_ci_text(values: np.ndarray | pd.Series) -> str:

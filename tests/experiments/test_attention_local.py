@@ -185,9 +185,10 @@ def test_no_feature_map_falls_below_the_rank_bound_at_its_width(name: str) -> No
 
 def test_holm_over_heads_matches_the_step_down_rule_and_is_stricter() -> None:
     z = np.array([4.0, 3.0, 2.6, 2.3, 2.1, 1.0, -1.0, np.inf, -np.inf])
-    rows = pd.DataFrame({"estimator": "a", "budget": 16, "tokens": 512, "z_uniform": z})
+    rows = pd.DataFrame({"estimator": "a", "budget": 16, "tokens": 512, "z_uniform": z,
+                         "n_trials": 10, "value": 0.8, "stderr": 0.01})  # fmt: skip
     got = beats_uniform_corrected(rows, significance=2.0).to_numpy()
-    alpha, p = stats.norm.sf(2.0), stats.norm.sf(z)
+    alpha, p = stats.norm.sf(2.0), stats.t.sf(z, 9)  # z of a mean of 10 draws: Student t(9)
     # direct: sorted p, reject while p_(k) < α/(n − k)
     order = np.argsort(p)
     expected = np.zeros(z.size, bool)

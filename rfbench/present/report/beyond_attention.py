@@ -13,8 +13,8 @@ import pandas as pd
 
 from rfbench.present.attention_stats import (
     beats_text,
-    beats_uniform_corrected,
     fitting_texts,
+    is_deterministic,
     median_ci_text,
     swap_gaps,
 )
@@ -56,8 +56,8 @@ def _fitted(part: pd.DataFrame) -> str:
 
 def _fitting(df: pd.DataFrame) -> str:
     """Where the data-dependent methods (Nyström's landmarks, GERF's parameters, the fitted
-    coupling) were fitted and where every method was measured, as the rows say."""
-    texts = fitting_texts(df)
+    coupling) were fitted and where the head rows were measured, as the rows say."""
+    texts = fitting_texts(df[df["kind"] == "heads"] if "kind" in df else df)
     if texts is None:
         return (
             "Maps marked *fitted* (Nyström's landmarks, GERF's parameters) are fitted to the "
@@ -66,8 +66,22 @@ def _fitting(df: pd.DataFrame) -> str:
     fit_text, text = texts
     return (
         f"Data-dependent methods (Nyström's landmarks, GERF's parameters) are fitted on the "
-        f"{fit_text} text's queries and keys; every method is measured on the held-out {text} "
-        "text's."
+        f"{fit_text} text's queries and keys; every method in the per-head columns is measured "
+        f"on the held-out {text} text's."
+    )
+
+
+def _swap_fitting(swap: pd.DataFrame) -> str:
+    """Where the swap-in's data-dependent methods were fitted, as its rows say: on held-out text
+    when they name a fitting text, otherwise on the very sentences they are scored on."""
+    texts = fitting_texts(swap)
+    tokens = swap["tokens"].dropna() if "tokens" in swap else pd.Series(dtype=float)
+    at = f" at {int(tokens.max())} tokens" if len(tokens) else ""
+    if texts is not None:
+        return f"The swap-in{at} fits on the {texts[0]} text and scores the {texts[1]} text's. "
+    return (
+        f"The swap-in runs{at} and fits Nyström's landmarks and GERF's parameters on the very "
+        "sentences it scores: its column is in-sample, not held out. "
     )
 
 
@@ -101,7 +115,6 @@ def attention_part(df: pd.DataFrame) -> list[str]:
         return []
     at, uniform, tokens, top, budget = found
     out = at[at["metric"] == "out_rel_frob"]
-    out = out.assign(corrected=beats_uniform_corrected(out))
     swap = df[(df["kind"] == "swap") & df["metric"].isin(["swap_cosine", "swap_spearman"])]
     gaps = swap_gaps(swap) if len(swap) else swap
     rows, medians = [], {}
@@ -123,6 +136,8 @@ def attention_part(df: pd.DataFrame) -> list[str]:
     trials = swap["n_trials"].max() if len(swap) else float("nan")
     swap_f = swap["budget"].dropna() if "budget" in swap else pd.Series(dtype=float)
     oracles = {e for e, part in out.groupby("estimator", sort=False) if _oracle(part)}
+    points = [f"`{e}`" for e, part in out.groupby("estimator", sort=False)
+              if is_deterministic(part).all()]  # fmt: skip
     honest = {e: v for e, v in medians.items() if e not in oracles}
     best = min(honest, key=honest.get) if honest else None
     unit = "features (the width of φ(q))" if budget == "budget" else "projections"
@@ -135,14 +150,21 @@ def attention_part(df: pd.DataFrame) -> list[str]:
         "logit), a window of F/2 keys plus F/2 features (docs/experiments.md#attention). "
         "Output error ‖Ô − O‖_F/‖O‖_F: median over heads with its 95 % distribution-free "
         f"interval. Uniform attention (the mean of V) has median {median_ci_text(uniform)}, a zero "
-        "output 1. *Beats uniform*: the share of heads where the one-sided z-test over the draws "
-        "rejects, Holm-corrected over the heads (uncorrected z > 2 in brackets). "
+        "output 1. *Beats uniform*: the share of heads where the one-sided t-test over the draws "
+        "(the row's z against t(n − 1) for a mean of n draws) rejects at the level of z > 2 "
+        "(α ≈ 0.023), Holm-corrected over the heads (uncorrected in brackets)"
+        + (
+            f"; {', '.join(points)} do not vary over the draws (deterministic): their share is a "
+            "point comparison with uniform attention on each head, no test. "
+            if points
+            else ". "
+        )
         + (
             "Swap-in: cosine between the sentence embeddings with every layer's softmax replaced"
             + (f" ({int(swap_f.iloc[0])} features)" if len(swap_f) else "")
             + f" and the exact ones, ± one standard error over {trials:.0f} trials, and the "
             f"share of the gap from uniform attention ({uniform_cos}) to exact attention (1) it "
-            "recovers. "
+            "recovers. " + _swap_fitting(swap)
             if len(swap)
             else ""
         )
