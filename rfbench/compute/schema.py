@@ -193,6 +193,11 @@ METRICS: dict[str, str] = {
     "diff_mse": "sample MSE minus the reference estimator's (column 'reference'), same (r, θ)",
     "is_mse": "importance-sampled estimate of the MSE E(K̂ - K)²",
     "is_rel_rmse": "√is_mse / K",
+    "tail_share": (
+        "share of the draws with K̂ > tail·K (parameter tail; binomial standard error): how often "
+        "one estimate is a drastic outlier"
+    ),
+    "max_ratio": "the largest K̂/K over the draws (parameter tail > 0)",
     "samples_needed": (
         "estimates needed to resolve the MSE: >= 30 expected draws where its tail lives "
         "(rfbench.compute.features.theory.resolution)"

@@ -72,9 +72,11 @@ def test_quick_profile_schema_and_ranges(quick, figure):
         assert POINT_METRICS | {"neg_fraction"} <= set(curve["metric"])
         counts = curve.groupby("theta")["metric"].count()
         # 10 metrics, + 2 with a closed form, + 2 samples_needed* where the criterion applies,
-        # + the exact negative fraction where one exists (trig@iid)
+        # + the exact negative fraction where one exists (trig@iid), + 2 with tail (cse-fig3)
         exact_negatives = int(curve["estimator"].iloc[0] == "trig@iid")
-        assert counts.nunique() == 1 and counts.iloc[0] - exact_negatives in (10, 12, 14)
+        tails = 2 * (config.get("tail", 0) > 0)
+        assert {"tail_share", "max_ratio"} <= set(curve["metric"]) or not tails
+        assert counts.nunique() == 1 and counts.iloc[0] - exact_negatives - tails in (10, 12, 14)
     wide = per_theta.pivot_table(index=[*CURVE, "theta"], columns="metric", values="value")
     assert (wide["true"] > 0).all() and (wide["rel_rmse"] >= 0).all()
     assert ((wide["neg_fraction"] >= 0) & (wide["neg_fraction"] <= 1)).all()

@@ -219,6 +219,8 @@ class Pointwise(Experiment):
         fixed = {k: config[k] for k in ("kernel", "d", "angles", "samples", "common_draws")}
         if config["importance"]:  # only when set, so the keys (and seeds) of other runs stay
             fixed["importance"] = True
+        if config["tail"]:  # likewise
+            fixed["tail"] = float(config["tail"])
         if config["data"]:  # the user's pairs replace the (r, θ) grid
             x, _ = load_pairs(config["data"], config["pairs"])
             radius = float(np.median(np.linalg.norm(x, axis=1)))
@@ -270,7 +272,9 @@ class Pointwise(Experiment):
                 base["m"] = draws[2][0].projections["omega"].count
             base["weights"] = est.weights_name
             is_draws = one["samples"] if one.get("importance") else 0
-            curve = curve_rows(est, base, x, y, true, thetas, draws, mse, is_draws, rng, extra)
+            curve = curve_rows(
+                est, base, x, y, true, thetas, draws, mse, is_draws, rng, extra, one.get("tail", 0)
+            )
             flags.append([row["resolved"] for row in curve if row["metric"] == "mse"])
             rows += curve
             values.append(draws[0])

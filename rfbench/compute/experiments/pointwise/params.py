@@ -61,6 +61,12 @@ class Params(ExperimentParams):
         False,
         description="add importance-sampled MSEs is_mse/is_rel_rmse (component@iid estimators)",
     )
+    tail: float = Field(
+        0.0,
+        ge=0,
+        description="with tail > 0: add per angle tail_share (the share of draws with K̂ > "
+        "tail·K) and max_ratio (the largest K̂/K): draw-level outliers (CSE Fig. 3)",
+    )
     paired: bool = Field(
         False,
         description="estimators of one radius share their base randomness (one job per r; "

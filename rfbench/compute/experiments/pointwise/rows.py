@@ -34,6 +34,23 @@ def per_group(fn, est: Estimator, x, y, groups: list[np.ndarray], draws: list[Dr
     return out
 
 
+def tail_metrics(estimates: np.ndarray, true: float, tail: float) -> dict[str, tuple]:
+    """Draw-level outliers of N estimates (shape (N,)) of a positive kernel value ``true``:
+    ``tail_share``, the share k/N of draws with K̂ > ``tail``·K (binomial standard error
+    √(p̃(1 − p̃)/N) at p̃ = (k + ½)/(N + 1), so that no draw above is a sampled 0, not an exact
+    one), and ``max_ratio``, the largest K̂/K (no standard error: an extreme of N draws, compared
+    only at equal N). The CSE paper's Fig. 3 outlier is one drastic estimate, which a
+    mean-square statistic averages away (docs/experiments.md#cse).
+    """
+    ratio = np.asarray(estimates, dtype=float) / true
+    above = int(np.sum(ratio > tail))
+    smooth = (above + 0.5) / (ratio.size + 1)
+    return {
+        "tail_share": (above / ratio.size, float(np.sqrt(smooth * (1 - smooth) / ratio.size))),
+        "max_ratio": (float(np.max(ratio)), None),
+    }
+
+
 def curve_rows(
     est: Estimator,
     base: Mapping[str, Any],
@@ -46,9 +63,11 @@ def curve_rows(
     importance_draws: int,
     rng: np.random.Generator,
     extra: list[Mapping[str, Any]] | None = None,
+    tail: float = 0.0,
 ) -> list[dict[str, Any]]:
     """The rows of one curve; ``draws`` = (estimates (N, A), angle groups, a draw per group);
-    ``extra`` adds columns per point (the user's pairs: index and norms)."""
+    ``extra`` adds columns per point (the user's pairs: index and norms); ``tail`` > 0 adds
+    :func:`tail_metrics`."""
     extra = extra or [{}] * len(thetas)
     values, groups, last = draws
     samples = len(values)
@@ -69,6 +88,8 @@ def curve_rows(
             None if closed is None else float(closed[i]),
             None if fourth is None else float(fourth[i]),
         )
+        if tail > 0:
+            metrics.update(tail_metrics(values[:, i], true[i], tail))
         if mse is not None:
             metrics["theory_mse"] = (float(mse[i]), None)
             metrics["theory_rel_rmse"] = (float(np.sqrt(mse[i]) / true[i]), None)
