@@ -96,10 +96,19 @@ def _error_split(df: pd.DataFrame, comps: list[str], r_max: float) -> list[str]:
     that form), at the largest r; medians over angles and couplings."""
     at = df[df["r"] == r_max]
     at = at.assign(component=at["estimator"].map(family_of))
-    med = at.groupby(["metric", "component", "dtype", "form"])["value"].median()
+    keys = ["metric", "component", "dtype", "form"]
+    med = at.groupby(keys)["value"].median()
+    nonfinite = at[at["metric"] == "nonfinite_fraction"].groupby(keys[1:])["value"].mean()
 
     def cell(metric: str, c: str, dt: str, form: str) -> str:
-        return _g(med.get((metric, c, dt, form), float("nan")))
+        """The median error, or where estimates are not finite their share: beside the median
+        when some are, instead of it when most are (a median of the few finite ones says
+        nothing of the form)."""
+        value = _g(med.get((metric, c, dt, form), float("nan")))
+        bad = float(nonfinite.get((c, dt, form), 0.0))
+        if bad >= 0.5:
+            return f"— ({bad:.1%} not finite)"
+        return f"{value} ({bad:.1%} not finite)" if bad > 0 else value
 
     dts = [dt for dt in DTYPES if (at["dtype"] == dt).any()]
     header = ["component", "form", "form's part (float64)", *[f"{dt}'s part" for dt in dts]]
@@ -115,7 +124,8 @@ def _error_split(df: pd.DataFrame, comps: list[str], r_max: float) -> list[str]:
         "log-space estimate (median over angles and couplings; < 1: it costs less than "
         "sampling), split into the form's part (the form in float64 against log-space) and the "
         "dtype's part (the dtype against float64, both in that form; log-space's own rows are its "
-        "dtype's part alone, below):",
+        "dtype's part alone, below); where estimates are not finite, their share (mean over "
+        "angles and couplings) stands beside the median, or instead of it where most are:",
         "",
         *table(header, body),
         "Log-space (rfbench's maps) in "
