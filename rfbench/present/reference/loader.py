@@ -188,6 +188,9 @@ class ClaimEntry(Entry):
     expect: str = "pass"
     reading: str = ""
     reading_of: str = ""
+    #: with ``reading_of``: a weaker reading than the sentence states (its verdict is shown
+    #: beside the primary's but never makes the claim *depend on the reading*)
+    weaker: bool = False
 
     def __post_init__(self) -> None:
         where = f"{self.paper}.toml: claim {self.id!r}"
@@ -360,6 +363,8 @@ def make_entry(kind: str, raw: dict[str, Any], paper: str, fname: str) -> Entry:
             raise _fail(where, f"category must be one of {CATEGORIES}")
     if kind != "erratum" and raw.get("reading_of") and not raw.get("reading"):
         raise _fail(where, "reading_of needs reading (which reading this entry uses)")
+    if raw.get("weaker") and not raw.get("reading_of"):
+        raise _fail(where, "weaker goes with reading_of (a weaker reading of another claim)")
     if kind != "erratum" and not raw.get("reproducible", True) and not raw.get("reason"):
         raise _fail(where, "reproducible = false needs a reason")
     return cls(**data)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rfbench.compute.text import first_sentence
 from rfbench.present.report.beyond import attention_headline, stabilised_headline
+from rfbench.present.report.readings import HELD
 from rfbench.present.report.verdicts import (
     CONSISTENT,
     DEPENDS,
@@ -85,6 +86,11 @@ def _line(r: ClaimResult) -> str:
     return f"- `{r.entry.id}` ({r.entry.figure}): {statement}"
 
 
+def _head(reading: str) -> str:
+    """The name of a reading: its text before the first colon ("similar in size")."""
+    return reading.split(":")[0].strip()
+
+
 def _contradicted(report: Report) -> list[str]:
     out = []
     for r in report.claims:
@@ -93,6 +99,10 @@ def _contradicted(report: Report) -> list[str]:
         part = _part_of_range(r.detail)
         cause = _cause(report, r)
         text = f"{_line(r)} — *{DOES_NOT_HOLD}*" + (f" ({part})" if part else "")
+        held = [(reading, v) for reading, v in r.readings[1:] if v in HELD]
+        if held:  # a weaker reading holds (a deciding one would make it depend on the reading)
+            heads = [f"{_head(reading)}: {v}" for reading, v in held]
+            text += f" ({_head(r.readings[0][0])}; {'; '.join(heads)})"
         out.append(text + (f": {cause}." if cause else "."))
     return ["**Claims that do not hold**", "", *out, ""] if out else []
 

@@ -128,26 +128,67 @@ def evaluate_number(
     )
 
 
+def _family_z(results: Sequence[NumberResult], seconds: bool = False) -> np.ndarray:
+    """|z| of the sampled numbers compared with a standard error (one per printed number), and
+    with ``seconds`` also of the second comparisons (the replays of released code)."""
+    return np.array(
+        [
+            abs(r.z)  # type: ignore[arg-type]
+            for r in results
+            if r.in_family and not r.entry.reading_of and (seconds or not r.entry.second_of)
+        ]
+    )
+
+
+def _holm_cutoff(zs: np.ndarray, alpha: float) -> float:
+    """The smallest two-sided |z| Holm's procedure rejects among ``zs`` (∞ if none)."""
+    normal = NormalDist()
+    p = np.array([2 * (1 - normal.cdf(z)) for z in zs])
+    hit = holm(p, alpha)
+    return float(zs[hit].min()) if hit.any() else math.inf
+
+
 def family_wise(results: Sequence[NumberResult], alpha: float = ALPHA) -> tuple[int, float, float]:
     """(N, Bonferroni |z| threshold, Holm's |z| cutoff: the smallest |z| it rejects, ∞ if none) over
     the sampled numbers compared with a standard error (:attr:`NumberResult.in_family`, one
     comparison per printed number).
     """
-    zs = np.array(
-        [
-            abs(r.z)  # type: ignore[arg-type]
-            for r in results
-            if r.in_family and not (r.entry.reading_of or r.entry.second_of)
-        ]
-    )
+    zs = _family_z(results)
     n = len(zs)
     if not n:
         return 0, math.inf, math.inf
-    normal = NormalDist()
-    p = np.array([2 * (1 - normal.cdf(z)) for z in zs])
-    hit = holm(p, alpha)
-    cutoff = float(zs[hit].min()) if hit.any() else math.inf
-    return n, normal.inv_cdf(1 - alpha / (2 * n)), cutoff
+    return n, NormalDist().inv_cdf(1 - alpha / (2 * n)), _holm_cutoff(zs, alpha)
+
+
+#: a rejected number whose |z| is within this factor of its Holm step's critical value sits at
+#: the threshold: its row says so
+AT_THRESHOLD = 1.05
+
+
+def holm_margin(results: Sequence[NumberResult], z: float, alpha: float = ALPHA) -> str:
+    """For a number Holm's procedure rejects with |``z``|: its rank among the family's |z|
+    (descending), the critical |z| of that step, Φ⁻¹(1 − α/(2(n − rank + 1))), and whether the
+    rejection survives a family enlarged by the second comparisons (the released-code replays);
+    "" when it is clear of its step (|z| ≥ :data:`AT_THRESHOLD` × critical) and survives.
+    """
+    zs = np.sort(_family_z(results))[::-1]
+    n, size = len(zs), abs(z)
+    rank = int(np.sum(zs > size)) + 1
+    critical = NormalDist().inv_cdf(1 - alpha / (2 * (n - rank + 1)))
+    extended = _family_z(results, seconds=True)
+    extra = len(extended) - n
+    survives = size >= _holm_cutoff(extended, alpha)
+    if size >= AT_THRESHOLD * critical and survives:
+        return ""
+    text = (
+        f"at the Holm threshold: rank {rank} of {n}, |z| = {size:.3f} against {critical:.3f} "
+        "at its step"
+    )
+    if extra:
+        text += f"; with the {extra} second comparisons (released code) in the family it is " + (
+            "still rejected" if survives else "not rejected"
+        )
+    return text
 
 
 def with_family_wise(
@@ -168,6 +209,9 @@ def with_family_wise(
                     else likely_reason(r.entry, errata)
                 )
                 r = replace(r, verdict=verdict, detail="; ".join(t for t in (why, r.detail) if t))
+            if verdict == DIFFERS:
+                margin = holm_margin(results, r.z)
+                r = replace(r, detail="; ".join(t for t in (margin, r.detail) if t))
         out.append(r)
     return out
 

@@ -76,13 +76,15 @@ def depends_on_reading(
     shown: list[ClaimResult], every: list[ClaimResult], errata: list[reference.ErratumEntry]
 ) -> list[ClaimResult]:
     """A claim whose readings disagree on whether it holds gets *depends on the reading*, with the
-    measured reason of the difference.
+    measured reason of the difference; a *weaker* reading (one that asks less than the sentence
+    says) is shown but does not decide.
     """
     alts = _other_readings(every)
     out = []
     for r in shown:
         others = alts.get(r.entry.id, [])
-        verdicts = {r.verdict, *(a.verdict for a in others)}
+        deciding = [a for a in others if not getattr(a.entry, "weaker", False)]
+        verdicts = {r.verdict, *(a.verdict for a in deciding)}
         own = r.entry.reading or "the primary reading"
         readings = ((own, r.verdict), *((a.entry.reading, a.verdict) for a in others))
         if others:
