@@ -82,8 +82,8 @@ def test_mse_matches_closed_form(estimator, m, n, rng):
 def test_paper_columns_and_numbers():
     assert paper_column("angular-hybrid@orf") == "HRF-ort"
     assert paper_column("angular-hybrid@iid") == "HRF-iid"
-    assert paper_column("hyperbolic@orf-fast") == "ORF-Had"  # unbiased Hadamard ORF
-    assert paper_column("hyperbolic@sorf") == "ORF-Had (fixed norms)"
+    assert paper_column("hyperbolic@sorf") == "ORF-Had"  # the SORF of Yu et al. 2016, cited
+    assert paper_column("hyperbolic@orf-fast") == "ORF-Had (χ row norms)"
     assert paper_column("trig@halton") == "Halton-R"
     assert paper_column("trig@iid") is None
     assert paper_table1()["wine", "HRF-ort"] == (0.70, 0.08)

@@ -65,10 +65,11 @@ def paper_table1() -> dict[tuple[str, str], tuple[float, float]]:
     }
 
 
-#: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid)
+#: the paper's column for a base estimator's coupling (hybrids: 'HRF-' + ort/iid); ORF-Had is
+#: the SORF of Yu et al. 2016, whom HRF Table 1 cites (docs/experiments.md#hrf-table1)
 PAPER_COLUMN = {
     "orf": "ORF-reg",
-    "orf-fast": "ORF-Had",
-    "sorf": "ORF-Had (fixed norms)",
+    "sorf": "ORF-Had",
+    "orf-fast": "ORF-Had (χ row norms)",
     "halton": "Halton-R",
 }
