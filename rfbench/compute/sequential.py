@@ -29,7 +29,7 @@ tolerance band ``[-tol, tol]``) → ``resolved``; else ``continue`` until the ca
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,7 +129,9 @@ def asymptotic_cs(
     return mean - half, mean + half
 
 
-def anytime_p_value(x: np.ndarray, t_opt: float, alpha: float = ALPHA) -> np.ndarray:
+def anytime_p_value(
+    x: np.ndarray, t_opt: float, alpha: float = ALPHA, running: bool = True
+) -> np.ndarray:
     """The anytime-valid p-value of ``mean = 0`` after every prefix of ``x``.
 
     ``p_t = min_{s ≤ t} min(1, √(sρ² + 1) · exp(−ρ² s² μ̂_s² / (2 σ̂_s² (sρ² + 1))))``, the
@@ -143,6 +145,8 @@ def anytime_p_value(x: np.ndarray, t_opt: float, alpha: float = ALPHA) -> np.nda
         As for :func:`asymptotic_cs`.
     alpha : float
         The level ρ is tuned for (the p-value itself is valid at every level).
+    running : bool
+        Take the running minimum (the anytime-valid p-value); False: ``1/M_t`` at each t alone.
 
     Returns
     -------
@@ -157,7 +161,7 @@ def anytime_p_value(x: np.ndarray, t_opt: float, alpha: float = ALPHA) -> np.nda
     exponent = np.where(sd > 0, exponent, np.where(mean != 0, np.inf, 0.0))
     p = np.minimum(1.0, np.sqrt(v) * np.exp(-exponent))
     p[..., 0] = 1.0  # one observation has no spread to measure
-    return np.minimum.accumulate(p, axis=-1)
+    return np.minimum.accumulate(p, axis=-1) if running else p
 
 
 def bernstein_cs(
@@ -247,6 +251,14 @@ class Interval:
     #: the anytime-valid p-value of ``mean = 0`` (asymptotic sequence)
     p: float
 
+    def meet(self, earlier: Interval | None) -> Interval:
+        """The running intersection with an earlier reading (still a confidence sequence; its
+        p-value the running minimum), so that a verdict once reached stands."""
+        if earlier is None:
+            return self
+        return Interval(self.n, self.mean, max(self.low, earlier.low),
+                        min(self.high, earlier.high), min(self.p, earlier.p))  # fmt: skip
+
     def excludes(self, tol: float = 0.0) -> bool:
         """Whether the interval lies wholly outside ``[-tol, tol]``."""
         return self.low > tol or self.high < -tol
@@ -272,7 +284,7 @@ def interval(x: np.ndarray, t_opt: float, alpha: float = ALPHA) -> Interval:
             int(x.size), float(x.mean()) if x.size else math.nan, -math.inf, math.inf, 1.0
         )
     low, high = asymptotic_cs(x, t_opt, alpha)
-    p = anytime_p_value(x, t_opt, alpha)
+    p = anytime_p_value(x, t_opt, alpha, running=False)
     return Interval(int(x.size), float(x.mean()), float(low[-1]), float(high[-1]), float(p[-1]))
 
 
@@ -282,6 +294,7 @@ def decide(
     t_opt: float,
     alpha: float = ALPHA,
     tol: float = 0.0,
+    earlier: Mapping[str, Interval] | None = None,
 ) -> tuple[str | None, dict[str, Interval]]:
     """The stopping rule, once for every experiment: stop when every comparison is resolved.
 
@@ -298,6 +311,10 @@ def decide(
         Each comparison's error rate.
     tol : float
         A comparison is resolved when its interval excludes ``[-tol, tol]``.
+    earlier : mapping of str to Interval, optional
+        The readings at the previous look: each reading is intersected with its earlier one
+        (:meth:`Interval.meet`), so the sequence is read only at the looks and a resolved
+        comparison stays resolved.
 
     Returns
     -------
@@ -306,10 +323,103 @@ def decide(
         :data:`CAP` when the draws reached ``cap`` first, None to draw another batch; the
         intervals are each comparison's reading now.
     """
-    readings = {name: interval(x, t_opt, alpha) for name, x in differences.items()}
+    earlier = earlier or {}
+    readings = {
+        name: interval(x, t_opt, alpha).meet(earlier.get(name)) for name, x in differences.items()
+    }
     n = min((r.n for r in readings.values()), default=0)
     if readings and all(r.excludes(tol) for r in readings.values()):
         return RESOLVED, readings
     if n >= cap:
         return CAP, readings
     return None, readings
+
+
+#: what a comparison subtracts from its estimator's draws: another arm's draws on the same draw
+#: index (a paired difference), or a number (a closed form or a published value)
+Other = str | float
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """What :func:`sample_until_resolved` drew and why it stopped."""
+
+    #: arm -> its per-draw statistic, shape (n,), every arm the same n
+    values: dict[str, np.ndarray]
+    #: :data:`RESOLVED` or :data:`CAP`
+    reason: str
+    #: comparison name -> its anytime-valid reading at the stopping time
+    readings: dict[str, Interval]
+    #: the sample size the sequences were tuned for
+    t_opt: float
+
+    @property
+    def n(self) -> int:
+        """The draws every arm used."""
+        return min((len(v) for v in self.values.values()), default=0)
+
+
+def sample_until_resolved(
+    draw: Callable[[int, int], Mapping[str, np.ndarray]],
+    comparisons: Mapping[str, tuple[str, Other]],
+    cap: int,
+    batch: int,
+    *,
+    first: int | None = None,
+    t_opt: float | None = None,
+    alpha: float = ALPHA,
+    tol: float = 0.0,
+) -> Sampled:
+    """Draw batches until every declared comparison is resolved or the draws reach ``cap``.
+
+    The rule of docs/architecture.md#sequential-draws: after each batch, every comparison's
+    asymptotic confidence sequence (:func:`decide`) is read; the cell stops when all exclude zero
+    (or ``[-tol, tol]``). A comparison ``(a, b)`` reads ``x_a[i] − x_b[i]``: paired by draw index,
+    which is valid whether the arms share draws (the variance of the difference is then
+    smaller) or come from independent streams (the pairs are still i.i.d.).
+
+    Parameters
+    ----------
+    draw : callable (batch index, size) -> mapping of arm -> ndarray of shape (size,)
+        Draws batch ``i`` of every arm; it must depend only on ``i`` and ``size`` (draw each batch
+        from a keyed stream, :func:`rfbench.compute.seeding.substream`), so the stopping point
+        is the same on any backend or worker count.
+    comparisons : mapping of str to (arm, other)
+        Name -> the arm and what it is compared with: another arm, or a number.
+    cap : int
+        The most draws per arm.
+    batch : int
+        Draws per batch after the first.
+    first : int, optional
+        Draws of the first batch (default ``batch``), e.g. the draws a tuning step already used.
+    t_opt : float, optional
+        Where the sequences are tightest (default ``cap / 5``: within 4 % of the narrowest width
+        from ``cap / 10`` to ``cap`` at α = 0.05).
+    alpha, tol : float
+        As for :func:`decide`.
+
+    Returns
+    -------
+    Sampled
+    """
+    if cap < 1 or batch < 1:
+        raise ValueError(f"need cap >= 1 and batch >= 1, got {cap}, {batch}")
+    t_opt = t_opt if t_opt is not None else max(cap / 5.0, 2.0)
+    parts: dict[str, list[np.ndarray]] = {}
+    n, i = 0, 0
+    readings: dict[str, Interval] = {}
+    while True:
+        size = min(first if (i == 0 and first) else batch, cap - n)
+        for arm, values in draw(i, size).items():
+            parts.setdefault(arm, []).append(np.asarray(values, dtype=np.float64).reshape(size))
+        n, i = n + size, i + 1
+        values = {arm: np.concatenate(chunks) for arm, chunks in parts.items()}
+        differences = {
+            name: values[arm] - (values[other] if isinstance(other, str) else float(other))
+            for name, (arm, other) in comparisons.items()
+        }
+        reason, readings = decide(differences, cap, t_opt, alpha, tol, readings)
+        if reason is None and not comparisons and n >= cap:
+            reason = CAP
+        if reason is not None:
+            return Sampled(values, reason, readings, t_opt)
