@@ -1,0 +1,114 @@
+"""classify with ``stop = "resolved"``: cells stop when their declared comparisons are resolved,
+deterministically; ``stop = "fixed"`` keeps today's jobs and rows
+(docs/experiments.md#classify-stop)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from cli_helpers import one_line_error
+from typer.testing import CliRunner
+
+from rfbench.cli.app import app
+from rfbench.compute.datasets import available
+from rfbench.compute.experiments import ConfigError
+from rfbench.compute.experiments.base import job_key
+from rfbench.compute.experiments.classify.experiment import Classify
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import RunOptions, run
+from rfbench.compute.seeding import job_rng
+
+ROOT = Path(__file__).resolve().parents[2]
+#: SimRF Table 3, banknote at m = d′ = 4: SimRF beats IIDRF by 0.075 at standard errors of 0.002
+CLEAR = {"dataset": ["banknote"], "estimators": ["positive@iid", "positive@simrf"], "m": [1],
+         "pad": True, "exact": False, "stop": "resolved", "compare": "positive@simrf",
+         "batch": 25}  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _data_env(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
+    monkeypatch.setenv("RFBENCH_DATA", str(data_dir))
+    if not available("banknote"):
+        pytest.skip("banknote not available")
+
+
+def _run(tmp_path: Path, name: str, backend: str = "serial", workers: int = 1, **params):
+    exp = Classify()
+    config = exp.check_config({**CLEAR, **params})
+    options = RunOptions(out=tmp_path / f"{name}.parquet", backend=backend, workers=workers,
+                         quiet=True)  # fmt: skip
+    res = load_results(run(exp, config, options))
+    return res[res["metric"] == "accuracy"].set_index("estimator")
+
+
+def test_a_clear_comparison_stops_early_with_an_interval_that_excludes_zero(tmp_path):
+    rows = _run(tmp_path, "clear", trials=500)
+    assert set(rows["stop"]) == {"resolved"}
+    n = rows["n_trials"].iloc[0]
+    assert (rows["n_trials"] == n).all() and n < 500 and n % 25 == 0
+    iid = rows.loc["positive@iid"]
+    assert iid["versus"] == "positive@simrf" and iid["diff_low"] > 0 and iid["p_anytime"] < 0.05
+    assert pd.isna(rows.loc["positive@simrf", "versus"])
+    for _, row in rows.iterrows():  # the row's own interval holds its mean and is wider than ±2 se
+        assert row["cs_low"] < row["value"] - 2 * row["stderr"]
+        assert row["cs_high"] > row["value"] + 2 * row["stderr"]
+
+
+def test_the_stopping_point_is_the_same_on_any_backend(tmp_path):
+    serial = _run(tmp_path, "serial", trials=200)
+    processes = _run(tmp_path, "processes", backend="processes", workers=2, trials=200)
+    pd.testing.assert_frame_equal(serial, processes)
+
+
+def test_fixed_keeps_the_jobs_of_today():
+    exp = Classify()
+    fixed = exp.check_config({**CLEAR, "stop": "fixed"})
+    assert all("estimators" not in job and "stop" not in job for job in exp.grid(fixed))
+    cells = exp.grid(exp.check_config(CLEAR))
+    assert len(cells) == 1 and cells[0]["estimators"] == ("positive@iid", "positive@simrf")
+
+
+def test_fixed_reproduces_the_committed_derf_fig3_rows_bit_for_bit(real_data_dir, monkeypatch):
+    """The first eight jobs (banknote) of the committed paper run, recomputed with stop = fixed."""
+    monkeypatch.setenv("RFBENCH_DATA", str(real_data_dir))
+    committed = pd.read_parquet(ROOT / "results" / "classify" / "derf-fig3.parquet")
+    with open(ROOT / "configs" / "derf" / "fig3.toml", "rb") as fh:
+        cfg = tomllib.load(fh)
+    exp = Classify()
+    params = {**cfg["params"], "dataset": ["banknote"], "trials_by_dataset": {}, "stop": "fixed"}
+    config = exp.resolve_config(params, "paper", name=cfg["name"], figure=cfg["figure"])
+    checked = 0
+    for spec in exp.grid(config)[:8]:
+        for row in exp.run_job(spec, job_rng(0, job_key("classify", spec))):
+            same = committed[
+                (committed["dataset"] == row["dataset"])
+                & (committed["estimator"] == row["estimator"])
+                & (committed["metric"] == row["metric"])
+                & (committed["sigma"] == row["sigma"])
+                & (committed["budget"].astype("Float64") == row.get("budget", pd.NA)).fillna(
+                    "budget" not in row
+                )
+            ]
+            assert len(same) == 1, row
+            assert same["value"].iloc[0] == row["value"]
+            assert same["n_trials"].iloc[0] == row["n_trials"]
+            checked += 1
+    assert checked > 50
+
+
+@pytest.mark.parametrize(
+    "bad", [{"compare": "trig@orf"}, {"stream": "released", "estimators": ["positive@iid"]}]
+)
+def test_a_bad_sequential_config_is_refused(bad):
+    with pytest.raises(ConfigError):
+        Classify().check_config({**CLEAR, **bad})
+
+
+def test_run_takes_stop_for_configs_that_have_it(tmp_path):
+    result = CliRunner().invoke(
+        app, ["run", str(ROOT / "configs" / "derf" / "fig3.toml"), "--stop", "sometimes"]
+    )
+    assert result.exit_code == 2 and "stop" in one_line_error(result)
