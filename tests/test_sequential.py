@@ -111,3 +111,43 @@ def test_decide_resolves_clear_comparisons_and_caps_ties():
     assert seq.decide({"clear": clear, "tie": tie}, cap=100, t_opt=100)[0] == seq.CAP
     # a tolerance band a clear difference does not clear
     assert seq.decide({"clear": clear}, cap=500, t_opt=100, tol=1.0)[0] is None
+
+
+def _keyed_draw(shift: float):
+    """A batch sampler drawing batch i from its own keyed stream (as the experiments do)."""
+
+    def draw(i: int, size: int) -> dict[str, np.ndarray]:
+        rng = np.random.default_rng([17, i])
+        return {"a": rng.normal(shift, 1.0, size), "b": rng.normal(0.0, 1.0, size)}
+
+    return draw
+
+
+def test_sample_until_resolved_stops_at_a_batch_boundary_and_is_deterministic():
+    one = seq.sample_until_resolved(_keyed_draw(0.8), {"a - b": ("a", "b")}, cap=500, batch=25)
+    two = seq.sample_until_resolved(_keyed_draw(0.8), {"a - b": ("a", "b")}, cap=500, batch=25)
+    assert one.reason == seq.RESOLVED and one.n < 500 and one.n % 25 == 0
+    assert one.n == two.n and np.array_equal(one.values["a"], two.values["a"])
+    assert one.readings["a - b"].low > 0
+    # at the same tuning (ρ follows the cap unless t_opt is given) a larger cap changes nothing
+    more = seq.sample_until_resolved(
+        _keyed_draw(0.8), {"a - b": ("a", "b")}, cap=5000, batch=25, t_opt=100
+    )
+    assert more.n == one.n and np.array_equal(more.values["b"], one.values["b"])
+
+
+def test_sample_until_resolved_caps_a_tie_and_honours_the_first_batch():
+    tie = seq.sample_until_resolved(
+        _keyed_draw(0.0), {"a - b": ("a", "b")}, cap=120, batch=50, first=30
+    )
+    assert tie.reason == seq.CAP and tie.n == 120  # 30 + 50 + 40: the last batch is cut at the cap
+    against_number = seq.sample_until_resolved(_keyed_draw(0.0), {"a": ("a", -1.0)}, 500, 50)
+    assert against_number.reason == seq.RESOLVED and against_number.n == 50
+    nothing = seq.sample_until_resolved(_keyed_draw(0.0), {}, cap=100, batch=50)
+    assert nothing.reason == seq.CAP and nothing.n == 100 and nothing.readings == {}
+
+
+def test_a_reading_once_resolved_stays_resolved():
+    earlier = seq.Interval(50, 0.3, 0.05, 0.55, 0.01)
+    later = seq.Interval(100, 0.1, -0.05, 0.25, 0.3).meet(earlier)
+    assert later.low == 0.05 and later.high == 0.25 and later.p == 0.01 and later.excludes()
