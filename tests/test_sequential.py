@@ -151,3 +151,14 @@ def test_a_reading_once_resolved_stays_resolved():
     earlier = seq.Interval(50, 0.3, 0.05, 0.55, 0.01)
     later = seq.Interval(100, 0.1, -0.05, 0.25, 0.3).meet(earlier)
     assert later.low == 0.05 and later.high == 0.25 and later.p == 0.01 and later.excludes()
+
+
+def test_the_best_question_resolves_on_one_clear_loss_or_every_clear_win():
+    rng = np.random.default_rng(9)
+    win, loss, tie = rng.normal(0.5, 1, 100), rng.normal(-0.5, 1, 100), rng.normal(0, 1, 100)
+    best = {"question": seq.BEST, "cap": 500, "t_opt": 100}
+    assert seq.decide({"w": win, "l": loss, "t": tie}, **best)[0] == seq.RESOLVED  # not the best
+    assert seq.decide({"w": win, "w2": win + 0.1}, **best)[0] == seq.RESOLVED  # the best
+    assert seq.decide({"w": win, "t": tie}, **best)[0] is None  # a tie with a rival: open
+    assert seq.decide({"w": win, "l": loss}, cap=500, t_opt=100)[0] == seq.RESOLVED
+    assert seq.decide({"w": win, "t": tie}, cap=500, t_opt=100)[0] is None

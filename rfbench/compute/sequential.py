@@ -39,6 +39,9 @@ from scipy.special import lambertw
 ALPHA = 0.05
 #: stop reasons written in a row's ``stop`` column
 RESOLVED, CAP = "resolved", "cap"
+#: what a family of comparisons asks (:func:`decide`): whether every difference is nonzero, or
+#: whether the compared arm is the best (every difference above the band, or one below it)
+EVERY, BEST = "every", "best"
 #: the stopping rules a config's ``stop`` may name: fixed (every draw up to ``trials``) or
 #: resolved (batches until every declared comparison is resolved, ``trials`` the cap)
 STOP_RULES = ("fixed", "resolved")
@@ -295,8 +298,9 @@ def decide(
     alpha: float = ALPHA,
     tol: float = 0.0,
     earlier: Mapping[str, Interval] | None = None,
+    question: str = EVERY,
 ) -> tuple[str | None, dict[str, Interval]]:
-    """The stopping rule, once for every experiment: stop when every comparison is resolved.
+    """The stopping rule, once for every experiment: stop when the comparisons are resolved.
 
     Parameters
     ----------
@@ -315,6 +319,10 @@ def decide(
         The readings at the previous look: each reading is intersected with its earlier one
         (:meth:`Interval.meet`), so the sequence is read only at the looks and a resolved
         comparison stays resolved.
+    question : str
+        :data:`EVERY`: resolved when every interval excludes the band; :data:`BEST` (each
+        comparison an arm minus one rival): resolved when every interval lies above the band
+        (the arm is the best) or any lies below it (it is not).
 
     Returns
     -------
@@ -328,7 +336,15 @@ def decide(
         name: interval(x, t_opt, alpha).meet(earlier.get(name)) for name, x in differences.items()
     }
     n = min((r.n for r in readings.values()), default=0)
-    if readings and all(r.excludes(tol) for r in readings.values()):
+    if question not in (EVERY, BEST):
+        raise ValueError(f"question must be {EVERY!r} or {BEST!r}, got {question!r}")
+    if question == BEST:
+        done = any(r.high < -tol for r in readings.values()) or all(
+            r.low > tol for r in readings.values()
+        )
+    else:
+        done = all(r.excludes(tol) for r in readings.values())
+    if readings and done:
         return RESOLVED, readings
     if n >= cap:
         return CAP, readings
@@ -369,14 +385,17 @@ def sample_until_resolved(
     t_opt: float | None = None,
     alpha: float = ALPHA,
     tol: float = 0.0,
+    question: str = EVERY,
 ) -> Sampled:
     """Draw batches until every declared comparison is resolved or the draws reach ``cap``.
 
     The rule of docs/architecture.md#sequential-draws: after each batch, every comparison's
-    asymptotic confidence sequence (:func:`decide`) is read; the cell stops when all exclude zero
-    (or ``[-tol, tol]``). A comparison ``(a, b)`` reads ``x_a[i] − x_b[i]``: paired by draw index,
-    which is valid whether the arms share draws (the variance of the difference is then
-    smaller) or come from independent streams (the pairs are still i.i.d.).
+    asymptotic confidence sequence (:func:`decide`) is read; the cell stops when the family's
+    question is resolved (every interval excludes zero or ``[-tol, tol]``; or, for
+    :data:`BEST`, whether one arm beats every rival). A comparison ``(a, b)`` reads
+    ``x_a[i] − x_b[i]``: paired by draw index, which is valid whether the arms share draws (the
+    variance of the difference is then smaller) or come from independent streams (the pairs are
+    still i.i.d.).
 
     Parameters
     ----------
@@ -397,6 +416,8 @@ def sample_until_resolved(
         from ``cap / 10`` to ``cap`` at α = 0.05).
     alpha, tol : float
         As for :func:`decide`.
+    question : str
+        As for :func:`decide`: :data:`EVERY` comparison nonzero, or is the arm the :data:`BEST`.
 
     Returns
     -------
@@ -418,7 +439,7 @@ def sample_until_resolved(
             name: values[arm] - (values[other] if isinstance(other, str) else float(other))
             for name, (arm, other) in comparisons.items()
         }
-        reason, readings = decide(differences, cap, t_opt, alpha, tol, readings)
+        reason, readings = decide(differences, cap, t_opt, alpha, tol, readings, question)
         if reason is None and not comparisons and n >= cap:
             reason = CAP
         if reason is not None:

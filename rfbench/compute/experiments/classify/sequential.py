@@ -2,16 +2,19 @@
 docs/architecture.md#sequential-draws).
 
 One job per cell (data set, σ or σ grid, m or budget) holds every estimator of the config, so
-that the cell can stop when the comparisons it declares are resolved: the ``compare``
-estimator's test accuracy minus each other estimator's, read draw by draw
-(:func:`rfbench.compute.sequential.sample_until_resolved`). Estimators are independent (each its
-own keyed stream, ``substream(rng, {"estimator": name})``, as in every experiment) and each batch
-is a keyed substream of its estimator's stream, ``("batch", i)``: the draws of batch i do not
-depend on how many batches ran before, and the stopping point depends on the job key only. The
-difference of draw i of two independent estimators is i.i.d., so the paired confidence
-sequence is valid; common random numbers would narrow it only where estimators consume the same
-ω, which they do not (each its own law and data-dependent fit), and would tie one estimator's
-rows to which others the config lists.
+that the cell can stop when the question it declares is resolved: is the ``compare`` estimator
+the most accurate of the cell (the claims of SimRF Fig. 8 and DERF Fig. 3)? It reads the
+``compare`` estimator's test accuracy minus each other estimator's, draw by draw, and stops when
+every difference is positive or one is negative
+(:func:`rfbench.compute.sequential.sample_until_resolved`, question ``best``).
+
+Estimators are independent (each its own keyed stream, ``substream(rng, {"estimator": name})``,
+as in every experiment) and each batch is a keyed substream of its estimator's stream,
+``("batch", i)``: the draws of batch i do not depend on how many batches ran before, and the
+stopping point depends on the job key only. The difference of draw i of two independent estimators
+is i.i.d., so the paired confidence sequence is valid; common random numbers would narrow it
+only where estimators consume the same ω, which they do not (each its own law and data-dependent
+fit), and would tie one estimator's rows to which others the config lists.
 
 With ``tune``, the first batch is the ``val_trials`` validation draws: σ is chosen on them as in
 ``fixed`` mode and they are the first test draws.
@@ -135,6 +138,7 @@ def cell_rows(
         cap=spec["trials"],
         batch=spec["batch"],
         first=first,
+        question=sequential.BEST,
     )
     rows: list[dict[str, Any]] = []
     for name, (_, val_rows, base) in arms.items():
