@@ -162,3 +162,27 @@ def test_the_best_question_resolves_on_one_clear_loss_or_every_clear_win():
     assert seq.decide({"w": win, "t": tie}, **best)[0] is None  # a tie with a rival: open
     assert seq.decide({"w": win, "l": loss}, cap=500, t_opt=100)[0] == seq.RESOLVED
     assert seq.decide({"w": win, "t": tie}, cap=500, t_opt=100)[0] is None
+
+
+def test_select_best_drops_clear_losers_early_and_agrees_with_the_argmax():
+    rng = np.random.default_rng(21)
+    shared = rng.normal(0.0, 1.0, 50)  # the draws every arm shares (common random numbers)
+    means = {"a": 0.0, "b": 1.0, "c": 1.05, "d": -3.0}
+    noise = {arm: rng.normal(0.0, 0.3, 50) for arm in means}
+    calls: dict[str, int] = {}
+
+    def evaluate(arm, start, stop):
+        calls[arm] = calls.get(arm, 0) + stop - start
+        return means[arm] + shared[start:stop] + noise[arm][start:stop]
+
+    best, drawn = seq.select_best(evaluate, list(means), 50, 10)
+    full = {arm: (means[arm] + shared + noise[arm]).mean() for arm in means}
+    assert best == max(full, key=full.get)
+    assert calls["d"] == 10 and calls["a"] < 50  # far behind: dropped at the first looks
+    assert all(len(drawn[arm]) == calls[arm] for arm in means)
+
+
+def test_select_best_breaks_exact_ties_by_order():
+    best, drawn = seq.select_best(lambda arm, a, b: np.full(b - a, 0.65), ["x", "y"], 50, 10)
+    assert best == "x" and len(drawn["y"]) == 50  # a tie is never dropped
+    assert seq.select_best(lambda arm, a, b: np.ones(b - a), ["only"], 7, 3)[1]["only"].size == 7

@@ -29,8 +29,9 @@ tolerance band ``[-tol, tol]``) → ``resolved``; else ``continue`` until the ca
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import lambertw
@@ -444,3 +445,64 @@ def sample_until_resolved(
             reason = CAP
         if reason is not None:
             return Sampled(values, reason, readings, t_opt)
+
+
+def select_best(
+    evaluate: Callable[[Any, int, int], np.ndarray],
+    arms: Sequence[Any],
+    n: int,
+    look: int,
+    *,
+    t_opt: float | None = None,
+    alpha: float = ALPHA,
+) -> tuple[Any, dict[Any, np.ndarray]]:
+    """The arm of largest mean over shared draws, dropping arms once clearly behind the leader.
+
+    Successive elimination on paired confidence sequences: every ``look`` draws, each surviving
+    arm's difference to the current leader (the largest mean; the first in ``arms`` on a tie) is
+    read on the draws both have; an arm whose interval lies wholly below zero is dropped and
+    evaluated no further. It ends with one arm left or after ``n`` draws, and picks the largest
+    mean among the survivors (the first on a tie), so it agrees with the argmax over all ``n``
+    draws unless a dropped arm would have overtaken one that led it by a resolved margin.
+
+    Parameters
+    ----------
+    evaluate : callable (arm, start, stop) -> ndarray of shape (stop - start,)
+        The statistic of draws ``start`` to ``stop`` (shared by every arm) for ``arm``.
+    arms : sequence
+        The candidates, in the order that breaks ties.
+    n : int
+        The most draws.
+    look : int
+        Draws between looks (no arm is dropped on fewer draws than one look).
+    t_opt, alpha : float
+        As for :func:`asymptotic_cs` (``t_opt`` default ``n / 2``).
+
+    Returns
+    -------
+    (best arm, arm -> its draws' values, shape (n_arm,))
+    """
+    t_opt = t_opt if t_opt is not None else max(n / 2.0, 2.0)
+    values: dict[Any, list[np.ndarray]] = {arm: [] for arm in arms}
+    alive = list(arms)
+    done = 0
+    while done < n and len(alive) > 1:
+        stop = min(n, done + look)
+        for arm in alive:
+            values[arm].append(np.asarray(evaluate(arm, done, stop), dtype=np.float64))
+        done = stop
+        drawn = {arm: np.concatenate(values[arm]) for arm in alive}
+        means = [drawn[arm].mean() for arm in alive]
+        leader = alive[int(np.argmax(means))]
+        if done < look:  # fewer draws than a look: too few to judge a spread
+            continue
+        alive = [
+            arm
+            for arm in alive
+            if arm == leader or interval(drawn[arm] - drawn[leader], t_opt, alpha).high >= 0
+        ]
+    if done == 0:  # a single arm: its n draws all the same
+        values[alive[0]].append(np.asarray(evaluate(alive[0], 0, n), dtype=np.float64))
+    drawn = {arm: np.concatenate(v) for arm, v in values.items() if v}
+    best = alive[int(np.argmax([drawn[arm].mean() for arm in alive]))]
+    return best, drawn

@@ -16,8 +16,10 @@ is i.i.d., so the paired confidence sequence is valid; common random numbers wou
 only where estimators consume the same ω, which they do not (each its own law and data-dependent
 fit), and would tie one estimator's rows to which others the config lists.
 
-With ``tune``, the first batch is the ``val_trials`` validation draws: σ is chosen on them as in
-``fixed`` mode and they are the first test draws.
+With ``tune``, σ is chosen on the ``val_trials`` validation draws by successive elimination
+(:func:`rfbench.compute.sequential.select_best`: the σ of the grid share the draws, and a σ
+clearly behind the leader is evaluated no further; each σ's ``val_accuracy`` row says over how
+many draws), and those draws are the first test batch.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from rfbench.compute import sequential
 from rfbench.compute.experiments.base import JobSpec
-from rfbench.compute.experiments.classify.kernel_regression import rf_accuracies
+from rfbench.compute.experiments.classify.kernel_regression import rf_accuracies, slice_draws
 from rfbench.compute.experiments.classify.params import DTYPES
 from rfbench.compute.features import registry
 from rfbench.compute.seeding import substream
@@ -83,13 +85,21 @@ def _arm(
     sigma = spec.get("sigma")
     if tuned:
         first = projections(0, spec["val_trials"])
-        for s in spec["sigmas"]:
-            params = fitted(est, substream(own, ("fit", "val", s)), d, *fit_sets(s, "val"))
-            acc = rf_accuracies(est, first, params, *sets(s, "val"), dtype=dtype)
+        fits = {
+            s: fitted(est, substream(own, ("fit", "val", s)), d, *fit_sets(s, "val"))
+            for s in spec["sigmas"]
+        }
+
+        def validate(s: float, start: int, stop: int) -> np.ndarray:
+            proj = slice_draws(first, start, stop)
+            return rf_accuracies(est, proj, fits[s], *sets(s, "val"), dtype=dtype)
+
+        look = max(10, spec["val_trials"] // 5)  # σ̂ of fewer draws is too rough to drop a σ
+        sigma, drawn = sequential.select_best(validate, spec["sigmas"], spec["val_trials"], look)
+        for s, acc in drawn.items():
             mean, se = mean_se(acc)
             val_rows.append({**base, "sigma": s, "metric": "val_accuracy", "value": mean,
                              "stderr": se, "n_trials": len(acc)})  # fmt: skip
-        sigma = spec["sigmas"][int(np.argmax([r["value"] for r in val_rows]))]
     test_params = fitted(est, substream(own, ("fit", "test")), d, *fit_sets(sigma, "test"))
     test_sets = sets(sigma, "test")
 
