@@ -112,3 +112,18 @@ def test_run_takes_stop_for_configs_that_have_it(tmp_path):
         app, ["run", str(ROOT / "configs" / "derf" / "fig3.toml"), "--stop", "sometimes"]
     )
     assert result.exit_code == 2 and "stop" in one_line_error(result)
+
+
+def test_a_tuned_cell_picks_the_best_surviving_sigma_and_tests_on_its_draws(tmp_path):
+    exp = Classify()
+    config = exp.check_config(
+        {**CLEAR, "protocol": "derf", "tune": True, "sigma": [0.01, 0.3, 1.0, 30.0],
+         "val_trials": 20, "trials": 60, "batch": 20, "compat": False, "pad": False}
+    )  # fmt: skip
+    res = load_results(run(exp, config, RunOptions(out=tmp_path / "t.parquet", quiet=True)))
+    for name, val in res[res["metric"] == "val_accuracy"].groupby("estimator"):
+        assert val["n_trials"].between(10, 20).all()
+        survivors = val[val["n_trials"] == val["n_trials"].max()]
+        test = res[(res["metric"] == "accuracy") & (res["estimator"] == name)].iloc[0]
+        assert test["sigma"] == survivors.loc[survivors["value"].idxmax(), "sigma"], name
+        assert test["n_trials"] in (20, 40, 60)  # the 20 validation draws, then batches of 20
