@@ -186,3 +186,17 @@ def test_select_best_breaks_exact_ties_by_order():
     best, drawn = seq.select_best(lambda arm, a, b: np.full(b - a, 0.65), ["x", "y"], 50, 10)
     assert best == "x" and len(drawn["y"]) == 50  # a tie is never dropped
     assert seq.select_best(lambda arm, a, b: np.ones(b - a), ["only"], 7, 3)[1]["only"].size == 7
+
+
+def test_the_best_question_is_resolved_for_every_reading():
+    """Two readings of one rival (DERF Fig. 3's TrigRFs): a clear loss to one of them resolves its
+    reading only; the other reading needs its own answer."""
+    rng = np.random.default_rng(4)
+    win, loss, tie = rng.normal(0.5, 1, 100), rng.normal(-0.5, 1, 100), rng.normal(0, 1, 100)
+    diffs = {"vs trig": loss, "vs phase": tie, "vs gerf": win}
+    readings = [["vs trig", "vs gerf"], ["vs phase", "vs gerf"]]
+    best = {"question": seq.BEST, "cap": 500, "t_opt": 100}
+    assert seq.decide(diffs, **best)[0] == seq.RESOLVED  # one reading: the loss settles it
+    assert seq.decide(diffs, **best, groups=readings)[0] is None  # the phase reading is open
+    diffs["vs phase"] = win
+    assert seq.decide(diffs, **best, groups=readings)[0] == seq.RESOLVED

@@ -300,6 +300,7 @@ def decide(
     tol: float = 0.0,
     earlier: Mapping[str, Interval] | None = None,
     question: str = EVERY,
+    groups: Sequence[Sequence[str]] = (),
 ) -> tuple[str | None, dict[str, Interval]]:
     """The stopping rule, once for every experiment: stop when the comparisons are resolved.
 
@@ -324,6 +325,10 @@ def decide(
         :data:`EVERY`: resolved when every interval excludes the band; :data:`BEST` (each
         comparison an arm minus one rival): resolved when every interval lies above the band
         (the arm is the best) or any lies below it (it is not).
+    groups : sequence of sequences of str
+        With :data:`BEST`, the rival sets of several readings of the question (e.g. two readings
+        of one method); resolved when the question is resolved for each of them. Empty: one
+        reading, every comparison.
 
     Returns
     -------
@@ -340,8 +345,9 @@ def decide(
     if question not in (EVERY, BEST):
         raise ValueError(f"question must be {EVERY!r} or {BEST!r}, got {question!r}")
     if question == BEST:
-        done = any(r.high < -tol for r in readings.values()) or all(
-            r.low > tol for r in readings.values()
+        done = all(
+            any(readings[k].high < -tol for k in group) or all(readings[k].low > tol for k in group)
+            for group in (groups or [list(readings)])
         )
     else:
         done = all(r.excludes(tol) for r in readings.values())
@@ -387,6 +393,7 @@ def sample_until_resolved(
     alpha: float = ALPHA,
     tol: float = 0.0,
     question: str = EVERY,
+    groups: Sequence[Sequence[str]] = (),
 ) -> Sampled:
     """Draw batches until every declared comparison is resolved or the draws reach ``cap``.
 
@@ -419,6 +426,8 @@ def sample_until_resolved(
         As for :func:`decide`.
     question : str
         As for :func:`decide`: :data:`EVERY` comparison nonzero, or is the arm the :data:`BEST`.
+    groups : sequence of sequences of str
+        As for :func:`decide`.
 
     Returns
     -------
@@ -440,7 +449,7 @@ def sample_until_resolved(
             name: values[arm] - (values[other] if isinstance(other, str) else float(other))
             for name, (arm, other) in comparisons.items()
         }
-        reason, readings = decide(differences, cap, t_opt, alpha, tol, readings, question)
+        reason, readings = decide(differences, cap, t_opt, alpha, tol, readings, question, groups)
         if reason is None and not comparisons and n >= cap:
             reason = CAP
         if reason is not None:

@@ -175,6 +175,8 @@ class Classify(Experiment):
             check("stop", config["stream"] == "rfbench", "fixed with stream = released")
             check("compare", config["compare"] in ("", *config["estimators"]),
                   f"one of estimators ({', '.join(config['estimators'])}) or empty")  # fmt: skip
+            check("alternatives", set(config["alternatives"]) <= set(config["estimators"]),
+                  "names of the run's estimators")  # fmt: skip
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("protocol", "kernel", "pad", "fit", "compat", "dtype", "split_seed")

@@ -154,6 +154,12 @@ class Params(ExperimentParams):
         description="with stop = resolved: the estimator compared with every other one of a "
         "cell; empty = the first of estimators",
     )
+    alternatives: Values[str] = Field(
+        [],
+        description="with stop = resolved: estimators that are readings of one method (DERF "
+        "Fig. 3's two TrigRFs); the question 'is compare the best?' is resolved for each reading, "
+        "each keeping one of them as a rival",
+    )
     stream: Literal[STREAMS] = Field(
         "rfbench",
         description="rfbench, or released: replay the SimRF authors' code "

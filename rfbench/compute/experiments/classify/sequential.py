@@ -41,6 +41,20 @@ from rfbench.compute.stats import mean_se
 VERSUS = "versus"
 
 
+def reading_groups(
+    declared: Mapping[str, tuple[str, str]], alternatives: tuple[str, ...]
+) -> list[list[str]]:
+    """The rival sets of the question's readings: each of the ``alternatives`` (readings of one
+    method, e.g. the two TrigRFs of DERF Fig. 3) is a rival in its own reading only."""
+    alts = [a for a in alternatives if any(other == a for _, other in declared.values())]
+    if len(alts) < 2:
+        return []
+    return [
+        [k for k, (_, other) in declared.items() if other == keep or other not in alts]
+        for keep in alts
+    ]
+
+
 def comparisons(estimators: tuple[str, ...], compare: str) -> dict[str, tuple[str, str]]:
     """The cell's declared comparisons: ``compare`` minus every other estimator of the cell; with
     ``compare`` empty or absent from the cell, every later estimator minus the first."""
@@ -149,6 +163,7 @@ def cell_rows(
         batch=spec["batch"],
         first=first,
         question=sequential.BEST,
+        groups=reading_groups(declared, tuple(spec["alternatives"])),
     )
     rows: list[dict[str, Any]] = []
     for name, (_, val_rows, base) in arms.items():
@@ -174,7 +189,8 @@ def cell_specs(jobs: list[JobSpec], config: Mapping[str, Any]) -> list[JobSpec]:
     out: list[JobSpec] = []
     seen: set[JobSpec] = set()
     extra = {"estimators": list(config["estimators"]), "compare": config["compare"],
-             "batch": config["batch"], "stop": "resolved"}  # fmt: skip
+             "alternatives": list(config["alternatives"]), "batch": config["batch"],
+             "stop": "resolved"}  # fmt: skip
     for job in jobs:
         if job["estimator"] not in config["estimators"]:
             out.append(job)
