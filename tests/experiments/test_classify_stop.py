@@ -71,32 +71,31 @@ def test_fixed_keeps_the_jobs_of_today():
     assert len(cells) == 1 and cells[0]["estimators"] == ("positive@iid", "positive@simrf")
 
 
-def test_fixed_reproduces_the_committed_derf_fig3_rows_bit_for_bit(real_data_dir, monkeypatch):
-    """The first eight jobs (banknote) of the committed paper run, recomputed with stop = fixed."""
+def test_fixed_reproduces_the_committed_simrf_fig8_rows_bit_for_bit(real_data_dir, monkeypatch):
+    """The banknote jobs of the committed paper run of SimRF Fig. 8 (a config that keeps
+    stop = fixed), recomputed with stop = fixed: the same jobs, streams and numbers."""
     monkeypatch.setenv("RFBENCH_DATA", str(real_data_dir))
-    committed = pd.read_parquet(ROOT / "results" / "classify" / "derf-fig3.parquet")
-    with open(ROOT / "configs" / "derf" / "fig3.toml", "rb") as fh:
+    committed = pd.read_parquet(ROOT / "results" / "classify" / "simrf-fig8.parquet")
+    with open(ROOT / "configs" / "simrf" / "fig8.toml", "rb") as fh:
         cfg = tomllib.load(fh)
+    assert cfg["params"].get("stop", "fixed") == "fixed"
     exp = Classify()
-    params = {**cfg["params"], "dataset": ["banknote"], "trials_by_dataset": {}, "stop": "fixed"}
+    params = {**cfg["params"], "dataset": ["banknote"], "stop": "fixed"}
     config = exp.resolve_config(params, "paper", name=cfg["name"], figure=cfg["figure"])
     checked = 0
-    for spec in exp.grid(config)[:8]:
+    for spec in exp.grid(config):
         for row in exp.run_job(spec, job_rng(0, job_key("classify", spec))):
             same = committed[
                 (committed["dataset"] == row["dataset"])
                 & (committed["estimator"] == row["estimator"])
                 & (committed["metric"] == row["metric"])
-                & (committed["sigma"] == row["sigma"])
-                & (committed["budget"].astype("Float64") == row.get("budget", pd.NA)).fillna(
-                    "budget" not in row
-                )
+                & (committed["m"].astype("Float64") == row.get("m", pd.NA)).fillna("m" not in row)
             ]
             assert len(same) == 1, row
             assert same["value"].iloc[0] == row["value"]
             assert same["n_trials"].iloc[0] == row["n_trials"]
             checked += 1
-    assert checked > 50
+    assert checked == 14  # 3 estimators × 4 m, the exact kernel's accuracy and v_mean
 
 
 @pytest.mark.parametrize(
