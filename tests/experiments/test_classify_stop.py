@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from cli_helpers import one_line_error
+from data_facts import uses_fixtures
 from typer.testing import CliRunner
 
 from rfbench.cli.app import app
@@ -44,14 +45,21 @@ def _run(tmp_path: Path, name: str, backend: str = "serial", workers: int = 1, *
     return res[res["metric"] == "accuracy"].set_index("estimator")
 
 
-def test_a_clear_comparison_stops_early_with_an_interval_that_excludes_zero(tmp_path):
+def test_a_cell_stops_when_its_comparison_is_resolved_or_at_the_cap(tmp_path):
+    """Resolved: before the cap, with the difference's interval above zero; else at the cap with
+    zero inside. On the real banknote (SimRF's gap of 0.075 at standard errors of 0.002) it is
+    resolved early; the fixture's 10 test rows may leave it open."""
     rows = _run(tmp_path, "clear", trials=500)
-    assert set(rows["stop"]) == {"resolved"}
     n = rows["n_trials"].iloc[0]
-    assert (rows["n_trials"] == n).all() and n < 500 and n % 25 == 0
+    assert (rows["n_trials"] == n).all() and len(set(rows["stop"])) == 1
     iid = rows.loc["positive@iid"]
-    assert iid["versus"] == "positive@simrf" and iid["diff_low"] > 0 and iid["p_anytime"] < 0.05
-    assert pd.isna(rows.loc["positive@simrf", "versus"])
+    assert iid["versus"] == "positive@simrf" and pd.isna(rows.loc["positive@simrf", "versus"])
+    if iid["stop"] == "resolved":
+        assert n < 500 and n % 25 == 0 and iid["diff_low"] > 0 and iid["p_anytime"] < 0.05
+    else:
+        assert n == 500 and iid["diff_low"] <= 0 <= iid["diff_high"]
+    if not uses_fixtures():
+        assert iid["stop"] == "resolved"
     for _, row in rows.iterrows():  # the row's own interval holds its mean and is wider than ±2 se
         assert row["cs_low"] < row["value"] - 2 * row["stderr"]
         assert row["cs_high"] > row["value"] + 2 * row["stderr"]
