@@ -134,3 +134,13 @@ def test_a_tuned_cell_picks_the_best_surviving_sigma_and_tests_on_its_draws(tmp_
         test = res[(res["metric"] == "accuracy") & (res["estimator"] == name)].iloc[0]
         assert test["sigma"] == survivors.loc[survivors["value"].idxmax(), "sigma"], name
         assert test["n_trials"] in (20, 40, 60)  # the 20 validation draws, then batches of 20
+
+
+def test_stop_applies_to_the_configs_whose_experiment_has_it():
+    from rfbench.cli.experiments import stop_overrides
+
+    assert stop_overrides(ROOT / "configs" / "derf" / "fig3.toml", "fixed") == {"stop": "fixed"}
+    assert stop_overrides(ROOT / "configs" / "hrf" / "fig2.toml", "resolved") == {}
+    assert stop_overrides(ROOT / "configs" / "hrf" / "fig2.toml", None) == {}
+    with pytest.raises(ConfigError, match="stop"):
+        stop_overrides(ROOT / "configs" / "hrf" / "fig2.toml", "later")
