@@ -285,6 +285,31 @@ def _plan_all(
     return plans
 
 
+def stop_overrides(path: str | Path, stop: str | None) -> dict[str, Any]:
+    """``--stop`` of ``run`` and ``reproduce``: the stopping rule of every config whose experiment
+    has one (docs/architecture.md#sequential-draws); {} without it or for other experiments."""
+    from rfbench.compute.experiments.registry import get_experiment
+    from rfbench.compute.runner.config import read_config_file
+    from rfbench.compute.sequential import STOP_RULES
+
+    if stop is None:
+        return {}
+    if stop not in STOP_RULES:
+        raise ConfigError.bad_value("stop", stop, " or ".join(STOP_RULES))
+    experiment = get_experiment(read_config_file(path).experiment)
+    return {"stop": stop} if "stop" in experiment.parameters() else {}
+
+
+STOP_OPTION = _option(
+    "stop",
+    str | None,
+    None,
+    "fixed or resolved: the stopping rule of every config whose experiment has one (default: "
+    "the config's own; docs/architecture.md#sequential-draws).",
+    "fixed|resolved",
+)
+
+
 def add_config_commands(app: typer.Typer) -> None:
     """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
     from rfbench.compute.runner import default_out, resolve_file
@@ -292,11 +317,13 @@ def add_config_commands(app: typer.Typer) -> None:
     from rfbench.compute.skipped import record_skipped
 
     @handle_errors
-    def run_config(config: str, **options: Any) -> None:
+    def run_config(config: str, stop: str | None = None, **options: Any) -> None:
         check_run_options(options)
         if not Path(config).is_file():
             raise ConfigError(f"config file {config!r} does not exist")
-        experiment, resolved = resolve_file(config, options["profile"])
+        experiment, resolved = resolve_file(
+            config, options["profile"], stop_overrides(config, stop)
+        )
         execute(experiment, resolved, options)
 
     config_arg = inspect.Parameter(
@@ -305,11 +332,16 @@ def add_config_commands(app: typer.Typer) -> None:
         annotation=Annotated[str, typer.Argument(help="A TOML config file (see configs/).")],
     )
     app.command("run", help="Run any experiment from a TOML config file.")(
-        _with_signature(run_config, [config_arg] + RUN_OPTIONS)
+        _with_signature(run_config, [config_arg, STOP_OPTION] + RUN_OPTIONS)
     )
 
     @handle_errors
-    def reproduce(configs: str | None = None, out_dir: str | None = None, **options: Any) -> None:
+    def reproduce(
+        configs: str | None = None,
+        out_dir: str | None = None,
+        stop: str | None = None,
+        **options: Any,
+    ) -> None:
         check_run_options(options)
         files = config_files(Path(configs) if configs else None)
         if not files:
@@ -330,7 +362,7 @@ def add_config_commands(app: typer.Typer) -> None:
 
         for path in files:
             try:
-                experiment, resolved = resolve_file(path, profile)
+                experiment, resolved = resolve_file(path, profile, stop_overrides(path, stop))
             except Exception as exc:  # a config whose data or model is not here is skipped
                 missing = data_unavailable(exc)
                 if missing is None:
@@ -382,6 +414,7 @@ def add_config_commands(app: typer.Typer) -> None:
             "profiles never collide; the paper results: results).",
             "DIR",
         ),
+        STOP_OPTION,
     ]
     shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
     app.command(

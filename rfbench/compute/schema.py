@@ -106,6 +106,17 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "passes": INT,
     # variance
     "mechanism": STRING,
+    # sequential draws (stop = resolved; docs/architecture.md#sequential-draws): why the row's
+    # draws stopped (resolved / cap), the anytime-valid confidence sequence of its value at the
+    # stopping time, and of the declared comparison with estimator `versus` (versus minus the
+    # row's estimator) with its anytime-valid p-value; null in rows drawn with stop = fixed
+    "stop": STRING,
+    "cs_low": FLOAT,
+    "cs_high": FLOAT,
+    "versus": STRING,
+    "diff_low": FLOAT,
+    "diff_high": FLOAT,
+    "p_anytime": FLOAT,
 }
 
 #: Parameter columns computed from a row's own measurement (a test statistic, a verdict, whether
@@ -118,6 +129,12 @@ DERIVED_COLUMNS: set[str] = {
     "beats_uniform",
     "sigma_rule",
     "sigma_published",
+    "stop",
+    "cs_low",
+    "cs_high",
+    "diff_low",
+    "diff_high",
+    "p_anytime",
 }
 
 #: Metric names -> what they measure.

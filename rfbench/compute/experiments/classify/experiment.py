@@ -32,6 +32,7 @@ from rfbench.compute.experiments.classify.kernel_regression import (
     slice_draws,
 )
 from rfbench.compute.experiments.classify.params import DTYPES, Params, budget_given
+from rfbench.compute.experiments.classify.sequential import cell_rows, cell_specs
 from rfbench.compute.experiments.classify.simrf_replay import (
     RELEASED,
     RELEASED_FAST,
@@ -170,6 +171,12 @@ class Classify(Experiment):
               "false unless protocol = derf (tuning needs a validation split)")  # fmt: skip
         check("tune", not config["tune"] or len(sig) > 1 or sig != [0.0], "a σ grid to tune")
         check_stream(config)
+        if config["stop"] == "resolved":
+            check("stop", config["stream"] == "rfbench", "fixed with stream = released")
+            check("compare", config["compare"] in ("", *config["estimators"]),
+                  f"one of estimators ({', '.join(config['estimators'])}) or empty")  # fmt: skip
+            check("alternatives", set(config["alternatives"]) <= set(config["estimators"]),
+                  "names of the run's estimators")  # fmt: skip
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("protocol", "kernel", "pad", "fit", "compat", "dtype", "split_seed")
@@ -195,7 +202,7 @@ class Classify(Experiment):
                         jobs.append(JobSpec(base, estimator=est, **size, **point))
         if config["stream"] == "released":
             return released_jobs(jobs, config["estimators"])
-        return jobs
+        return cell_specs(jobs, config) if config["stop"] == "resolved" else jobs
 
     @staticmethod
     def sigma_of(config: Mapping[str, Any], name: str) -> float:
@@ -213,8 +220,13 @@ class Classify(Experiment):
             spec["dataset"], spec["protocol"], spec["split_seed"], spec["compat"],
             tuple(spec["subset"]), spec["pad"],
         )  # fmt: skip
-        if spec["estimator"] == EXACT:
+        if spec.get("estimator") == EXACT:
             rows = self._exact(spec, data)
+        elif "estimators" in spec:  # a sequential cell (stop = resolved)
+            rows = cell_rows(
+                spec, data, rng, lambda s, part: self._sets(data, s, part),
+                lambda name: projections(spec.replace(estimator=name), data.d), fitted_params,
+            )  # fmt: skip
         elif spec["estimator"] in (RELEASED, RELEASED_FAST):
             rows = released_rows(spec, data, rng)
         else:
@@ -300,6 +312,9 @@ class Classify(Experiment):
         cheaper per pair). None for a user table or the released replay (grid order)."""
         from rfbench.compute.datasets.registry import DATASETS, get
 
+        if "estimators" in spec:  # a sequential cell: its estimators at the cap
+            one = {k: v for k, v in spec.items() if k != "estimators"}
+            return sum(self.job_cost(JobSpec(one, estimator=e)) or 0.0 for e in spec["estimators"])
         name, estimator = spec["dataset"], spec["estimator"]
         if name not in DATASETS or estimator in (RELEASED, RELEASED_FAST):
             return None

@@ -13,6 +13,7 @@ from rfbench.compute.datasets import PROTOCOLS
 from rfbench.compute.experiments.classify.data import UCI8
 from rfbench.compute.experiments.classify.simrf_replay import STREAMS
 from rfbench.compute.experiments.params import ConfigError, ExperimentParams, Listed, Values
+from rfbench.compute.sequential import STOP_RULES
 
 #: the ``dtype`` option: float32 with a float64 fallback (auto), or one precision throughout
 DTYPES: dict[str, Any] = {"auto": "auto", "float32": np.float32, "float64": np.float64}
@@ -140,6 +141,24 @@ class Params(ExperimentParams):
         description="the user's table instead of the data sets: PATH#TARGET[@SHA] of a "
         ".csv/.parquet (TARGET = the label column, the other columns numeric features; σ default: "
         "the gamma='scale' rule)",
+    )
+    stop: Literal[STOP_RULES] = Field(
+        "fixed",
+        description="fixed: every draw up to trials; resolved: draws in batches until every "
+        "comparison of the cell (compare minus each other estimator) is resolved by an "
+        "anytime-valid confidence sequence, trials the cap (docs/experiments.md#classify-stop)",
+    )
+    batch: int = Field(50, ge=2, description="draws per look with stop = resolved")
+    compare: str = Field(
+        "",
+        description="with stop = resolved: the estimator compared with every other one of a "
+        "cell; empty = the first of estimators",
+    )
+    alternatives: Values[str] = Field(
+        [],
+        description="with stop = resolved: estimators that are readings of one method (DERF "
+        "Fig. 3's two TrigRFs); the question 'is compare the best?' is resolved for each reading, "
+        "each keeping one of them as a rival",
     )
     stream: Literal[STREAMS] = Field(
         "rfbench",
