@@ -88,9 +88,15 @@ def hold(cache_root: Path) -> Iterator[None]:
     """Hold the shared lock of a job cache folder (made, with its marker, if absent): while it is
     held, ``rfbench cache clear`` leaves the folder alone."""
     check_folder(cache_root)
-    with locks.held(cache_root / LOCK, exclusive=False, wait=True):
+    try:
+        fd = locks.acquire(cache_root / LOCK, exclusive=False, wait=True)
+    except locks.LinkRefused as exc:
+        raise ConfigError(str(exc)) from None
+    try:
         _ensure_marker(cache_root)
         yield
+    finally:
+        locks.release(fd, cache_root / LOCK, remove=False)
 
 
 class CacheInUse(Exception):
@@ -273,7 +279,8 @@ def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
 
     Returns ``(files, bytes)`` removed. Entries rfbench did not write stay, and so do the folders
     that hold them; empty folders of the cache (and the marker, once nothing else is left) go.
-    Raises :class:`CacheInUse` (removing nothing) while a live run holds the cache.
+    Raises :class:`CacheInUse` (removing nothing) while a live run holds the cache, and
+    ValueError when it is not an rfbench cache or its lock file is a symbolic link.
     """
     if not is_rfbench_cache(cache_root):
         raise ValueError(f"{cache_root} is not an rfbench job cache")
@@ -282,6 +289,8 @@ def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
         fd = locks.acquire(lock, exclusive=True, wait=False)
     except locks.Busy:
         raise CacheInUse(f"{cache_root} is in use by a running rfbench") from None
+    except locks.LinkRefused as exc:
+        raise ValueError(str(exc)) from None
     try:
         removed = _clear_locked(cache_root, stale_only)
         if not any(p.name not in (MARKER, LOCK) for p in cache_root.iterdir()):
