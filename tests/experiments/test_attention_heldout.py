@@ -38,9 +38,10 @@ def run(path: Path, out: Path, *extra: object, cache: Path):
 def test_data_is_fitted_on_the_first_half_and_measured_on_the_second(tmp_path: Path) -> None:
     path = _file(tmp_path)
     part = heldout.split("", str(path), 0, 0)
-    np.testing.assert_array_equal(np.concatenate([part.fit_q, part.q], axis=1),
+    assert len(part.fit_q) == len(part.fit_k) == 1  # one fitting sequence: the first half
+    np.testing.assert_array_equal(np.concatenate([part.fit_q[0], part.q], axis=1),
                                   np.load(path)["q"])  # fmt: skip
-    assert part.q.shape[1] == part.fit_q.shape[1] == 12 and part.k.shape[1] == 12
+    assert part.q.shape[1] == part.fit_q[0].shape[1] == 12 and part.k.shape[1] == 12
     cache = tmp_path / "cache"
     names = "hedgehog,t2r,positive@fitted"
     res = run(path, tmp_path / "a.parquet", "--budget", 8, "--estimators", names, cache=cache)
@@ -124,8 +125,9 @@ def test_the_fit_cache_lives_under_rfbench_cache(monkeypatch, tmp_path: Path) ->
 
 def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> None:
     """A tiny BERT folder: every row (baselines too) measures the GFDL-1.3 heads; the learned map's
-    fit is of the GPL-3 heads (its fitting loss is computed on them); the swap-in score refuses
-    to fit a learned map on the sentences it scores."""
+    fit is of the GPL-3 heads, every sequence of its first --fit-tokens tokens (its fitting loss
+    is computed on them, each sequence attending to itself); the swap-in score refuses to fit a
+    learned map on the sentences it scores."""
     import tiny_bert
 
     from rfbench.compute import models
@@ -138,7 +140,7 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
     args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "32", "--budget", "4",
             "--draws", "2", "--estimators", "hedgehog,positive@iid", "--swap-budget", "4",
             "--swap-sentences", "4", "--swap-trials", "1", "--swap-tokens", "8", "--out", str(out),
-            *map(str, RUN)]  # fmt: skip
+            "--fit-tokens", "100", *map(str, RUN)]  # fmt: skip
     env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": str(tmp_path / "cache")}
     res = CliRunner(env=env).invoke(app, args)
     assert res.exit_code == 0, res.output
@@ -148,7 +150,13 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
         gfdl = models.activations(str(model), texts.text("GFDL-1.3"), 32)
-        gpl3 = models.activations(str(model), texts.text("GPL-3"), 32)
+        all_q, all_k, lengths = models.sequences(str(model), texts.text("GPL-3"), 32, 100)
+        first = models.activations(str(model), texts.text("GPL-3"), 32)
+    # 100 tokens in sequences of at most 30 (+ [CLS] and [SEP]), cut where a word starts
+    assert len(lengths) == 4 and max(lengths) == 32 and sum(lengths) == 100 + 2 * len(lengths)
+    cuts = np.cumsum(lengths)[:-1]
+    gpl3 = [(q, k) for q, k in zip(np.split(all_q[0], cuts, axis=1),
+                                   np.split(all_k[0], cuts, axis=1), strict=True)]  # fmt: skip
     uniform = measured[
         (measured["estimator"] == "uniform") & (measured["metric"] == "out_rel_frob")
     ]
@@ -169,10 +177,13 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
             h = int(f["head"])
             theta = np.concatenate([f[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
         value = float(kl[kl["head"] == h]["value"].iloc[0])
-        on = {name: lf.attention_kl(theta, lf.Target.of(a.q[0][h], a.k[0][h]), est.fmap, 2, 0.0)[0]
-              for name, a in (("GPL-3", gpl3), ("GFDL-1.3", gfdl))}  # fmt: skip
+        on = {name: lf.sequences_kl(theta, [lf.Target.of(q[h], k[h]) for q, k in pairs],
+                                    est.fmap, 2, 0.0)[0]
+              for name, pairs in (("GPL-3", gpl3), ("GFDL-1.3", [(gfdl.q[0], gfdl.k[0])]),
+                                  ("first", [(first.q[0], first.k[0])]))}  # fmt: skip
         assert value == pytest.approx(on["GPL-3"], rel=1e-9)
         assert value != pytest.approx(on["GFDL-1.3"], rel=1e-3)
+        assert value != pytest.approx(on["first"], rel=1e-3)  # not its first sequence alone
     swap_rows = rows[rows["kind"] == "swap"]
     skipped = swap_rows[swap_rows["estimator"] == "hedgehog"]
     assert list(skipped["metric"]) == ["skipped"] and "learned map" in skipped["note"].iloc[0]
@@ -201,7 +212,7 @@ def test_the_fit_cache_keys_on_the_map_its_options_the_count_and_the_head(
             est = registry.get(name, m=m)
             a = again.sample(est, np.random.default_rng(1), h, 1)
             # the same map as a fit in place (m ≤ d: the start is the identity, seed-free)
-            b = est.sample(np.random.default_rng(1), 4, fit=(part.fit_q[h], part.fit_k[h]))
+            b = est.sample(np.random.default_rng(1), 4, fit=(part.fit_q[0][h], part.fit_k[0][h]))
             q, k = part.q[h], part.k[h]
             np.testing.assert_allclose(est.estimate(a, q, k), est.estimate(b, q, k), rtol=1e-9)
     assert again.costs == first.costs
@@ -232,5 +243,57 @@ def test_under_causal_a_learned_map_copies_the_masked_attention(tmp_path: Path) 
                 continue
             h = int(arrays["head"])
             theta = np.concatenate([arrays[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
-        target = lf.Target.of(part.fit_q[h], part.fit_k[h], causal=True)
+        target = lf.Target.of(part.fit_q[0][h], part.fit_k[0][h], causal=True)
         assert kl[h] == pytest.approx(lf.attention_kl(theta, target, est.fmap, 2, 0.0)[0], rel=1e-9)
+
+
+def test_the_fit_key_names_the_encoder_and_the_fitting_sequences(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Issue 44 item 1: after a change of the encoder's code or libraries (its digest) the fit is
+    computed again, never served from the fit of other activations; so after another cut of the
+    fitting text (fit_tokens)."""
+    import tiny_bert
+
+    from rfbench.compute import models
+    from rfbench.compute.features import registry
+
+    model = str(tiny_bert.make_model(tmp_path / "m"))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    est = registry.get("hedgehog(iters=3)", m=2)
+
+    def fit_files(fit_tokens: int) -> set[Path]:
+        part = heldout.split(model, "", 16, 0, fit_tokens)
+        heldout.Fitter(part).sample(est, np.random.default_rng(0), 0, 1)
+        return set((tmp_path / "cache" / heldout.FOLDER).glob("*.npz"))
+
+    first = fit_files(40)
+    assert len(first) == 1
+    assert fit_files(40) == first  # the same encoder and text: read back
+    monkeypatch.setattr(models, "encoder_digest", lambda: "0" * 64)  # another encoder
+    second = fit_files(40)
+    assert len(second) == 2
+    assert len(fit_files(60)) == 3  # other fitting sequences
+
+
+def test_a_fit_file_with_the_wrong_shapes_is_damage_and_replaced(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Issue 44 item 5: a cached fit whose arrays do not have the estimator's shapes (today: served,
+    and the head becomes a skipped row with numpy's broadcast error) is computed again."""
+    from rfbench.compute.features import registry
+
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    part = heldout.split("", str(_file(tmp_path)), 0, 0)
+    est = registry.get("hedgehog", m=2)
+    good = heldout.Fitter(part).sample(est, np.random.default_rng(0), 0, 1)
+    (path,) = (tmp_path / "cache" / heldout.FOLDER).glob("*.npz")
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["Wq"] = np.zeros((4, 3))  # an identity that matches, weights of another shape
+    np.savez(path, **arrays)
+    again = heldout.Fitter(part).sample(est, np.random.default_rng(0), 0, 1)
+    q, k = part.q[0], part.k[0]
+    np.testing.assert_allclose(est.estimate(again, q, k), est.estimate(good, q, k), rtol=1e-12)
+    with np.load(path) as f:
+        assert f["Wq"].shape == (4, 2)  # the file was repaired

@@ -246,6 +246,11 @@ class Estimator(ABC):
         ``draw_from_state(fit_state(...))``."""
         raise NotImplementedError(f"{self.name} has no separate data fit")
 
+    def state_shapes(self, d: int) -> dict[str, tuple[int, ...]]:
+        """The shape of each array :meth:`fit_state` returns in R^d: a cached state whose arrays
+        differ is damaged (computed again)."""
+        raise NotImplementedError(f"{self.name} has no separate data fit")
+
     def draw_from_state(self, state: dict[str, np.ndarray], d: int, draws: int) -> Draw:
         """The draw of a fitted state from :meth:`fit_state` (the capability's other half)."""
         raise NotImplementedError(f"{self.name} has no separate data fit")

@@ -73,8 +73,11 @@ def recompute(force: bool) -> None:
             memo.cache_clear()
 
 
-def _read(path: Path, identity: dict[str, str]) -> dict[str, np.ndarray] | None:
-    """The arrays of a cache file whose identity matches and whose values are finite, else None."""
+def _read(
+    path: Path, identity: dict[str, str], shapes: dict[str, tuple[int, ...]] | None = None
+) -> dict[str, np.ndarray] | None:
+    """The arrays of a cache file whose identity matches and whose values are finite (and, given
+    ``shapes``, exactly those arrays with those shapes), else None."""
     try:
         with np.load(path, allow_pickle=False) as f:
             arrays = {key: f[key] for key in f.files}
@@ -84,6 +87,10 @@ def _read(path: Path, identity: dict[str, str]) -> dict[str, np.ndarray] | None:
         if key not in arrays or str(arrays.pop(key)) != value:
             return None
     if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in arrays.values()):
+        return None
+    if shapes is not None and any(
+        name not in arrays or arrays[name].shape != tuple(shape) for name, shape in shapes.items()
+    ):
         return None
     return arrays
 
@@ -109,16 +116,20 @@ def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) 
 
 
 def cached(
-    path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
+    path: Path,
+    identity: dict[str, str],
+    compute: Callable[[], dict[str, np.ndarray]],
+    shapes: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, np.ndarray]:
     """The arrays cached at ``path`` if its identity matches (and not under ``--force``), else
-    ``compute()``, written to ``path``; a damaged file is computed again and replaced. Also for
-    other per-machine caches (fitted attention maps)."""
+    ``compute()``, written to ``path``; a damaged file (given ``shapes``: also one whose arrays
+    do not have those shapes) is computed again and replaced. Also for other per-machine caches
+    (fitted attention maps)."""
     forced = _FRESH is not None and path not in _FRESH
     if not forced and path in _UNWRITTEN:
         return _UNWRITTEN[path]
     if not forced and path.is_file():
-        arrays = _read(path, identity)
+        arrays = _read(path, identity, shapes)
         if arrays is not None:
             return arrays
     arrays = compute()
@@ -177,6 +188,55 @@ def activations(model: str, text: str, tokens: int) -> Activations:
 
     a = cached(path, identity, compute)
     return Activations(a["q"], a["k"], a["v"], a["embedding"])
+
+
+def pieces(model: str, text: str, tokens: int, limit: int = 0) -> tuple[str, ...]:
+    """``text`` (or its first ``limit`` tokens) cut at word starts into consecutive pieces of one
+    sequence of ``tokens`` tokens each, by the model's own tokenizer (the model's ``tokenizer``
+    attribute, a ``tokenizers.Tokenizer``; rfbench.compute.models.tokens.split_text).
+
+    Returns
+    -------
+    tuple of str
+        At least one piece; concatenated, the text (or its first ``limit`` tokens).
+    """
+    return _pieces(model_folder(model)[1], model, text, tokens, limit)
+
+
+@functools.lru_cache(maxsize=16)
+def _pieces(digest: str, model: str, text: str, tokens: int, limit: int) -> tuple[str, ...]:
+    from rfbench.compute.models.tokens import split_text
+
+    return tuple(split_text(load_model(model).tokenizer, text, tokens, limit))
+
+
+def sequences(
+    model: str, text: str, tokens: int, limit: int = 0
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """Q and K of the whole of a long ``text`` (or its first ``limit`` tokens) in sequences of
+    ``tokens`` tokens (:func:`pieces`, each run through the encoder on its own), cached in one
+    file like :func:`activations`.
+
+    Returns
+    -------
+    q, k : ndarray, shape (layers, heads, ΣT_s, d_head)
+        The sequences one after another along the token axis.
+    lengths : tuple of int
+        T_s of each sequence, in order.
+    """
+    parts = pieces(model, text, tokens, limit)
+    folder, path, identity = _keyed(model, "\0".join(parts), tokens, "sequences")
+
+    def compute() -> dict[str, np.ndarray]:
+        encoder = load_model(model)
+        acts = [encoder.activations(piece, tokens) for piece in parts]
+        arrays = {name: np.concatenate([getattr(a, name) for a in acts], axis=2)
+                  for name in ("q", "k")}  # fmt: skip
+        _check_finite(folder, "activations", arrays)
+        return {**arrays, "lengths": np.array([a.q.shape[2] for a in acts], dtype=float)}
+
+    a = cached(path, identity, compute)
+    return a["q"], a["k"], tuple(int(n) for n in a["lengths"])
 
 
 def embeddings(

@@ -134,12 +134,16 @@ def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _check(path, arrays)
 
 
-def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:
-    """(layers, heads, T, d) of the source (computes and caches the activations of the fitting
-    and the held-out text if needed)."""
+def shape(
+    model: str, data: str, tokens: int, fit_tokens: int = 0, fitting: bool = True
+) -> tuple[int, int, int, int]:
+    """(layers, heads, T, d) of the source (computes and caches the activations of the held-out
+    text and, with ``fitting``, of every sequence of the fitting text, or of its first
+    ``fit_tokens``, if needed)."""
     if data:
         q, _, _ = load_qkv(data)
         return (1, *q.shape)
-    models.activations(model, texts.text(HELD_OUT), tokens)
-    acts = models.activations(model, texts.text(TEXT), tokens)
+    acts = models.activations(model, texts.text(HELD_OUT), tokens)
+    if fitting:
+        models.sequences(model, texts.text(TEXT), tokens, fit_tokens)
     return acts.q.shape
