@@ -193,9 +193,9 @@ class Attention(Experiment):
             from rfbench.compute.experiments.attention import swap
 
             return swap.run(spec, rng)
+        fitting = spec["kind"] == "heads" and _fits(spec["estimators"])
         part = heldout.split(spec["model"], spec["data"], spec["tokens"], spec["layer"],
-                             spec.get("fit_tokens", 0),
-                             fitting=spec["kind"] == "heads" and _fits(spec["estimators"]))  # fmt: skip
+                             spec.get("fit_tokens", 0), fitting)  # fmt: skip
         q, k, v = part.q, part.k, part.v
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
