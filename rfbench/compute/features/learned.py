@@ -213,7 +213,15 @@ class T2R(LearnedMap):
     description = "learned map ReLU(xW+b) fitted to attention per head"
     features_per_projection = 1
     loss_eps = 1e-6
+    #: ε of linear attention's normaliser φ(q)ᵀΣφ(k) + ε in the map's own (ReLU) units: the
+    #: default of the reference code (fast-transformers' LinearAttention, Katharopoulos et al.
+    #: 2020, eps=1e-6); a row where no ReLU feature is positive then gets the output 0, not 0/0
+    NORMALISER_EPS = 1e-6
     fmap = staticmethod(lf.relu_map)
+
+    def normaliser_eps(self, draw: Draw) -> float:
+        """:attr:`NORMALISER_EPS` in the kernel estimate's units (× e^{log_scale})."""
+        return self.NORMALISER_EPS * float(np.exp(draw.params["log_scale"]))
 
     def log_map(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         phi = np.maximum(u, 0.0)
