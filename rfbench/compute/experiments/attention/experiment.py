@@ -62,10 +62,13 @@ class Attention(Experiment):
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The model's weights (sized from its safetensors header: the file's arrays and a
         float64 and a float32 copy), its activations, a few T × T matrices and chunks of draws;
-        T is clamped to the model's positions."""
+        T is clamped to the model's positions. With ``--data``, T is the file's own token count
+        (from its .npz headers, checked against the budget there: data.check_size)."""
         t, big_m = max(config["tokens"]), max(config["budget"] + config["swap_budget"])
         model = 0
-        if not config["data"]:
+        if config["data"]:  # the file's own tokens, from its headers (nothing read yet)
+            t = max(source.check_size(config["data"]))
+        else:
             spec = models.check_model(config["model"])
             t = min(t, spec.max_positions)
             forward = 3 * spec.layers * t * spec.hidden + 4 * t * (spec.hidden + spec.intermediate)
