@@ -297,3 +297,19 @@ def test_a_fit_file_with_the_wrong_shapes_is_damage_and_replaced(
     np.testing.assert_allclose(est.estimate(again, q, k), est.estimate(good, q, k), rtol=1e-12)
     with np.load(path) as f:
         assert f["Wq"].shape == (4, 2)  # the file was repaired
+
+
+def test_a_file_where_the_fit_cache_folder_belongs_is_named_once(tmp_path: Path) -> None:
+    """Issue 44 item 6: ``fitted-maps`` a file (today: internal NotADirectoryError): the maps are
+    fitted without the cache, the file is named once with the command that removes it, and left
+    alone."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / heldout.FOLDER).write_text("mine")
+    res = run(_file(tmp_path), tmp_path / "o.parquet", "--budget", 8, "--estimators",
+              "hedgehog,t2r", cache=cache)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"remove it with: rm '{cache / heldout.FOLDER}'") == 1
+    assert (cache / heldout.FOLDER).read_text() == "mine"
+    rows = load_results(tmp_path / "o.parquet")
+    assert len(rows[rows["metric"] == "fit_seconds"]) == 4

@@ -4,6 +4,7 @@ folder, keyed on the model, the input and :func:`encoder_digest`: docs/experimen
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -95,6 +96,21 @@ def _read(
     return arrays
 
 
+#: paths in the way of a cache already named on stderr (once per process)
+_NAMED: set[Path] = set()
+
+
+def _in_the_way(path: Path) -> Path | None:
+    """What blocks writing ``path``: itself if it exists, else its nearest ancestor that exists
+    and is not a folder (a file, a FIFO where a cache folder belongs); None if nothing does."""
+    if os.path.lexists(path):
+        return path
+    for folder in path.parents:
+        if os.path.lexists(folder):
+            return None if folder.is_dir() else folder
+    return None
+
+
 def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) -> None:
     """Write a cache file atomically. A cache that cannot be written is kept in this process's
     memory instead (a path in the way is named once, with the command that removes it)."""
@@ -104,13 +120,17 @@ def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) 
         np.savez(tmp, **arrays, **{k: np.array(v) for k, v in identity.items()})
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # NotADirectoryError too: a file where a folder is
+            tmp.unlink()
         _UNWRITTEN[path] = arrays
-        if os.path.lexists(path):
-            rm = "rm -r" if path.is_dir() and not path.is_symlink() else "rm"
+        blocker = _in_the_way(path)
+        if blocker is not None and blocker not in _NAMED:
+            _NAMED.add(blocker)
+            rm = "rm -r" if blocker.is_dir() and not blocker.is_symlink() else "rm"
+            kind = "cache file" if blocker == path else "cache folder"
             print(
-                f"rfbench: cannot replace the cache file {path} ({exc.strerror}); computed "
-                f"without it; remove it with: {rm} '{path}'",
+                f"rfbench: cannot write the {kind} {blocker} ({exc.strerror}); computed without "
+                f"it; remove it with: {rm} '{blocker}'",
                 file=sys.stderr,
             )
 
