@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import re
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,17 @@ def _not_ours(path: Path, what: str) -> ConfigError:
         f"{path} is {what}, not rfbench's; rfbench leaves it alone and does not write through "
         "it: move it away, or write the results to another folder"
     )
+
+
+def _kind(path: Path) -> str:
+    """What a path that is not a regular file is, for a message ("a folder", "a FIFO", ...)."""
+    mode = path.lstat().st_mode
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def check_folder(cache_root: Path) -> None:
@@ -152,7 +164,7 @@ class JobCache:
             if path.is_symlink():
                 raise _not_ours(path, "a symbolic link where a job file belongs")
             if path.exists() and not path.is_file():
-                raise _not_ours(path, "a folder where a job file belongs")
+                raise _not_ours(path, f"{_kind(path)} where a job file belongs")
 
     def load(self, spec: JobSpec) -> pd.DataFrame | None:
         """The cached rows of a job, or None if absent, unreadable, corrupted or for another key."""
