@@ -55,6 +55,11 @@ def reference(path: str | Path, target: str = "") -> str:
     ref = f"{path}#{target}" if target else str(path)
     if not is_reference(ref):
         raise DataError(f"data file {path}: unsupported type; use {', '.join(TABLES + ARRAYS)}")
+    # the header before the hash: a huge (or sparse) .npy is refused in a moment, not read whole
+    if path.suffix.lower() == ".npy":
+        check_fits(path)
+    elif path.suffix.lower() == ".npz":
+        declared(path)  # every member's header, a bad one refused (an experiment sizes its own)
     return f"{ref}@{sha256(path)[:SHA_CHARS]}"
 
 
@@ -77,6 +82,8 @@ def _check_exists(path: Path) -> None:
 def _verified(name: str) -> tuple[Path, str, str]:
     path, target, sha = parse(name)
     _check_exists(path)
+    if path.suffix.lower() == ".npy":
+        check_fits(path)  # its header before its hash (a huge sparse file: not read whole)
     if sha:
         got = sha256(path)
         if not got.startswith(sha):
