@@ -313,3 +313,22 @@ def test_a_file_where_the_fit_cache_folder_belongs_is_named_once(tmp_path: Path)
     assert (cache / heldout.FOLDER).read_text() == "mine"
     rows = load_results(tmp_path / "o.parquet")
     assert len(rows[rows["metric"] == "fit_seconds"]) == 4
+
+
+def test_the_data_folder_receives_no_caches(tmp_path: Path) -> None:
+    """Issue 44 item 6: with RFBENCH_DATA set (and RFBENCH_CACHE not), activations and fitted
+    maps go to the per-user cache folder, never into the user's data folder."""
+    import tiny_bert
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    data, xdg = tmp_path / "data", tmp_path / "xdg"
+    data.mkdir()
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "16", "--budget", "4",
+            "--estimators", "hedgehog", "--fit-tokens", "40", "--no-swap",
+            "--out", str(tmp_path / "o.parquet"), *map(str, RUN)]  # fmt: skip
+    env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": None, "XDG_CACHE_HOME": str(xdg)}
+    res = CliRunner(env=env).invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert not any(data.iterdir())
+    assert list((xdg / "rfbench" / heldout.FOLDER).glob("*.npz"))
+    assert list((xdg / "rfbench" / "activations").glob("*.npz"))
