@@ -41,8 +41,8 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GFDL-1.3 measured text and of each sequence the "
-        "GPL-3 fitting text is cut into, special tokens included; clamped to the model's "
+        description="sequence lengths (tokens of the GFDL-1.3 measured text and of each sequence "
+        "the GPL-3 fitting text is cut into, special tokens included; clamped to the model's "
         "positions)",
     )
     fit_tokens: int = Field(
