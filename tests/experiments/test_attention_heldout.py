@@ -332,3 +332,30 @@ def test_the_data_folder_receives_no_caches(tmp_path: Path) -> None:
     assert not any(data.iterdir())
     assert list((xdg / "rfbench" / heldout.FOLDER).glob("*.npz"))
     assert list((xdg / "rfbench" / "activations").glob("*.npz"))
+
+
+def test_one_layer_of_the_fitting_sequences_is_read_alone(monkeypatch, tmp_path: Path) -> None:
+    """models.sequences(..., layer) reads that layer's members only, equal to the full read; a
+    damaged file is computed again through the cache."""
+    import tiny_bert
+
+    from rfbench.compute import models
+    from rfbench.compute.models import texts
+
+    model = str(tiny_bert.make_model(tmp_path / "m"))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    text = texts.text("GPL-3")
+    q, k, lengths = models.sequences(model, text, 16, 50)
+    assert q.shape[0] >= 2 and q.shape[2] == sum(lengths)
+    for layer in range(q.shape[0]):
+        ql, kl, same = models.sequences(model, text, 16, 50, layer)
+        np.testing.assert_array_equal(ql, q[layer])
+        np.testing.assert_array_equal(kl, k[layer])
+        assert same == lengths
+    (path,) = (tmp_path / "cache" / "activations").glob("*sequences*.npz")
+    with np.load(path) as f:
+        arrays = {key: f[key] for key in f.files}
+    arrays["q1"] = arrays["q1"][:, :-1]  # a member cut short: not served
+    np.savez(path, **arrays)
+    ql, _, _ = models.sequences(model, text, 16, 50, 1)
+    np.testing.assert_array_equal(ql, q[1])

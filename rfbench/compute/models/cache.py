@@ -231,15 +231,15 @@ def _pieces(digest: str, model: str, text: str, tokens: int, limit: int) -> tupl
 
 
 def sequences(
-    model: str, text: str, tokens: int, limit: int = 0
+    model: str, text: str, tokens: int, limit: int = 0, layer: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """Q and K of the whole of a long ``text`` (or its first ``limit`` tokens) in sequences of
     ``tokens`` tokens (:func:`pieces`, each run through the encoder on its own), cached in one
-    file like :func:`activations`.
+    file like :func:`activations`, one array per layer (``layer``: only that layer's are read).
 
     Returns
     -------
-    q, k : ndarray, shape (layers, heads, ΣT_s, d_head)
+    q, k : ndarray, shape (layers, heads, ΣT_s, d_head), or (heads, ΣT_s, d_head) for ``layer``
         The sequences one after another along the token axis.
     lengths : tuple of int
         T_s of each sequence, in order.
@@ -250,13 +250,57 @@ def sequences(
     def compute() -> dict[str, np.ndarray]:
         encoder = load_model(model)
         acts = [encoder.activations(piece, tokens) for piece in parts]
-        arrays = {name: np.concatenate([getattr(a, name) for a in acts], axis=2)
-                  for name in ("q", "k")}  # fmt: skip
+        arrays = {f"{name}{i}": np.concatenate([getattr(a, name)[i] for a in acts], axis=1)
+                  for i in range(len(acts[0].q)) for name in ("q", "k")}  # fmt: skip
         _check_finite(folder, "activations", arrays)
         return {**arrays, "lengths": np.array([a.q.shape[2] for a in acts], dtype=float)}
 
-    a = cached(path, identity, compute)
-    return a["q"], a["k"], tuple(int(n) for n in a["lengths"])
+    fresh = _FRESH is None or path in _FRESH
+    got = _read_layer(path, identity, layer) if layer is not None and fresh else None
+    if got is None:
+        a = cached(path, identity, compute)
+        if not _consistent(a):  # whole and finite, but arrays of other shapes: damage
+            a = compute()
+            _write(path, a, identity)
+        layers = range(len([k for k in a if k.startswith("q")]))
+        chosen = [layer] if layer is not None else list(layers)
+        q = np.stack([a[f"q{i}"] for i in chosen])
+        k = np.stack([a[f"k{i}"] for i in chosen])
+        got = (q[0], k[0]) if layer is not None else (q, k), a["lengths"]
+    (q, k), lengths = got
+    return q, k, tuple(int(n) for n in lengths)
+
+
+def _consistent(arrays: dict[str, np.ndarray]) -> bool:
+    """Whether a :func:`sequences` file's arrays fit together: every layer's q and k of one
+    shape (heads, Σ lengths, d)."""
+    lengths = arrays.get("lengths")
+    qk = [a for key, a in arrays.items() if key[:1] in "qk" and key[1:].isdigit()]
+    if lengths is None or lengths.ndim != 1 or not qk:
+        return False
+    shape = qk[0].shape
+    return len(shape) == 3 and shape[1] == int(lengths.sum()) and all(a.shape == shape for a in qk)
+
+
+def _read_layer(
+    path: Path, identity: dict[str, str], layer: int
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
+    """One layer's q and k and the lengths from a :func:`sequences` file, reading only those
+    members (None: absent, damaged or of another identity; :func:`cached` then decides)."""
+    if path in _UNWRITTEN or not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if any(key not in f.files or str(f[key]) != v for key, v in identity.items()):
+                return None
+            q, k, lengths = f[f"q{layer}"], f[f"k{layer}"], f["lengths"]
+    except Exception:  # noqa: BLE001 - any damage: computed again through cached()
+        return None
+    if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in (q, k, lengths)):
+        return None
+    if q.shape != k.shape or q.ndim != 3 or q.shape[1] != int(lengths.sum()):
+        return None
+    return (q, k), lengths
 
 
 def embeddings(

@@ -102,11 +102,10 @@ def split(
     fq: tuple[np.ndarray, ...] = ()
     fk: tuple[np.ndarray, ...] = ()
     if fitting:
-        all_q, all_k, lengths = models.sequences(model, text, tokens, fit_tokens)
+        fit_q, fit_k, lengths = models.sequences(model, text, tokens, fit_tokens, layer)
         cuts = np.cumsum(lengths)[:-1]
-        fq = tuple(np.split(np.ascontiguousarray(all_q[layer]), cuts, axis=1))
-        fk = tuple(np.split(np.ascontiguousarray(all_k[layer]), cuts, axis=1))
-        del all_q, all_k
+        fq = tuple(np.split(fit_q, cuts, axis=1))
+        fk = tuple(np.split(fit_k, cuts, axis=1))
     q, k, v = held.q[layer], held.k[layer], held.v[layer]
     identity = {
         "model_sha256": models.model_digest(model),
