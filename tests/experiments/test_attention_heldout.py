@@ -359,3 +359,21 @@ def test_one_layer_of_the_fitting_sequences_is_read_alone(monkeypatch, tmp_path:
     np.savez(path, **arrays)
     ql, _, _ = models.sequences(model, text, 16, 50, 1)
     np.testing.assert_array_equal(ql, q[1])
+
+
+def test_methods_that_fit_nothing_run_without_the_fitting_text(tmp_path: Path) -> None:
+    """Random features alone: the fitting text is not run, and every head is measured (not a
+    skipped row for want of fitting heads)."""
+    import tiny_bert
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "16", "--budget", "4",
+            "--estimators", "positive@iid,window", "--no-swap",
+            "--out", str(tmp_path / "o.parquet"), *map(str, RUN)]  # fmt: skip
+    res = CliRunner(env={"RFBENCH_CACHE": str(tmp_path / "cache")}).invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = load_results(tmp_path / "o.parquet")
+    assert "skipped" not in set(rows["metric"])
+    heads = rows[(rows["kind"] == "heads") & (rows["metric"] == "out_rel_frob")]
+    assert set(heads["estimator"]) == {"positive@iid", "window"} and len(heads) == 4
+    assert not list((tmp_path / "cache" / "activations").glob("*sequences*"))

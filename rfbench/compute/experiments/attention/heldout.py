@@ -52,9 +52,12 @@ class Heads:
     columns: dict[str, str]
     identity: dict[str, str] = field(default_factory=dict)
 
-    def fitting(self, h: int, sequences: bool) -> tuple[Any, Any]:
+    def fitting(self, h: int, sequences: bool) -> tuple[Any, Any] | None:
         """Head h's fitting queries and keys: lists of (T_s, d) sequences (``sequences``, for a
-        fit that copies attention within each), else every fitting token as one (ΣT_s, d) cloud."""
+        fit that copies attention within each), else every fitting token as one (ΣT_s, d) cloud;
+        None without fitting heads (a job whose methods fit nothing)."""
+        if not self.fit_q:
+            return None
         qs, ks = [q[h] for q in self.fit_q], [k[h] for k in self.fit_k]
         if sequences:
             return qs, ks
@@ -142,6 +145,8 @@ class Fitter:
         learned = declares(type(est), "fit_state", Estimator)
         fit = self.heads.fitting(h, sequences=learned)
         d = self.heads.q.shape[-1]
+        if fit is None and (learned or est.data_dependent):
+            raise ValueError(f"{est.name} is fitted, but this job has no fitting heads")
         if not learned:
             return est.sample(gen, d=d, draws=draws, fit=fit)
         state = self._fitted(est, h, fit)
