@@ -272,14 +272,19 @@ def sequences(
 
 
 def _consistent(arrays: dict[str, np.ndarray]) -> bool:
-    """Whether a :func:`sequences` file's arrays fit together: every layer's q and k of one
-    shape (heads, Σ lengths, d)."""
+    """Whether a :func:`sequences` file's arrays fit together: every layer's q of one shape
+    (heads, Σ lengths, d), every layer's k of one shape (key heads, Σ lengths, d; fewer heads
+    than q in a grouped-query model)."""
     lengths = arrays.get("lengths")
-    qk = [a for key, a in arrays.items() if key[:1] in "qk" and key[1:].isdigit()]
-    if lengths is None or lengths.ndim != 1 or not qk:
+    if lengths is None or lengths.ndim != 1:
         return False
-    shape = qk[0].shape
-    return len(shape) == 3 and shape[1] == int(lengths.sum()) and all(a.shape == shape for a in qk)
+    for side in "qk":
+        found = [a for key, a in arrays.items() if key[:1] == side and key[1:].isdigit()]
+        if not found or found[0].ndim != 3 or found[0].shape[1] != int(lengths.sum()):
+            return False
+        if any(a.shape != found[0].shape for a in found):
+            return False
+    return True
 
 
 def _read_layer(
@@ -298,7 +303,8 @@ def _read_layer(
         return None
     if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in (q, k, lengths)):
         return None
-    if q.shape != k.shape or q.ndim != 3 or q.shape[1] != int(lengths.sum()):
+    total = int(lengths.sum())
+    if q.ndim != 3 or k.ndim != 3 or q.shape[1] != total or k.shape[1] != total:
         return None
     return (q, k), lengths
 
