@@ -61,7 +61,8 @@ class Attention(Experiment):
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The model's weights (sized from its safetensors header: the file's arrays and a
-        float64 and a float32 copy), its activations, a few T × T matrices and chunks of draws;
+        float64 and a float32 copy), its activations, one layer's fitting heads (the whole
+        fitting text), a few T × T matrices and chunks of draws;
         T is clamped to the model's positions. With ``--data``, T is the file's own token count
         (from its .npz headers, checked against the budget there: data.check_size)."""
         t, big_m = max(config["tokens"]), max(config["budget"] + config["swap_budget"])
@@ -72,7 +73,10 @@ class Attention(Experiment):
             spec = models.check_model(config["model"])
             t = min(t, spec.max_positions)
             forward = 3 * spec.layers * t * spec.hidden + 4 * t * (spec.hidden + spec.intermediate)
-            model = spec.load_bytes() + 8 * forward
+            # one layer's fitting queries and keys: the fitting text's tokens (English runs
+            # about 5 characters a token in these tokenizers; 4 leaves room)
+            fitting = config["fit_tokens"] or len(texts.text(source.TEXT)) // 4
+            model = spec.load_bytes() + 8 * forward + 16 * spec.hidden * fitting
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
