@@ -17,6 +17,7 @@ import json
 import os
 import platform
 import secrets
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -357,8 +358,14 @@ class UnreadableResultError(UserError, ResultSchemaError):
 
 @contextlib.contextmanager
 def _reading(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Turn any failure to read ``path`` into one :class:`UnreadableResultError` line."""
+    """Turn any failure to read ``path`` into one :class:`UnreadableResultError` line; refuse,
+    before opening it, a path that is not a regular file (a FIFO's read would wait forever)."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UnreadableResultError(
+                f"result file {path} is not a regular file (a folder, a FIFO or a device); move "
+                "it away"
+            )
         yield
     except UnreadableResultError:
         raise

@@ -111,17 +111,34 @@ def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd
 
 
 def median_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """The median of the finite ``values`` (shape (n,)) and its distribution-free confidence
-    interval (scipy.stats.quantile_test): (median, low, high), NaN bounds when n is too small for
-    ``level``.
+    """The median of ``values`` (shape (n,), errors: lower is better) and its distribution-free
+    confidence interval (scipy.stats.quantile_test): (median, low, high), NaN bounds when n is too
+    small for ``level``. A non-finite value (a head whose estimate broke down) counts as the worst,
+    +inf: never dropped, so a method does not look better for failing on some heads.
     """
     x = np.asarray(values, dtype=float)
-    x = x[np.isfinite(x)]
     if x.size == 0:
         return float("nan"), float("nan"), float("nan")
+    worst = np.finfo(float).max  # +inf's stand-in for the order statistics, mapped back below
+    x = np.where(np.isfinite(x), x, worst)
     median = float(np.median(x))
     ci = stats.quantile_test(x, q=median, p=0.5).confidence_interval(level)
-    return median, float(ci.low), float(ci.high)
+    back = [float(np.inf) if v >= worst else float(v) for v in (median, ci.low, ci.high)]
+    return back[0], back[1], back[2]
+
+
+def median_ci_text(values: np.ndarray | pd.Series) -> str:
+    """``median [low, high]`` (3 significant digits; the interval left out where the values are
+    too few for one, "—" where there are none), from :func:`median_ci`; with non-finite values,
+    how many and that they count as the worst."""
+    x = np.asarray(values, dtype=float)
+    median, low, high = median_ci(x)
+    if np.isnan(median):
+        return "—"
+    ci = f" [{low:.3g}, {high:.3g}]" if not (np.isnan(low) or np.isnan(high)) else ""
+    bad = int(np.sum(~np.isfinite(x)))
+    note = f" ({bad} of {x.size} non-finite, counted as worst)" if bad else ""
+    return f"{median:.3g}{ci}{note}"
 
 
 def beats_text(part: pd.DataFrame) -> str:
@@ -134,16 +151,6 @@ def beats_text(part: pd.DataFrame) -> str:
     text = f"{tests['corrected'].mean():.0%} ({tests['raw'].mean():.0%}) of {len(part)}"
     points = int(tests["point"].sum())
     return text + (f" ({points} by point comparison)" if points else "")
-
-
-def median_ci_text(values: np.ndarray | pd.Series) -> str:
-    """``median [low, high]`` (3 significant digits; the interval left out where the values are
-    too few for one, "—" where none is finite), from :func:`median_ci`."""
-    median, low, high = median_ci(values)
-    if not np.isfinite(median):
-        return "—"
-    ci = f" [{low:.3g}, {high:.3g}]" if np.isfinite(low) and np.isfinite(high) else ""
-    return f"{median:.3g}{ci}"
 
 
 def gap_recovered(

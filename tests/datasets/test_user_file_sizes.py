@@ -14,11 +14,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from capped import run_capped
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
 from rfbench.cli.app import app
+from rfbench.compute.datasets.errors import DataError
 from rfbench.compute.datasets.filesize import declared
 from rfbench.compute.results import load_provenance
 
@@ -144,3 +146,31 @@ def test_the_data_file_sets_the_size_of_the_memory_estimate(tmp_path: Path) -> N
     np.save(path, np.random.default_rng(0).standard_normal((5000, 2)))
     args = ["gram", "--data", str(path), "--max-memory", "200M"]
     _refused(tmp_path, args, "200 MiB budget (--max-memory)", "points.npy", "use fewer rows")
+
+
+def test_a_huge_sparse_npy_is_refused_by_its_header_before_it_is_hashed(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Issue 44 item 6: a 6 GB sparse .npy was hashed whole (minutes) before its header said it
+    cannot fit; now the header is read first and nothing else."""
+    from rfbench.compute import memlimits
+    from rfbench.compute.datasets import user as user_files
+
+    path = tmp_path / "huge.npy"
+    with open(path, "wb") as fh:
+        np.lib.format.write_array_header_1_0(
+            fh, {"descr": "<f8", "fortran_order": False, "shape": (40_000, 20_000)}
+        )
+        fh.truncate(fh.tell() + 8 * 40_000 * 20_000)  # 6.4 GB, sparse: no block written
+
+    def no_hash(*_a, **_k):
+        raise AssertionError("hashed before the header was checked")
+
+    monkeypatch.setattr(user_files, "digest", no_hash)
+    monkeypatch.setattr(memlimits, "_requested", 1 << 30)
+    for call in (
+        lambda: user_files.reference(path),
+        lambda: user_files.load_points(f"{path}@{'0' * 16}"),
+    ):
+        with pytest.raises(DataError, match="budget"):
+            call()

@@ -38,9 +38,10 @@ def run(path: Path, out: Path, *extra: object, cache: Path):
 def test_data_is_fitted_on_the_first_half_and_measured_on_the_second(tmp_path: Path) -> None:
     path = _file(tmp_path)
     part = heldout.split("", str(path), 0, 0)
-    np.testing.assert_array_equal(np.concatenate([part.fit_q, part.q], axis=1),
+    assert len(part.fit_q) == len(part.fit_k) == 1  # one fitting sequence: the first half
+    np.testing.assert_array_equal(np.concatenate([part.fit_q[0], part.q], axis=1),
                                   np.load(path)["q"])  # fmt: skip
-    assert part.q.shape[1] == part.fit_q.shape[1] == 12 and part.k.shape[1] == 12
+    assert part.q.shape[1] == part.fit_q[0].shape[1] == 12 and part.k.shape[1] == 12
     cache = tmp_path / "cache"
     names = "hedgehog,t2r,positive@fitted"
     res = run(path, tmp_path / "a.parquet", "--budget", 8, "--estimators", names, cache=cache)
@@ -124,8 +125,9 @@ def test_the_fit_cache_lives_under_rfbench_cache(monkeypatch, tmp_path: Path) ->
 
 def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> None:
     """A tiny BERT folder: every row (baselines too) measures the GFDL-1.3 heads; the learned map's
-    fit is of the GPL-3 heads (its fitting loss is computed on them); the swap-in score refuses
-    to fit a learned map on the sentences it scores."""
+    fit is of the GPL-3 heads, every sequence of its first --fit-tokens tokens (its fitting loss
+    is computed on them, each sequence attending to itself); the swap-in score refuses to fit a
+    learned map on the sentences it scores."""
     import tiny_bert
 
     from rfbench.compute import models
@@ -138,7 +140,7 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
     args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "32", "--budget", "4",
             "--draws", "2", "--estimators", "hedgehog,positive@iid", "--swap-budget", "4",
             "--swap-sentences", "4", "--swap-trials", "1", "--swap-tokens", "8", "--out", str(out),
-            *map(str, RUN)]  # fmt: skip
+            "--fit-tokens", "100", *map(str, RUN)]  # fmt: skip
     env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": str(tmp_path / "cache")}
     res = CliRunner(env=env).invoke(app, args)
     assert res.exit_code == 0, res.output
@@ -148,7 +150,13 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
         gfdl = models.activations(str(model), texts.text("GFDL-1.3"), 32)
-        gpl3 = models.activations(str(model), texts.text("GPL-3"), 32)
+        all_q, all_k, lengths = models.sequences(str(model), texts.text("GPL-3"), 32, 100)
+        first = models.activations(str(model), texts.text("GPL-3"), 32)
+    # 100 tokens in sequences of at most 30 (+ [CLS] and [SEP]), cut where a word starts
+    assert len(lengths) == 4 and max(lengths) == 32 and sum(lengths) == 100 + 2 * len(lengths)
+    cuts = np.cumsum(lengths)[:-1]
+    gpl3 = [(q, k) for q, k in zip(np.split(all_q[0], cuts, axis=1),
+                                   np.split(all_k[0], cuts, axis=1), strict=True)]  # fmt: skip
     uniform = measured[
         (measured["estimator"] == "uniform") & (measured["metric"] == "out_rel_frob")
     ]
@@ -169,10 +177,13 @@ def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> 
             h = int(f["head"])
             theta = np.concatenate([f[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
         value = float(kl[kl["head"] == h]["value"].iloc[0])
-        on = {name: lf.attention_kl(theta, lf.Target.of(a.q[0][h], a.k[0][h]), est.fmap, 2, 0.0)[0]
-              for name, a in (("GPL-3", gpl3), ("GFDL-1.3", gfdl))}  # fmt: skip
+        on = {name: lf.sequences_kl(theta, [lf.Target.of(q[h], k[h]) for q, k in pairs],
+                                    est.fmap, 2, 0.0)[0]
+              for name, pairs in (("GPL-3", gpl3), ("GFDL-1.3", [(gfdl.q[0], gfdl.k[0])]),
+                                  ("first", [(first.q[0], first.k[0])]))}  # fmt: skip
         assert value == pytest.approx(on["GPL-3"], rel=1e-9)
         assert value != pytest.approx(on["GFDL-1.3"], rel=1e-3)
+        assert value != pytest.approx(on["first"], rel=1e-3)  # not its first sequence alone
     swap_rows = rows[rows["kind"] == "swap"]
     skipped = swap_rows[swap_rows["estimator"] == "hedgehog"]
     assert list(skipped["metric"]) == ["skipped"] and "learned map" in skipped["note"].iloc[0]
@@ -201,7 +212,7 @@ def test_the_fit_cache_keys_on_the_map_its_options_the_count_and_the_head(
             est = registry.get(name, m=m)
             a = again.sample(est, np.random.default_rng(1), h, 1)
             # the same map as a fit in place (m ≤ d: the start is the identity, seed-free)
-            b = est.sample(np.random.default_rng(1), 4, fit=(part.fit_q[h], part.fit_k[h]))
+            b = est.sample(np.random.default_rng(1), 4, fit=(part.fit_q[0][h], part.fit_k[0][h]))
             q, k = part.q[h], part.k[h]
             np.testing.assert_allclose(est.estimate(a, q, k), est.estimate(b, q, k), rtol=1e-9)
     assert again.costs == first.costs
@@ -232,5 +243,137 @@ def test_under_causal_a_learned_map_copies_the_masked_attention(tmp_path: Path) 
                 continue
             h = int(arrays["head"])
             theta = np.concatenate([arrays[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
-        target = lf.Target.of(part.fit_q[h], part.fit_k[h], causal=True)
+        target = lf.Target.of(part.fit_q[0][h], part.fit_k[0][h], causal=True)
         assert kl[h] == pytest.approx(lf.attention_kl(theta, target, est.fmap, 2, 0.0)[0], rel=1e-9)
+
+
+def test_the_fit_key_names_the_encoder_and_the_fitting_sequences(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Issue 44 item 1: after a change of the encoder's code or libraries (its digest) the fit is
+    computed again, never served from the fit of other activations; so after another cut of the
+    fitting text (fit_tokens)."""
+    import tiny_bert
+
+    from rfbench.compute import models
+    from rfbench.compute.features import registry
+
+    model = str(tiny_bert.make_model(tmp_path / "m"))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    est = registry.get("hedgehog(iters=3)", m=2)
+
+    def fit_files(fit_tokens: int) -> set[Path]:
+        part = heldout.split(model, "", 16, 0, fit_tokens)
+        heldout.Fitter(part).sample(est, np.random.default_rng(0), 0, 1)
+        return set((tmp_path / "cache" / heldout.FOLDER).glob("*.npz"))
+
+    first = fit_files(40)
+    assert len(first) == 1
+    assert fit_files(40) == first  # the same encoder and text: read back
+    monkeypatch.setattr(models, "encoder_digest", lambda: "0" * 64)  # another encoder
+    second = fit_files(40)
+    assert len(second) == 2
+    assert len(fit_files(60)) == 3  # other fitting sequences
+
+
+def test_a_fit_file_with_the_wrong_shapes_is_damage_and_replaced(
+    monkeypatch, tmp_path: Path
+) -> None:
+    """Issue 44 item 5: a cached fit whose arrays do not have the estimator's shapes (today: served,
+    and the head becomes a skipped row with numpy's broadcast error) is computed again."""
+    from rfbench.compute.features import registry
+
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    part = heldout.split("", str(_file(tmp_path)), 0, 0)
+    est = registry.get("hedgehog", m=2)
+    good = heldout.Fitter(part).sample(est, np.random.default_rng(0), 0, 1)
+    (path,) = (tmp_path / "cache" / heldout.FOLDER).glob("*.npz")
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    arrays["Wq"] = np.zeros((4, 3))  # an identity that matches, weights of another shape
+    np.savez(path, **arrays)
+    again = heldout.Fitter(part).sample(est, np.random.default_rng(0), 0, 1)
+    q, k = part.q[0], part.k[0]
+    np.testing.assert_allclose(est.estimate(again, q, k), est.estimate(good, q, k), rtol=1e-12)
+    with np.load(path) as f:
+        assert f["Wq"].shape == (4, 2)  # the file was repaired
+
+
+def test_a_file_where_the_fit_cache_folder_belongs_is_named_once(tmp_path: Path) -> None:
+    """Issue 44 item 6: ``fitted-maps`` a file (today: internal NotADirectoryError): the maps are
+    fitted without the cache, the file is named once with the command that removes it, and left
+    alone."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / heldout.FOLDER).write_text("mine")
+    res = run(_file(tmp_path), tmp_path / "o.parquet", "--budget", 8, "--estimators",
+              "hedgehog,t2r", cache=cache)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert res.output.count(f"remove it with: rm '{cache / heldout.FOLDER}'") == 1
+    assert (cache / heldout.FOLDER).read_text() == "mine"
+    rows = load_results(tmp_path / "o.parquet")
+    assert len(rows[rows["metric"] == "fit_seconds"]) == 4
+
+
+def test_the_data_folder_receives_no_caches(tmp_path: Path) -> None:
+    """Issue 44 item 6: with RFBENCH_DATA set (and RFBENCH_CACHE not), activations and fitted
+    maps go to the per-user cache folder, never into the user's data folder."""
+    import tiny_bert
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    data, xdg = tmp_path / "data", tmp_path / "xdg"
+    data.mkdir()
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "16", "--budget", "4",
+            "--estimators", "hedgehog", "--fit-tokens", "40", "--no-swap",
+            "--out", str(tmp_path / "o.parquet"), *map(str, RUN)]  # fmt: skip
+    env = {"RFBENCH_DATA": str(data), "RFBENCH_CACHE": None, "XDG_CACHE_HOME": str(xdg)}
+    res = CliRunner(env=env).invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert not any(data.iterdir())
+    assert list((xdg / "rfbench" / heldout.FOLDER).glob("*.npz"))
+    assert list((xdg / "rfbench" / "activations").glob("*.npz"))
+
+
+def test_one_layer_of_the_fitting_sequences_is_read_alone(monkeypatch, tmp_path: Path) -> None:
+    """models.sequences(..., layer) reads that layer's members only, equal to the full read; a
+    damaged file is computed again through the cache."""
+    import tiny_bert
+
+    from rfbench.compute import models
+    from rfbench.compute.models import texts
+
+    model = str(tiny_bert.make_model(tmp_path / "m"))
+    monkeypatch.setenv("RFBENCH_CACHE", str(tmp_path / "cache"))
+    text = texts.text("GPL-3")
+    q, k, lengths = models.sequences(model, text, 16, 50)
+    assert q.shape[0] >= 2 and q.shape[2] == sum(lengths)
+    for layer in range(q.shape[0]):
+        ql, kl, same = models.sequences(model, text, 16, 50, layer)
+        np.testing.assert_array_equal(ql, q[layer])
+        np.testing.assert_array_equal(kl, k[layer])
+        assert same == lengths
+    (path,) = (tmp_path / "cache" / "activations").glob("*sequences*.npz")
+    with np.load(path) as f:
+        arrays = {key: f[key] for key in f.files}
+    arrays["q1"] = arrays["q1"][:, :-1]  # a member cut short: not served
+    np.savez(path, **arrays)
+    ql, _, _ = models.sequences(model, text, 16, 50, 1)
+    np.testing.assert_array_equal(ql, q[1])
+
+
+def test_methods_that_fit_nothing_run_without_the_fitting_text(tmp_path: Path) -> None:
+    """Random features alone: the fitting text is not run, and every head is measured (not a
+    skipped row for want of fitting heads)."""
+    import tiny_bert
+
+    model = tiny_bert.make_model(tmp_path / "m")
+    args = ["attention", "--model", str(model), "--layers", "0", "--tokens", "16", "--budget", "4",
+            "--estimators", "positive@iid,window", "--no-swap",
+            "--out", str(tmp_path / "o.parquet"), *map(str, RUN)]  # fmt: skip
+    res = CliRunner(env={"RFBENCH_CACHE": str(tmp_path / "cache")}).invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = load_results(tmp_path / "o.parquet")
+    assert "skipped" not in set(rows["metric"])
+    heads = rows[(rows["kind"] == "heads") & (rows["metric"] == "out_rel_frob")]
+    assert set(heads["estimator"]) == {"positive@iid", "window"} and len(heads) == 4
+    assert not list((tmp_path / "cache" / "activations").glob("*sequences*"))

@@ -88,6 +88,18 @@ def test_a_folder_where_a_job_file_belongs(tmp_path: Path) -> None:
     assert (job / "inside").is_dir()
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_where_a_job_file_belongs_is_called_a_fifo(tmp_path: Path) -> None:
+    """Issue 44 item 6: named for what it is (it was called "a folder"), and left alone."""
+    out = tmp_path / "res" / "c.parquet"
+    assert _run(out).exit_code == 0
+    job = sorted((cache_dir(out) / code_tag()).glob("*.parquet"))[0]
+    job.unlink()
+    os.mkfifo(job)
+    one_line_error(_run(out), f"{job} is a FIFO (named pipe) where a job file belongs")
+    assert job.is_fifo()
+
+
 def test_a_symlinked_cache_folder_is_not_written_through(tmp_path: Path) -> None:
     out = tmp_path / "res" / "c.parquet"
     out.parent.mkdir()

@@ -55,6 +55,13 @@ def reference(path: str | Path, target: str = "") -> str:
     ref = f"{path}#{target}" if target else str(path)
     if not is_reference(ref):
         raise DataError(f"data file {path}: unsupported type; use {', '.join(TABLES + ARRAYS)}")
+    # the header before the hash: a huge (or sparse) .npy is refused in a moment, not read whole
+    if path.suffix.lower() in ARRAYS:
+        _check_kind(path)
+    if path.suffix.lower() == ".npy":
+        check_fits(path)
+    elif path.suffix.lower() == ".npz":
+        declared(path)  # every member's header, a bad one refused (an experiment sizes its own)
     return f"{ref}@{sha256(path)[:SHA_CHARS]}"
 
 
@@ -77,6 +84,8 @@ def _check_exists(path: Path) -> None:
 def _verified(name: str) -> tuple[Path, str, str]:
     path, target, sha = parse(name)
     _check_exists(path)
+    if path.suffix.lower() == ".npy":
+        check_fits(path)  # its header before its hash (a huge sparse file: not read whole)
     if sha:
         got = sha256(path)
         if not got.startswith(sha):
@@ -165,10 +174,9 @@ def _why(exc: BaseException) -> str:
     return text if len(text) <= 120 else text[:120].rsplit(" ", 1)[0] + "…"
 
 
-def _arrays(path: Path) -> dict[str, np.ndarray]:
+def _check_kind(path: Path) -> None:
+    """Refuse an .npz that is no zip archive or an .npy without its header (one line)."""
     suffix = path.suffix.lower()
-    if suffix in TABLES:
-        return {"X": _numeric(path, _read_table(path))}
     with open(path, "rb") as f:
         head = f.read(len(NPY_MAGIC))
     if suffix == ".npz" and not zipfile.is_zipfile(path):
@@ -176,6 +184,13 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
         raise DataError(f"data file {path}: not a NumPy .npz file ({kind})")
     if suffix == ".npy" and head != NPY_MAGIC:
         raise DataError(f"data file {path}: not a NumPy .npy file (no .npy header)")
+
+
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    suffix = path.suffix.lower()
+    if suffix in TABLES:
+        return {"X": _numeric(path, _read_table(path))}
+    _check_kind(path)
     check_fits(path)  # also refuses object arrays and oversized headers by what they are
     try:
         loaded = np.load(path, allow_pickle=False)

@@ -246,6 +246,17 @@ class Estimator(ABC):
         ``draw_from_state(fit_state(...))``."""
         raise NotImplementedError(f"{self.name} has no separate data fit")
 
+    def normaliser_eps(self, draw: Draw) -> float:
+        """ε added to every row's normaliser D̂_ii of linear attention with this map, in the units
+        of its kernel estimate (0: none; a learned map whose features can all be 0, as the
+        reference linear-attention code does: docs/methods.md#learned-feature-maps)."""
+        return 0.0
+
+    def state_shapes(self, d: int) -> dict[str, tuple[int, ...]]:
+        """The shape of each array :meth:`fit_state` returns in R^d: a cached state whose arrays
+        differ is damaged (computed again)."""
+        raise NotImplementedError(f"{self.name} has no separate data fit")
+
     def draw_from_state(self, state: dict[str, np.ndarray], d: int, draws: int) -> Draw:
         """The draw of a fitted state from :meth:`fit_state` (the capability's other half)."""
         raise NotImplementedError(f"{self.name} has no separate data fit")

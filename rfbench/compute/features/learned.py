@@ -104,15 +104,21 @@ class LearnedMap(Estimator):
     def fit_code(self) -> str:
         return hashlib.sha256(f"{_source_digest()} {self!r}".encode()).hexdigest()
 
+    def state_shapes(self, d: int) -> dict[str, tuple[int, ...]]:
+        """The shape of each array of :meth:`fit_state` (a cached state is checked against it)."""
+        return {"Wq": (d, self.m), "bq": (self.m,), "Wk": (d, self.m), "bk": (self.m,),
+                "log_scale": (), "loss": ()}  # fmt: skip
+
     def fit_state(
         self,
         rng: np.random.Generator,
         d: int,
-        fit: tuple[np.ndarray, np.ndarray],
+        fit: tuple[lf.Sequences, lf.Sequences],
         causal: bool = False,
     ) -> dict[str, np.ndarray]:
         """Fit W, b of both maps on (Q, K) = ``fit`` (learned_fit.fit_map) to copy their softmax
-        attention (``causal``: query i sees keys 0..i).
+        attention (``causal``: query i sees keys 0..i). Each side is one sequence (T, d) or a list
+        of sequences (T_s, d), each attending to itself only (a long text cut in sequences).
 
         Returns
         -------
@@ -121,13 +127,16 @@ class LearnedMap(Estimator):
             kernel's scale, ``loss`` (): the attention KL on the fitting tokens (nats per row).
         """
         positive_int("d", d)
-        Q, K = (check_inputs(a, d).reshape(-1, d) for a in fit)
-        theta, loss = lf.fit_map(Q, K, self.fmap, self.m, rng, self.iters, self.loss_eps, causal)
+        qs, ks = ([check_inputs(a, d).reshape(-1, d) for a in lf.as_sequences(x)] for x in fit)
+        theta, loss = lf.fit_map(qs, ks, self.fmap, self.m, rng, self.iters, self.loss_eps, causal)
         Wq, bq, Wk, bk = (a.copy() for a in lf.unpack(theta, d, self.m))
-        G = self.fmap(Q @ Wq + bq)[0] @ self.fmap(K @ Wk + bk)[0].T
-        seen = np.tril(np.ones(G.shape, dtype=bool)) if causal else np.ones(G.shape, dtype=bool)
-        total = np.sum(G, where=seen)
-        logits = np.where(seen, Q @ K.T, -np.inf)
+        totals, logits = [], []
+        for Q, K in zip(qs, ks, strict=True):
+            G = self.fmap(Q @ Wq + bq)[0] @ self.fmap(K @ Wk + bk)[0].T
+            seen = np.tril(np.ones(G.shape, bool)) if causal else np.ones(G.shape, bool)
+            totals.append(np.sum(G, where=seen))
+            logits.append(logsumexp(np.where(seen, Q @ K.T, -np.inf)))
+        total = float(np.sum(totals))
         scale = logsumexp(logits) - np.log(total) if total > 0 else 0.0
         return {"Wq": Wq, "bq": bq, "Wk": Wk, "bk": bk, "log_scale": np.array(float(scale)),
                 "loss": np.array(loss)}  # fmt: skip
@@ -204,7 +213,15 @@ class T2R(LearnedMap):
     description = "learned map ReLU(xW+b) fitted to attention per head"
     features_per_projection = 1
     loss_eps = 1e-6
+    #: ε of linear attention's normaliser φ(q)ᵀΣφ(k) + ε in the map's own (ReLU) units: the
+    #: default of the reference code (fast-transformers' LinearAttention, Katharopoulos et al.
+    #: 2020, eps=1e-6); a row where no ReLU feature is positive then gets the output 0, not 0/0
+    NORMALISER_EPS = 1e-6
     fmap = staticmethod(lf.relu_map)
+
+    def normaliser_eps(self, draw: Draw) -> float:
+        """:attr:`NORMALISER_EPS` in the kernel estimate's units (× e^{log_scale})."""
+        return self.NORMALISER_EPS * float(np.exp(draw.params["log_scale"]))
 
     def log_map(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         phi = np.maximum(u, 0.0)

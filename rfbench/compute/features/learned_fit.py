@@ -163,9 +163,36 @@ def initial_theta(rng: np.random.Generator, d: int, p: int) -> np.ndarray:
     return np.concatenate([W.ravel(), b, W.ravel(), b])
 
 
+#: the fitting tokens of one side: one sequence (T, d), or several sequences, each attending only
+#: to itself (a text longer than the model's length, cut into sequences of that length)
+Sequences = np.ndarray | list[np.ndarray] | tuple[np.ndarray, ...]
+
+
+def as_sequences(X: Sequences) -> list[np.ndarray]:
+    """The sequences of one side as a list of (T_s, d) float arrays (one array: one sequence)."""
+    if isinstance(X, np.ndarray):
+        return [np.asarray(X, float)]
+    return [np.asarray(x, float) for x in X]
+
+
+def sequences_kl(
+    theta: np.ndarray, targets: list[Target], fmap: MapFn, p: int, eps: float
+) -> tuple[float, np.ndarray]:
+    """L(θ) over several sequences: (1/ΣT_s) Σ_s Σ_i KL(A_i ‖ Â_i), each sequence's attention its
+    own (the module doc's L is the case of one), and its gradient."""
+    total = sum(len(t.Q) for t in targets)
+    loss, grad = 0.0, np.zeros_like(theta)
+    for target in targets:
+        part, g = attention_kl(theta, target, fmap, p, eps)
+        weight = len(target.Q) / total
+        loss += weight * part
+        grad += weight * g
+    return loss, grad
+
+
 def fit_map(
-    Q: np.ndarray,
-    K: np.ndarray,
+    Q: Sequences,
+    K: Sequences,
     fmap: MapFn,
     p: int,
     rng: np.random.Generator,
@@ -177,9 +204,10 @@ def fit_map(
 
     Parameters
     ----------
-    Q : ndarray, shape (T, d)
-        Fitting queries (scaled: qᵀk is the logit).
-    K : ndarray, shape (S, d)
+    Q : ndarray, shape (T, d), or a list of S such arrays (T_s, d)
+        Fitting queries (scaled: qᵀk is the logit); a list: sequences, each attending to its own
+        keys only (:func:`sequences_kl`).
+    K : ndarray, shape (S, d), or a list of such arrays (one per sequence of ``Q``)
         Fitting keys.
     fmap : callable
         The map (:func:`hedgehog_map`, :func:`relu_map`).
@@ -198,17 +226,20 @@ def fit_map(
     -------
     theta : ndarray, shape (2(d + 1)P,)
     loss : float
-        L at θ (nats per query row).
+        L at θ (nats per query row, over every sequence).
     """
-    target = Target.of(np.asarray(Q, float), np.asarray(K, float), causal)
-    theta0 = initial_theta(rng, Q.shape[1], p)
+    qs, ks = as_sequences(Q), as_sequences(K)
+    if len(qs) != len(ks) or not qs:
+        raise ValueError(f"{len(qs)} query and {len(ks)} key sequences: need as many, at least 1")
+    targets = [Target.of(q, k, causal) for q, k in zip(qs, ks, strict=True)]
+    theta0 = initial_theta(rng, qs[0].shape[1], p)
     res = minimize(
-        attention_kl,
+        sequences_kl,
         theta0,
-        args=(target, fmap, p, eps),
+        args=(targets, fmap, p, eps),
         jac=True,
         method="L-BFGS-B",
         options={"maxiter": iters},
     )
     theta = res.x if np.isfinite(res.fun) else theta0
-    return theta, float(attention_kl(theta, target, fmap, p, eps)[0])
+    return theta, float(sequences_kl(theta, targets, fmap, p, eps)[0])

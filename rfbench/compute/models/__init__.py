@@ -16,7 +16,9 @@ from rfbench.compute.models.cache import (
     cached,
     embeddings,
     encoder_digest,
+    pieces,
     recompute,
+    sequences,
 )
 from rfbench.compute.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.compute.models.files import (
@@ -61,5 +63,7 @@ __all__ = [
     "model_label",
     "models_dir",
     "packaged_model",
+    "pieces",
     "recompute",
+    "sequences",
 ]

@@ -4,6 +4,7 @@ folder, keyed on the model, the input and :func:`encoder_digest`: docs/experimen
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -73,8 +74,11 @@ def recompute(force: bool) -> None:
             memo.cache_clear()
 
 
-def _read(path: Path, identity: dict[str, str]) -> dict[str, np.ndarray] | None:
-    """The arrays of a cache file whose identity matches and whose values are finite, else None."""
+def _read(
+    path: Path, identity: dict[str, str], shapes: dict[str, tuple[int, ...]] | None = None
+) -> dict[str, np.ndarray] | None:
+    """The arrays of a cache file whose identity matches and whose values are finite (and, given
+    ``shapes``, exactly those arrays with those shapes), else None."""
     try:
         with np.load(path, allow_pickle=False) as f:
             arrays = {key: f[key] for key in f.files}
@@ -85,7 +89,26 @@ def _read(path: Path, identity: dict[str, str]) -> dict[str, np.ndarray] | None:
             return None
     if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in arrays.values()):
         return None
+    if shapes is not None and any(
+        name not in arrays or arrays[name].shape != tuple(shape) for name, shape in shapes.items()
+    ):
+        return None
     return arrays
+
+
+#: paths in the way of a cache already named on stderr (once per process)
+_NAMED: set[Path] = set()
+
+
+def _in_the_way(path: Path) -> Path | None:
+    """What blocks writing ``path``: itself if it exists, else its nearest ancestor that exists
+    and is not a folder (a file, a FIFO where a cache folder belongs); None if nothing does."""
+    if os.path.lexists(path):
+        return path
+    for folder in path.parents:
+        if os.path.lexists(folder):
+            return None if folder.is_dir() else folder
+    return None
 
 
 def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) -> None:
@@ -97,28 +120,36 @@ def _write(path: Path, arrays: dict[str, np.ndarray], identity: dict[str, str]) 
         np.savez(tmp, **arrays, **{k: np.array(v) for k, v in identity.items()})
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # NotADirectoryError too: a file where a folder is
+            tmp.unlink()
         _UNWRITTEN[path] = arrays
-        if os.path.lexists(path):
-            rm = "rm -r" if path.is_dir() and not path.is_symlink() else "rm"
+        blocker = _in_the_way(path)
+        if blocker is not None and blocker not in _NAMED:
+            _NAMED.add(blocker)
+            rm = "rm -r" if blocker.is_dir() and not blocker.is_symlink() else "rm"
+            kind = "cache file" if blocker == path else "cache folder"
             print(
-                f"rfbench: cannot replace the cache file {path} ({exc.strerror}); computed "
-                f"without it; remove it with: {rm} '{path}'",
+                f"rfbench: cannot write the {kind} {blocker} ({exc.strerror}); computed without "
+                f"it; remove it with: {rm} '{blocker}'",
                 file=sys.stderr,
             )
 
 
 def cached(
-    path: Path, identity: dict[str, str], compute: Callable[[], dict[str, np.ndarray]]
+    path: Path,
+    identity: dict[str, str],
+    compute: Callable[[], dict[str, np.ndarray]],
+    shapes: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, np.ndarray]:
     """The arrays cached at ``path`` if its identity matches (and not under ``--force``), else
-    ``compute()``, written to ``path``; a damaged file is computed again and replaced. Also for
-    other per-machine caches (fitted attention maps)."""
+    ``compute()``, written to ``path``; a damaged file (given ``shapes``: also one whose arrays
+    do not have those shapes) is computed again and replaced. Also for other per-machine caches
+    (fitted attention maps)."""
     forced = _FRESH is not None and path not in _FRESH
     if not forced and path in _UNWRITTEN:
         return _UNWRITTEN[path]
     if not forced and path.is_file():
-        arrays = _read(path, identity)
+        arrays = _read(path, identity, shapes)
         if arrays is not None:
             return arrays
     arrays = compute()
@@ -177,6 +208,105 @@ def activations(model: str, text: str, tokens: int) -> Activations:
 
     a = cached(path, identity, compute)
     return Activations(a["q"], a["k"], a["v"], a["embedding"])
+
+
+def pieces(model: str, text: str, tokens: int, limit: int = 0) -> tuple[str, ...]:
+    """``text`` (or its first ``limit`` tokens) cut at word starts into consecutive pieces of one
+    sequence of ``tokens`` tokens each, by the model's own tokenizer (the model's ``tokenizer``
+    attribute, a ``tokenizers.Tokenizer``; rfbench.compute.models.tokens.split_text).
+
+    Returns
+    -------
+    tuple of str
+        At least one piece; concatenated, the text (or its first ``limit`` tokens).
+    """
+    return _pieces(model_folder(model)[1], model, text, tokens, limit)
+
+
+@functools.lru_cache(maxsize=16)
+def _pieces(digest: str, model: str, text: str, tokens: int, limit: int) -> tuple[str, ...]:
+    from rfbench.compute.models.tokens import split_text
+
+    return tuple(split_text(load_model(model).tokenizer, text, tokens, limit))
+
+
+def sequences(
+    model: str, text: str, tokens: int, limit: int = 0, layer: int | None = None
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """Q and K of the whole of a long ``text`` (or its first ``limit`` tokens) in sequences of
+    ``tokens`` tokens (:func:`pieces`, each run through the encoder on its own), cached in one
+    file like :func:`activations`, one array per layer (``layer``: only that layer's are read).
+
+    Returns
+    -------
+    q, k : ndarray, shape (layers, heads, ΣT_s, d_head), or (heads, ΣT_s, d_head) for ``layer``
+        The sequences one after another along the token axis.
+    lengths : tuple of int
+        T_s of each sequence, in order.
+    """
+    parts = pieces(model, text, tokens, limit)
+    folder, path, identity = _keyed(model, "\0".join(parts), tokens, "sequences")
+
+    def compute() -> dict[str, np.ndarray]:
+        encoder = load_model(model)
+        acts = [encoder.activations(piece, tokens) for piece in parts]
+        arrays = {f"{name}{i}": np.concatenate([getattr(a, name)[i] for a in acts], axis=1)
+                  for i in range(len(acts[0].q)) for name in ("q", "k")}  # fmt: skip
+        _check_finite(folder, "activations", arrays)
+        return {**arrays, "lengths": np.array([a.q.shape[2] for a in acts], dtype=float)}
+
+    fresh = _FRESH is None or path in _FRESH
+    got = _read_layer(path, identity, layer) if layer is not None and fresh else None
+    if got is None:
+        a = cached(path, identity, compute)
+        if not _consistent(a):  # whole and finite, but arrays of other shapes: damage
+            a = compute()
+            _write(path, a, identity)
+        layers = range(len([k for k in a if k.startswith("q")]))
+        chosen = [layer] if layer is not None else list(layers)
+        q = np.stack([a[f"q{i}"] for i in chosen])
+        k = np.stack([a[f"k{i}"] for i in chosen])
+        got = (q[0], k[0]) if layer is not None else (q, k), a["lengths"]
+    (q, k), lengths = got
+    return q, k, tuple(int(n) for n in lengths)
+
+
+def _consistent(arrays: dict[str, np.ndarray]) -> bool:
+    """Whether a :func:`sequences` file's arrays fit together: every layer's q of one shape
+    (heads, Σ lengths, d), every layer's k of one shape (key heads, Σ lengths, d; fewer heads
+    than q in a grouped-query model)."""
+    lengths = arrays.get("lengths")
+    if lengths is None or lengths.ndim != 1:
+        return False
+    for side in "qk":
+        found = [a for key, a in arrays.items() if key[:1] == side and key[1:].isdigit()]
+        if not found or found[0].ndim != 3 or found[0].shape[1] != int(lengths.sum()):
+            return False
+        if any(a.shape != found[0].shape for a in found):
+            return False
+    return True
+
+
+def _read_layer(
+    path: Path, identity: dict[str, str], layer: int
+) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
+    """One layer's q and k and the lengths from a :func:`sequences` file, reading only those
+    members (None: absent, damaged or of another identity; :func:`cached` then decides)."""
+    if path in _UNWRITTEN or not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if any(key not in f.files or str(f[key]) != v for key, v in identity.items()):
+                return None
+            q, k, lengths = f[f"q{layer}"], f[f"k{layer}"], f["lengths"]
+    except Exception:  # noqa: BLE001 - any damage: computed again through cached()
+        return None
+    if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in (q, k, lengths)):
+        return None
+    total = int(lengths.sum())
+    if q.ndim != 3 or k.ndim != 3 or q.shape[1] != total or k.shape[1] != total:
+        return None
+    return (q, k), lengths
 
 
 def embeddings(

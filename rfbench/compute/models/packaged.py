@@ -162,19 +162,47 @@ def folder(entry: Packaged, root: Path, tokenizer: Callable[[], Path]) -> Path:
     return target
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _remove_stale(target: Path, entry: Packaged) -> None:
+    """Remove the temporary files of a conversion that was killed (``.<name>.<pid>.tmp`` of a
+    process no longer running): rfbench's own, and only those."""
+    for name in entry.files:
+        for tmp in target.glob(f".{name}.*.tmp"):
+            pid = tmp.name[len(name) + 2 : -len(".tmp")]
+            if not pid.isdigit() or int(pid) == os.getpid() or not tmp.is_file():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # alive (another user's process): not ours to remove
+                continue
+
+
 def _write(target: Path, entry: Packaged, tensors: dict, contents: dict[str, bytes]) -> None:
     """Write the converted files next to their final names, check each against its pin, then
-    move them in place (a half-written folder is never used: its files do not match)."""
+    move them in place (a half-written folder is never used: its files do not match). A killed
+    conversion's temporary files are removed first; the files get the umask's mode (safetensors
+    writes 0600)."""
     from safetensors.numpy import save_file
 
     from rfbench.compute.models import file_sha256
 
     try:
         target.mkdir(parents=True, exist_ok=True)
+        _remove_stale(target, entry)
         temps = {name: target / f".{name}.{os.getpid()}.tmp" for name in entry.files}
         save_file(tensors, str(temps["model.safetensors"]))
         for name, data in contents.items():
             temps[name].write_bytes(data)
+        for tmp in temps.values():
+            os.chmod(tmp, 0o666 & ~_umask())
     except OSError as exc:
         raise ModelError(
             f"model {entry.name}: cannot write the converted model into {target} "
@@ -189,7 +217,15 @@ def _write(target: Path, entry: Packaged, tensors: dict, contents: dict[str, byt
                     f"pinned {entry.files[name][:16]}… (another onnx or safetensors version?)"
                 )
         for name, tmp in temps.items():
-            os.replace(tmp, target / name)
+            try:
+                os.replace(tmp, target / name)
+            except OSError as exc:
+                rm = "rm -r" if (target / name).is_dir() else "rm"
+                raise ModelError(
+                    f"model {entry.name}: cannot put the converted {name} in place: "
+                    f"{target / name} is in the way ({exc.strerror}); remove it with: "
+                    f"{rm} '{target / name}'"
+                ) from None
     finally:
         for tmp in temps.values():
             tmp.unlink(missing_ok=True)

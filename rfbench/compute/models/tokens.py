@@ -134,3 +134,51 @@ def check_tokenizer(folder: Path, vocab: int, max_tokens: int, samples: Sequence
                 f"model folder {folder}: tokenizer.json gives token id {max(enc.ids)}, but "
                 f"config.json vocab_size = {vocab}"
             )
+
+
+def split_text(tokenizer: Any, text: str, tokens: int, limit: int = 0) -> list[str]:
+    """``text`` (or its first ``limit`` tokens) cut into consecutive pieces that each fill one
+    sequence of ``tokens`` tokens, special tokens included, cut where a word starts (so a piece
+    tokenizes as it did inside the text): the whole of a long text in sequences of a model's length.
+
+    Parameters
+    ----------
+    tokenizer : tokenizers.Tokenizer
+        The model's tokenizer (its truncation is switched off here).
+    text : str
+    tokens : int
+        Sequence length, special tokens included.
+    limit : int
+        Tokens of the text used (0 = all of it; otherwise the pieces stop at the word boundary at
+        or before this many tokens, and always hold at least one piece).
+
+    Returns
+    -------
+    list of str
+        At least one piece; the last may be shorter.
+    """
+    tokenizer.no_truncation()
+    encoding = tokenizer.encode(text)
+    special = encoding.special_tokens_mask
+    content = [i for i, s in enumerate(special) if not s]
+    per = max(tokens - (len(special) - len(content)), 1)
+    words = encoding.word_ids
+    stop = len(content) if not limit else min(limit, len(content))
+    starts, at = [0], 0
+    while stop - at > per:
+        cut = at + per
+        # back to the first token of its word (a word longer than a sequence is cut inside)
+        while (
+            cut > at + 1
+            and words[content[cut]] is not None
+            and (words[content[cut]] == words[content[cut - 1]])
+        ):
+            cut -= 1
+        if cut == at + 1:
+            cut = at + per
+        starts.append(cut)
+        at = cut
+    offsets = [encoding.offsets[content[i]][0] for i in starts]
+    end = len(text) if stop == len(content) else encoding.offsets[content[stop - 1]][1]
+    bounds = [*offsets[1:], end] if offsets else [end]
+    return [text[a:b] for a, b in zip([0, *offsets[1:]], bounds, strict=True)]

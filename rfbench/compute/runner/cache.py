@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import re
+import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +74,17 @@ def _not_ours(path: Path, what: str) -> ConfigError:
     )
 
 
+def _kind(path: Path) -> str:
+    """What a path that is not a regular file is, for a message ("a folder", "a FIFO", ...)."""
+    mode = path.lstat().st_mode
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
 def check_folder(cache_root: Path) -> None:
     """Refuse a job cache folder rfbench must not write into: a file or a symbolic link where
     ``.rfbench-cache`` or its ``jobs/<tag>`` folders belong (raises :class:`ConfigError`)."""
@@ -88,9 +100,15 @@ def hold(cache_root: Path) -> Iterator[None]:
     """Hold the shared lock of a job cache folder (made, with its marker, if absent): while it is
     held, ``rfbench cache clear`` leaves the folder alone."""
     check_folder(cache_root)
-    with locks.held(cache_root / LOCK, exclusive=False, wait=True):
+    try:
+        fd = locks.acquire(cache_root / LOCK, exclusive=False, wait=True)
+    except locks.LinkRefused as exc:
+        raise ConfigError(str(exc)) from None
+    try:
         _ensure_marker(cache_root)
         yield
+    finally:
+        locks.release(fd, cache_root / LOCK, remove=False)
 
 
 class CacheInUse(Exception):
@@ -146,7 +164,7 @@ class JobCache:
             if path.is_symlink():
                 raise _not_ours(path, "a symbolic link where a job file belongs")
             if path.exists() and not path.is_file():
-                raise _not_ours(path, "a folder where a job file belongs")
+                raise _not_ours(path, f"{_kind(path)} where a job file belongs")
 
     def load(self, spec: JobSpec) -> pd.DataFrame | None:
         """The cached rows of a job, or None if absent, unreadable, corrupted or for another key."""
@@ -273,7 +291,8 @@ def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
 
     Returns ``(files, bytes)`` removed. Entries rfbench did not write stay, and so do the folders
     that hold them; empty folders of the cache (and the marker, once nothing else is left) go.
-    Raises :class:`CacheInUse` (removing nothing) while a live run holds the cache.
+    Raises :class:`CacheInUse` (removing nothing) while a live run holds the cache, and
+    ValueError when it is not an rfbench cache or its lock file is a symbolic link.
     """
     if not is_rfbench_cache(cache_root):
         raise ValueError(f"{cache_root} is not an rfbench job cache")
@@ -282,6 +301,8 @@ def clear_cache(cache_root: Path, stale_only: bool = False) -> tuple[int, int]:
         fd = locks.acquire(lock, exclusive=True, wait=False)
     except locks.Busy:
         raise CacheInUse(f"{cache_root} is in use by a running rfbench") from None
+    except locks.LinkRefused as exc:
+        raise ValueError(str(exc)) from None
     try:
         removed = _clear_locked(cache_root, stale_only)
         if not any(p.name not in (MARKER, LOCK) for p in cache_root.iterdir()):

@@ -8,6 +8,7 @@ made but nothing is locked.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,23 @@ class Busy(Exception):
         super().__init__(f"{path} is locked by process {holder or '(unknown)'}")
         self.path = path
         self.holder = holder
+
+
+class LinkRefused(OSError):
+    """The lock's path is a symbolic link: rfbench never opens a lock through one (truncating
+    it and writing a pid would overwrite whatever file the link names)."""
+
+    def __init__(self, path: Path) -> None:
+        why = "is a symbolic link; rfbench never locks through one (remove it)"
+        super().__init__(errno.ELOOP, why, str(path))
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"lock file {self.path} {self.strerror}"
+
+
+#: open flags of a lock file: never through a symbolic link, never inherited by a child
+_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def _holder(path: Path) -> str:
@@ -46,14 +64,21 @@ def acquire(path: Path, *, exclusive: bool, wait: bool) -> int:
     """Open (creating it and its folder) and lock ``path``; return the file descriptor.
 
     Raises :class:`Busy` when ``wait`` is false and another process holds a conflicting lock,
-    and :class:`OSError` when the file cannot be created. An exclusive holder's pid is written
-    into the file (for the message of whoever finds it busy).
+    :class:`LinkRefused` when ``path`` is a symbolic link (never followed, never written through)
+    and :class:`OSError` when the file cannot be created. An exclusive holder's pid is written into
+    the file (for the message of whoever finds it busy).
     """
     while True:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink():  # also where O_NOFOLLOW is missing; O_NOFOLLOW closes the race
+            raise LinkRefused(path)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except FileNotFoundError:
+            fd = os.open(path, _FLAGS, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise LinkRefused(path) from None
+            if not isinstance(exc, FileNotFoundError):
+                raise
             if not path.parent.is_dir():
                 continue  # the folder was removed under us (cache clear): make it again
             raise

@@ -89,6 +89,8 @@ def _lock_output(stack: contextlib.ExitStack, out: Path, option: str) -> None:
             f"output {out} is being written by another rfbench run{who}; wait for it to end, "
             f"or choose another {option}"
         ) from None
+    except locks.LinkRefused as exc:
+        raise ConfigError(f"cannot write output {out}: {exc}") from None
     except OSError as exc:
         raise ConfigError(
             f"cannot write output {out}: {exc.strerror or exc} in {out.parent} "

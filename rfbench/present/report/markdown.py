@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
 from rfbench.compute.text import markdown_table as table
 
-__all__ = ["load_named", "natural", "rel_path", "table"]
+__all__ = ["escape_frame", "escape_markup", "load_named", "natural", "rel_path", "table"]
 
 
 def natural(figure_id: str) -> list[object]:
@@ -28,7 +29,37 @@ def rel_path(path: Path, start: Path) -> str:
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
 
 
+def escape_markup(value: Any) -> Any:
+    """``value`` with ``&``, ``<`` and ``>`` of every string in it (through dicts, lists and
+    tuples) as HTML entities: text read from a result file shows in Markdown as text, never as
+    HTML (a ``<script>`` in a ``fit_text`` or a provenance field)."""
+    if isinstance(value, str):
+        return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if isinstance(value, dict):
+        return {k: escape_markup(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(escape_markup(v) for v in value)
+    return value
+
+
+def escape_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with :func:`escape_markup` applied to each string cell that needs it (a copy
+    where any does; the frame itself otherwise)."""
+    out = rows
+    for c in rows.columns:
+        if pd.api.types.is_numeric_dtype(rows[c]):
+            continue
+        marked = rows[c].map(lambda v: isinstance(v, str) and any(ch in v for ch in "<>&"))
+        if marked.any():
+            if out is rows:
+                out = rows.astype({c: object}).copy()
+            out[c] = out[c].astype(object)
+            out.loc[marked, c] = rows.loc[marked, c].map(escape_markup)
+    return out
+
+
 def load_named(results_dir: Path, name: str) -> pd.DataFrame | None:
-    """The rows of the result file ``name`` in any experiment folder (None if absent)."""
+    """The rows of the result file ``name`` in any experiment folder (None if absent), its
+    strings escaped (:func:`escape_frame`)."""
     path = find_result(results_dir, name)
-    return load_results(path) if path is not None else None
+    return escape_frame(load_results(path)) if path is not None else None

@@ -16,6 +16,7 @@ import pandas as pd
 from rfbench.compute.results import REQUIRED_COLUMNS as REQUIRED
 from rfbench.compute.results import ResultSchemaError, load_provenance, load_results, result_paths
 from rfbench.present.report.frames import aggregate, derive, plain
+from rfbench.present.report.markdown import escape_frame, escape_markup
 from rfbench.present.report.verdicts import NO_MATCH, NOT_RUN
 
 #: Selector keys that are instructions, not row filters.
@@ -68,6 +69,10 @@ def load_folder(folder: str | Path) -> ResultSet:
     # Plain object strings: row takes on Arrow-backed strings dominate the report's run time.
     text = [c for c in rows.columns if not pd.api.types.is_numeric_dtype(rows[c])]
     rows = rows.astype({c: object for c in text})
+    # strings from result files reach REPORT.md: as text, never as markup
+    rows = escape_frame(rows)
+    provenance = [escape_markup(p) for p in provenance]
+    problems = [escape_markup(p) for p in problems]
     return ResultSet(rows, tuple(good), tuple(provenance), tuple(problems))
 
 

@@ -135,8 +135,14 @@ def estimate_head(
     out, den, m = prefix_attention(phi, psi, fk.log_scale, v)
     rows = np.arange(len(q)) if rows is None else rows
     raw = (phi[:, rows] @ np.swapaxes(psi, -1, -2)) * _visible_weights(fk.log_scale, m, rows)
+    floor = am.normaliser_floor(est, draw, fq.log_scale, m)
+    den_eps = den + floor
+    if np.ndim(floor):  # the estimator's ε: Ô = D̂ Ô' / (D̂ + ε)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = out * (den / den_eps)[..., None]
+        out = np.where((den == 0)[..., None], 0.0, out)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return am.HeadEstimate(out, den, rows, raw / den[:, rows, None])
+        return am.HeadEstimate(out, den, rows, raw / den_eps[:, rows, None])
 
 
 def draw_metrics(truth: am.HeadTruth, estimate: am.HeadEstimate) -> dict[str, np.ndarray]:

@@ -12,6 +12,8 @@ import numpy as np
 from rfbench.compute import models
 from rfbench.compute.datasets import user
 from rfbench.compute.datasets.errors import DataError
+from rfbench.compute.datasets.filesize import NpyHeader, read_npy_header
+from rfbench.compute.memlimits import budget, human
 from rfbench.compute.models import texts
 
 #: the text model-derived heads are fitted on (learned maps, data-dependent estimators)
@@ -20,6 +22,64 @@ TEXT = "GPL-3"
 HELD_OUT = "GFDL-1.3"
 #: a --data file's tokens are split in two halves (fit, measure) of at least this many each
 MIN_HALF = 2
+
+
+#: T × T float64 arrays of one head alive at once in a job (exact attention, its logarithm, the
+#: estimate, ...): the experiment's own estimate (Attention.peak_memory)
+SQUARES = 12
+#: float64 copies of q, k, v alive while they are read, checked and rescaled
+COPIES = 4
+
+
+def declared(name: str) -> dict[str, NpyHeader]:
+    """The q, k, v arrays a --data file's .npz declares, from the headers of those members only
+    (nothing decompressed beyond them): name -> NpyHeader.
+
+    Raises
+    ------
+    DataError
+        Not a file, not an .npz, a member missing or with a header numpy would not read.
+    """
+    path, _, _ = user.parse(name)
+    if not path.is_file():
+        raise DataError(f"data file {path}: no such file")
+    if path.suffix.lower() != ".npz":
+        raise DataError(f"data file {path}: expected an .npz file with arrays q, k, v")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            npy = {n.removesuffix(".npy"): n for n in names if n.endswith(".npy")}
+            members = _named(path, npy)  # type: ignore[arg-type]
+            headers = {}
+            for key, member in members.items():
+                with archive.open(str(member)) as fh:
+                    headers[key] = read_npy_header(fh, f"data file {path}: member {member}")
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError) as exc:
+        raise DataError(f"data file {path}: not a NumPy .npz file ({exc})") from None
+    return headers
+
+
+def check_size(name: str) -> tuple[int, int]:
+    """(T, S), the query and key tokens a --data file declares, after checking against the memory
+    budget of one job (:func:`rfbench.compute.memlimits.budget`, ``--max-memory``) what reading
+    it takes: q, k, v as float64 copies and a few T × S matrices of one head; one DataError line
+    if that does not fit, before any value is read."""
+    headers = declared(name)
+    path = user.parse(name)[0]
+    shapes = {key: h.shape if len(h.shape) != 2 else (1, *h.shape) for key, h in headers.items()}
+    if any(len(shape) != 3 for shape in shapes.values()):
+        return 0, 0  # the shape is refused by name when the arrays are read (_check)
+    t, s = shapes["q"][1], shapes["k"][1]
+    values = sum(h.size for h in headers.values())
+    need = 8 * (COPIES * values + SQUARES * t * s)
+    limit = budget(1)
+    if need > limit.bytes:
+        raise DataError(
+            f"data file {path}: declares q, k, v of {t:,} query and {s:,} key tokens "
+            f"({values:,} values), about {human(need)} to measure, more than the "
+            f"{human(limit.bytes)} budget ({limit.source}); use fewer tokens"
+        )
+    return t, s
 
 
 def _named(path: object, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -116,30 +176,36 @@ def load_qkv(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Raises
     ------
     DataError
-        Missing file, changed content, not an .npz, missing or malformed arrays.
+        Missing file, changed content, not an .npz, missing or malformed arrays, arrays too large
+        for the memory budget (:func:`check_size`, from the headers, before anything is read).
     """
     path, _, sha = user.parse(name)
-    if not path.is_file():
-        raise DataError(f"data file {path}: no such file")
-    if path.suffix.lower() != ".npz":
-        raise DataError(f"data file {path}: expected an .npz file with arrays q, k, v")
+    members = declared(name)  # the headers, sized before anything is read
+    check_size(name)
     if sha and not user.sha256(path).startswith(sha):
         raise DataError(f"data file {path}: its content changed since these results (sha256)")
+    stems = {n: n for n in members}
     try:
         with np.load(path, allow_pickle=False) as loaded:
-            arrays = {key: np.asarray(loaded[key]) for key in loaded.files}
+            real = {f.lower(): f for f in loaded.files if f.lower() in stems}
+            # only q, k and v are read (any other member stays compressed)
+            arrays = {real[key]: np.asarray(loaded[real[key]]) for key in members}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         why = " ".join(str(exc).split())[:100]
         raise DataError(f"data file {path}: not a NumPy .npz file ({why})") from None
     return _check(path, arrays)
 
 
-def shape(model: str, data: str, tokens: int) -> tuple[int, int, int, int]:
-    """(layers, heads, T, d) of the source (computes and caches the activations of the fitting
-    and the held-out text if needed)."""
+def shape(
+    model: str, data: str, tokens: int, fit_tokens: int = 0, fitting: bool = True
+) -> tuple[int, int, int, int]:
+    """(layers, heads, T, d) of the source (computes and caches the activations of the held-out
+    text and, with ``fitting``, of every sequence of the fitting text, or of its first
+    ``fit_tokens``, if needed)."""
     if data:
         q, _, _ = load_qkv(data)
         return (1, *q.shape)
-    models.activations(model, texts.text(HELD_OUT), tokens)
-    acts = models.activations(model, texts.text(TEXT), tokens)
+    acts = models.activations(model, texts.text(HELD_OUT), tokens)
+    if fitting:
+        models.sequences(model, texts.text(TEXT), tokens, fit_tokens)
     return acts.q.shape

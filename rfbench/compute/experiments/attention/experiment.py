@@ -50,7 +50,7 @@ class Attention(Experiment):
     params = Params
     profiles = {
         "quick": {"tokens": [128], "budget": [16, 64], "draws": 6, "max_heads": 4,
-                  "swap_sentences": 40, "swap_trials": 2},
+                  "swap_sentences": 40, "swap_trials": 2, "fit_tokens": 512},
         "paper": {},
     }  # fmt: skip
     data_file = DataFile(own_help=True)
@@ -61,15 +61,22 @@ class Attention(Experiment):
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The model's weights (sized from its safetensors header: the file's arrays and a
-        float64 and a float32 copy), its activations, a few T × T matrices and chunks of draws;
-        T is clamped to the model's positions."""
+        float64 and a float32 copy), its activations, one layer's fitting heads (the whole
+        fitting text), a few T × T matrices and chunks of draws;
+        T is clamped to the model's positions. With ``--data``, T is the file's own token count
+        (from its .npz headers, checked against the budget there: data.check_size)."""
         t, big_m = max(config["tokens"]), max(config["budget"] + config["swap_budget"])
         model = 0
-        if not config["data"]:
+        if config["data"]:  # the file's own tokens, from its headers (nothing read yet)
+            t = max(source.check_size(config["data"]))
+        else:
             spec = models.check_model(config["model"])
             t = min(t, spec.max_positions)
             forward = 3 * spec.layers * t * spec.hidden + 4 * t * (spec.hidden + spec.intermediate)
-            model = spec.load_bytes() + 8 * forward
+            # one layer's fitting queries and keys: the fitting text's tokens (English runs
+            # about 5 characters a token in these tokenizers; 4 leaves room)
+            fitting = config["fit_tokens"] or len(texts.text(source.TEXT)) // 4
+            model = spec.load_bytes() + 8 * forward + 16 * spec.hidden * fitting
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
@@ -148,15 +155,17 @@ class Attention(Experiment):
             layers = config["layers"] or list(range(spec.layers))
             tokens_list = _clamped(config["tokens"], spec.max_positions)
         jobs = []
+        fit = {"fit_tokens": config["fit_tokens"]} if config["fit_tokens"] and not data else {}
         for tokens, asked in tokens_list.items():
-            source.shape(model, data, tokens)  # extract (and cache) the activations once
+            # extract (and cache) the activations once
+            source.shape(model, data, tokens, config["fit_tokens"], _fits(config["estimators"]))
             clamp = {"clamped_from": asked} if asked != tokens else {}
             for layer in layers:
                 point = {**common, "tokens": tokens, "layer": layer, **clamp}
                 jobs.append(JobSpec(point, kind="baselines", budget=tuple(config["budget"]),
                                     matrix_rows=config["matrix_rows"]))  # fmt: skip
                 jobs += [
-                    JobSpec(point, kind="heads", budget=f,
+                    JobSpec(point, kind="heads", budget=f, **fit,
                             estimators=tuple(config["estimators"]), draws=config["draws"],
                             significance=config["significance"],
                             matrix_rows=config["matrix_rows"], window=config["window"])
@@ -191,7 +200,9 @@ class Attention(Experiment):
             from rfbench.compute.experiments.attention import swap
 
             return swap.run(spec, rng)
-        part = heldout.split(spec["model"], spec["data"], spec["tokens"], spec["layer"])
+        fitting = spec["kind"] == "heads" and _fits(spec["estimators"])
+        part = heldout.split(spec["model"], spec["data"], spec["tokens"], spec["layer"],
+                             spec.get("fit_tokens", 0), fitting)  # fmt: skip
         q, k, v = part.q, part.k, part.v
         n_heads = q.shape[0] if not spec["max_heads"] else min(spec["max_heads"], q.shape[0])
         base = {"kind": spec["kind"], "dataset": spec["dataset"], "layer": spec["layer"],
@@ -253,6 +264,17 @@ def _softmax(name: str, option: str) -> Estimator:
         raise ConfigError(str(exc)) from None
     except FAILURES as exc:
         raise ConfigError.bad_value(option, name, f"a softmax estimator ({exc})") from None
+
+
+def _fits(names: Any) -> bool:
+    """Whether any of the methods ``names`` is fitted to the fitting heads (a data-dependent
+    estimator, alone or as a window's feature map)."""
+    for name in names:
+        local = LocalMethod.parse(name)
+        name = local.feature_map if local is not None else name
+        if name is not None and _softmax(name, "estimators").data_dependent:
+            return True
+    return False
 
 
 def _clamped(tokens: list[int], positions: int) -> dict[int, int]:

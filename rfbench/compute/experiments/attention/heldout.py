@@ -1,8 +1,12 @@
 """Fit on one text, measure on another: the attention experiment's held-out heads and fitted maps.
 
-docs/experiments.md#held-out-text: model heads are fitted on the GPL-3 text and measured on the
-GFDL-1.3 text, a ``--data`` file's on the first and the second half of its tokens; a learned
-map's fit and its CPU time are cached in :func:`cache_dir`, keyed on every input.
+docs/experiments.md#held-out-text: model heads are fitted on the whole GPL-3 text (or its first
+``fit_tokens`` tokens), cut into sequences of the measured length (each attending to itself), and
+measured on the GFDL-1.3 text; a ``--data`` file's on the first and the second half of its
+tokens. A learned map's fit and its CPU time are cached in :func:`cache_dir`, keyed on every
+input: the model's files, the encoder's code and libraries (:func:`models.encoder_digest`), the
+fitting sequences, the fitting code and options; a cached fit whose arrays do not have the
+estimator's shapes is damage, computed again.
 """
 
 from __future__ import annotations
@@ -35,17 +39,29 @@ FIRST_HALF, SECOND_HALF = "first half of the tokens", "second half of the tokens
 class Heads:
     """One layer's measured heads and the heads their estimators are fitted on.
 
-    q, k, v: (heads, T, d) measured; fit_q, fit_k: (heads, T', d) fitting; ``columns`` the rows'
-    ``fit_text`` and ``text``; ``identity`` what the fitting heads are (for the fit cache).
+    q, k, v: (heads, T, d) measured; fit_q, fit_k: one (heads, T_s, d) array per fitting sequence
+    (each sequence attends to itself only); ``columns`` the rows' ``fit_text`` and ``text``;
+    ``identity`` what the fitting heads are (for the fit cache).
     """
 
     q: np.ndarray
     k: np.ndarray
     v: np.ndarray
-    fit_q: np.ndarray
-    fit_k: np.ndarray
+    fit_q: tuple[np.ndarray, ...]
+    fit_k: tuple[np.ndarray, ...]
     columns: dict[str, str]
     identity: dict[str, str] = field(default_factory=dict)
+
+    def fitting(self, h: int, sequences: bool) -> tuple[Any, Any] | None:
+        """Head h's fitting queries and keys: lists of (T_s, d) sequences (``sequences``, for a
+        fit that copies attention within each), else every fitting token as one (ΣT_s, d) cloud;
+        None without fitting heads (a job whose methods fit nothing)."""
+        if not self.fit_q:
+            return None
+        qs, ks = [q[h] for q in self.fit_q], [k[h] for k in self.fit_k]
+        if sequences:
+            return qs, ks
+        return np.concatenate(qs), np.concatenate(ks)
 
 
 def measured(tokens: int) -> int:
@@ -53,7 +69,9 @@ def measured(tokens: int) -> int:
     return tokens - tokens // 2
 
 
-def split(model: str, data: str, tokens: int, layer: int) -> Heads:
+def split(
+    model: str, data: str, tokens: int, layer: int, fit_tokens: int = 0, fitting: bool = True
+) -> Heads:
     """The measured and fitting heads of one layer (module doc).
 
     Parameters
@@ -63,8 +81,12 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
     data : str
         A --data file reference, or "".
     tokens : int
-        Sequence length of both texts (model heads).
+        Sequence length of the measured text and of each fitting sequence (model heads).
     layer : int
+    fit_tokens : int
+        Tokens of the fitting text (0 = all of it; model heads).
+    fitting : bool
+        Also the fitting heads (False: none, for jobs that fit nothing).
 
     Returns
     -------
@@ -76,15 +98,26 @@ def split(model: str, data: str, tokens: int, layer: int) -> Heads:
         path = user.parse(data)[0]
         identity = {"data_sha256": user.sha256(path), "fit": f"q[:{t}] k[:{s}]"}
         columns = {"fit_text": FIRST_HALF, "text": SECOND_HALF}
-        return Heads(q[:, t:], k[:, s:], v[:, s:], q[:, :t], k[:, :s], columns, identity)
+        return Heads(q[:, t:], k[:, s:], v[:, s:], (q[:, :t],), (k[:, :s],), columns, identity)
     held = models.activations(model, texts.text(source.HELD_OUT), tokens)
-    fit = models.activations(model, texts.text(source.TEXT), tokens)
+    text = texts.text(source.TEXT)
+    pieces = models.pieces(model, text, tokens, fit_tokens)
+    fq: tuple[np.ndarray, ...] = ()
+    fk: tuple[np.ndarray, ...] = ()
+    if fitting:
+        fit_q, fit_k, lengths = models.sequences(model, text, tokens, fit_tokens, layer)
+        cuts = np.cumsum(lengths)[:-1]
+        fq = tuple(np.split(fit_q, cuts, axis=1))
+        fk = tuple(np.split(fit_k, cuts, axis=1))
     q, k, v = held.q[layer], held.k[layer], held.v[layer]
-    fq, fk = fit.q[layer], fit.k[layer]
     identity = {
         "model_sha256": models.model_digest(model),
-        "text_sha256": hashlib.sha256(texts.text(source.TEXT).encode()).hexdigest(),
-        "fit": f"{source.TEXT} tokens={tokens} layer={layer}",
+        # the encoder that computed the fitting queries and keys: its code and libraries
+        "encoder_sha256": models.encoder_digest(),
+        "text_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "sequences_sha256": hashlib.sha256("\0".join(pieces).encode()).hexdigest(),
+        "fit": f"{source.TEXT} tokens={tokens} sequences={len(pieces)} fit_tokens={fit_tokens} "
+        f"layer={layer}",
     }
     columns = {"fit_text": source.TEXT, "text": source.HELD_OUT}
     return Heads(q, k, v, fq, fk, columns, identity)
@@ -109,9 +142,12 @@ class Fitter:
         """``draws`` draws of ``est`` fitted on head h's fitting queries and keys; a learned map's
         fit cost is reported under ``label`` (the method, e.g. ``window+hedgehog``; default the
         estimator's name)."""
-        fit = (self.heads.fit_q[h], self.heads.fit_k[h])
-        d = fit[0].shape[-1]
-        if not declares(type(est), "fit_state", Estimator):
+        learned = declares(type(est), "fit_state", Estimator)
+        fit = self.heads.fitting(h, sequences=learned)
+        d = self.heads.q.shape[-1]
+        if fit is None and (learned or est.data_dependent):
+            raise ValueError(f"{est.name} is fitted, but this job has no fitting heads")
+        if not learned:
             return est.sample(gen, d=d, draws=draws, fit=fit)
         state = self._fitted(est, h, fit)
         self.costs[(label or est.name, h)] = {
@@ -120,9 +156,7 @@ class Fitter:
         }
         return est.draw_from_state(state, d, draws)
 
-    def _fitted(
-        self, est: Estimator, h: int, fit: tuple[np.ndarray, np.ndarray]
-    ) -> dict[str, np.ndarray]:
+    def _fitted(self, est: Estimator, h: int, fit: tuple[Any, Any]) -> dict[str, np.ndarray]:
         seed = zlib.crc32(f"{est.name} {est.m} {self.heads.identity.get('fit')} {h}".encode())
         identity = {
             **self.heads.identity,
@@ -141,12 +175,13 @@ class Fitter:
             # is one core's
             with threadpool_limits(limits=1):
                 start = time.process_time()
-                d = fit[0].shape[-1]
                 state = est.fit_state(np.random.default_rng(seed), d, fit, self.causal)
                 seconds = time.process_time() - start
             return {**state, "fit_seconds": np.array(seconds)}
 
-        return models.cached(path, identity, compute)
+        d = self.heads.q.shape[-1]
+        shapes = {**est.state_shapes(d), "fit_seconds": ()}
+        return models.cached(path, identity, compute, shapes)
 
     def cost_rows(
         self, common: dict[str, Any], columns: dict[str, dict[str, Any]]

@@ -52,6 +52,19 @@ def _real_maps(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray
     )
 
 
+def normaliser_floor(
+    est: Estimator, draw: Draw, query_scale: np.ndarray, ref: np.ndarray
+) -> np.ndarray | float:
+    """The estimator's ε of the normaliser (:meth:`Estimator.normaliser_eps`) in the units of a
+    normaliser computed without the query scales e^{a_i} and relative to the key scale e^{ref}:
+    ε·e^{−a_i − ref}, (draws, T) (or 0.0 for none)."""
+    eps = est.normaliser_eps(draw)
+    if not eps:
+        return 0.0
+    with np.errstate(over="ignore"):
+        return np.exp(np.log(eps) - query_scale - ref)
+
+
 def key_weights(log_scale: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
     """e^{b_j − max b} per key (0 for masked keys), the key scales relative to the largest.
 
@@ -143,6 +156,7 @@ class HeadEstimate:
     out : ndarray, shape (draws, T, d_v)
         Ô = D̂⁻¹ÂV, computed in linear time as D̂⁻¹φ(Q)(ψ(K)ᵀV).
     normaliser : ndarray, shape (draws, T)
+        D̂_ii up to a positive factor, before the estimator's ε (:func:`normaliser_floor`).
         D̂_ii up to a positive factor per row (sign and finiteness are those of D̂_ii).
     rows : ndarray of int, shape (R,)
         The query rows of ``matrix``.
@@ -196,8 +210,11 @@ def estimate_head(
     num = phi @ (np.swapaxes(psi, -1, -2) @ v)
     rows = np.arange(len(q)) if rows is None else rows
     raw = phi[:, rows] @ np.swapaxes(psi, -1, -2)
+    top = np.max(fk.log_scale, axis=-1, keepdims=True)
+    floor = normaliser_floor(est, draw, fq.log_scale, np.where(np.isfinite(top), top, 0.0))
+    den_eps = den + np.asarray(floor)[..., None] if np.ndim(floor) else den
     with np.errstate(divide="ignore", invalid="ignore"):
-        return HeadEstimate(num / den, den[..., 0], rows, raw / den[:, rows])
+        return HeadEstimate(num / den_eps, den[..., 0], rows, raw / den_eps[:, rows])
 
 
 def draw_metrics(

@@ -41,8 +41,15 @@ class Params(ExperimentParams):
     tokens: Values[Annotated[int, Field(ge=3)]] = Field(
         [128, 512],
         min_length=1,
-        description="sequence lengths (tokens of the GPL-3 fitting and the GFDL-1.3 measured text, "
-        "special tokens included; clamped to the model's positions)",
+        description="sequence lengths (tokens of the GFDL-1.3 measured text and of each sequence "
+        "the GPL-3 fitting text is cut into, special tokens included; clamped to the model's "
+        "positions)",
+    )
+    fit_tokens: int = Field(
+        0,
+        ge=0,
+        description="tokens of the GPL-3 fitting text the fitted methods are fitted on, in "
+        "sequences of `tokens` tokens (0 = the whole text, about 6,800 tokens)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
         [], description="model layers to measure ([] = every layer of the model)"
