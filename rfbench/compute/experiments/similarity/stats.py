@@ -76,10 +76,50 @@ def pair_spearman(model: np.ndarray, human: np.ndarray, i: np.ndarray, j: np.nda
     return spearman(model[..., i, j], human[i, j])
 
 
+def pair_weights(samples: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """How often each document pair (i, j) occurs among a resample's pairs of positions with
+    distinct documents (:func:`resampled_pairs`): c_i c_j, c the documents' counts; (B, P)."""
+    n = int(max(i.max(), j.max())) + 1
+    counts = np.stack([np.bincount(s, minlength=n) for s in samples]).astype(float)
+    return counts[:, i] * counts[:, j]
+
+
+def weighted_ranks(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The mid-ranks of x (P,) in the sample holding each x_p w_p times (ties and copies share
+    their average rank), for each row of weights w (B, P): (B, P); as :func:`scipy.stats.rankdata`
+    of the repeated sample."""
+    values, group = np.unique(x, return_inverse=True)
+    onehot = np.zeros((len(x), len(values)))
+    onehot[np.arange(len(x)), group] = 1.0
+    total = w @ onehot  # (B, G): the weight of each distinct value
+    before = np.cumsum(total, axis=1) - total
+    return (before + (total + 1) / 2)[:, group]
+
+
+def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Spearman's correlation of the sample holding each pair (x_p, y_p) w_p times, per row of
+    w (B, P): (B,); equal to :func:`spearman` of the repeated sample (nan if either side is
+    constant or x, y are not finite)."""
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        return np.full(len(w), np.nan)
+    rx, ry = weighted_ranks(x, w), weighted_ranks(y, w)
+    total = w.sum(axis=1, keepdims=True)
+    rx -= (w * rx).sum(axis=1, keepdims=True) / total
+    ry -= (w * ry).sum(axis=1, keepdims=True) / total
+    den = np.sqrt((w * rx * rx).sum(axis=1) * (w * ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (w * rx * ry).sum(axis=1) / den
+    return np.where(den > 0, rho, np.nan)
+
+
 def bootstrap(
     models: dict[str, np.ndarray], human: np.ndarray, samples: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Per resample, each method's Spearman averaged over its draws.
+    """Per resample, each method's Spearman over the resample's pairs (:func:`resampled_pairs`),
+    averaged over its draws.
+
+    A resample's pairs are the document pairs repeated c_i c_j times (:func:`pair_weights`), so
+    each resample is a weighted Spearman over the n(n − 1)/2 pairs, all resamples at once.
 
     Parameters
     ----------
@@ -94,13 +134,15 @@ def bootstrap(
     dict of str to ndarray, shape (B,)
         The mean over the draws whose correlation is defined (nan if none is).
     """
-    out = {name: np.empty(len(samples)) for name in models}
-    for b, sample in enumerate(samples):
-        i, j = resampled_pairs(sample)
-        for name, sims in models.items():
-            rho = np.atleast_1d(pair_spearman(sims, human, i, j))
-            ok = rho[np.isfinite(rho)]  # a draw that is not finite is left out, as in the rows
-            out[name][b] = ok.mean() if ok.size else np.nan
+    i, j = np.triu_indices(len(human), 1)
+    w = pair_weights(samples, i, j)
+    out = {}
+    for name, sims in models.items():
+        rho = np.stack([weighted_spearman(s[i, j], human[i, j], w) for s in sims])  # (draws, B)
+        with np.errstate(invalid="ignore"):
+            count = np.isfinite(rho).sum(axis=0)
+            total = np.where(np.isfinite(rho), rho, 0.0).sum(axis=0)
+            out[name] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     return out
 
 
