@@ -14,8 +14,8 @@ from scipy import stats
 
 from rfbench.compute.datasets.errors import DataError, DataUnavailable
 from rfbench.compute.errors import UserError
-from rfbench.compute.experiments.similarity import lee
-from rfbench.compute.experiments.similarity import stats as st
+from rfbench.compute.experiments.attention.similarity import lee
+from rfbench.compute.experiments.attention.similarity import stats as st
 
 DOCS = ["Première nouvelle : le café ouvre.", "Second story about rain.", "", "A third one.",
         "And a fourth, longer document about the rain and the café."]  # fmt: skip

@@ -12,10 +12,10 @@ from tiny_bert import make_model
 from rfbench.compute import models
 from rfbench.compute.datasets.errors import DataUnavailable
 from rfbench.compute.experiments import get_experiment
+from rfbench.compute.experiments.attention.similarity import experiment as ex
+from rfbench.compute.experiments.attention.similarity import lee
+from rfbench.compute.experiments.attention.similarity.methods import Method
 from rfbench.compute.experiments.base import ConfigError
-from rfbench.compute.experiments.similarity import experiment as ex
-from rfbench.compute.experiments.similarity import lee
-from rfbench.compute.experiments.similarity.methods import Method
 from rfbench.compute.models.bert import exact_attention
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run

@@ -1,16 +1,16 @@
 """Does attention's approximation matter downstream? Encoders scored on human document similarity.
 
-docs/experiments.md#similarity. The 50 documents of Lee et al. (2005)
-(:mod:`~rfbench.compute.experiments.similarity.lee`) are embedded by each encoder (mean pooling,
-L2-normalised, the model's own positions: no document is truncated) with exact softmax attention,
-with uniform attention, and with each method of the attention study in every layer
-(:mod:`~rfbench.compute.experiments.similarity.methods`); the score is Spearman's correlation
-between the embeddings' cosine similarities and the mean human ratings over the 1,225 pairs,
-with a bootstrap over documents for its interval and for each method's paired differences to
-exact and uniform attention and its share of the gap between them
-(:mod:`~rfbench.compute.experiments.similarity.stats`). A separate experiment from ``attention``:
-it reads no attention heads of its own (only the fitting text's, to fit maps), scores both
-encoders in one run, and has its own data.
+docs/experiments.md#similarity. The 50 documents of Lee et al. (2005) (``lee``) are embedded by
+each encoder (mean pooling, L2-normalised, the model's own positions: no document is truncated)
+with exact softmax attention, with uniform attention, and with each method of the attention study
+in every layer (``methods``); the score is Spearman's correlation between the embeddings' cosine
+similarities and the mean human ratings over the 1,225 pairs, with a bootstrap over documents for
+its interval and for each method's paired differences to exact and uniform attention and its
+share of the gap between them (``stats``).
+
+An experiment of its own (``rfbench similarity``: its own parameters, both encoders in one run, no
+heads measured) inside the attention study's package, whose methods, fitting text and fitted maps
+it reuses (the import contract "no experiment imports another" holds between top-level packages).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.compute import models
 from rfbench.compute.experiments.attention import data as source
+from rfbench.compute.experiments.attention.similarity import lee
+from rfbench.compute.experiments.attention.similarity import stats as st
+from rfbench.compute.experiments.attention.similarity.methods import Method
+from rfbench.compute.experiments.attention.similarity.params import Params
 from rfbench.compute.experiments.attention.swap import uniform_attention
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.registry import register_experiment
-from rfbench.compute.experiments.similarity import lee
-from rfbench.compute.experiments.similarity import stats as st
-from rfbench.compute.experiments.similarity.methods import Method
-from rfbench.compute.experiments.similarity.params import Params
 from rfbench.compute.features import registry
 from rfbench.compute.models import texts
 from rfbench.compute.stats import mean_se
