@@ -176,3 +176,37 @@ def test_the_real_set_gives_the_issues_exact_and_uniform_scores(tmp_path) -> Non
     assert _one(df, "uniform", "human_spearman")["value"] == pytest.approx(0.396, abs=0.01)
     assert abs(_one(df, "top-k", "human_spearman_minus_exact")["value"]) < 0.01
     assert (df["pairs"] == 1225).all()
+
+
+def test_the_command_without_the_wheel_or_with_an_altered_file_exits_2_naming_the_install(
+    monkeypatch, tmp_path
+) -> None:
+    import importlib.metadata
+
+    from cli_helpers import one_line_error
+    from typer.testing import CliRunner
+
+    from rfbench.cli.app import app
+
+    def invoke():
+        lee.load.cache_clear()
+        return CliRunner().invoke(app, ["similarity", "--profile", "quick", "--out",
+                                        str(tmp_path / "x.parquet"), "--backend", "serial",
+                                        "--quiet"])  # fmt: skip
+
+    with monkeypatch.context() as mp:
+
+        def missing(name: str):
+            raise importlib.metadata.PackageNotFoundError(name)
+
+        mp.setattr(importlib.metadata, "distribution", missing)
+        one_line_error(invoke(), "pip install --no-deps gensim==4.4.0")
+    try:
+        lee.locate()
+    except DataUnavailable:
+        return  # no wheel: no installed file to fail its pin (the reader's test covers it)
+    with monkeypatch.context() as mp:
+        mp.setattr(lee, "SHA256", {lee.DOCUMENTS: "0" * 64, lee.SCORES: "0" * 64})
+        one_line_error(invoke(), "failed verification", "pip install --no-deps gensim==4.4.0")
+    lee.load.cache_clear()
+    assert not (tmp_path / "x.parquet").exists()
