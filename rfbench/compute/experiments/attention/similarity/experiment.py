@@ -72,6 +72,18 @@ class Similarity(Experiment):
     }  # fmt: skip
     spec_only = True
 
+    def peak_memory(self, config: Mapping[str, Any]) -> int:
+        """The largest encoder's weights (from its safetensors header) and one batch's forward
+        pass at the model's positions (hidden states, q/k/v, the feed-forward layer and one
+        (T × T) logit matrix per head), in float64."""
+        peak = 0
+        for model in config["models"]:
+            spec = models.check_model(model)
+            t = spec.max_positions
+            forward = BATCH * t * (6 * spec.hidden + 2 * spec.intermediate + spec.heads * t)
+            peak = max(peak, spec.load_bytes() + 8 * forward)
+        return peak
+
     def validate_config(self, config: Mapping[str, Any]) -> None:
         data = lee.load()  # a missing wheel or a wrong file: one line (exit 2)
         if config["documents"] and not 3 <= config["documents"] <= len(data.documents):
