@@ -76,6 +76,11 @@ def tiny_run(tmp_path_factory) -> pd.DataFrame:
                   "window+positive@iid"], "budget": [64], "draws": 3, "bootstrap": 200,
                   "fit_tokens": 32}  # fmt: skip
         config = get_experiment("similarity").resolve_config(params)
+        # the memory estimate covers the weights and one batch's T × T logits per head
+        spec = models.check_model(str(folder))
+        assert get_experiment("similarity").peak_memory(config) > (
+            spec.load_bytes() + 8 * ex.BATCH * spec.heads * spec.max_positions**2
+        )
         out = tmp / "tiny.parquet"
         run("similarity", config, RunOptions(seed=0, out=out, backend="serial", quiet=True))
         ex._ends.cache_clear()
