@@ -12,8 +12,8 @@ from rfbench.compute.experiments.params import ExperimentParams, Values
 #: every kind of method of the attention study (issue 41): random maps, the fitted coupling,
 #: Nyström, the deterministic Taylor map, a learned map, the local methods
 METHODS = [
-    "positive@iid", "hyperbolic@orf", "gerf@orf", "positive@fitted", "nystrom", "taylor2",
-    "hedgehog", "window", "window+positive@iid", "top-k",
+    "positive@iid", "hyperbolic@orf", "positive@fitted", "nystrom", "taylor2", "hedgehog",
+    "window", "window+positive@iid", "top-k",
 ]  # fmt: skip
 
 
@@ -41,7 +41,7 @@ class Params(ExperimentParams):
         "window of F keys, F/2 keys + F/2 features, k = F)",
     )
     draws: int = Field(
-        3, ge=2, description="independent draws of a random method (one draw per layer and head)"
+        5, ge=2, description="independent draws of a random method (one draw per layer and head)"
     )
     bootstrap: int = Field(
         1000, ge=20, description="bootstrap resamples of the documents (the intervals)"
