@@ -117,6 +117,14 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "diff_low": FLOAT,
     "diff_high": FLOAT,
     "p_anytime": FLOAT,
+    # similarity: the document set, its size and pairs, a random method's draws, and the 95 %
+    # bootstrap interval over documents of the row's value
+    "data": STRING,
+    "documents": INT,
+    "pairs": INT,
+    "draws": INT,
+    "ci_low": FLOAT,
+    "ci_high": FLOAT,
 }
 
 #: Parameter columns computed from a row's own measurement (a test statistic, a verdict, whether
@@ -135,6 +143,8 @@ DERIVED_COLUMNS: set[str] = {
     "diff_low",
     "diff_high",
     "p_anytime",
+    "ci_low",
+    "ci_high",
 }
 
 #: Metric names -> what they measure.
@@ -174,6 +184,13 @@ METRICS: dict[str, str] = {
     "swap_cosine": "mean cosine of swapped vs exact sentence embeddings",
     "swap_spearman": "Spearman correlation of pairwise similarities, swapped vs exact",
     "swap_nonfinite": "fraction of sentences whose swapped embedding is not finite",
+    # similarity
+    "human_spearman": "Spearman correlation of embedding cosines with mean human similarity "
+    "ratings over document pairs",
+    "human_spearman_minus_exact": "human_spearman minus exact attention's (paired)",
+    "human_spearman_minus_uniform": "human_spearman minus uniform attention's (paired)",
+    "human_gap_recovered": "(ρ - ρ_uniform)/(ρ_exact - ρ_uniform) of human_spearman",
+    "embedding_nonfinite": "fraction of documents whose swapped embedding is not finite",
     "q_norm_q50": "q50 of the row norms of q (scaled)",
     "q_norm_q95": "q95 of the row norms of q (scaled)",
     "q_norm_max": "max of the row norms of q (scaled)",

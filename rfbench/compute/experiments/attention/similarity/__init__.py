@@ -1,0 +1,1 @@
+"""The ``similarity`` experiment: its registered class in ``experiment``, helpers beside it."""
