@@ -163,18 +163,38 @@ def execute(
         print_frame(terminal_summary(experiment, results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
-        from rfbench.compute.runner.outputs import writing
-        from rfbench.present.plots.generic import NotOurs, draw_result
-
-        try:
-            with writing(path.with_suffix(".png")):
-                figure = draw_result(path)
-        except NotOurs as exc:
-            typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
-        else:
-            if figure is not None and not options["quiet"]:
-                typer.echo(f"figure: {figure}")
+        figure = draw_figure_of(path)
+        if figure is not None and not options["quiet"]:
+            typer.echo(f"figure: {figure}")
     return path
+
+
+def draw_figure_of(path: Path) -> Path | None:
+    """Draw the figure beside the result ``path``
+    (:func:`~rfbench.present.plots.generic.draw_result`); a figure that cannot be drawn is one
+    warning line naming it, never a failure of the run whose results are written (a bug in
+    drawing also leaves its traceback in a log file)."""
+    from rfbench.cli.errors import describe, first_line, user_error, write_log
+    from rfbench.compute.runner.outputs import writing
+    from rfbench.present.plots.generic import NotOurs, draw_result
+
+    figure = path.with_suffix(".png")
+    try:
+        with writing(figure):
+            return draw_result(path)
+    except NotOurs as exc:
+        typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
+    except Exception as exc:
+        user = user_error(exc)
+        if user is not None:
+            why = first_line(user)
+        else:
+            why = f"{describe(exc)} (traceback in {write_log(exc)})"
+        typer.echo(
+            f"rfbench: warning: figure {figure} not drawn; the results are kept in {path}: {why}",
+            err=True,
+        )
+    return None
 
 
 def _with_signature(

@@ -243,8 +243,15 @@ class _Layout:
         value."""
         self.aggregate: list[str] = []
         keys = [*self.panels, "estimator", *([x] if x else [])]
+        derived: set[str] = set()
         for column in self.numeric:
             if column == x or _determines(measured, keys, column):
+                continue
+            # a setting that follows from the others (attention's features = min(F, T) for the
+            # exact-at-T methods) is not split on: fixing it would slice away whole curves
+            others = [c for c in self.numeric if c != column and c not in derived and c != x]
+            if others and _determines(measured, [*keys, *others], column):
+                derived.add(column)
                 continue
             if self.panels and _determines(measured, self.panels, column):
                 continue
@@ -310,10 +317,13 @@ class _Layout:
         )
         if x == "theta":
             data.x_ticks = scales.angle_ticks(measured[x])
-        scales.set_y_scale(data, always=bool(self.hint.y_log))
+        # a log axis only for a chart with a positive measured value (window and top-k exact at
+        # F >= T are all 0: they are drawn on a linear axis, not left off an empty log one)
+        positive = any(v is not None and v > 0 for s in data.series if s.kind != LEVEL for v in s.y)
+        scales.set_y_scale(data, always=bool(self.hint.y_log) and positive)
         if data.y_log:
             scales.drop_empty_panels(data)
-        return data
+        return data if data.panels else None
 
     def _best(self, measured: pd.DataFrame, estimators: list[str]) -> list[str]:
         """The :data:`SHOWN_BEST` estimators with the best median metric (a grid of a hundred

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from rfbench.present.plots.series import PlotData
+from rfbench.present.plots.series import LEVEL, PlotData
 
 #: on a log axis, positive values below this fraction of the median are round-off of an exact
 #: point (an estimator exact at θ = 0, say): the axis stops above them and a note says so
@@ -27,16 +27,18 @@ def angle_ticks(theta: pd.Series) -> list[tuple[float, str]] | None:
 
 
 def drop_empty_panels(data: PlotData) -> None:
-    """On a log axis, a panel whose values are all 0 (float64 adds no error to itself) is a note,
-    not an empty box."""
+    """On a log axis, a panel whose curves are all 0 (float64 adds no error to itself; window
+    and top-k are exact at F >= T) is a note, not an empty box: its baseline levels alone would
+    leave an axis with no data (and a log x axis with no range). When every panel is empty,
+    ``data.panels`` is left empty: the chart has nothing to draw."""
     kept = []
     for panel in data.panels:
-        if any(v is not None and v > 0 for s in panel.series for v in s.y):
+        curves = [s for s in panel.series if s.kind != LEVEL] or panel.series
+        if any(v is not None and v > 0 for s in curves for v in s.y):
             kept.append(panel)
         else:
             data.notes.append(f"{panel.title}: all values 0 (not drawn on the log axis)")
-    if kept:
-        data.panels = kept
+    data.panels = kept
 
 
 def spans(column: pd.Series, factor: float) -> bool:
