@@ -42,6 +42,8 @@ class Attention(Experiment):
     """Attention-level errors of random features on a pretrained transformer's heads."""
 
     name = "attention"
+    # each method draws from its own keyed substream (heads._feature_map)
+    unkeyed = ("estimators",)
     description = (
         "Real attention: output error D̂⁻¹ÂV vs D⁻¹AV, normaliser failures, uniform/zero/rank-r "
         "baselines and a swap-in embedding score on all-MiniLM-L6-v2 (or --model, --data)."
