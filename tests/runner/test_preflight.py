@@ -162,6 +162,8 @@ def test_a_clash_of_data_files_names_the_file_not_its_folders() -> None:
     assert differing(old, new) == ["data", "causal"]
     assert differing(old, {**old, "r": (1.5,)}) == []  # a tuple is the list the file stores
     assert differing({"name": "pointwise"}, new) == []  # a parameter added since: no clash
+    edited = {**new, "data": "/home/me/pairs/my pairs.npz@0123456789abcdef"}
+    assert differing({**new, "data": f"{new['data']}@fedcba9876543210"}, edited) == []
     line = _clash_message(Path("runs/pointwise/pointwise.parquet"), "data", "", new["data"], "--out")
     assert "holds results of data none; this run has data my pairs.npz" in line
     assert "/home/me" not in line and "--out runs/pointwise/pointwise-data-my-pairs.parquet" in line

@@ -97,8 +97,18 @@ def check_replaceable(
 
 
 def _plain(value: Any) -> Any:
-    """A config value as the result file's provenance stores it (JSON: tuples are lists)."""
-    return json.loads(json.dumps(value, default=str, sort_keys=True))
+    """A config value as the result file's provenance stores it (JSON: tuples are lists), a
+    user's data file as its path and target: the same file edited since is the same setting
+    (its pinned digest differs; the job cache computes it again)."""
+    from rfbench.compute.datasets import user
+
+    value = json.loads(json.dumps(value, default=str, sort_keys=True))
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str) and value and user.is_reference(value):
+        path, target, _ = user.parse(value)
+        return f"{path}#{target}"
+    return value
 
 
 def differing(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -123,7 +133,7 @@ def _words(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ",".join(_words(v) for v in value) or "none"
     if isinstance(value, str) and ("/" in value or os.sep in value):
-        return Path(value).name
+        return Path(value).name.split("@")[0]
     return str(value) if value != "" else "none"
 
 
