@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 from data_facts import EXAMPLE_PLUGIN, FIXTURE_DATA, real_data
 
-
 #: where a test session's per-user files go instead of the user's home: caches (activations,
 #: fitted maps, converted models), logs, matplotlib's and Chromium's profiles
 _HOME_VARIABLES = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME",

@@ -164,6 +164,7 @@ def test_a_clash_of_data_files_names_the_file_not_its_folders() -> None:
     assert differing({"name": "pointwise"}, new) == []  # a parameter added since: no clash
     edited = {**new, "data": "/home/me/pairs/my pairs.npz@0123456789abcdef"}
     assert differing({**new, "data": f"{new['data']}@fedcba9876543210"}, edited) == []
-    line = _clash_message(Path("runs/pointwise/pointwise.parquet"), "data", "", new["data"], "--out")
+    out = Path("runs/pointwise/pointwise.parquet")
+    line = _clash_message(out, "data", "", new["data"], "--out")
     assert "holds results of data none; this run has data my pairs.npz" in line
     assert "/home/me" not in line and "--out runs/pointwise/pointwise-data-my-pairs.parquet" in line

@@ -59,18 +59,14 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
     out = out.head(40)
     out.attrs["title"] = _setting(results, tokens)
-    out.attrs["caption"] = (
-        (
-            "value: the relative output error ‖ΔO‖_F/‖O‖_F (lower is better), median over heads and "
-            f"layers at F = {budget}"
-            + (f", T = {int(tokens)}" if tokens is not None and pd.notna(tokens) else "")
-            + "; heads_beating_uniform: the share of heads where the method's error is significantly "
-            "below uniform attention's (Holm-corrected); best-rank: the best rank-r approximation "
-            "with r = F"
+    if budget is not None:
+        at = f"F = {budget}" + (f", T = {int(tokens)}" if pd.notna(tokens) else "")
+        out.attrs["caption"] = (
+            "value: the relative output error ‖ΔO‖_F/‖O‖_F (lower is better), median over heads "
+            f"and layers at {at}; heads_beating_uniform: the share of heads where the method's "
+            "error is significantly below uniform attention's (Holm-corrected); best-rank: the "
+            "best rank-r approximation with r = F"
         )
-        if budget is not None
-        else None
-    )
     return out
 
 
