@@ -311,3 +311,39 @@ def test_names_with_dollars_are_drawn_as_written(tmp_path: Path) -> None:
     (legend,) = fig.legends
     assert "my$_$est@iid" in [t.get_text().replace("\\$", "$") for t in legend.get_texts()]
     plt.close(fig)
+
+
+def test_fifteen_methods_get_fifteen_colours_and_the_note_promises_no_undrawn_band() -> None:
+    """Issue 39: 15 attention methods drew on 12 recycled colours (positive@iid and
+    window+positive@iid the same blue) under a note promising quartile bands it did not draw."""
+    names = ["positive@iid", *(f"m{i}@iid" for i in range(13)), "window+positive@iid"]
+    pairs = assign(names)
+    assert len({colour for colour, _ in pairs.values()}) == 15
+    rows = attention_rows()
+    extra = rows[rows["estimator"] == "positive@iid"]
+    rows = pd.concat([rows, *(extra.assign(estimator=f"m{i}@iid") for i in range(8))])
+    data = plot_data(rows)
+    assert not data.spread and not any("band" in note for note in data.notes)
+    assert any("quartiles not drawn" in note for note in data.notes)
+    assert any("bars/bands: quartiles" in n for n in plot_data(attention_rows()).notes)
+
+
+def test_an_outlier_does_not_compress_the_other_curves() -> None:
+    """trig@iid at ~10² beside errors below 1: the log axis stops a few upper quartiles up and a
+    note names the curve above it."""
+    rows = attention_rows()
+    trig = rows["estimator"] == "trig@iid"
+    rows.loc[trig, "value"] = 20 * rows.loc[trig, "value"]  # ~10², as the paper profile's trig
+    data = plot_data(rows)
+    top = data.y_range[1]
+    trig = [v for s in data.series if s.label == "trig@iid" for v in s.y if v is not None]
+    assert max(trig) > top and top < 10
+    others = [v for s in data.series if s.label != "trig@iid" for v in s.y if v is not None]
+    assert max(others) < top
+    assert any(note.startswith("trig@iid: values up to") for note in data.notes)
+
+
+def test_a_users_file_is_named_by_its_file_name_in_the_title() -> None:
+    rows = pointwise_rows().assign(dataset="/home/me/deep/folder/qkv.npz@0123456789abcdef")
+    title = plot_data(rows).title
+    assert "qkv.npz" in title and "/home/me" not in title and "@0123" not in title

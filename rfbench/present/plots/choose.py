@@ -33,7 +33,16 @@ import pandas as pd
 
 from rfbench.present.plots import palette, scales, words
 from rfbench.present.plots.run_views import Hint, hint_for
-from rfbench.present.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
+from rfbench.present.plots.series import (
+    BASELINE,
+    LEVEL,
+    MAX_BANDS,
+    MEASURED,
+    THEORY,
+    Panel,
+    PlotData,
+    Series,
+)
 
 #: Metrics shown first when present (the quantity each paper figure plots).
 HEADLINE = (
@@ -276,7 +285,11 @@ class _Layout:
         ]  # fmt: skip
         if self.aggregate:
             counts = ", ".join(f"{measured[c].nunique()} {c}s" for c in self.aggregate)
-            band = "; band: quartiles" if self.hint.spread else ""
+            curves = measured.groupby(self.panels or (lambda _: 0), dropna=False)["estimator"]
+            self.bands = self.hint.spread and int(curves.nunique().max()) <= MAX_BANDS
+            band = "; bars/bands: quartiles" if self.bands else ""
+            if self.hint.spread and not self.bands:
+                band = f"; quartiles not drawn (more than {MAX_BANDS} curves a panel)"
             self.notes.append(f"median over {counts}{band}")
 
     # ------------------------------------------------------------------ build
@@ -310,7 +323,7 @@ class _Layout:
             panels=panels,
             categorical=x is None,
             notes=self.notes,
-            spread=self.hint.spread,
+            spread=self.hint.spread and getattr(self, "bands", True),
         )
         data.x_log = x is not None and (
             self.hint.x_log or scales.spans(measured[x], scales.X_LOG_SPAN)

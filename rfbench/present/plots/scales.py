@@ -63,7 +63,7 @@ def set_y_scale(data: PlotData, always: bool = False) -> None:
     if informative[-1] / informative[0] < LOG_SPAN and not always:
         return
     data.y_log = True
-    data.y_range = (informative[0] / 2, informative[-1] * 2)
+    data.y_range = (informative[0] / 2, _top(data, informative))
     floor = informative[0]
     tiny = 0
     for s in data.series:
@@ -80,3 +80,25 @@ def set_y_scale(data: PlotData, always: bool = False) -> None:
         data.notes.append(
             f"{tiny} value(s) of 0 or at round-off (exact there) left off the log axis"
         )
+
+
+#: on a log axis, values above this factor times the upper quartile are outliers (trig's
+#: attention errors of ~10² beside errors below 1): the axis stops above the quartile and a note
+#: names them, so they do not compress the rest
+OUTLIER_FACTOR = 30.0
+
+
+def _top(data: PlotData, values: list[float]) -> float:
+    """The top of a log axis: twice the largest value, or, past an outlier, a few times the upper
+    quartile (a note names the curves above it)."""
+    upper = values[(3 * (len(values) - 1)) // 4]
+    if values[-1] <= OUTLIER_FACTOR * upper:
+        return values[-1] * 2
+    top = 5 * upper
+    names = [s.label for s in data.series if any(v is not None and v > top for v in s.y)]
+    names = list(dict.fromkeys(names))
+    data.notes.append(
+        f"{', '.join(names)}: values up to {values[-1]:.3g} above the axis (cut at {top:.3g} so "
+        "the other curves can be read)"
+    )
+    return top
