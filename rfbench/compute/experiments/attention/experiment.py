@@ -87,6 +87,13 @@ class Attention(Experiment):
             for features in config["budget"] + (config["swap_budget"] if not local else []):
                 keys = local.keys(features, config["window"]) if local else 0
                 if features - keys < 1 or budget.projections(est, features - keys) < 1:
+                    per = budget.features_per_projection(est)
+                    if local and config["window"] and features > per:  # --window took it all
+                        raise ConfigError.bad_value(
+                            "window", config["window"],
+                            f"at most {features - per} for {name} at budget {features} (its "
+                            f"map needs {per} of the F = {features} features)",
+                        )  # fmt: skip
                     raise ConfigError.bad_value(
                         "budget", features,
                         f"at least {budget.features_per_projection(est) + keys} for {name} "
