@@ -80,3 +80,17 @@ def test_pointwise_rank_never_mixes_closed_form_and_empirical_maxima() -> None:
     assert set(at_2["ranked_by"]) == {"theory"} and at_2.loc["positive@orf", "rank"] == 1
     assert list(table["rank"]) == [1, 2, 1, 2]  # sorted by rank within each r
     assert "lower is better" in table.attrs["caption"]
+
+
+def test_gram_table_says_the_lengthscale_rule_not_sigma_0() -> None:
+    """Issue 39: gram and vrc-kernel printed ``sigma 0`` for the σ of the published rule."""
+    from rfbench.present.summaries.gram import RULE
+    from rfbench.present.summaries.gram import summary as gram_summary
+
+    rows = pd.DataFrame(
+        [{"inputs": "dataset", "dataset": "wine", "estimator": est, "kernel": "gaussian",
+          "metric": "frob_sq_per_entry", "m": 13, "d": 13, "sigma": 0.0, "value": v}
+         for est, v in (("trig@iid", 0.02), ("trig@pnc", 0.01))]
+    )  # fmt: skip
+    table = gram_summary(rows)
+    assert set(table["sigma"]) == {RULE}
