@@ -158,6 +158,7 @@ def execute(
             remove_stale_figure(path)
     results = load_results(path)
     if not options["quiet"]:
+        say_cached(path)
         from rfbench.present.summary import terminal_summary
 
         print_frame(terminal_summary(experiment, results), title or config["name"])
@@ -167,6 +168,21 @@ def execute(
         if figure is not None and not options["quiet"]:
             typer.echo(f"figure: {figure}")
     return path
+
+
+def say_cached(path: Path) -> None:
+    """One line when the run read jobs from the job cache (a rerun is served from it): how many,
+    and that ``--force`` computes them again."""
+    from rfbench.compute.results import load_provenance
+
+    timing = load_provenance(path).get("timing", {})
+    cached, computed = timing.get("jobs_cached", 0), timing.get("jobs_computed", 0)
+    if cached:
+        typer.echo(
+            f"rfbench: {cached} of {cached + computed} job(s) read from the job cache "
+            "(computed by an earlier run of the same code); --force computes them again",
+            err=True,
+        )
 
 
 def draw_figure_of(path: Path) -> Path | None:

@@ -168,3 +168,14 @@ def test_a_clash_of_data_files_names_the_file_not_its_folders() -> None:
     line = _clash_message(out, "data", "", new["data"], "--out")
     assert "holds results of data none; this run has data my pairs.npz" in line
     assert "/home/me" not in line and "--out runs/pointwise/pointwise-data-my-pairs.parquet" in line
+
+
+def test_a_rerun_served_from_the_cache_says_so(tmp_path: Path) -> None:
+    """Issue 39: nothing said when a rerun's numbers came from the job cache."""
+    out = tmp_path / "c.parquet"
+    args = ["preflight-counted", "--out", str(out), "--backend", "serial", "--no-plot"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0 and "job cache" not in first.output
+    again = CliRunner().invoke(app, args)
+    assert "rfbench: 3 of 3 job(s) read from the job cache" in again.output
+    assert "--force" in again.output
