@@ -34,6 +34,7 @@ OVERSIZED = [
 ]
 
 
+@pytest.mark.slow  # every experiment, real processes
 def test_oversized_runs_of_every_experiment_are_refused_before_allocating(tmp_path) -> None:
     out = ["--out", str(tmp_path / "x.parquet"), "--quiet", "--no-plot", "--workers", "1"]
     results = run_capped([[*args, *out] for args in OVERSIZED], tmp_path)

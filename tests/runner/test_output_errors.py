@@ -50,6 +50,7 @@ def test_a_full_disk_or_size_limit_names_the_file(tmp_path: Path, monkeypatch, c
     assert str(cache_dir(out) / code_tag()) in line
 
 
+@pytest.mark.slow  # a real process under ulimit -f
 def test_a_real_file_size_limit_is_a_user_error(tmp_path: Path) -> None:
     """``ulimit -f``: the write fails with EFBIG (Python ignores SIGXFSZ)."""
     out = tmp_path / "res" / "c.parquet"
