@@ -32,7 +32,9 @@ test: $(STAMP)
 	$(BIN)/lint-imports --no-cache  # the layering: import contracts in pyproject.toml
 	$(ONE_BLAS_THREAD) $(BIN)/pytest -q $(XDIST)
 
-# The inner loop: the tests not marked @pytest.mark.slow where they are defined.
+# The inner loop: the tests not marked @pytest.mark.slow where they are defined (real models,
+# whole reproductions, real processes; tests/report/conftest.py marks those reading the committed
+# report), under a minute on 2 cores.
 test-fast: $(STAMP)
 	$(ONE_BLAS_THREAD) $(BIN)/pytest -q -m "not slow" $(XDIST)
 

@@ -177,6 +177,7 @@ def _install(site: Path, name: str, source: str) -> dict[str, str]:
 CLI = [sys.executable, "-c", "from rfbench.entry import main; main()"]
 
 
+@pytest.mark.slow  # a real process
 def test_a_plugin_exiting_zero_does_not_silence_the_command(tmp_path) -> None:
     """Before: every command exited 0 with no output. Now the command runs, with one warning."""
     env = _install(tmp_path / "site", "quits", "raise SystemExit(0)\n")
@@ -186,6 +187,7 @@ def test_a_plugin_exiting_zero_does_not_silence_the_command(tmp_path) -> None:
     assert "'quits'" in line and "rfb_test_quits" in line and "SystemExit" in line
 
 
+@pytest.mark.slow  # real processes
 def test_builtins_are_in_before_any_plugin_whatever_loads_first(tmp_path) -> None:
     """A plugin imported by the estimator registry (before any figure or experiment module) still
     cannot take a figure or experiment name: the built-ins of every registry load first."""

@@ -166,6 +166,7 @@ def test_load_provenance_of_foreign_file(tmp_path) -> None:
         load_provenance(path)
 
 
+@pytest.mark.slow  # a real process
 def test_the_schema_is_declared_in_one_place_not_by_imports():
     """Importing every built-in experiment adds no column or metric to the schema: what a column
     is does not depend on which modules happen to be imported (rfbench.compute.schema)."""

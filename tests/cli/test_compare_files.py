@@ -110,6 +110,7 @@ def test_broken_pandas_metadata_is_one_line(tmp_path, capsys, pandas):
     one_line(capsys, f"result file {path}", "pandas metadata is broken")
 
 
+@pytest.mark.slow  # a large file
 def test_a_file_of_100_million_rows_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch):
     """A 1 MB file whose footer says 100,000,000 rows (columns without values): the row count
     is read from the footer and refused against the budget; the rows are never read."""

@@ -52,6 +52,7 @@ def test_headers_declare_what_a_file_holds(tmp_path: Path) -> None:
     assert declared(tmp_path / "t.parquet").rows == 9
 
 
+@pytest.mark.slow  # real files expanded past a budget
 def test_small_files_that_expand_past_the_budget_are_refused_before_reading(
     tmp_path: Path,
 ) -> None:

@@ -71,6 +71,7 @@ def _swap_letters(tok: dict) -> None:
     vocab["g"], vocab["n"] = vocab["n"], vocab["g"]  # "GNU GENERAL PUBLIC …" starts with g
 
 
+@pytest.mark.slow  # copies of a real model
 @pytest.mark.parametrize(("name", "edit"), [("config.json", _four_heads),
                                             ("tokenizer.json", _swap_letters)])  # fmt: skip
 @pytest.mark.parametrize("force", [False, True])

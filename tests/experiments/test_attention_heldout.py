@@ -377,3 +377,11 @@ def test_methods_that_fit_nothing_run_without_the_fitting_text(tmp_path: Path) -
     heads = rows[(rows["kind"] == "heads") & (rows["metric"] == "out_rel_frob")]
     assert set(heads["estimator"]) == {"positive@iid", "window"} and len(heads) == 4
     assert not list((tmp_path / "cache" / "activations").glob("*sequences*"))
+
+
+def test_a_window_that_takes_the_whole_budget_blames_window(tmp_path: Path) -> None:
+    """Issue 39: ``--window 10000`` blamed ``budget``; the window left the map no feature."""
+    res = run(_file(tmp_path), tmp_path / "o.parquet", "--budget", 8, "--window", 10000,
+              "--estimators", "window+positive@iid", cache=tmp_path / "cache")  # fmt: skip
+    line = one_line_error(res, "'window': 10000", "at most 7")
+    assert "'budget'" not in line

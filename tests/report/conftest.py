@@ -31,3 +31,12 @@ def committed_markdown(committed_report: Report) -> tuple[str, str]:
     from results/figures, as ``rfbench report`` does)."""
     text = render_markdown(committed_report, COMMITTED / "REPORT.md", COMMITTED / "figures")
     return text, render_tables(committed_report)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that read the committed report are slow (building it reads every committed
+    result and evaluates every reference entry: about half a minute, a minute on a loaded
+    machine): ``make test-fast`` leaves them to ``make test``."""
+    for item in items:
+        if {"committed_report", "committed_markdown"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

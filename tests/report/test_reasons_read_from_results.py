@@ -50,6 +50,7 @@ def _numbers(found: ResultSet) -> dict:
     return {e.id: evaluate_number(e, found, []) for e in entries}
 
 
+@pytest.mark.slow  # every reference entry against the committed results
 def test_every_reason_value_moves_with_the_rows_it_reads(results: ResultSet) -> None:
     before_n, moved = _numbers(results), _perturbed(results)
     after_n = _numbers(moved)

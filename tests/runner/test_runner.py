@@ -297,10 +297,10 @@ def test_stale_cache_is_not_reused(tmp_path, reference) -> None:
     ]
     for change, same_values in changes:
         exp = Toy()
-        got = _run(exp, out, **change)
+        got = _run(exp, out, replace=True, **change)  # another config: --replace
         assert len(exp.calls) == 6, change  # every job recomputed
         assert np.array_equal(got["value"], reference["value"]) == same_values, change
-    pd.testing.assert_frame_equal(_run(Toy(), out, seed=1), fresh, check_exact=True)
+    pd.testing.assert_frame_equal(_run(Toy(), out, seed=1, replace=True), fresh, check_exact=True)
 
 
 def test_outputs_of_one_folder_share_their_jobs(tmp_path, reference) -> None:
@@ -315,7 +315,7 @@ def test_spec_only_cache_reuses_jobs_of_a_grown_grid(tmp_path) -> None:
     first = SpecOnlyToy()
     _run(first, out, config={"reps": 2})
     grown = SpecOnlyToy()
-    got = _run(grown, out, config={"reps": 3})
+    got = _run(grown, out, config={"reps": 3}, replace=True)  # another config: --replace
     assert len(first.calls) == 4 and sorted(s.rep for s in grown.calls) == [2, 2]
     pd.testing.assert_frame_equal(got, _run(Toy(), tmp_path / "ref.parquet"), check_exact=True)
 
