@@ -117,11 +117,19 @@ def read_gguf_llama(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any], 
         t.name: np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
         for t in reader.tensors
     }
-    config = _config(reader, path)
+    return tensors, _config(reader, path), _tokenizer(reader, path)
+
+
+def _tokenizer(reader: Any, path: Path) -> bytes:
     tokens = list(_field(reader, path, "tokenizer.ggml.tokens"))
     types = list(_field(reader, path, "tokenizer.ggml.token_type"))
     merges = list(_field(reader, path, "tokenizer.ggml.merges"))
-    return tensors, config, tokenizer_json(tokens, types, merges)
+    return tokenizer_json(tokens, types, merges)
+
+
+def read_gguf_tokenizer(path: Path) -> bytes:
+    """The tokenizer.json of a llama GGUF file (as :func:`read_gguf_llama`), from its header."""
+    return _tokenizer(_open(path), path)
 
 
 def tokenizer_json(tokens: list[str], types: list[int], merges: list[str]) -> bytes:

