@@ -79,6 +79,12 @@ class Attention(Experiment):
             )
         for name in config["estimators"]:
             local = LocalMethod.parse(name)
+            if local is not None and not local.oracle and config["sinks"]:
+                keys = min(local.keys(f, config["window"]) for f in config["budget"])
+                if config["sinks"] >= keys:  # the sinks are among a window's keys
+                    raise ConfigError.bad_value(
+                        "sinks", config["sinks"], f"fewer than {name}'s {keys} exact keys"
+                    )
             if local is not None and local.feature_map is None:
                 continue
             est = _softmax(local.feature_map if local is not None else name, "estimators")
@@ -148,6 +154,8 @@ class Attention(Experiment):
             layers = config["layers"] or list(range(spec.layers))
             tokens_list = _clamped(config["tokens"], spec.max_positions)
         jobs = []
+        # attention sinks: in the spec only when asked for (a plain window's jobs keep their keys)
+        sinks = {"sinks": config["sinks"]} if config["sinks"] else {}
         for tokens, asked in tokens_list.items():
             source.shape(model, data, tokens)  # extract (and cache) the activations once
             clamp = {"clamped_from": asked} if asked != tokens else {}
@@ -159,7 +167,8 @@ class Attention(Experiment):
                     JobSpec(point, kind="heads", budget=f,
                             estimators=tuple(config["estimators"]), draws=config["draws"],
                             significance=config["significance"],
-                            matrix_rows=config["matrix_rows"], window=config["window"])
+                            matrix_rows=config["matrix_rows"], window=config["window"],
+                            **sinks)
                     for f in config["budget"]
                 ]  # fmt: skip
         if config["swap"] and not data:

@@ -118,14 +118,10 @@ def learned(est: Estimator) -> bool:
 
 
 def visible_window(t: int, keys: int, sinks: int) -> np.ndarray:
-    """The exact keys of a causal window with sinks: the first ``sinks`` tokens and the
-    ``keys − sinks`` most recent keys of each row (T, T) bool, never beyond the row."""
-    causal = np.tri(t, dtype=bool)
-    mask = window_mask(t, t, max(keys - sinks, 0), causal=True) if keys > sinks else ~causal
-    mask = mask & causal
-    if sinks:
-        mask |= causal & (np.arange(t)[None, :] < sinks)
-    return mask
+    """The exact keys of a causal window with sinks, (T, T) bool: the first ``sinks`` tokens and
+    the ``keys − sinks`` most recent keys of each row (rfbench.compute.experiments.attention.
+    local.window_mask)."""
+    return window_mask(t, t, keys, causal=True, sinks=sinks)
 
 
 def attention(
