@@ -48,7 +48,8 @@ def rows(tmp_path_factory) -> pd.DataFrame:
     out = tmp_path_factory.mktemp("lm") / "small.parquet"
     overrides = {"tokens": 32, "sequences": 1, "estimators": ["window", "positive@orf"],
                  "budget": [32], "draws": 2, "per_layer": ["window"], "per_layer_budget": 32,
-                 "layers": [3], "passkey_lengths": [128], "passkey_trials": 1}  # fmt: skip
+                 "layers": [3], "fit_tokens": 16, "passkey_lengths": [128],
+                 "passkey_trials": 1}  # fmt: skip
     config = get_experiment("lm").resolve_config(overrides, "quick")
     run("lm", config, RunOptions(out=out, backend="serial", quiet=True))
     return load_results(out)

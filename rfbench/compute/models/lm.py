@@ -150,9 +150,14 @@ def lm_config(name: str = "") -> dict[str, Any]:
     target = models_dir() / f"{lm.name}-{lm.files['model.safetensors'][:12]}"
     if (target / "config.json").is_file() and _pinned(target, lm):  # type: ignore[arg-type]
         return json.loads((target / "config.json").read_text())
+    return dict(_gguf_config(gguf_file(lm)))
+
+
+@functools.lru_cache(maxsize=2)
+def _gguf_config(path: Path) -> dict[str, Any]:
     from rfbench.compute.models.gguf_llama import read_gguf_config
 
-    return read_gguf_config(gguf_file(lm))
+    return read_gguf_config(path)
 
 
 def lm_memory(name: str, tokens: int) -> int:

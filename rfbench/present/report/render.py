@@ -15,6 +15,7 @@ from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
 from rfbench.present.report.checks import fmt_num
 from rfbench.present.report.coverage import coverage, missing_figures
+from rfbench.present.report.downstream_lm import downstream_section
 from rfbench.present.report.findings import findings
 from rfbench.present.report.markdown import natural, rel_path, table
 from rfbench.present.report.numbers import printed_literal
@@ -303,6 +304,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         lines += _reasons(report, paper)
         lines += _errata_line([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
+    lines += downstream_section(report.results_dir)
     lines += _not_reproducible(report, full=False)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -82,13 +82,18 @@ def exact_pass(model: str, ids: np.ndarray) -> dict[str, np.ndarray]:
     return models.cached(path, identity, compute)
 
 
-def fit_qk(model: str, tokens: int) -> dict[str, np.ndarray]:
-    """The exact pass's queries ``q`` (layers, heads, T, d) and keys ``k`` (layers, kv_heads,
-    T, d) on the first ``tokens`` tokens of the fitting text; cached."""
+def fitting(model: str, tokens: int) -> np.ndarray:
+    """The first ``tokens`` token ids of the fitting text (UserError if it is shorter)."""
     ids = text_ids(model, FIT_TEXT)
     if len(ids) < tokens:
         raise UserError(f"the fitting text {FIT_TEXT} has {len(ids)} tokens, fewer than {tokens}")
-    ids = ids[:tokens]
+    return ids[:tokens]
+
+
+def fit_qk(model: str, tokens: int) -> dict[str, np.ndarray]:
+    """The exact pass's queries ``q`` (layers, heads, T, d) and keys ``k`` (layers, kv_heads,
+    T, d) on the first ``tokens`` tokens of the fitting text; cached."""
+    ids = fitting(model, tokens)
     path, identity = _identity(model, texts.text(FIT_TEXT), "fit-qk", tokens)
 
     def compute() -> dict[str, np.ndarray]:

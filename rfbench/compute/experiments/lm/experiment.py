@@ -33,11 +33,11 @@ class LanguageModel(Experiment):
     tagline = "A causal LM's perplexity and passkey recall after the attention swap."
     params = Params
     profiles = {
-        "quick": {"tokens": 64, "sequences": 1, "budget": [16],
+        "quick": {"tokens": 64, "sequences": 1, "fit_tokens": 32, "budget": [16],
                   "estimators": ["positive@orf", "hedgehog", "positive@fitted", "window",
                                  "window+positive@orf", "top-k"],
                   "draws": 2, "per_layer": ["positive@orf"], "per_layer_budget": 16,
-                  "layers": [0, 29], "passkey_lengths": [96, 128], "passkey_trials": 2,
+                  "layers": [0, 29], "passkey_lengths": [128, 192], "passkey_trials": 2,
                   "passkey_budget": 16},
         "paper": {},
     }  # fmt: skip
@@ -55,6 +55,7 @@ class LanguageModel(Experiment):
         lm.entry(model)  # an unknown name: one line
         spec = lm.lm_config(model)
         data.held_out(model, config["tokens"], config["sequences"])  # long enough (one line)
+        data.fitting(model, config["fit_tokens"])
         for length in config["passkey_lengths"]:
             if length > spec["context"]:
                 raise ConfigError.bad_value(
@@ -94,7 +95,8 @@ class LanguageModel(Experiment):
         for ids in seqs:  # the exact passes once, up front (converting the model if needed)
             data.exact_pass(model, ids)
         common = {"model": model, "tokens": config["tokens"], "sequences": config["sequences"],
-                  "sinks": config["sinks"], "draws": config["draws"]}  # fmt: skip
+                  "sinks": config["sinks"], "draws": config["draws"],
+                  "fit_tokens": config["fit_tokens"]}  # fmt: skip
         jobs = [
             JobSpec(common, kind="perplexity", estimator=e, budget=0, layer=None)
             for e in (EXACT, UNIFORM)
@@ -112,7 +114,7 @@ class LanguageModel(Experiment):
             + [(e, config["per_layer_budget"]) for e in config["per_layer"]]  # fmt: skip
         ]
         probe = {"model": model, "trials": config["passkey_trials"], "sinks": config["sinks"],
-                 "fit_tokens": config["tokens"]}  # fmt: skip
+                 "fit_tokens": config["fit_tokens"]}  # fmt: skip
         jobs += [
             JobSpec(probe, kind="passkey", tokens=length, estimator=e, budget=f)
             for length in config["passkey_lengths"]

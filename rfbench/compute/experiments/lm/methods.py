@@ -164,6 +164,8 @@ def attention(
 
     def attend(layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
         hkv, t, d = k.shape
+        if not all(np.isfinite(a).all() for a in (q, k, v)):
+            return np.full(q.shape, np.nan)  # an earlier layer broke the pass: it stays broken
         qg = grouped(q, hkv).astype(np.float64)
         k64, v64 = k.astype(np.float64), v.astype(np.float64)
         causal = np.tri(t, dtype=bool)

@@ -12,11 +12,9 @@ from rfbench.compute.models import lm
 #: every kind of method of the attention study: random maps (iid and orthogonal), a fitted
 #: coupling, learned maps, the window (with sinks), window + map, the top-k oracle
 METHODS = [
-    "positive@iid",
     "positive@orf",
     "hyperbolic@orf",
     "gerf@orf",
-    "trig@orf",
     "positive@fitted",
     "hedgehog",
     "t2r",
@@ -35,9 +33,15 @@ class Params(ExperimentParams):
         description="the causal LM: "
         + ", ".join(f"{e.name} = {e.title} ({e.install})" for e in lm.LMS.values()),
     )
-    tokens: int = Field(256, ge=8, description="tokens per measured (and fitting) sequence")
+    tokens: int = Field(256, ge=8, description="tokens per measured sequence")
     sequences: int = Field(
-        2, ge=1, description="consecutive sequences of the held-out text (GFDL-1.3) measured"
+        1, ge=1, description="consecutive sequences of the held-out text (GFDL-1.3) measured"
+    )
+    fit_tokens: int = Field(
+        128,
+        ge=8,
+        description="tokens of the fitting text (GPL-3) learned maps and fitted couplings are "
+        "fitted on (one map per layer and key/value head)",
     )
     estimators: Values[str] = Field(
         METHODS,
@@ -46,7 +50,7 @@ class Params(ExperimentParams):
         "exact and uniform attention always run",
     )
     budget: Values[Annotated[int, Field(ge=1)]] = Field(
-        [16, 64], min_length=1, description="feature budgets F (as rfbench attention's)"
+        [16, 32, 64], min_length=1, description="feature budgets F (as rfbench attention's)"
     )
     sinks: int = Field(
         4,
@@ -62,10 +66,11 @@ class Params(ExperimentParams):
     )
     per_layer_budget: int = Field(64, ge=1, description="feature budget of the one-layer swaps")
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
-        [], description="layers of the one-layer swaps ([] = every layer)"
+        [0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 29],
+        description="layers of the one-layer swaps ([] = every layer)",
     )
     passkey_lengths: Values[Annotated[int, Field(ge=8)]] = Field(
         [256, 512], description="passkey prompt lengths in tokens ([] = no passkey probe)"
     )
-    passkey_trials: int = Field(4, ge=1, description="passkey prompts per length (seeded)")
+    passkey_trials: int = Field(3, ge=1, description="passkey prompts per length (seeded)")
     passkey_budget: int = Field(64, ge=1, description="feature budget of the passkey probe")

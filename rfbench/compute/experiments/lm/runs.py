@@ -96,7 +96,7 @@ def _stats(values: list[float], computed: int) -> tuple[float, float | None, int
     ok = arr[np.isfinite(arr)]
     if ok.size == 0:
         return float("nan"), None, 0
-    se = standard_error(ok) if computed > 1 else None
+    se = standard_error(ok) if computed > 1 and ok.size > 1 else None
     return float(ok.mean()), se, int(ok.size)
 
 
@@ -107,7 +107,7 @@ def perplexity_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, A
     ----------
     spec : JobSpec
         ``model``, ``tokens``, ``sequences``, ``estimator``, ``budget``, ``sinks``, ``draws``,
-        ``layer`` (None: every layer).
+        ``layer`` (None: every layer), ``fit_tokens`` (the fitting sequence of learned maps).
     rng : numpy.random.Generator
         One seed per draw.
 
@@ -122,7 +122,7 @@ def perplexity_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, A
     seqs = data.held_out(model, spec["tokens"], spec["sequences"])
     exact = exact_loss(model, seqs)
     uniform = uniform_loss(model, seqs, layer)
-    fits = data.Fits(model, spec["tokens"])
+    fits = data.Fits(model, spec["fit_tokens"])
     if method.name == EXACT:
         losses = [exact]
     elif method.name == UNIFORM:
@@ -144,8 +144,12 @@ def perplexity_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, A
         "ppl_ratio": [np.exp(v - exact) for v in losses],
         "gap_recovered": [(uniform - v) / (uniform - exact) for v in losses],
     }
+    broken = int(np.sum(~np.isfinite(losses)))
+    if broken:  # e.g. a map whose normaliser is 0 somewhere: the pass's outputs are NaN
+        why = f"{broken} of {n} draws gave non-finite outputs (left out)"
+        base["note"] = f"{base['note']}; {why}" if base.get("note") else why
     for metric, vals in values.items():
-        mean, se, trials = _stats(vals, n)
+        mean, se, trials = _stats(vals, n - broken)
         rows.append({**base, "metric": metric, "value": mean, "stderr": se, "n_trials": trials})
     if fits.seconds:
         why = (f"CPU seconds of {len(fits.seconds)} fits (one per layer and key/value head "

@@ -1,0 +1,170 @@
+"""Does it matter downstream? The causal language model's subsection, read from the rows of
+``configs/beyond/lm.toml`` (docs/experiments.md#language-model): perplexity after the swap in
+every layer and in one layer at a time, and passkey recall, exact and uniform as the two ends.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rfbench.present.report.markdown import load_named, table
+
+#: the result file of configs/beyond/lm.toml
+LM = "beyond-lm"
+ENDS = ("exact", "uniform")
+
+
+def _pm(value: float, se: float | None, digits: int = 3) -> str:
+    if not np.isfinite(value):
+        return "not finite"
+    text = f"{value:.{digits}g}"
+    if se is not None and np.isfinite(se) and se > 0:
+        text += f" ± {se:.2g}"
+    return text
+
+
+def _rows(df: pd.DataFrame, kind: str, metric: str, every: bool = True) -> pd.DataFrame:
+    sel = (df["kind"] == kind) & (df["metric"] == metric)
+    if kind == "perplexity":
+        sel &= df["layer"].isna() if every else df["layer"].notna()
+    return df[sel]
+
+
+def _value(rows: pd.DataFrame, name: str) -> tuple[float, float | None]:
+    part = rows[rows["estimator"] == name]
+    if part.empty:
+        return float("nan"), None
+    se = part["stderr"].iloc[0]
+    return float(part["value"].iloc[0]), None if pd.isna(se) else float(se)
+
+
+def _every_layer(df: pd.DataFrame) -> list[str]:
+    ratio = _rows(df, "perplexity", "ppl_ratio")
+    gap = _rows(df, "perplexity", "gap_recovered")
+    ppl = _rows(df, "perplexity", "perplexity")
+    exact, _ = _value(ppl, "exact")
+    uniform, _ = _value(ppl, "uniform")
+    tokens, seqs = int(ppl["tokens"].iloc[0]), int(ppl["sequences"].iloc[0])
+    budgets = sorted(ratio["budget"].dropna().astype(int).unique())
+    top = budgets[-1] if budgets else None
+    methods = [e for e in dict.fromkeys(ratio["estimator"]) if e not in ENDS]
+    header = ["method", *(f"ppl / exact, F = {f}" for f in budgets), f"gap recovered, F = {top}"]
+    body = []
+    for name in methods:
+        cells: list[object] = [f"`{name}`"]
+        for f in budgets:
+            cells.append(_pm(*_value(ratio[ratio["budget"] == f], name)))
+        cells.append(_pm(*_value(gap[gap["budget"] == top], name), digits=2))
+        body.append(cells)
+    lines = [
+        f"Exact attention's perplexity on {seqs * tokens} tokens of the held-out text "
+        f"({ppl['text'].iloc[0]}): **{exact:.3g}**; uniform attention (the running mean of the "
+        f"values) in every layer: {uniform:.3g} ({uniform / exact:.3g}× exact). Each method in "
+        "every layer, perplexity as a multiple of exact (± standard error over draws for random "
+        "methods), and the share of the gap from uniform to exact it recovers "
+        "((L_uniform − L)/(L_uniform − L_exact) on the mean loss L; 1 = exact, 0 = uniform, "
+        "below 0 = worse than uniform):",
+        "",
+        *table(header, body),
+    ]
+    at = ratio[ratio["budget"] == top]
+    finite = at[np.isfinite(at["value"].astype(float)) & ~at["estimator"].isin(["top-k"])]
+    if not finite.empty:
+        gap = np.abs(np.log(finite["value"].astype(float)))  # closest to 1 on a log scale
+        best = finite.loc[gap.idxmin()]
+        maps = finite[~finite["estimator"].str.startswith("window")]
+        reading = (
+            f"At F = {top} the closest to exact short of the top-k oracle is `{best['estimator']}` "
+            f"({float(best['value']):.3g}× exact)"
+        )
+        if not maps.empty:
+            good = maps.loc[np.abs(np.log(maps["value"].astype(float))).idxmin()]
+            reading += (
+                f"; the best feature map alone is `{good['estimator']}` "
+                f"({float(good['value']):.3g}×)"
+            )
+        broken = at[~np.isfinite(at["value"].astype(float))]["estimator"].tolist()
+        if broken:
+            reading += "; non-finite outputs: " + ", ".join(f"`{e}`" for e in broken)
+        lines += [reading + ".", ""]
+    return lines
+
+
+def _one_layer(df: pd.DataFrame) -> list[str]:
+    ratio = _rows(df, "perplexity", "ppl_ratio", every=False)
+    if ratio.empty:
+        return []
+    gap = _rows(df, "perplexity", "gap_recovered", every=False)
+    layers = sorted(ratio["layer"].astype(int).unique())
+    budget = ratio["budget"].dropna()
+    at = f" (F = {int(budget.iloc[0])})" if not budget.empty else ""
+    body = []
+    for name, part in ratio.groupby("estimator", sort=False):
+        vals = part.set_index(part["layer"].astype(int))["value"].astype(float)
+        worst = int(vals.idxmax())
+        share = gap[(gap["estimator"] == name)]["value"].astype(float)
+        body.append([f"`{name}`", f"{vals.median():.3g}", f"{vals.max():.3g} (layer {worst})",
+                     f"{share.median():.2g}" if name != "uniform" else "0"])  # fmt: skip
+    return [
+        f"One layer swapped at a time{at}, the others exact ({len(layers)} layers: "
+        f"{', '.join(map(str, layers))}): perplexity / exact over the layers, and the median "
+        "share of that layer's uniform-to-exact gap recovered:",
+        "",
+        *table(["method", "median ppl / exact", "worst layer", "median gap recovered"], body),
+    ]
+
+
+def _passkey(df: pd.DataFrame) -> list[str]:
+    whole = _rows(df, "passkey", "passkey_recall")
+    tokens = _rows(df, "passkey", "passkey_token_accuracy")
+    if whole.empty:
+        return []
+    lengths = sorted(whole["tokens"].astype(int).unique())
+    budget = whole["budget"].dropna()
+    at = f"F = {int(budget.iloc[0])}" if not budget.empty else ""
+    body = []
+    for name in dict.fromkeys(whole["estimator"]):
+        cells: list[object] = [f"`{name}`"]
+        for length in lengths:
+            w, _ = _value(whole[whole["tokens"] == length], name)
+            t, se = _value(tokens[tokens["tokens"] == length], name)
+            cells.append(f"{w:.0%} ({_pm(t, se, 2)})")
+        body.append(cells)
+    trials = int(whole["n_trials"].max())
+    return [
+        f"Passkey recall ({trials} seeded prompts per length, methods at {at}, in every layer): "
+        "the share of prompts whose every answer token is the model's most likely next token "
+        "(teacher-forced), and in brackets the share of answer tokens:",
+        "",
+        *table(["method", *(f"{n} tokens" for n in lengths)], body),
+    ]
+
+
+def lm_section(results_dir: Path) -> list[str]:
+    """The LM subsection's Markdown lines ([] when configs/beyond/lm.toml has not run)."""
+    df = load_named(results_dir, LM)
+    if df is None or df.empty or not _rows(df, "perplexity", "perplexity").shape[0]:
+        return []
+    model = str(df["dataset"].dropna().iloc[0])
+    return [
+        f"### A causal language model: {model} (`configs/beyond/lm.toml`)",
+        "",
+        "Every method of the attention study swapped into a causal LM's softmax attention "
+        "(grouped-query heads: one key-side map per key/value head serves its query heads; "
+        "window methods keep 4 attention sinks among their keys). Figure: `beyond-lm`.",
+        "",
+        *_every_layer(df),
+        *_one_layer(df),
+        *_passkey(df),
+    ]
+
+
+def downstream_section(results_dir: Path) -> list[str]:
+    """The report section *Does it matter downstream?* ([] when none of its runs exist)."""
+    parts = lm_section(results_dir)
+    if not parts:
+        return []
+    return ["## Does it matter downstream?", "", *parts]
