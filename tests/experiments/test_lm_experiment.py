@@ -48,7 +48,7 @@ def rows(tmp_path_factory) -> pd.DataFrame:
     out = tmp_path_factory.mktemp("lm") / "small.parquet"
     overrides = {"tokens": 32, "sequences": 1, "estimators": ["window", "positive@orf"],
                  "budget": [32], "draws": 2, "per_layer": ["window"], "per_layer_budget": 32,
-                 "layers": [3], "fit_tokens": 16, "passkey_lengths": [128],
+                 "layers": [3], "fit_tokens": 16, "head_layers": [2], "passkey_lengths": [128],
                  "passkey_trials": 1}  # fmt: skip
     config = get_experiment("lm").resolve_config(overrides, "quick")
     run("lm", config, RunOptions(out=out, backend="serial", quiet=True))
@@ -84,3 +84,33 @@ def test_passkey_rows_for_exact_and_each_method(rows) -> None:
     assert set(keys.estimator) == {"exact", "uniform", "window", "positive@orf"}
     assert set(keys.metric) == {"passkey_recall", "passkey_token_accuracy"}
     assert _value(rows, "uniform", "passkey_recall") == 0
+
+
+def test_rfbench_attention_points_a_language_model_to_rfbench_lm(tmp_path) -> None:
+    res = CliRunner().invoke(
+        app, ["attention", "--model", "smollm2-135m", "--out", str(tmp_path / "a.parquet"), *RUN]
+    )
+    one_line_error(res, "causal language model: run rfbench lm --model smollm2-135m")
+
+
+def test_head_rows_share_one_draw_per_key_value_head() -> None:
+    from rfbench.compute.experiments.lm.heads import GroupFitter
+    from rfbench.compute.features import registry
+
+    est = registry.get("positive@orf", kernel="softmax", m=8)
+    fitter = GroupFitter(None, 0, 3, 16)  # a data-free map: no fitting text read
+    gen = np.random.default_rng(0)
+    draws = [fitter.sample(est, gen, h, 4) for h in range(6)]
+    assert draws[0] is draws[1] is draws[2] and draws[3] is draws[4] is draws[5]
+    w0, w3 = (next(iter(d.projections.values())).W for d in (draws[0], draws[3]))
+    assert not np.array_equal(w0, w3)
+    again = fitter.sample(est, gen, 0, 4)  # a second request of head 0: a new draw
+    assert again is not draws[0]
+
+
+def test_head_level_causal_rows_for_every_query_head(rows) -> None:
+    heads = rows[(rows.kind == "heads") & (rows.metric == "out_rel_frob")]
+    assert set(heads["head"]) == set(range(9)) and set(heads["layer"]) == {2}
+    assert heads.causal.all() and heads.note.str.contains("one draw per key/value head").all()
+    window = heads[heads.estimator == "window"]
+    np.testing.assert_allclose(window.value, 0, atol=1e-9)  # 32 keys cover 32 tokens: exact

@@ -35,6 +35,7 @@ from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
+from rfbench.compute.models.lm import LMS
 
 
 @register_experiment
@@ -73,6 +74,11 @@ class Attention(Experiment):
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
+        if config["model"] in LMS:  # a decoder: its own experiment
+            raise ConfigError(
+                f"{config['model']} is a causal language model: run rfbench lm --model "
+                f"{config['model']} (head-level causal rows, perplexity and passkey recall)"
+            )
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"

@@ -129,8 +129,16 @@ class Fits:
         q, k = interleaved(self._qk["q"][layer], self._qk["k"][layer], g)
         return q.astype(np.float64), k.astype(np.float64)
 
-    def draw(self, est: Estimator, layer: int, g: int, fit: tuple[np.ndarray, np.ndarray]) -> Draw:
-        """The learned map ``est`` of (layer, g), fitted causally (cached)."""
+    def draw(
+        self,
+        est: Estimator,
+        layer: int,
+        g: int,
+        fit: tuple[np.ndarray, np.ndarray],
+        draws: int = 1,
+    ) -> Draw:
+        """The learned map ``est`` of (layer, g), fitted causally (cached), as ``draws``
+        identical draws."""
         seed = zlib.crc32(f"{est.name} {est.m} {layer} {g}".encode())
         path, identity = _identity(self.model, texts.text(FIT_TEXT), "fit", self.tokens,
                                    layer, g, est.m)  # fmt: skip
@@ -146,4 +154,4 @@ class Fits:
 
         state = models.cached(path, identity, compute)
         self.seconds[(est.name, layer, g)] = float(state["fit_seconds"])
-        return est.draw_from_state(state, fit[0].shape[1], 1)
+        return est.draw_from_state(state, fit[0].shape[1], draws)

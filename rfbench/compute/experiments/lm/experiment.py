@@ -37,7 +37,8 @@ class LanguageModel(Experiment):
                   "estimators": ["positive@orf", "hedgehog", "positive@fitted", "window",
                                  "window+positive@orf", "top-k"],
                   "draws": 2, "per_layer": ["positive@orf"], "per_layer_budget": 16,
-                  "layers": [0, 29], "passkey_lengths": [128, 192], "passkey_trials": 2,
+                  "layers": [0, 29], "head_layers": [0], "passkey_lengths": [128, 192],
+                  "passkey_trials": 2,
                   "passkey_budget": 16},
         "paper": {},
     }  # fmt: skip
@@ -84,9 +85,10 @@ class LanguageModel(Experiment):
                     ) from None
                 if why:
                     raise ConfigError.bad_value(option, features, why)
-        bad = [x for x in config["layers"] if x >= spec["layers"]]
-        if bad:
-            raise ConfigError.bad_value("layers", bad, f"layers 0..{spec['layers'] - 1}")
+        for option in ("layers", "head_layers"):
+            bad = [x for x in config[option] if x >= spec["layers"]]
+            if bad:
+                raise ConfigError.bad_value(option, bad, f"layers 0..{spec['layers'] - 1}")
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         model = config["model"]
@@ -113,6 +115,15 @@ class LanguageModel(Experiment):
             for e, f in [(UNIFORM, 0)]
             + [(e, config["per_layer_budget"]) for e in config["per_layer"]]  # fmt: skip
         ]
+        heads = {"model": model, "tokens": config["tokens"], "sinks": config["sinks"],
+                 "draws": max(config["draws"], 2), "fit_tokens": config["fit_tokens"],
+                 "estimators": tuple(config["estimators"]), "significance": 2.0,
+                 "matrix_rows": 128}  # fmt: skip
+        jobs += [
+            JobSpec(heads, kind="heads", layer=layer, budget=f)
+            for layer in config["head_layers"]
+            for f in config["budget"]
+        ]
         probe = {"model": model, "trials": config["passkey_trials"], "sinks": config["sinks"],
                  "fit_tokens": config["fit_tokens"]}  # fmt: skip
         jobs += [
@@ -124,15 +135,21 @@ class LanguageModel(Experiment):
         return jobs
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        if spec["kind"] == "heads":
+            from rfbench.compute.experiments.lm.heads import heads_rows
+
+            return heads_rows(spec, rng)
         if spec["kind"] == "passkey":
             return runs.passkey_rows(spec, rng)
         return runs.perplexity_rows(spec, rng)
 
     def job_cost(self, spec: JobSpec) -> float | None:
         """Token-layers computed: tokens × layers swapped-and-after × draws (random methods)."""
-        method = Method(spec["estimator"], spec["budget"], spec["sinks"])
-        draws = spec.get("draws", 1) if method.random else 1
+        if spec["kind"] == "heads":
+            return float(spec["tokens"] * len(spec["estimators"]) * spec["draws"])
         if spec["kind"] == "passkey":
             return float(spec["tokens"] * spec["trials"] * 30)
+        method = Method(spec["estimator"], spec["budget"], spec["sinks"])
+        draws = spec.get("draws", 1) if method.random else 1
         layers = 30 if spec.get("layer") is None else 30 - spec["layer"]
         return float(spec["tokens"] * spec["sequences"] * layers * draws)

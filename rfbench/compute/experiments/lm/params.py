@@ -69,6 +69,11 @@ class Params(ExperimentParams):
         [0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 29],
         description="layers of the one-layer swaps ([] = every layer)",
     )
+    head_layers: Values[Annotated[int, Field(ge=0)]] = Field(
+        [0, 15, 29],
+        description="layers whose heads get the attention study's head-level causal rows, on "
+        "the first measured sequence at every budget ([] = none)",
+    )
     passkey_lengths: Values[Annotated[int, Field(ge=8)]] = Field(
         [256, 512], description="passkey prompt lengths in tokens ([] = no passkey probe)"
     )
