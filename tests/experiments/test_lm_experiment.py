@@ -114,3 +114,14 @@ def test_head_level_causal_rows_for_every_query_head(rows) -> None:
     assert heads.causal.all() and heads.note.str.contains("one draw per key/value head").all()
     window = heads[heads.estimator == "window"]
     np.testing.assert_allclose(window.value, 0, atol=1e-9)  # 32 keys cover 32 tokens: exact
+
+
+def test_memory_is_estimated_from_the_config_before_loading() -> None:
+    from rfbench.compute.models import lm
+
+    exp = get_experiment("lm")
+    config = exp.resolve_config({}, "paper")
+    before = lm._load.cache_info().currsize
+    need = exp.peak_memory(config)
+    assert need > 2 * 4 * 134e6  # the float32 weights, read and cast
+    assert lm._load.cache_info().currsize == before  # no weights loaded to say so
