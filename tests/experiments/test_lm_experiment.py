@@ -125,3 +125,16 @@ def test_memory_is_estimated_from_the_config_before_loading() -> None:
     need = exp.peak_memory(config)
     assert need > 2 * 4 * 134e6  # the float32 weights, read and cast
     assert lm._load.cache_info().currsize == before  # no weights loaded to say so
+
+
+def test_a_method_whose_every_pass_breaks_is_one_skipped_row(monkeypatch) -> None:
+    from rfbench.compute.experiments import JobSpec
+    from rfbench.compute.experiments.lm import runs
+
+    monkeypatch.setattr(runs, "_loss", lambda *a: float("nan"))  # e.g. T2R's zero normaliser
+    spec = JobSpec({"model": "smollm2-135m", "tokens": 32, "sequences": 1, "sinks": 4,
+                    "draws": 2, "fit_tokens": 16, "kind": "perplexity", "estimator": "positive@orf",
+                    "budget": 16, "layer": None})  # fmt: skip
+    rows = runs.perplexity_rows(spec, np.random.default_rng(0))
+    assert [r["metric"] for r in rows] == ["skipped"]
+    assert rows[0]["value"] == 1.0 and "2 of 2 draws gave non-finite outputs" in rows[0]["note"]

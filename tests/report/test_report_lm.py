@@ -41,6 +41,8 @@ def lm_rows(seed: int = 0) -> pd.DataFrame:
                              "budget": None if name in ("exact", "uniform") else 64,
                              "metric": metric, "value": recall, "stderr": 0.0,
                              "n_trials": 3})  # fmt: skip
+    rows.append({**base, "estimator": "t2r", "budget": 16, "metric": "skipped", "value": 1.0,
+                 "stderr": None, "n_trials": 0})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -56,6 +58,8 @@ def test_the_section_quotes_exact_uniform_and_each_ratio(monkeypatch) -> None:
     passkey = [s for s in text.splitlines() if s.startswith("| `exact` |")][-1]
     assert passkey == "| `exact` | 100% (1) | 100% (1) |"
     assert "One layer swapped at a time (F = 64)" in text and "0, 29" in text
+    assert "No finite pass" in text and "`t2r` at F = 16" in text
+    assert "| `t2r` | not finite | not finite | not finite |" in text
 
 
 def test_no_rows_no_section(monkeypatch) -> None:

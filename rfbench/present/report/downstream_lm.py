@@ -50,7 +50,9 @@ def _every_layer(df: pd.DataFrame) -> list[str]:
     tokens, seqs = int(ppl["tokens"].iloc[0]), int(ppl["sequences"].iloc[0])
     budgets = sorted(ratio["budget"].dropna().astype(int).unique())
     top = budgets[-1] if budgets else None
-    methods = [e for e in dict.fromkeys(ratio["estimator"]) if e not in ENDS]
+    skipped = _rows(df, "perplexity", "skipped")
+    methods = [e for e in dict.fromkeys([*ratio["estimator"], *skipped["estimator"]])
+               if e not in ENDS]  # fmt: skip
     header = ["method", *(f"ppl / exact, F = {f}" for f in budgets), f"gap recovered, F = {top}"]
     body = []
     for name in methods:
@@ -90,6 +92,13 @@ def _every_layer(df: pd.DataFrame) -> list[str]:
         if broken:
             reading += "; non-finite outputs: " + ", ".join(f"`{e}`" for e in broken)
         lines += [reading + ".", ""]
+    if not skipped.empty:
+        where = "; ".join(
+            f"`{name}` at F = {', '.join(str(int(f)) for f in part['budget'])}"
+            for name, part in skipped.groupby("estimator", sort=False)
+        )
+        lines += [f"No finite pass (the outputs turned NaN in every draw; the normaliser of a "
+                  f"map with non-negative features can vanish): {where}.", ""]  # fmt: skip
     return lines
 
 

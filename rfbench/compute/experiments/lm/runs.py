@@ -148,6 +148,8 @@ def perplexity_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, A
     if broken:  # e.g. a map whose normaliser is 0 somewhere: the pass's outputs are NaN
         why = f"{broken} of {n} draws gave non-finite outputs (left out)"
         base["note"] = f"{base['note']}; {why}" if base.get("note") else why
+    if broken == n:  # no finite pass: one skipped row says why (a value must be finite)
+        return [{**base, "metric": "skipped", "value": 1.0, "stderr": None, "n_trials": 0}]
     for metric, vals in values.items():
         mean, se, trials = _stats(vals, n - broken)
         rows.append({**base, "metric": metric, "value": mean, "stderr": se, "n_trials": trials})
