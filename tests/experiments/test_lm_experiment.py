@@ -94,7 +94,7 @@ def test_rfbench_attention_points_a_language_model_to_rfbench_lm(tmp_path) -> No
 
 
 def test_head_rows_share_one_draw_per_key_value_head() -> None:
-    from rfbench.compute.experiments.lm.heads import GroupFitter
+    from rfbench.compute.experiments.attention.lm.heads import GroupFitter
     from rfbench.compute.features import registry
 
     est = registry.get("positive@orf", kernel="softmax", m=8)
@@ -129,7 +129,7 @@ def test_memory_is_estimated_from_the_config_before_loading() -> None:
 
 def test_a_method_whose_every_pass_breaks_is_one_skipped_row(monkeypatch) -> None:
     from rfbench.compute.experiments import JobSpec
-    from rfbench.compute.experiments.lm import runs
+    from rfbench.compute.experiments.attention.lm import runs
 
     monkeypatch.setattr(runs, "_loss", lambda *a: float("nan"))  # e.g. T2R's zero normaliser
     spec = JobSpec({"model": "smollm2-135m", "tokens": 32, "sequences": 1, "sinks": 4,

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from rfbench.compute.errors import UserError
-from rfbench.compute.experiments.attention.metrics import _real_maps
-from rfbench.compute.experiments.lm import passkey
-from rfbench.compute.experiments.lm.methods import (
+from rfbench.compute.experiments.attention.lm import passkey
+from rfbench.compute.experiments.attention.lm.methods import (
     Method,
     attention,
     only_in,
     uniform_attention,
     visible_window,
 )
+from rfbench.compute.experiments.attention.metrics import _real_maps
 from rfbench.compute.models.llama import causal_softmax, exact_attention
 
 T, D = 20, 8

@@ -41,6 +41,11 @@ def lm_rows(seed: int = 0) -> pd.DataFrame:
                              "budget": None if name in ("exact", "uniform") else 64,
                              "metric": metric, "value": recall, "stderr": 0.0,
                              "n_trials": 3})  # fmt: skip
+    for h in range(4):
+        for name, err in (("window", 0.1 * (h + 1)), ("positive@orf", 1.0)):
+            rows.append({**base, "kind": "heads", "layer": 0, "head": h, "estimator": name,
+                         "budget": 64, "metric": "out_rel_frob", "value": err, "stderr": 0.01,
+                         "n_trials": 3, "beats_uniform": name == "window" or h == 0})  # fmt: skip
     rows.append({**base, "estimator": "t2r", "budget": 16, "metric": "skipped", "value": 1.0,
                  "stderr": None, "n_trials": 0})  # fmt: skip
     return pd.DataFrame(rows)
@@ -60,6 +65,7 @@ def test_the_section_quotes_exact_uniform_and_each_ratio(monkeypatch) -> None:
     assert "One layer swapped at a time (F = 64)" in text and "0, 29" in text
     assert "No finite pass" in text and "`t2r` at F = 16" in text
     assert "| `t2r` | not finite | not finite | not finite |" in text
+    assert "| `window` | 0.25 | 100% |" in text and "| `positive@orf` | 1 | 25% |" in text
 
 
 def test_no_rows_no_section(monkeypatch) -> None:

@@ -17,6 +17,8 @@ ENDS = ("exact", "uniform")
 
 
 def _line(name: str) -> dict[str, object]:
+    if name == "uniform":  # as the line of the first panel
+        return {"color": "black", "marker": "o", "linestyle": "--"}
     local = name.startswith("window") or name == "top-k"
     return {"color": method_colour(name), "marker": style.marker(name),
             "linestyle": "--" if name.endswith("@orf") else ":" if local else "-"}  # fmt: skip
@@ -80,7 +82,7 @@ def _recall(ax, df: pd.DataFrame) -> None:
         ax.bar(x, part["value"].astype(float), width, yerr=part["stderr"].astype(float).fillna(0),
                label=f"{length} tokens", color=grey(j), capsize=2)  # fmt: skip
     ax.set_xticks(np.arange(len(names)))
-    ax.set_xticklabels(names, rotation=60, ha="right", fontsize="x-small")
+    ax.set_xticklabels(names, rotation=90, fontsize="x-small")
     budget = rows["budget"].dropna()
     at = f", F = {int(budget.iloc[0])}" if not budget.empty else ""
     ax.set(ylim=(0, 1.05), ylabel="answer tokens recalled", title=f"passkey{at}")
@@ -94,11 +96,12 @@ def lm_downstream(results: dict[str, pd.DataFrame]) -> Figure:
     layer (log scales; exact and uniform as lines, standard errors over draws), perplexity /
     exact with one layer swapped at a time, and passkey recall (answer tokens) per method."""
     df = results[NAME]
-    fig, grid, legend_ax = style.with_legend_row(3, 1, height=2.8, ratio=0.3)
+    fig, grid, legend_ax = style.with_legend_row(3, 1, height=3.2, ratio=0.35)
     _budgets(grid[0, 0], df)
     _layers(grid[0, 1], df)
     _recall(grid[0, 2], df)
     legend = style.legend_entries([grid[0, 0], grid[0, 1]])
-    legend_ax.legend(legend.values(), legend.keys(), loc="center", ncol=6, fontsize="x-small",
+    legend_ax.legend(legend.values(), legend.keys(), loc="center", ncol=4, fontsize="x-small",
                      frameon=False)  # fmt: skip
+    fig.tight_layout()
     return fig

@@ -17,8 +17,8 @@ import numpy as np
 from rfbench.compute.experiments import JobSpec
 from rfbench.compute.experiments.attention.causal import FORMS
 from rfbench.compute.experiments.attention.heads import head_rows
-from rfbench.compute.experiments.lm import data
-from rfbench.compute.experiments.lm.methods import learned
+from rfbench.compute.experiments.attention.lm import data
+from rfbench.compute.experiments.attention.lm.methods import learned
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.models import lm
 

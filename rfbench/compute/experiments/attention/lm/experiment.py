@@ -3,7 +3,7 @@
 docs/experiments.md#language-model. Two kinds of job: ``perplexity`` (held-out text, a method in
 every layer or in one layer at a time) and ``passkey`` (recall of a planted number), on the
 packaged SmolLM2-135M (rfbench.compute.models.lm) with every method of the attention study,
-exact and uniform attention as the two ends (rfbench.compute.experiments.lm.runs).
+exact and uniform attention as the two ends (rfbench.compute.experiments.attention.lm.runs).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.lm import data, passkey, runs
-from rfbench.compute.experiments.lm.methods import EXACT, UNIFORM, Method
-from rfbench.compute.experiments.lm.params import Params
+from rfbench.compute.experiments.attention.lm import data, passkey, runs
+from rfbench.compute.experiments.attention.lm.methods import EXACT, UNIFORM, Method
+from rfbench.compute.experiments.attention.lm.params import Params
 from rfbench.compute.features import registry
 from rfbench.compute.models import lm
 
@@ -137,7 +137,7 @@ class LanguageModel(Experiment):
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
         if spec["kind"] == "heads":
-            from rfbench.compute.experiments.lm.heads import heads_rows
+            from rfbench.compute.experiments.attention.lm.heads import heads_rows
 
             return heads_rows(spec, rng)
         if spec["kind"] == "passkey":

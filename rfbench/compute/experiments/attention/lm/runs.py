@@ -16,8 +16,8 @@ import numpy as np
 
 from rfbench.compute import models
 from rfbench.compute.experiments import JobSpec
-from rfbench.compute.experiments.lm import data, passkey
-from rfbench.compute.experiments.lm.methods import (
+from rfbench.compute.experiments.attention.lm import data, passkey
+from rfbench.compute.experiments.attention.lm.methods import (
     EXACT,
     UNIFORM,
     Method,
