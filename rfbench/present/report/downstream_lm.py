@@ -195,8 +195,54 @@ def lm_section(results_dir: Path) -> list[str]:
     ]
 
 
+def lm_summary(results_dir: Path) -> list[str]:
+    """One paragraph of the LM's headline numbers for REPORT.md (its tables: :func:`lm_section`,
+    in REPORT-tables.md); [] when configs/beyond/lm.toml has not run."""
+    df = load_named(results_dir, LM)
+    if df is None or df.empty:
+        return []
+    ppl = _rows(df, "perplexity", "perplexity")
+    ratio = _rows(df, "perplexity", "ppl_ratio")
+    recall = _rows(df, "passkey", "passkey_recall")
+    if ppl.empty:
+        return []
+    exact, _ = _value(ppl, "exact")
+    top = ratio["budget"].max()
+    at = ratio[ratio["budget"] == top]
+
+    def times(name: str) -> str:
+        value, _ = _value(ratio if name == "uniform" else at, name)
+        return f"`{name}` {value:.3g}×" if np.isfinite(value) else f"`{name}` not finite"
+
+    maps = [e for e in dict.fromkeys(at["estimator"])
+            if not e.startswith("window") and e != "top-k"]  # fmt: skip
+    spread = at[at["estimator"].isin(maps)]["value"].astype(float)
+    kept = sorted(recall[recall["value"] > 0]["estimator"].unique()) if not recall.empty else []
+    text = (
+        f"**A causal LM** ({df['dataset'].dropna().iloc[0]}, `configs/beyond/lm.toml`): exact "
+        f"perplexity {exact:.3g} on the held-out text; with each method in every layer at "
+        f"F = {int(top)}, perplexity / exact is {times('uniform')}, "
+        f"{times('window')}, {times('top-k')}, the feature maps "
+        f"{spread.min():.3g}–{spread.max():.3g}×"
+    )
+    if not recall.empty:
+        text += "; passkey recall survives only with " + (
+            ", ".join(f"`{e}`" for e in kept) if kept else "none"
+        )
+    return [text + ". Tables: [REPORT-tables.md](REPORT-tables.md#does-it-matter-downstream).", ""]
+
+
 def downstream_section(results_dir: Path) -> list[str]:
-    """The report section *Does it matter downstream?* ([] when none of its runs exist)."""
+    """The report section *Does it matter downstream?* for REPORT.md, short ([] when none of
+    its runs exist)."""
+    parts = lm_summary(results_dir)
+    if not parts:
+        return []
+    return ["## Does it matter downstream?", "", *parts]
+
+
+def downstream_tables(results_dir: Path) -> list[str]:
+    """The section's tables for REPORT-tables.md ([] when none of its runs exist)."""
     parts = lm_section(results_dir)
     if not parts:
         return []
