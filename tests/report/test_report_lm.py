@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.present.report import downstream_lm
-from rfbench.present.report.downstream_lm import downstream_section, downstream_tables
+from rfbench.present.report.downstream_lm import lm_downstream_section, lm_downstream_tables
 
 
 def lm_rows(seed: int = 0) -> pd.DataFrame:
@@ -54,7 +54,7 @@ def lm_rows(seed: int = 0) -> pd.DataFrame:
 def test_the_section_quotes_exact_uniform_and_each_ratio(monkeypatch) -> None:
     df = lm_rows()
     monkeypatch.setattr(downstream_lm, "load_named", lambda _d, _n: df)
-    text = "\n".join(downstream_tables(None))
+    text = "\n".join(lm_downstream_tables(None))
     assert text.startswith("## Does it matter downstream?")
     assert "**18**" in text and "900 (50× exact)" in text
     line = next(s for s in text.splitlines() if s.startswith("| `positive@orf` |"))
@@ -71,9 +71,10 @@ def test_the_section_quotes_exact_uniform_and_each_ratio(monkeypatch) -> None:
 def test_the_report_paragraph_quotes_the_headline_numbers(monkeypatch) -> None:
     df = lm_rows()
     monkeypatch.setattr(downstream_lm, "load_named", lambda _d, _n: df)
-    lines = downstream_section(None)
-    assert lines[0] == "## Does it matter downstream?" and len(lines) == 4  # short: REPORT.md
-    text = lines[2]
+    lines = lm_downstream_section(None)
+    assert lines[0] == "## Does it matter downstream?" and len(lines) == 6  # short: REPORT.md
+    assert lines[2].startswith("### A causal language model")
+    text = lines[4]
     assert "exact perplexity 18 " in text and "`uniform` 50×" in text
     assert "`window` 1.06×" in text and "the feature maps 0.868–0.868×" in text
     assert "passkey recall survives only with `exact`" in text
@@ -81,7 +82,7 @@ def test_the_report_paragraph_quotes_the_headline_numbers(monkeypatch) -> None:
 
 def test_no_rows_no_section(monkeypatch) -> None:
     monkeypatch.setattr(downstream_lm, "load_named", lambda _d, _n: None)
-    assert downstream_section(None) == [] and downstream_tables(None) == []
+    assert lm_downstream_section(None) == [] and lm_downstream_tables(None) == []
 
 
 def test_the_figure_draws_three_panels() -> None:

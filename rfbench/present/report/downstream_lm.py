@@ -219,7 +219,7 @@ def lm_summary(results_dir: Path) -> list[str]:
     spread = at[at["estimator"].isin(maps)]["value"].astype(float)
     kept = sorted(recall[recall["value"] > 0]["estimator"].unique()) if not recall.empty else []
     text = (
-        f"**A causal LM** ({df['dataset'].dropna().iloc[0]}, `configs/beyond/lm.toml`): exact "
+        f"{df['dataset'].dropna().iloc[0]} (`configs/beyond/lm.toml`): exact "
         f"perplexity {exact:.3g} on the held-out text; with each method in every layer at "
         f"F = {int(top)}, perplexity / exact is {times('uniform')}, "
         f"{times('window')}, {times('top-k')}, the feature maps "
@@ -229,19 +229,25 @@ def lm_summary(results_dir: Path) -> list[str]:
         text += "; passkey recall survives only with " + (
             ", ".join(f"`{e}`" for e in kept) if kept else "none"
         )
-    return [text + ". Tables: [REPORT-tables.md](REPORT-tables.md#does-it-matter-downstream).", ""]
+    return [
+        "### A causal language model: perplexity and recall (`rfbench lm`)",
+        "",
+        text + ". Tables: [REPORT-tables.md](REPORT-tables.md#does-it-matter-downstream).",
+        "",
+    ]
 
 
-def downstream_section(results_dir: Path) -> list[str]:
-    """The report section *Does it matter downstream?* for REPORT.md, short ([] when none of
-    its runs exist)."""
+def lm_downstream_section(results_dir: Path) -> list[str]:
+    """The report section *Does it matter downstream?* for REPORT.md with the LM's short
+    subsection ([] when its run does not exist). Beside the encoders' subsection (issue 41's
+    other half) the heading is written once, before both."""
     parts = lm_summary(results_dir)
     if not parts:
         return []
     return ["## Does it matter downstream?", "", *parts]
 
 
-def downstream_tables(results_dir: Path) -> list[str]:
+def lm_downstream_tables(results_dir: Path) -> list[str]:
     """The section's tables for REPORT-tables.md ([] when none of its runs exist)."""
     parts = lm_section(results_dir)
     if not parts:
