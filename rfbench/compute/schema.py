@@ -69,6 +69,9 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "sentences": INT,
     "z_uniform": FLOAT,
     "beats_uniform": BOOL,
+    # lm (a causal language model after the swap)
+    "sinks": INT,
+    "sequences": INT,
     # classify
     "stream": STRING,
     "stream_seed": INT,
@@ -182,6 +185,11 @@ METRICS: dict[str, str] = {
     "attn_entropy": "mean row entropy of the exact attention (nats; log S = uniform)",
     "max_logit": "max qᵀk of a head (q, k scaled so qᵀk is the logit)",
     "swap_cosine": "mean cosine of swapped vs exact sentence embeddings",
+    "perplexity": "exp(mean next-token loss) of a causal LM on held-out text (lm)",
+    "ppl_ratio": "perplexity with the method swapped in / with exact attention (lm)",
+    "gap_recovered": "(L_uniform − L)/(L_uniform − L_exact), L a mean next-token loss (lm)",
+    "passkey_recall": "fraction of passkey probes whose every answer token is the argmax (lm)",
+    "passkey_token_accuracy": "fraction of passkey answer tokens that are the argmax (lm)",
     "swap_spearman": "Spearman correlation of pairwise similarities, swapped vs exact",
     "swap_nonfinite": "fraction of sentences whose swapped embedding is not finite",
     # similarity

@@ -17,7 +17,9 @@ def test_findings_open_the_report_and_it_is_short(committed_markdown: tuple[str,
     text, _ = committed_markdown
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## Findings", "## Summary"]
-    assert len(text.splitlines()) <= 650
+    # ~650, and a few lines per section of "Does it matter downstream?" (issue 41; its tables
+    # are in the companion file)
+    assert len(text.splitlines()) <= 660
     assert "Offsets whose cause is not established" in text
 
 

@@ -2,9 +2,8 @@
 document similarity after the swap (``rfbench similarity``, configs/beyond/similarity.toml;
 docs/experiments.md#similarity), read from the rows.
 
-:func:`similarity_subsection` is the subsection (a ``###`` heading); :func:`downstream_section`
-puts it under the section's ``##`` heading for REPORT.md (the causal language model's subsection
-joins it there).
+:func:`similarity_subsection` is the subsection (a ``###`` heading); the report's renderer puts it
+under the section's ``##`` heading (``HEADING``), after the causal language model's subsection.
 """
 
 from __future__ import annotations
@@ -155,9 +154,3 @@ def similarity_section(results_dir: Path) -> list[str]:
     """:func:`similarity_subsection` of the result in ``results_dir`` ([] when absent)."""
     df = load_named(results_dir, RESULT)
     return similarity_subsection(df) if df is not None else []
-
-
-def downstream_section(results_dir: Path) -> list[str]:
-    """The section's heading and the encoders' subsection ([] when its result is absent)."""
-    part = similarity_section(results_dir)
-    return [HEADING, "", *part] if part else []

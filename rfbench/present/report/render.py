@@ -15,7 +15,9 @@ from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
 from rfbench.present.report.checks import fmt_num
 from rfbench.present.report.coverage import coverage, missing_figures
-from rfbench.present.report.downstream_similarity import downstream_section
+from rfbench.present.report.downstream_lm import lm_section, lm_summary
+from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
+from rfbench.present.report.downstream_similarity import similarity_section
 from rfbench.present.report.findings import findings
 from rfbench.present.report.markdown import natural, rel_path, table
 from rfbench.present.report.numbers import printed_literal
@@ -304,7 +306,8 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         lines += _reasons(report, paper)
         lines += _errata_line([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
-    lines += downstream_section(report.results_dir)  # issue 41: the encoders' part
+    downstream = lm_summary(report.results_dir) + similarity_section(report.results_dir)
+    lines += [DOWNSTREAM, "", *downstream] if downstream else []  # issue 41
     lines += _not_reproducible(report, full=False)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -324,5 +327,7 @@ def render_tables(report: Report) -> str:
         errata = [e for e in report.errata if e.paper == paper]
         if errata:
             lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
+    tables = lm_section(report.results_dir)
+    lines += [DOWNSTREAM, "", *tables] if tables else []  # issue 41: the causal LM's tables
     lines += _not_reproducible(report, full=True)
     return "\n".join(lines).rstrip() + "\n"

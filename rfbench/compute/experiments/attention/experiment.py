@@ -35,6 +35,7 @@ from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
+from rfbench.compute.models.lm import LMS
 
 
 @register_experiment
@@ -82,12 +83,23 @@ class Attention(Experiment):
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
+        if config["model"] in LMS:  # a decoder: its own experiment
+            raise ConfigError(
+                f"{config['model']} is a causal language model: run rfbench lm --model "
+                f"{config['model']} (head-level causal rows, perplexity and passkey recall)"
+            )
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
             )
         for name in config["estimators"]:
             local = LocalMethod.parse(name)
+            if local is not None and not local.oracle and config["sinks"]:
+                keys = min(local.keys(f, config["window"]) for f in config["budget"])
+                if config["sinks"] >= keys:  # the sinks are among a window's keys
+                    raise ConfigError.bad_value(
+                        "sinks", config["sinks"], f"fewer than {name}'s {keys} exact keys"
+                    )
             if local is not None and local.feature_map is None:
                 continue
             est = _softmax(local.feature_map if local is not None else name, "estimators")
@@ -165,6 +177,8 @@ class Attention(Experiment):
             tokens_list = _clamped(config["tokens"], spec.max_positions)
         jobs = []
         fit = {"fit_tokens": config["fit_tokens"]} if config["fit_tokens"] and not data else {}
+        # attention sinks: in the spec only when asked for (a plain window's jobs keep their keys)
+        sinks = {"sinks": config["sinks"]} if config["sinks"] else {}
         for tokens, asked in tokens_list.items():
             # extract (and cache) the activations once
             source.shape(model, data, tokens, config["fit_tokens"], _fits(config["estimators"]))
@@ -177,7 +191,8 @@ class Attention(Experiment):
                     JobSpec(point, kind="heads", budget=f, **fit,
                             estimators=tuple(config["estimators"]), draws=config["draws"],
                             significance=config["significance"],
-                            matrix_rows=config["matrix_rows"], window=config["window"])
+                            matrix_rows=config["matrix_rows"], window=config["window"],
+                            **sinks)
                     for f in config["budget"]
                 ]  # fmt: skip
         if config["swap"] and not data:

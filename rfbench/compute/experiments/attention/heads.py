@@ -121,20 +121,21 @@ def _local_only(
     heads = []
     for h, truth in enumerate(truths):
         if local.kind == "window":
-            mask = window_mask(t, s, keys, causal=visible is not None)
+            mask = window_mask(t, s, keys, visible is not None, spec.get("sinks", 0))
         else:
             mask = top_k_mask(q[h] @ k[h].T, keys, visible)
         estimate = masked_softmax_estimate(q[h], k[h], v[h], mask, measured)
         metrics = forms.draw_metrics(truth, estimate)
         heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
     column = "window" if local.kind == "window" else "top_k"
+    sinks = {"sinks": spec["sinks"]} if local.kind == "window" and spec.get("sinks") else {}
     notes = [_covers(local, spec, s)] + (
         ["oracle: chooses its keys from every logit (the cost of exact attention)"]
         if local.oracle
         else []
     )
     note = "; ".join(n for n in notes if n) or None
-    return _Measured(heads, {"features": keys, column: keys}, note=note)
+    return _Measured(heads, {"features": keys, column: keys, **sinks}, note=note)
 
 
 def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
@@ -162,7 +163,11 @@ def _feature_map(
     key = name if local is not None else _coupling(name)
     gen = substream(rng, {"coupling": key})
     visible = _visible(spec, t, s)
-    mask = window_mask(t, s, keys, causal=visible is not None) if local is not None else None
+    mask = (
+        window_mask(t, s, keys, visible is not None, spec.get("sinks", 0))
+        if local is not None
+        else None
+    )
     out = _Measured([], {"m": m})
     for h, truth in enumerate(truths):
         parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
@@ -186,6 +191,8 @@ def _feature_map(
         out.heads.append(per_head)
     if local is not None:
         out.columns["window"] = keys
+        if spec.get("sinks"):
+            out.columns["sinks"] = spec["sinks"]
     out.note = _covers(local, spec, s)
     return out
 

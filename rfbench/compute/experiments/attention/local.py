@@ -69,14 +69,27 @@ def is_local(name: str) -> bool:
     return LocalMethod.parse(name) is not None
 
 
-def window_mask(t: int, s: int, w: int, causal: bool = False) -> np.ndarray:
+def window_mask(t: int, s: int, w: int, causal: bool = False, sinks: int = 0) -> np.ndarray:
     """The sliding window: (T, S) bool.
 
     Bidirectional: centred, exactly min(w, S) keys per row. Query i (of T) sits at key position
     round(i (S − 1)/(T − 1)) (i itself when T = S); its window starts ⌊w/2⌋ keys before that,
     shifted to lie inside [0, S). Causal (T = S): the w most recent keys i − w < j ≤ i (fewer in
     the first w − 1 rows, which see fewer keys).
+
+    With ``sinks`` > 0 (attention sinks, StreamingLLM: Xiao et al., 2023, arXiv 2309.17453,
+    §3.2) the first ``sinks`` keys are always attended and the window proper has w − sinks keys,
+    so a row attends at most w keys as before (fewer where the two overlap); causally a row
+    never sees a key beyond its own position. Needs sinks < w.
     """
+    if sinks:
+        if sinks >= w:
+            raise ValueError(f"sinks ({sinks}) must be fewer than the window's keys ({w})")
+        mask = window_mask(t, s, w - sinks, causal)
+        sink = np.arange(s)[None, :] < sinks
+        if causal:
+            sink = sink & (np.arange(s)[None, :] <= np.arange(t)[:, None])
+        return mask | sink
     w = min(w, s)
     j = np.arange(s)
     if causal:

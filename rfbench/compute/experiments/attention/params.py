@@ -74,6 +74,12 @@ class Params(ExperimentParams):
         description="keys of the exact window of window and window+map (0 = from the budget); "
         "at most the shortest sequence",
     )
+    sinks: int = Field(
+        0,
+        ge=0,
+        description="always-visible first tokens among the exact keys of window and window+map "
+        "(attention sinks, StreamingLLM; the same keys per row); fewer than their keys",
+    )
     draws: int = Field(10, ge=2, description="independent feature draws per head and estimator")
     significance: float = Field(
         2.0, gt=0, description="z threshold of the one-sided test 'beats uniform attention'"
