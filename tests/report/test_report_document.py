@@ -19,7 +19,7 @@ def test_findings_open_the_report_and_it_is_short(committed_markdown: tuple[str,
     assert headings[:2] == ["## Findings", "## Summary"]
     # ~650, and a few lines per section of "Does it matter downstream?" (issue 41; its tables
     # are in the companion file)
-    assert len(text.splitlines()) <= 660
+    assert len(text.splitlines()) <= 670
     assert "Offsets whose cause is not established" in text
 
 

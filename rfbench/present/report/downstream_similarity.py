@@ -51,8 +51,8 @@ def _verdict(row: pd.Series | None) -> str:
     return "below" if float(row["ci_high"]) < 0 else "across"
 
 
-def _model_part(df: pd.DataFrame) -> list[str]:
-    """One encoder's paragraph and table."""
+def _model_part(df: pd.DataFrame, brief: bool = False) -> list[str]:
+    """One encoder's paragraph and table (``brief``: the paragraph alone, its lists run in)."""
     spear = _rows(df, "human_spearman")
     if not all(e in spear.index for e in ENDS):
         return []
@@ -113,19 +113,24 @@ def _model_part(df: pd.DataFrame) -> list[str]:
     if below_uniform:
         lines.append(f"Not above uniform attention (paired interval of ρ − ρ_uniform not above 0): "
                      f"{', '.join(f'`{n}`' for n in below_uniform)}.")  # fmt: skip
+    if brief:
+        return [" ".join(line for line in lines if line), ""]
     lines += [""] if near or above or below_uniform else []
     header = ["method", "draws", "Spearman ρ [95 % CI]", "s.e. over draws",
               "ρ − ρ_exact [paired CI]", "share of the gap recovered [CI]"]  # fmt: skip
     return lines + table(header, body)
 
 
-def similarity_subsection(df: pd.DataFrame) -> list[str]:
+def similarity_subsection(df: pd.DataFrame, brief: bool = False) -> list[str]:
     """The encoders' subsection from the rows of ``rfbench similarity`` ([] when empty).
 
     Parameters
     ----------
     df : DataFrame
         The result of configs/beyond/similarity.toml (or any ``rfbench similarity`` run).
+    brief : bool
+        REPORT.md's form: one paragraph per encoder and a link to the tables, which are in
+        REPORT-tables.md (the full form).
     """
     if df is None or df.empty:
         return []
@@ -146,11 +151,13 @@ def similarity_subsection(df: pd.DataFrame) -> list[str]:
         "",
     ]
     for _, part in df.groupby("dataset", sort=False):
-        lines += _model_part(part)
+        lines += _model_part(part, brief)
+    if brief:
+        lines += ["Tables: [REPORT-tables.md](REPORT-tables.md#does-it-matter-downstream).", ""]
     return lines
 
 
-def similarity_section(results_dir: Path) -> list[str]:
+def similarity_section(results_dir: Path, brief: bool = False) -> list[str]:
     """:func:`similarity_subsection` of the result in ``results_dir`` ([] when absent)."""
     df = load_named(results_dir, RESULT)
-    return similarity_subsection(df) if df is not None else []
+    return similarity_subsection(df, brief) if df is not None else []

@@ -306,7 +306,7 @@ def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
         lines += _reasons(report, paper)
         lines += _errata_line([e for e in report.errata if e.paper == paper])
     lines += beyond_section(report.results_dir, out_dir, fig_dir)
-    downstream = lm_summary(report.results_dir) + similarity_section(report.results_dir)
+    downstream = lm_summary(report.results_dir) + similarity_section(report.results_dir, True)
     lines += [DOWNSTREAM, "", *downstream] if downstream else []  # issue 41
     lines += _not_reproducible(report, full=False)
     return "\n".join(lines).rstrip() + "\n"
@@ -327,7 +327,7 @@ def render_tables(report: Report) -> str:
         errata = [e for e in report.errata if e.paper == paper]
         if errata:
             lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
-    tables = lm_section(report.results_dir)
+    tables = lm_section(report.results_dir) + similarity_section(report.results_dir)
     lines += [DOWNSTREAM, "", *tables] if tables else []  # issue 41: the causal LM's tables
     lines += _not_reproducible(report, full=True)
     return "\n".join(lines).rstrip() + "\n"
