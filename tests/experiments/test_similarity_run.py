@@ -215,3 +215,30 @@ def test_the_command_without_the_wheel_or_with_an_altered_file_exits_2_naming_th
         one_line_error(invoke(), "failed verification", "pip install --no-deps gensim==4.4.0")
     lee.load.cache_clear()
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_the_terminal_summary_ranks_by_spearman_and_names_its_direction() -> None:
+    """Issue 39 item 4 for the new command: one row per method, best first, the metric named."""
+    from rfbench.present.summaries.similarity import summary
+
+    rows = []
+    for est, rho in (("exact", 0.5), ("uniform", 0.4), ("positive@iid", 0.45), ("top-k", 0.52)):
+        rows.append(
+            {
+                "dataset": "m@abc",
+                "estimator": est,
+                "metric": "human_spearman",
+                "value": rho,
+                "ci_low": rho - 0.1,
+                "ci_high": rho + 0.1,
+                "stderr": None,
+            }
+        )
+        rows.append({"dataset": "m@abc", "estimator": est,
+                     "metric": "human_spearman_minus_exact", "value": rho - 0.5,
+                     "ci_low": rho - 0.55, "ci_high": rho - 0.45, "stderr": None})  # fmt: skip
+    out = summary(pd.DataFrame(rows))
+    assert list(out["method"]) == ["top-k", "exact", "positive@iid", "uniform"]
+    assert list(out["model"].unique()) == ["m"]
+    assert out.loc[0, "minus_exact"] == pytest.approx(0.02)
+    assert "higher is better" in out.attrs["caption"]

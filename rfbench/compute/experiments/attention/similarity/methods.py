@@ -138,5 +138,7 @@ class Method:
 
 @functools.lru_cache(maxsize=16)
 def _fitter(model: str, tokens: int, layer: int) -> heldout.Fitter:
-    """The attention study's fitter of one layer's heads (GPL-3 text, ``tokens`` long)."""
-    return heldout.Fitter(heldout.split(model, "", tokens, layer))
+    """The attention study's fitter of one layer's heads: the GPL-3 text's first sequence of
+    ``tokens`` tokens (its ``fit_tokens``; the attention study's default, the whole text in such
+    sequences, costs one fit per sequence)."""
+    return heldout.Fitter(heldout.split(model, "", tokens, layer, fit_tokens=tokens))
