@@ -12,7 +12,7 @@ ONE_BLAS_THREAD := $(foreach v,OPENBLAS_NUM_THREADS OMP_NUM_THREADS MKL_NUM_THRE
 
 .PHONY: install run test test-fast lint format docs figures reproduce bench bench-reproduce clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,onnx]'
