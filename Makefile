@@ -66,7 +66,7 @@ figures: $(STAMP)
 
 # The papers' settings: every config (about 11 minutes on 2 cores), figures, REPORT.md and the site.
 reproduce: $(STAMP)
-	$(BIN)/rfbench reproduce --profile paper --out-dir results --workers 2
+	$(BIN)/rfbench reproduce --profile paper --out-dir results --workers 2 --replace  # results/ is regenerated whole, whatever config wrote it
 	$(BIN)/rfbench figures --results results --strict
 	$(BIN)/rfbench report --results results
 	$(BIN)/rfbench site --results results
