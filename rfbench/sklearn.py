@@ -23,7 +23,7 @@ complex-exp, hybrids, SGQ's signed weights) the key side differs from the query 
 from __future__ import annotations
 
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -114,6 +114,9 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
         self : RandomFeatures
         """
         X = validate_data(self, X, dtype=np.float64)
+        m = self.n_components
+        if not isinstance(m, Integral) or isinstance(m, bool) or m < 1:
+            raise ValueError(f"n_components must be a positive integer, got {m!r}")
         self.input_scale_ = self._scale(X)
         X = self.input_scale_ * X
         self.estimator_ = self._build(self.n_components)

@@ -9,7 +9,10 @@ Tests of the papers' published numbers take ``real_data_dir`` and skip without t
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +20,30 @@ from pathlib import Path
 import numpy as np
 import pytest
 from data_facts import EXAMPLE_PLUGIN, FIXTURE_DATA, real_data
+
+#: where a test session's per-user files go instead of the user's home: caches (activations,
+#: fitted maps, converted models), logs, matplotlib's and Chromium's profiles
+_HOME_VARIABLES = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME",
+                   "RFBENCH_CACHE", "RFBENCH_LOG_DIR", "MPLCONFIGDIR")  # fmt: skip
+_session_home: Path | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point HOME, the XDG folders, rfbench's cache and log folders and matplotlib's at one
+    temporary folder per test process (removed at the end), before any test module is imported:
+    the tests write nothing into the user's ``~/.cache/rfbench`` or ``~/.config``. The data
+    folder ``RFBENCH_DATA`` is kept (the real files are read, never written)."""
+    global _session_home
+    _session_home = Path(tempfile.mkdtemp(prefix="rfbench-tests-home-"))
+    for name in _HOME_VARIABLES:
+        folder = _session_home / name.lower()
+        folder.mkdir()
+        os.environ[name] = str(folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _session_home is not None:
+        shutil.rmtree(_session_home, ignore_errors=True)
 
 
 def _pin_fixtures() -> None:

@@ -95,3 +95,10 @@ def test_features_that_underflow_warn():
     rf = RandomFeatures("positive@iid", n_components=32, kernel="gaussian", gamma=50.0)
     with pytest.warns(RuntimeWarning, match="choose a smaller gamma"):
         rf.fit(X).transform(X)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_a_bad_n_components_is_named_as_n_components(bad):
+    """Issue 39: ``n_components=0`` was reported as ``m`` (the registry's name for it)."""
+    with pytest.raises(ValueError, match=r"^n_components must be a positive integer"):
+        RandomFeatures("trig@iid", n_components=bad).fit(np.ones((4, 3)))

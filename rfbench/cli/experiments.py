@@ -158,23 +158,59 @@ def execute(
             remove_stale_figure(path)
     results = load_results(path)
     if not options["quiet"]:
+        say_cached(path)
         from rfbench.present.summary import terminal_summary
 
         print_frame(terminal_summary(experiment, results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
-        from rfbench.compute.runner.outputs import writing
-        from rfbench.present.plots.generic import NotOurs, draw_result
-
-        try:
-            with writing(path.with_suffix(".png")):
-                figure = draw_result(path)
-        except NotOurs as exc:
-            typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
-        else:
-            if figure is not None and not options["quiet"]:
-                typer.echo(f"figure: {figure}")
+        figure = draw_figure_of(path)
+        if figure is not None and not options["quiet"]:
+            typer.echo(f"figure: {figure}")
     return path
+
+
+def say_cached(path: Path) -> None:
+    """One line when the run read jobs from the job cache (a rerun is served from it): how many,
+    and that ``--force`` computes them again."""
+    from rfbench.compute.results import load_provenance
+
+    timing = load_provenance(path).get("timing", {})
+    cached, computed = timing.get("jobs_cached", 0), timing.get("jobs_computed", 0)
+    if cached:
+        typer.echo(
+            f"rfbench: {cached} of {cached + computed} job(s) read from the job cache "
+            "(computed by an earlier run of the same code); --force computes them again",
+            err=True,
+        )
+
+
+def draw_figure_of(path: Path) -> Path | None:
+    """Draw the figure beside the result ``path``
+    (:func:`~rfbench.present.plots.generic.draw_result`); a figure that cannot be drawn is one
+    warning line naming it, never a failure of the run whose results are written (a bug in
+    drawing also leaves its traceback in a log file)."""
+    from rfbench.cli.errors import describe, first_line, user_error, write_log
+    from rfbench.compute.runner.outputs import writing
+    from rfbench.present.plots.generic import NotOurs, draw_result
+
+    figure = path.with_suffix(".png")
+    try:
+        with writing(figure):
+            return draw_result(path)
+    except NotOurs as exc:
+        typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
+    except Exception as exc:
+        user = user_error(exc)
+        if user is not None:
+            why = first_line(user)
+        else:
+            why = f"{describe(exc)} (traceback in {write_log(exc)})"
+        typer.echo(
+            f"rfbench: warning: figure {figure} not drawn; the results are kept in {path}: {why}",
+            err=True,
+        )
+    return None
 
 
 def _with_signature(

@@ -32,10 +32,14 @@ def _cell(value: object) -> str:
 
 def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
     """Print up to ``max_rows`` rows of ``frame`` as a rich table (empty columns dropped), then
-    the footnote in ``frame.attrs["footnote"]`` if any, once per command."""
-    footnote = frame.attrs.get("footnote")
+    the footnote in ``frame.attrs["footnote"]`` if any, once per command. ``frame.attrs``
+    may also hold a ``caption`` (what the table's values are and which way is better, printed
+    under it) and a ``title`` (the run's setting, appended to ``title``)."""
+    footnote, caption = frame.attrs.get("footnote"), frame.attrs.get("caption")
+    if frame.attrs.get("title"):
+        title = f"{title}: {frame.attrs['title']}"
     frame = frame.dropna(axis=1, how="all").head(max_rows)
-    table = Table(title=title)
+    table = Table(title=title, caption=caption, caption_justify="left")
     for column in frame.columns:
         table.add_column(
             str(column), justify="right" if frame[column].dtype.kind in "fiu" else "left"

@@ -179,6 +179,8 @@ def test_an_offline_download_error_is_one_short_line(cache_dir, monkeypatch, whe
     assert "set RFBENCH_DATA to a folder that holds yeast/yeast.data" in msg
     assert "`rfbench data fetch yeast` when online" in msg
     assert "Pool" not in msg and "Error" not in msg  # no urllib3/requests jargon
+    # issue 39: a failed download leaves no empty folder behind (reproduce offline left many)
+    assert not (cache_dir / "yeast").exists()
 
 
 def test_cli_fetch_from_mirror(data_dir: Path, server, cache_dir: Path) -> None:

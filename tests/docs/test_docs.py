@@ -96,3 +96,12 @@ def test_parameter_tables_are_generated_from_the_models():
         if type(exp).__module__.startswith("rfbench."):
             assert f"<!-- parameters:{exp.name} -->" in text, f"{exp.name}: no table ({COMMAND})"
     assert render(text) == text, f"docs/experiments.md: stale parameter tables; run {COMMAND}"
+
+
+def test_the_readme_set_up_line_installs_what_the_makefile_installs() -> None:
+    """Issue 39: the README said ``pip install -e '.[dev]'`` where ``make`` installs more."""
+
+    root = Path(__file__).resolve().parents[2]
+    makefile = (root / "Makefile").read_text(encoding="utf-8")
+    (extras,) = re.findall(r"pip install --quiet -e '\.\[([^\]]*)\]'", makefile)
+    assert f"pip install -e '.[{extras}]'" in (root / "README.md").read_text(encoding="utf-8")

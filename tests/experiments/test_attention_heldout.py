@@ -234,3 +234,11 @@ def test_under_causal_a_learned_map_copies_the_masked_attention(tmp_path: Path) 
             theta = np.concatenate([arrays[n].ravel() for n in ("Wq", "bq", "Wk", "bk")])
         target = lf.Target.of(part.fit_q[h], part.fit_k[h], causal=True)
         assert kl[h] == pytest.approx(lf.attention_kl(theta, target, est.fmap, 2, 0.0)[0], rel=1e-9)
+
+
+def test_a_window_that_takes_the_whole_budget_blames_window(tmp_path: Path) -> None:
+    """Issue 39: ``--window 10000`` blamed ``budget``; the window left the map no feature."""
+    res = run(_file(tmp_path), tmp_path / "o.parquet", "--budget", 8, "--window", 10000,
+              "--estimators", "window+positive@iid", cache=tmp_path / "cache")  # fmt: skip
+    line = one_line_error(res, "'window': 10000", "at most 7")
+    assert "'budget'" not in line

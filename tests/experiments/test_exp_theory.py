@@ -20,12 +20,14 @@ FIGURES = {"hrf-fig1": "hrf/fig1", "simrf-fig4": "simrf/fig4", "simrf-fig5": "si
            "simrf-fig6": "simrf/fig6"}  # fmt: skip
 
 
-def _run(figure: str, tmp_path: Path, **overrides) -> pd.DataFrame:
+def _run(figure: str, tmp_path: Path, file: str = "", **overrides) -> pd.DataFrame:
     config = load_config(CONFIGS / f"{FIGURES[figure]}.toml", "quick", overrides)
     out = run(
         "theory",
         config,
-        RunOptions(seed=0, out=tmp_path / f"{figure}.parquet", backend="serial", quiet=True),
+        RunOptions(
+            seed=0, out=tmp_path / f"{file or figure}.parquet", backend="serial", quiet=True
+        ),
     )
     df = load_results(out)
     assert set(df["figure"]) == {figure}
@@ -37,7 +39,9 @@ def _run(figure: str, tmp_path: Path, **overrides) -> pd.DataFrame:
 def results(tmp_path_factory) -> dict[str, pd.DataFrame]:
     tmp = tmp_path_factory.mktemp("theory")
     out = {f: _run(f, tmp) for f in FIGURES}
-    out["simrf-fig5-fine"] = _run("simrf-fig5", tmp, density_w_points=801, density_w_max=12.0)
+    out["simrf-fig5-fine"] = _run(
+        "simrf-fig5", tmp, "simrf-fig5-fine", density_w_points=801, density_w_max=12.0
+    )  # another setting: a file of its own (a run never silently replaces another's)
     return out
 
 

@@ -38,3 +38,18 @@ def test_limits() -> None:
     assert trig_negative_probability(0.0, 128)[0] == 0.0  # K̂ = K exactly at θ = 0
     # far apart points (s = 10): cos(sZ) is symmetric about 0 to e^{-50}, so P(S < 0) = 1/2
     assert abs(trig_negative_probability(np.pi, 16, r=5.0)[0] - 0.5) < 1e-6
+
+
+@pytest.mark.parametrize("s", [0.05, 0.3, 1.0, 2.0])
+def test_the_series_stops_where_its_weights_vanish(s):
+    """φ_C keeps the Jacobi–Anger terms whose weight e^{−k²s²/2} ≥ 1e-18 (|J_k| ≤ 1): equal to
+    the series up to k_max to 1e-15 (the full series made a tiny pointwise run take a minute)."""
+    from scipy.special import jv
+
+    from rfbench.compute.features.theory.negatives import cos_char
+
+    t = np.linspace(0.01, 300.0, 1500)
+    k = np.arange(1, int(300 + 20 * 300 ** (1 / 3) + 41))
+    weights = 2 * (1j**k) * np.exp(-0.5 * (k * s) ** 2)
+    full = jv(0, t) + (jv(k[None, :], t[:, None]) * weights[None, :]).sum(axis=1)
+    np.testing.assert_allclose(cos_char(t, s), full, rtol=0, atol=1e-15)

@@ -13,7 +13,7 @@ from rfbench.compute.features.theory.negatives import trig_negative_probability
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.plots.draw import draw_figure
-from rfbench.present.plots.pointwise import EXACT, Curve, curves, log_floor, tail_note
+from rfbench.present.plots.pointwise import EXACT, Curve, curves, log_floor, tail_note, zero_note
 from rfbench.present.plots.registry import FIGURES, list_figures
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -121,6 +121,8 @@ def test_cse_error_figures(results, figure_id, extra_r, columns, panels):
         df = _with_radius(df, extra_r)
     fig = _draw(figure_id, df)
     assert len(fig.axes) == panels
+    if figure_id == "cse-fig2":  # the title names the radii drawn, not the paper's three
+        assert "for r = 1, 2 (" in fig._suptitle.get_text()
     per_column = len(curves(df)) // columns
     for ax in fig.axes[1 : 1 + 2 * columns]:  # the key strip first; fig. 5's ratio panel last
         assert ax.get_yscale() == "log"
@@ -190,3 +192,18 @@ def test_tail_note_names_only_estimators_far_below_their_closed_form():
     assert tail_note([_curve(1.0, 1.9)]) == []  # 1.02 + 2·0.01 is above half of 1.9
     (note,) = tail_note([_curve(1.0, 5.0)])
     assert "FAVOR+" in note.get_label()
+
+
+def test_curves_off_the_log_axis_at_the_ends_get_a_note():
+    """Issue 39: a curve exact at θ = 0 or π (error 0 or its round-off) drops off the log axis;
+    the figure says so, naming the curve."""
+    data = pd.DataFrame(
+        {"rel_rmse": [1e-17, 0.3, 0.0], "rel_rmse_se": [0.0, 0.01, 0.0]},
+        index=pd.Index([0.0, np.pi / 2, np.pi], name="theta"),
+    )
+    exact_ends = Curve("angular-hybrid@iid", None, 16, 8, 1.0, data)
+    assert zero_note([_curve(1.0, 1.05)]) == ""
+    note = zero_note([exact_ends, _curve(1.0, 1.05)])
+    assert "θ = 0, π" in note and "angular hybrid" in note and "FAVOR" not in note
+    (entry,) = tail_note([exact_ends])
+    assert "off the log axis" in entry.get_label()

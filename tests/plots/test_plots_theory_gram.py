@@ -169,6 +169,9 @@ def test_spectraformer_grid(results_dir: Path) -> None:
     assert len(panels[0].patches) == per_panel  # hatched cells
     note = fig.axes[-1].texts[0].get_text()
     assert "[1] sign@" in note and "angular" in note
+    assert "Error" not in note  # a reason in words, not the exception's name (issue 39)
+    title = fig._suptitle.get_text()
+    assert max(len(line) for line in title.splitlines()) < 100  # not clipped at a page's width
     # a cell's annotation is its value
     cell = df[(df["metric"] == "rel_frob") & (df["kernel"] == "softmax")].iloc[0]
     shown = {t.get_text() for t in panels[0].texts}

@@ -157,6 +157,56 @@ def test_attention_draws_output_error_against_features_per_layer_with_baselines(
     assert any("median over 6 heads" in note for note in data.notes)
 
 
+def _attention_exact_at_t(local_value: float = 0.0) -> pd.DataFrame:
+    """Budgets 16, 256 at T = 128 and 512: window and top-k keep min(F, T) features (exact, error
+    0 at F = 256 >= T = 128), so ``features`` follows from budget and tokens."""
+    records = []
+    for layer in range(6):
+        for tokens in (128, 512):
+            for head in range(4):
+                base = {"kernel": "softmax", "d": 32, "layer": layer, "head": head,
+                        "tokens": tokens, "metric": "out_rel_frob"}  # fmt: skip
+                records.append({**base, "estimator": "uniform", "kind": "baselines",
+                                "value": 0.85})  # fmt: skip
+                records.append({**base, "estimator": "zero", "kind": "baselines", "value": 1.0})
+                for f in (16, 256):
+                    records.append({**base, "estimator": "positive@iid", "kind": "heads",
+                                    "budget": f, "features": f, "value": 0.9})  # fmt: skip
+                    for est in ("window", "top-k"):
+                        exact = f >= tokens
+                        records.append({**base, "estimator": est, "kind": "heads", "budget": f,
+                                        "features": min(f, tokens),
+                                        "value": local_value if exact else 0.5})  # fmt: skip
+    return _rows(records, "attention")
+
+
+def test_a_setting_that_follows_from_the_others_slices_no_curve_away(tmp_path: Path) -> None:
+    """Issue 39: fixing ``features`` (min(F, T)) at its middle value left only window and top-k
+    at F = 256 >= T = 128, all 0: an empty log axis that failed the run after its work."""
+    data = plot_data(_attention_exact_at_t())
+    assert data is not None
+    assert not any(note.startswith("features") for note in data.notes)
+    drawn = {s.label for p in data.panels for s in p.series if s.kind == MEASURED}
+    assert drawn == {"positive@iid", "window", "top-k"}
+    path = tmp_path / "attention.parquet"
+    _attention_exact_at_t().to_parquet(path)
+    assert draw_result(path).stat().st_size > 1000
+
+
+def test_curves_all_zero_never_leave_an_empty_log_axis(tmp_path: Path) -> None:
+    """Only exact methods (error 0 everywhere): a linear axis where they are seen at 0, not a log
+    axis with nothing on it."""
+    rows = _attention_exact_at_t()
+    rows = rows[(rows["estimator"] != "positive@iid") & (rows["tokens"] == 128)]
+    rows = rows[rows["budget"].isna() | (rows["budget"] == 256)]
+    data = plot_data(rows)
+    assert data is not None and not data.y_log
+    assert all(v == 0 for s in data.series if s.kind == MEASURED for v in s.y)
+    path = tmp_path / "attention.parquet"
+    rows.to_parquet(path)
+    assert draw_result(path).stat().st_size > 1000
+
+
 def test_user_pairs_are_points_with_no_warning_and_the_legend_inside(tmp_path: Path) -> None:
     """A --data run: x values are different pairs (their own norms), many of them; today 40
     series, a cut-off legend and ``UserWarning: Tight layout not applied``."""
@@ -261,3 +311,39 @@ def test_names_with_dollars_are_drawn_as_written(tmp_path: Path) -> None:
     (legend,) = fig.legends
     assert "my$_$est@iid" in [t.get_text().replace("\\$", "$") for t in legend.get_texts()]
     plt.close(fig)
+
+
+def test_fifteen_methods_get_fifteen_colours_and_the_note_promises_no_undrawn_band() -> None:
+    """Issue 39: 15 attention methods drew on 12 recycled colours (positive@iid and
+    window+positive@iid the same blue) under a note promising quartile bands it did not draw."""
+    names = ["positive@iid", *(f"m{i}@iid" for i in range(13)), "window+positive@iid"]
+    pairs = assign(names)
+    assert len({colour for colour, _ in pairs.values()}) == 15
+    rows = attention_rows()
+    extra = rows[rows["estimator"] == "positive@iid"]
+    rows = pd.concat([rows, *(extra.assign(estimator=f"m{i}@iid") for i in range(8))])
+    data = plot_data(rows)
+    assert not data.spread and not any("band" in note for note in data.notes)
+    assert any("quartiles not drawn" in note for note in data.notes)
+    assert any("bars/bands: quartiles" in n for n in plot_data(attention_rows()).notes)
+
+
+def test_an_outlier_does_not_compress_the_other_curves() -> None:
+    """trig@iid at ~10² beside errors below 1: the log axis stops a few upper quartiles up and a
+    note names the curve above it."""
+    rows = attention_rows()
+    trig = rows["estimator"] == "trig@iid"
+    rows.loc[trig, "value"] = 20 * rows.loc[trig, "value"]  # ~10², as the paper profile's trig
+    data = plot_data(rows)
+    top = data.y_range[1]
+    trig = [v for s in data.series if s.label == "trig@iid" for v in s.y if v is not None]
+    assert max(trig) > top and top < 10
+    others = [v for s in data.series if s.label != "trig@iid" for v in s.y if v is not None]
+    assert max(others) < top
+    assert any(note.startswith("trig@iid: values up to") for note in data.notes)
+
+
+def test_a_users_file_is_named_by_its_file_name_in_the_title() -> None:
+    rows = pointwise_rows().assign(dataset="/home/me/deep/folder/qkv.npz@0123456789abcdef")
+    title = plot_data(rows).title
+    assert "qkv.npz" in title and "/home/me" not in title and "@0123" not in title

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,7 +36,8 @@ def entries() -> list:
 def paper_text(paper: str) -> str:
     path = SEEDS / reference.header(paper)["text"]
     if not path.is_file():
-        pytest.skip(f"paper text {path} not present (set RFBENCH_SEEDS)")
+        # named as the paper's text, not as a path outside the repository (issue 39)
+        pytest.skip(f"paper text {path.name} not present: set RFBENCH_SEEDS to its folder")
     return path.read_text(encoding="utf-8")
 
 
@@ -341,3 +343,12 @@ def test_estimator_names_are_registry_names(entries) -> None:
     for name in used - experiment_specific:
         registry.get(name)  # a registered name (cluster-hybrid: its default coupling)
     assert {"cse", "positive@simrf-plus", "sderf@orf"} <= used
+
+
+def test_a_missing_paper_text_is_named_without_a_path_outside_the_repository(
+    monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "SEEDS", tmp_path / "shared" / "seeds")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        paper_text("hrf")
+    assert "shared" not in str(skipped.value) and "RFBENCH_SEEDS" in str(skipped.value)

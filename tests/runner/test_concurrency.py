@@ -1,6 +1,8 @@
 """Two rfbench processes at once: a second run into an output being written is refused (never a
 silent replacement), ``cache clear`` never removes what a live run is writing, and a killed run's
-lock is no obstacle. Real ``rfbench`` processes, whose jobs sleep so the first is still running.
+lock is no obstacle. Real ``rfbench`` processes, whose jobs after the first wait while the test
+holds them (a file ``hold``), so the first run is still running however loaded the machine is:
+no test races a deadline.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from rfbench.compute.results import load_provenance, load_results
 pytestmark = pytest.mark.slow
 
 SLOW = """
+import pathlib
 import time
 import pandas as pd
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
@@ -35,6 +38,9 @@ class Slow(Experiment):
 
     def run_job(self, spec, rng):
         time.sleep(spec["seconds"])
+        started = time.monotonic()
+        while spec["k"] > 0 and pathlib.Path("hold").exists() and time.monotonic() - started < 600:
+            time.sleep(0.05)
         return pd.DataFrame({"estimator": ["x"], "kernel": [""], "metric": ["mean"],
                              "value": [float(spec["k"])], "stderr": [None], "n_trials": [1]})
 """
@@ -77,11 +83,13 @@ def _finish(proc: subprocess.Popen) -> tuple[int, str]:
 
 def test_a_second_run_into_the_same_output_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "res" / "s.parquet"
-    first = _slow_run(tmp_path, out, "--profile", "quick", "--seconds", "1")
+    (tmp_path / "hold").touch()
+    first = _slow_run(tmp_path, out, "--profile", "quick", "--seconds", "0")
     lock = out.with_name(f".{out.name}.lock")
     _until(lock.exists, first, "the first run's lock")
     second = _slow_run(tmp_path, out, "--seconds", "0")
     code, err = _finish(second)
+    (tmp_path / "hold").unlink()
     assert code == 2, err
     (line,) = err.strip().splitlines()
     assert line.startswith("rfbench: error: output") and "written by another rfbench run" in line
@@ -93,11 +101,13 @@ def test_a_second_run_into_the_same_output_is_refused(tmp_path: Path) -> None:
 
 def test_cache_clear_never_removes_what_a_live_run_writes(tmp_path: Path) -> None:
     out = tmp_path / "res" / "s.parquet"
-    run = _slow_run(tmp_path, out, "--jobs", "8")
+    (tmp_path / "hold").touch()
+    run = _slow_run(tmp_path, out, "--jobs", "8", "--seconds", "0")
     jobs = out.parent / ".rfbench-cache" / "jobs"
     _until(lambda: any(jobs.rglob("*.parquet")), run, "a first job file")
     cleared = _rfbench(tmp_path, "cache", "clear", str(out.parent))
     code, err = _finish(cleared)
+    (tmp_path / "hold").unlink()
     assert code == 0 and "in use by a running rfbench" in err, err
     assert _finish(run) == (0, "")
     assert load_results(out)["value"].tolist() == [float(k) for k in range(8)]
@@ -159,6 +169,6 @@ def test_a_run_waiting_while_cache_clear_empties_the_folder_takes_the_new_lock(
         (root / name).unlink()
     root.rmdir()
     locks.release(clearing, root / LOCK, remove=False)
-    thread.join(timeout=10)
+    thread.join(timeout=120)  # a deadline only for a hang: a loaded machine is slow, not wrong
     assert held.is_set() and is_rfbench_cache(root)
     assert seen[0] is True and isinstance(seen[1], CacheInUse)

@@ -139,3 +139,15 @@ def test_cgroup_v2_and_v1_limits_are_read(tmp_path: Path) -> None:
     none = tmp_path / "none"
     _cgroup_files(none, {"proc": "0::/\n", "memory.max": "max\n"})
     assert memlimits.cgroup_headroom(none, none / "proc") is None
+
+
+def test_a_budget_no_size_fits_names_the_parameters_and_the_budget_needed() -> None:
+    """Issue 39: ``--max-memory 1K`` said "reduce the problem size", naming no parameter; no size
+    fits 1 KiB, so the message names the sizes tried and the budget the smallest job needs."""
+    exp = get_experiment("pointwise")
+    config = exp.resolve_config({}, "quick")
+    with pytest.raises(ConfigError) as caught:
+        check_memory(exp, config, 1, 1024)
+    message = str(caught.value)
+    assert "'d'" in message and "give --max-memory at least" in message
+    assert "reduce the problem size" not in message

@@ -106,4 +106,27 @@ def test_a_full_disk_while_drawing_the_figure_names_it(tmp_path: Path, monkeypat
     out = tmp_path / "c.parquet"
     done = CliRunner().invoke(app, ["preflight-counted", "--out", str(out), "--backend", "serial",
                                     "--quiet"])  # fmt: skip
-    one_line_error(done, f"cannot write {out.with_suffix('.png')}: No space left on device")
+    # the results are written: a figure that cannot be written is a warning, not a failed run
+    assert done.exit_code == 0 and out.exists(), done.output
+    assert done.output.startswith("rfbench: warning: figure ")
+    assert f"cannot write {out.with_suffix('.png')}: No space left on device" in done.output
+
+
+def test_a_figure_that_fails_to_draw_keeps_the_results_and_exits_0(tmp_path: Path, monkeypatch):
+    """Issue 39: a plotting bug after a finished run is one warning line naming the figure (and
+    a log of its traceback), never exit 1: the results are written."""
+
+    def broken(path):
+        raise ValueError("Data cannot be log-scaled because all values are <= 0.")
+
+    monkeypatch.setattr("rfbench.present.plots.generic.draw_result", broken)
+    monkeypatch.setenv("RFBENCH_LOG_DIR", str(tmp_path / "log"))
+    out = tmp_path / "c.parquet"
+    done = CliRunner().invoke(app, ["preflight-counted", "--out", str(out), "--backend", "serial",
+                                    "--quiet"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    lines = [line for line in done.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("rfbench: warning: figure ")
+    assert str(out.with_suffix(".png")) in lines[0] and "log-scaled" in lines[0]
+    assert out.exists() and not out.with_suffix(".png").exists()
+    assert len(list((tmp_path / "log").glob("*.log"))) == 1

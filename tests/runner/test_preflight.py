@@ -54,6 +54,23 @@ def test_a_clash_names_the_default_profile_and_the_commands_option(tmp_path: Pat
     assert "None" not in line and "'quick'" not in line
 
 
+def test_a_run_of_another_setting_is_refused_not_a_silent_replacement(tmp_path: Path) -> None:
+    """Issue 39: ``attention --causal`` replaced the bidirectional result, ``--data`` replaced
+    ``make run``'s: any resolved parameter that differs is a clash (naming it, ``--out`` and
+    ``--replace``); the same command again replaces its own result."""
+    out = tmp_path / "res" / "c.parquet"
+    assert _invoke("preflight-counted", "--out", str(out), "--no-plot").exit_code == 0
+    blob = out.read_bytes()
+    assert _invoke("preflight-counted", "--out", str(out), "--no-plot").exit_code == 0
+    done = _invoke("preflight-counted", "--out", str(out), "--reps", "2", "--no-plot")
+    one_line_error(done, "holds results of reps 3; this run has reps 2", "--replace",
+                   f"--out {tmp_path / 'res' / 'c-reps-2.parquet'}")  # fmt: skip
+    assert load_provenance(out)["config"]["reps"] == 3 and out.read_bytes() != b""
+    done = _invoke("preflight-counted", "--out", str(out), "--reps", "2", "--replace", "--no-plot")
+    assert done.exit_code == 0 and load_provenance(out)["config"]["reps"] == 2
+    assert blob
+
+
 def test_reproduce_checks_every_config_before_the_first_job(tmp_path: Path) -> None:
     configs = _configs(tmp_path / "configs", "a", "b", "c")
     res = tmp_path / "res"
@@ -135,3 +152,30 @@ def test_the_mixed_profile_warning_is_one_short_line_per_profile(tmp_path: Path,
     assert [line.split(":")[0].strip() for line in lines[1:]] == ["default", "paper", "quick"]
     assert all("12 file(s)" in line and "more)" in line for line in lines[1:])
     assert max(map(len, lines[1:])) <= NAMES_WIDTH + 60
+
+
+def test_a_clash_of_data_files_names_the_file_not_its_folders() -> None:
+    from rfbench.compute.runner.outputs import _clash_message, differing
+
+    old = {"profile": None, "name": "pointwise", "data": "", "r": [1.5], "causal": False}
+    new = {**old, "data": "/home/me/pairs/my pairs.npz", "causal": True}
+    assert differing(old, new) == ["data", "causal"]
+    assert differing(old, {**old, "r": (1.5,)}) == []  # a tuple is the list the file stores
+    assert differing({"name": "pointwise"}, new) == []  # a parameter added since: no clash
+    edited = {**new, "data": "/home/me/pairs/my pairs.npz@0123456789abcdef"}
+    assert differing({**new, "data": f"{new['data']}@fedcba9876543210"}, edited) == []
+    out = Path("runs/pointwise/pointwise.parquet")
+    line = _clash_message(out, "data", "", new["data"], "--out")
+    assert "holds results of data none; this run has data my pairs.npz" in line
+    assert "/home/me" not in line and "--out runs/pointwise/pointwise-data-my-pairs.parquet" in line
+
+
+def test_a_rerun_served_from_the_cache_says_so(tmp_path: Path) -> None:
+    """Issue 39: nothing said when a rerun's numbers came from the job cache."""
+    out = tmp_path / "c.parquet"
+    args = ["preflight-counted", "--out", str(out), "--backend", "serial", "--no-plot"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0 and "job cache" not in first.output
+    again = CliRunner().invoke(app, args)
+    assert "rfbench: 3 of 3 job(s) read from the job cache" in again.output
+    assert "--force" in again.output

@@ -315,7 +315,7 @@ def test_spec_only_cache_reuses_jobs_of_a_grown_grid(tmp_path) -> None:
     first = SpecOnlyToy()
     _run(first, out, config={"reps": 2})
     grown = SpecOnlyToy()
-    got = _run(grown, out, config={"reps": 3})
+    got = _run(grown, out, config={"reps": 3}, replace=True)  # another config: --replace
     assert len(first.calls) == 4 and sorted(s.rep for s in grown.calls) == [2, 2]
     pd.testing.assert_frame_equal(got, _run(Toy(), tmp_path / "ref.parquet"), check_exact=True)
 

@@ -111,6 +111,8 @@ def urls(spec: FileSpec, base_url: str | None = None) -> tuple[str, ...]:
 
 def _download_one(name: str, spec: FileSpec, dest: Path, sources: tuple[str, ...]) -> None:
     """Fetch ``spec`` to ``dest`` from the first source whose bytes verify; atomic replace."""
+    # the folders this download creates: removed again if it fails and leaves them empty
+    created = [p for p in [dest.parent, *dest.parent.parents] if not p.exists()]
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmpdir = Path(tempfile.mkdtemp(prefix=".partial-", dir=dest.parent))
@@ -148,6 +150,12 @@ def _download_one(name: str, spec: FileSpec, dest: Path, sources: tuple[str, ...
     finally:
         logger.setLevel(level)
         shutil.rmtree(tmpdir, ignore_errors=True)
+        if not dest.exists():
+            for folder in created:  # deepest first; one that holds anything stays
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
     raise errors.download_failed(name, dest, spec.path, spec.sha256, reasons)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -116,9 +116,11 @@ class JobSpec(Mapping[str, Any]):
         return JobSpec({**self._items, **changes})
 
 
-def job_key(experiment: str, spec: JobSpec) -> dict[str, Any]:
-    """The key whose stable hash seeds the job's generator: ``{"experiment": name, **spec}``."""
-    return {"experiment": experiment, **spec}
+def job_key(experiment: str, spec: JobSpec, unkeyed: Collection[str] = ()) -> dict[str, Any]:
+    """The key whose stable hash seeds the job's generator: ``{"experiment": name, **spec}``
+    without the ``unkeyed`` entries (:attr:`Experiment.unkeyed`: which methods a job measures,
+    each drawing from its own keyed substream, so adding one leaves the others' draws alone)."""
+    return {"experiment": experiment, **{k: v for k, v in spec.items() if k not in unkeyed}}
 
 
 #: the largest number whose square is a finite float64
@@ -169,6 +171,9 @@ class Experiment:
     description: ClassVar[str] = ""
     #: one line for command lists (``rfbench --help``); empty: the description's first sentence
     tagline: ClassVar[str] = ""
+    #: job-spec entries that do not seed the job's generator (:func:`job_key`): the list of
+    #: methods one job measures, each of which draws from ``seeding.substream(rng, its key)``
+    unkeyed: ClassVar[tuple[str, ...]] = ()
     #: the parameter model: the one declaration of every parameter
     params: ClassVar[type[ExperimentParams]] = ExperimentParams
     #: key -> paper default (derived from ``params``, or declared by a plugin instead of it)

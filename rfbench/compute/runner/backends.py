@@ -73,7 +73,8 @@ def execute_job(experiment: Experiment, spec: JobSpec, seed: int) -> pd.DataFram
     """
     wall, cpu = time.perf_counter(), time.process_time()
     rows = rows_frame(
-        experiment.run_job(spec, job_rng(seed, job_key(experiment.name, spec))), experiment
+        experiment.run_job(spec, job_rng(seed, job_key(experiment.name, spec, experiment.unkeyed))),
+        experiment,
     )
     timing = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
     if type(experiment).finalize is Experiment.finalize and len(rows):

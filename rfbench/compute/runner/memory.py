@@ -81,8 +81,14 @@ def check_memory(
     )
     if not ratios and config.get("data"):
         raise ConfigError(f"{head}: the data file {config['data']} sets its size; use fewer rows")
-    if not ratios:
-        raise ConfigError(f"{head}; reduce the problem size")
+    if not ratios:  # no size makes it fit: the budget is what is too small
+        keys = [k for k in experiment.memory_parameters if _current(config, k) is not None]
+        smallest = config
+        for k in keys:
+            smallest = _with(smallest, k, 1)
+        floor = experiment.peak_memory(smallest) if keys else need
+        sizes = f"no {', '.join(map(repr, keys))} fits it; " if keys else ""
+        raise ConfigError(f"{head}: {sizes}give --max-memory at least {human(floor)}")
     key = max(ratios, key=ratios.__getitem__)
     raise ConfigError(f"{head}: {key!r} = {_current(config, key)} is too large; "
                       f"at most {fits[key]} fits")  # fmt: skip

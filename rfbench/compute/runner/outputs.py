@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,8 @@ def profile_name(profile: str | None) -> str:
 
 
 class OutputClash(ConfigError):
-    """The output holds a result of another profile or config; ``--replace`` overwrites it."""
+    """The output holds a result of another profile or config (any resolved parameter differs:
+    a causal mask, a data file, a model); ``--replace`` overwrites it."""
 
 
 def check_output_path(out: Path, option: str = "--out") -> None:
@@ -48,7 +51,9 @@ def check_replaceable(
     out: Path, experiment: str, config: Mapping[str, Any], replace: bool, option: str
 ) -> Mapping[str, Any] | None:
     """Refuse to replace ``out`` unless it is an rfbench result file of ``experiment`` — and,
-    unless ``replace``, one written by the same profile and config name as ``config``.
+    unless ``replace``, one written by the same profile, config name and resolved parameters as
+    ``config`` (:func:`differing`: rerunning a command replaces its own result; a run of another
+    setting never silently replaces it).
 
     A run writes its file atomically over the old one; this keeps it from ever replacing a user's
     own file (a parquet file of theirs, or another experiment's result) by mistake, and a quick
@@ -83,22 +88,73 @@ def check_replaceable(
             f"rfbench does not replace it (choose another {option})"
         )
     old = provenance.get("config", {})
-    for key in ("profile", "name"):
-        if old.get(key) == config.get(key):
-            continue
-        if replace:
-            return old
-        raise OutputClash(_clash_message(out, key, old.get(key), config.get(key), option))
-    return None
+    key = next(iter(differing(old, config)), None)
+    if key is None:
+        return None
+    if replace:
+        return old
+    raise OutputClash(_clash_message(out, key, old.get(key), config.get(key), option))
+
+
+def _plain(value: Any) -> Any:
+    """A config value as the result file's provenance stores it (JSON: tuples are lists), a
+    user's data file as its path and target: the same file edited since is the same setting
+    (its pinned digest differs; the job cache computes it again)."""
+    from rfbench.compute.datasets import user
+
+    value = json.loads(json.dumps(value, default=str, sort_keys=True))
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str) and value and user.is_reference(value):
+        path, target, _ = user.parse(value)
+        return f"{path}#{target}"
+    return value
+
+
+def differing(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The config keys whose values differ between a result file's config ``old`` and this run's
+    ``new``: the profile and name first, then the others in order (a causal mask, another model
+    or data file, other estimators or budgets). A key one of them lacks (a parameter added since
+    the file was written) is not a difference."""
+    keys = ["profile", "name", *(k for k in new if k not in ("profile", "name"))]
+    out = []
+    for key in keys:
+        if key in ("profile", "name"):
+            same = old.get(key) == new.get(key)
+        else:
+            same = key not in old or key not in new or _plain(old[key]) == _plain(new[key])
+        if not same:
+            out.append(key)
+    return out
+
+
+def _words(value: Any) -> str:
+    """A config value in a message: a data file by its name, a list without brackets."""
+    if isinstance(value, list | tuple):
+        return ",".join(_words(v) for v in value) or "none"
+    if isinstance(value, str) and ("/" in value or os.sep in value):
+        return Path(value).name.split("@")[0]
+    return str(value) if value != "" else "none"
+
+
+def _tag(key: str, value: Any) -> str:
+    """A file-name-safe word for ``key = value`` (``causal-True``, ``data-qkv``)."""
+    word = _words(value)
+    word = Path(word).stem if key == "data" else word
+    word = re.sub(r"[^A-Za-z0-9.,_+-]+", "-", f"{key}-{word}").strip("-")
+    return word[:60]
 
 
 def _clash_message(out: Path, key: str, old: Any, new: Any, option: str) -> str:
     if key == "profile":
         what = f"profile {profile_name(old)} results; this run is profile {profile_name(new)}"
         tag = profile_name(new)
-    else:
+    elif key == "name":
         what = f"the results of config {old!r}; this run is config {new!r}"
         tag = str(new)
+    else:
+        what = f"results of {key} {_words(old)}; this run has {key} {_words(new)}"
+        tag = _tag(key, new)
     if option == "--out-dir":
         elsewhere = f"--out-dir {out.parent.parent / tag}"
     else:

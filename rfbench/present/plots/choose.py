@@ -33,7 +33,16 @@ import pandas as pd
 
 from rfbench.present.plots import palette, scales, words
 from rfbench.present.plots.run_views import Hint, hint_for
-from rfbench.present.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
+from rfbench.present.plots.series import (
+    BASELINE,
+    LEVEL,
+    MAX_BANDS,
+    MEASURED,
+    THEORY,
+    Panel,
+    PlotData,
+    Series,
+)
 
 #: Metrics shown first when present (the quantity each paper figure plots).
 HEADLINE = (
@@ -243,8 +252,15 @@ class _Layout:
         value."""
         self.aggregate: list[str] = []
         keys = [*self.panels, "estimator", *([x] if x else [])]
+        derived: set[str] = set()
         for column in self.numeric:
             if column == x or _determines(measured, keys, column):
+                continue
+            # a setting that follows from the others (attention's features = min(F, T) for the
+            # exact-at-T methods) is not split on: fixing it would slice away whole curves
+            others = [c for c in self.numeric if c != column and c not in derived and c != x]
+            if others and _determines(measured, [*keys, *others], column):
+                derived.add(column)
                 continue
             if self.panels and _determines(measured, self.panels, column):
                 continue
@@ -269,7 +285,11 @@ class _Layout:
         ]  # fmt: skip
         if self.aggregate:
             counts = ", ".join(f"{measured[c].nunique()} {c}s" for c in self.aggregate)
-            band = "; band: quartiles" if self.hint.spread else ""
+            curves = measured.groupby(self.panels or (lambda _: 0), dropna=False)["estimator"]
+            self.bands = self.hint.spread and int(curves.nunique().max()) <= MAX_BANDS
+            band = "; bars/bands: quartiles" if self.bands else ""
+            if self.hint.spread and not self.bands:
+                band = f"; quartiles not drawn (more than {MAX_BANDS} curves a panel)"
             self.notes.append(f"median over {counts}{band}")
 
     # ------------------------------------------------------------------ build
@@ -303,17 +323,20 @@ class _Layout:
             panels=panels,
             categorical=x is None,
             notes=self.notes,
-            spread=self.hint.spread,
+            spread=self.hint.spread and getattr(self, "bands", True),
         )
         data.x_log = x is not None and (
             self.hint.x_log or scales.spans(measured[x], scales.X_LOG_SPAN)
         )
         if x == "theta":
             data.x_ticks = scales.angle_ticks(measured[x])
-        scales.set_y_scale(data, always=bool(self.hint.y_log))
+        # a log axis only for a chart with a positive measured value (window and top-k exact at
+        # F >= T are all 0: they are drawn on a linear axis, not left off an empty log one)
+        positive = any(v is not None and v > 0 for s in data.series if s.kind != LEVEL for v in s.y)
+        scales.set_y_scale(data, always=bool(self.hint.y_log) and positive)
         if data.y_log:
             scales.drop_empty_panels(data)
-        return data
+        return data if data.panels else None
 
     def _best(self, measured: pd.DataFrame, estimators: list[str]) -> list[str]:
         """The :data:`SHOWN_BEST` estimators with the best median metric (a grid of a hundred

@@ -20,6 +20,7 @@ from rfbench.present.plots.pointwise import (
     legend_strip,
     line_style,
     name,
+    tail_height,
     tail_note,
     theta_axis,
     unique,
@@ -100,7 +101,7 @@ def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
     one = k == 1
     extra = one and len(unique(c.variant for c in all_curves if c.variant)) > 1
     shape = (2, 2 + extra) if one else (3, k)  # one column: the two rows side by side
-    key = 0.55 + 0.2 * bool(tail_note(all_curves))
+    key = 0.55 + tail_height(all_curves)
     height = [key, 2.3] if one else [key, 2.0, 2.0]
     fig = plt.figure(figsize=(style.FULL_WIDTH, sum(height) + 0.5))
     gs = fig.add_gridspec(*shape, height_ratios=height)
@@ -124,6 +125,8 @@ def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
     if extra:
         _variant_ratio(fig.add_subplot(gs[1, 2]), all_curves)
     n = int(df.loc[df["metric"] == "rel_mae", "n_trials"].max())
+    if split:  # the settings drawn, not the paper's (a quick run has fewer)
+        title = f"{title.split(' for ')[0]} for {split} = {', '.join(f'{v:g}' for v in values)}"
     fig.suptitle(f"{title} (d = {int(df['d'].max())}, {n:,} draws per angle)")
     return fig
 

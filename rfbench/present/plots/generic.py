@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rfbench.present.plots.series import BASELINE, LEVEL, MEASURED, THEORY, Panel, PlotData, Series
+from rfbench.present.plots.series import (
+    BASELINE,
+    LEVEL,
+    MAX_BANDS,
+    MEASURED,
+    THEORY,
+    Panel,
+    PlotData,
+    Series,
+)
 from rfbench.present.plots.style import THEORY_LINE, apply, theory_handle
 
 SOFTWARE = "rfbench"
@@ -60,8 +69,6 @@ def draw_result(path: str | Path) -> Path | None:
 COLUMNS, PANEL_WIDTH, PANEL_HEIGHT = 3, 3.6, 2.7
 #: dotted and dash-dotted lines for baselines, in turn
 BASELINE_STYLES = (":", "-.", (0, (1, 3)), (0, (5, 1, 1, 1)))
-#: error bands and bars only while a panel has at most this many curves (more is a thicket)
-MAX_BANDS = 8
 #: inches of figure height per legend entry (the legend must not be cut off), per category row
 LEGEND_ROW, CATEGORY_ROW = 0.17, 0.2
 #: a log x axis with at most this many distinct values is ticked at them

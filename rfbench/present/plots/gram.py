@@ -122,6 +122,8 @@ def _grid_cells(df: pd.DataFrame, name: str, kernel: str, r: float) -> pd.DataFr
         # the kernel name generalised, so one footnote serves both kernels
         written = isinstance(note, str) and note
         note = re.sub(r"'(softmax|gaussian)'", "'<kernel>'", note) if written else None
+        if note is not None:  # a reason in words, not the exception that carried it
+            note = "not computed: " + re.sub(r"^[A-Za-z]*(Error|Exception|Warning): ", "", note)
         if note is None and est not in values.index:
             continue
         rows.append((*_split(est), value if np.isfinite(value) else np.nan, note))
@@ -227,9 +229,9 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
     sizes = {k: int(df[k].max()) for k in ("d", "m", "n_points")}
     n = int(df[df["metric"].isin([p[0] for p in panels])]["n_trials"].max())
     fig.suptitle(
-        f"Spectraformer CPU proxy (docs/experiments.md#spectraformer-grid): q, k ~ N(0, r²I/d), d "
-        f"= {sizes['d']}, "
-        f"m = {sizes['m']}, {sizes['n_points']} queries and keys, {n} draws per cell",
+        "Spectraformer CPU proxy (docs/experiments.md#spectraformer-grid):\n"
+        f"q, k ~ N(0, r²I/d), d = {sizes['d']}, m = {sizes['m']}, {sizes['n_points']} queries "
+        f"and keys, {n} draws per cell",
         fontsize=8,
     )
     return fig

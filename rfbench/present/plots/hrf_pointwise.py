@@ -29,6 +29,7 @@ from rfbench.present.plots.pointwise import (
     legend_strip,
     name,
     sizes,
+    tail_height,
     tail_note,
     theta_axis,
     unique,
@@ -104,7 +105,7 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
     style.apply()
     import matplotlib.pyplot as plt
 
-    key = KEY_HEIGHT + 0.2 * bool(tail_note(all_curves))
+    key = KEY_HEIGHT + tail_height(all_curves)
     height = key + PANEL_HEIGHT * nr + SUMMARY_HEIGHT + 0.4
     fig = plt.figure(figsize=(style.FULL_WIDTH, height))
     ratios = [key, *([PANEL_HEIGHT] * nr), SUMMARY_HEIGHT]

@@ -36,17 +36,22 @@ def beyond_nystrom(results: dict[str, pd.DataFrame]) -> Figure:
     """One panel per data set: Gram RMSE vs m (log-log), mean ± 2 s.e. (delta method) per
     estimator, the closed form dashed (far above the sample where the draws miss a heavy tail:
     the rows' ``resolved``), the best rank-m matrix dotted grey (a bound, not an estimator)."""
+    from rfbench.present.plots import palette
+
     fig, axes, panels = _panels(results["beyond-nystrom"])
+    # one colour and marker per estimator (trig@iid and trig@pnc share a family colour)
+    looks = palette.assign(list(dict.fromkeys(results["beyond-nystrom"]["estimator"])))
     for ax, name, rows in panels:
         for est, part in rows.groupby("estimator", sort=False):
             emp = _curve(part, "frob_sq_per_entry")
             se = emp["stderr"].astype(float).fillna(0.0) / (2 * emp["rmse"])
-            colour = style.colour(est)
-            ax.errorbar(emp["m"], emp["rmse"], yerr=2 * se, color=colour, marker=style.marker(est),
+            colour, mark = looks[est]
+            ax.errorbar(emp["m"], emp["rmse"], yerr=2 * se, color=colour, marker=mark,
                         label=est, capsize=2)  # fmt: skip
             theory = _curve(part, "theory_frob_sq_per_entry")
             if len(theory):
-                ax.plot(theory["m"], theory["rmse"], color=colour, linestyle="--", linewidth=0.8)
+                ax.plot(theory["m"], theory["rmse"], color=colour, linestyle="--", linewidth=0.8,
+                        label="closed form (dashed, the estimator's colour)")  # fmt: skip
         bound = _curve(rows, "oracle_frob_sq_per_entry")
         bound = bound[bound["features"] == bound["m"]].groupby("m")["rmse"].min()
         bound = bound[bound > 0]  # rank ≥ n: the bound is exact, 0, off a log axis
@@ -58,8 +63,13 @@ def beyond_nystrom(results: dict[str, pd.DataFrame]) -> Figure:
         d, n = int(rows["d"].iloc[0]), int(rows["n_points"].iloc[0])
         ax.set(xlabel="projections / landmarks m", ylabel="Gram RMSE")
         ax.set_title(f"{name} (d = {d}, n = {n})")
-    if panels:
-        axes[-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    if panels:  # one legend of what any panel draws, each entry once
+        drawn: dict[str, object] = {}
+        for ax in axes:
+            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                drawn.setdefault(label, handle)
+        axes[-1].legend(list(drawn.values()), list(drawn), fontsize=6, loc="upper left",
+                        bbox_to_anchor=(1.02, 1.0))  # fmt: skip
     return fig
 
 

@@ -212,10 +212,45 @@ def tail_note(items: Sequence[Curve]) -> list[object]:
             upper = c.values("rel_rmse") + Z_BAND * c.stderr("rel_rmse")
             if np.any(upper < c.values("theory_rel_rmse") / 2):
                 low.append(name(c.estimator))
-    if not low:
-        return []
-    text = (
-        f"empirical √MSE < ½ closed form for {', '.join(unique(low))}: "
-        "a heavy right tail the draws rarely reach"
-    )
-    return [Line2D([], [], linestyle="none", label=text)]
+    notes = []
+    if low:
+        notes.append(
+            f"empirical √MSE < ½ closed form for {', '.join(unique(low))}: "
+            "a heavy right tail the draws rarely reach"
+        )
+    zero = zero_note(items)
+    if zero:
+        notes.append(zero)
+    return [Line2D([], [], linestyle="none", label="\n".join(notes))] if notes else []
+
+
+def tail_height(items: Sequence[Curve]) -> float:
+    """Inches of legend strip the notes of :func:`tail_note` take (0.2 a line)."""
+    return 0.2 * sum(h.get_label().count("\n") + 1 for h in tail_note(items))
+
+
+#: a relative error below this fraction of its curve's largest is round-off of an exact 0
+ROUND_OFF = 1e-9
+#: the relative errors drawn on the pointwise figures' log axes
+LOG_METRICS = ("rel_rmse", "rel_mae", "theory_rel_rmse")
+
+
+def zero_note(items: Sequence[Curve]) -> str:
+    """A note naming the estimators whose error is 0 (or its round-off) at some θ (exact at
+    θ = 0 or π: a curve there drops off the log axis), or "" when none is."""
+    at: dict[str, set[str]] = {}
+    for c in items:
+        for metric in LOG_METRICS:
+            if c.has(metric):
+                values = c.values(metric)
+                # 0, or round-off of 0 (the axis stops above it): exact there
+                zero = values <= ROUND_OFF * np.nanmax(values, initial=0.0)
+                for theta in c.theta[zero]:
+                    where = "0" if np.isclose(theta, 0) else "π" if np.isclose(theta, np.pi) else ""
+                    at.setdefault(name(c.estimator), set()).add(where or f"{theta:.3g}")
+    if not at:
+        return ""
+    angles = sorted({a for v in at.values() for a in v}, key=lambda a: (a != "0", a))
+    every = len(at) == len({name(c.estimator) for c in items}) and len(at) > 1
+    who = "every curve" if every else ", ".join(at)
+    return f"error 0 (exact) at θ = {', '.join(angles)} for {who}: off the log axis there"

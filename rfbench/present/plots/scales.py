@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from rfbench.present.plots.series import PlotData
+from rfbench.present.plots.series import LEVEL, PlotData
 
 #: on a log axis, positive values below this fraction of the median are round-off of an exact
 #: point (an estimator exact at θ = 0, say): the axis stops above them and a note says so
@@ -27,16 +27,18 @@ def angle_ticks(theta: pd.Series) -> list[tuple[float, str]] | None:
 
 
 def drop_empty_panels(data: PlotData) -> None:
-    """On a log axis, a panel whose values are all 0 (float64 adds no error to itself) is a note,
-    not an empty box."""
+    """On a log axis, a panel whose curves are all 0 (float64 adds no error to itself; window
+    and top-k are exact at F >= T) is a note, not an empty box: its baseline levels alone would
+    leave an axis with no data (and a log x axis with no range). When every panel is empty,
+    ``data.panels`` is left empty: the chart has nothing to draw."""
     kept = []
     for panel in data.panels:
-        if any(v is not None and v > 0 for s in panel.series for v in s.y):
+        curves = [s for s in panel.series if s.kind != LEVEL] or panel.series
+        if any(v is not None and v > 0 for s in curves for v in s.y):
             kept.append(panel)
         else:
             data.notes.append(f"{panel.title}: all values 0 (not drawn on the log axis)")
-    if kept:
-        data.panels = kept
+    data.panels = kept
 
 
 def spans(column: pd.Series, factor: float) -> bool:
@@ -61,7 +63,7 @@ def set_y_scale(data: PlotData, always: bool = False) -> None:
     if informative[-1] / informative[0] < LOG_SPAN and not always:
         return
     data.y_log = True
-    data.y_range = (informative[0] / 2, informative[-1] * 2)
+    data.y_range = (informative[0] / 2, _top(data, informative))
     floor = informative[0]
     tiny = 0
     for s in data.series:
@@ -78,3 +80,25 @@ def set_y_scale(data: PlotData, always: bool = False) -> None:
         data.notes.append(
             f"{tiny} value(s) of 0 or at round-off (exact there) left off the log axis"
         )
+
+
+#: on a log axis, values above this factor times the upper quartile are outliers (trig's
+#: attention errors of ~10² beside errors below 1): the axis stops above the quartile and a note
+#: names them, so they do not compress the rest
+OUTLIER_FACTOR = 30.0
+
+
+def _top(data: PlotData, values: list[float]) -> float:
+    """The top of a log axis: twice the largest value, or, past an outlier, a few times the upper
+    quartile (a note names the curves above it)."""
+    upper = values[(3 * (len(values) - 1)) // 4]
+    if values[-1] <= OUTLIER_FACTOR * upper:
+        return values[-1] * 2
+    top = 5 * upper
+    names = [s.label for s in data.series if any(v is not None and v > top for v in s.y)]
+    names = list(dict.fromkeys(names))
+    data.notes.append(
+        f"{', '.join(names)}: values up to {values[-1]:.3g} above the axis (cut at {top:.3g} so "
+        "the other curves can be read)"
+    )
+    return top

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 #: How a series is drawn: a measured curve (solid, markers), a closed form (dashed, same colour),
 #: a baseline over the x axis (grey, dotted) or a baseline with no x (a horizontal line).
 MEASURED, THEORY, BASELINE, LEVEL = "measured", "theory", "baseline", "level"
+#: error bands and bars only while a panel has at most this many measured curves (more is a
+#: thicket); a chart with more says so rather than promise bands
+MAX_BANDS = 8
 
 
 @dataclass

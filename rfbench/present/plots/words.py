@@ -73,12 +73,22 @@ def number(value: object) -> str:
     return str(value)
 
 
+def data_name(label: str) -> str:
+    """A data set as a title names it: a user's file (``/home/me/qkv.npz@0123abcd``) by its file
+    name (``qkv.npz``), never its folders; a registry set or model label as it is."""
+    if "/" not in label and "\\" not in label:
+        return label
+    head, _, pin = label.rpartition("@")
+    path = head if head and len(pin) == 16 and all(c in "0123456789abcdef" for c in pin) else label
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
 def setting(column: str, value: object) -> str:
     """``r = 1.5``, ``kernel softmax``, ``data set wine``."""
     if column == "kernel":
         return f"{str(value).capitalize()} kernel"
     if column == "dataset":
-        return str(value)
+        return data_name(str(value))
     if column == "theta" and isinstance(value, float) and math.isfinite(value):
         return f"θ = {value / math.pi:.3g}π"
     symbol = SYMBOLS.get(column)

@@ -6,44 +6,90 @@ import pandas as pd
 
 from rfbench.present.attention_stats import beats_uniform_corrected, swap_gaps
 
+#: the column of the methods' values, in words with its direction
+VALUE = "output error, median (lower is better)"
+
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:
-    """Per method at the largest feature budget: median output error over heads and layers, the
-    share of heads where it beats uniform attention (Holm-corrected over heads); then the
-    baselines and the swap-in cosine with the share of the gap to exact attention recovered."""
+    """Per method at the largest feature budget F (and sequence length T): the median relative
+    output error over heads and layers, and the share of heads where it beats uniform attention
+    (Holm-corrected over heads), best first; then the baselines at the same T — the best rank-r
+    approximation at r = F when the run has it, so every row compares like with like — and the
+    swap-in cosine with the share of the gap to exact attention recovered. ``attrs`` say the
+    model, mask and T (``title``) and the metric and its direction (``caption``)."""
     heads = results[(results["kind"] == "heads") & (results["metric"] == "out_rel_frob")]
     parts = []
+    budget = tokens = None
     if len(heads):
-        top = heads[heads["budget"] == heads["budget"].max()]
+        budget = int(heads["budget"].max())
+        top = heads[heads["budget"] == budget]
         if "tokens" in top:
-            top = top[top["tokens"] == top["tokens"].max()]
+            tokens = top["tokens"].max()
+            top = top[top["tokens"] == tokens]
         top = top.assign(beats_uniform=beats_uniform_corrected(top))
         g = top.groupby("estimator", sort=False)
-        parts.append(
-            pd.DataFrame(
-                {
-                    "estimator": list(g.groups),
-                    "metric": "out_rel_frob (median over heads)",
-                    "budget": int(top["budget"].max()),
-                    "value": g["value"].median().to_numpy(),
-                    "beats_uniform": g["beats_uniform"].mean().to_numpy(),
-                }
-            )
+        methods = pd.DataFrame(
+            {
+                "estimator": list(g.groups),
+                "metric": VALUE,
+                "budget": budget,
+                "value": g["value"].median().to_numpy(),
+                "heads_beating_uniform": g["beats_uniform"].mean().to_numpy(),
+            }
         )
+        parts.append(methods.sort_values("value", kind="stable"))
     base = results[(results["kind"] == "baselines") & (results["metric"] == "out_rel_frob")]
     if len(base):
-        base = base[base["tokens"] == base["tokens"].max()]
+        tokens = base["tokens"].max() if tokens is None else tokens
+        base = base[base["tokens"] == tokens]
         for name, sub in base.groupby("estimator", sort=False):
-            rank = sub["rank"].min() if name == "best-rank" else None
-            if rank is not None and pd.notna(rank):
+            rank = _rank_like(sub["rank"], budget) if name == "best-rank" else None
+            if rank is not None:
                 sub = sub[sub["rank"] == rank]
-            frame = {"estimator": [name], "metric": ["out_rel_frob (median)"], "budget": [rank],
-                     "value": [sub["value"].median()]}  # fmt: skip
+            frame = {"estimator": [name], "metric": ["output error, median (baseline)"],
+                     "budget": [rank], "value": [sub["value"].median()]}  # fmt: skip
             parts.append(pd.DataFrame(frame))
     swap = results[results["metric"] == "swap_cosine"]
     if "layer" in swap:
         swap = swap[swap["layer"].isna()]  # every layer swapped (per layer: the report)
     if len(swap):
-        parts.append(swap_gaps(swap)[["estimator", "metric", "budget", "value", "stderr"]])
+        gaps = swap_gaps(swap)[["estimator", "metric", "budget", "value", "stderr"]]
+        gaps = gaps.assign(metric=gaps["metric"] + " (higher is better)")
+        parts.append(gaps)
     out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
-    return out.head(40)
+    out = out.head(40)
+    out.attrs["title"] = _setting(results, tokens)
+    if budget is not None:
+        at = f"F = {budget}" + (f", T = {int(tokens)}" if pd.notna(tokens) else "")
+        out.attrs["caption"] = (
+            "value: the relative output error ‖ΔO‖_F/‖O‖_F (lower is better), median over heads "
+            f"and layers at {at}; heads_beating_uniform: the share of heads where the method's "
+            "error is significantly below uniform attention's (Holm-corrected); best-rank: the "
+            "best rank-r approximation with r = F"
+        )
+    return out
+
+
+def _rank_like(ranks: pd.Series, budget: int | None) -> int | None:
+    """The best-rank baseline's rank matching the methods' budget F (else the largest below)."""
+    known = sorted(int(r) for r in ranks.dropna().unique())
+    if not known:
+        return None
+    if budget is None:
+        return known[0]
+    below = [r for r in known if r <= budget]
+    return below[-1] if below else known[0]
+
+
+def _setting(results: pd.DataFrame, tokens: object) -> str:
+    """The model or data (``dataset``), the mask and T, in words: ``all-MiniLM-L6-v2, causal,
+    T = 512``."""
+    words = []
+    if "dataset" in results and results["dataset"].notna().any():
+        label = str(results["dataset"].dropna().iloc[0]).split("@")[0]
+        words.append(label.rsplit("/", 1)[-1])
+    causal = "causal" in results and results["causal"].fillna(False).astype(bool).any()
+    words.append("causal" if causal else "bidirectional")
+    if tokens is not None and pd.notna(tokens):
+        words.append(f"T = {int(tokens)}")
+    return ", ".join(words)

@@ -40,7 +40,13 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True) if parts else results[:0]
     if "rank" in out and (out["rank"] == "").all():
         out = out.drop(columns="rank")
+    if "sigma" in out and (out["sigma"] == 0).any():  # 0: the lengthscale rule, not σ = 0
+        out = out.assign(sigma=out["sigma"].map(lambda s: RULE if s == 0 else s).astype(object))
     return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)
+
+
+#: what σ = 0 means for a data set's points (gram's ``sigma`` parameter): the lengthscale rule
+RULE = "1/(2·mean distance)"
 
 
 def _ranked(rows: pd.DataFrame) -> pd.DataFrame:

@@ -10,8 +10,9 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per curve: max over θ of the closed-form and empirical relative RMSE (the HRF claim:
     the angular hybrid has the smallest max-relative-error), whether the sample resolves it
     (at the empirical and the closed-form argmax), the importance-sampled max where run, the
-    relative mean absolute error and the negative count; ranked at each r by the closed form
-    where one exists (else by the empirical max). The footnote (``attrs``) explains the marks.
+    relative mean absolute error and the negative count; ranked at each r (lower is better) by
+    the closed form when every curve there has one, else all by the empirical max. The footnote
+    (``attrs``) explains the marks.
     """
     keys = [c for c in ("estimator", "variant", "m", "n", "r") if c in results.columns]
     out = []
@@ -33,23 +34,30 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(out)
     if table.empty:
         return table
-    table["ranked_by"] = np.where(table["theory_max"].notna(), "theory", "empirical")
-    order = table["theory_max"].fillna(table["max_rel_rmse"])
     by_r = table["r"].fillna(-1.0)  # the user's pairs (no r) rank together
+    # like with like: at one r, by the closed-form max when every curve has one, else all by the
+    # empirical max (a plugin copy without a closed form must not outrank its original)
+    closed = table["theory_max"].notna().groupby(by_r).transform("all")
+    table["ranked_by"] = np.where(closed, "theory", "empirical")
+    order = table["theory_max"].where(closed, table["max_rel_rmse"])
     table["rank"] = order.groupby(by_r).rank(method="min").astype(int)
     front = [*keys, "rank", "ranked_by"]
     table = table[front + [c for c in table.columns if c not in front]]
     table = table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
     table.attrs["footnote"] = SUMMARY_FOOTNOTE
+    table.attrs["caption"] = (
+        "the max over θ of the relative RMSE per curve (lower is better), ranked 1 = best at each r"
+    )
     return table
 
 
 #: Printed under the pointwise summary (rfbench.cli.show.print_frame).
 SUMMARY_FOOTNOTE = (
-    "rank: by the closed-form max theory_max where one exists (ranked_by), else by the empirical "
-    "max_rel_rmse. resolved = False: at the angle of the empirical or the closed-form max "
-    "(without a closed form: at some angle) fewer than 30 draws are expected in the region "
-    "carrying the MSE (rfbench.compute.features.theory.resolution), so max_rel_rmse is unreliable "
+    "rank (1 = lowest error): at each r by the closed-form max theory_max when every curve has "
+    "one, else all by the empirical max_rel_rmse (ranked_by). resolved = False: at the angle of "
+    "the empirical or the closed-form max (without a closed form: at some angle) fewer than 30 "
+    "draws are expected in the region carrying the MSE "
+    "(rfbench.compute.features.theory.resolution), so max_rel_rmse is unreliable "
     "(typically far too small, sometimes one huge outlier); the rows' samples_needed says how "
     "many estimates would resolve it; importance = true adds the importance-sampled is_max."
 )

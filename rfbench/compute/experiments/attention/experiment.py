@@ -42,6 +42,8 @@ class Attention(Experiment):
     """Attention-level errors of random features on a pretrained transformer's heads."""
 
     name = "attention"
+    # each method draws from its own keyed substream (heads._feature_map)
+    unkeyed = ("estimators",)
     description = (
         "Real attention: output error D̂⁻¹ÂV vs D⁻¹AV, normaliser failures, uniform/zero/rank-r "
         "baselines and a swap-in embedding score on all-MiniLM-L6-v2 (or --model, --data)."
@@ -85,6 +87,13 @@ class Attention(Experiment):
             for features in config["budget"] + (config["swap_budget"] if not local else []):
                 keys = local.keys(features, config["window"]) if local else 0
                 if features - keys < 1 or budget.projections(est, features - keys) < 1:
+                    per = budget.features_per_projection(est)
+                    if local and config["window"] and features > per:  # --window took it all
+                        raise ConfigError.bad_value(
+                            "window", config["window"],
+                            f"at most {features - per} for {name} at budget {features} (its "
+                            f"map needs {per} of the F = {features} features)",
+                        )  # fmt: skip
                     raise ConfigError.bad_value(
                         "budget", features,
                         f"at least {budget.features_per_projection(est) + keys} for {name} "

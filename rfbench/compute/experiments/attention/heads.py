@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +22,7 @@ from rfbench.compute.experiments.attention.local import (
 )
 from rfbench.compute.experiments.chunks import chunks
 from rfbench.compute.features import registry
+from rfbench.compute.seeding import substream
 from rfbench.compute.stats import mean_se, standard_error
 
 FAILURES = (ValueError, ArithmeticError, NotImplementedError)
@@ -145,7 +145,7 @@ def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
 
 
 def _feature_map(
-    name: str, local: LocalMethod | None, spec: JobSpec, seed: int, q: np.ndarray,
+    name: str, local: LocalMethod | None, spec: JobSpec, rng: np.random.Generator, q: np.ndarray,
     k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
     fitter: heldout.Fitter,
 ) -> _Measured:  # fmt: skip
@@ -157,9 +157,10 @@ def _feature_map(
     keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
     m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
     est = registry.get(map_name, kernel="softmax", m=m)
-    # one stream per coupling: every estimator of a coupling draws the same ω
+    # one stream per coupling, keyed on it (not on the job's other methods): every estimator of
+    # a coupling draws the same ω, and adding a method leaves the others' draws bit-identical
     key = name if local is not None else _coupling(name)
-    gen = np.random.default_rng([seed, zlib.crc32(key.encode())])
+    gen = substream(rng, {"coupling": key})
     visible = _visible(spec, t, s)
     mask = window_mask(t, s, keys, causal=visible is not None) if local is not None else None
     out = _Measured([], {"m": m})
@@ -202,7 +203,6 @@ def head_rows(
     """Every method on every head of one layer at one feature budget (module docstring);
     ``forms`` holds the per-draw forms: rfbench.compute.experiments.attention.metrics, or their
     causal forms (causal.FORMS)."""
-    seed = int(rng.integers(2**63))
     truths = [forms.HeadTruth.of(q[h], k[h], v[h]) for h in range(q.shape[0])]
     measured = forms.matrix_rows(q.shape[1], spec["matrix_rows"])
     uniform = [
@@ -218,7 +218,7 @@ def head_rows(
                 results[name] = _local_only(local, spec, q, k, v, truths, measured, forms)
             else:
                 results[name] = _feature_map(
-                    name, local, spec, seed, q, k, v, truths, measured, forms, fitter
+                    name, local, spec, rng, q, k, v, truths, measured, forms, fitter
                 )
         except FAILURES as exc:
             failures[name] = f"{type(exc).__name__}: {exc}"

@@ -32,6 +32,7 @@ from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections
 from rfbench.compute.features.theory import resolution
 from rfbench.compute.names import weights_of
+from rfbench.compute.seeding import substream
 from rfbench.compute.stats import standard_error
 
 
@@ -109,6 +110,8 @@ class ClusterTable(Experiment):
     """HRF Fig. 6 / Table 3: Gram-matrix MSE on synthetic clustered queries and keys."""
 
     name = "clusters"
+    # each estimator draws from its own keyed substream: adding one leaves the others alone
+    unkeyed = ("estimators",)
     description = "HRF Fig. 6 / Table 3: zero-one cluster hybrid vs SM+ and trig, clustered data"
     tagline = "Cluster hybrid vs SM+ and trig on clustered data (HRF)."
     params = Params
@@ -169,7 +172,10 @@ class ClusterTable(Experiment):
             ]
             mses = {name: np.array([r[name] for r in by_rep]) for name in spec["estimators"]}
         else:
-            mses = {name: rfbench_mse(name, pc, m, reps, rng) for name in spec["estimators"]}
+            mses = {
+                name: rfbench_mse(name, pc, m, reps, substream(rng, {"estimator": name}))
+                for name in spec["estimators"]
+            }
         rows = []
         for name, values in mses.items():
             est = {

@@ -21,6 +21,8 @@ def cos_char(t: np.ndarray, s: float) -> np.ndarray:
     """φ_C(t) = E exp(i t cos(sZ)), Z ~ N(0, 1), by the Jacobi–Anger series (exact up to k_max)."""
     t = np.asarray(t, dtype=float)
     k_max = int(np.max(t, initial=0.0) + 20 * np.max(t, initial=0.0) ** (1 / 3) + 40)
+    if s > 0:  # |J_k| ≤ 1: terms whose weight e^{−k²s²/2} is below 1e-18 add nothing to float64
+        k_max = min(k_max, int(np.sqrt(2 * np.log(1e18)) / s) + 1)
     k = np.arange(1, k_max + 1)
     weights = 2 * (1j**k) * np.exp(-0.5 * (k * s) ** 2)
     return jv(0, t) + (jv(k[None, :], t[:, None]) * weights[None, :]).sum(axis=1)
