@@ -156,6 +156,11 @@ class Attention(Experiment):
             spec = models.check_model(model)
             layers = config["layers"] or list(range(spec.layers))
             tokens_list = _clamped(config["tokens"], spec.max_positions)
+        # stop = resolved: the heads jobs draw in batches (heads._until_resolved); fixed jobs
+        # keep their spec, so their keys and streams are unchanged
+        sequential = (
+            {"stop": "resolved", "batch": config["batch"]} if config["stop"] == "resolved" else {}
+        )
         jobs = []
         for tokens, asked in tokens_list.items():
             source.shape(model, data, tokens)  # extract (and cache) the activations once
@@ -168,7 +173,8 @@ class Attention(Experiment):
                     JobSpec(point, kind="heads", budget=f,
                             estimators=tuple(config["estimators"]), draws=config["draws"],
                             significance=config["significance"],
-                            matrix_rows=config["matrix_rows"], window=config["window"])
+                            matrix_rows=config["matrix_rows"], window=config["window"],
+                            **sequential)
                     for f in config["budget"]
                 ]  # fmt: skip
         if config["swap"] and not data:
