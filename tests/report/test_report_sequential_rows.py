@@ -45,10 +45,13 @@ def test_a_sequential_rows_interval_decides_not_its_z() -> None:
         evaluate_claim(_claim(BEST), ResultSet(_rows(values, None, "")), {}).verdict
         == ORDERING_CONFIRMED
     )
-    # drawn sequentially: the anytime-valid interval of a − b includes 0 on d1 (resolved on d0)
-    rows = _rows(values, [(0.02, 0.18), (-0.01, 0.11)], "cap")
+    # drawn sequentially, stopped early: the anytime-valid interval of a − b includes 0 on d1
+    rows = _rows(values, [(0.02, 0.18), (-0.01, 0.11)], "resolved")
     res = evaluate_claim(_claim(BEST), ResultSet(rows), {})
     assert res.verdict == CONSISTENT, res.detail
+    # unresolved at the cap (every draw taken): read as with fixed draws
+    rows = _rows(values, [(0.02, 0.18), (-0.01, 0.11)], "cap")
+    assert evaluate_claim(_claim(BEST), ResultSet(rows), {}).verdict == ORDERING_CONFIRMED
     # both intervals above zero: confirmed; one wholly below: does not hold
     rows = _rows(values, [(0.02, 0.18), (0.01, 0.09)], "resolved")
     assert evaluate_claim(_claim(BEST), ResultSet(rows), {}).verdict == ORDERING_CONFIRMED

@@ -165,7 +165,8 @@ def sequential_status(pt: pd.Series, est: str, other: str, tol: float, best: str
     ``diff_high`` bound ``est − other`` (docs/architecture.md#sequential-draws). ``PASS`` when
     the interval lies wholly on the claimed side of ``−tol``, ``FAIL`` wholly on the other,
     else ``WEAK`` / ``NOISE`` by the point estimates' side; None when the rows carry no such
-    interval (a fixed-``trials`` row: the z test of :func:`compare_le`).
+    interval (a fixed-``trials`` row) or it is unresolved at the cap (every draw taken): the z
+    test of :func:`compare_le`, as with fixed draws.
     """
     stop = pt.get(f"stop:{other}")
     if pt.get(f"versus:{other}") != est or stop not in ("resolved", "cap"):
@@ -181,6 +182,8 @@ def sequential_status(pt: pd.Series, est: str, other: str, tol: float, best: str
         return PASS
     if high + tol < 0:
         return FAIL
+    if stop == "cap":  # unresolved at the cap: every draw was taken, read as with fixed draws
+        return None
     return WEAK if mean + tol >= 0 else NOISE
 
 
