@@ -100,3 +100,27 @@ def test_resolved_stops_clear_heads_early_and_is_deterministic(tmp_path: Path) -
     assert (cap["beats_uniform"] == (cap["z_uniform"] > 2.0)).all()
     resolved = drawn[drawn["stop"] == sequential.RESOLVED]
     assert (resolved["beats_uniform"] == (resolved["diff_low"] > 0)).all()
+
+
+def test_beats_uniform_stops_only_at_the_level_that_survives_holm() -> None:
+    from rfbench.compute.experiments.attention.heads import _until_resolved
+
+    rng = np.random.default_rng(0)
+
+    def batch(i: int, size: int) -> dict[str, np.ndarray]:
+        # a head below uniform's 1.0, not by miles: z ≈ √n
+        return {"out_rel_frob": 0.9 + 0.1 * rng.standard_normal(size)}
+
+    spec = {"draws": 90, "batch": 3, "significance": 2.0}
+    _, alone, one = _until_resolved(batch, spec, 1.0, None, family=1)
+    _, holm, many = _until_resolved(batch, spec, 1.0, None, family=72)
+    assert alone == sequential.RESOLVED and one.low > 0 and one.n < 90
+    # over a family of 72 heads it needs more draws: its p-value then survives Holm's first step
+    assert many.n > one.n
+    assert holm == sequential.CAP or many.p / 2 <= 0.0228 / 72
+    # "does not beat" needs no family correction: an error far above uniform stops at once
+    worse = {"draws": 30, "batch": 3, "significance": 2.0}
+    _, why, bad = _until_resolved(
+        lambda i, n: {"out_rel_frob": 3.0 + 0.1 * rng.standard_normal(n)}, worse, 1.0, None, 72
+    )
+    assert why == sequential.RESOLVED and bad.n == 3 and bad.high < 0

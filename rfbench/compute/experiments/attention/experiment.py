@@ -156,10 +156,13 @@ class Attention(Experiment):
             spec = models.check_model(model)
             layers = config["layers"] or list(range(spec.layers))
             tokens_list = _clamped(config["tokens"], spec.max_positions)
-        # stop = resolved: the heads jobs draw in batches (heads._until_resolved); fixed jobs
-        # keep their spec, so their keys and streams are unchanged
+        # stop = resolved: the heads jobs draw in batches (heads._until_resolved), knowing how
+        # many layers the report's Holm family spans; fixed jobs keep their spec, so their keys
+        # and streams are unchanged
         sequential = (
-            {"stop": "resolved", "batch": config["batch"]} if config["stop"] == "resolved" else {}
+            {"stop": "resolved", "batch": config["batch"], "family_layers": len(layers)}
+            if config["stop"] == "resolved"
+            else {}
         )
         jobs = []
         for tokens, asked in tokens_list.items():

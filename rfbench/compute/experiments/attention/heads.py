@@ -193,7 +193,8 @@ def _feature_map(
                 return metrics_of(draw, h)
 
             bound = output_bound(truth) if positive else None
-            per_head, reason, reading = _until_resolved(batch, spec, uniform[h], bound)
+            family = len(truths) * spec.get("family_layers", 1)
+            per_head, reason, reading = _until_resolved(batch, spec, uniform[h], bound, family)
             out.heads.append(per_head)
             out.stops.append((reason, reading))
         if local is not None:
@@ -355,7 +356,7 @@ def output_bound(truth: Any) -> float:
 
 
 def _until_resolved(
-    batch: Any, spec: JobSpec, uniform: float, bound: float | None
+    batch: Any, spec: JobSpec, uniform: float, bound: float | None, family: int = 1
 ) -> tuple[dict[str, np.ndarray], str, sequential.Interval]:
     """One head's draws in batches until its test against uniform attention is resolved.
 
@@ -367,7 +368,9 @@ def _until_resolved(
     bound — the asymptotic one (docs/architecture.md#sequential-draws). It stops when the
     interval excludes zero (``resolved``) or at ``spec["draws"]`` (``cap``). A draw whose error
     is not finite decides the head (it does not beat uniform attention, as with
-    ``stop = fixed``): resolved there.
+    ``stop = fixed``): resolved there. "Beats uniform" is resolved only at the level
+    ``2Φ(−significance)/family`` (Bonferroni over the ``family`` heads of the report's Holm
+    step-down, so a head stopped there survives it); "does not beat" at the per-head level.
 
     Returns
     -------
@@ -380,6 +383,7 @@ def _until_resolved(
     alpha = 2.0 * NormalDist().cdf(-spec["significance"])
     parts: dict[str, list[np.ndarray]] = {}
     reading: sequential.Interval | None = None
+    strict: sequential.Interval | None = None  # at alpha / family: "beats" survives Holm
     n, i = 0, 0
     while True:
         step = min(size, cap - n)
@@ -387,20 +391,34 @@ def _until_resolved(
             parts.setdefault(key, []).append(value)
         n, i = n + step, i + 1
         errors = np.concatenate(parts["out_rel_frob"])
-        x = uniform - errors
         broken = not np.isfinite(errors).all()
-        if not broken and bound is not None and np.all(errors <= bound * (1 + 1e-9)):
-            low = uniform - bound
-            now = sequential.bounded_interval(np.clip(x, low, uniform), low, uniform, alpha)
-        elif not broken:
-            now = sequential.interval(x, t_opt, alpha)
-        else:
-            now = sequential.Interval(n, -math.inf, -math.inf, -math.inf, 0.0)
-        reading = now.meet(reading)
-        if broken or reading.excludes():
+        reading = _read(errors, uniform, bound, t_opt, alpha).meet(reading)
+        strict = (
+            _read(errors, uniform, bound, t_opt, alpha / family).meet(strict)
+            if family > 1
+            else reading
+        )
+        if broken or reading.high < 0 or strict.low > 0:
             reason = sequential.RESOLVED
+            reading = strict if strict.low > 0 else reading
         elif n >= cap:
             reason = sequential.CAP
         else:
             continue
         return {k: np.concatenate(v) for k, v in parts.items()}, reason, reading
+
+
+def _read(
+    errors: np.ndarray, uniform: float, bound: float | None, t_opt: float, level: float
+) -> sequential.Interval:
+    """The reading of ``uniform − errors`` ((n,) per-draw errors) at ``level``: exact
+    (empirical-Bernstein on ``[uniform − bound, uniform]``) when ``bound`` is given and holds for
+    every draw, else asymptotic; ``−inf`` throughout if some error is not finite."""
+    n = len(errors)
+    if not np.isfinite(errors).all():
+        return sequential.Interval(n, -math.inf, -math.inf, -math.inf, 0.0)
+    x = uniform - errors
+    if bound is not None and np.all(errors <= bound * (1 + 1e-9)):
+        low = uniform - bound
+        return sequential.bounded_interval(np.clip(x, low, uniform), low, uniform, level)
+    return sequential.interval(x, t_opt, level)
