@@ -45,7 +45,9 @@ def _p_values(rows: pd.DataFrame) -> np.ndarray:
     """One-sided p-values of "beats uniform" per head row (shape (rows,)): the row's
     ``z_uniform`` is (uniform − mean)/(s/√n) over its n = ``n_trials`` draws (uniform attention is
     deterministic), a one-sample t statistic, so p = P(T > z) for T ~ t(n − 1) (Student; the
-    normal tail is anti-conservative at n = 10). NaN without z or with fewer than 2 draws."""
+    normal tail is anti-conservative at n = 10). NaN without z or with fewer than 2 draws. A row
+    drawn with ``stop = "resolved"`` that stopped resolved: its anytime-valid p-value instead (at
+    the cap: the t test, as with fixed draws)."""
     z = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
     n = (
         pd.to_numeric(rows["n_trials"], errors="coerce").to_numpy(dtype=float)
@@ -54,7 +56,16 @@ def _p_values(rows: pd.DataFrame) -> np.ndarray:
     )
     with np.errstate(invalid="ignore"):
         p = stats.t.sf(z, np.where(n >= 2, n - 1, np.nan))
-    return np.where(np.isnan(z) | ~(n >= 2), np.nan, p)
+    p = np.where(np.isnan(z) | ~(n >= 2), np.nan, p)
+    if "stop" in rows and "p_anytime" in rows:
+        # a head whose draws stopped when its sequence was resolved: its t statistic, read at a
+        # data-dependent stopping time, is no test; its anytime-valid p-value is (two-sided: the
+        # one-sided one is half of it on the side the mean lies, docs/experiments.md#attention-stop)
+        resolved = (rows["stop"] == "resolved").to_numpy(bool)
+        anytime = pd.to_numeric(rows["p_anytime"], errors="coerce").to_numpy(dtype=float)
+        one_sided = np.where(z > 0, anytime / 2.0, 1.0)
+        p = np.where(resolved & ~np.isnan(anytime), one_sided, p)
+    return p
 
 
 def beats_uniform_tests(rows: pd.DataFrame, significance: float = 2.0) -> pd.DataFrame:

@@ -158,6 +158,35 @@ def compare_le(a: float, b: float, sa: Any, sb: Any, strict: bool) -> tuple[str,
     return (NOISE if z <= Z_REPRODUCED else FAIL), z
 
 
+def sequential_status(pt: pd.Series, est: str, other: str, tol: float, best: str) -> str | None:
+    """The status of "``est`` is at least as good as ``other``" (``best`` max: larger is better;
+    min: smaller) from the anytime-valid interval the rows carry, when ``other``'s row was drawn
+    sequentially (``stop`` resolved or cap) with ``versus`` = ``est``: its ``diff_low`` and
+    ``diff_high`` bound ``est − other`` (docs/architecture.md#sequential-draws). ``PASS`` when
+    the interval lies wholly on the claimed side of ``−tol``, ``FAIL`` wholly on the other,
+    else ``WEAK`` / ``NOISE`` by the point estimates' side; None when the rows carry no such
+    interval (a fixed-``trials`` row) or it is unresolved at the cap (every draw taken): the z
+    test of :func:`compare_le`, as with fixed draws.
+    """
+    stop = pt.get(f"stop:{other}")
+    if pt.get(f"versus:{other}") != est or stop not in ("resolved", "cap"):
+        return None
+    low, high = float(pt[f"diff_low:{other}"]), float(pt[f"diff_high:{other}"])
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if best == "min":  # est − other ≤ tol is the claim: read other − est ≥ −tol
+        low, high = -high, -low
+    mean = float(pt[f"value:{est}"]) - float(pt[f"value:{other}"])
+    mean = -mean if best == "min" else mean
+    if low + tol > 0:
+        return PASS
+    if high + tol < 0:
+        return FAIL
+    if stop == "cap":  # unresolved at the cap: every draw was taken, read as with fixed draws
+        return None
+    return WEAK if mean + tol >= 0 else NOISE
+
+
 def expression(expr: str, row: Mapping[str, Any]) -> float:
     """A check expression at a point (its numeric columns are the names)."""
     return evaluate_expr(expr, params_of(row))

@@ -18,7 +18,14 @@ from rfbench.present.reference.loader import AGGREGATE
 #: Columns that measure rather than identify a row (``note`` is free text). ``resolved`` says
 #: whether the sample resolves an empirical statistic (absent or null: resolved); ``n_needed``,
 #: when given, is the sample size that would resolve it.
-NON_KEYS = frozenset({"value", "stderr", "n_trials", "note", "resolved", "n_needed", "closed_form"})
+#: The columns of a sequentially drawn row (stop = resolved; docs/architecture.md#sequential-draws)
+#: measure it too: why its draws stopped and the anytime-valid intervals of its value and of its
+#: declared comparison (``versus`` minus the row's estimator).
+SEQUENTIAL_COLUMNS = ("stop", "cs_low", "cs_high", "versus", "diff_low", "diff_high", "p_anytime")
+NON_KEYS = frozenset(
+    {"value", "stderr", "n_trials", "note", "resolved", "n_needed", "closed_form",
+     *SEQUENTIAL_COLUMNS}
+)  # fmt: skip
 
 
 def plain(value: Any) -> Any:
@@ -168,6 +175,9 @@ def _reduce_values(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series
         return g.iloc[i].copy()
     k = len(values)
     row["n_trials"] = int(g["n_trials"].sum())
+    for col in SEQUENTIAL_COLUMNS:  # one row's interval does not describe a sum or mean of rows
+        if col in row.index:
+            row[col] = None
     if how == "sum":
         row["value"] = float(values.sum())
         row["stderr"] = quadrature(*ses) if not np.isnan(ses).any() else math.nan
@@ -280,6 +290,11 @@ def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             else np.full(len(df), np.nan)
         )
         small = small.assign(**{f"resolved:{name}": is_resolved(df), f"n_needed:{name}": needs})
+        # sequentially drawn rows (stop = resolved): the anytime-valid interval of the declared
+        # comparison (versus minus this side), read by checks.sequential_status
+        for col in ("stop", "versus", "diff_low", "diff_high"):
+            if col in df.columns:
+                small[f"{col}:{name}"] = df[col].to_numpy()
         if acc is None:
             acc = small
         else:

@@ -22,6 +22,7 @@ from rfbench.present.report.checks import (
     passed,
     point_columns,
     point_where,
+    sequential_status,
     side_value,
     summarise,
 )
@@ -122,9 +123,10 @@ def count(ctx: Context) -> Outcome:
             pick = min if c["best"] == "min" else max
             other = pick(vals, key=lambda o: vals[o][0])
             o, so = vals[other]
-            if c["best"] == "min":
+            status = sequential_status(pt, est, other, g_tol, c["best"])
+            if status is None and c["best"] == "min":
                 status, _ = compare_le(v - g_tol, o, sv, so, strict=False)
-            else:
+            elif status is None:
                 status, _ = compare_le(o, v + g_tol, so, sv, strict=False)
             text = f"{est} {fmt_num(v)} vs {other} {fmt_num(o)}"
             if ranges and not passed(status):

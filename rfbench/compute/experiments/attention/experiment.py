@@ -175,6 +175,14 @@ class Attention(Experiment):
             spec = models.check_model(model)
             layers = config["layers"] or list(range(spec.layers))
             tokens_list = _clamped(config["tokens"], spec.max_positions)
+        # stop = resolved: the heads jobs draw in batches (heads._until_resolved), knowing how
+        # many layers the report's Holm family spans; fixed jobs keep their spec, so their keys
+        # and streams are unchanged
+        sequential = (
+            {"stop": "resolved", "batch": config["batch"], "family_layers": len(layers)}
+            if config["stop"] == "resolved"
+            else {}
+        )
         jobs = []
         fit = {"fit_tokens": config["fit_tokens"]} if config["fit_tokens"] and not data else {}
         # attention sinks: in the spec only when asked for (a plain window's jobs keep their keys)
@@ -192,7 +200,7 @@ class Attention(Experiment):
                             estimators=tuple(config["estimators"]), draws=config["draws"],
                             significance=config["significance"],
                             matrix_rows=config["matrix_rows"], window=config["window"],
-                            **sinks)
+                            **sinks, **sequential)
                     for f in config["budget"]
                 ]  # fmt: skip
         if config["swap"] and not data:

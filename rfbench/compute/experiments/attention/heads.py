@@ -4,11 +4,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
+from rfbench.compute import sequential
 from rfbench.compute.experiments import JobSpec
 from rfbench.compute.experiments.attention import budget, heldout
 from rfbench.compute.experiments.attention import metrics as am
@@ -102,6 +105,8 @@ class _Measured:
     columns: dict[str, Any]
     projections: np.ndarray | None = None  # the first draw's ω (to pair estimators)
     note: str | None = None
+    #: stop = resolved: per head, why its draws stopped and the reading of uniform − error
+    stops: list[tuple[str, sequential.Interval]] | None = None
 
 
 def _visible(spec: JobSpec, t: int, s: int) -> np.ndarray | None:
@@ -148,10 +153,11 @@ def _covers(local: LocalMethod | None, spec: JobSpec, s: int) -> str | None:
 def _feature_map(
     name: str, local: LocalMethod | None, spec: JobSpec, rng: np.random.Generator, q: np.ndarray,
     k: np.ndarray, v: np.ndarray, truths: list[am.HeadTruth], measured: np.ndarray, forms: Any,
-    fitter: heldout.Fitter,
+    fitter: heldout.Fitter, uniform: list[float],
 ) -> _Measured:  # fmt: skip
     """A registry estimator, or a window+map hybrid, at the job's feature budget (``forms``: the
-    per-draw forms, bidirectional or causal; ``fitter``: fits on the fitting heads)."""
+    per-draw forms, bidirectional or causal; ``fitter``: fits on the fitting heads; ``uniform``:
+    each head's uniform-attention error, the comparison of ``stop = "resolved"``)."""
     features, draws = spec["budget"], spec["draws"]
     t, s = q.shape[1], k.shape[1]
     map_name = local.feature_map if local is not None else name
@@ -169,7 +175,38 @@ def _feature_map(
         else None
     )
     out = _Measured([], {"m": m})
-    for h, truth in enumerate(truths):
+
+    def metrics_of(draw, h: int) -> dict[str, np.ndarray]:
+        if mask is None:
+            estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
+        else:
+            estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured, visible)
+        return forms.draw_metrics(truths[h], estimate)
+
+    if spec.get("stop") == "resolved" and not est.deterministic:
+        out.stops = []
+        positive = _positive(est)
+        for h, truth in enumerate(truths):
+
+            def batch(i: int, size: int, h: int = h) -> dict[str, np.ndarray]:
+                draw = fitter.sample(
+                    est, substream(gen, ("head", h, "batch", i)), h, size, label=name
+                )
+                if h == 0 and i == 0:
+                    out.projections = next(iter(draw.projections.values())).W
+                    out.columns["features"] = keys + est.feature_width(draw, q[h])
+                return metrics_of(draw, h)
+
+            bound = output_bound(truth) if positive else None
+            family = len(truths) * spec.get("family_layers", 1)
+            per_head, reason, reading = _until_resolved(batch, spec, uniform[h], bound, family)
+            out.heads.append(per_head)
+            out.stops.append((reason, reading))
+        if local is not None:
+            out.columns["window"] = keys
+        out.note = _covers(local, spec, s)
+        return out
+    for h in range(len(truths)):
         parts: dict[str, list[np.ndarray]] = {key: [] for key in _PER_DRAW}
         per_draw = _draw_bytes(len(measured), s, t, 4 * max(features, 1), mask is not None)
         # a deterministic map (taylor2) has the same metrics in every draw: one, repeated
@@ -179,11 +216,7 @@ def _feature_map(
             if h == 0 and start == 0:
                 out.projections = next(iter(draw.projections.values())).W
                 out.columns["features"] = keys + est.feature_width(draw, q[h])
-            if mask is None:
-                estimate = forms.estimate_head(est, draw, q[h], k[h], v[h], measured)
-            else:
-                estimate = hybrid_estimate(est, draw, q[h], k[h], v[h], mask, measured, visible)
-            for key, value in forms.draw_metrics(truth, estimate).items():
+            for key, value in metrics_of(draw, h).items():
                 parts[key].append(value)
         per_head = {key: np.concatenate(val) for key, val in parts.items()}
         if est.deterministic:
@@ -225,7 +258,7 @@ def head_rows(
                 results[name] = _local_only(local, spec, q, k, v, truths, measured, forms)
             else:
                 results[name] = _feature_map(
-                    name, local, spec, rng, q, k, v, truths, measured, forms, fitter
+                    name, local, spec, rng, q, k, v, truths, measured, forms, fitter, uniform
                 )
         except FAILURES as exc:
             failures[name] = f"{type(exc).__name__}: {exc}"
@@ -257,13 +290,33 @@ def head_rows(
                 if key == "out_rel_frob":
                     z = _z(uniform[h], values)
                     row.update(z_uniform=z, beats_uniform=bool(z > spec["significance"]))
+                if res.stops is not None:
+                    row.update(_stop_columns(key, uniform[h], *res.stops[h]))
                 rows.append(row)
             if paired:
-                diff = metrics["out_rel_frob"] - results[ref].heads[h]["out_rel_frob"]
+                mine, theirs = metrics["out_rel_frob"], results[ref].heads[h]["out_rel_frob"]
+                n = min(len(mine), len(theirs))  # resolved: a common prefix of the same ω
+                diff = mine[:n] - theirs[:n]
                 value, se, n, note = _mean_se(diff)
                 rows.append({**row0, "metric": "out_rel_frob_diff", "value": value, "stderr": se,
                              "n_trials": n, "note": note, "reference": ref})  # fmt: skip
     return rows + fitter.cost_rows(common, {n: r.columns for n, r in results.items()})
+
+
+def _stop_columns(
+    metric: str, uniform: float, reason: str, reading: sequential.Interval
+) -> dict[str, Any]:
+    """The sequential columns of a row drawn with ``stop = "resolved"``: every metric its stop
+    reason; ``out_rel_frob`` also the anytime-valid intervals of its mean and of uniform − it,
+    the p-value, and — resolved — the verdict the interval gives (at the cap: today's z test)."""
+    if metric != "out_rel_frob":
+        return {"stop": reason}
+    out: dict[str, Any] = {"stop": reason, "versus": "uniform", "cs_low": uniform - reading.high,
+                           "cs_high": uniform - reading.low, "diff_low": reading.low,
+                           "diff_high": reading.high, "p_anytime": reading.p}  # fmt: skip
+    if reason == sequential.RESOLVED:
+        out["beats_uniform"] = bool(reading.low > 0)
+    return out
 
 
 def _z(uniform: float, values: np.ndarray) -> float:
@@ -275,3 +328,104 @@ def _z(uniform: float, values: np.ndarray) -> float:
     if se == 0:
         return float(np.sign(diff) * np.inf) if diff else 0.0
     return float(diff / se)
+
+
+def _positive(est: Any) -> bool:
+    """Whether every weight of D̂⁻¹Â is ≥ 0 in every draw: a feature map whose component is
+    positive (its features are; the estimator answers through its component). A window+map
+    hybrid of such a map too (exact weights and the map's under one normaliser)."""
+    component = getattr(est, "component", None)
+    return bool(getattr(component, "positive", False)) and not getattr(est, "bipolar", False)
+
+
+def output_bound(truth: Any) -> float:
+    """An upper bound on ``out_rel_frob`` of any estimate whose rows are convex combinations of
+    the rows of V (nonnegative weights summing to one: a positive map), known before any draw.
+
+    Row i of such an Ô lies in the convex hull of V's rows, and the distance to O_i is convex, so
+    ‖Ô_i − O_i‖ ≤ max_j ‖v_j − O_i‖; hence ‖Ô − O‖_F ≤ (Σ_i max_j ‖v_j − O_i‖²)^½. Under a
+    causal mask a row's hull is smaller, so the bound over every key still holds.
+
+    Parameters
+    ----------
+    truth : HeadTruth
+        ``out`` (T, d_v) and ``v`` (S, d_v).
+
+    Returns
+    -------
+    float
+        The bound divided by ‖O‖_F.
+    """
+    out, v = truth.out, truth.v
+    sq = (out * out).sum(1)[:, None] - 2.0 * out @ v.T + (v * v).sum(1)[None, :]
+    worst = np.maximum(sq.max(axis=1), 0.0)
+    return float(np.sqrt(worst.sum()) / np.linalg.norm(out))
+
+
+def _until_resolved(
+    batch: Any, spec: JobSpec, uniform: float, bound: float | None, family: int = 1
+) -> tuple[dict[str, np.ndarray], str, sequential.Interval]:
+    """One head's draws in batches until its test against uniform attention is resolved.
+
+    After every ``spec["batch"]`` draws, the anytime-valid sequence of the mean of
+    ``uniform − out_rel_frob`` is read (intersected with the earlier looks; two-sided at
+    ``2Φ(−significance)``, so a lower bound above zero is the one-sided test at
+    ``Φ(−significance)``): the exact empirical-Bernstein sequence on ``[uniform − bound,
+    uniform]`` for a positive map (:func:`output_bound`), else — or if a draw were outside the
+    bound — the asymptotic one (docs/architecture.md#sequential-draws). It stops when the
+    interval excludes zero (``resolved``) or at ``spec["draws"]`` (``cap``). A draw whose error
+    is not finite decides the head (it does not beat uniform attention, as with
+    ``stop = fixed``): resolved there. "Beats uniform" is resolved only at the level
+    ``2Φ(−significance)/family`` (Bonferroni over the ``family`` heads of the report's Holm
+    step-down, so a head stopped there survives it); "does not beat" at the per-head level.
+
+    Returns
+    -------
+    (metrics, reason, reading)
+        Every per-draw metric, (n,) each; ``resolved`` or ``cap``; the last reading.
+    """
+    cap, size = spec["draws"], spec["batch"]
+    t_opt = max(cap / 5.0, 2.0)
+    # two-sided at 2Φ(−significance): a lower bound above 0 is the one-sided test at Φ(−z)
+    alpha = 2.0 * NormalDist().cdf(-spec["significance"])
+    parts: dict[str, list[np.ndarray]] = {}
+    reading: sequential.Interval | None = None
+    strict: sequential.Interval | None = None  # at alpha / family: "beats" survives Holm
+    n, i = 0, 0
+    while True:
+        step = min(size, cap - n)
+        for key, value in batch(i, step).items():
+            parts.setdefault(key, []).append(value)
+        n, i = n + step, i + 1
+        errors = np.concatenate(parts["out_rel_frob"])
+        broken = not np.isfinite(errors).all()
+        reading = _read(errors, uniform, bound, t_opt, alpha).meet(reading)
+        strict = (
+            _read(errors, uniform, bound, t_opt, alpha / family).meet(strict)
+            if family > 1
+            else reading
+        )
+        if broken or reading.high < 0 or strict.low > 0:
+            reason = sequential.RESOLVED
+            reading = strict if strict.low > 0 else reading
+        elif n >= cap:
+            reason = sequential.CAP
+        else:
+            continue
+        return {k: np.concatenate(v) for k, v in parts.items()}, reason, reading
+
+
+def _read(
+    errors: np.ndarray, uniform: float, bound: float | None, t_opt: float, level: float
+) -> sequential.Interval:
+    """The reading of ``uniform − errors`` ((n,) per-draw errors) at ``level``: exact
+    (empirical-Bernstein on ``[uniform − bound, uniform]``) when ``bound`` is given and holds for
+    every draw, else asymptotic; ``−inf`` throughout if some error is not finite."""
+    n = len(errors)
+    if not np.isfinite(errors).all():
+        return sequential.Interval(n, -math.inf, -math.inf, -math.inf, 0.0)
+    x = uniform - errors
+    if bound is not None and np.all(errors <= bound * (1 + 1e-9)):
+        low = uniform - bound
+        return sequential.bounded_interval(np.clip(x, low, uniform), low, uniform, level)
+    return sequential.interval(x, t_opt, level)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from rfbench.compute import models
 from rfbench.compute.experiments.params import ExperimentParams, Values
+from rfbench.compute.sequential import STOP_RULES
 
 #: methods of the default grid (issue 21; issue 28: the local ones); the swap-in score uses the
 #: feature maps among them
@@ -81,6 +82,13 @@ class Params(ExperimentParams):
         "(attention sinks, StreamingLLM; the same keys per row); fewer than their keys",
     )
     draws: int = Field(10, ge=2, description="independent feature draws per head and estimator")
+    stop: Literal[STOP_RULES] = Field(
+        "fixed",
+        description="fixed: every draw up to draws; resolved: per head and method, draws in "
+        "batches until the test against uniform attention is resolved by an anytime-valid "
+        "confidence sequence, draws the cap (docs/experiments.md#attention-stop)",
+    )
+    batch: int = Field(3, ge=2, description="draws per look with stop = resolved")
     significance: float = Field(
         2.0, gt=0, description="z threshold of the one-sided test 'beats uniform attention'"
     )
