@@ -72,6 +72,7 @@ def main() -> None:
         out = args.out_dir or scratch
         cmd = [str(rfbench), "reproduce", "--profile", args.profile, "--out-dir", out]
         cmd += ["--workers", str(args.workers), "--force", "--quiet"]
+        cmd += ["--replace"] if args.out_dir else []  # a kept folder is regenerated whole
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
         wall = time.perf_counter() - t0
