@@ -41,9 +41,20 @@ def test_derf_fig3_claims_are_judged_at_equal_features(committed_report) -> None
             assert text.startswith(f"{wins} of {pairs} comparisons hold") and pairs == 32
     average = claims["derf-fig3-sderf-best-average"]
     means = acc.groupby(["M", "estimator"])["value"].mean().unstack()
-    assert (means.drop(columns="trig@orf").idxmax(axis=1) == "sderf@orf").all()
-    assert means.loc[16, "trig@orf"] > means.loc[16, "sderf@orf"]  # [sin, cos] leads at M = 16
-    assert average.verdict == "depends on the reading"
+    primary = means.drop(columns="trig@orf")
     assert "other reading — TrigRF as the [sin, cos] map" in average.detail
+    # the numbers recomputed here, not copied: where the primary reading's SDERF is not ahead, its
+    # leading rival is quoted and the claim does not hold on it (resolved or not); where it leads
+    # at every M, the verdict depends on the reading
+    behind = [f for f in primary.index if primary.loc[f].idxmax() != "sderf@orf"]
+    if behind:
+        f = behind[0]
+        rival = primary.loc[f].drop("sderf@orf").idxmax()
+        pair = f"sderf@orf {means.loc[f, 'sderf@orf']:.4f} vs {rival} {means.loc[f, rival]:.4f}"
+        assert f"features={f}: {pair}" in average.detail
+        assert average.verdict in ("within noise", "does not hold")
+    else:
+        assert average.verdict == "depends on the reading"
+    assert means.loc[16, "trig@orf"] > means.loc[16, "sderf@orf"]  # [sin, cos] leads at M = 16
     pair = f"sderf@orf {means.loc[16, 'sderf@orf']:.4f} vs trig@orf {means.loc[16, 'trig@orf']:.4f}"
-    assert f"features=16: {pair}" in average.detail  # the numbers recomputed here, not copied
+    assert f"features=16: {pair}" in average.detail

@@ -335,7 +335,7 @@ def _positive(est: Any) -> bool:
     positive (its features are; the estimator answers through its component). A window+map
     hybrid of such a map too (exact weights and the map's under one normaliser)."""
     component = getattr(est, "component", None)
-    return bool(getattr(component, "positive", False)) and not getattr(est, "bipolar", False)
+    return component is not None and component.positive and not getattr(est, "bipolar", False)
 
 
 def output_bound(truth: Any) -> float:
