@@ -95,6 +95,7 @@ def test_an_edited_copy_of_a_model_gives_the_numbers_of_an_empty_cache(
     assert not numbers(rows).equals(numbers(first))
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_force_recomputes_the_cached_activations(tmp_path: Path) -> None:
     """--force computes every cache the run reads again: a cached activations file altered with
     its recorded identity intact is replaced, and the rows are those of an empty cache."""
@@ -112,6 +113,7 @@ def test_force_recomputes_the_cached_activations(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(numbers(again), numbers(first))
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_a_damaged_activations_file_is_computed_again(tmp_path: Path) -> None:
     """One flipped bit in each cached .npz (today: BadZipFile: Bad CRC-32 on every run)."""
     model = tiny_bert.make_model(tmp_path / "m")
@@ -133,6 +135,7 @@ def test_a_damaged_activations_file_is_computed_again(tmp_path: Path) -> None:
             assert all(np.isfinite(f[k]).all() for k in f.files if f[k].dtype.kind == "f")
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_a_bad_config_sharing_the_weights_leaves_no_cache_behind(tmp_path: Path) -> None:
     """A NaN-eps config is refused before anything is computed, so it cannot poison a cache."""
     model = tiny_bert.make_model(tmp_path / "m")
@@ -169,6 +172,7 @@ def test_tokens_beyond_the_models_positions_are_clamped_before_the_memory_estima
     assert rows["note"].str.contains("tokens 100000 clamped to the model's 64 positions").all()
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_a_cache_path_that_cannot_be_replaced_is_named_with_the_command_that_removes_it(
     tmp_path: Path,
 ) -> None:
@@ -208,6 +212,7 @@ def test_clamped_lengths_keep_one_asked_exactly() -> None:
     assert _clamped([100000, 600], 512) == {512: 100000}
 
 
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_derived_files_go_to_the_cache_never_into_the_data_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

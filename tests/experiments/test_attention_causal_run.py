@@ -130,6 +130,7 @@ def test_swapped_in_features_as_prefix_sums_equal_the_masked_product(rng) -> Non
     np.testing.assert_allclose(got, masked_rows(weights_of, v, mask), rtol=1e-9)
 
 
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_a_causal_swap_in_on_a_tiny_model(tmp_path: Path) -> None:
     model = tiny_bert.make_model(tmp_path / "m")
     out = tmp_path / "out.parquet"

@@ -123,6 +123,7 @@ def test_the_fit_cache_lives_under_rfbench_cache(monkeypatch, tmp_path: Path) ->
     assert heldout.cache_dir() == tmp_path / "fitted-maps"
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_model_heads_are_fitted_on_gpl3_and_measured_on_gfdl(tmp_path: Path) -> None:
     """A tiny BERT folder: every row (baselines too) measures the GFDL-1.3 heads; the learned map's
     fit is of the GPL-3 heads, every sequence of its first --fit-tokens tokens (its fitting loss
@@ -315,6 +316,7 @@ def test_a_file_where_the_fit_cache_folder_belongs_is_named_once(tmp_path: Path)
     assert len(rows[rows["metric"] == "fit_seconds"]) == 4
 
 
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_the_data_folder_receives_no_caches(tmp_path: Path) -> None:
     """Issue 44 item 6: with RFBENCH_DATA set (and RFBENCH_CACHE not), activations and fitted
     maps go to the per-user cache folder, never into the user's data folder."""
@@ -361,6 +363,7 @@ def test_one_layer_of_the_fitting_sequences_is_read_alone(monkeypatch, tmp_path:
     np.testing.assert_array_equal(ql, q[1])
 
 
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_methods_that_fit_nothing_run_without_the_fitting_text(tmp_path: Path) -> None:
     """Random features alone: the fitting text is not run, and every head is measured (not a
     skipped row for want of fitting heads)."""

@@ -277,6 +277,7 @@ def test_only_in_layer_swaps_one_layer_and_keeps_exact_attention_elsewhere() -> 
         )
 
 
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_per_layer_swap_rows_and_their_gap_on_a_tiny_model(tmp_path: Path) -> None:
     """--swap-per-layer: uniform and the map swapped in each layer alone; the report's per-layer
     table is the gap (score − uniform's)/(1 − uniform's) of those rows."""

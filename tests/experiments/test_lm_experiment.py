@@ -39,6 +39,7 @@ def invoke(*args: object):
      (("--layers", 30), "layers 0..29"),
      (("--model", "gpt-5"), "unknown language model")],
 )  # fmt: skip
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_bad_input_is_one_line(args, needle, tmp_path) -> None:
     one_line_error(invoke(*args, "--out", tmp_path / "x.parquet"), needle)
 
@@ -62,6 +63,7 @@ def _value(rows: pd.DataFrame, estimator: str, metric: str, layer=None) -> float
     return float(sel.value.iloc[0])
 
 
+@pytest.mark.slow  # whole-text fitting or a full model pass: not the inner loop
 def test_a_window_over_every_key_is_exact_in_every_layer_and_in_one(rows) -> None:
     for layer in (None, 3):
         assert _value(rows, "window", "ppl_ratio", layer) == pytest.approx(1, rel=1e-5)

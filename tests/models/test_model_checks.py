@@ -209,6 +209,7 @@ def test_a_sparse_huge_weights_file_is_refused_from_its_header_before_hashing(
     one_line_error(res, "GiB", "budget")
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_a_local_folder_named_like_the_default_model_is_that_folder(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -227,6 +228,7 @@ def test_a_local_folder_named_like_the_default_model_is_that_folder(
     assert set(rows["layer"].dropna()) == {0, 1} and set(rows["head"].dropna()) == {0, 1}
 
 
+@pytest.mark.slow  # the packaged model's forward pass: not the inner loop
 def test_layers_default_to_the_models_own_and_are_checked_against_them(tmp_path: Path) -> None:
     folder = tiny_bert.make_model(tmp_path / "model")
     out = tmp_path / "out.parquet"
