@@ -58,6 +58,8 @@ def _start(tmp_path: Path) -> tuple[subprocess.Popen, list]:
     )
     deadline = time.monotonic() + 300  # only a hang fails: a loaded machine starts slowly
     while time.monotonic() < deadline:
+        if proc.poll() is not None:  # it ended (an error): say why now, not after the deadline
+            pytest.fail(f"the run ended before starting its workers: {proc.communicate()[1]}")
         workers = psutil.Process(proc.pid).children(recursive=True)
         if len([w for w in workers if w.is_running()]) >= 2:
             time.sleep(0.5)  # the workers have run their initializer

@@ -57,7 +57,10 @@ def test_a_real_file_size_limit_is_a_user_error(tmp_path: Path) -> None:
     code = "import counted_experiment; from rfbench.entry import main; main()"
     args = ["preflight-counted", "--out", str(out), "--backend", "serial", "--quiet", "--no-plot"]
     path = os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path}
+    # no bytecode written under the limit: a first import would leave a truncated .pyc in the
+    # source tree (a fresh clone's rfbench/__pycache__/entry.*.pyc of 1,024 bytes), and every later
+    # process importing it fails with "marshal data too short"
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
 
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
