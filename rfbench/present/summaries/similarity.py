@@ -34,7 +34,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
                               "ci_low_exact": "minus_exact_low",
                               "ci_high_exact": "minus_exact_high"})  # fmt: skip
     out = out.round(3).reset_index(drop=True)
-    out.attrs["title"] = "similarity: Spearman ρ with the Lee (2005) human ratings"
+    out.attrs["title"] = "Spearman ρ with the Lee (2005) human ratings"
     out.attrs["caption"] = (
         "spearman: Spearman's ρ between the embeddings' cosine similarities and the human ratings "
         "(higher is better) with the method in every layer; ci_low/ci_high: 95 % bootstrap over "
