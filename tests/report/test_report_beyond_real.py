@@ -51,6 +51,15 @@ def test_attention_part_quotes_medians_intervals_holm_shares_and_the_swap_gap() 
     assert moved != text  # numbers are read from the rows
 
 
+def test_attention_part_without_swap_rows_has_no_swap_column() -> None:
+    df = attention_rows()
+    text = "\n".join(attention_part(df[df["kind"] != "swap"]))
+    assert "swap-in cosine" not in text and "No swap-in score in this run" in text
+    header = next(line for line in text.splitlines() if line.startswith("| method"))
+    row = next(line for line in text.splitlines() if line.startswith("| `window`"))
+    assert header.count("|") == row.count("|") == 6
+
+
 def test_nystrom_part_changes_with_the_results() -> None:
     rows = [
         {"dataset": "toy", "d": 4, "m": 4, "estimator": est, "metric": metric, "value": value,

@@ -128,7 +128,7 @@ def attention_part(df: pd.DataFrame) -> list[str]:
             median_ci_text(part["value"]),
             beats_text(part),
             _fmt(float(bad.mean())) if len(bad) else "—",
-            _swap_cell(gaps, est),
+            *([_swap_cell(gaps, est)] if len(swap) else []),
         ])  # fmt: skip
     swap_uniform = gaps[(gaps["estimator"] == "uniform") & (gaps["metric"] == "swap_cosine")]
     uniform_cos = _fmt(float(swap_uniform["value"].iloc[0])) if len(swap_uniform) else "—"
@@ -166,7 +166,8 @@ def attention_part(df: pd.DataFrame) -> list[str]:
             f"share of the gap from uniform attention ({uniform_cos}) to exact attention (1) it "
             "recovers. " + _swap_fitting(swap)
             if len(swap)
-            else ""
+            else "No swap-in score in this run (the held-out downstream test is the similarity "
+            "study, under *Does it matter downstream?*). "
         )
         + _fitting(df),
         "",
@@ -180,7 +181,8 @@ def attention_part(df: pd.DataFrame) -> list[str]:
         ]
     lines += table(
         ["method", "width", "median output error [95 % CI]", "beats uniform, Holm (raw)",
-         "non-positive normalisers", "swap-in cosine (gap recovered)"], rows,
+         "non-positive normalisers", *(["swap-in cosine (gap recovered)"] if len(swap) else [])],
+        rows,
     )  # fmt: skip
     return lines + _per_layer(gaps)
 
