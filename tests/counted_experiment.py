@@ -4,6 +4,11 @@ checks before the first job are tested by a count of zero)."""
 import pandas as pd
 
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
+
+
+class CountedParams(ExperimentParams):
+    reps: int = 3
 
 
 @register_experiment
@@ -12,7 +17,7 @@ class Counted(Experiment):
 
     name = "preflight-counted"
     description = "counts its jobs"
-    defaults = {"reps": 3}
+    params = CountedParams
     jobs_run = 0
 
     def grid(self, config):

@@ -29,13 +29,18 @@ class Copy(Positive):
 
 EXPERIMENT = """
 from rfbench.compute.experiments import Experiment, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
+
+
+class {cls}Params(ExperimentParams):
+    samples: int = 3
 
 
 @register_experiment
 class {cls}(Experiment):
     name = "{name}"
     description = "a plugin experiment"
-    defaults = {{"samples": 3}}
+    params = {cls}Params
 
     def grid(self, config):
         return []

@@ -32,13 +32,12 @@ def data_options(experiment: Experiment) -> list[inspect.Parameter]:
     """``--data PATH`` for an experiment with ``data``, and ``--target COLUMN`` where the data is a
     labelled table (:attr:`~rfbench.compute.experiments.base.DataFile.table_for`): a command
     shows only the options it takes."""
-    if "data" not in experiment.defaults:
+    params = experiment.parameters()
+    if "data" not in params:
         return []
     file = experiment.data_file
     table = bool(file.table_for)
-    text = (
-        experiment.help.get("data", "") if file.own_help else _HELP["table" if table else "points"]
-    )
+    text = params["data"].help if file.own_help else _HELP["table" if table else "points"]
     data = option("user_data", ("--data",), str | None, text, metavar="PATH", panel=PANEL)
     if not table:
         return [data]
@@ -66,7 +65,7 @@ def apply(
             f"--target applies to a labelled table; {experiment.name} uses every column of --data"
         )
     if replaced in params:
-        flag = flags(replaced, experiment.defaults[replaced])[0]
+        flag = flags(replaced, experiment.parameters()[replaced].default)[0]
         raise UserError(f"--data replaces {flag}: give one of them")
     for key, value in file.sets.items():
         if key in params and params[key] != value:

@@ -111,5 +111,8 @@ def test_lists_whose_default_repeats_a_value_may_repeat() -> None:
     from rfbench.compute.experiments import get_experiment
 
     classify = get_experiment("classify")
-    assert classify.defaults["subset"] == [0, 0]  # (train, test) sizes, not a set of values
+    assert classify.parameters()["subset"].default == [
+        0,
+        0,
+    ]  # (train, test) sizes, not a set of values
     assert classify.check_config({"subset": [0, 0]})["subset"] == [0, 0]

@@ -16,9 +16,21 @@ from rfbench.cli.experiments import add_experiment_command
 from rfbench.cli.params import flags
 from rfbench.compute.experiments import Experiment, get_experiment
 from rfbench.compute.experiments.base import first_sentence
+from rfbench.compute.experiments.params import ExperimentParams, Values
 
 BUILT_IN = ("classify", "clusters", "cost", "gram", "pointwise", "precision", "qmc", "theory",
             "variance")  # fmt: skip
+
+
+class ToyParams(ExperimentParams):
+    dataset: Values[str] = ["a", "b"]
+    regimes: Values[str] = ["x"]
+    kernel: str = "softmax"
+    kernels: Values[str] = ["gaussian"]
+    density_v: Values[float] = [1.0]
+    sizes: Values[int] = [1, 2]
+    centred: bool = False
+    samples: int = 4
 
 
 class Toy(Experiment):
@@ -26,16 +38,7 @@ class Toy(Experiment):
 
     name = "toy-cli"
     description = "A toy (see Fig. 3, e.g. its caption). Second sentence."
-    defaults = {
-        "dataset": ["a", "b"],
-        "regimes": ["x"],
-        "kernel": "softmax",
-        "kernels": ["gaussian"],
-        "density_v": [1.0],
-        "sizes": [1, 2],
-        "centred": False,
-        "samples": 4,
-    }
+    params = ToyParams
     profiles = {"quick": {"centred": True, "samples": 2}, "paper": {}}
 
 
@@ -90,9 +93,9 @@ def test_booleans_metavars_and_defaults_in_help() -> None:
 
 
 def test_naming_rule() -> None:
-    defaults = Toy.defaults
-    assert flags("dataset", defaults["dataset"]) == ("--datasets", "--dataset")
-    assert flags("regimes", defaults["regimes"]) == ("--regimes", "--regime")
+    fields = Toy.parameters()
+    assert flags("dataset", fields["dataset"].default) == ("--datasets", "--dataset")
+    assert flags("regimes", fields["regimes"].default) == ("--regimes", "--regime")
     assert flags("density_v", [1.0]) == ("--density-v",)
     assert flags("crossover_d", [16]) == ("--crossover-d",)
     assert flags("sigma", [0.1]) == ("--sigma",) and flags("subset", [0, 0]) == ("--subset",)
@@ -123,9 +126,13 @@ def test_scalar_and_list_of_one_word_keep_their_own_flags(captured) -> None:
 
 
 def test_two_parameters_claiming_one_flag_are_rejected() -> None:
+    class ClashParams(ExperimentParams):
+        kernel: Values[str] = ["a"]
+        kernels: Values[str] = ["b"]
+
     class Clash(Experiment):
         name = "clash-cli"
-        defaults = {"kernel": ["a"], "kernels": ["b"]}
+        params = ClashParams
 
     with pytest.raises(ValueError, match="'kernel' and 'kernels' would both be --kernels"):
         add_experiment_command(typer.Typer(), Clash())

@@ -9,15 +9,21 @@ import pytest
 from rfbench.cli.app import cli
 from rfbench.compute.datasets import DataError
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
 
 ROW = {"estimator": "t", "kernel": "", "metric": "mean", "stderr": None, "n_trials": 1}
+
+
+class FaultyParams(ExperimentParams):
+    fault: str = "none"
+    points: int = 2
 
 
 @register_experiment
 class Faulty(Experiment):
     name = "faulty-cli"
     description = "A test experiment with a bug in its grid or its jobs, or a missing data file."
-    defaults = {"fault": "none", "points": 2}
+    params = FaultyParams
 
     def grid(self, config):
         if config["fault"] == "grid":

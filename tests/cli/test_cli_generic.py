@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 import typer
+from pydantic import Field
 from typer.testing import CliRunner
 
 from rfbench.cli.experiments import add_config_commands, add_experiment_command
 from rfbench.cli.params import parse_value
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.params import describe, model_from_defaults
+from rfbench.compute.experiments.params import ExperimentParams, Values, describe
 from rfbench.compute.results import load_provenance, load_results
+
+
+class ShiftParams(ExperimentParams):
+    mu: Values[float] = Field([0.0, 1.0], description="means to try")
+    samples: int = 16
+    label: str = "x"
+    centred: bool = False
 
 
 @register_experiment
 class Shift(Experiment):
     name = "shift-cli"
     description = "Mean of N(mu, 1) samples. A toy for the CLI tests."
-    defaults = {"mu": [0.0, 1.0], "samples": 16, "label": "x", "centred": False}
-    help = {"mu": "means to try"}
+    params = ShiftParams
 
     def validate_config(self, config):
         if config["samples"] < 1:
@@ -107,18 +114,22 @@ def test_malformed_config_file(tmp_path):
     _assert_one_line_error(invoke("run", str(tmp_path / "missing.toml")), "missing.toml")
 
 
-def _param(key: str, default):
-    """The parameter a ``defaults`` entry declares."""
-    return describe(model_from_defaults("Test", {key: default}, {}))[key]
+class Typed(ExperimentParams):
+    r: Values[float] = [1.0, 1.25]
+    m: Values[int] = [128]
+    samples: int = 5
+    centred: bool = False
+    sigma: float = 1.0
 
 
 def test_parse_value_types():
-    assert parse_value(_param("r", [1.0, 1.25]), "1.5") == [1.5]
-    assert parse_value(_param("m", [128]), "64,128") == [64, 128]
-    assert parse_value(_param("r", [1.0]), "1,2") == [1.0, 2.0]
-    assert parse_value(_param("samples", 5), "10") == 10
-    assert parse_value(_param("centred", False), "yes") is True
-    assert np.isclose(parse_value(_param("sigma", 1.0), "0.5"), 0.5)
+    fields = describe(Typed)
+    assert parse_value(fields["r"], "1.5") == [1.5]
+    assert parse_value(fields["m"], "64,128") == [64, 128]
+    assert parse_value(fields["r"], "1,2") == [1.0, 2.0]
+    assert parse_value(fields["samples"], "10") == 10
+    assert parse_value(fields["centred"], "yes") is True
+    assert np.isclose(parse_value(fields["sigma"], "0.5"), 0.5)
 
 
 def test_config_file_runs(tmp_path):

@@ -37,7 +37,7 @@ def test_every_experiment_is_a_package_named_in_the_independence_contract() -> N
 # module under rfbench/compute/experiments holds a registered component, coupling, hybrid or alias
 # name as a string (``"trig"``, ``"iid"``, ``"positive@orf"``, the f-string piece ``"positive@"``)
 # outside docstrings and the parameter declarations — an experiment's ``params.py`` model (outside
-# its validator functions) and the ``defaults``/``profiles``/``help`` attributes: the papers'
+# its validator functions) and the ``profiles`` attribute: the papers'
 # estimators are data there — and none tests an estimator's class (``isinstance(est,
 # ComponentEstimator)``).
 
@@ -78,7 +78,7 @@ PAPER_DATA: dict[str, dict[str, str]] = {
         "DERF Figs. 1-2: the random-phase TrigRF of the paper is not a registry estimator",
     ),
 }
-DECLARATIONS = {"defaults", "profiles", "help"}
+DECLARATIONS = {"profiles"}
 
 
 def _registered() -> tuple[set[str], set[str]]:
@@ -99,7 +99,7 @@ def _is_name(text: str, heads: set[str], couplings: set[str]) -> bool:
 
 def name_literals(source: str, declarations: bool = False) -> list[tuple[int, str]]:
     """(line, literal) of every registered estimator name held as a string in ``source`` outside
-    docstrings and the ``defaults``/``profiles``/``help`` class attributes; with
+    docstrings and the ``profiles`` class attribute; with
     ``declarations`` (a ``params.py`` model), outside everything but its functions."""
     heads, couplings = _registered()
     tree = ast.parse(source)
@@ -213,7 +213,7 @@ def _simple(name, u, c):
 
 
 class Fine:
-    defaults = {"components": ["trig", "positive@orf"]}
+    profiles = {"quick": {"components": ["trig", "positive@orf"]}}
 '''
     literals = {text for _, text in name_literals(old)}
     assert literals == {

@@ -7,12 +7,13 @@ from __future__ import annotations
 import copy
 import importlib
 import pickle
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rfbench.compute.experiments import ConfigError, Experiment, ResolvedConfig, list_experiments
-from rfbench.compute.experiments.params import ExperimentParams, describe, model_from_defaults
+from rfbench.compute.experiments.params import ExperimentParams, Listed, Values, describe
 
 BUILT_IN = [e for e in list_experiments() if type(e).__module__.startswith("rfbench.")]
 
@@ -24,16 +25,16 @@ def test_every_built_in_experiment_declares_its_parameters_in_its_package() -> N
         assert exp.params is importlib.import_module(f"{package}.params").Params, exp.name
         assert exp.params.model_config["extra"] == "forbid"
         fields = exp.parameters()
-        assert exp.defaults == {k: p.default for k, p in fields.items()}
-        assert exp.help == {k: p.help for k, p in fields.items()}
+        assert list(fields) == list(exp.params.model_fields)
         assert all(p.help for p in fields.values()), exp.name  # every parameter has help
         for profile in ("quick", "paper"):  # the profiles and the defaults validate
             exp.resolve_config({}, profile)
 
 
 def test_lists_of_distinct_defaults_reject_repeats_and_others_allow_them() -> None:
-    """The rule the ``defaults`` dictionaries implied, kept: a list whose default values are
-    distinct is a list of distinct values (``subset = [0, 0]`` is two sizes)."""
+    """The rule the ``defaults`` dictionaries of earlier releases implied, kept: a list whose
+    default values are distinct is a list of distinct values (``subset = [0, 0]`` is two
+    sizes)."""
     for exp in BUILT_IN:
         for p in exp.parameters().values():
             if p.many:
@@ -86,39 +87,42 @@ def test_values_are_typed_as_toml_writes_them() -> None:
     assert config["sigma"] == 3.0 and isinstance(config["sigma"], float)
 
 
-def test_plain_defaults_still_declare_a_model() -> None:
-    """A plugin's ``defaults`` and ``help``: the type of each default is the type of its values."""
-    model = model_from_defaults(
-        "Toy", {"xs": [1.0, 2.0], "sizes": [0, 0], "k": "a", "n": 3, "t": {}, "any": None},
-        {"n": "how many"},
-    )  # fmt: skip
-    fields = describe(model)
-    assert fields["n"].help == "how many" and fields["xs"].kind == "float"
-    assert fields["xs"].distinct and not fields["sizes"].distinct
-    assert fields["t"].kind == "table" and fields["any"].kind == "any"
-    ok = model.model_validate({"xs": 3, "sizes": [1, 1], "t": {"a": 1}, "any": [1]}).model_dump()
-    assert ok["xs"] == [3.0] and ok["sizes"] == [1, 1] and ok["any"] == [1]
-    for bad in ({"n": True}, {"k": 1}, {"t": 3}, {"xs": [1.0, 1]}, {"nope": 1}):
-        with pytest.raises(Exception):  # noqa: B017 - the pydantic error
-            model.model_validate(bad)
+def test_introspection_reads_the_json_schema() -> None:
+    """Kinds, bounds, lengths, choices and tables as ``model_json_schema()`` states them."""
+
+    class Model(ExperimentParams):
+        xs: Values[Annotated[float, Field(gt=0)]] = Field([1.0], min_length=1, description="x")
+        sizes: Listed[int] = Field([0, 0], min_length=2, max_length=2)
+        k: Literal["a", "b"] = "a"
+        n: int = Field(3, ge=1, le=5, json_schema_extra={"rule": "1 to 5"})
+        t: dict[str, int] = {}
+        anything: Any = None
+
+    fields = describe(Model)
+    assert fields["xs"].help == "x" and fields["xs"].kind == "float" and fields["xs"].distinct
+    assert fields["xs"].bounds == ((">", 0),) and fields["xs"].constraint == "each > 0; non-empty"
+    assert not fields["sizes"].distinct and fields["sizes"].length() == "2 values"
+    assert fields["k"].choices == ("a", "b") and fields["k"].kind == "str"
+    assert fields["n"].bounds == ((">=", 1), ("<=", 5)) and fields["n"].constraint == "1 to 5"
+    assert fields["t"].type_name == "table[str, int]" and fields["anything"].kind == "any"
 
 
-def test_params_or_defaults_not_both() -> None:
+def test_defaults_and_help_dictionaries_are_refused() -> None:
+    """``params`` is the one declaration: the dictionaries of earlier releases are an error."""
+    with pytest.raises(TypeError, match="declare its parameters in a params model"):
+
+        class Old(Experiment):
+            name = "old"
+            defaults = {"a": 1}
+
     class Model(ExperimentParams):
         a: int = 1
-
-    with pytest.raises(TypeError, match="declare each parameter once"):
-
-        class Twice(Experiment):
-            name = "twice"
-            params = Model
-            defaults = {"a": 1}
 
     class Once(Experiment):
         name = "once"
         params = Model
 
-    assert Once.defaults == {"a": 1} and Once.help == {}
+    assert {k: p.default for k, p in Once.parameters().items()} == {"a": 1}
     assert issubclass(Once.params, BaseModel)
 
 

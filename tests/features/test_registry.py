@@ -209,6 +209,11 @@ def test_paper_names() -> None:
 
 EXPERIMENT_MODULE = '''
 from rfbench.compute.experiments import Experiment, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
+
+
+class TinyParams(ExperimentParams):
+    samples: int = 3
 
 
 @register_experiment
@@ -217,7 +222,7 @@ class Tiny(Experiment):
 
     name = "rfb-test-tiny"
     description = "a plugin experiment"
-    defaults = {"samples": 3}
+    params = TinyParams
 
     def grid(self, config):
         return []

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.cache import cache_dir, cache_usage
@@ -28,13 +29,18 @@ from rfbench.compute.runner.digest import PACKAGE_DIR, check_workers, code_tag
 PROBE = """
 import os
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams, Values
+
+
+class CacheProbeParams(ExperimentParams):
+    mu: Values[float] = [0.0, 1.0, 2.0]
 
 
 @register_experiment
 class CacheProbe(Experiment):
     name = "cache-probe"
     description = "A normal draw per job; counts its calls in $PROBE_CALLS."
-    defaults = {"mu": [0.0, 1.0, 2.0]}
+    params = CacheProbeParams
 
     def grid(self, config):
         return [JobSpec(mu=mu) for mu in config["mu"]]
@@ -108,11 +114,15 @@ def test_an_edited_copy_of_the_source_misses_the_cache(tmp_path: Path) -> None:
     assert n == 9 and np.array_equal(again, edited)  # presentation edits recompute nothing
 
 
+class SquaresParams(ExperimentParams):
+    reps: int = 3
+
+
 @register_experiment
 class Squares(Experiment):
     name = "cache-squares"
     description = "rep squared, no randomness"
-    defaults = {"reps": 3}
+    params = SquaresParams
 
     def grid(self, config):
         return [JobSpec(rep=k) for k in range(config["reps"])]

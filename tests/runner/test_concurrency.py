@@ -25,13 +25,19 @@ import pathlib
 import time
 import pandas as pd
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
+
+
+class SlowParams(ExperimentParams):
+    jobs: int = 6
+    seconds: float = 0.5
 
 
 @register_experiment
 class Slow(Experiment):
     name = "slow"
     description = "Jobs that sleep."
-    defaults = {"jobs": 6, "seconds": 0.5}
+    params = SlowParams
 
     def grid(self, config):
         return [JobSpec(k=k, seconds=config["seconds"]) for k in range(config["jobs"])]

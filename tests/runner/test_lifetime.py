@@ -22,13 +22,18 @@ pytestmark = pytest.mark.slow
 SLEEPER = """
 import time
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
+
+
+class SleeperParams(ExperimentParams):
+    jobs: int = 4
 
 
 @register_experiment
 class Sleeper(Experiment):
     name = "sleeper"
     description = "Jobs that sleep (a run that lasts)."
-    defaults = {"jobs": 4}
+    params = SleeperParams
 
     def grid(self, config):
         return [JobSpec(k=k) for k in range(config["jobs"])]

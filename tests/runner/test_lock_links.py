@@ -11,17 +11,22 @@ from typer.testing import CliRunner
 
 from rfbench.cli.app import app
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
 from rfbench.compute.runner import RunOptions, locks, run
 from rfbench.compute.runner.cache import CACHE_DIRNAME, LOCK
 
 USER_BYTES = b"a user's precious file\n" * 80
 
 
+class LinkCubesParams(ExperimentParams):
+    reps: int = 2
+
+
 @register_experiment
 class LinkCubes(Experiment):
     name = "lock-link-cubes"
     description = "rep cubed, no randomness"
-    defaults = {"reps": 2}
+    params = LinkCubesParams
 
     def grid(self, config):
         return [JobSpec(rep=k) for k in range(config["reps"])]

@@ -17,17 +17,22 @@ from rich.console import Console
 
 from rfbench.compute.experiments import Experiment, JobSpec, register_experiment
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, advance, chunk_size, chunks, reporting
+from rfbench.compute.experiments.params import ExperimentParams
 from rfbench.compute.runner.backends import run_processes, run_serial
 from rfbench.compute.runner.progress import JobProgress
 
 STEPS = 10
 
 
+class StepperParams(ExperimentParams):
+    jobs: int = 3
+
+
 @register_experiment
 class Stepper(Experiment):
     name = "test-stepper"
     description = "a job in 10 chunks, reporting each"
-    defaults = {"jobs": 3}
+    params = StepperParams
     profiles = {"quick": {}, "paper": {}}
 
     def grid(self, config):

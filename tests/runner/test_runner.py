@@ -30,6 +30,7 @@ from rfbench.compute.experiments import (
     register_experiment,
 )
 from rfbench.compute.experiments import registry as experiments
+from rfbench.compute.experiments.params import ExperimentParams, Values
 from rfbench.compute.results import load_provenance, load_results
 from rfbench.compute.runner import JobCache, JobFailed, RunOptions, cache_dir, load_config, run
 from rfbench.compute.runner.progress import JobProgress
@@ -38,11 +39,18 @@ from rfbench.compute.seeding import job_rng
 FAILING = JobSpec(mu=1.5, samples=32, rep=1)  # the job the flag file makes fail
 
 
+class ToyParams(ExperimentParams):
+    mu: Values[float] = [0.0, 1.5]
+    samples: int = 32
+    reps: int = 3
+    label: str = "x"
+
+
 @register_experiment
 class Toy(Experiment):
     name = "toy-mc"
     description = "Monte Carlo mean of N(mu, 1)"
-    defaults = {"mu": [0.0, 1.5], "samples": 32, "reps": 3, "label": "x"}
+    params = ToyParams
     profiles = {"quick": {"samples": 8, "reps": 2}, "paper": {}}
 
     def __init__(self, flag: Path | None = None, stop: type[BaseException] = RuntimeError) -> None:

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
+from rfbench.compute.experiments.params import ExperimentParams
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run
 from rfbench.compute.runner.cache import (
@@ -32,11 +33,15 @@ from rfbench.compute.runner.cache import (
 from rfbench.compute.runner.digest import code_tag
 
 
+class CubesParams(ExperimentParams):
+    reps: int = 3
+
+
 @register_experiment
 class Cubes(Experiment):
     name = "safety-cubes"
     description = "rep cubed, no randomness"
-    defaults = {"reps": 3}
+    params = CubesParams
 
     def grid(self, config):
         return [JobSpec(rep=k) for k in range(config["reps"])]

@@ -19,7 +19,6 @@ from rfbench.compute.experiments.params import (
     ExperimentParams,
     Param,
     describe,
-    model_from_defaults,
     renamed,
     resolve,
 )
@@ -159,13 +158,13 @@ class DataFile:
     sets: Mapping[str, Any] = field(default_factory=dict)
     #: defaults the file changes unless given (a user's N points cost N² per draw)
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    #: the help of ``--data`` is the experiment's own ``help["data"]`` (attention: Q, K, V heads)
+    #: the help of ``--data`` is the help of the experiment's ``data`` (attention: Q, K, V heads)
     own_help: bool = False
 
 
 class Experiment:
     """Base class of experiments (docs/extending.md#experiment). Subclasses set ``name`` and
-    ``params`` (or, a plugin, ``defaults`` and ``help``) and implement ``grid`` and ``run_job``."""
+    ``params`` and implement ``grid`` and ``run_job``."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -176,29 +175,19 @@ class Experiment:
     unkeyed: ClassVar[tuple[str, ...]] = ()
     #: the parameter model: the one declaration of every parameter
     params: ClassVar[type[ExperimentParams]] = ExperimentParams
-    #: key -> paper default (derived from ``params``, or declared by a plugin instead of it)
-    defaults: ClassVar[Mapping[str, Any]] = {}
-    #: key -> help text (derived from ``params``, or declared by a plugin with ``defaults``)
-    help: ClassVar[Mapping[str, str]] = {}
     profiles: ClassVar[Mapping[str, Mapping[str, Any]]] = {"quick": {}, "paper": {}}
     #: what ``--data PATH`` means, for an experiment with a ``data`` parameter
     data_file: ClassVar[DataFile] = DataFile()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Derive ``defaults`` and ``help`` from ``params``, or ``params`` from them."""
+        """Refuse the ``defaults`` and ``help`` dictionaries of earlier releases: ``params`` is the
+        one declaration of the parameters."""
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__
-        if "params" in own and ("defaults" in own or "help" in own):
+        if "defaults" in cls.__dict__ or "help" in cls.__dict__:
             raise TypeError(
-                f"{cls.__name__} declares both params and defaults/help: declare each parameter "
-                "once, in params"
+                f"{cls.__name__} declares defaults/help: declare its parameters in a params model "
+                "(docs/extending.md#experiment)"
             )
-        if "params" in own:
-            fields = describe(cls.params)
-            cls.defaults = {key: field.default for key, field in fields.items()}
-            cls.help = {key: field.help for key, field in fields.items() if field.help}
-        elif "defaults" in own or "help" in own:
-            cls.params = model_from_defaults(cls.__name__, cls.defaults, cls.help)
 
     @classmethod
     def parameters(cls) -> dict[str, Param]:

@@ -4,17 +4,13 @@ the value rules and what is derived from the model).
 
 from __future__ import annotations
 
-import copy
 import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ClassVar, TypeVar
 
-import annotated_types as at
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
-from pydantic import create_model as _create_model
-from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from rfbench.compute.errors import UserError
@@ -29,7 +25,6 @@ __all__ = [
     "Values",
     "config_error",
     "describe",
-    "model_from_defaults",
     "renamed",
     "resolve",
 ]
@@ -65,7 +60,12 @@ def _distinct(values: list[Any]) -> list[Any]:
 Listed = Annotated[list[T], BeforeValidator(_as_list)]
 #: a list parameter of distinct values (a repeated value would repeat jobs); a single value is a
 #: list of one
-Values = Annotated[list[T], BeforeValidator(_as_list), AfterValidator(_distinct)]
+Values = Annotated[
+    list[T],
+    BeforeValidator(_as_list),
+    AfterValidator(_distinct),
+    Field(json_schema_extra={"uniqueItems": True}),
+]
 
 
 class ExperimentParams(BaseModel):
@@ -85,7 +85,6 @@ class ExperimentParams(BaseModel):
 
 _NOUNS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
           "table": "a table", "any": "a value"}  # fmt: skip
-_OPS = (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
 
 
 @dataclass(frozen=True)
@@ -166,70 +165,46 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _unwrap(annotation: Any) -> tuple[Any, list[Any]]:
-    """(type, constraint metadata) of an ``Annotated`` type, nested ``Field``s flattened."""
-    metadata: list[Any] = []
-    while get_origin(annotation) is Annotated:
-        annotation, *extra = get_args(annotation)
-        metadata += extra
-    flat: list[Any] = []
-    for item in metadata:
-        flat += item.metadata if isinstance(item, FieldInfo) else [item]
-    return annotation, flat
+_KINDS = {"integer": "int", "number": "float", "string": "str", "boolean": "bool"}
+_BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 
 
-def _value_info(annotation: Any, metadata: list[Any]) -> dict[str, Any]:
-    """kind, choices and bounds of one value."""
-    annotation, more = _unwrap(annotation)
-    metadata = metadata + more
-    info: dict[str, Any] = {"kind": "any", "choices": (), "bounds": ()}
-    if get_origin(annotation) is Literal:
-        info["choices"] = get_args(annotation)
-        info["kind"] = {bool: "bool", int: "int", float: "float"}.get(
-            type(info["choices"][0]), "str"
-        )
-    elif annotation in (bool, int, float, str):
-        info["kind"] = annotation.__name__
-    info["bounds"] = tuple(
-        (op, getattr(item, name))
-        for name, op in _OPS
-        for item in metadata
-        if isinstance(item, getattr(at, name.capitalize()))
-    )
-    return info
-
-
-def _param(key: str, field: FieldInfo, default: Any) -> Param:
-    annotation, metadata = field.annotation, list(field.metadata)
-    origin = get_origin(annotation)
-    lengths = {
-        "min_items": next((m.min_length for m in metadata if isinstance(m, at.MinLen)), None),
-        "max_items": next((m.max_length for m in metadata if isinstance(m, at.MaxLen)), None),
+def _value(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """kind, choices and bounds of one value, from its JSON schema."""
+    return {
+        "kind": _KINDS.get(schema.get("type", ""), "any"),
+        "choices": tuple(schema.get("enum", ())),
+        "bounds": tuple((op, schema[name]) for name, op in _BOUNDS.items() if name in schema),
     }
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    common = {
-        "key": key,
-        "default": default,
-        "help": field.description or "",
-        "rule": str(extra.get("rule", "")),
-    }
-    if origin is list:
-        distinct = any(isinstance(m, AfterValidator) and m.func is _distinct for m in metadata)
-        info = _value_info(get_args(annotation)[0], [])
-        return Param(**common, many=True, distinct=distinct, **info, **lengths)
-    if origin is dict or annotation is dict:
-        args = get_args(annotation)
-        info = _value_info(args[1], []) if args else {"kind": "any", "bounds": ()}
-        return Param(**common, kind="table", many=False, distinct=False, bounds=info["bounds"],
-                     entry=info["kind"])  # fmt: skip
-    return Param(**common, many=False, distinct=False, **_value_info(annotation, metadata))
+
+
+def _param(key: str, schema: Mapping[str, Any], default: Any) -> Param:
+    """The :class:`Param` of one property of a model's JSON schema."""
+    common = {"key": key, "default": default, "help": schema.get("description", ""),
+              "rule": str(schema.get("rule", ""))}  # fmt: skip
+    if schema.get("type") == "array":
+        return Param(**common, many=True, distinct=schema.get("uniqueItems", False),
+                     min_items=schema.get("minItems"), max_items=schema.get("maxItems"),
+                     **_value(schema.get("items", {})))  # fmt: skip
+    if schema.get("type") == "object":
+        entries = schema.get("additionalProperties")
+        entry = _value(entries if isinstance(entries, Mapping) else {})
+        return Param(**common, kind="table", many=False, distinct=False, bounds=entry["bounds"],
+                     entry=entry["kind"])  # fmt: skip
+    return Param(**common, many=False, distinct=False, **_value(schema))
+
+
+@functools.cache
+def _properties(model: type[ExperimentParams]) -> dict[str, Any]:
+    """key -> JSON schema of every field of ``model`` (pydantic's ``model_json_schema``)."""
+    return model.model_json_schema().get("properties", {})
 
 
 @functools.cache
 def describe(model: type[ExperimentParams]) -> dict[str, Param]:
     """key -> :class:`Param` of every field of ``model``, in declaration order."""
     defaults = resolve(model, {}, model.__name__)
-    return {key: _param(key, field, defaults[key]) for key, field in model.model_fields.items()}
+    return {key: _param(key, schema, defaults[key]) for key, schema in _properties(model).items()}
 
 
 # --------------------------------------------------------------------------- validation
@@ -264,7 +239,7 @@ def config_error(
     if not loc or str(loc[0]) not in model.model_fields:
         return ConfigError(f"invalid config for experiment {experiment!r}: {error['msg']}")
     key = str(loc[0])
-    param = _param(key, model.model_fields[key], None)
+    param = _param(key, _properties(model)[key], None)
     if len(loc) > 1 and isinstance(loc[1], str):  # an entry of a table
         value = {loc[1]: value}
     if kind == "listed_twice":
@@ -327,39 +302,3 @@ def resolve(
         return model.model_validate(dict(values)).model_dump()
     except ValidationError as exc:
         raise config_error(exc, model, experiment) from None
-
-
-# --------------------------------------------------------------------------- legacy declarations
-
-
-def _annotation(default: Any) -> Any:
-    """The type a ``defaults`` entry implies (ints promote to floats; lists of distinct values)."""
-    if default is None:
-        return Any
-    if isinstance(default, list | tuple):
-        if not default:
-            element: Any = Any
-        elif any(isinstance(v, float) and not isinstance(v, bool) for v in default):
-            element = float
-        else:
-            element = _annotation(default[0])
-        distinct = len(set(map(repr, default))) == len(default)
-        return Values[element] if distinct else Listed[element]
-    if isinstance(default, Mapping):
-        return dict[str, Any]
-    for kind in (bool, str, int, float):
-        if isinstance(default, kind):
-            return kind
-    return Any
-
-
-def model_from_defaults(
-    name: str, defaults: Mapping[str, Any], helps: Mapping[str, str]
-) -> type[ExperimentParams]:
-    """A model for an experiment that declares ``defaults`` and ``help`` dictionaries (a plugin's,
-    docs/extending.md#experiment): each default's type is the type its values must have."""
-    fields = {
-        key: (_annotation(default), Field(copy.deepcopy(default), description=helps.get(key, "")))
-        for key, default in defaults.items()
-    }
-    return _create_model(f"{name}Params", __base__=ExperimentParams, **fields)  # type: ignore[call-overload]

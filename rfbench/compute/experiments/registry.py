@@ -22,9 +22,9 @@ def register_experiment(cls: E) -> E:
     """Class decorator: make ``cls`` available under ``cls.name``."""
     if not (isinstance(cls, type) and issubclass(cls, Experiment)) or not cls.name:
         raise TypeError(f"{cls!r} must be an Experiment subclass with a non-empty name")
-    reserved = sorted(set(cls.defaults) & set(RESERVED_KEYS))
+    reserved = sorted(set(cls.params.model_fields) & set(RESERVED_KEYS))
     if reserved:
-        raise TypeError(f"{cls.__name__}.defaults uses reserved key(s) {reserved}")
+        raise TypeError(f"{cls.__name__}.params uses reserved key(s) {reserved}")
     claim(EXPERIMENTS, "experiment", cls.name, cls, cls)
     return cls
 
