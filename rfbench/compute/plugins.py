@@ -106,8 +106,8 @@ def claim(
     table[name] = value
     _OWNERS[key] = (identity, kind, who)
     if not plugin and _saved is not None:  # a built-in stays if the plugin is taken back
-        _keep(table, name, value)
-        _keep(_OWNERS, key, _OWNERS[key])
+        _keep(_saved, table, name, value)
+        _keep(_saved, _OWNERS, key, _OWNERS[key])
 
 
 def _is_builtin(identity: str) -> bool:
@@ -118,10 +118,9 @@ def _describe(identity: str) -> str:
     return f"built-in {identity}" if _is_builtin(identity) else identity
 
 
-def _keep(table: MutableMapping, key: Any, value: Any) -> None:
-    """Write ``table[key] = value`` into the copy :func:`restore` would put back, if it has one."""
-    assert _saved is not None
-    for live, copy in zip(_TABLES, _saved, strict=False):
+def _keep(saved: list, table: MutableMapping, key: Any, value: Any) -> None:
+    """Write ``table[key] = value`` into its copy in ``saved`` (a :func:`snapshot`), if any."""
+    for live, copy in zip(_TABLES, saved, strict=False):
         if live is table:
             copy[key] = value  # type: ignore[index]
 
@@ -218,11 +217,11 @@ def _what_went_wrong(exc: BaseException) -> str:
 def load_plugins() -> list[str]:
     """Import every ``rfbench.plugins`` entry point once; return the names of those loaded.
 
-    Called by each registry on first use. Every announced registry's built-ins are loaded first
-    (and a registry's a plugin imports, before the plugin's first name), so a plugin cannot take a
-    built-in name. A plugin that raises anything on import (a clash,
-    ``SystemExit``, its own ``KeyboardInterrupt``) is reported by one warning line (its name, its
-    module and the error) and skipped; a real Ctrl-C stops loading (``KeyboardInterrupt``).
+    Called by each registry on first use. The built-ins of every announced registry are loaded
+    first, and those of a registry a plugin imports before the plugin's first name, so a plugin
+    cannot take a built-in name. A plugin that raises anything on import (a clash, ``SystemExit``,
+    its own ``KeyboardInterrupt``) is reported by one warning line (its name, its module and the
+    error) and skipped; a real Ctrl-C stops loading (``KeyboardInterrupt``).
     """
     global _loaded, _loading, _saved
     if _loaded is not None:
@@ -256,7 +255,7 @@ class BuiltinsThenPlugins:
     """A registry's announcement to the plugin loader and the one way it fills itself on first
     use: its built-in modules, then every plugin (:func:`load_plugins`), once per process.
 
-    ``load = BuiltinsThenPlugins(load_builtins)`` at the end of the registry's module, then
+    ``load = BuiltinsThenPlugins(load_builtins)`` in the registry's module, then
     ``load()`` before any lookup; ``loaded`` says whether it has run (a test may set it to skip
     discovery), ``builtins_in`` whether ``load_builtins`` has.
     """
