@@ -148,6 +148,53 @@ def test_a_plugin_cannot_take_a_builtin_name(isolated_registry, monkeypatch, cap
     assert registry.describe("trig").kind == "component"
 
 
+REGISTRY = """
+from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
+
+THINGS = tracked({})
+
+
+def register_thing(name, origin):
+    claim(THINGS, "thing", name, origin, origin)
+
+
+def load_builtins():
+    register_thing("built-in", "rfbench.things.BuiltIn")
+
+
+_load = BuiltinsThenPlugins(load_builtins)
+register_thing("at-import", "rfbench.things.AtImport")  # as a built-in module imported first
+"""
+
+
+def test_a_registry_a_plugin_imports_first_loads_its_builtins_before_the_plugins_names(
+    isolated_registry, monkeypatch, caplog
+) -> None:
+    """A registry announces itself to the loader when imported (the loader names none): one that
+    a plugin imports first has its built-ins in before the plugin's first name, and they stay
+    when the plugin is taken back."""
+    monkeypatch.setattr(plugins, "_REGISTRIES", list(plugins._REGISTRIES))
+    monkeypatch.setattr(plugins, "_TABLES", list(plugins._TABLES))
+    (isolated_registry / "rfb_test_things.py").write_text(REGISTRY)
+    source = (
+        "from rfb_test_things import register_thing\n"
+        "register_thing('mine', 'rfb_test_late.Mine')\n"
+        "register_thing('built-in', 'rfb_test_late.Evil')\n"
+    )
+    _plugins(monkeypatch, isolated_registry, {"late": source})
+    with caplog.at_level(logging.WARNING, logger="rfbench.plugins"):
+        assert plugins.load_plugins() == []
+    assert (
+        "thing 'built-in' is already registered by built-in rfbench.things.BuiltIn; "
+        "plugin 'late' (rfb_test_late.Evil) cannot take it"
+    ) in _warning(caplog)
+    from rfb_test_things import THINGS
+
+    assert THINGS == {"built-in": "rfbench.things.BuiltIn", "at-import": "rfbench.things.AtImport"}
+    assert plugins._OWNERS[("thing", "at-import")][2] == "built-in rfbench.things.AtImport"
+    assert ("thing", "mine") not in plugins._OWNERS
+
+
 def test_two_plugins_cannot_share_a_name(isolated_registry, monkeypatch, caplog) -> None:
     from rfbench.compute.experiments import get_experiment
 

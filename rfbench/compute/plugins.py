@@ -1,10 +1,14 @@
 """Discovery of registered components: the package's own modules and other packages' plugins
 (entry-point group ``rfbench.plugins``; docs/extending.md#shipping-it-as-a-plugin-package).
 
-Every built-in of every registry (:data:`REGISTRIES`) is registered before the first plugin is
-imported, and every registration goes through :func:`claim`, which refuses a name another origin
-holds; a plugin that fails to import for any reason is skipped with one warning line, and what it
-registered is taken back from every :func:`tracked` table. A real Ctrl-C still stops the command.
+A registry announces itself to this loader by creating its :class:`BuiltinsThenPlugins` when its
+module is imported; the loader names none of them, so no layer depends on a layer above it through
+a string. Every built-in of every announced registry is registered before the first plugin is
+imported, and a registry that a plugin imports for the first time has its built-ins registered
+before the plugin's first name. Every registration goes through :func:`claim`, which refuses a
+name another origin holds; a plugin that fails to import for any reason is skipped with one
+warning line, and what it registered is taken back from every :func:`tracked` table. A real
+Ctrl-C still stops the command.
 """
 
 from __future__ import annotations
@@ -19,18 +23,15 @@ from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
 ENTRY_POINT_GROUP = "rfbench.plugins"
-#: modules of the registries, each with a ``load_builtins()`` that imports its built-in entries
-REGISTRIES = (
-    "rfbench.compute.features.registry",
-    "rfbench.compute.features.theory.registry",
-    "rfbench.compute.experiments.registry",
-    "rfbench.present.plots.registry",
-)
 
 _log = logging.getLogger("rfbench.plugins")
 _loaded: list[str] | None = None
 _loading: str | None = None  # "plugin 'name'" while a plugin is being imported
 _TABLES: list[MutableMapping | MutableSet] = []
+#: every registry's loader, announced as its module is imported (:class:`BuiltinsThenPlugins`)
+_REGISTRIES: list[BuiltinsThenPlugins] = []
+#: the tables as they were before the plugin being imported (:func:`restore` puts them back)
+_saved: list[MutableMapping | MutableSet] | None = None
 T = TypeVar("T", bound=MutableMapping | MutableSet)
 
 
@@ -88,7 +89,12 @@ def claim(
     if not name:
         raise TypeError(f"a {kind} needs a non-empty name: {value!r}")
     identity = _identity(origin)
-    who = f"{_loading} ({identity})" if _loading else _describe(identity)
+    plugin = _loading
+    if plugin and _pending() and _is_builtin(identity):
+        plugin = None  # a built-in module the plugin imported before its registry had loaded
+    elif plugin:
+        _builtins_first()
+    who = f"{plugin} ({identity})" if plugin else _describe(identity)
     key = (space or kind, name)
     taken = _OWNERS.get(key)
     if taken is None and name in table:  # registered without claim (by hand)
@@ -99,10 +105,44 @@ def claim(
         )
     table[name] = value
     _OWNERS[key] = (identity, kind, who)
+    if not plugin and _saved is not None:  # a built-in stays if the plugin is taken back
+        _keep(_saved, table, name, value)
+        _keep(_saved, _OWNERS, key, _OWNERS[key])
+
+
+def _is_builtin(identity: str) -> bool:
+    return identity.startswith("rfbench.")
 
 
 def _describe(identity: str) -> str:
-    return f"built-in {identity}" if identity.startswith("rfbench.") else identity
+    return f"built-in {identity}" if _is_builtin(identity) else identity
+
+
+def _keep(saved: list, table: MutableMapping, key: Any, value: Any) -> None:
+    """Write ``table[key] = value`` into its copy in ``saved`` (a :func:`snapshot`), if any."""
+    for live, copy in zip(_TABLES, saved, strict=False):
+        if live is table:
+            copy[key] = value  # type: ignore[index]
+
+
+def _pending() -> bool:
+    """Whether an announced registry has not registered its built-ins yet."""
+    return not all(registry.builtins_in for registry in _REGISTRIES)
+
+
+def _builtins_first() -> None:
+    """Register the built-ins of every announced registry that has not yet, as built-ins; while
+    a plugin is imported, tables created since its :func:`snapshot` join the copies to restore,
+    built-ins in."""
+    global _loading
+    plugin, _loading = _loading, None
+    try:
+        for registry in _REGISTRIES:  # (grows when built-ins import another registry)
+            registry.builtins()
+    finally:
+        _loading = plugin
+    if _saved is not None:
+        _saved.extend(table.copy() for table in _TABLES[len(_saved) :])  # type: ignore[attr-defined]
 
 
 def snapshot() -> list[MutableMapping | MutableSet]:
@@ -177,27 +217,27 @@ def _what_went_wrong(exc: BaseException) -> str:
 def load_plugins() -> list[str]:
     """Import every ``rfbench.plugins`` entry point once; return the names of those loaded.
 
-    Called by each registry on first use. Every registry's built-ins are loaded first, so a
-    plugin cannot take a built-in name. A plugin that raises anything on import (a clash,
-    ``SystemExit``, its own ``KeyboardInterrupt``) is reported by one warning line (its name, its
-    module and the error) and skipped; a real Ctrl-C stops loading (``KeyboardInterrupt``).
+    Called by each registry on first use. The built-ins of every announced registry are loaded
+    first, and those of a registry a plugin imports before the plugin's first name, so a plugin
+    cannot take a built-in name. A plugin that raises anything on import (a clash, ``SystemExit``,
+    its own ``KeyboardInterrupt``) is reported by one warning line (its name, its module and the
+    error) and skipped; a real Ctrl-C stops loading (``KeyboardInterrupt``).
     """
-    global _loaded, _loading
+    global _loaded, _loading, _saved
     if _loaded is not None:
         return list(_loaded)
     _loaded = []
     found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
     if found:
-        for module in REGISTRIES:
-            importlib.import_module(module).load_builtins()
+        _builtins_first()
     for ep in found:
-        saved = snapshot()
+        _saved = snapshot()
         _loading = f"plugin {ep.name!r}"
         try:
             with _noting_ctrl_c() as pressed:
                 ep.load()
         except BaseException as exc:  # noqa: BLE001 - a plugin must not end or hijack the suite
-            restore(saved)
+            restore(_saved)
             if isinstance(exc, KeyboardInterrupt) and pressed:
                 raise
             error = " ".join(_what_went_wrong(exc).split())
@@ -206,26 +246,35 @@ def load_plugins() -> list[str]:
             )
             continue
         finally:
-            _loading = None
+            _loading, _saved = None, None
         _loaded.append(ep.name)
     return list(_loaded)
 
 
 class BuiltinsThenPlugins:
-    """The one way a registry fills itself on first use: its built-in modules, then every
-    plugin (:func:`load_plugins`), once per process.
+    """A registry's announcement to the plugin loader and the one way it fills itself on first
+    use: its built-in modules, then every plugin (:func:`load_plugins`), once per process.
 
-    ``load = BuiltinsThenPlugins(load_builtins)`` then ``load()`` before any lookup; ``loaded``
-    says whether it has run (a test may set it to skip discovery).
+    ``load = BuiltinsThenPlugins(load_builtins)`` in the registry's module, then
+    ``load()`` before any lookup; ``loaded`` says whether it has run (a test may set it to skip
+    discovery), ``builtins_in`` whether ``load_builtins`` has.
     """
 
     def __init__(self, load_builtins: Callable[[], None]) -> None:
         self.load_builtins = load_builtins
         self.loaded = False
+        self.builtins_in = False
+        _REGISTRIES.append(self)
+
+    def builtins(self) -> None:
+        """Register the built-ins (once)."""
+        if not self.builtins_in:
+            self.builtins_in = True
+            self.load_builtins()
 
     def __call__(self) -> None:
         if self.loaded:
             return
-        self.load_builtins()
+        self.builtins()
         self.loaded = True  # before the plugins: they may use this registry while imported
         load_plugins()

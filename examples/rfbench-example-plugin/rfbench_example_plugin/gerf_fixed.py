@@ -28,10 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.features.base import Component, Parts, Projections, Side
-from rfbench.compute.features.dtype_maps import half_sq, project
-from rfbench.compute.features.registry import register_component
-from rfbench.compute.kernels import sq_norms
+from rfbench.api import (
+    Component,
+    Parts,
+    Projections,
+    Side,
+    half_sq,
+    project,
+    register_component,
+    sq_norms,
+)
 
 
 @register_component
