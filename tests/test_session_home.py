@@ -10,7 +10,7 @@ from pathlib import Path
 
 import platformdirs
 
-from rfbench.compute.cache_folder import cache_root
+from rfbench.compute.models.files import cache_root
 
 
 def _inside_temp(path: str | Path) -> bool:

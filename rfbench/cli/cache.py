@@ -13,7 +13,7 @@ from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 app = typer.Typer(help="Show or remove the job caches of results folders.", no_args_is_help=True)
 

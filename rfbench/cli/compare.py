@@ -16,7 +16,7 @@ import typer
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console, print_frame
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 
 def markdown_target(markdown: str) -> Path | None:

@@ -1,5 +1,5 @@
 """How the command line ends on an exception (docs/architecture.md#errors): a user error
-(:class:`rfbench.compute.errors.UserError`, also when a job raised it) is one line
+(:class:`rfbench.compute.checks.UserError`, also when a job raised it) is one line
 ``rfbench: error: <message>`` and exit status 2; anything else is a bug, exit status 1 and one line
 naming a log file (in ``$RFBENCH_LOG_DIR``, else the per-user log folder, else the temporary
 folder) that holds the command line and the traceback. ``--debug`` or ``RFBENCH_DEBUG=1`` also
@@ -21,7 +21,7 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.exits import INTERNAL_EXIT, USER_EXIT
 
 __all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]

@@ -10,7 +10,7 @@ from rich.table import Table
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.folders import RESULTS, checked_results
 from rfbench.cli.show import console
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 
 @handle_errors

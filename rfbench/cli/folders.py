@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 #: the ``--results`` option of ``figures``, ``report`` and ``site``
 RESULTS = typer.Option("results", help="Results folder: <results>/<experiment>/*.parquet.")

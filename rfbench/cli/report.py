@@ -8,7 +8,7 @@ from rich.table import Table
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.folders import RESULTS, warn_mixed_profiles
 from rfbench.cli.show import console
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 
 @handle_errors

@@ -1,10 +1,18 @@
-"""Value checks shared by the estimator library and the experiments (no rfbench imports)."""
+"""The user's input checked the same way in every layer: :class:`UserError` for input the user can
+fix (docs/architecture.md#errors) and the value checks shared by the estimator library and the
+experiments. This module imports nothing of rfbench, so any layer can raise and check without
+importing the CLI.
+"""
 
 from __future__ import annotations
 
 import math
 from numbers import Real
 from typing import Any
+
+
+class UserError(ValueError):
+    """Bad input from the user; the message names the bad value and what is allowed."""
 
 
 def is_positive_int(value: Any) -> bool:

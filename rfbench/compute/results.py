@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import rfbench
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.schema import (  # declared there; read through this module too
     BOOL,
     DERIVED_COLUMNS,

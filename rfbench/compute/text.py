@@ -1,10 +1,15 @@
 """Plain-text helpers shared by the command line, the experiments and the report writers: the
-first sentence of a text and Markdown tables (no heavy imports)."""
+first sentence of a text, Markdown tables and estimator names ``component@weights``, split the same
+way everywhere (no rfbench imports: any module may use it, from the estimator library to the
+figures)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+
+#: The coupling of a name without '@' (independent Gaussian projections).
+DEFAULT_WEIGHTS = "iid"
 
 #: words a period follows without ending the sentence ("SimRF Fig. 8", "Eq. 7", "e.g. trig")
 _ABBREVIATIONS = frozenset(
@@ -57,3 +62,19 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> l
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in rows]
     return lines + [""]
+
+
+def split_name(name: str) -> tuple[str, str | None]:
+    """``"trig@orf"`` -> ("trig", "orf"); ``"cluster-hybrid"`` -> ("cluster-hybrid", None)."""
+    head, sep, tail = name.partition("@")
+    return head, (tail if sep else None)
+
+
+def weights_of(name: str) -> str:
+    """The coupling named after '@', or the default ``"iid"``: ``"cse"`` -> ``"iid"``."""
+    return split_name(name)[1] or DEFAULT_WEIGHTS
+
+
+def family_of(name: str) -> str:
+    """The component or hybrid before '@': ``"trig@orf"`` -> ``"trig"``."""
+    return split_name(name)[0]

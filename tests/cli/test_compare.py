@@ -10,7 +10,7 @@ from compare_helpers import rows as _rows
 from compare_helpers import write as _write
 
 from rfbench.cli.app import cli
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.present.compare.compare import compare, compare_rows, flag_rows, parse_fail_on
 
 

@@ -15,7 +15,7 @@ from compare_helpers import one_line, rows, write
 
 import rfbench.present.compare.compare
 from rfbench.cli.app import cli
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.results import METADATA_KEY, make_provenance
 from rfbench.present.compare.compare import compare
 from rfbench.present.compare.output import row_table

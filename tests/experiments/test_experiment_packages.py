@@ -84,7 +84,7 @@ DECLARATIONS = {"profiles"}
 def _registered() -> tuple[set[str], set[str]]:
     """(heads: components, hybrids and aliases; couplings), from the registry itself."""
     from rfbench.compute.features import registry
-    from rfbench.compute.names import split_name
+    from rfbench.compute.text import split_name
 
     heads = {split_name(n)[0] for n in registry.estimator_names()}
     return heads, set(registry.weights_samplers())

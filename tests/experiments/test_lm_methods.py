@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.experiments.attention.lm import passkey
 from rfbench.compute.experiments.attention.lm.methods import (
     Method,

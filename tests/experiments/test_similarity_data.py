@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from rfbench.compute.checks import UserError
 from rfbench.compute.datasets.errors import DataError, DataUnavailable
-from rfbench.compute.errors import UserError
 from rfbench.compute.experiments.attention.similarity import lee
 from rfbench.compute.experiments.attention.similarity import stats as st
 

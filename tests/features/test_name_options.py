@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.options import split_outside_brackets
 from rfbench.compute.features.theory import equal_norm_pair

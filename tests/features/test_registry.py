@@ -14,7 +14,7 @@ import pytest
 import rfbench.compute.features
 from rfbench.compute import plugins
 from rfbench.compute.features import registry, theory
-from rfbench.compute.names import family_of, split_name, weights_of
+from rfbench.compute.text import family_of, split_name, weights_of
 
 COMPONENT_MODULE = '''
 from rfbench.compute.features.components import Positive

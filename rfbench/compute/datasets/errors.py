@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 
 class DataError(UserError):

@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 T = TypeVar("T")
 _log = logging.getLogger("rfbench.params")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.features.base import Component, Estimator, WeightsSampler
 from rfbench.compute.features.options import (
     SYNTAX,
@@ -26,8 +26,8 @@ from rfbench.compute.features.options import (
     split_outside_brackets,
 )
 from rfbench.compute.kernels import KERNELS
-from rfbench.compute.names import split_name
 from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
+from rfbench.compute.text import split_name
 
 __all__ = [
     "EstimatorDescription",

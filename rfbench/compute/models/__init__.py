@@ -8,7 +8,6 @@ the encoder (:func:`load_model`) computes in :func:`cache_root`, keyed on the mo
 :func:`encoder_digest`.
 """
 
-from rfbench.compute.cache_folder import cache_root
 from rfbench.compute.models.bert import Activations, Bert
 from rfbench.compute.models.cache import (
     activations,
@@ -23,6 +22,7 @@ from rfbench.compute.models.cache import (
 from rfbench.compute.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.compute.models.files import (
     DEFAULT_MODEL,
+    cache_root,
     check_model,
     file_sha256,
     is_default,

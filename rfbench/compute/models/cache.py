@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from rfbench.compute.cache_folder import cache_root
 from rfbench.compute.models.bert import Activations, causal_attention, exact_attention
 from rfbench.compute.models.errors import ModelError
 from rfbench.compute.models.files import (
@@ -23,6 +22,7 @@ from rfbench.compute.models.files import (
     _digest,
     _load,
     _sha256,
+    cache_root,
     load_model,
     model_folder,
 )

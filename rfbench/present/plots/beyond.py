@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
-from rfbench.compute.names import family_of
+from rfbench.compute.text import family_of
 from rfbench.present.budgets import projection_budget
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from rfbench.compute.names import family_of, weights_of
+from rfbench.compute.text import family_of, weights_of
 from rfbench.present.paper_names import PAPER_NAMES, paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure

@@ -13,7 +13,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from rfbench.compute.names import split_name
+from rfbench.compute.text import split_name
 from rfbench.present.paper_names import PAPER_NAMES
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rfbench.compute.names import family_of, weights_of
+from rfbench.compute.text import family_of, weights_of
 from rfbench.present.plots import style
 
 #: 24 colours: as many as a chart shows estimators (choose.MAX_ESTIMATORS), so none recycles

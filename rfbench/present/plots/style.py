@@ -15,7 +15,7 @@ matplotlib.use("Agg")  # figures are files; never open a window
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from rfbench.compute.names import family_of, weights_of  # noqa: E402
+from rfbench.compute.text import family_of, weights_of  # noqa: E402
 
 COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
 FULL_WIDTH = 7.0

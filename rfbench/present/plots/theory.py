@@ -9,7 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from rfbench.compute.names import weights_of
+from rfbench.compute.text import weights_of
 from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure

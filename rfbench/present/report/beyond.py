@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench.compute.names import family_of
+from rfbench.compute.text import family_of
 from rfbench.present.budgets import projection_budget
 from rfbench.present.report.beyond_attention import at_top, real_data_section
 from rfbench.present.report.beyond_learned import learned_headline

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.present import reference
 from rfbench.present.report.claims import evaluate_claim
 from rfbench.present.report.numbers import evaluate_number, with_family_wise

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.present.site import charts, html
 from rfbench.present.site.html import esc
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rfbench.compute.names import family_of, weights_of
+from rfbench.compute.text import family_of, weights_of
 from rfbench.present import reference
 
 

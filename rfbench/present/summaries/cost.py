@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rfbench.compute.names import weights_of
+from rfbench.compute.text import weights_of
 from rfbench.present.crossover import projection_crossover
 
 

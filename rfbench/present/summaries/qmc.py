@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rfbench.compute.names import split_name, weights_of
+from rfbench.compute.text import split_name, weights_of
 
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:

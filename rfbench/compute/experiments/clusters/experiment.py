@@ -31,9 +31,9 @@ from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections
 from rfbench.compute.features.theory import resolution
-from rfbench.compute.names import weights_of
 from rfbench.compute.seeding import substream
 from rfbench.compute.stats import standard_error
+from rfbench.compute.text import weights_of
 
 
 def draw_slice(draw: Draw, b: int) -> Draw:

@@ -16,7 +16,7 @@ from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.derf import MECHANISMS, DerfParams
 from rfbench.compute.features.theory.registry import register_theory
 from rfbench.compute.kernels import sq_norms
-from rfbench.compute.names import DEFAULT_WEIGHTS, family_of, weights_of
+from rfbench.compute.text import DEFAULT_WEIGHTS, family_of, weights_of
 
 FREE = ("positive", "trig", "trig-sincos")  # parameter-free baselines of the variance experiment
 

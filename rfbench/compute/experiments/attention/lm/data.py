@@ -22,7 +22,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rfbench.compute import models
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.models import lm, texts
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rfbench.compute.errors import UserError
+from rfbench.compute.checks import UserError
 
 INTRO = (
     "There is an important piece of information hidden inside a lot of irrelevant text. Find it "
