@@ -53,7 +53,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "full_projections",
     ),
     "rfbench.compute.features.components": ("Sign",),
-    "rfbench.compute.features.dtype_maps": ("half_sq", "project"),
+    "rfbench.compute.features.maps": ("half_sq", "project"),
     "rfbench.compute.features.hybrid": ("VARIANTS", "BipolarHybrid", "HybridBase"),
     "rfbench.compute.features.registry": (
         "HybridEntry",

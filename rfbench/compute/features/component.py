@@ -74,7 +74,7 @@ class Component(ABC):
         memo: dict,
     ) -> Parts:
         """The map f(ω_i, x)/√M computed in the dtype ``dt`` at every step, as ``factor ·
-        exp(exponent)`` (optional capability; :mod:`rfbench.compute.features.dtype_maps`).
+        exp(exponent)`` (optional capability; :mod:`rfbench.compute.features.maps`).
 
         Parameters
         ----------

@@ -1,5 +1,5 @@
-"""Data-free feature functions of the softmax kernel: trig, positive, hyperbolic, sign
-(docs/methods.md#components)."""
+"""Data-free feature functions of the softmax kernel: trig, positive, hyperbolic, sign and the
+random-phase trig (docs/methods.md#components)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from rfbench.compute.features.base import Component, Parts, Projections, Side
-from rfbench.compute.features.dtype_maps import half_sq, project
+from rfbench.compute.features.maps import half_sq, project
 from rfbench.compute.features.registry import register_component
 from rfbench.compute.kernels import sq_norms
 
@@ -122,3 +122,24 @@ class Sign(Component):
         u = proj.project(X)
         signs = np.where(u >= 0, 1.0, -1.0)  # sgn(0) = +1 (CSE eqs. 8-10; docs/methods.md#sign)
         return None, signs[..., None], np.zeros(X.shape[:-1])
+
+
+@register_component
+class TrigPhase(Component):
+    """√2 e^{‖u‖²/2} cos(ωᵀu + b) (DERF Eqs. 4-5); b from the projections' ``phase``."""
+
+    name = "trig-phase"
+    description = "random-phase trigonometric features √2 cos(ωᵀu + b) (DERF's TrigRF)"
+    paper = "DERF Eqs. 4-5"
+    positive = False
+    random_phase = True
+    importance_tilts = None
+
+    def log_terms(self, proj: Projections, X: np.ndarray, side: Side, params: dict[str, Any]):
+        """(None, cos(ωᵀu + b) of shape (draws, N, M, 1), ½‖u‖² + ½ log 2)."""
+        if proj.phase is None:
+            raise ValueError("trig-phase needs projections drawn with their phases (sample())")
+        u = proj.project(X)
+        u += proj.phase[:, None, :].astype(u.dtype, copy=False)
+        np.cos(u, out=u)
+        return None, u[..., None], 0.5 * sq_norms(X) + 0.5 * np.log(2.0)

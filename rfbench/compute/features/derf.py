@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from rfbench.compute.features.base import Component, Parts, Projections, Side
-from rfbench.compute.features.dtype_maps import mm, project
+from rfbench.compute.features.maps import mm, project
 from rfbench.compute.features.registry import register_component
 from rfbench.compute.kernels import sq_norms
 

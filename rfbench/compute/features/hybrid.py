@@ -29,7 +29,7 @@ from rfbench.compute.features.base import (
     concat_features,
 )
 from rfbench.compute.features.components import Hyperbolic, Sign, Trig
-from rfbench.compute.features.dtype_maps import project
+from rfbench.compute.features.maps import project
 from rfbench.compute.features.registry import (
     HybridEntry,
     make_weights,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rfbench.compute.features import registry, theory
-from rfbench.compute.features.theory.pairs import equal_norm_pair
+from rfbench.compute.features.theory import equal_norm_pair
 from rfbench.compute.kernels import kernel_matrix
 from rfbench.compute.stats import standard_error
 

@@ -29,8 +29,7 @@ from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import base_projections
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator
-from rfbench.compute.features.theory import negatives
-from rfbench.compute.features.theory.pairs import equal_norm_pair
+from rfbench.compute.features.theory import equal_norm_pair, negatives
 from rfbench.compute.kernels import log_kernel
 
 THEORY_NEG = "theory_neg_fraction"

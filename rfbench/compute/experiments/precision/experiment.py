@@ -26,7 +26,7 @@ from rfbench.compute.experiments.precision.params import Params
 from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import make, random_directions, row, sized, widest
 from rfbench.compute.features.base import Estimator
-from rfbench.compute.features.theory.pairs import equal_norm_pair
+from rfbench.compute.features.theory import equal_norm_pair
 from rfbench.compute.kernels import log_softmax_kernel
 from rfbench.compute.stats import mean_se
 

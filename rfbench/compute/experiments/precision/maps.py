@@ -20,11 +20,11 @@ by ``tests/experiments/test_precision.py``): float16 and bfloat16 elementwise uf
 multiply, exp, sin, …) compute in float32 and round each result to the dtype; ``matmul`` of
 float16 or bfloat16 accumulates in float32 and rounds once (as GPU tensor cores do). ``np.sum`` of
 bfloat16, however, accumulates in bfloat16 (4096 ones sum to 256), so every sum (‖x‖², row sums)
-is a matmul (:func:`rfbench.compute.features.dtype_maps.mm`).
+is a matmul (:func:`rfbench.compute.features.maps.mm`).
 
 The dtype map of an estimator is its own: every estimator that declares the capability
 ``Estimator.dtype_parts`` (``Estimator.precision_form``; the recipes and the dtype
-steps are in :mod:`rfbench.compute.features.dtype_maps` and the estimators, e.g. HRF Eq. 2–3, DERF
+steps are in :mod:`rfbench.compute.features.maps` and the estimators, e.g. HRF Eq. 2–3, DERF
 Thm 4.1, HRF Lemma 2.3) writes its features as ``factor · exp(exponent)`` in the dtype; the
 experiment gives an estimator without it one ``skipped`` row saying so.
 """
@@ -38,7 +38,7 @@ import ml_dtypes
 import numpy as np
 
 from rfbench.compute.features.base import Draw, Estimator, Parts, Side
-from rfbench.compute.features.dtype_maps import mm
+from rfbench.compute.features.maps import mm
 
 #: dtype name -> numpy scalar type (bfloat16 from ml_dtypes)
 DTYPES: dict[str, Any] = {

@@ -1,6 +1,7 @@
 """MSE of trig, positive and hyperbolic features with independent rows (HRF Lemma 2.2, §1.3,
 corrected; docs/methods.md#trig, #positive, #hyperbolic), each as exp(log-prefactor) times a bounded
-factor so large arguments stay finite."""
+factor so large arguments stay finite; and of positive features with the fitted coupling
+(docs/methods.md#fitted-coupling)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.theory.registry import register_theory
+from rfbench.compute.features.weights.fitted import positive_second_moment
 from rfbench.compute.kernels import sq_norms
 
 
@@ -46,3 +48,10 @@ def _positive(est: Estimator, x, y):
 @register_theory("hyperbolic@iid")
 def _hyperbolic(est: Estimator, x, y):
     return hyperbolic_mse(est.m, x, y)
+
+
+@register_theory("positive@fitted", data_dependent=True)
+def _positive_fitted(est: Estimator, x: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
+    """(E_q[(p/q)² f(ω, x)² f(ω, y)²] − K²)/M."""
+    second = np.exp(positive_second_moment(x, y, params["proposal_cov"]))
+    return (second - np.exp(2.0 * np.einsum("...i,...i->...", x, y))) / est.m

@@ -38,7 +38,7 @@ def load_builtins() -> None:
     """Import every formula module of this package (registration happens on import)."""
     from rfbench.compute.plugins import import_submodules
 
-    import_submodules(PACKAGE, skip=("registry", "pairs"))
+    import_submodules(PACKAGE, skip=("registry",))
 
 
 #: the built-ins, then the plugins, on first use (rfbench.compute.plugins)
