@@ -1,4 +1,5 @@
-"""The public functions: ``load``, ``available``, ``local_status``, ``fetch``."""
+"""The public functions: ``load``, ``available``, ``local_status``, ``fetch``; the loader of each
+kind of data set (the built-in ones, inside scikit-learn, are loaded here)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rfbench.compute.datasets import builtin, cache, errors, images, uci, user
+import numpy as np
+
+from rfbench.compute.datasets import cache, errors, images, uci, user
 from rfbench.compute.datasets.dataset import Dataset
 from rfbench.compute.datasets.registry import DATASETS, DatasetInfo, get
 
+
+def load_builtin(info: DatasetInfo, *, download: bool = True) -> Dataset:
+    """``sklearn.datasets.load_wine`` (178 x 13, 3 classes) or ``load_digits`` (1797 x 64,
+    pixel counts 0..16, 10 classes), unchanged (no download, no file). ``download`` is accepted
+    and ignored."""
+    import sklearn
+    from sklearn import datasets as skd
+
+    bunch = {"wine": skd.load_wine, "digits": skd.load_digits}[info.name]()
+    names = tuple(str(f) for f in bunch.feature_names)
+    classes = tuple(str(c) for c in bunch.target_names)
+    meta = {
+        "dataset": info.name,
+        "file": f"scikit-learn {sklearn.__version__} load_{info.name}()",
+        "label_encoding": "scikit-learn target",
+    }
+    X = np.asarray(bunch.data, dtype=np.float64)
+    return Dataset(info.name, X, np.asarray(bunch.target, dtype=np.int64), names, classes, meta)
+
+
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "table": uci.load_table,
-    "builtin": builtin.load_builtin,
+    "builtin": load_builtin,
     "mnist": images.load_mnist,
     "cifar10": images.load_cifar10,
 }

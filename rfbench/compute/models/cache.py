@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from rfbench.compute.datasets.errors import ModelError
 from rfbench.compute.models.bert import Activations, causal_attention, exact_attention
-from rfbench.compute.models.errors import ModelError
 from rfbench.compute.models.files import (
     _checked,
     _digest,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rfbench.compute.datasets.errors import INSTALL, ModelError, ModelUnavailable
 from rfbench.compute.models.bert import Bert
-from rfbench.compute.models.errors import INSTALL, ModelError, ModelUnavailable
 from rfbench.compute.models.header import file_kind
 from rfbench.compute.models.packaged import DEFAULT_FILES, PACKAGED, Packaged
 from rfbench.compute.models.packaged import folder as packaged_folder

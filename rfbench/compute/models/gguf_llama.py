@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.models.errors import ModelError
+from rfbench.compute.datasets.errors import ModelError
 
 #: GGUF token type of a control (special) token
 CONTROL = 3

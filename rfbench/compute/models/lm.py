@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.models.errors import ModelError
+from rfbench.compute.datasets.errors import ModelError
 from rfbench.compute.models.files import models_dir
 from rfbench.compute.models.llama import Llama, memory_bytes
 from rfbench.compute.models.packaged import _pinned, _write, wheel_file

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rfbench.compute.models.errors import ModelError, ModelUnavailable
+from rfbench.compute.datasets.errors import ModelError, ModelUnavailable
 
 
 @dataclass(frozen=True)

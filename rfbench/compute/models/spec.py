@@ -1,5 +1,5 @@
 """A model folder checked before anything runs: its config against its weights' header, each
-problem one :class:`~rfbench.compute.models.errors.ModelError` line naming the file and the field
+problem one :class:`~rfbench.compute.datasets.errors.ModelError` line naming the file and the field
 (docs/experiments.md#attention, "Your own model").
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rfbench.compute.models.errors import ModelError
+from rfbench.compute.datasets.errors import ModelError
 from rfbench.compute.models.header import ITEMSIZE, HeaderError, Tensor, file_kind, read_header
 
 #: the largest config.json read (MiniLM's is 612 bytes)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rfbench.compute.models.errors import ModelError
+from rfbench.compute.datasets.errors import ModelError
 from rfbench.compute.models.spec import regular_file
 
 #: the largest tokenizer.json read (MiniLM's is 466 kB; multilingual ones reach ~20 MB)
