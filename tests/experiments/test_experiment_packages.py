@@ -36,10 +36,10 @@ def test_every_experiment_is_a_package_named_in_the_independence_contract() -> N
 # plugin estimator must work (or be skipped with a reason) without an experiment knowing it. So no
 # module under rfbench/compute/experiments holds a registered component, coupling, hybrid or alias
 # name as a string (``"trig"``, ``"iid"``, ``"positive@orf"``, the f-string piece ``"positive@"``)
-# outside docstrings and the parameter declarations — an experiment's ``params.py`` model (outside
-# its validator functions) and the ``profiles`` attribute: the papers'
-# estimators are data there — and none tests an estimator's class (``isinstance(est,
-# ComponentEstimator)``).
+# outside docstrings and the parameter declarations — an experiment's ``params.py`` module or its
+# ``ExperimentParams`` model wherever it is (outside its validator functions) and the ``profiles``
+# attribute: the papers' estimators are data there — and none tests an estimator's class
+# (``isinstance(est, ComponentEstimator)``).
 
 #: module -> {name literal: why it is data, not dispatch}. These replay a paper's own closed list
 #: (its figure's estimators, the released code's methods, the paper's table columns); shrink it,
@@ -99,19 +99,25 @@ def _is_name(text: str, heads: set[str], couplings: set[str]) -> bool:
 
 def name_literals(source: str, declarations: bool = False) -> list[tuple[int, str]]:
     """(line, literal) of every registered estimator name held as a string in ``source`` outside
-    docstrings and the ``profiles`` class attribute; with
-    ``declarations`` (a ``params.py`` model), outside everything but its functions."""
+    docstrings, the ``profiles`` class attribute and an ``ExperimentParams`` model's declarations;
+    with ``declarations`` (a ``params.py`` module), outside everything but its functions."""
     heads, couplings = _registered()
     tree = ast.parse(source)
     exempt: set[int] = set()
-    if declarations:
-        code = {
-            id(sub)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            for sub in ast.walk(node)
-        }
-        exempt.update(id(sub) for sub in ast.walk(tree) if id(sub) not in code)
+    code = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for sub in ast.walk(node)
+    }
+    models = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(b, ast.Name) and b.id == "ExperimentParams" for b in node.bases)
+    ]
+    for scope in [tree] if declarations else models:
+        exempt.update(id(sub) for sub in ast.walk(scope) if id(sub) not in code)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
@@ -214,9 +220,17 @@ def _simple(name, u, c):
 
 class Fine:
     profiles = {"quick": {"components": ["trig", "positive@orf"]}}
+
+
+class Params(ExperimentParams):
+    estimators: list[str] = ["trig@orf"]
+
+    def check(self):
+        return "hyperbolic@orf"
 '''
     literals = {text for _, text in name_literals(old)}
     assert literals == {
-        "trig", "positive", "hyperbolic", "gerf", "aderf", "sderf", "saderf", "@iid", "positive@"
+        "trig", "positive", "hyperbolic", "gerf", "aderf", "sderf", "saderf", "@iid", "positive@",
+        "hyperbolic@orf",
     }  # fmt: skip
     assert {cls for _, cls in class_tests(old)} == {"AngularHybrid", "ComponentEstimator"}

@@ -5,7 +5,6 @@ line naming the key, the value and what is expected."""
 from __future__ import annotations
 
 import copy
-import importlib
 import pickle
 from typing import Annotated, Any, Literal
 
@@ -22,7 +21,8 @@ def test_every_built_in_experiment_declares_its_parameters_in_its_package() -> N
     assert len(BUILT_IN) >= 10
     for exp in BUILT_IN:
         package = type(exp).__module__.rsplit(".", 1)[0]
-        assert exp.params is importlib.import_module(f"{package}.params").Params, exp.name
+        assert exp.params.__module__.rsplit(".", 1)[0] == package, exp.name  # params or experiment
+        assert issubclass(exp.params, ExperimentParams), exp.name
         assert exp.params.model_config["extra"] == "forbid"
         fields = exp.parameters()
         assert list(fields) == list(exp.params.model_fields)

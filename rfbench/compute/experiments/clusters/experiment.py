@@ -12,20 +12,22 @@ closed-form ``theory_mse`` (iid projections).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.clusters.legacy_ortho import (
     DIM,
     POINTS,
+    SETTINGS,
     PaperClusters,
     estimator_gram_sse,
     paper_clusters,
     replay_mse,
 )
-from rfbench.compute.experiments.clusters.params import PAPER_ESTIMATORS, Params
+from rfbench.compute.experiments.params import ExperimentParams, Values
 from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
@@ -34,6 +36,40 @@ from rfbench.compute.features.theory import resolution
 from rfbench.compute.seeding import substream
 from rfbench.compute.stats import standard_error
 from rfbench.compute.text import weights_of
+
+#: the estimators of HRF Table 3 (protocol paper runs these)
+PAPER_ESTIMATORS = ("cluster-hybrid", "positive@iid", "trig@iid")
+PROTOCOLS = ("paper", "rfbench")
+DATASETS = tuple(SETTINGS)
+
+
+class Params(ExperimentParams):
+    """Gram-matrix MSE on HRF's synthetic clustered queries and keys."""
+
+    datasets: Values[Literal[DATASETS]] = Field(
+        list(SETTINGS),
+        min_length=1,
+        description="s1, s2 (σ = 1; s kept coordinates 12, 25), s3, s4 (σ = √10)",
+    )
+    m: Values[Annotated[int, Field(ge=1)]] = Field(
+        [20, 50, 80, 100, 120, 150, 200], min_length=1, description="numbers of random projections"
+    )
+    reps: int = Field(
+        20, ge=1, description="repetitions (protocol paper: RandomState(1234 + rep) projections)"
+    )
+    protocol: Values[Literal[PROTOCOLS]] = Field(
+        list(PROTOCOLS),
+        min_length=1,
+        description="paper: exact replay of the notebook's streams; rfbench: registry estimators",
+    )
+    estimators: Values[str] = Field(
+        list(PAPER_ESTIMATORS),
+        min_length=1,
+        description="estimators of protocol rfbench (protocol paper runs the paper's three)",
+    )
+    kmeans_seed: int = Field(
+        0, ge=0, description="seed of the replay's k-means (the notebook's was unseeded)"
+    )
 
 
 def draw_slice(draw: Draw, b: int) -> Draw:
