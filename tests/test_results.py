@@ -175,7 +175,7 @@ def test_the_schema_is_declared_in_one_place_not_by_imports():
         "from rfbench.compute import schema\n"
         "before = [dict(schema.METRICS), dict(schema.PARAMETER_COLUMNS)]\n"
         "before.append(set(schema.DERIVED_COLUMNS))\n"
-        "import rfbench.compute.experiments as E, rfbench.compute.runner.columns\n"
+        "import rfbench.compute.experiments as E, rfbench.compute.runner.core\n"
         "for m in pkgutil.walk_packages(E.__path__, E.__name__ + '.'):\n"
         "    importlib.import_module(m.name)\n"
         "after = (schema.METRICS, schema.PARAMETER_COLUMNS, schema.DERIVED_COLUMNS)\n"

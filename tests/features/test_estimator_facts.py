@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rfbench.compute.features import registry
-from rfbench.compute.runner.columns import feature_counts
+from rfbench.compute.runner.core import feature_counts
 
 
 def _built(name: str):

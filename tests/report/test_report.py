@@ -21,7 +21,7 @@ import pytest
 
 from rfbench.compute.experiments import list_experiments
 from rfbench.compute.results import REQUIRED_COLUMNS, make_provenance, write_results
-from rfbench.compute.runner.columns import with_run_columns
+from rfbench.compute.runner.core import with_run_columns
 from rfbench.present import reference
 from rfbench.present.report import CLAIM_VERDICTS, NUMBER_VERDICTS, write_report
 from rfbench.present.report.claims import evaluate_claim

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from rfbench.compute.results import load_results
-from rfbench.compute.runner.columns import feature_counts
+from rfbench.compute.runner.core import feature_counts
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 FIG3 = RESULTS / "classify" / "derf-fig3.parquet"

@@ -5,15 +5,24 @@ the backend, the workers or the order of completion (docs/architecture.md#seedin
 ``(index, rows)`` as jobs finish; the caller orders them. In-job progress
 (:func:`rfbench.compute.experiments.chunks.advance`) reaches ``on_progress(index, fraction)`` from
 the serial and processes backends; Dask reports whole jobs only.
+
+Worker processes never outlive the run that started them, whatever ends it: on Linux a worker asks
+the kernel to send it SIGKILL when its parent dies (``prctl`` with ``PR_SET_PDEATHSIG``), which
+covers SIGKILL of the main process too; elsewhere, and as a fallback, a daemon thread polls the
+parent's pid once a second and ends the worker when it changes (:func:`die_with_parent`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import queue
 import signal
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
@@ -26,7 +35,6 @@ from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec, j
 from rfbench.compute.experiments.chunks import reporting
 from rfbench.compute.results import validate_results
 from rfbench.compute.runner.digest import check_workers
-from rfbench.compute.runner.lifetime import die_with_parent
 from rfbench.compute.seeding import job_rng
 
 BACKENDS: tuple[str, ...] = ("serial", "processes", "dask")
@@ -312,3 +320,32 @@ def run_dask(
                 yield index, rows
         finally:
             client.cancel(list(pending))
+
+
+PR_SET_PDEATHSIG = 1
+POLL_SECONDS = 1.0
+
+
+def _set_parent_death_signal() -> bool:
+    """Ask Linux to SIGKILL this process when its parent exits; whether it was set."""
+    if not sys.platform.startswith("linux"):
+        return False
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    return False
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(POLL_SECONDS)
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this (worker) process end as soon as ``parent`` (the pid that started it) is gone."""
+    _set_parent_death_signal()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()

@@ -1,7 +1,9 @@
 """``run``: expand a config into jobs, run the missing ones, write one result file.
 
 The output is a function of (experiment, resolved config, root seed) only, whatever was cached or
-interrupted before (docs/architecture.md#seeding, #job-cache).
+interrupted before (docs/architecture.md#seeding, #job-cache). The runner adds the columns
+``experiment``, ``figure`` and ``features`` to every result file, so that its readers need no code
+of ours (:func:`with_run_columns`, docs/architecture.md#result-schema).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rfbench.compute.experiments.base import ConfigError, Experiment
+from rfbench.compute.features import registry
 from rfbench.compute.results import make_provenance, write_results
 from rfbench.compute.runner.backends import (
     TIMING_ATTR,
@@ -25,7 +29,6 @@ from rfbench.compute.runner.backends import (
     run_processes,
     run_serial,
 )
-from rfbench.compute.runner.columns import with_run_columns
 from rfbench.compute.runner.digest import code_digest, plugin_info
 from rfbench.compute.runner.options import RunOptions
 from rfbench.compute.runner.outputs import writing
@@ -226,3 +229,46 @@ def _check_not_all_skipped(result: pd.DataFrame, experiment: str) -> None:
         notes = result["note"].dropna() if "note" in result else result[:0]
         why = str(notes.iloc[0]).removeprefix("skipped: ") if len(notes) else "no reason given"
         raise ConfigError(f"every {experiment} row was skipped, nothing was computed: {why}")
+
+
+#: the feature count of an estimator's row (derived from ``m`` and the estimator: not part of a
+#: row's identity in ``rfbench compare``)
+FEATURES = "features"
+
+
+def with_run_columns(rows: pd.DataFrame, experiment: str, figure: str) -> pd.DataFrame:
+    """Fill the ``experiment``, ``figure`` and ``features`` columns where the rows lack them.
+
+    Parameters
+    ----------
+    rows : DataFrame, shape (n_rows, n_columns)
+        Result rows of one run.
+    experiment, figure : str
+        The run's experiment and figure names.
+
+    Returns
+    -------
+    DataFrame, the rows with the three columns (``features`` null where a row is no registry
+    estimator's or has no ``m``).
+    """
+    if "experiment" not in rows.columns:
+        rows = rows.assign(experiment=experiment)
+    if "figure" not in rows.columns:
+        rows = rows.assign(figure=figure)
+    if FEATURES not in rows.columns and {"m", "estimator"} <= set(rows.columns):
+        rows = rows.assign(**{FEATURES: feature_counts(rows)})
+    return rows
+
+
+def feature_counts(rows: pd.DataFrame) -> pd.Series:
+    """M = m × features per projection of each row's estimator (null where unknown)."""
+    widths: dict[str, float] = {}
+    for name in rows["estimator"].dropna().unique():
+        try:
+            width = registry.describe(name).features_per_projection
+        except (registry.UnknownEstimatorError, ValueError):  # "exact", baselines, bad options
+            width = None
+        widths[name] = np.nan if width is None else float(width)
+    m = pd.to_numeric(rows["m"], errors="coerce").astype(float)
+    count = m * rows["estimator"].map(widths).astype(float)
+    return pd.Series(pd.array(count.round(), dtype="Int64"), index=rows.index)

@@ -158,7 +158,7 @@ class Picked:
         return not self.verdict
 
 
-#: the feature count M of an estimator's row, written by the runner (compute/runner/columns.py):
+#: the feature count M of an estimator's row, written by the runner (compute/runner/core.py):
 #: claims compare estimators at equal features whatever an estimator's m counts
 FEATURES = "features"
 
