@@ -18,7 +18,7 @@ from rfbench.cli.app import app
 from rfbench.compute.experiments import ConfigError, get_experiment
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, resolve_file, run
-from rfbench.present.budgets import projection_budget
+from rfbench.present.statistics import projection_budget
 
 NOTICE = "is now called 'projection_budget'"
 

@@ -10,7 +10,7 @@ from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.cost import model as cm
 from rfbench.compute.experiments.cost.experiment import RMS, THEORY_RMS, errors
 from rfbench.compute.experiments.shared import make, random_directions
-from rfbench.present.crossover import projection_crossover as cm_cross
+from rfbench.present.statistics import projection_crossover as cm_cross
 
 
 @pytest.mark.parametrize("draw", [0.0, 1e6, 1e9])

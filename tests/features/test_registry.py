@@ -200,7 +200,7 @@ def test_positive_int_helpers() -> None:
 
 
 def test_paper_names() -> None:
-    from rfbench.present.paper_names import PAPER_NAMES, paper_name
+    from rfbench.present.reference import PAPER_NAMES, paper_name
 
     assert paper_name("simrf-plus", "simrf") == "SimRFs+" and paper_name("x@y", "simrf") == "x@y"
     assert list(PAPER_NAMES["derf"])[:3] == ["trig", "trig-sincos", "positive"]  # legend order

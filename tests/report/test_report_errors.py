@@ -16,12 +16,12 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 @pytest.mark.slow
 @pytest.mark.skipif(not RESULTS.is_dir(), reason="committed results absent")
 def test_a_bug_in_a_check_is_exit_1_not_a_verdict(tmp_path: Path, monkeypatch) -> None:
-    from rfbench.present.report import kinds
+    from rfbench.present.report import claims
 
     def broken(ctx):
         return 1 / 0
 
-    monkeypatch.setitem(kinds.KINDS, "count", broken)
+    monkeypatch.setitem(claims.KINDS, "count", broken)
     monkeypatch.setenv("RFBENCH_LOG_DIR", str(tmp_path))
     out = tmp_path / "REPORT.md"
     done = CliRunner().invoke(app, ["report", "--results", str(RESULTS), "--out", str(out)])

@@ -11,9 +11,9 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from rfbench.compute.text import family_of
-from rfbench.present.budgets import projection_budget
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
+from rfbench.present.statistics import projection_budget
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 FORMS = {
@@ -246,7 +246,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
 def _projection_panel(ax, df: pd.DataFrame) -> None:
     """Structured (solid) vs dense (dashed) projection time against d per Hadamard coupling,
     the crossover dimension marked by a vertical line."""
-    from rfbench.present.crossover import projection_crossover
+    from rfbench.present.statistics import projection_crossover
 
     rows = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
     cross = projection_crossover(df).set_index("weights")["crossover_d"]

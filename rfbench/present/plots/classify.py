@@ -13,10 +13,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from rfbench.compute.text import family_of, weights_of
-from rfbench.present.paper_names import PAPER_NAMES, paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
 from rfbench.present.plots.variance import legend_on_top, panel_grid
+from rfbench.present.reference import PAPER_NAMES, paper_name
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.

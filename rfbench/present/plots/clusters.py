@@ -7,10 +7,10 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
 from rfbench.present.plots.theory import metric
+from rfbench.present.reference import paper_name
 
 PROTOCOL_NAMES = {
     "paper": "paper replay\n(notebook's streams)",

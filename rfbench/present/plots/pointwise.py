@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
+from rfbench.present.reference import paper_name
 
 #: Columns naming one curve, in the order used for labels and grouping.
 CURVE_KEYS = ("estimator", "variant", "m", "n", "r")

@@ -10,9 +10,9 @@ from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from rfbench.compute.text import weights_of
-from rfbench.present.paper_names import paper_name
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
+from rfbench.present.reference import paper_name
 
 #: Black dash-dot: the reference curve of a panel (Fig. 4: the optimum; Fig. 5: f(w, v)).
 REFERENCE_LINE = {"color": "black", "linestyle": "-.", "linewidth": 1.0}

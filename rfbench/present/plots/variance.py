@@ -11,9 +11,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.present.paper_names import PAPER_NAMES
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
+from rfbench.present.reference import PAPER_NAMES
 
 #: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
 REGIME_ORDER = ("normal", "sphere", "heterogen", "mnist", "cifar10", "mnist/cifar10")

@@ -2,8 +2,8 @@
 (docs/architecture.md#the-report-verdicts-and-reasons).
 
 Modules: ``rows`` and ``frames`` (the results), ``numbers``, ``claims`` and ``readings`` (the
-verdicts; ``checks`` and ``kinds`` find each check kind's rule in ``rankings``, ``comparisons``
-or ``curves``), ``reasons``, then the writers ``findings``, ``summary``, ``render``, ``beyond*``.
+verdicts; ``claims`` finds each check kind's rule in ``rankings``, ``comparisons`` or ``curves``,
+which share ``checks``), ``reasons``, then the writers ``findings``, ``summary``, ``render``, ``beyond*``.
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown files).
 """
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 
 from rfbench.compute.text import family_of
-from rfbench.present.budgets import projection_budget
 from rfbench.present.report.beyond_attention import at_top, real_data_section
 from rfbench.present.report.beyond_learned import learned_headline
 from rfbench.present.report.beyond_models import models_headline
 from rfbench.present.report.markdown import load_named, rel_path, table
+from rfbench.present.statistics import projection_budget
 
 PRECISION, COST, ATTENTION = "beyond-precision", "beyond-cost", "beyond-attention"
 DTYPES = ("float32", "float16", "bfloat16")

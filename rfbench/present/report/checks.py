@@ -1,7 +1,8 @@
 """The shared machinery of a claim's check: each side's rows picked, split into ``for_each``
 groups and aligned point by point (:func:`rfbench.present.report.frames.align`), every aligned
 point one comparison decided by :func:`compare_le` (the report's one decision rule, stated in its
-"How to read this report"); the per-kind rules are found by :mod:`rfbench.present.report.kinds`.
+"How to read this report"); the per-kind rules are found by
+:data:`rfbench.present.report.claims.KINDS`.
 
 A comparison resting on a sample that does not resolve its statistic (``resolved`` false) is left
 out; a check with nothing else is "untestable at this sample size", never "does not hold".

@@ -1,14 +1,19 @@
 """A claim's verdict: its check's rows prepared (closed forms, exact points), the rule of its kind
-applied (:data:`rfbench.present.report.kinds.KINDS`), the outcome made a verdict.
+applied (:data:`KINDS`), the outcome made a verdict.
+
+The rule of each check kind of :data:`rfbench.present.reference.CHECKS` is the function of that
+name in one of :data:`RULE_MODULES` (docs/extending.md#a-report-claim).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 
 import pandas as pd
 
-from rfbench.present.reference import ClaimEntry, ErratumEntry
+from rfbench.present.reference import CHECKS, ClaimEntry, ErratumEntry
+from rfbench.present.report import comparisons, curves, rankings
 from rfbench.present.report.checks import Context
 from rfbench.present.report.closed_forms import (
     closed_form_note,
@@ -17,7 +22,6 @@ from rfbench.present.report.closed_forms import (
     exact_points,
     prefer_closed_form,
 )
-from rfbench.present.report.kinds import KINDS
 from rfbench.present.report.rows import ResultSet, explain_empty, select
 from rfbench.present.report.verdicts import (
     FAIL,
@@ -34,6 +38,25 @@ from rfbench.present.report.verdicts import (
     claim_verdict,
     likely_reason,
 )
+
+#: The modules holding the rules: ``rankings`` (ordering, count), ``comparisons`` (less_than,
+#: equals_within, ratio_at_least), ``curves`` (monotone, limit).
+RULE_MODULES: tuple[ModuleType, ...] = (rankings, comparisons, curves)
+#: Kinds decided by a person, never by a rule.
+NO_RULE = frozenset({"manual"})
+
+
+def _rules() -> dict[str, Callable[[Context], Outcome]]:
+    out = {}
+    for kind in sorted(set(CHECKS) - NO_RULE):
+        found = [getattr(m, kind) for m in RULE_MODULES if callable(getattr(m, kind, None))]
+        if len(found) != 1:
+            raise ImportError(f"check kind {kind!r} needs exactly one rule function of that name")
+        out[kind] = found[0]
+    return out
+
+
+KINDS: dict[str, Callable[[Context], Outcome]] = _rules()
 
 
 def evaluate_claim(

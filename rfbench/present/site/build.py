@@ -1,18 +1,25 @@
-"""Write the site: assets, the index, a page per figure and per result file, the verdicts."""
+"""Write the site: assets, the index, a page per figure and per result file, the verdicts (the
+report's, one row per published number and per claim: :func:`verdict_rows`)."""
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections import Counter
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from rfbench.compute.checks import UserError
 from rfbench.present.site import charts, html
 from rfbench.present.site.html import esc
+
+if TYPE_CHECKING:
+    from rfbench.present.report import Report
 
 PROVENANCE = (
     "created", "command_line", "git_commit", "seed", "rfbench_version", "python", "numpy",
@@ -97,7 +104,6 @@ def result_page(path: Path, results: Path, out: Path) -> Path:
 def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
     """The report's verdicts with filters by paper, kind and verdict."""
     from rfbench.present.report import build_report
-    from rfbench.present.site.verdicts import verdict_rows
 
     rows = verdict_rows(build_report(results))
     selects = ""
@@ -193,3 +199,47 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     verdicts, counts = verdicts_page(results, out)
     pages += [verdicts, index_page(results, out, drawn, files, counts)]
     return pages
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    paper: str
+    kind: str  # "number" | "claim"
+    id: str
+    figure: str
+    what: str
+    paper_value: str
+    ours: str
+    verdict: str
+    reason: str
+
+
+def _fmt(value: float | None, se: float | None = None, scale: float = 1.0) -> str:
+    """``value ± se`` in the paper's printed units (our value divided by the entry's scale)."""
+    if value is None or not math.isfinite(value):
+        return ""
+    text = f"{value / scale:.4g}"
+    return text + (f" ± {se / abs(scale):.2g}" if se is not None and math.isfinite(se) else "")
+
+
+def verdict_rows(report: Report) -> list[VerdictRow]:
+    """Every number and claim of the report, in report order."""
+    from rfbench.present.report.numbers import printed_literal
+
+    rows = []
+    for r in report.numbers:
+        e = r.entry
+        pm = e.stderr if e.stderr is not None else e.std
+        paper = printed_literal(e) + (f" ± {pm:g}" if pm is not None else "")
+        reason = getattr(r, "reason", "") or r.detail
+        ours, what = _fmt(r.ours, r.stderr, e.scale), e.source or e.quantity
+        rows.append(
+            VerdictRow(e.paper, "number", e.id, e.figure, what, paper, ours, r.verdict, reason)
+        )
+    for c in report.claims:
+        e = c.entry
+        reason = getattr(c, "reason", "") or c.detail
+        rows.append(
+            VerdictRow(e.paper, "claim", e.id, e.figure, e.statement, "", "", c.verdict, reason)
+        )
+    return rows

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from rfbench.present.paper_names import PAPER_NAMES, paper_name
+from rfbench.present.reference import PAPER_NAMES, paper_name
 
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:

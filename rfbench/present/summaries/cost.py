@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rfbench.compute.text import weights_of
-from rfbench.present.crossover import projection_crossover
+from rfbench.present.statistics import projection_crossover
 
 
 def summary(results: pd.DataFrame) -> pd.DataFrame:
