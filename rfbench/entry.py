@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from rfbench.exits import INTERRUPTED_EXIT
+from rfbench import INTERRUPTED_EXIT
 
 MESSAGE = "rfbench: interrupted — run the same command again to resume"
 

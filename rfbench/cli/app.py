@@ -11,9 +11,9 @@ from typing import Annotated
 import typer
 
 import rfbench
+from rfbench import INTERRUPTED_EXIT, USER_EXIT
 from rfbench.cli.errors import report_exception, set_debug
 from rfbench.cli.lazy import LazyGroup
-from rfbench.exits import INTERRUPTED_EXIT, USER_EXIT
 
 app = typer.Typer(
     cls=LazyGroup,  # commands are built when invoked: --help and --version start at once

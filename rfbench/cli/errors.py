@@ -21,8 +21,8 @@ from typing import Any, NoReturn, TypeVar
 
 import typer
 
+from rfbench import INTERNAL_EXIT, USER_EXIT
 from rfbench.compute.checks import UserError
-from rfbench.exits import INTERNAL_EXIT, USER_EXIT
 
 __all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
 

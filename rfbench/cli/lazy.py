@@ -61,13 +61,13 @@ COMMANDS: dict[str, tuple[str, Callable[[], Any]]] = {
         _config_command("reproduce"),
     ),
     "figures": _function(
-        "Redraw every figure (PNG, PDF) from the results.", "rfbench.cli.figures", "figures"
+        "Redraw every figure (PNG, PDF) from the results.", "rfbench.cli.present", "figures"
     ),
     "report": _function(
-        "REPORT.md: the papers' numbers and claims vs ours.", "rfbench.cli.report", "report"
+        "REPORT.md: the papers' numbers and claims vs ours.", "rfbench.cli.present", "report"
     ),
     "site": _function(
-        "A browsable HTML site of the results (works offline).", "rfbench.cli.site", "site"
+        "A browsable HTML site of the results (works offline).", "rfbench.cli.present", "site"
     ),
     "compare": _function(
         "Two result folders side by side: numbers beyond noise, timing ratios.",

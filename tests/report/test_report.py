@@ -390,7 +390,7 @@ def test_cli_report(tmp_path: Path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from rfbench.cli.report import report
+    from rfbench.cli.present import report
 
     app = typer.Typer()
     app.command("report")(report)

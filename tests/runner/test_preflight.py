@@ -137,7 +137,7 @@ def test_cache_info_looks_where_runs_go(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_the_mixed_profile_warning_is_one_short_line_per_profile(tmp_path: Path, capsys) -> None:
-    from rfbench.cli.folders import NAMES_WIDTH, warn_mixed_profiles
+    from rfbench.cli.present import NAMES_WIDTH, warn_mixed_profiles
     from rfbench.compute.runner import RunOptions, run
 
     res = tmp_path / "res"

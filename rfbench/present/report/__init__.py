@@ -3,7 +3,8 @@
 
 Modules: ``rows`` and ``frames`` (the results), ``numbers``, ``claims`` and ``readings`` (the
 verdicts; ``claims`` finds each check kind's rule in ``rankings``, ``comparisons`` or ``curves``,
-which share ``checks``), ``reasons``, then the writers ``findings``, ``summary``, ``render``, ``beyond*``.
+which share ``checks``), ``reasons``, then the writers ``findings``, ``summary``, ``render``,
+``beyond*``.
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown files).
 """
 
