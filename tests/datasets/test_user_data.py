@@ -11,7 +11,7 @@ import pytest
 
 from rfbench.compute.datasets import DataError, load, user
 from rfbench.compute.experiments import get_experiment
-from rfbench.compute.experiments.pointwise.pairs import canonical
+from rfbench.compute.experiments.pointwise.experiment import canonical
 from rfbench.compute.features import registry, theory
 from rfbench.compute.results import load_provenance, load_results
 from rfbench.compute.runner import RunOptions, run

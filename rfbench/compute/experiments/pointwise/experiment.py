@@ -8,6 +8,12 @@ For ‖x‖ = ‖y‖ = r at angle θ (x = r e₁, y = r(cos θ e₁ + sin θ e�
 Rotation-invariant estimators are sampled in a 2-D frame (exact, docs/architecture.md);
 data-dependent ones (GERF/DERF) are fitted on each pair and drawn per angle. The summary ranks by
 the closed form where one exists.
+
+On the user's own pairs (``rfbench pointwise --data FILE``): rows (Q[i], K[i]) of an ``.npz``, or
+consecutive rows (X[2i], X[2i+1]) of one matrix (:mod:`rfbench.compute.datasets.user`). A
+rotation-invariant estimator is sampled on the canonical pair (‖x‖e₁, ‖y‖(cos θ e₁ + sin θ e₂)) in
+a 2-D frame, any other on the vectors. Rows carry ``pair_index``, both norms and the angle; ``r``
+stays empty (the Gaussian hybrid's normaliser uses the median norm).
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ from rfbench.compute.datasets import user
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.compute.experiments.pointwise import paired as pairing
-from rfbench.compute.experiments.pointwise.pairs import angles, inputs_for, load_pairs, pair_columns
 from rfbench.compute.experiments.pointwise.params import Params
 from rfbench.compute.experiments.pointwise.rows import curve_rows
 from rfbench.compute.experiments.registry import register_experiment
@@ -329,3 +334,46 @@ def _neg_counts(rows: pd.DataFrame) -> pd.DataFrame:
     out = counts.groupby(keys, dropna=False, sort=False).sum().reset_index()
     out = out.assign(stderr=np.sqrt(out.pop("var")), metric=NEG_COUNT, theta=np.nan, resolved=True)
     return pd.concat([rows, out], ignore_index=True)
+
+
+def load_pairs(name: str, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``limit`` pairs (x_i, y_i) of a point file, as two (P, d) arrays."""
+    Q, K = user.load_points(name)
+    if Q is K:  # a single matrix X: consecutive rows pair up
+        Q, K = Q[0 : len(Q) - 1 : 2], Q[1::2]
+    if len(Q) != len(K):
+        raise user.DataError(f"data file {name}: Q has {len(Q)} rows but K has {len(K)}")
+    if len(Q) == 0:
+        raise user.DataError(f"data file {name}: no pairs (a single row)")
+    return Q[:limit], K[:limit]
+
+
+def angles(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The angle θ_i between x_i and y_i (0 where either is zero)."""
+    nx, ny = np.linalg.norm(x, axis=1), np.linalg.norm(y, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.einsum("ij,ij->i", x, y) / (nx * ny)
+    return np.arccos(np.clip(np.nan_to_num(cos, nan=1.0), -1.0, 1.0))
+
+
+def canonical(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs with the same norms and angles, in the span of e₁, e₂."""
+    theta = angles(x, y)
+    cx, cy = np.zeros_like(x), np.zeros_like(y)
+    cx[:, 0] = np.linalg.norm(x, axis=1)
+    ny = np.linalg.norm(y, axis=1)
+    cy[:, 0], cy[:, 1] = ny * np.cos(theta), ny * np.sin(theta)
+    return cx, cy
+
+
+def inputs_for(est: Estimator, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs an estimator is sampled on: canonical if rotation-invariant, else as given."""
+    return canonical(x, y) if est.rotation_invariant and x.shape[1] > 2 else (x, y)
+
+
+def pair_columns(x: np.ndarray, y: np.ndarray) -> list[dict[str, float | int]]:
+    """Per pair: its index and both norms (merged into that pair's rows)."""
+    nq, nk = np.linalg.norm(x, axis=1), np.linalg.norm(y, axis=1)
+    return [
+        {"pair_index": i, "norm_q": float(nq[i]), "norm_k": float(nk[i])} for i in range(len(x))
+    ]
