@@ -131,7 +131,7 @@ CLASHES = {
 def test_a_plugin_cannot_take_a_builtin_name(isolated_registry, monkeypatch, caplog, kind) -> None:
     """Same name, different class or function: refused, one line naming the plugin and the
     built-in it would replace; the built-in stays."""
-    from rfbench.compute.experiments.registry import EXPERIMENTS
+    from rfbench.compute.experiments import EXPERIMENTS
     from rfbench.compute.features import registry, theory
     from rfbench.present.plots.registry import FIGURES
 

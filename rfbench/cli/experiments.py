@@ -324,7 +324,7 @@ def _plan_all(
 def stop_overrides(path: str | Path, stop: str | None) -> dict[str, Any]:
     """``--stop`` of ``run`` and ``reproduce``: the stopping rule of every config whose experiment
     has one (docs/architecture.md#sequential-draws); {} without it or for other experiments."""
-    from rfbench.compute.experiments.registry import get_experiment
+    from rfbench.compute.experiments import get_experiment
     from rfbench.compute.runner.config import read_config_file
     from rfbench.compute.sequential import STOP_RULES
 

@@ -136,7 +136,7 @@ def experiment_texts() -> dict[str, tuple[str, str]]:
             name: (tagline or first_sentence(description), description)
             for name, (tagline, description) in builtin_experiments().items()
         }
-    from rfbench.compute.experiments.registry import list_experiments
+    from rfbench.compute.experiments import list_experiments
 
     return {e.name: (e.short_description(), e.description) for e in list_experiments()}
 
@@ -148,7 +148,7 @@ def experiments() -> dict[str, str]:
 
 def _experiment_command(name: str) -> Any:
     from rfbench.cli.experiments import add_experiment_command
-    from rfbench.compute.experiments.registry import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     single = _single_app()
     add_experiment_command(single, get_experiment(name))
@@ -158,7 +158,7 @@ def _experiment_command(name: str) -> Any:
 def _registered(name: str) -> bool:
     """Whether an experiment of that name is registered at run time (a module imported before
     the command line, a test): the slow path, taken only for a name not found otherwise."""
-    from rfbench.compute.experiments.registry import list_experiments
+    from rfbench.compute.experiments import list_experiments
 
     return any(e.name == name for e in list_experiments())
 

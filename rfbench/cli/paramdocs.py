@@ -46,7 +46,7 @@ def _value(value: Any) -> str:
 
 def table(name: str) -> str:
     """The Markdown table of experiment ``name``'s parameters."""
-    from rfbench.compute.experiments.registry import get_experiment
+    from rfbench.compute.experiments import get_experiment
 
     header = ["parameter", "type", "default", "bounds / choices", "help"]
     rows = [(f"`{p.key}`", p.type_name, f"`{_value(p.default)}`", p.constraint, p.help)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rfbench.compute.experiments.registry import list_experiments
+from rfbench.compute.experiments import list_experiments
 
 ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 

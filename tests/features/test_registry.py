@@ -233,7 +233,7 @@ class Tiny(Experiment):
 
 
 def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
-    import rfbench.compute.experiments.registry as experiments
+    import rfbench.compute.experiments as experiments
 
     (isolated_registry / "rfb_test_exp.py").write_text(EXPERIMENT_MODULE)
     ep = EntryPoint("tiny", "rfb_test_exp", plugins.ENTRY_POINT_GROUP)

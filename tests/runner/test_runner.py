@@ -20,6 +20,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
+import rfbench.compute.experiments as experiments
 from rfbench.compute.experiments import (
     ConfigError,
     Experiment,
@@ -29,7 +30,6 @@ from rfbench.compute.experiments import (
     list_experiments,
     register_experiment,
 )
-from rfbench.compute.experiments import registry as experiments
 from rfbench.compute.experiments.params import ExperimentParams, Values
 from rfbench.compute.results import load_provenance, load_results
 from rfbench.compute.runner import JobCache, JobFailed, RunOptions, cache_dir, load_config, run

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.base import PROFILES, RESERVED_KEYS, ConfigError, Experiment
 from rfbench.compute.experiments.params import renamed
-from rfbench.compute.experiments.registry import get_experiment
 
 TOP_LEVEL_KEYS: tuple[str, ...] = (
     "experiment",

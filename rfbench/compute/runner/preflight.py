@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
-from rfbench.compute.experiments.registry import get_experiment
 from rfbench.compute.runner import locks
 from rfbench.compute.runner.cache import CACHE_DIRNAME, JobCache, cache_dir, hold
 from rfbench.compute.runner.memory import check_memory

@@ -20,6 +20,7 @@ import pandas as pd
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets import check as dataset_info
 from rfbench.compute.datasets.preprocess import min_rows
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, DataFile, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.classify import bandwidth
@@ -40,7 +41,6 @@ from rfbench.compute.experiments.classify.simrf_replay import (
     released_rows,
 )
 from rfbench.compute.experiments.classify.simrf_replay import check_config as check_stream
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.stats import mean_se

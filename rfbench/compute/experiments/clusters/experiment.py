@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field
 
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.clusters.legacy_ortho import (
     DIM,
@@ -28,7 +29,6 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
     replay_mse,
 )
 from rfbench.compute.experiments.params import ExperimentParams, Values
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Projections

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.cost import model as cm
 from rfbench.compute.experiments.cost.params import Params
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import best_time, make, random_directions, sized, widest
 from rfbench.compute.features import theory
 from rfbench.compute.features.base import Estimator

@@ -18,10 +18,10 @@ import numpy as np
 
 from rfbench.compute.datasets import DataError, user
 from rfbench.compute.datasets.registry import get as dataset_info
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, DataFile, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunks
 from rfbench.compute.experiments.gram.params import Params
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import row
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator

@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.datasets import user
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CACHE_BYTES, CHUNK_BYTES, chunks
 from rfbench.compute.experiments.pointwise import paired as pairing
 from rfbench.compute.experiments.pointwise.params import Params
 from rfbench.compute.experiments.pointwise.rows import curve_rows
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import base_projections
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.base import Draw, Estimator

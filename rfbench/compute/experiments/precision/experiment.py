@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.metrics import pointwise_metrics
 from rfbench.compute.experiments.precision import maps as pm
 from rfbench.compute.experiments.precision.params import Params
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import make, random_directions, row, sized, widest
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.theory import equal_norm_pair

@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field
 
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES, chunk_size, chunks
 from rfbench.compute.experiments.params import ExperimentParams, Values
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import known, row, widest
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import resolution

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field
 
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.params import ExperimentParams, Values
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry, theory
 from rfbench.compute.features.theory import conformity, coupled
 from rfbench.compute.features.weights.blocks import chi_norms

@@ -22,9 +22,9 @@ import pandas as pd
 
 from rfbench.compute.datasets import available
 from rfbench.compute.datasets.errors import DataUnavailable
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.experiments.shared import row
 from rfbench.compute.experiments.variance.derf_mc import estimator_name, mc_check, mc_resolved
 from rfbench.compute.experiments.variance.derf_sets import (

@@ -23,6 +23,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rfbench.compute import models
+from rfbench.compute.experiments import register_experiment
 from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention.similarity import lee
 from rfbench.compute.experiments.attention.similarity import stats as st
@@ -30,7 +31,6 @@ from rfbench.compute.experiments.attention.similarity.methods import Method
 from rfbench.compute.experiments.attention.similarity.params import Params
 from rfbench.compute.experiments.attention.swap import uniform_attention
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
-from rfbench.compute.experiments.registry import register_experiment
 from rfbench.compute.features import registry
 from rfbench.compute.models import texts
 from rfbench.compute.stats import mean_se
