@@ -77,3 +77,20 @@ def test_feature_width_counts_real_entries(name: str, per_projection: int) -> No
     assert est.features_per_projection * m == est.feature_width(draw, X)
     rows = pd.DataFrame({"estimator": [name], "m": [m]})
     assert int(feature_counts(rows).iloc[0]) == est.feature_width(draw, X)
+
+
+def test_a_factory_function_hybrid_answers_through_its_estimator(isolated_registry) -> None:
+    """``HybridEntry`` takes a factory that is not a class: its estimator is asked, once built."""
+    from rfbench.compute.features.hybrid import AngularHybrid
+
+    def factory(**kwargs) -> AngularHybrid:
+        return AngularHybrid(**kwargs)
+
+    registry.register_hybrid(
+        registry.HybridEntry("rfb-fn-hybrid", factory, ("softmax",), "a test", "angular, by hand")
+    )
+    desc = registry.describe("rfb-fn-hybrid@orf")
+    assert desc.estimator.bipolar and desc.coupling == "orf" and desc.paper == "a test"
+    assert registry.estimator_class("rfb-fn-hybrid") is AngularHybrid
+    est = shared.make("rfb-fn-hybrid", 64, 8)
+    assert (est.m, est.n) == (8, 8)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from rfbench.compute.errors import UserError
 from rfbench.compute.features.base import Component, Estimator, WeightsSampler
+from rfbench.compute.features.estimator import ComponentEstimator
 from rfbench.compute.features.options import (
     SYNTAX,
     WEIGHTS_PREFIX,
@@ -219,13 +220,11 @@ class _Name:
 
     def build(self, kernel: str, m: int, n: int | None, **options: Any) -> Estimator:
         """The estimator (see :func:`get`)."""
-        from rfbench.compute.features.estimator import ComponentEstimator
-
         prefixed = {f"{WEIGHTS_PREFIX}{k}": v for k, v in self.named_weights.items()}
         own, weights_options = split_options({**self.fixed, **self.named, **prefixed, **options})
         if n is not None and self.hybrid is None:
             raise ValueError(f"n (λ projections) applies to hybrids only, not {self.name!r}")
-        self._check_options()
+        self._check_named()
         named = bool(self.named or self.named_weights)
         with _building(self.name, named):
             weights = make_weights(self.weights, **weights_options)
@@ -237,7 +236,7 @@ class _Name:
             est.name = self.full_name
         return est
 
-    def _check_options(self) -> None:
+    def _check_named(self) -> None:
         """The options the name carries exist (an alias's fixed ones cannot be set again), and a
         hybrid, which draws its projections without data, gets no coupling fitted to data."""
         name, fixed, wname = self.name, self.fixed, self.weights
@@ -292,8 +291,6 @@ def estimator_class(name: str) -> type[Estimator]:
     """The class ``get(name)`` builds, for its class-level facts (``kind``, ``bipolar``) before
     choosing its sizes: a hybrid's factory when it is a class (a factory function's estimator is
     built to answer), else the component estimator."""
-    from rfbench.compute.features.estimator import ComponentEstimator
-
     resolved = _resolve(name, known_weights=True)
     if resolved.hybrid is None:
         return ComponentEstimator
