@@ -145,7 +145,7 @@ def test_a_plugin_cannot_take_a_builtin_name(isolated_registry, monkeypatch, cap
     assert "plugin 'evil' (rfb_test_evil." in text and f"built-in {builtin}" in text, text
     assert (EXPERIMENTS["gram"], FIGURES["hrf-fig2"], theory.FORMULAS["trig@iid"]) == before
     assert registry.weights_samplers()["orf"] is before_orf
-    assert registry.describe("trig").kind == "component"
+    assert registry.describe("trig").estimator.kind == "component"
 
 
 REGISTRY = """

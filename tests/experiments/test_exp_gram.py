@@ -17,7 +17,7 @@ from rfbench.compute.runner import RunOptions, load_config, run
 from rfbench.present.summary import terminal_summary
 
 #: every registered component (feature function) name
-COMPONENTS = {d.component for d in registry.list_estimators() if d.kind == "component"}
+COMPONENTS = {d.component for d in registry.list_estimators() if d.estimator.kind == "component"}
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FIG7_REPS = 500
