@@ -25,6 +25,7 @@ REGISTRIES = (
     "rfbench.compute.features.theory.registry",
     "rfbench.compute.experiments.registry",
     "rfbench.present.plots.registry",
+    "rfbench.present.summaries",
 )
 
 _log = logging.getLogger("rfbench.plugins")
