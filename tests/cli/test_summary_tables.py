@@ -100,11 +100,10 @@ def test_every_experiment_has_one_presentation_module() -> None:
     """Each built-in experiment's summary and chart view are declared in
     ``rfbench/present/summaries/<name>.py`` and nowhere else."""
     from rfbench.compute.experiments import list_experiments
-    from rfbench.present.summaries import PRESENTATIONS, view_of
+    from rfbench.present.summaries import presentations
 
-    view_of("")  # the built-in presentations are loaded on first use
     builtin = {e.name for e in list_experiments() if type(e).__module__.startswith("rfbench.")}
-    ours = {n: p.summary.__module__ for n, p in PRESENTATIONS.items()}
+    ours = {n: p.summary.__module__ for n, p in presentations().items()}
     ours = {n: m for n, m in ours.items() if m.startswith("rfbench.")}
     assert set(ours) == builtin
     assert all(m == f"rfbench.present.summaries.{n}" for n, m in ours.items())

@@ -103,19 +103,20 @@ def load_builtins() -> None:
 _load = BuiltinsThenPlugins(load_builtins)
 
 
-def _presentation(experiment: str) -> Presentation | None:
+def presentations() -> dict[str, Presentation]:
+    """Every presentation by experiment name: the built-ins', then the plugins'."""
     _load()
-    return PRESENTATIONS.get(experiment)
+    return dict(PRESENTATIONS)
 
 
 def view_of(experiment: str) -> View:
     """The view ``experiment`` declares (all fields chosen from the rows when it declares none)."""
-    presentation = _presentation(experiment)
+    presentation = presentations().get(experiment)
     return View() if presentation is None else presentation.view
 
 
 def terminal_summary(experiment: str, results: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``results`` (a DataFrame) that ``rfbench <experiment>`` prints after a run:
     its declared summary, else the first :data:`FIRST_ROWS` rows."""
-    presentation = _presentation(experiment)
+    presentation = presentations().get(experiment)
     return results.head(FIRST_ROWS) if presentation is None else presentation.summary(results)
