@@ -1,7 +1,7 @@
 """Plugins cannot hijack or silence the suite (issue 32): a plugin that raises anything on import
 (``SystemExit`` and ``KeyboardInterrupt`` included) is reported and left unloaded, and no plugin
 can take a name a built-in or another plugin holds (experiment, figure, component, weights,
-hybrid, alias, closed form)."""
+hybrid, alias, closed form, presentation)."""
 
 from __future__ import annotations
 
@@ -123,6 +123,11 @@ CLASHES = {
         "from rfbench.compute.features.theory import register_theory\n\n"
         "@register_theory('trig@iid')\ndef zero(est, x, y):\n    return 0 * x[..., 0]\n",
         "rfbench.compute.features.theory",
+    ),
+    "presentation": (
+        "from rfbench.present.summaries import register_presentation\n\n"
+        "@register_presentation('gram')\ndef summary(results):\n    return results\n",
+        "rfbench.present.summaries.gram",
     ),
 }
 
