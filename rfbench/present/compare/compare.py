@@ -140,10 +140,11 @@ def as_text(col: pd.Series, labelled: str) -> list[str]:
     return out
 
 
-def _numbered(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """The identifying values of each row (a missing value and an empty text alike) and its
-    repeat number among the rows of equal values (the i-th repeat in A pairs with B's i-th)."""
-    key = rows[keys].astype(object)
+def _numbered(rows: pd.DataFrame, keys: list[str], other: pd.DataFrame) -> pd.DataFrame:
+    """The identifying values of each row (a missing value and an empty text alike; as objects
+    where the ``other`` table's dtype differs) and its repeat number among the rows of equal
+    values (the i-th repeat in A pairs with B's i-th)."""
+    key = rows[keys].astype({k: object for k in keys if rows[k].dtype != other[k].dtype})
     key = key.mask(key.eq(""))
     repeat = key.groupby(keys, dropna=False).cumcount() if keys else np.arange(len(rows))
     return key.assign(**{REPEAT: repeat})
@@ -185,8 +186,8 @@ def compare_rows(
     keys = [c for c in columns if c not in MEASURED and c not in derived]
     a = a.reindex(columns=columns).reset_index(drop=True)
     b = b.reindex(columns=columns).reset_index(drop=True)
-    b_rows = _numbered(b, keys).assign(**{PARTNER: np.arange(len(b))})
-    pairs = _numbered(a, keys).merge(b_rows, how="left", on=[*keys, REPEAT])
+    b_rows = _numbered(b, keys, a).assign(**{PARTNER: np.arange(len(b))})
+    pairs = _numbered(a, keys, b).merge(b_rows, how="left", on=[*keys, REPEAT])
     partner = pairs[PARTNER].fillna(-1).to_numpy(dtype=int)
     in_b, in_a = partner >= 0, np.isin(np.arange(len(b)), partner)
     both_a, both_b = a[in_b], b.iloc[partner[in_b]]
