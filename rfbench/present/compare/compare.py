@@ -37,8 +37,8 @@ METHODS = ("holm", "bonferroni", "none")
 #: carried as ``<name> (row)`` (attention results have a column ``kind``)
 COMPUTED = ("value_a", "value_b", "se_a", "se_b", "diff", "se", "z", "p", "flagged", "kind")
 ROW_SUFFIX = " (row)"
-#: helper columns pairing rows (a control character keeps them apart from any result column)
-REPEAT, PARTNER = "\x1erepeat", "\x1epartner"
+#: labels of the helper columns pairing rows: no result column's (its name is a string)
+REPEAT, PARTNER = 0, 1
 #: what a shared row is: tested against its noise, compared exactly, a timing, a value that is
 #: non-finite on either side, or a statistic without a standard error over different numbers of
 #: draws (``n_trials``; runs of different configs), which neither test can judge
@@ -146,8 +146,8 @@ def _numbered(rows: pd.DataFrame, keys: list[str], other: pd.DataFrame) -> pd.Da
     values (the i-th repeat in A pairs with B's i-th)."""
     key = rows[keys].astype({k: object for k in keys if rows[k].dtype != other[k].dtype})
     key = key.mask(key.eq(""))
-    repeat = key.groupby(keys, dropna=False).cumcount() if keys else np.arange(len(rows))
-    return key.assign(**{REPEAT: repeat})
+    key[REPEAT] = key.groupby(keys, dropna=False).cumcount() if keys else np.arange(len(rows))
+    return key
 
 
 def check_columns(rows: pd.DataFrame, where: str) -> None:
@@ -186,7 +186,8 @@ def compare_rows(
     keys = [c for c in columns if c not in MEASURED and c not in derived]
     a = a.reindex(columns=columns).reset_index(drop=True)
     b = b.reindex(columns=columns).reset_index(drop=True)
-    b_rows = _numbered(b, keys, a).assign(**{PARTNER: np.arange(len(b))})
+    b_rows = _numbered(b, keys, a)
+    b_rows[PARTNER] = np.arange(len(b))
     pairs = _numbered(a, keys, b).merge(b_rows, how="left", on=[*keys, REPEAT])
     partner = pairs[PARTNER].fillna(-1).to_numpy(dtype=int)
     in_b, in_a = partner >= 0, np.isin(np.arange(len(b)), partner)
