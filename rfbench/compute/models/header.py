@@ -98,13 +98,14 @@ def read_header(path: Path) -> dict[str, Tensor]:
 
 
 def _reason(refusal: str, data: int) -> str:
-    """Why safetensors refused a header (``refusal``), in this module's words."""
+    """Why safetensors refused a header (its message, or before 0.5 its error's name), in this
+    module's words (``data``: the bytes after the header)."""
     why = refusal.removeprefix("Error while deserializing header: ")
-    if why.startswith("incomplete metadata"):
+    if why.startswith(("incomplete metadata", "MetadataIncompleteBuffer")):
         return f"its header does not describe exactly the {data} bytes of data the file holds"
-    if why.startswith("invalid shape, data type, or offset"):
+    if why.startswith(("invalid shape, data type, or offset", "InvalidOffset", "TensorInvalid")):
         return "a tensor's data offsets do not match its shape and dtype"
-    if why.startswith(("invalid JSON in header: ", "invalid UTF-8 in header: ")):
+    if why.startswith(("invalid JSON", "invalid UTF-8", "InvalidHeader")):
         detail = why.partition(": ")[2].split(", expected one of")[0]  # not serde's long list
-        return f"its header is not JSON of tensors ({detail})"
+        return "its header is not JSON of tensors" + (f" ({detail})" if detail else "")
     return why
