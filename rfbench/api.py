@@ -25,9 +25,9 @@ Experiments
     ``Listed``, ``register_experiment``, ``register_metric`` and ``register_parameter`` for new
     result columns, ``run`` with :class:`RunOptions`, ``load_results``.
 Presentation
-    ``register_figure`` and the shared ``style``, the per-run figure's ``register_hint``, and what
-    evaluates a report claim on result rows (``make_entry``, ``evaluate_claim``, :class:`ResultSet`,
-    ``load_folder``).
+    ``register_figure`` and the shared ``style``, an experiment's presentation
+    (``register_presentation`` with its chart's :class:`View`), and what evaluates a report claim
+    on result rows (``make_entry``, ``evaluate_claim``, :class:`ResultSet`, ``load_folder``).
 
 Each name is imported from its home on first use, so ``import rfbench.api`` costs nothing and a
 plugin pays only for what it uses (a feature function does not import matplotlib).
@@ -77,7 +77,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "rfbench.compute.results": ("load_results", "register_metric", "register_parameter"),
     "rfbench.compute.runner": ("RunOptions", "run"),
     "rfbench.present.plots": ("register_figure", "style"),
-    "rfbench.present.plots.run_views": ("Hint", "register_hint"),
+    "rfbench.present.summaries": ("View", "register_presentation"),
     "rfbench.present.reference.loader": ("make_entry",),
     "rfbench.present.report.claims": ("evaluate_claim",),
     "rfbench.present.report.rows": ("ResultSet", "load_folder"),

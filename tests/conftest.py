@@ -109,9 +109,10 @@ def isolated_registry(monkeypatch, tmp_path):
     from rfbench.compute.experiments import list_experiments
     from rfbench.compute.features import registry, theory
     from rfbench.present.plots import list_figures
+    from rfbench.present.summaries import presentations
 
     registry.estimator_names()  # the built-ins are in before the copies are taken
-    theory.has_theory("trig@iid"), list_experiments(), list_figures()
+    theory.has_theory("trig@iid"), list_experiments(), list_figures(), presentations()
     saved = plugins.snapshot()
     monkeypatch.setattr(plugins, "_loaded", None)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -72,7 +72,7 @@ def test_precision_runs_the_plugins_declared_dtype_map(plugin_module) -> None:
     its float64 naive map matches its log-space map, and the precision experiment runs it."""
     from rfbench.compute.experiments.precision import maps as pm
 
-    assert registry.describe(f"{NAME}@orf").precision_form
+    assert registry.describe(f"{NAME}@orf").estimator.precision_form
     est = registry.get(f"{NAME}@iid", m=16, A=-0.3)
     x, y = equal_norm_pair(1.5, np.linspace(0.0, np.pi, 4), 8)
     draw = est.sample(np.random.default_rng(1), 8, 5)
@@ -97,7 +97,7 @@ def test_precision_skips_an_estimator_without_the_form_and_says_why(plugin_modul
         name = "rfb-test-gerf-fixed-no-dtype"
         dtype_parts = Component.dtype_parts
 
-    assert not registry.describe(f"{NoDtypeMap.name}@iid").precision_form
+    assert not registry.describe(f"{NoDtypeMap.name}@iid").estimator.precision_form
     rows = _precision_rows(f"{NoDtypeMap.name}@iid")
     assert list(rows["metric"]) == ["skipped"]
     assert "no reduced-precision form" in rows["note"].iloc[0]

@@ -1,7 +1,7 @@
 """Plugins cannot hijack or silence the suite (issue 32): a plugin that raises anything on import
 (``SystemExit`` and ``KeyboardInterrupt`` included) is reported and left unloaded, and no plugin
 can take a name a built-in or another plugin holds (experiment, figure, component, weights,
-hybrid, alias, closed form)."""
+hybrid, alias, closed form, presentation)."""
 
 from __future__ import annotations
 
@@ -124,6 +124,11 @@ CLASHES = {
         "@register_theory('trig@iid')\ndef zero(est, x, y):\n    return 0 * x[..., 0]\n",
         "rfbench.compute.features.theory",
     ),
+    "presentation": (
+        "from rfbench.present.summaries import register_presentation\n\n"
+        "@register_presentation('gram')\ndef summary(results):\n    return results\n",
+        "rfbench.present.summaries.gram",
+    ),
 }
 
 
@@ -145,7 +150,7 @@ def test_a_plugin_cannot_take_a_builtin_name(isolated_registry, monkeypatch, cap
     assert "plugin 'evil' (rfb_test_evil." in text and f"built-in {builtin}" in text, text
     assert (EXPERIMENTS["gram"], FIGURES["hrf-fig2"], theory.FORMULAS["trig@iid"]) == before
     assert registry.weights_samplers()["orf"] is before_orf
-    assert registry.describe("trig").kind == "component"
+    assert registry.describe("trig").estimator.kind == "component"
 
 
 REGISTRY = """

@@ -159,9 +159,9 @@ def execute(
     results = load_results(path)
     if not options["quiet"]:
         say_cached(path)
-        from rfbench.present.summary import terminal_summary
+        from rfbench.present.summaries import terminal_summary
 
-        print_frame(terminal_summary(experiment, results), title or config["name"])
+        print_frame(terminal_summary(experiment.name, results), title or config["name"])
         typer.echo(f"results: {path}")
     if options.get("plot", True):
         figure = draw_figure_of(path)

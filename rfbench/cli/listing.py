@@ -28,7 +28,7 @@ def estimators() -> None:
             info.name,
             ", ".join(info.kernels),
             info.paper,
-            _yes(info.unbiased),
+            _yes(info.estimator.unbiased),
             _yes(info.theory_name is not None and theory.has_theory(info.theory_name)),
         )
     console.print(table)

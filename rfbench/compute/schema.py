@@ -281,6 +281,27 @@ METRICS: dict[str, str] = {
     "log_rel_var_mc_theory": "closed-form mean of log(Var/K²) on the MC subsample",
 }
 
+#: Metrics where larger is better; every other metric is an error, a cost, a fraction of failures
+#: or a description of the data (smaller is better where better applies: the RF-conformity too,
+#: which the simplex coupling minimises, SimRF Cor. 3.3).
+HIGHER_IS_BETTER = frozenset({
+    "accuracy", "val_accuracy", "swap_cosine", "swap_spearman", "passkey_recall",
+    "passkey_token_accuracy", "gap_recovered", "human_spearman", "human_spearman_minus_exact",
+    "human_spearman_minus_uniform", "human_gap_recovered",
+})  # fmt: skip
+#: The metrics a chart shows first when present, in this order (the quantity each paper figure
+#: plots).
+HEADLINE_METRICS = (
+    "rel_rmse", "accuracy", "log_rel_var", "rel_frob", "mse", "frob_sq", "theory_rel_rmse",
+    "rel_mae", "nonfinite_fraction", "time_s",
+)  # fmt: skip
+
+
+def better(metric: str) -> str:
+    """``"higher is better"`` or ``"lower is better"``: the direction of ``metric`` in words."""
+    return "higher is better" if metric in HIGHER_IS_BETTER else "lower is better"
+
+
 #: Metrics that are measured times (machine- and load-dependent): ``rfbench compare`` reports
 #: their ratio instead of testing them as numbers.
 TIMING_METRICS = frozenset({"time_s", "cpu_s", "fit_seconds"})

@@ -1,5 +1,5 @@
-"""The presentation layer: figures, the report, the site, ``rfbench compare`` and terminal
-summaries.
+"""The presentation layer: figures, the report, the site, ``rfbench compare`` and each
+experiment's presentation (the table printed after a run, the view of its chart).
 
 It reads result files, their metadata and the papers' published numbers
 (:mod:`rfbench.present.reference`),

@@ -62,6 +62,17 @@ def test_separators_inside_values_cannot_join_two_rows(tmp_path):
     assert len(f.shared) == 0 and len(f.missing) == len(f.new) == 1
 
 
+def test_an_empty_text_and_a_missing_value_identify_a_row_alike(tmp_path):
+    """A column one side lacks pairs with the other side's empty texts (and its missing
+    values), never with a text; repeats of a row pair in order."""
+    table = pd.concat([rows(3), rows(3)], ignore_index=True)
+    write(tmp_path / "a", table.assign(note=["", "", "x", None, "", ""]))
+    write(tmp_path / "b", table)
+    (f,) = compare(tmp_path / "a", tmp_path / "b").files
+    assert f.shared["r"].tolist() == [0.0, 0.1, 0.0, 0.1, 0.2]
+    assert f.missing["note"].tolist() == ["x"] and f.new["r"].tolist() == [0.2]
+
+
 def _hostile(tmp_path, metadata: bytes | None = None, pandas: bytes | None = None):
     """Folders a (healthy) and b whose file has this provenance or pandas metadata."""
     write(tmp_path / "a", rows(20))

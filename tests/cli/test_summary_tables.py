@@ -94,3 +94,41 @@ def test_gram_table_says_the_lengthscale_rule_not_sigma_0() -> None:
     )  # fmt: skip
     table = gram_summary(rows)
     assert set(table["sigma"]) == {RULE}
+
+
+def test_every_experiment_has_one_presentation_module() -> None:
+    """Each built-in experiment's summary and chart view are declared in
+    ``rfbench/present/summaries/<name>.py`` and nowhere else."""
+    from rfbench.compute.experiments import list_experiments
+    from rfbench.present.summaries import presentations
+
+    builtin = {e.name for e in list_experiments() if type(e).__module__.startswith("rfbench.")}
+    ours = {n: p.summary.__module__ for n, p in presentations().items()}
+    ours = {n: m for n, m in ours.items() if m.startswith("rfbench.")}
+    assert set(ours) == builtin
+    assert all(m == f"rfbench.present.summaries.{n}" for n, m in ours.items())
+
+
+def test_which_way_is_better_is_declared_beside_the_metrics_only() -> None:
+    """No string in the package but schema.better's says which way a metric is better."""
+    import ast
+    from pathlib import Path
+
+    from rfbench.compute import schema
+
+    assert schema.HIGHER_IS_BETTER <= set(schema.METRICS)
+    assert set(schema.HEADLINE_METRICS) <= set(schema.METRICS)
+    package = Path(schema.__file__).parents[1]
+    found = []
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef) and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }  # fmt: skip
+        for node in ast.walk(tree):
+            text = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(text, str) and id(node) not in docstrings and " is better" in text:
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found and all(f.startswith("compute/schema.py:") for f in found), found

@@ -40,7 +40,8 @@ def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path:
     from rfbench.compute.runner import RunOptions, run
     from rfbench.present.plots import FIGURES
 
-    names = {"antithetic": None, "class Bias(": None, "demo-bias": None}
+    names = {"antithetic": None, "class Bias(": None, "register_presentation(": None,
+             "demo-bias": None}  # fmt: skip
     for code in _blocks("extending.md"):
         for key in names:
             if key in code:
@@ -66,6 +67,11 @@ def test_the_new_coupling_experiment_and_figure_run(isolated_registry, tmp_path:
     rows = load_results(out)
     bias = rows[rows["metric"] == "bias"]
     assert len(bias) == 2 and (bias["value"].abs() < 5 * bias["stderr"] + 1e-12).all()
+    from rfbench.present.summaries import terminal_summary
+
+    assert terminal_summary("bias", rows)[["estimator", "value"]].equals(
+        bias.sort_values("estimator")[["estimator", "value"]]
+    )
     figure = FIGURES["demo-bias"].draw({"demo-bias": rows})
     assert figure.axes
 

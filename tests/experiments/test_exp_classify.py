@@ -209,8 +209,8 @@ def test_bad_config(bad: dict) -> None:
 def test_an_estimator_without_projection_terms_is_refused_by_name() -> None:
     """Classify asks the estimator for per-projection log terms (registry.describe's
     ``projection_terms``); a hybrid lacks them and is refused in one line naming both."""
-    assert registry.describe("trig@orf").projection_terms
-    assert not registry.describe("angular-hybrid@iid").projection_terms
+    assert registry.describe("trig@orf").estimator.projection_terms
+    assert not registry.describe("angular-hybrid@iid").estimator.projection_terms
     with pytest.raises(ConfigError, match="'angular-hybrid@iid' lacks per-projection log terms"):
         Classify().check_config({"estimators": ["angular-hybrid@iid"]})
 

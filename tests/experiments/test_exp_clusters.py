@@ -22,8 +22,8 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
 )
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run
+from rfbench.present.summaries import terminal_summary
 from rfbench.present.summaries.clusters import paper_s, paper_table3
-from rfbench.present.summary import terminal_summary
 
 TABLE3 = paper_table3()
 
@@ -133,7 +133,7 @@ def test_quick_profile_end_to_end(tmp_path):
     assert tuple(s) == paper_s()["s1"]
     theory = df[df["metric"] == "theory_mse"]
     assert set(theory["estimator"]) == set(PAPER_ESTIMATORS)
-    summary = terminal_summary(exp, df)
+    summary = terminal_summary(exp.name, df)
     assert list(summary["dataset"]) == ["s1"]
     assert "equal" in summary.columns
 

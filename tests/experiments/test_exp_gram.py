@@ -14,10 +14,10 @@ from rfbench.compute.features import registry
 from rfbench.compute.features.theory import coupled
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, load_config, run
-from rfbench.present.summary import terminal_summary
+from rfbench.present.summaries import terminal_summary
 
 #: every registered component (feature function) name
-COMPONENTS = {d.component for d in registry.list_estimators() if d.kind == "component"}
+COMPONENTS = {d.component for d in registry.list_estimators() if d.estimator.kind == "component"}
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 FIG7_REPS = 500
@@ -157,11 +157,11 @@ def test_wildcards_and_bad_configs() -> None:
 @pytest.mark.slow
 def test_summary_has_headline_rows(fig7, grid) -> None:
     exp = get_experiment("gram")
-    top = terminal_summary(exp, fig7)
+    top = terminal_summary(exp.name, fig7)
     assert 0 < len(top) <= 15 and set(top["m"]) == {64}
     for _, cell in top.groupby(["kernel", "metric"]):  # 1 = smallest error of the cell
         ranks = cell["rank"].astype(int)
         assert sorted(ranks) == list(range(1, len(cell) + 1))
         assert cell.loc[ranks.idxmin(), "value"] == cell["value"].min()
-    top = terminal_summary(exp, grid)
+    top = terminal_summary(exp.name, grid)
     assert set(top["rank"]) == {"best", "worst"} and len(top) <= 15

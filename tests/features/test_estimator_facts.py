@@ -1,32 +1,62 @@
-"""The estimator answers for itself what ``registry.describe`` says of its name, and its feature
-count is the real width of its map (a complex entry counts twice)."""
+"""The estimator answers for itself: each of its facts has one definition site, which the
+registry's description of a name and a hybrid's entry never copy; a name is resolved and built
+once; its feature count is the real width of its map (a complex entry counts twice)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from rfbench.compute.experiments import shared
 from rfbench.compute.features import registry
+from rfbench.compute.features.base import Estimator
+from rfbench.compute.features.estimator import ComponentEstimator
+from rfbench.compute.features.hybrid import HybridBase
 from rfbench.compute.runner.core import feature_counts
 
 
-def _built(name: str):
-    desc = registry.describe(name)
-    return desc, registry.get(name, kernel=desc.kernels[0], m=4)
+def _estimator_facts() -> set[str]:
+    """Every attribute, property and method the estimator contract declares at class level."""
+    return {a for cls in (Estimator, ComponentEstimator) for a in dir(cls) if not a.startswith("_")}
+
+
+@pytest.mark.parametrize("holder", [registry.EstimatorDescription, registry.HybridEntry])
+def test_no_registry_record_repeats_a_fact_of_the_estimator(holder: type) -> None:
+    """A fact the estimator declares (``unbiased``, ``bipolar``, ``kind``, ``weights``, …) is read
+    from it (``describe(name).estimator``), never held a second time beside it."""
+    fields = {f.name for f in dataclasses.fields(holder)} - {"estimator"}
+    assert not fields & _estimator_facts()
 
 
 @pytest.mark.parametrize("name", registry.estimator_names())
-def test_estimator_facts_match_its_description(name: str) -> None:
-    desc, est = _built(name)
-    kind = ("hybrid" if desc.hybrid else "component") if desc.kind == "alias" else desc.kind
-    assert est.kind == kind
-    assert est.data_dependent == desc.data_dependent
-    assert est.bipolar == desc.bipolar
-    assert est.precision_form == desc.precision_form
-    assert est.projection_terms == desc.projection_terms
+def test_the_description_holds_the_estimator_of_its_name(name: str) -> None:
+    desc = registry.describe(name)
+    est = registry.get(name, kernel=desc.kernels[0], m=4)
+    assert type(desc.estimator) is type(est)
+    assert desc.estimator.kernel == desc.kernels[0]
     if est.weights is not None:  # estimators without a coupling (Nyström) name none
-        assert est.weights_name == desc.weights
+        assert est.weights_name == desc.coupling
+
+
+@pytest.mark.parametrize(
+    ("name", "m", "n"), [("trig@orf", 64, None), ("angular-hybrid@iid", 8, 8), ("cse", 8, 8)]
+)
+def test_make_builds_an_estimator_once(monkeypatch, name: str, m: int, n: int | None) -> None:
+    """``make`` sizes a bipolar hybrid (m = M // n) before building it, from its class."""
+    built: list[str] = []
+    for cls in (ComponentEstimator, HybridBase):
+        init = cls.__init__
+
+        def counted(self, *args, _init=init, **kwargs) -> None:
+            built.append(type(self).__name__)
+            _init(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", counted)
+    est = shared.make(name, 64, 8)
+    assert len(built) == 1 and (est.m, est.n) == (m, n)
 
 
 @pytest.mark.parametrize(
@@ -47,3 +77,20 @@ def test_feature_width_counts_real_entries(name: str, per_projection: int) -> No
     assert est.features_per_projection * m == est.feature_width(draw, X)
     rows = pd.DataFrame({"estimator": [name], "m": [m]})
     assert int(feature_counts(rows).iloc[0]) == est.feature_width(draw, X)
+
+
+def test_a_factory_function_hybrid_answers_through_its_estimator(isolated_registry) -> None:
+    """``HybridEntry`` takes a factory that is not a class: its estimator is asked, once built."""
+    from rfbench.compute.features.hybrid import AngularHybrid
+
+    def factory(**kwargs) -> AngularHybrid:
+        return AngularHybrid(**kwargs)
+
+    registry.register_hybrid(
+        registry.HybridEntry("rfb-fn-hybrid", factory, ("softmax",), "a test", "angular, by hand")
+    )
+    desc = registry.describe("rfb-fn-hybrid@orf")
+    assert desc.estimator.bipolar and desc.coupling == "orf" and desc.paper == "a test"
+    assert registry.estimator_class("rfb-fn-hybrid") is AngularHybrid
+    est = shared.make("rfb-fn-hybrid", 64, 8)
+    assert (est.m, est.n) == (8, 8)

@@ -65,7 +65,7 @@ def test_hybrids_refuse_a_fitted_coupling() -> None:
     assert "positive@fitted" in registry.estimator_names()
     with pytest.raises(registry.UnknownEstimatorError, match="fitted to data"):
         registry.get("angular-hybrid@fitted")
-    d = registry.describe("positive@fitted")
+    d = registry.describe("positive@fitted").estimator
     assert d.data_dependent and d.unbiased
     with pytest.raises(ValueError, match="fit"):
         registry.get("positive@fitted").sample(np.random.default_rng(0), D)

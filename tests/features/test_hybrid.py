@@ -293,8 +293,10 @@ def test_registry_names_and_flags():
     assert est.name == "angular-hybrid@orf" and est.n == 8 and est.variant == "independent"
     assert est.unbiased and registry.get("gaussian-hybrid", m=4).name == "gaussian-hybrid@iid"
     rows = {r.name: r for r in list_estimators()}
-    assert not rows["cse"].unbiased and theory.has_theory(rows["angular-hybrid@iid"].theory_name)
-    assert rows["cluster-hybrid@iid"].unbiased and not theory.has_theory(
+    assert not rows["cse"].estimator.unbiased and theory.has_theory(
+        rows["angular-hybrid@iid"].theory_name
+    )
+    assert rows["cluster-hybrid@iid"].estimator.unbiased and not theory.has_theory(
         rows["cluster-hybrid@iid"].theory_name or ""
     )
     with pytest.raises(ValueError, match="variant"):

@@ -81,7 +81,7 @@ def test_fit_lowers_the_kl_and_is_deterministic_given_the_seed(name) -> None:
 
 @pytest.mark.parametrize(("name", "per"), [("hedgehog", 2), ("t2r", 1)])
 def test_the_estimator_answers_for_itself(name, per) -> None:
-    d = registry.describe(name)
+    d = registry.describe(name).estimator
     assert d.features_per_projection == per and d.data_dependent and not d.unbiased
     est = registry.get(name, m=5)
     assert est.deterministic and declares(type(est), "fit_state", Estimator)

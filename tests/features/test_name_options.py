@@ -43,11 +43,11 @@ def test_options_in_the_name_are_the_keyword_options(name, kwargs) -> None:
 def test_the_name_names_the_estimator_and_drops_its_closed_form() -> None:
     """A closed form is of the default options: none is claimed for options set in the name."""
     d = registry.describe("trig@simrf-plus(passes=3)")
-    assert d.target == "trig@simrf-plus(passes=3)" and d.weights == "simrf-plus"
+    assert d.target == "trig@simrf-plus(passes=3)" and d.coupling == "simrf-plus"
     assert "weights_passes" not in d.options and "weights_code_compat" in d.options
     assert theory.has_theory(registry.describe("gaussian-hybrid@iid").theory_name)
     assert registry.describe("gaussian-hybrid(sigma=0.5)@iid").theory_name is None
-    assert registry.describe("angular-hybrid(variant=shared-all)").variants == ("shared-all",)
+    assert registry.describe("angular-hybrid(variant=shared-all)").variant == "shared-all"
     alias = registry.describe("nystrom-kmeans(iters=3)")  # the alias's fixed option stays
     assert alias.target == "nystrom(landmarks=kmeans, iters=3)"
 

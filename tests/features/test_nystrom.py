@@ -113,7 +113,7 @@ def test_needs_fit_data_and_checks_options():
         est.sample(np.random.default_rng(0), d=5)
     with pytest.raises(ValueError, match="landmarks"):
         registry.get("nystrom", landmarks="random")
-    assert registry.describe("nystrom").data_dependent
+    assert registry.describe("nystrom").estimator.data_dependent
     assert not est.unbiased and not est.deterministic
 
 

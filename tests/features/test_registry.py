@@ -47,7 +47,7 @@ def test_a_module_dropped_into_a_package_registers_itself(isolated_registry) -> 
     names = plugins.import_submodules("rfb_test_pkg")
     assert names == ["rfb_test_pkg.sub", "rfb_test_pkg.sub.newfeat"]
     assert "rfb-new@orf" in registry.estimator_names()
-    assert registry.describe("rfb-new@orf").kind == "component"
+    assert registry.describe("rfb-new@orf").estimator.kind == "component"
 
 
 def test_plugins_load_once_and_a_broken_one_is_one_warning(
@@ -106,47 +106,42 @@ def test_a_name_cannot_be_taken_twice(isolated_registry) -> None:
 
 def test_describe_a_component() -> None:
     d = registry.describe("trig@simrf-plus")
-    assert (d.kind, d.component, d.weights, d.target) == (
-        "component",
+    assert (d.alias, d.component, d.coupling, d.target) == (
+        False,
         "trig",
         "simrf-plus",
         "trig@simrf-plus",
     )
-    assert d.features_per_projection == 2 and not d.hybrid and not d.data_dependent
+    est = d.estimator
+    assert est.kind == "component" and est.features_per_projection == 2 and not est.data_dependent
     assert dict(d.options) == {"weights_passes": 5, "weights_code_compat": False}
     assert not theory.has_theory(d.theory_name)  # no closed form for SimRF+
     assert theory.has_theory(registry.describe("trig@simrf").theory_name)
     assert "softmax" in d.kernels and d.paper
-    assert registry.describe("aderf@iid").data_dependent
+    assert registry.describe("aderf@iid").estimator.data_dependent
     assert registry.describe("aderf@iid").options["ridge"] is None
-    assert not registry.describe("positive@sorf").unbiased  # Hadamard rows are not N(0, I)
+    assert not registry.describe("positive@sorf").estimator.unbiased  # Hadamard rows: not N(0, I)
 
 
 def test_describe_hybrids_and_aliases() -> None:
     a = registry.describe("angular-hybrid")
-    assert (a.kind, a.target, a.weights, a.variant) == (
-        "hybrid",
-        "angular-hybrid@iid",
-        "iid",
-        None,
-    )
-    assert a.bipolar and a.default_n == 8 and a.unbiased and "shared-all" in a.variants
+    assert (a.alias, a.target, a.coupling, a.variant) == (False, "angular-hybrid@iid", "iid", None)
+    est = a.estimator
+    assert est.kind == "hybrid" and est.bipolar and est.n == 8 and est.unbiased
+    assert "shared-all" in est.variants
     assert theory.has_theory(registry.describe("angular-hybrid@iid").theory_name)
     g = registry.describe("gaussian-hybrid@orf")
     assert {"sigma", "radius", "normalized", "variant"} <= set(g.options)
-    assert "shared-all" not in g.variants
+    assert "shared-all" not in g.estimator.variants
     cse = registry.describe("cse")
-    assert (cse.kind, cse.target, cse.variant, cse.variants) == (
-        "alias",
-        "angular-hybrid@iid",
-        "shared-all",
-        ("shared-all",),
-    )
-    assert not cse.unbiased and cse.default_n is None
+    assert (cse.alias, cse.target, cse.variant) == (True, "angular-hybrid@iid", "shared-all")
+    assert not cse.estimator.unbiased and cse.estimator.n == cse.estimator.m  # τ_j = ω_j
     assert not theory.has_theory(cse.theory_name or "")
     assert "variant" not in cse.options  # fixed by the alias
     c = registry.describe("cluster-hybrid")
-    assert c.hybrid and not c.bipolar and c.data_dependent and "clusters" in c.options
+    est = c.estimator
+    assert est.kind == "hybrid" and not est.bipolar and est.data_dependent
+    assert "clusters" in c.options
     with pytest.raises(registry.UnknownEstimatorError, match="unknown estimator 'nope@iid'"):
         registry.describe("nope@iid")
     with pytest.raises(registry.UnknownEstimatorError):
@@ -154,13 +149,13 @@ def test_describe_hybrids_and_aliases() -> None:
 
 
 def test_descriptions_agree_with_the_estimators() -> None:
+    """The target is the built estimator's name, and the class sized before building
+    (:func:`registry.estimator_class`) is the class built."""
     for name in registry.estimator_names():
         d = registry.describe(name)
         est = registry.get(name, kernel=d.kernels[0], m=4)
-        assert est.unbiased == d.unbiased, name
-        assert est.name == d.target or d.kind == "alias", name
-        if d.kind == "component":
-            assert est.features_per_projection == d.features_per_projection
+        assert est.name == d.target or d.alias, name
+        assert type(est) is type(d.estimator) is registry.estimator_class(name), name
 
 
 @pytest.mark.parametrize("name", ["positive@simrf-plus", "angular-hybrid@simrf-plus"])
@@ -245,24 +240,22 @@ def test_a_plugin_experiment_is_listed(isolated_registry, monkeypatch) -> None:
 
 
 def test_declared_capabilities_match_the_estimators() -> None:
-    """``describe`` reports a capability exactly when the built estimator implements it; the
+    """An estimator reports a capability exactly when it implements it; the
     float64 reduced-precision form is the estimator's own feature map (HRF Eq. 2-3, DERF Thm 4.1,
     HRF Lemma 2.3), and a missing form raises instead of guessing."""
     rng = np.random.default_rng(5)
     X, Y = 0.4 * rng.standard_normal((3, 4)), 0.4 * rng.standard_normal((2, 4))
     names = [n for n in registry.estimator_names() if n.endswith("@iid") or "@" not in n]
-    assert registry.describe("trig@iid").precision_form
-    assert not registry.describe("gaussian-hybrid@iid").precision_form
+    assert registry.get("trig@iid").precision_form
+    assert not registry.get("gaussian-hybrid@iid").precision_form
     for name in names:
-        d = registry.describe(name)
-        if "softmax" not in d.kernels:
+        if "softmax" not in registry.describe(name).kernels:
             continue
-        est = registry.get(name, m=4, n=3 if d.bipolar else None)
+        est = registry.get(name, m=4, n=3 if registry.estimator_class(name).bipolar else None)
         draw = est.sample(rng, 4, 2, fit=(X, Y))
-        assert est.features_per_projection == d.features_per_projection, name
         maps = []
         for side, Z in (("query", X), ("key", Y)):
-            if not d.precision_form:
+            if not est.precision_form:
                 with pytest.raises(NotImplementedError):
                     est.dtype_parts(draw, Z, side, np.float64, {})
                 continue
@@ -272,6 +265,6 @@ def test_declared_capabilities_match_the_estimators() -> None:
         if maps:  # the feature order may differ from the log-space map's; the estimate may not
             k_hat = maps[0] @ np.swapaxes(maps[1], -1, -2)
             np.testing.assert_allclose(k_hat, est.estimate(draw, X, Y), rtol=1e-10, err_msg=name)
-        if not d.projection_terms:
+        if not est.projection_terms:
             with pytest.raises(NotImplementedError):
                 est.projection_log_terms(next(iter(draw.projections.values())), X, "query", {})

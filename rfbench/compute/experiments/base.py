@@ -324,10 +324,6 @@ class Experiment:
         """Aggregate the rows of all jobs (in grid order); default: keep them as they are."""
         return rows
 
-    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
-        """A few headline rows for the terminal (the CLI prints them as a table after a run)."""
-        return results.head(12)
-
     @classmethod
     def short_description(cls) -> str:
         """``tagline``, else the first sentence of ``description``."""

@@ -37,7 +37,7 @@ def make(name: str, budget: int, n: int) -> Estimator:
     """The estimator ``name`` under a budget of M = ``budget`` projections: M projections for a
     non-hybrid, :func:`base_projections` per base and n for λ for a bipolar hybrid. (``m`` is
     always the estimator's projections, ``est.m``; the option ``projection_budget`` is M.)"""
-    if registry.describe(name).bipolar:
+    if registry.estimator_class(name).bipolar:  # sized before it is built, built once
         return registry.get(name, kernel="softmax", m=base_projections(budget, n), n=n)
     return registry.get(name, kernel="softmax", m=budget)
 
@@ -71,7 +71,7 @@ def widest(names: Iterable[str], m: int, n: int = 1, matched: bool = False) -> t
     b = m, or m // n when ``matched`` (FLOP-matched as :func:`make` sizes them)."""
     names = [str(name) for name in names if known(str(name))]
     out = (2 * m, m) if names else (0, 0)
-    if any(registry.describe(name).hybrid for name in names):
+    if any(registry.estimator_class(name).kind == "hybrid" for name in names):
         base = base_projections(m, n) if matched else m
         out = max(out, (4 * base * (n + 1), base * (n + 1)))
     return out

@@ -82,7 +82,7 @@ class Draw:
 
 class Estimator(ABC):
     """The public estimator API (docs/architecture.md#estimator-contract); it answers for itself
-    what experiments need to know about it (``registry.describe(name)``: a name not yet built)."""
+    what experiments need to know about it (of a name: ``registry.describe(name).estimator``)."""
 
     name: str
     kernel: str
@@ -96,8 +96,11 @@ class Estimator(ABC):
     weights: WeightsSampler | None = None
     #: a draw is fitted to data: ``sample`` needs ``fit=(X, Y)`` (GERF/DERF, clusters, Nyström)
     data_dependent: bool = False
-    #: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with random λ (HRF Eq. 12), sized by (m, n)
+    #: λ̂·K̂⁺⁺ + (1 − λ̂)·K̂^trig with random λ (HRF Eq. 12), sized by (m, n); a class-level fact
+    #: (``registry.estimator_class(name).bipolar`` sizes an estimator before building it)
     bipolar: bool = False
+    #: the values its ``variant`` option takes (a bipolar hybrid's sharing, HRF Sec. 2.4); ()
+    variants: tuple[str, ...] = ()
 
     @property
     def weights_name(self) -> str | None:

@@ -155,4 +155,4 @@ class ClusterHybrid(HybridBase):
         return concat_features(blocks)
 
 
-register_hybrid(HybridEntry.of(ClusterHybrid, unbiased=True))
+register_hybrid(HybridEntry.of(ClusterHybrid))

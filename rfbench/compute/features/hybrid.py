@@ -269,8 +269,6 @@ class GaussianHybrid(BipolarHybrid):
 
 
 for _cls in (AngularHybrid, GaussianHybrid):
-    biased = ("shared-all",) if "shared-all" in _cls.variants else ()
-    fields = {"default_n": DEFAULT_N, "variants": _cls.variants, "biased_variants": biased}
-    register_hybrid(HybridEntry.of(_cls, True, **fields))
+    register_hybrid(HybridEntry.of(_cls))
 # '@iid' in the target: registry.list_estimators looks alias targets up among full names.
 register_alias("cse", "angular-hybrid@iid", variant="shared-all")

@@ -40,7 +40,7 @@ from rfbench.compute.features.base import (
     kernel_row_log,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import KERNELS, check_kernel, sq_norms
+from rfbench.compute.kernels import check_kernel, sq_norms
 
 #: L-BFGS-B iterations of a fit (about 0.7 CPU s per head at T = 512, d = 32, 64 features)
 ITERS = 150
@@ -232,14 +232,4 @@ class T2R(LearnedMap):
 
 
 for _cls in (Hedgehog, T2R):
-    register_hybrid(
-        HybridEntry(
-            _cls.family,
-            _cls,
-            KERNELS,
-            _cls.paper,
-            False,
-            _cls.description,
-            takes_weights=False,
-        )
-    )
+    register_hybrid(HybridEntry.of(_cls, takes_weights=False))

@@ -132,5 +132,5 @@ class Nystrom(Estimator):
         return Features(values, top)
 
 
-register_hybrid(HybridEntry.of(Nystrom, unbiased=False, takes_weights=False))
+register_hybrid(HybridEntry.of(Nystrom, takes_weights=False))
 register_alias("nystrom-kmeans", "nystrom", landmarks="kmeans")

@@ -182,5 +182,5 @@ class RandomMaclaurin(_PolynomialBase):
         return self.with_kernel(Features(out.values, row), X)
 
 
-register_hybrid(HybridEntry.of(Taylor2, unbiased=False, takes_weights=False))
-register_hybrid(HybridEntry.of(RandomMaclaurin, unbiased=True, takes_weights=False))
+for _cls in (Taylor2, RandomMaclaurin):
+    register_hybrid(HybridEntry.of(_cls, takes_weights=False))

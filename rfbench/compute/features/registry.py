@@ -9,12 +9,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from rfbench.compute.checks import UserError
 from rfbench.compute.features.base import Component, Estimator, WeightsSampler
+from rfbench.compute.features.estimator import ComponentEstimator
 from rfbench.compute.features.options import (
     SYNTAX,
     WEIGHTS_PREFIX,
@@ -35,6 +36,7 @@ __all__ = [
     "HybridEntry",
     "UnknownEstimatorError",
     "describe",
+    "estimator_class",
     "estimator_names",
     "get",
     "list_estimators",
@@ -58,30 +60,29 @@ C = TypeVar("C", bound=type)
 
 @dataclass(frozen=True)
 class HybridEntry:
-    """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``
-    (docs/extending.md#a-hybrid; ``bipolar`` and ``data_dependent``: for a factory that is not an
-    :class:`Estimator` class, which declares them itself)."""
+    """A hybrid estimator family: ``factory(kernel=, m=, n=, weights=, **options)``, an
+    :class:`Estimator` class or a function returning one (docs/extending.md#a-hybrid).
+
+    The entry says what the registry needs before building (its kernels, paper, description,
+    default coupling and whether it takes one); everything else the built estimator answers
+    itself (``unbiased``, ``bipolar``, ``data_dependent``, ``variants``, ...).
+    """
 
     name: str
     factory: Callable[..., Estimator]
     kernels: tuple[str, ...]
     paper: str
-    unbiased: bool
     description: str
+    _: KW_ONLY
     default_weights: str = "iid"
     takes_weights: bool = True
-    bipolar: bool = False
-    default_n: int | None = None
-    variants: tuple[str, ...] = ()
-    biased_variants: tuple[str, ...] = ()
-    data_dependent: bool = False
 
     @classmethod
-    def of(cls, estimator: type[Estimator], unbiased: bool, **fields: Any) -> HybridEntry:
+    def of(cls, estimator: type[Estimator], **fields: Any) -> HybridEntry:
         """The entry of an :class:`Estimator` class for every kernel, named by its ``family``,
         with its ``paper`` and ``description``."""
         e: Any = estimator
-        return cls(e.family, estimator, KERNELS, e.paper, unbiased, e.description, **fields)
+        return cls(e.family, estimator, KERNELS, e.paper, e.description, **fields)
 
 
 #: components, hybrids and aliases are all estimator names: one namespace
@@ -181,87 +182,121 @@ def _building(name: str, named: bool) -> Iterator[None]:
         raise EstimatorOptionError(f"estimator {name!r}: {message}") from None
 
 
-def _resolve(name: str) -> tuple[str, dict[str, Any]]:
-    """(the component/hybrid name, the options an alias fixes)."""
+#: the projections ``get`` builds when not told (and ``describe`` builds at)
+DEFAULT_M = 128
+
+
+@dataclass(frozen=True)
+class _Name:
+    """A name resolved once (its alias, the options it carries, its family and coupling): ``get``
+    builds from it, ``describe`` reads it."""
+
+    name: str  # as given
+    bare: str  # without options
+    target: str  # an alias's target, else the bare name
+    head: str  # the component or hybrid
+    hybrid: HybridEntry | None
+    weights: str  # the coupling (a hybrid's default when the name gives none)
+    fixed: dict[str, Any]  # the options an alias fixes
+    named: dict[str, Any]  # the options in the name
+    named_weights: dict[str, Any]  # the coupling's options in the name
+
+    @property
+    def family(self) -> Any:
+        """The hybrid entry or component class: kernels, paper, description, options."""
+        return self.hybrid or _COMPONENTS[self.head]
+
+    @property
+    def factory(self) -> Callable[..., Any]:
+        return self.hybrid.factory if self.hybrid else _COMPONENTS[self.head]
+
+    @property
+    def full_name(self) -> str:
+        """The canonical spelling of the name with its options (the built estimator's ``name``)."""
+        named = {**self.fixed, **self.named}
+        if self.hybrid is not None and not self.hybrid.takes_weights:
+            return format_part(self.head, named)
+        return f"{format_part(self.head, named)}@{format_part(self.weights, self.named_weights)}"
+
+    def build(self, kernel: str, m: int, n: int | None, **options: Any) -> Estimator:
+        """The estimator (see :func:`get`)."""
+        prefixed = {f"{WEIGHTS_PREFIX}{k}": v for k, v in self.named_weights.items()}
+        own, weights_options = split_options({**self.fixed, **self.named, **prefixed, **options})
+        if n is not None and self.hybrid is None:
+            raise ValueError(f"n (λ projections) applies to hybrids only, not {self.name!r}")
+        self._check_named()
+        named = bool(self.named or self.named_weights)
+        with _building(self.name, named):
+            weights = make_weights(self.weights, **weights_options)
+            if self.hybrid is not None:
+                est = self.hybrid.factory(kernel=kernel, m=m, n=n, weights=weights, **own)
+            else:
+                est = ComponentEstimator(_COMPONENTS[self.head](**own), weights, kernel=kernel, m=m)
+        if named:
+            est.name = self.full_name
+        return est
+
+    def _check_named(self) -> None:
+        """The options the name carries exist (an alias's fixed ones cannot be set again), and a
+        hybrid, which draws its projections without data, gets no coupling fitted to data."""
+        name, fixed, wname = self.name, self.fixed, self.weights
+        again = sorted(set(self.named) & set(fixed))
+        if again:
+            raise EstimatorOptionError(
+                f"estimator {name!r}: {split_name(name)[0].partition('(')[0]} fixes "
+                f"{again[0]}={fixed[again[0]]}; name {self.head} to choose it"
+            )
+        _check_options(name, self.head, self.factory, self.named, tuple(fixed))
+        if wname not in _WEIGHTS:
+            return
+        _check_options(name, f"weights {wname!r}", _WEIGHTS[wname], self.named_weights)
+        if self.hybrid is not None and _WEIGHTS[wname].data_dependent:
+            raise UnknownEstimatorError(
+                f"estimator {name!r}: weights {wname!r} are fitted to data, which "
+                f"{self.hybrid.name} does not pass to its couplings; use them with a component "
+                f"(e.g. positive@{wname})"
+            )
+
+
+def _resolve(name: str, known_weights: bool = False) -> _Name:
+    """The one resolution of a name (UnknownEstimatorError for a name the registry lacks; with
+    ``known_weights``, an unknown coupling is one too, else ``make_weights`` names it)."""
+    bare, named, named_weights = parse_name(name)
     _load()
-    target, fixed = _ALIASES.get(name, (name, {}))
-    return target, dict(fixed)
+    target, fixed = _ALIASES.get(bare, (bare, {}))
+    head, weights_name = split_name(target)
+    hybrid = _HYBRIDS.get(head)
+    if hybrid is None and head not in _COMPONENTS:
+        raise UnknownEstimatorError(_unknown(name))
+    if hybrid is not None and weights_name is not None and not hybrid.takes_weights:
+        raise UnknownEstimatorError(f"{head} takes no '@weights' suffix (got {name!r})")
+    wname = weights_name or (hybrid.default_weights if hybrid else "iid")
+    if known_weights and wname not in _WEIGHTS:
+        raise UnknownEstimatorError(_unknown(name))
+    return _Name(name, bare, target, head, hybrid, wname, dict(fixed), named, named_weights)
 
 
 def get(
-    name: str, kernel: str = "softmax", m: int = 128, n: int | None = None, **options: Any
+    name: str, kernel: str = "softmax", m: int = DEFAULT_M, n: int | None = None, **options: Any
 ) -> Estimator:
     """The estimator called ``name`` for ``kernel`` with m projections (n for a hybrid's λ).
 
     Options come from ``options`` and from the name (``gerf-fixed(A=-0.25)@orf``); the built
     estimator's ``name`` then carries them too, so no closed form of the plain name applies.
     """
-    bare, named, named_weights = parse_name(name)
-    target, fixed = _resolve(bare)
-    head, weights_name = split_name(target)
-    prefixed = {f"{WEIGHTS_PREFIX}{k}": v for k, v in named_weights.items()}
-    own, weights_options = split_options({**fixed, **named, **prefixed, **options})
-    hybrid = _HYBRIDS.get(head)
-    if hybrid is None and head not in _COMPONENTS:
-        raise UnknownEstimatorError(_unknown(name))
-    if hybrid is not None and weights_name is not None and not hybrid.takes_weights:
-        raise UnknownEstimatorError(f"{head} takes no '@weights' suffix (got {name!r})")
-    if n is not None and hybrid is None:
-        raise ValueError(f"n (λ projections) applies to hybrids only, not {name!r}")
-    wname = weights_name or (hybrid.default_weights if hybrid else "iid")
-    _check_names(name, head, hybrid, named, fixed, wname, named_weights)
-    _check_hybrid_weights(name, hybrid, wname)
-    with _building(name, bool(named or named_weights)):
-        weights = make_weights(wname, **weights_options)
-        if hybrid is not None:
-            est = hybrid.factory(kernel=kernel, m=m, n=n, weights=weights, **own)
-        else:
-            from rfbench.compute.features.estimator import ComponentEstimator
-
-            est = ComponentEstimator(_COMPONENTS[head](**own), weights, kernel=kernel, m=m)
-    if named or named_weights:
-        est.name = _full_name(head, {**fixed, **named}, wname, named_weights, hybrid)
-    return est
+    return _resolve(name).build(kernel, m, n, **options)
 
 
-def _check_names(
-    name: str,
-    head: str,
-    hybrid: HybridEntry | None,
-    named: dict[str, Any],
-    fixed: dict[str, Any],
-    wname: str,
-    named_weights: dict[str, Any],
-) -> None:
-    """The options a name carries exist (an alias's fixed ones cannot be set again)."""
-    factory = hybrid.factory if hybrid else _COMPONENTS[head]
-    again = sorted(set(named) & set(fixed))
-    if again:
-        raise EstimatorOptionError(
-            f"estimator {name!r}: {split_name(name)[0].partition('(')[0]} fixes "
-            f"{again[0]}={fixed[again[0]]}; name {head} to choose it"
-        )
-    _check_options(name, head, factory, named, tuple(fixed))
-    if wname in _WEIGHTS:
-        _check_options(name, f"weights {wname!r}", _WEIGHTS[wname], named_weights)
-
-
-def _check_hybrid_weights(name: str, hybrid: HybridEntry | None, wname: str) -> None:
-    """Hybrids draw their projections without data: no coupling fitted to data (``@fitted``)."""
-    if hybrid is not None and wname in _WEIGHTS and _WEIGHTS[wname].data_dependent:
-        raise UnknownEstimatorError(
-            f"estimator {name!r}: weights {wname!r} are fitted to data, which {hybrid.name} "
-            f"does not pass to its couplings; use them with a component (e.g. positive@{wname})"
-        )
-
-
-def _full_name(
-    head: str, named: dict, wname: str, named_weights: dict, hybrid: HybridEntry | None
-) -> str:
-    """The canonical spelling of a name with options (the built estimator's ``name``)."""
-    if hybrid is not None and not hybrid.takes_weights:
-        return format_part(head, named)
-    return f"{format_part(head, named)}@{format_part(wname, named_weights)}"
+def estimator_class(name: str) -> type[Estimator]:
+    """The class ``get(name)`` builds, for its class-level facts (``kind``, ``bipolar``) before
+    choosing its sizes: a hybrid's factory when it is a class (a factory function's estimator is
+    built to answer), else the component estimator."""
+    resolved = _resolve(name, known_weights=True)
+    if resolved.hybrid is None:
+        return ComponentEstimator
+    if isinstance(resolved.hybrid.factory, type):
+        return resolved.hybrid.factory
+    return type(describe(name).estimator)
 
 
 def make_weights(name: str, **options: Any) -> WeightsSampler:
@@ -304,99 +339,67 @@ def _unknown(name: str) -> str:
 
 @dataclass(frozen=True)
 class EstimatorDescription:
-    """What an estimator name stands for, without building it (one row of ``rfbench list``;
-    the facts and capabilities of :class:`Estimator`, docs/extending.md#capabilities).
+    """What a registered name says (one row of ``rfbench list``), with the estimator it builds,
+    which answers every other question itself (``estimator.unbiased``, ``.bipolar``,
+    ``.data_dependent``, ``.features_per_projection``, ``.precision_form``, …;
+    docs/extending.md#capabilities).
 
-    ``options``: every option ``get`` accepts with its default (``...``: required);
-    ``theory_name``: the name a closed-form MSE would be registered under (None when options
-    change the estimator); ``default_n``: a bipolar hybrid's λ projections when n is not given.
+    ``alias``: the name is an alias; ``target``: its canonical spelling (options set in the name
+    written out); ``component``: the component or hybrid it names; ``coupling``: the coupling it
+    resolves to (a hybrid's default when it takes none); ``variant``: a variant the name fixes;
+    ``options``: every option ``get`` accepts with its default (``...``: required), less those the
+    name sets; ``theory_name``: the name a closed-form MSE would be registered under (None when
+    options change the estimator); ``estimator``: built once, at the first of ``kernels`` and the
+    default sizes and options.
     """
 
     name: str
-    kind: Literal["component", "hybrid", "alias"]
+    alias: bool
     target: str
     component: str
-    weights: str
+    coupling: str
     variant: str | None
     options: Mapping[str, Any]
-    data_dependent: bool
-    features_per_projection: int | None
     kernels: tuple[str, ...]
-    unbiased: bool
     theory_name: str | None
     paper: str
     description: str
-    hybrid: bool = False
-    bipolar: bool = False
-    default_n: int | None = None
-    variants: tuple[str, ...] = ()
-    precision_form: bool = False
-    projection_terms: bool = False
+    estimator: Estimator
 
 
 def describe(name: str) -> EstimatorDescription:
     """The :class:`EstimatorDescription` of a registered name (UnknownEstimatorError if none)."""
-    bare, named, named_weights = parse_name(name)
-    target, fixed = _resolve(bare)
-    head, weights_name = split_name(target)
-    hybrid = _HYBRIDS.get(head)
-    if hybrid is None and head not in _COMPONENTS:
-        raise UnknownEstimatorError(_unknown(name))
-    if hybrid is not None and weights_name is not None and not hybrid.takes_weights:
-        raise UnknownEstimatorError(f"{head} takes no '@weights' suffix (got {name!r})")
-    wname = weights_name or (hybrid.default_weights if hybrid else "iid")
-    if wname not in _WEIGHTS:
-        raise UnknownEstimatorError(_unknown(name))
-    ws = _WEIGHTS[wname]
-    # the facts are the estimator's own (data-free constructors: values checked now, not in a job)
-    est = get(name, kernel=(hybrid or _COMPONENTS[head]).kernels[0])
+    r = _resolve(name, known_weights=True)
+    family = r.family
+    ws = _WEIGHTS[r.weights]
+    # data-free constructors: the values in the name are checked now, not in a job
+    est = r.build(family.kernels[0], DEFAULT_M, None)
     opts = {
-        **accepted_options(hybrid.factory if hybrid else _COMPONENTS[head], ("kernel", "m", "n")),
+        **accepted_options(r.factory, ("kernel", "m", "n")),
         **{f"{WEIGHTS_PREFIX}{k}": v for k, v in accepted_options(ws).items()},
     }
-    set_by_name = {*fixed, *named, *(f"{WEIGHTS_PREFIX}{k}" for k in named_weights)}
-    variant = named.get("variant", fixed.get("variant"))
-    plain = f"{head}@{wname}" if hybrid and hybrid.takes_weights else target
-    full = (
-        _full_name(head, {**fixed, **named}, wname, named_weights, hybrid)
-        if set_by_name - set(fixed)
-        else plain
-    )
-    alias = bare in _ALIASES
-    common = {
-        "name": name,
-        "kind": "alias" if alias else ("hybrid" if hybrid else "component"),
-        "target": full,
-        "component": head,
-        "weights": wname,
-        "variant": variant,
-        "options": MappingProxyType({k: v for k, v in opts.items() if k not in set_by_name}),
-        # a closed form is of the default options: none for options set in the name
-        "theory_name": (bare if alias else plain) if full == plain else None,
-    }
-    common |= {
-        # an entry declares data dependence and bipolarity for a factory that is not a class
-        "data_dependent": est.data_dependent or bool(hybrid and hybrid.data_dependent),
-        "features_per_projection": est.features_per_projection,
-        "unbiased": est.unbiased and (hybrid is None or hybrid.unbiased),
-        "precision_form": est.precision_form,
-        "projection_terms": est.projection_terms,
-    }
-    if hybrid is None:
-        comp = _COMPONENTS[head]
-        text = _alias_text(bare, target, fixed) or f"{comp.description}; {ws.description}"
-        return EstimatorDescription(
-            **common, kernels=tuple(comp.kernels), paper=comp.paper, description=text
-        )
+    set_by_name = {*r.fixed, *r.named, *(f"{WEIGHTS_PREFIX}{k}" for k in r.named_weights)}
+    plain = f"{r.head}@{r.weights}" if r.hybrid and r.hybrid.takes_weights else r.target
+    full = r.full_name if set_by_name - set(r.fixed) else plain
+    alias = r.bare in _ALIASES
+    if r.hybrid is None:
+        text = _alias_text(r.bare, r.target, r.fixed) or f"{family.description}; {ws.description}"
+    else:
+        text = _alias_text(r.bare, full, r.fixed) or family.description
     return EstimatorDescription(
-        **common,
-        kernels=tuple(hybrid.kernels),
-        paper=hybrid.paper,
-        description=_alias_text(bare, full, fixed) or hybrid.description,
-        hybrid=True,
-        bipolar=est.bipolar or hybrid.bipolar,
-        default_n=None if variant in hybrid.biased_variants else hybrid.default_n,
-        variants=(variant,) if variant else hybrid.variants,
+        name=name,
+        alias=alias,
+        target=full,
+        component=r.head,
+        coupling=r.weights,
+        variant=r.named.get("variant", r.fixed.get("variant")),
+        options=MappingProxyType({k: v for k, v in opts.items() if k not in set_by_name}),
+        kernels=tuple(family.kernels),
+        # a closed form is of the default options: none for options set in the name
+        theory_name=(r.bare if alias else plain) if full == plain else None,
+        paper=family.paper,
+        description=text,
+        estimator=est,
     )
 
 

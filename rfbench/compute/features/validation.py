@@ -102,7 +102,7 @@ def check_pair(
             theory_mse = None
     se_mean = np.sqrt(theory_mse / draws) if theory_mse else standard_error(k)
     return PairCheck(
-        name=name if registry.describe(name).kind == "alias" else est.name,
+        name=name if registry.describe(name).alias else est.name,
         kernel=kernel,
         draws=draws,
         true=true,

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from rfbench.compute.datasets.errors import ModelError
-from rfbench.compute.models.header import ITEMSIZE, HeaderError, Tensor, file_kind, read_header
+from rfbench.compute.models.header import HeaderError, Tensor, file_kind, read_header
 
 #: the largest config.json read (MiniLM's is 612 bytes)
 CONFIG_LIMIT = 1 << 20
 #: the largest size a config.json field may give (the header's shapes must match it anyway)
 MAX_SIZE = 2**31 - 1
-#: dtypes the encoder reads (numpy has no bfloat16)
-FLOAT_DTYPES = ("F16", "F32", "F64")
+#: dtypes the encoder reads -> bytes per element (numpy has no bfloat16)
+FLOAT_DTYPES = {"F16": 2, "F32": 4, "F64": 8}
 _LAYER = re.compile(r"encoder\.layer\.(\d+)\.")
 
 
@@ -239,5 +239,5 @@ def check_config(folder: Path) -> ModelSpec:
         folder=folder, hidden=hidden, heads=heads, layers=layers, intermediate=inter,
         max_positions=positions, vocab=vocab, eps=eps,
         elements=sum(t.size for t in loaded),
-        file_bytes=sum(t.size * ITEMSIZE[t.dtype] for t in loaded),
+        file_bytes=sum(t.size * FLOAT_DTYPES[t.dtype] for t in loaded),
     )  # fmt: skip

@@ -265,7 +265,7 @@ def feature_counts(rows: pd.DataFrame) -> pd.Series:
     widths: dict[str, float] = {}
     for name in rows["estimator"].dropna().unique():
         try:
-            width = registry.describe(name).features_per_projection
+            width = registry.describe(name).estimator.features_per_projection
         except (registry.UnknownEstimatorError, ValueError):  # "exact", baselines, bad options
             width = None
         widths[name] = np.nan if width is None else float(width)

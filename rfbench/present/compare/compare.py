@@ -37,6 +37,8 @@ METHODS = ("holm", "bonferroni", "none")
 #: carried as ``<name> (row)`` (attention results have a column ``kind``)
 COMPUTED = ("value_a", "value_b", "se_a", "se_b", "diff", "se", "z", "p", "flagged", "kind")
 ROW_SUFFIX = " (row)"
+#: labels of the helper columns pairing rows: no result column's (its name is a string)
+REPEAT, PARTNER = 0, 1
 #: what a shared row is: tested against its noise, compared exactly, a timing, a value that is
 #: non-finite on either side, or a statistic without a standard error over different numbers of
 #: draws (``n_trials``; runs of different configs), which neither test can judge
@@ -126,29 +128,26 @@ def _files(path: Path) -> dict[str, Path]:
     raise UserError(f"{path} is neither a result file nor a results folder")
 
 
-def as_text(col: pd.Series, labelled: str | None = None) -> list[str]:
-    """Each value as text, "" for a missing or empty one: with ``labelled`` = the column name,
-    "name=value" (floats to 4 significant digits); else a key (strings and floats as ``repr``, so
-    no value can pass for another or for a separator)."""
-    values = col.astype(object).tolist()
+def as_text(col: pd.Series, labelled: str) -> list[str]:
+    """Each value as "name=value" with ``labelled`` the column name (floats to 4 significant
+    digits), "" for a missing or empty one."""
     out = []
-    for v in values:
+    for v in col.astype(object).tolist():
         if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) or v == "":
             out.append("")
-        elif labelled is None:
-            out.append(repr(v) if isinstance(v, float | str) else str(v))
         else:
             out.append(f"{labelled}={v:.4g}" if isinstance(v, float) else f"{labelled}={v}")
     return out
 
 
-def _row_keys(rows: pd.DataFrame, keys: Sequence[str]) -> pd.Index:
-    """One unique text key per row: its identifying columns, then its occurrence number."""
-    columns = [as_text(rows[k]) for k in keys]
-    key = pd.Series(["\x1f".join(parts) for parts in zip(*columns, strict=True)]
-                    if columns else [""] * len(rows), dtype=object)  # fmt: skip
-    occurrence = key.groupby(key).cumcount().astype(str)
-    return pd.Index(key + "\x1e" + occurrence)
+def _numbered(rows: pd.DataFrame, keys: list[str], other: pd.DataFrame) -> pd.DataFrame:
+    """The identifying values of each row (a missing value and an empty text alike; as objects
+    where the ``other`` table's dtype differs) and its repeat number among the rows of equal
+    values (the i-th repeat in A pairs with B's i-th)."""
+    key = rows[keys].astype({k: object for k in keys if rows[k].dtype != other[k].dtype})
+    key = key.mask(key.eq(""))
+    key[REPEAT] = key.groupby(keys, dropna=False).cumcount() if keys else np.arange(len(rows))
+    return key
 
 
 def check_columns(rows: pd.DataFrame, where: str) -> None:
@@ -187,9 +186,12 @@ def compare_rows(
     keys = [c for c in columns if c not in MEASURED and c not in derived]
     a = a.reindex(columns=columns).reset_index(drop=True)
     b = b.reindex(columns=columns).reset_index(drop=True)
-    key_a, key_b = _row_keys(a, keys), _row_keys(b, keys)
-    in_b, in_a = key_a.isin(key_b), key_b.isin(key_a)
-    both_a, both_b = a[in_b], b.iloc[key_b.get_indexer(key_a[in_b])]
+    b_rows = _numbered(b, keys, a)
+    b_rows[PARTNER] = np.arange(len(b))
+    pairs = _numbered(a, keys, b).merge(b_rows, how="left", on=[*keys, REPEAT])
+    partner = pairs[PARTNER].fillna(-1).to_numpy(dtype=int)
+    in_b, in_a = partner >= 0, np.isin(np.arange(len(b)), partner)
+    both_a, both_b = a[in_b], b.iloc[partner[in_b]]
     va, vb = _as_float(both_a["value"]), _as_float(both_b["value"])
     sa, sb = _as_float(both_a["stderr"]), _as_float(both_b["stderr"])
     se = np.sqrt(sa.fillna(0.0) ** 2 + sb.fillna(0.0) ** 2).where(sa.notna() | sb.notna())

@@ -9,6 +9,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from rfbench.compute.schema import better
 from rfbench.compute.text import weights_of
 from rfbench.present.plots import style
 from rfbench.present.plots.registry import register_figure
@@ -178,7 +179,9 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
         pad = 0.25 * max(hi - lo, 1e-3 * abs(hi))
         zoom.set_ylim(lo - pad, hi + pad)
     zoom.plot([], [], color="0.3", label="E ρ over the norms (closed form)", **style.THEORY_LINE)
-    zoom.set_title("zoom on SimRFs, SimRFs+ and the optimum (lower is better)", fontsize=7)
+    zoom.set_title(
+        f"zoom on SimRFs, SimRFs+ and the optimum ({better('rf_conformity')})", fontsize=7
+    )
     top.tick_params(labelbottom=False)
     zoom.set_xlabel("SimRFs+ iterations (full passes)")
     zoom.xaxis.get_major_locator().set_params(integer=True)

@@ -24,10 +24,7 @@ KINDS: tuple[str, ...] = ("number", "claim", "erratum")
 CORE_KEYS = frozenset(
     {"experiment", "figure", "estimator", "kernel", "metric", "baseline", "derive", "aggregate"}
 )
-#: Result parameters used by the experiments beyond
-# :data:`rfbench.compute.results.PARAMETER_COLUMNS`.
-EXTRA_PARAMETERS = frozenset({"variant", "v", "m_per_d", "pair_rank", "mechanism", "points"})
-MATCH_KEYS = CORE_KEYS | EXTRA_PARAMETERS | frozenset(PARAMETER_COLUMNS) | {"std_metric"}
+MATCH_KEYS = CORE_KEYS | frozenset(PARAMETER_COLUMNS) | {"std_metric"}
 #: A side's declared upper bound on the true value of its statistic (``less_than`` lhs only,
 #: with ``bound_reason``): it decides a comparison the side's sample cannot resolve.
 BOUND_KEYS = frozenset({"upper_bound"})

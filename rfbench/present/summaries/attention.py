@@ -1,15 +1,35 @@
-"""The terminal summary of ``rfbench attention``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench attention``: the rows printed after a run, its chart's view."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from rfbench.compute.schema import better
 from rfbench.present.attention_stats import beats_uniform_corrected, swap_gaps
+from rfbench.present.summaries import View, register_presentation
 
 #: the column of the methods' values, in words with its direction
-VALUE = "output error, median (lower is better)"
+VALUE = f"output error, median ({better('out_rel_frob')})"
 
 
+VIEW = View(
+    metric="out_rel_frob",
+    x="budget",
+    where={"kind": ("heads", "baselines")},
+    drop_estimators=("best-rank", "exact"),
+    baselines=("uniform", "zero"),
+    aggregate=("head",),
+    y_log=True,
+    budget="budget",
+    panels=("layer",),
+    x_log=True,
+)
+"""The chart (docs/experiments.md#attention, Figures): the output error of the heads against the
+feature budget, per layer, uniform and zero attention as lines; the swap-in scores and the
+rank-r oracle left out."""
+
+
+@register_presentation("attention", VIEW)
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per method at the largest feature budget F (and sequence length T): the median relative
     output error over heads and layers, and the share of heads where it beats uniform attention
@@ -54,7 +74,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         swap = swap[swap["layer"].isna()]  # every layer swapped (per layer: the report)
     if len(swap):
         gaps = swap_gaps(swap)[["estimator", "metric", "budget", "value", "stderr"]]
-        gaps = gaps.assign(metric=gaps["metric"] + " (higher is better)")
+        gaps = gaps.assign(metric=gaps["metric"] + f" ({better('swap_cosine')})")
         parts.append(gaps)
     out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
     out = out.head(40)
@@ -62,7 +82,8 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     if budget is not None:
         at = f"F = {budget}" + (f", T = {int(tokens)}" if pd.notna(tokens) else "")
         out.attrs["caption"] = (
-            "value: the relative output error ‖ΔO‖_F/‖O‖_F (lower is better), median over heads "
+            f"value: the relative output error ‖ΔO‖_F/‖O‖_F ({better('out_rel_frob')}), median "
+            "over heads "
             f"and layers at {at}; heads_beating_uniform: the share of heads where the method's "
             "error is significantly below uniform attention's (Holm-corrected); best-rank: the "
             "best rank-r approximation with r = F"

@@ -1,4 +1,4 @@
-"""The terminal summary of ``rfbench classify``: headline tables with the SimRF paper's published
+"""The presentation of ``rfbench classify``: headline tables with the SimRF paper's published
 numbers.
 
 SimRF Table 2 (m = d, unpadded) and Table 3 (m = d′, zero-padded to a power of two), read from
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rfbench.compute.schema import better
 from rfbench.compute.text import family_of, weights_of
 from rfbench.present import reference
+from rfbench.present.summaries import FIRST_ROWS, register_presentation
 
 
 def paper_table(figure: str) -> dict[str, dict[str, tuple[float, float]]]:
@@ -64,7 +66,7 @@ def _simrf_table(acc: pd.DataFrame, vmean: pd.DataFrame) -> pd.DataFrame:
     what = "F" if size == "budget" else "m"
     out = _best_first(table).reset_index()
     out.attrs["caption"] = (
-        f"test accuracy (higher is better) of kernel regression, mean over trials, at {what} = "
+        f"test accuracy ({better('accuracy')}) of kernel regression, mean over trials, at {what} = "
         f"{sizes} (the smallest in the run); methods best first by their mean over data sets"
         + ("; v̄: the mean σ-scaled ‖x + x′‖ over test–train pairs (SimRF Table 2's v̄)"
            if "v̄" in table else "")
@@ -86,11 +88,12 @@ def _best_first(table: pd.DataFrame) -> pd.DataFrame:
     return table[[*first, *ranked, *(c for c in rest if c not in first)]]
 
 
+@register_presentation("classify")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """See :meth:`rfbench.compute.experiments.classify.experiment.Classify.summary`."""
     acc = results[results["metric"] == "accuracy"]
     if acc.empty:
-        return results.head(12)
+        return results.head(FIRST_ROWS)
     if (results["metric"] == "val_accuracy").any():  # DERF Fig. 3: tuned, mean over M
         rf = acc[acc["estimator"] != "exact"].copy()
         rf["estimator"] = rf["estimator"].map(family_of)
@@ -102,8 +105,8 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         table["best"] = table[methods].idxmax(axis=1)
         out = _best_first(table).reset_index()
         out.attrs["caption"] = (
-            "test accuracy (higher is better) at each data set's tuned σ, mean over the feature "
-            "counts M; best: the highest per data set"
+            f"test accuracy ({better('accuracy')}) at each data set's tuned σ, mean over the "
+            "feature counts M; best: the highest per data set"
         )
         return out
     per_point = acc.groupby(["dataset", "estimator"])["sigma"].nunique()

@@ -1,4 +1,4 @@
-"""The terminal summary of ``rfbench clusters``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench clusters``: the rows printed after a run."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 import pandas as pd
 
 from rfbench.present.reference import PAPER_NAMES, paper_name
+from rfbench.present.summaries import register_presentation
 
 
+@register_presentation("clusters")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Protocol ``paper`` [min, max] beside HRF Table 3 for σ = 1 (s1, s2) with an ``equal``
     flag (4-decimal rounding); without such rows, ``mse_mean`` per estimator (≤ 15 rows)."""

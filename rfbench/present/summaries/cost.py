@@ -1,4 +1,4 @@
-"""The terminal summary of ``rfbench cost``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench cost``: the rows printed after a run, its chart's view."""
 
 from __future__ import annotations
 
@@ -6,8 +6,20 @@ import pandas as pd
 
 from rfbench.compute.text import weights_of
 from rfbench.present.statistics import projection_crossover
+from rfbench.present.summaries import View, register_presentation
+
+VIEW = View(
+    metric="rms_rel_frob",
+    x="time_s",
+    x_metric="time_s",
+    where={"part": ("frontier",), "step": ("total", None)},
+    y_log=True,
+)
+"""The chart: the error-cost frontier, error against wall time, one curve per estimator through
+its m."""
 
 
+@register_presentation("cost", VIEW)
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Crossover L* at each d, per estimator (FLOP model, target error); for the Hadamard
     couplings also the dimension from which the structured projection beats the dense one

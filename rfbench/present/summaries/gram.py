@@ -1,11 +1,14 @@
-"""The terminal summary of ``rfbench gram``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench gram``: the rows printed after a run."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from rfbench.present.summaries import register_presentation
 
+
+@register_presentation("gram")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Fig. 7 at m = d (MC and theory per estimator); the grid's best/worst cells at r ≈ 1."""
     parts = []

@@ -1,11 +1,15 @@
-"""The terminal summary of ``rfbench pointwise``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench pointwise``: the rows printed after a run."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from rfbench.compute.schema import better
+from rfbench.present.summaries import register_presentation
 
+
+@register_presentation("pointwise")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per curve: max over θ of the closed-form and empirical relative RMSE (the HRF claim:
     the angular hybrid has the smallest max-relative-error), whether the sample resolves it
@@ -46,7 +50,8 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     table = table.sort_values(["r", "rank"], kind="stable").head(20).reset_index(drop=True)
     table.attrs["footnote"] = SUMMARY_FOOTNOTE
     table.attrs["caption"] = (
-        "the max over θ of the relative RMSE per curve (lower is better), ranked 1 = best at each r"
+        f"the max over θ of the relative RMSE per curve ({better('rel_rmse')}), ranked 1 = best "
+        "at each r"
     )
     return table
 

@@ -1,12 +1,14 @@
-"""The terminal summary of ``rfbench qmc``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench qmc``: the rows printed after a run."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from rfbench.compute.text import split_name, weights_of
+from rfbench.present.summaries import register_presentation
 
 
+@register_presentation("qmc")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """MSE ± std in units of 1e-3 per (data set, estimator), beside the paper's Table 1; a
     trailing * marks an MSE its sample does not resolve (footnote in ``attrs``)."""

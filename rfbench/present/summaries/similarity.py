@@ -1,4 +1,4 @@
-"""The terminal summary of ``rfbench similarity``: per encoder, each method's Spearman ρ with the
+"""The presentation of ``rfbench similarity``: per encoder, each method's Spearman ρ with the
 human ratings, best first, with its bootstrap interval and its paired difference to exact attention
 (docs/experiments.md#similarity)."""
 
@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rfbench.compute.schema import better
+from rfbench.present.summaries import register_presentation
 
+
+@register_presentation("similarity")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """One row per (encoder, method): ρ [95 % CI], s.e. over draws, ρ − ρ_exact [paired CI].
 
@@ -37,8 +41,8 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     out.attrs["title"] = "Spearman ρ with the Lee (2005) human ratings"
     out.attrs["caption"] = (
         "spearman: Spearman's ρ between the embeddings' cosine similarities and the human ratings "
-        "(higher is better) with the method in every layer; ci_low/ci_high: 95 % bootstrap over "
-        "documents; minus_exact: ρ − ρ_exact with its paired interval; se_draws: over a random "
-        "method's draws"
+        f"({better('human_spearman')}) with the method in every layer; ci_low/ci_high: 95 % "
+        "bootstrap over documents; minus_exact: ρ − ρ_exact with its paired interval; se_draws: "
+        "over a random method's draws"
     )
     return out

@@ -1,4 +1,4 @@
-"""The terminal summary of ``rfbench theory``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench theory``: the rows printed after a run."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from rfbench.present.summaries import register_presentation
 
+
+@register_presentation("theory")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Fig. 6 ratios (v → 0, v ≈ 1), Fig. 4 ρ, Fig. 5 mean w_ij, Fig. 1 endpoint MSE (r ≈ 1)."""
     wanted = ["v", "rep", "passes", "r", "theta"]

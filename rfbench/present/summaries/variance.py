@@ -1,4 +1,4 @@
-"""The terminal summary of ``rfbench variance``: a few headline rows printed after a run."""
+"""The presentation of ``rfbench variance``: the rows printed after a run."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 import pandas as pd
 
 from rfbench.compute.schema import VARIANCE_METRICS
+from rfbench.present.summaries import register_presentation
 
 
+@register_presentation("variance")
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Per regime: GERF − SDERF and GERF − ADERF gaps (nats) at σ = 0.5 and the largest σ,
     next to the paper's claims (DERF Sec. 5.1, Figs. 1-2; docs/experiments.md#derf-fig2: ≈ e^5

@@ -36,7 +36,7 @@ _PER_DRAW = ("out_rel_frob", "out_rel_spec", "attn_rel_frob", "attn_kl", "kl_row
 
 
 def _coupling(name: str) -> str:
-    return registry.describe(name).weights or name
+    return registry.describe(name).coupling
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float | None, int, str | None]:

@@ -34,7 +34,8 @@ _FAILURES = (ValueError, ArithmeticError, NotImplementedError)
 
 def expand_estimators(patterns: Sequence[str]) -> list[str]:
     """Names with ``*`` wildcards expanded over every registered component@weights, in order."""
-    pool = [n for n in registry.estimator_names() if registry.describe(n).kind == "component"]
+    described = map(registry.describe, registry.estimator_names())
+    pool = [d.name for d in described if not d.alias and d.estimator.kind == "component"]
     out: list[str] = []
     for pattern in patterns:
         found = fnmatch.filter(pool, pattern) if "*" in pattern else [pattern]

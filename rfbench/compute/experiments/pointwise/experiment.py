@@ -62,10 +62,11 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
         desc = registry.describe(name)
     except registry.UnknownEstimatorError as exc:  # its message names the estimator
         raise ConfigError(str(exc)) from None
-    bipolar = desc.bipolar
+    est = desc.estimator
+    bipolar = est.bipolar
     if n_fixed is not None and not bipolar:
         raise ConfigError.bad_value("estimators", text, "n only for angular/gaussian hybrids")
-    if desc.hybrid and not bipolar:
+    if est.kind == "hybrid" and not bipolar:
         raise ConfigError.bad_value("estimators", text, "no cluster-hybrid (needs clusters)")
     sigma = config["sigma"] if bipolar and "sigma" in desc.options else None
     for budget in [m_fixed] if m_fixed else config["projection_budget"]:
@@ -80,9 +81,9 @@ def estimator_points(text: str, config: Mapping[str, Any]) -> Iterator[dict[str,
         else:
             m, n = budget, n or budget
         variants = [desc.variant] if desc.variant else config["variants"]
-        supported = [v for v in variants if v in desc.variants]
+        supported = [v for v in variants if v in est.variants]
         if not supported:
-            raise ConfigError.bad_value("variants", variants, f"for {name}: {desc.variants}")
+            raise ConfigError.bad_value("variants", variants, f"for {name}: {est.variants}")
         for variant in supported:
             yield {"estimator": name, "m": m, "n": n, "variant": variant, "sigma": sigma}
 
@@ -118,7 +119,8 @@ def make_estimator(spec: Mapping[str, Any]) -> Estimator:
         options["variant"] = spec["variant"]
     if spec["sigma"] is not None:
         options["sigma"] = spec["sigma"]
-    if desc.hybrid and "radius" in desc.options:  # the user's pairs: their median norm
+    # the user's pairs: their median norm
+    if desc.estimator.kind == "hybrid" and "radius" in desc.options:
         options["radius"] = spec["r"] if spec["r"] is not None else spec["radius"]
     return registry.get(
         spec["estimator"], kernel=spec["kernel"], m=spec["m"], n=spec["n"], **options

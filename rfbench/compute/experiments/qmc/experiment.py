@@ -73,7 +73,7 @@ class Params(ExperimentParams):
 
 def is_hybrid(estimator: str) -> bool:
     """Whether ``estimator`` (name or alias) is a hybrid: it takes (m, n), not ``features``."""
-    return registry.describe(estimator).hybrid
+    return registry.estimator_class(estimator).kind == "hybrid"
 
 
 def _sizes(estimator: str, config: Mapping[str, Any]) -> tuple[int, int | None]:

@@ -96,7 +96,7 @@ def hrf_fig1(spec: Mapping[str, Any], rng: np.random.Generator) -> list[dict]:
     sm = np.exp(r[:, None] ** 2 * np.cos(theta[None, :]))
     rows = []
     for name in spec["hrf_estimators"]:
-        hybrid = registry.describe(name).hybrid
+        hybrid = registry.estimator_class(name).kind == "hybrid"
         n = spec["hrf_n"] if hybrid else None
         est = registry.get(name, kernel="softmax", m=spec["hrf_m"], n=n)
         mse = theory.mse(est, x, y)

@@ -21,7 +21,6 @@ MIN_TAIL_DRAWS = 30.0
 
 BOUNDED = frozenset({"trig", "sign"})
 EXPONENTIAL = frozenset({"positive", "hyperbolic"})
-BIPOLAR = frozenset({"angular-hybrid", "gaussian-hybrid"})
 
 
 def _head(est: Estimator) -> tuple[str, str]:
@@ -35,7 +34,7 @@ def assessable(est: Estimator) -> bool:
     weights = getattr(est, "weights", None)
     if weights is not None and not getattr(weights, "marginally_gaussian", False):
         return head in BOUNDED
-    return head in BOUNDED | EXPONENTIAL | BIPOLAR | set(MECHANISMS)
+    return est.bipolar or head in BOUNDED | EXPONENTIAL | set(MECHANISMS)
 
 
 def _tilt_maps(
@@ -48,7 +47,7 @@ def _tilt_maps(
     head, _ = _head(est)
     if head in BOUNDED:
         return "bounded"
-    if head in EXPONENTIAL or head in BIPOLAR:
+    if head in EXPONENTIAL or est.bipolar:  # a bipolar hybrid: by its SM⁺⁺ part
         return np.asarray(float(order)), np.asarray(float(order))
     derf = (params or {}).get("derf")
     if derf is None:

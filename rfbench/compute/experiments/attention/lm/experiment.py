@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.compute.experiments.attention.lm import data, passkey, runs
@@ -143,14 +142,6 @@ class LanguageModel(Experiment):
         if spec["kind"] == "passkey":
             return runs.passkey_rows(spec, rng)
         return runs.perplexity_rows(spec, rng)
-
-    def summary(self, results: pd.DataFrame) -> pd.DataFrame:
-        """Perplexity / exact with each method in every layer, and passkey recall per length."""
-        every = (results["kind"] == "perplexity") & results["layer"].isna()
-        ppl = results[every & (results["metric"] == "ppl_ratio")]
-        keys = results[(results["kind"] == "passkey") & (results["metric"] == "passkey_recall")]
-        cols = ["kind", "estimator", "budget", "tokens", "metric", "value", "stderr"]
-        return pd.concat([ppl[cols], keys[cols]], ignore_index=True)
 
     def job_cost(self, spec: JobSpec) -> float | None:
         """Token-layers computed: tokens × layers swapped-and-after × draws (random methods)."""
