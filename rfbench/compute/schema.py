@@ -59,6 +59,9 @@ PARAMETER_COLUMNS: dict[str, str] = {
     "text": STRING,
     "layer": INT,
     "head": INT,
+    # a grouped-query model's key/value head: the one the row's query head reads (query head h,
+    # key/value head h // group), whose key-side map it shares
+    "kv_head": INT,
     "tokens": INT,
     "rank": INT,
     "window": INT,

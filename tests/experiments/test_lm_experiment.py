@@ -88,13 +88,6 @@ def test_passkey_rows_for_exact_and_each_method(rows) -> None:
     assert _value(rows, "uniform", "passkey_recall") == 0
 
 
-def test_rfbench_attention_points_a_language_model_to_rfbench_lm(tmp_path) -> None:
-    res = CliRunner().invoke(
-        app, ["attention", "--model", "smollm2-135m", "--out", str(tmp_path / "a.parquet"), *RUN]
-    )
-    one_line_error(res, "causal language model: run rfbench lm --model smollm2-135m")
-
-
 def test_head_rows_share_one_draw_per_key_value_head() -> None:
     from rfbench.compute.experiments.attention.lm.heads import GroupFitter
     from rfbench.compute.features import registry

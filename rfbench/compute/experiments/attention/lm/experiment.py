@@ -15,9 +15,9 @@ import numpy as np
 
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
 from rfbench.compute.experiments.attention.lm import data, passkey, runs
-from rfbench.compute.experiments.attention.lm.methods import EXACT, UNIFORM, Method
+from rfbench.compute.experiments.attention.lm.methods import EXACT, UNIFORM
 from rfbench.compute.experiments.attention.lm.params import Params
-from rfbench.compute.features import registry
+from rfbench.compute.experiments.attention.lm.study import check_methods, job_cost
 from rfbench.compute.models import lm
 
 
@@ -47,9 +47,11 @@ class LanguageModel(Experiment):
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The decoder's weights and one sequence's states (sized from the model's config,
-        before its weights are read), a few dense T × T float64 matrices per head (window+map)."""
+        before its weights are read), a few dense T × T float64 matrices per head (window+map),
+        the fitting passes' queries and keys (data.fit_memory)."""
         t = max([config["tokens"], *config["passkey_lengths"]])
-        return lm.lm_memory(config["model"], t) + 8 * 16 * t * t
+        fitting = data.fit_memory(config["model"], config["fit_tokens"])
+        return lm.lm_memory(config["model"], t) + 8 * 16 * t * t + fitting
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         model = config["model"]
@@ -65,26 +67,13 @@ class LanguageModel(Experiment):
             passkey.make(lambda s: lm.encode(model, s), length, np.random.default_rng(0))
         if config["tokens"] > spec["context"]:
             raise ConfigError.bad_value("tokens", config["tokens"], f"≤ {spec['context']}")
-        budgets = [("budget", config["estimators"], f) for f in config["budget"]] + [
-            ("per_layer_budget", config["per_layer"], config["per_layer_budget"])
-        ]
+        for f in config["budget"]:
+            check_methods(config["estimators"], [f], config["sinks"], "budget")
+        check_methods(config["per_layer"], [config["per_layer_budget"]], config["sinks"],
+                      "per_layer_budget")  # fmt: skip
         if config["passkey_lengths"]:
-            budgets.append(("passkey_budget", config["estimators"], config["passkey_budget"]))
-        for option, names, features in budgets:
-            for name in names:
-                if name in (EXACT, UNIFORM):
-                    continue
-                method = Method(name, features, config["sinks"])
-                try:
-                    why = method.check()
-                except registry.UnknownEstimatorError as exc:
-                    raise ConfigError(str(exc)) from None
-                except (ValueError, TypeError) as exc:
-                    raise ConfigError.bad_value(
-                        "estimators", name, f"a softmax map ({exc})"
-                    ) from None
-                if why:
-                    raise ConfigError.bad_value(option, features, why)
+            check_methods(config["estimators"], [config["passkey_budget"]], config["sinks"],
+                          "passkey_budget")  # fmt: skip
         for option in ("layers", "head_layers"):
             bad = [x for x in config[option] if x >= spec["layers"]]
             if bad:
@@ -96,9 +85,10 @@ class LanguageModel(Experiment):
         seqs = data.held_out(model, config["tokens"], config["sequences"])
         for ids in seqs:  # the exact passes once, up front (converting the model if needed)
             data.exact_pass(model, ids)
+        fit = data.fit_keys(config["fit_tokens"], config["tokens"])
         common = {"model": model, "tokens": config["tokens"], "sequences": config["sequences"],
                   "sinks": config["sinks"], "draws": config["draws"],
-                  "fit_tokens": config["fit_tokens"]}  # fmt: skip
+                  **fit}  # fmt: skip
         jobs = [
             JobSpec(common, kind="perplexity", estimator=e, budget=0, layer=None)
             for e in (EXACT, UNIFORM)
@@ -116,7 +106,7 @@ class LanguageModel(Experiment):
             + [(e, config["per_layer_budget"]) for e in config["per_layer"]]  # fmt: skip
         ]
         heads = {"model": model, "tokens": config["tokens"], "sinks": config["sinks"],
-                 "draws": max(config["draws"], 2), "fit_tokens": config["fit_tokens"],
+                 "draws": max(config["draws"], 2), **fit,
                  "estimators": tuple(config["estimators"]), "significance": 2.0,
                  "matrix_rows": 128}  # fmt: skip
         jobs += [
@@ -125,7 +115,7 @@ class LanguageModel(Experiment):
             for f in config["budget"]
         ]
         probe = {"model": model, "trials": config["passkey_trials"], "sinks": config["sinks"],
-                 "fit_tokens": config["fit_tokens"]}  # fmt: skip
+                 **fit}  # fmt: skip
         jobs += [
             JobSpec(probe, kind="passkey", tokens=length, estimator=e, budget=f)
             for length in config["passkey_lengths"]
@@ -144,12 +134,5 @@ class LanguageModel(Experiment):
         return runs.perplexity_rows(spec, rng)
 
     def job_cost(self, spec: JobSpec) -> float | None:
-        """Token-layers computed: tokens × layers swapped-and-after × draws (random methods)."""
-        if spec["kind"] == "heads":
-            return float(spec["tokens"] * len(spec["estimators"]) * spec["draws"])
-        if spec["kind"] == "passkey":
-            return float(spec["tokens"] * spec["trials"] * 30)
-        method = Method(spec["estimator"], spec["budget"], spec["sinks"])
-        draws = spec.get("draws", 1) if method.random else 1
-        layers = 30 if spec.get("layer") is None else 30 - spec["layer"]
-        return float(spec["tokens"] * spec["sequences"] * layers * draws)
+        """Token-layers computed (study.job_cost)."""
+        return job_cost(spec)

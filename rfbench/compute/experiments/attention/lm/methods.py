@@ -138,7 +138,8 @@ def attention(
     fit_data : callable or None
         (layer, kv head) -> the fitting text's queries and keys, for data-dependent maps.
     fitted : callable, optional
-        (est, layer, kv head, (Q, K)) -> a Draw of a learned map (cached fits); default fits now.
+        (est, layer, kv head) -> a Draw of a learned map (cached fits); default fits now on
+        ``fit_data``.
 
     Returns
     -------
@@ -153,10 +154,10 @@ def attention(
 
     def draw_of(layer: int, g: int, d: int) -> Draw:
         if (layer, g) not in draws:
-            fit = fit_data(layer, g) if fit_data is not None and est.data_dependent else None
             if learned(est) and fitted is not None:
-                draws[(layer, g)] = fitted(est, layer, g, fit)
+                draws[(layer, g)] = fitted(est, layer, g)
             else:
+                fit = fit_data(layer, g) if fit_data is not None and est.data_dependent else None
                 tag = zlib.crc32(method.name.encode())
                 gen = np.random.default_rng([seed, tag, layer, g])
                 draws[(layer, g)] = est.sample(gen, d=d, draws=1, fit=fit)

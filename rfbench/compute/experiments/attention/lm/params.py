@@ -39,9 +39,10 @@ class Params(ExperimentParams):
     )
     fit_tokens: int = Field(
         128,
-        ge=8,
+        ge=0,
         description="tokens of the fitting text (GPL-3) learned maps and fitted couplings are "
-        "fitted on (one map per layer and key/value head)",
+        "fitted on, in sequences of `tokens` tokens (one map per layer and key/value head; 0 = "
+        "the whole text)",
     )
     estimators: Values[str] = Field(
         METHODS,

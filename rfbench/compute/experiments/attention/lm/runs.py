@@ -107,7 +107,8 @@ def perplexity_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, A
     ----------
     spec : JobSpec
         ``model``, ``tokens``, ``sequences``, ``estimator``, ``budget``, ``sinks``, ``draws``,
-        ``layer`` (None: every layer), ``fit_tokens`` (the fitting sequence of learned maps).
+        ``layer`` (None: every layer), ``fit_tokens`` and ``fit_length`` (the fitting sequences of
+        learned maps: data.fit_keys).
     rng : numpy.random.Generator
         One seed per draw.
 
@@ -122,7 +123,7 @@ def perplexity_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, A
     seqs = data.held_out(model, spec["tokens"], spec["sequences"])
     exact = exact_loss(model, seqs)
     uniform = uniform_loss(model, seqs, layer)
-    fits = data.Fits(model, spec["fit_tokens"])
+    fits = data.fits_of(spec)
     if method.name == EXACT:
         losses = [exact]
     elif method.name == UNIFORM:
@@ -169,7 +170,7 @@ def passkey_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]
     ----------
     spec : JobSpec
         ``model``, ``tokens`` (the prompt length), ``trials``, ``estimator``, ``budget``,
-        ``sinks``, ``fit_tokens`` (the fitting sequence of learned maps).
+        ``sinks``, ``fit_tokens`` and ``fit_length`` (the fitting sequences: data.fit_keys).
     rng : numpy.random.Generator
         The draw of each prompt's method (prompts come from their own seed, the same for every
         method: ``default_rng([length, trial])``).
@@ -177,7 +178,7 @@ def passkey_rows(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]
     model, length = spec["model"], spec["tokens"]
     method = Method(spec["estimator"], spec["budget"], spec["sinks"])
     net = lm.load_lm(model)
-    fits = data.Fits(model, spec["fit_tokens"])
+    fits = data.fits_of(spec)
     whole, tokens = [], []
     for trial in range(spec["trials"]):
         prompt = passkey.make(
