@@ -39,6 +39,27 @@ def test_attention_table_is_sorted_says_its_metric_and_compares_at_one_budget() 
     assert "lower is better" in table.attrs["caption"] and "F = 256" in table.attrs["caption"]
 
 
+def test_attention_table_of_a_language_model_adds_its_perplexity_at_the_largest_budget() -> None:
+    cells = (
+        ("exact", None, 1.0, None),
+        ("uniform", None, 90.0, None),
+        ("positive@iid", 16, 70.0, 9.0),
+        ("positive@iid", 64, 40.0, 5.0),
+        ("window", 64, 3.0, None),
+    )
+    ppl = [
+        {"kind": "perplexity", "metric": "ppl_ratio", "estimator": est, "budget": budget,
+         "value": value, "stderr": se}
+        for est, budget, value, se in cells
+    ]  # fmt: skip
+    table = attention_summary(pd.concat([_attention_rows(), pd.DataFrame(ppl)]))
+    rows = table[table["metric"].str.startswith("perplexity / exact")]
+    assert list(rows["estimator"]) == ["exact", "window", "positive@iid", "uniform"]
+    assert rows["value"].is_monotonic_increasing and rows["stderr"].iloc[2] == 5.0
+    assert "perplexity / exact" in table.attrs["caption"]
+    assert not attention_summary(_attention_rows())["metric"].str.startswith("perplexity").any()
+
+
 def test_classify_table_names_its_metric_and_m_and_puts_the_best_first() -> None:
     rows = [
         {"dataset": ds, "estimator": est, "m": 4, "metric": "accuracy", "value": acc,

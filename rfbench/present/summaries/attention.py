@@ -76,8 +76,9 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         gaps = swap_gaps(swap)[["estimator", "metric", "budget", "value", "stderr"]]
         gaps = gaps.assign(metric=gaps["metric"] + f" ({better('swap_cosine')})")
         parts.append(gaps)
+    parts += _perplexity(results)
     out = pd.concat(parts, ignore_index=True) if parts else results.head(0)
-    out = out.head(40)
+    out = out.head(48)
     out.attrs["title"] = _setting(results, tokens)
     if budget is not None:
         at = f"F = {budget}" + (f", T = {int(tokens)}" if pd.notna(tokens) else "")
@@ -87,8 +88,30 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
             f"and layers at {at}; heads_beating_uniform: the share of heads where the method's "
             "error is significantly below uniform attention's (Holm-corrected); best-rank: the "
             "best rank-r approximation with r = F"
+            + (
+                "; perplexity / exact: the language model's perplexity on held-out text with the "
+                "method in every layer over exact attention's, ± its standard error over draws"
+                if (results["metric"] == "ppl_ratio").any()
+                else ""
+            )
         )
     return out
+
+
+def _perplexity(results: pd.DataFrame) -> list[pd.DataFrame]:
+    """A causal LM's perplexity ratio to exact attention with each method in every layer, at the
+    largest swap-in budget (exact and uniform attention beside them), best first."""
+    ppl = results[results["metric"] == "ppl_ratio"]
+    if "layer" in ppl:
+        ppl = ppl[ppl["layer"].isna()]  # every layer swapped (one at a time: the report)
+    if ppl.empty:
+        return []
+    budgets = ppl["budget"].dropna()
+    if len(budgets):
+        ppl = ppl[ppl["budget"].isna() | (ppl["budget"] == budgets.max())]
+    ppl = ppl[["estimator", "metric", "budget", "value", "stderr"]]
+    label = f"perplexity / exact ({better('ppl_ratio')})"
+    return [ppl.assign(metric=label).sort_values("value", kind="stable")]
 
 
 def _rank_like(ranks: pd.Series, budget: int | None) -> int | None:
