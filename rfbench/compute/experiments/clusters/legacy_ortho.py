@@ -14,13 +14,18 @@ from functools import lru_cache
 
 import numpy as np
 
+from rfbench.compute.experiments.clusters.gram_sse import (
+    entries,
+    features_sse,
+    gram_sse,
+    product_sse,
+)
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Projections,
     full_projections,
-    real_product,
 )
 from rfbench.compute.features.cluster_hybrid import Clustering, fit_clusters
 from rfbench.compute.features.complex_exp import ComplexExp, real_diagonal_A
@@ -214,12 +219,6 @@ def projections(W: np.ndarray) -> Projections:
     return full_projections(np.ascontiguousarray(W.T)[None].swapaxes(-1, -2))
 
 
-def gram_sse(G: np.ndarray, T: np.ndarray) -> float:
-    """Σ (G − T)² (G is overwritten)."""
-    np.subtract(G, T, out=G)
-    return float(np.vdot(G, G))
-
-
 def cluster_gram_sse(pc: PaperClusters, proj: Projections) -> float:
     """Σ (K̂ − K)² of the zero-one cluster hybrid (HRF Def. H.2) block by block: block (i, j)
     is Re Ψ_{A_ij}(q)ᵀΨ_{A_ij⁻¹}(k) for queries of cluster i and keys of cluster j."""
@@ -230,14 +229,20 @@ def cluster_gram_sse(pc: PaperClusters, proj: Projections) -> float:
         comp = pc.pairs[i][j]
         phi = comp.features(proj, pc.Q[rows], "query", {}).dense()[0]
         psi = comp.features(proj, pc.K[cols], "key", {}).dense()[0]
-        total += gram_sse(real_product(phi, psi), pc.T[rows, cols])
+        total += product_sse(phi, psi, pc.T[rows, cols])
     return total
 
 
 def estimator_gram_sse(est: Estimator, draw: Draw, pc: PaperClusters) -> float:
     """Σ (K̂ − K)² of a registry estimator's one-draw Gram matrix ``estimate`` = Re Φ(Q)Ψ(K)ᵀ
-    (docs/architecture.md#estimator-contract)."""
-    return gram_sse(est.estimate(draw, pc.Q, pc.K)[0], pc.T)
+    (docs/architecture.md#estimator-contract): block by block, a block of rows at a time, where
+    the estimator declares its blocks (``estimate_blocks``, docs/extending.md#capabilities)."""
+    blocks = est.estimate_blocks(draw, pc.Q, pc.K)
+    if blocks is None:
+        return gram_sse(est.estimate(draw, pc.Q, pc.K)[0], pc.T)
+    return sum(
+        features_sse(query, key, entries(pc.T, rows, cols)) for rows, cols, query, key in blocks
+    )
 
 
 def replay_mse(name: str, m: int, rep: int, kmeans_seed: int = 0) -> dict[str, float]:
