@@ -84,3 +84,60 @@ def features_sse(query: Features, key: Features, T: np.ndarray) -> float:
     if np.isfinite(total):
         return total
     return gram_sse(bilinear_estimate(query, key)[0], T)
+
+
+def prefix_operands(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) with a bᵀ = Re ΦΨᵀ whose first columns are those of Φ's first columns (a complex
+    column as its real and imaginary parts side by side), so prefixes stay prefixes."""
+    if not (np.iscomplexobj(phi) or np.iscomplexobj(psi)):
+        return phi, psi
+    a = np.stack([phi.real, phi.imag], axis=-1).reshape(len(phi), -1)
+    b = np.stack([psi.real, -psi.imag], axis=-1).reshape(len(psi), -1)
+    return a, b
+
+
+def prefix_sse(
+    a: np.ndarray,
+    b: np.ndarray,
+    T: np.ndarray,
+    widths: list[int],
+    scales: tuple[np.ndarray, np.ndarray] | None = None,
+) -> list[float]:
+    """Σ (K̂_w − T)² for every width w (ascending) of the first w columns of a Monte Carlo map
+    of F = a.shape[1] real columns: K̂_w = (F/w)·a[:, :w] b[:, :w]ᵀ (times e^row_i·e^col_j for
+    ``scales`` = (e^row, e^col)), the estimates of the first projections alone, the map's 1/F
+    weight made 1/w. One product of the widest maps, each estimate's sum taken on the way, a block
+    of rows at a time. Not finite: NaN or ±inf (the caller decides).
+    """
+    bt = b.T
+    totals = [0.0] * len(widths)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, len(a), ROWS):
+            rows = slice(start, start + ROWS)
+            acc = np.zeros((a[rows].shape[0], T.shape[1]))
+            done = 0
+            for k, w in enumerate(widths):
+                acc += a[rows, done:w] @ bt[done:w]
+                done = w
+                G = acc * (a.shape[1] / w)
+                if scales is not None:
+                    G *= scales[0][rows, None]
+                    G *= scales[1][None, :]
+                G -= T[rows]
+                totals[k] += float(np.vdot(G, G))
+    return totals
+
+
+def features_prefix_sse(
+    query: Features, key: Features, T: np.ndarray, counts: list[int]
+) -> list[float] | None:
+    """:func:`prefix_sse` of one-draw Monte Carlo maps of ``counts[-1]`` projections (each
+    projection's features side by side) for their first ``counts[k]`` projections; None when a
+    scale is not moderate or a sum is not finite (the per-count path decides)."""
+    a, b = prefix_operands(query.values[0], key.values[0])
+    per = a.shape[1] // counts[-1]
+    logs = query.log_scale[0], key.log_scale[0]
+    if not all(np.max(np.abs(s), initial=0.0) < SAFE_LOG for s in logs):
+        return None
+    totals = prefix_sse(a, b, T, [per * m for m in counts], (np.exp(logs[0]), np.exp(logs[1])))
+    return totals if np.all(np.isfinite(totals)) else None
