@@ -41,27 +41,30 @@ def product_sse(
     col_log: np.ndarray | None = None,
 ) -> float:
     """Σ (Re(ΦΨᵀ)_ij·e^{row_log_i + col_log_j} − T_ij)² for Φ (N, F), Ψ (N', F), T (N, N');
-    no scales: Σ (Re ΦΨᵀ − T)². Not finite: NaN or ±inf (the caller decides)."""
+    no scales: Σ (Re ΦΨᵀ − T)². Moderate scales (maps.scaled_estimate's) are multiplied into the
+    rows of the maps, others into each block as e^{row + col}. Not finite: NaN or ±inf (the
+    caller decides)."""
     a, b = _real_operands(phi, psi)
-    bt = b.T
     scaled = row_log is not None and col_log is not None
-    if scaled:
-        safe = all(np.max(np.abs(s), initial=0.0) < SAFE_LOG for s in (row_log, col_log))
-        with np.errstate(over="ignore"):
-            er, ec = (np.exp(row_log), np.exp(col_log)) if safe else (None, None)
+    folded = scaled and moderate(row_log, col_log)
+    if folded:
+        a, b = a * np.exp(row_log)[:, None], b * np.exp(col_log)[:, None]
+    bt = b.T
     total = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
         for start in range(0, len(a), ROWS):
             rows = slice(start, start + ROWS)
             G = a[rows] @ bt
-            if scaled and safe:  # the order of maps.scaled_estimate: e^row first, then e^col
-                G *= er[rows, None]
-                G *= ec[None, :]
-            elif scaled:
+            if scaled and not folded:
                 G *= np.exp(row_log[rows, None] + col_log[None, :])
             G -= T[rows]
             total += float(np.vdot(G, G))
     return total
+
+
+def moderate(*logs: np.ndarray) -> bool:
+    """Whether every log scale is below maps.SAFE_LOG in magnitude (e^scale cannot overflow)."""
+    return all(np.max(np.abs(s), initial=0.0) < SAFE_LOG for s in logs)
 
 
 def entries(T: np.ndarray, rows: slice | np.ndarray, cols: slice | np.ndarray) -> np.ndarray:
@@ -96,18 +99,12 @@ def prefix_operands(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.nd
     return a, b
 
 
-def prefix_sse(
-    a: np.ndarray,
-    b: np.ndarray,
-    T: np.ndarray,
-    widths: list[int],
-    scales: tuple[np.ndarray, np.ndarray] | None = None,
-) -> list[float]:
+def prefix_sse(a: np.ndarray, b: np.ndarray, T: np.ndarray, widths: list[int]) -> list[float]:
     """Σ (K̂_w − T)² for every width w (ascending) of the first w columns of a Monte Carlo map
-    of F = a.shape[1] real columns: K̂_w = (F/w)·a[:, :w] b[:, :w]ᵀ (times e^row_i·e^col_j for
-    ``scales`` = (e^row, e^col)), the estimates of the first projections alone, the map's 1/F
-    weight made 1/w. One product of the widest maps, each estimate's sum taken on the way, a block
-    of rows at a time. Not finite: NaN or ±inf (the caller decides).
+    of F = a.shape[1] real columns: K̂_w = (F/w)·a[:, :w] b[:, :w]ᵀ, the estimate of the first
+    projections alone, the map's 1/F weight made 1/w. One product of the widest maps, each
+    estimate's sum taken on the way, a block of rows at a time. Not finite: NaN or ±inf (the
+    caller decides).
     """
     bt = b.T
     totals = [0.0] * len(widths)
@@ -120,9 +117,6 @@ def prefix_sse(
                 acc += a[rows, done:w] @ bt[done:w]
                 done = w
                 G = acc * (a.shape[1] / w)
-                if scales is not None:
-                    G *= scales[0][rows, None]
-                    G *= scales[1][None, :]
                 G -= T[rows]
                 totals[k] += float(np.vdot(G, G))
     return totals
@@ -134,10 +128,10 @@ def features_prefix_sse(
     """:func:`prefix_sse` of one-draw Monte Carlo maps of ``counts[-1]`` projections (each
     projection's features side by side) for their first ``counts[k]`` projections; None when a
     scale is not moderate or a sum is not finite (the per-count path decides)."""
-    a, b = prefix_operands(query.values[0], key.values[0])
-    per = a.shape[1] // counts[-1]
     logs = query.log_scale[0], key.log_scale[0]
-    if not all(np.max(np.abs(s), initial=0.0) < SAFE_LOG for s in logs):
+    if not moderate(*logs):
         return None
-    totals = prefix_sse(a, b, T, [per * m for m in counts], (np.exp(logs[0]), np.exp(logs[1])))
+    a, b = prefix_operands(query.values[0], key.values[0])
+    a, b = a * np.exp(logs[0])[:, None], b * np.exp(logs[1])[:, None]
+    totals = prefix_sse(a, b, T, [a.shape[1] // counts[-1] * m for m in counts])
     return totals if np.all(np.isfinite(totals)) else None
