@@ -1,9 +1,10 @@
 """Σ (K̂ − K)² of one draw's Gram estimate without materialising K̂ (docs/experiments.md#hrf-fig6).
 
 K̂ = Re ΦΨᵀ·e^{row + col} (rfbench.compute.features.maps.bilinear_estimate) is formed a block of
-rows at a time, scaled, compared with K and squared while the block is in cache. A sum that is not
-finite is recomputed by the materialising path, which reports an estimate out of range
-(EstimateRangeError) exactly as the estimator's ``estimate`` does.
+rows at a time from the maps (moderate scales multiplied into their rows), compared with K and
+squared while the block is in cache; the estimates of a map's first projections are partial sums
+of the same blocks. A sum that is not finite is recomputed by the materialising path, which
+reports an estimate out of range (EstimateRangeError) exactly as the estimator's ``estimate`` does.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ def gram_sse(G: np.ndarray, T: np.ndarray) -> float:
     return float(np.vdot(G, G))
 
 
-def _real_operands(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) with a bᵀ = Re ΦΨᵀ (maps.real_product's real form of a complex product)."""
+def real_operands(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b) with a bᵀ = Re ΦΨᵀ whose first columns are those of Φ's first columns (a complex
+    column as its real and imaginary parts side by side), so prefixes stay prefixes."""
     if not (np.iscomplexobj(phi) or np.iscomplexobj(psi)):
         return phi, psi
-    return (
-        np.concatenate([phi.real, phi.imag], axis=-1),
-        np.concatenate([psi.real, -psi.imag], axis=-1),
-    )
+    a = np.stack([phi.real, phi.imag], axis=-1).reshape(len(phi), -1)
+    b = np.stack([psi.real, -psi.imag], axis=-1).reshape(len(psi), -1)
+    return a, b
 
 
 def product_sse(
@@ -44,7 +45,7 @@ def product_sse(
     no scales: Σ (Re ΦΨᵀ − T)². Moderate scales (maps.scaled_estimate's) are multiplied into the
     rows of the maps, others into each block as e^{row + col}. Not finite: NaN or ±inf (the
     caller decides)."""
-    a, b = _real_operands(phi, psi)
+    a, b = real_operands(phi, psi)
     scaled = row_log is not None and col_log is not None
     folded = scaled and moderate(row_log, col_log)
     if folded:
@@ -89,16 +90,6 @@ def features_sse(query: Features, key: Features, T: np.ndarray) -> float:
     return gram_sse(bilinear_estimate(query, key)[0], T)
 
 
-def prefix_operands(phi: np.ndarray, psi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) with a bᵀ = Re ΦΨᵀ whose first columns are those of Φ's first columns (a complex
-    column as its real and imaginary parts side by side), so prefixes stay prefixes."""
-    if not (np.iscomplexobj(phi) or np.iscomplexobj(psi)):
-        return phi, psi
-    a = np.stack([phi.real, phi.imag], axis=-1).reshape(len(phi), -1)
-    b = np.stack([psi.real, -psi.imag], axis=-1).reshape(len(psi), -1)
-    return a, b
-
-
 def prefix_sse(a: np.ndarray, b: np.ndarray, T: np.ndarray, widths: list[int]) -> list[float]:
     """Σ (K̂_w − T)² for every width w (ascending) of the first w columns of a Monte Carlo map
     of F = a.shape[1] real columns: K̂_w = (F/w)·a[:, :w] b[:, :w]ᵀ, the estimate of the first
@@ -131,7 +122,7 @@ def features_prefix_sse(
     logs = query.log_scale[0], key.log_scale[0]
     if not moderate(*logs):
         return None
-    a, b = prefix_operands(query.values[0], key.values[0])
+    a, b = real_operands(query.values[0], key.values[0])
     a, b = a * np.exp(logs[0])[:, None], b * np.exp(logs[1])[:, None]
     totals = prefix_sse(a, b, T, [a.shape[1] // counts[-1] * m for m in counts])
     return totals if np.all(np.isfinite(totals)) else None

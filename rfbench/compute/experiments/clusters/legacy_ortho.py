@@ -20,9 +20,9 @@ from rfbench.compute.experiments.clusters.gram_sse import (
     features_prefix_sse,
     features_sse,
     gram_sse,
-    prefix_operands,
     prefix_sse,
     product_sse,
+    real_operands,
 )
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import (
@@ -247,7 +247,7 @@ def cluster_prefix_sse(pc: PaperClusters, proj: Projections, counts: list[int]) 
     the last all of them), from one product per block (:func:`.gram_sse.prefix_sse`)."""
     totals = np.zeros(len(counts))
     for phi, psi, T in _cluster_blocks(pc, proj):
-        a, b = prefix_operands(phi, psi)
+        a, b = real_operands(phi, psi)
         per = a.shape[1] // counts[-1]
         totals += prefix_sse(a, b, T, [per * m for m in counts])
     return totals.tolist()
