@@ -12,14 +12,19 @@ from rfbench.compute.experiments.clusters.experiment import (
     rfbench_mse,
     unit_theory_mse,
 )
+from rfbench.compute.experiments.clusters.gram_sse import features_sse
 from rfbench.compute.experiments.clusters.legacy_ortho import (
     SETTINGS,
     clustered_data,
+    estimator_gram_sse,
     fit_paper_clusters,
     ortho_group_2021,
     paper_clusters,
     replay_mse,
+    replay_mses,
 )
+from rfbench.compute.features import registry
+from rfbench.compute.features.base import EstimateRangeError, Features
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries import terminal_summary
@@ -111,6 +116,38 @@ def test_rfbench_protocol_matches_theory(estimator, rng):
     se = values.std(ddof=1) / np.sqrt(reps)
     assert 5 * se < 0.5 * theory
     assert abs(values.mean() - theory) < 5 * se, (values.mean(), theory, se)
+
+
+def test_replay_of_every_m_at_once_equals_each_m():
+    """The nested projections of the replay (one product for every m) give each m's MSEs."""
+    ms = (50, 20, 80)
+    nested = replay_mses("s3", ms, rep=2)
+    assert list(nested) == sorted(ms)
+    for m in ms:
+        one = replay_mse("s3", m, rep=2)
+        assert list(nested[m]) == list(one)
+        for name, value in one.items():
+            assert nested[m][name] == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", PAPER_ESTIMATORS)
+def test_gram_sse_by_row_blocks_equals_the_materialised_estimate(name, rng):
+    rows = np.arange(0, 2000, 7)
+    pc = fit_paper_clusters(clustered_data("s1"), rows, rows, kmeans_seed=0)
+    est = registry.get(name, m=30)
+    draw = est.sample(rng, d=pc.Q.shape[1], fit=(pc.Q, pc.K))
+    direct = np.sum((est.estimate(draw, pc.Q, pc.K)[0] - pc.T) ** 2)
+    assert estimator_gram_sse(est, draw, pc) == pytest.approx(direct, rel=1e-12)
+
+
+def test_gram_sse_out_of_range_is_reported():
+    """An estimate not representable in float64 raises, as ``estimate`` does, never a silent inf."""
+    values = np.ones((1, 3, 2))
+    big = Features(values, np.full((1, 3), 400.0))
+    with pytest.raises(EstimateRangeError, match="overflow"):
+        features_sse(big, big, np.ones((3, 3)))
+    # estimates of 2e^400 are representable, the sum of their squares is not: inf, as before
+    assert features_sse(Features(values, np.zeros((1, 3))), big, np.zeros((3, 3))) == np.inf
 
 
 @pytest.mark.slow

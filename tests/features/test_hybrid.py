@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rfbench.compute.features import registry, theory
-from rfbench.compute.features.base import Draw
+from rfbench.compute.features.base import Draw, bilinear_estimate
 from rfbench.compute.features.registry import list_estimators
 from rfbench.compute.features.theory import equal_norm_pair
 from rfbench.compute.features.theory import hybrid as th
@@ -324,3 +324,28 @@ def test_determinism(name, options):
 
     np.testing.assert_array_equal(run(3), run(3))
     assert not np.allclose(run(3), run(4))
+
+
+@pytest.mark.parametrize("name", ["cluster-hybrid", "trig@iid", "positive@orf", "angular-hybrid"])
+def test_estimate_blocks_make_up_the_estimate(name):
+    """``estimate_blocks`` (docs/extending.md#capabilities): its blocks partition the pairs and
+    their bilinear products are the estimate, bit for bit; None where the estimate is formed
+    otherwise (the angular hybrid's direct form, trig's pair shortcut for a single query)."""
+    est, draw, Xf, Yf = cluster_draw()
+    if name != "cluster-hybrid":
+        est = registry.get(name, m=6)
+        draw = est.sample(np.random.default_rng(1), 4, draws=3)
+    blocks = est.estimate_blocks(draw, Xf, Yf)
+    if name == "angular-hybrid":
+        assert blocks is None
+        return
+    assert len(blocks) == (4 if name == "cluster-hybrid" else 1)
+    K, covered = np.full((3, len(Xf), len(Yf)), np.nan), np.zeros((len(Xf), len(Yf)), int)
+    for rows, cols, query, key in blocks:
+        block = np.ix_(range(3), np.arange(len(Xf))[rows], np.arange(len(Yf))[cols])
+        K[block] = bilinear_estimate(query, key)
+        covered[block[1:]] += 1
+    assert np.all(covered == 1)
+    np.testing.assert_array_equal(K, est.estimate(draw, Xf, Yf))
+    if name == "trig@iid":
+        assert est.estimate_blocks(draw, Xf[:1], Yf[:1]) is None

@@ -36,8 +36,12 @@ from rfbench.compute.kernels import kernel_alpha
 #: the data a data-dependent draw is fitted to: (queries X, keys Y)
 Fit = tuple[np.ndarray, np.ndarray]
 Rng = np.random.Generator
+#: a block of an estimate: (rows of X, columns of Y, query map, key map)
+#: (:meth:`Estimator.estimate_blocks`)
+Block = tuple[slice | np.ndarray, slice | np.ndarray, Features, Features]
 
 __all__ = [
+    "Block",
     "Component",
     "Draw",
     "EstimateRangeError",
@@ -58,6 +62,7 @@ __all__ = [
     "real_product",
     "scaled_estimate",
     "shifted_exp",
+    "whole_maps",
 ]
 
 
@@ -165,6 +170,16 @@ class Estimator(ABC):
         """K̂(x, y) = Re φ(x)ᵀψ(y) for every draw and pair: (draws, N, N')."""
         return bilinear_estimate(self.query_log_features(draw, X), self.key_log_features(draw, Y))
 
+    def estimate_blocks(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> list[Block] | None:
+        """:meth:`estimate` as blocks (rows of X, columns of Y, query map, key map) that
+        partition the pairs, block (rows, columns) of K̂ being ``bilinear_estimate`` of its maps,
+        computed as :meth:`estimate` computes it; None when :meth:`estimate` is formed otherwise
+        (docs/extending.md#capabilities). Default: the whole maps, one block, unless
+        :meth:`estimate` is overridden."""
+        if declares(type(self), "estimate", Estimator):
+            return None
+        return whole_maps(self, draw, X, Y)
+
     @property
     def unbiased(self) -> bool:
         return False
@@ -268,3 +283,9 @@ class Estimator(ABC):
     def fit_code(self) -> str:
         """A digest of the code :meth:`fit_state` runs (and its options): a cache key part."""
         raise NotImplementedError(f"{self.name} has no separate data fit")
+
+
+def whole_maps(est: Estimator, draw: Draw, X: np.ndarray, Y: np.ndarray) -> list[Block]:
+    """The one block of a bilinear estimate: all rows, all columns, the estimator's two maps."""
+    every = slice(None)
+    return [(every, every, est.query_log_features(draw, X), est.key_log_features(draw, Y))]

@@ -10,6 +10,7 @@ import numpy as np
 
 from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
+    Block,
     Draw,
     Features,
     Fit,
@@ -129,18 +130,24 @@ class ClusterHybrid(HybridBase):
             raise ValueError(f"{self.name} takes inputs of shape (N, d), got {X.shape}")
         return X
 
-    def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-        """Block by block: each (query-cluster, key-cluster) block uses its own estimator."""
+    def estimate_blocks(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> list[Block]:
+        """One block per nonempty (query-cluster, key-cluster) pair, with that pair's maps."""
         X, Y = self._inputs(X), self._inputs(Y)
         lx, ly = draw.params["query"].assign(X), draw.params["key"].assign(Y)
-        out = np.zeros((draw.draws, len(X), len(Y)))
+        blocks = []
         for i, j in np.ndindex(*self.clusters):
             rows, cols = np.flatnonzero(lx == i), np.flatnonzero(ly == j)
             if rows.size and cols.size:
-                out[:, rows[:, None], cols[None, :]] = bilinear_estimate(
-                    self._pair_features(draw, X[rows], i, j, "query"),
-                    self._pair_features(draw, Y[cols], i, j, "key"),
-                )
+                query = self._pair_features(draw, X[rows], i, j, "query")
+                blocks.append((rows, cols, query, self._pair_features(draw, Y[cols], i, j, "key")))
+        return blocks
+
+    def estimate(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        """Block by block: each (query-cluster, key-cluster) block uses its own estimator."""
+        X, Y = self._inputs(X), self._inputs(Y)
+        out = np.zeros((draw.draws, len(X), len(Y)))
+        for rows, cols, query, key in self.estimate_blocks(draw, X, Y):
+            out[:, rows[:, None], cols[None, :]] = bilinear_estimate(query, key)
         return out
 
     def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:

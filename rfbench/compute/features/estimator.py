@@ -10,6 +10,7 @@ import numpy as np
 
 from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
+    Block,
     Component,
     Draw,
     Estimator,
@@ -24,6 +25,7 @@ from rfbench.compute.features.base import (
     declares,
     kernel_row_log,
     scaled_estimate,
+    whole_maps,
 )
 
 
@@ -105,6 +107,14 @@ class ComponentEstimator(Estimator):
             row_log = row_log + kernel_row_log(self.alpha, X)
             col_log = col_log + kernel_row_log(self.alpha, Y)
         return scaled_estimate(values, row_log, col_log)
+
+    def estimate_blocks(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> list[Block] | None:
+        """The two maps, one block, unless the component's pair shortcut forms the estimate."""
+        proj = draw.projections["omega"]
+        X, Y = check_inputs(X, proj.frame), check_inputs(Y, proj.frame)
+        if self.component.pair_log_estimate(proj, X, Y, draw.params) is not None:
+            return None
+        return whole_maps(self, draw, X, Y)
 
     def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         out = self.component.features(draw.projections["omega"], X, side, draw.params)

@@ -101,7 +101,7 @@ def bilinear_estimate(query: Features, key: Features) -> np.ndarray:
 
 
 #: row scales below this in magnitude are exponentiated separately (no overflow possible)
-_SAFE_LOG = 300.0
+SAFE_LOG = 300.0
 
 
 def scaled_estimate(gram: np.ndarray, row_log: np.ndarray, col_log: np.ndarray) -> np.ndarray:
@@ -109,7 +109,7 @@ def scaled_estimate(gram: np.ndarray, row_log: np.ndarray, col_log: np.ndarray) 
     representable. Moderate scales (the usual case) multiply by e^row and e^col in turn: two
     passes over the pairs instead of an exponential of each."""
     with np.errstate(over="ignore", invalid="ignore"):
-        safe = all(np.max(np.abs(a), initial=0.0) < _SAFE_LOG for a in (row_log, col_log))
+        safe = all(np.max(np.abs(a), initial=0.0) < SAFE_LOG for a in (row_log, col_log))
         if safe:
             out = gram * np.exp(row_log)[..., :, None]
             out *= np.exp(col_log)[..., None, :]

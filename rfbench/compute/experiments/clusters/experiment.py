@@ -26,7 +26,7 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
     PaperClusters,
     estimator_gram_sse,
     paper_clusters,
-    replay_mse,
+    replay_mses,
 )
 from rfbench.compute.experiments.params import ExperimentParams, Values
 from rfbench.compute.experiments.shared import row, widest
@@ -181,6 +181,8 @@ class ClusterTable(Experiment):
         ]
         for protocol in config["protocol"]:
             names = PAPER_ESTIMATORS if protocol == "paper" else tuple(config["estimators"])
+            # the replay's projections of every m are nested (legacy_ortho.replay_mses): one job
+            ms = [tuple(config["m"])] if protocol == "paper" else config["m"]
             jobs += [
                 JobSpec(
                     task="gram",
@@ -192,7 +194,7 @@ class ClusterTable(Experiment):
                     kmeans_seed=seed,
                 )
                 for ds in config["datasets"]
-                for m in config["m"]
+                for m in ms
             ]
         return jobs
 
@@ -201,26 +203,40 @@ class ClusterTable(Experiment):
         base = {"kernel": "softmax", "dataset": spec["dataset"], "d": DIM, "sigma": pc.data.sigma}
         if spec["task"] == "theory":
             return self._theory_rows(spec, pc, base)
-        m, reps = spec["m"], spec["reps"]
+        reps = spec["reps"]
         if spec["protocol"] == "paper":
             by_rep = [
-                replay_mse(spec["dataset"], m, rep, spec["kmeans_seed"]) for rep in range(reps)
+                replay_mses(spec["dataset"], spec["m"], rep, spec["kmeans_seed"])
+                for rep in range(reps)
             ]
-            mses = {name: np.array([r[name] for r in by_rep]) for name in spec["estimators"]}
-        else:
             mses = {
-                name: rfbench_mse(name, pc, m, reps, substream(rng, {"estimator": name}))
-                for name in spec["estimators"]
+                m: {name: np.array([r[m][name] for r in by_rep]) for name in spec["estimators"]}
+                for m in spec["m"]
+            }
+        else:
+            m = spec["m"]
+            mses = {
+                m: {
+                    name: rfbench_mse(name, pc, m, reps, substream(rng, {"estimator": name}))
+                    for name in spec["estimators"]
+                }
             }
         rows = []
+        for m, by_name in mses.items():
+            rows += self._gram_rows(
+                spec, pc, {**base, "protocol": spec["protocol"], "m": m}, by_name
+            )
+        return rows
+
+    @staticmethod
+    def _gram_rows(
+        spec: JobSpec, pc: PaperClusters, base: dict, mses: dict[str, np.ndarray]
+    ) -> list[dict[str, Any]]:
+        """Per estimator: each repetition's ``mse``, their mean (± standard error), min, max."""
+        m, reps = base["m"], spec["reps"]
+        rows = []
         for name, values in mses.items():
-            est = {
-                **base,
-                "protocol": spec["protocol"],
-                "m": m,
-                "estimator": name,
-                "weights": weights_of(name),
-            }
+            est = {**base, "estimator": name, "weights": weights_of(name)}
             one, all_reps = (_resolved(name, m, pc, n) for n in (1, reps))
             rows += [
                 row("mse", v, None, 1, **est, rep=b, resolved=one) for b, v in enumerate(values)

@@ -9,18 +9,27 @@ library's, applied to the legacy projections.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from rfbench.compute.experiments.clusters.gram_sse import (
+    entries,
+    features_prefix_sse,
+    features_sse,
+    gram_sse,
+    prefix_sse,
+    product_sse,
+    real_operands,
+)
 from rfbench.compute.features import registry
 from rfbench.compute.features.base import (
     Draw,
     Estimator,
     Projections,
     full_projections,
-    real_product,
 )
 from rfbench.compute.features.cluster_hybrid import Clustering, fit_clusters
 from rfbench.compute.features.complex_exp import ComplexExp, real_diagonal_A
@@ -214,30 +223,46 @@ def projections(W: np.ndarray) -> Projections:
     return full_projections(np.ascontiguousarray(W.T)[None].swapaxes(-1, -2))
 
 
-def gram_sse(G: np.ndarray, T: np.ndarray) -> float:
-    """Σ (G − T)² (G is overwritten)."""
-    np.subtract(G, T, out=G)
-    return float(np.vdot(G, G))
-
-
-def cluster_gram_sse(pc: PaperClusters, proj: Projections) -> float:
-    """Σ (K̂ − K)² of the zero-one cluster hybrid (HRF Def. H.2) block by block: block (i, j)
-    is Re Ψ_{A_ij}(q)ᵀΨ_{A_ij⁻¹}(k) for queries of cluster i and keys of cluster j."""
+def _cluster_blocks(
+    pc: PaperClusters, proj: Projections
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(Φ, Ψ, K) of each block (i, j) of the zero-one cluster hybrid (HRF Def. H.2): its
+    estimate is Re Ψ_{A_ij}(q)ᵀΨ_{A_ij⁻¹}(k) for queries of cluster i and keys of cluster j."""
     qb, kb = np.cumsum((0, *pc.q_sizes)), np.cumsum((0, *pc.k_sizes))
-    total = 0.0
     for i, j in np.ndindex(2, 2):
         rows, cols = slice(qb[i], qb[i + 1]), slice(kb[j], kb[j + 1])
         comp = pc.pairs[i][j]
         phi = comp.features(proj, pc.Q[rows], "query", {}).dense()[0]
         psi = comp.features(proj, pc.K[cols], "key", {}).dense()[0]
-        total += gram_sse(real_product(phi, psi), pc.T[rows, cols])
-    return total
+        yield phi, psi, pc.T[rows, cols]
+
+
+def cluster_gram_sse(pc: PaperClusters, proj: Projections) -> float:
+    """Σ (K̂ − K)² of the zero-one cluster hybrid (HRF Def. H.2), block by block."""
+    return sum(product_sse(phi, psi, T) for phi, psi, T in _cluster_blocks(pc, proj))
+
+
+def cluster_prefix_sse(pc: PaperClusters, proj: Projections, counts: list[int]) -> list[float]:
+    """:func:`cluster_gram_sse` of the first ``counts[k]`` projections of ``proj`` (ascending,
+    the last all of them), from one product per block (:func:`.gram_sse.prefix_sse`)."""
+    totals = np.zeros(len(counts))
+    for phi, psi, T in _cluster_blocks(pc, proj):
+        a, b = real_operands(phi, psi)
+        per = a.shape[1] // counts[-1]
+        totals += prefix_sse(a, b, T, [per * m for m in counts])
+    return totals.tolist()
 
 
 def estimator_gram_sse(est: Estimator, draw: Draw, pc: PaperClusters) -> float:
     """Σ (K̂ − K)² of a registry estimator's one-draw Gram matrix ``estimate`` = Re Φ(Q)Ψ(K)ᵀ
-    (docs/architecture.md#estimator-contract)."""
-    return gram_sse(est.estimate(draw, pc.Q, pc.K)[0], pc.T)
+    (docs/architecture.md#estimator-contract): block by block, a block of rows at a time, where
+    the estimator declares its blocks (``estimate_blocks``, docs/extending.md#capabilities)."""
+    blocks = est.estimate_blocks(draw, pc.Q, pc.K)
+    if blocks is None:
+        return gram_sse(est.estimate(draw, pc.Q, pc.K)[0], pc.T)
+    return sum(
+        features_sse(query, key, entries(pc.T, rows, cols)) for rows, cols, query, key in blocks
+    )
 
 
 def replay_mse(name: str, m: int, rep: int, kmeans_seed: int = 0) -> dict[str, float]:
@@ -247,7 +272,45 @@ def replay_mse(name: str, m: int, rep: int, kmeans_seed: int = 0) -> dict[str, f
     W = legacy_projections(m, rep)
     out = {"cluster-hybrid": cluster_gram_sse(pc, projections(W["cluster-hybrid"]))}
     for est_name in ("positive@iid", "trig@iid"):
-        est = registry.get(est_name, m=m)
-        draw = Draw({"omega": projections(W[est_name])}, {}, DIM)
-        out[est_name] = estimator_gram_sse(est, draw, pc)
+        out[est_name] = _registry_sse(pc, est_name, W[est_name])
     return {k: v / pc.T.size for k, v in out.items()}
+
+
+def _registry_sse(pc: PaperClusters, est_name: str, W: np.ndarray) -> float:
+    est = registry.get(est_name, m=len(W))
+    return estimator_gram_sse(est, Draw({"omega": projections(W)}, {}, DIM), pc)
+
+
+def replay_mses(
+    name: str, ms: Sequence[int], rep: int, kmeans_seed: int = 0
+) -> dict[int, dict[str, float]]:
+    """:func:`replay_mse` for every m of ``ms`` at once: {m: {estimator: MSE}}.
+
+    The notebook's trig and cluster-hybrid projections of m are the first m rows of the largest
+    m's (one RandomState stream, read in order), so their estimates are partial products of the
+    widest maps, all from one product (:func:`.gram_sse.prefix_sse`); positive@iid's follow them in
+    the stream and are drawn for each m. A sum that is not finite is computed per m.
+    """
+    pc = paper_clusters(name, kmeans_seed)
+    counts = sorted(set(ms))
+    widest = legacy_projections(counts[-1], rep)
+    hybrid = cluster_prefix_sse(pc, projections(widest["cluster-hybrid"]), counts)
+    est = registry.get("trig@iid", m=counts[-1])
+    draw = Draw({"omega": projections(widest["trig@iid"])}, {}, DIM)
+    trig = features_prefix_sse(
+        est.query_log_features(draw, pc.Q), est.key_log_features(draw, pc.K), pc.T, counts
+    )
+    out = {}
+    for k, m in enumerate(counts):
+        W = legacy_projections(m, rep)
+        sse = {
+            "cluster-hybrid": hybrid[k]
+            if np.isfinite(hybrid[k])
+            else cluster_gram_sse(pc, projections(W["cluster-hybrid"])),
+            "positive@iid": _registry_sse(pc, "positive@iid", W["positive@iid"]),
+            "trig@iid": trig[k]
+            if trig is not None
+            else _registry_sse(pc, "trig@iid", W["trig@iid"]),
+        }
+        out[m] = {key: v / pc.T.size for key, v in sse.items()}
+    return out
