@@ -116,7 +116,7 @@ def test_decide_resolves_clear_comparisons_and_caps_ties():
 def _keyed_draw(shift: float):
     """A batch sampler drawing batch i from its own keyed stream (as the experiments do)."""
 
-    def draw(i: int, size: int) -> dict[str, np.ndarray]:
+    def draw(i: int, size: int, arms=None) -> dict[str, np.ndarray]:
         rng = np.random.default_rng([17, i])
         return {"a": rng.normal(shift, 1.0, size), "b": rng.normal(0.0, 1.0, size)}
 
@@ -145,6 +145,40 @@ def test_sample_until_resolved_caps_a_tie_and_honours_the_first_batch():
     assert against_number.reason == seq.RESOLVED and against_number.n == 50
     nothing = seq.sample_until_resolved(_keyed_draw(0.0), {}, cap=100, batch=50)
     assert nothing.reason == seq.CAP and nothing.n == 100 and nothing.readings == {}
+
+
+def test_an_arm_stops_drawing_once_its_comparisons_are_settled():
+    """Each comparison stops on its own: a clearly worse rival draws no further, the close one
+    runs on, and the arms that keep drawing get the same draws as without the retired one."""
+    means = {"best": 0.5, "far": -1.0, "close": 0.45}
+
+    def draw(i, size, arms=None):
+        return {
+            arm: np.random.default_rng([23, i, j]).normal(mu, 1.0, size)
+            for j, (arm, mu) in enumerate(means.items())
+            if arms is None or arm in arms
+        }
+
+    rivals = {"best - far": ("best", "far"), "best - close": ("best", "close")}
+    res = seq.sample_until_resolved(draw, rivals, cap=400, batch=25, question=seq.BEST)
+    assert res.reason == seq.CAP and res.n == 400
+    assert len(res.values["far"]) < 100 and res.retired == {"far"}
+    assert res.reason_of("far") == seq.RESOLVED and res.reason_of("close") == seq.CAP
+    assert res.readings["best - far"].n == len(res.values["far"])
+    assert res.readings["best - far"].low > 0
+    alone = seq.sample_until_resolved(
+        draw, {"best - close": ("best", "close")}, cap=400, batch=25, question=seq.BEST
+    )
+    assert np.array_equal(alone.values["best"], res.values["best"])
+
+
+def test_settled_reads_the_question_comparison_by_comparison():
+    win, loss, tie = (seq.Interval(50, m, m - 0.1, m + 0.1, 0.5) for m in (0.5, -0.5, 0.0))
+    assert seq.settled({"w": win, "t": tie}) == {"w"}
+    assert seq.settled({"w": win, "t": tie}, question=seq.BEST) == {"w"}
+    assert seq.settled({"w": win, "l": loss, "t": tie}, question=seq.BEST) == {"w", "l", "t"}
+    both = {"w": win, "l": loss, "t": tie}
+    assert seq.settled(both, question=seq.BEST, groups=[["w", "l"], ["w", "t"]]) == {"w", "l"}
 
 
 def test_a_reading_once_resolved_stays_resolved():

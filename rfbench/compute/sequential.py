@@ -385,20 +385,34 @@ def decide(
         name: interval(x, t_opt, alpha).meet(earlier.get(name)) for name, x in differences.items()
     }
     n = min((r.n for r in readings.values()), default=0)
-    if question not in (EVERY, BEST):
-        raise ValueError(f"question must be {EVERY!r} or {BEST!r}, got {question!r}")
-    if question == BEST:
-        done = all(
-            any(readings[k].high < -tol for k in group) or all(readings[k].low > tol for k in group)
-            for group in (groups or [list(readings)])
-        )
-    else:
-        done = all(r.excludes(tol) for r in readings.values())
-    if readings and done:
+    if readings and len(settled(readings, tol, question, groups)) == len(readings):
         return RESOLVED, readings
     if n >= cap:
         return CAP, readings
     return None, readings
+
+
+def settled(
+    readings: Mapping[str, Interval],
+    tol: float = 0.0,
+    question: str = EVERY,
+    groups: Sequence[Sequence[str]] = (),
+) -> set[str]:
+    """The comparisons whose answer no further draw can change (:func:`decide`'s question, read
+    comparison by comparison): with :data:`EVERY`, each whose interval excludes ``[-tol, tol]``;
+    with :data:`BEST`, in each reading (``groups``, default one of every comparison) every
+    comparison once one lies below the band (the arm is not the best of that reading), else each
+    that lies above it. A comparison counts as settled when it is in every reading it belongs to.
+    The question is resolved when every comparison is settled."""
+    if question not in (EVERY, BEST):
+        raise ValueError(f"question must be {EVERY!r} or {BEST!r}, got {question!r}")
+    if question == EVERY:
+        return {k for k, r in readings.items() if r.excludes(tol)}
+    open_: set[str] = set()
+    for group in groups or [list(readings)]:
+        if not any(readings[k].high < -tol for k in group):
+            open_.update(k for k in group if readings[k].low <= tol)
+    return set(readings) - open_
 
 
 #: what a comparison subtracts from its estimator's draws: another arm's draws on the same draw
@@ -410,19 +424,27 @@ Other = str | float
 class Sampled:
     """What :func:`sample_until_resolved` drew and why it stopped."""
 
-    #: arm -> its per-draw statistic, shape (n,), every arm the same n
+    #: arm -> its per-draw statistic, shape (n_arm,): an arm stops drawing once every comparison
+    #: it is in is settled (:func:`settled`), so arms may differ in n
     values: dict[str, np.ndarray]
-    #: :data:`RESOLVED` or :data:`CAP`
+    #: :data:`RESOLVED` or :data:`CAP`: why the last arms stopped
     reason: str
-    #: comparison name -> its anytime-valid reading at the stopping time
+    #: comparison name -> its anytime-valid reading at its stopping time
     readings: dict[str, Interval]
     #: the sample size the sequences were tuned for
     t_opt: float
+    #: the arms that stopped early, their comparisons resolved before the cell's last
+    retired: frozenset[str] = frozenset()
 
     @property
     def n(self) -> int:
-        """The draws every arm used."""
-        return min((len(v) for v in self.values.values()), default=0)
+        """The draws of the arms that drew longest."""
+        return max((len(v) for v in self.values.values()), default=0)
+
+    def reason_of(self, arm: str) -> str:
+        """Why ``arm`` stopped: :data:`RESOLVED` if its comparisons settled early, else
+        :attr:`reason`."""
+        return RESOLVED if arm in self.retired else self.reason
 
 
 def sample_until_resolved(
@@ -443,17 +465,20 @@ def sample_until_resolved(
     The rule of docs/architecture.md#sequential-draws: after each batch, every comparison's
     asymptotic confidence sequence (:func:`decide`) is read; the cell stops when the family's
     question is resolved (every interval excludes zero or ``[-tol, tol]``; or, for
-    :data:`BEST`, whether one arm beats every rival). A comparison ``(a, b)`` reads
-    ``x_a[i] − x_b[i]``: paired by draw index, which is valid whether the arms share draws (the
-    variance of the difference is then smaller) or come from independent streams (the pairs are
-    still i.i.d.).
+    :data:`BEST`, whether one arm beats every rival). Each comparison stops on its own: an arm
+    draws no further once every comparison it is in is settled (:func:`settled`), and each
+    comparison's reading is the one at its own stopping time (still valid: the sequence holds at
+    every time at once). A comparison ``(a, b)`` reads ``x_a[i] − x_b[i]`` over the draws both
+    have: paired by draw index, which is valid whether the arms share draws (the variance of the
+    difference is then smaller) or come from independent streams (the pairs are still i.i.d.).
 
     Parameters
     ----------
-    draw : callable (batch index, size) -> mapping of arm -> ndarray of shape (size,)
-        Draws batch ``i`` of every arm; it must depend only on ``i`` and ``size`` (draw each batch
-        from a keyed stream, :func:`rfbench.compute.seeding.substream`), so the stopping point
-        is the same on any backend or worker count.
+    draw : callable (batch index, size, arms) -> mapping of arm -> ndarray of shape (size,)
+        Draws batch ``i`` of each of ``arms`` (the arms still drawing); batch ``i`` of an arm must
+        depend only on ``i``, ``size`` and the arm (draw each batch from a keyed stream,
+        :func:`rfbench.compute.seeding.substream`), so the stopping point is the same on any
+        backend or worker count.
     comparisons : mapping of str to (arm, other)
         Name -> the arm and what it is compared with: another arm, or a number.
     cap : int
@@ -482,21 +507,34 @@ def sample_until_resolved(
     parts: dict[str, list[np.ndarray]] = {}
     n, i = 0, 0
     readings: dict[str, Interval] = {}
+    live: set[str] | None = None  # every arm draw() gives, until the first look
     while True:
         size = min(first if (i == 0 and first) else batch, cap - n)
-        for arm, values in draw(i, size).items():
+        for arm, values in draw(i, size, live).items():
             parts.setdefault(arm, []).append(np.asarray(values, dtype=np.float64).reshape(size))
         n, i = n + size, i + 1
         values = {arm: np.concatenate(chunks) for arm, chunks in parts.items()}
         differences = {
-            name: values[arm] - (values[other] if isinstance(other, str) else float(other))
-            for name, (arm, other) in comparisons.items()
+            name: _paired(values, arm, other) for name, (arm, other) in comparisons.items()
         }
         reason, readings = decide(differences, cap, t_opt, alpha, tol, readings, question, groups)
-        if reason is None and not comparisons and n >= cap:
+        if reason is None and n >= cap:
             reason = CAP
         if reason is not None:
-            return Sampled(values, reason, readings, t_opt)
+            retired = frozenset(values) - (set(values) if live is None else live)
+            return Sampled(values, reason, readings, t_opt, retired)
+        done = settled(readings, tol, question, groups)
+        open_arms = {x for k, pair in comparisons.items() if k not in done for x in pair}
+        compared = {x for pair in comparisons.values() for x in pair}
+        live = {a for a in values if a in open_arms or a not in compared}
+
+
+def _paired(values: Mapping[str, np.ndarray], arm: str, other: Other) -> np.ndarray:
+    """``arm``'s draws minus ``other``'s on the draws both have (or minus a number)."""
+    if not isinstance(other, str):
+        return values[arm] - float(other)
+    k = min(len(values[arm]), len(values[other]))
+    return values[arm][:k] - values[other][:k]
 
 
 def select_best(

@@ -15,8 +15,9 @@ without it.
 
 Queries and keys have maps of their own (θ = (W_q, b_q, W_k, b_k), as in Hedgehog). The gradient is
 analytic (backpropagation written out; tests check it against finite differences) and the fit is
-scipy's L-BFGS-B from a deterministic start: W at the identity (extra columns, when there are more
-projections than coordinates, drawn from the caller's generator), b = 0.
+scipy's L-BFGS-B, on a loss computed in float32 (``FIT_DTYPE``), from a deterministic start: W at
+the identity (extra columns, when there are more projections than coordinates, drawn from the
+caller's generator), b = 0.
 """
 
 from __future__ import annotations
@@ -163,6 +164,12 @@ def initial_theta(rng: np.random.Generator, d: int, p: int) -> np.ndarray:
     return np.concatenate([W.ravel(), b, W.ravel(), b])
 
 
+#: the precision of the fit's loss and gradient: float32 halves the fit's CPU (its (T, S) arrays
+#: and products), and a float32 fit ends within a few per cent of a float64 one's loss either way,
+#: as the fits end at the iteration cap (docs/methods.md#learned-feature-maps); θ, L-BFGS-B's state
+#: and the returned loss stay float64
+FIT_DTYPE = np.float32
+
 #: the fitting tokens of one side: one sequence (T, d), or several sequences, each attending only
 #: to itself (a text longer than the model's length, cut into sequences of that length)
 Sequences = np.ndarray | list[np.ndarray] | tuple[np.ndarray, ...]
@@ -231,15 +238,17 @@ def fit_map(
     qs, ks = as_sequences(Q), as_sequences(K)
     if len(qs) != len(ks) or not qs:
         raise ValueError(f"{len(qs)} query and {len(ks)} key sequences: need as many, at least 1")
-    targets = [Target.of(q, k, causal) for q, k in zip(qs, ks, strict=True)]
+    narrow = [
+        Target.of(q.astype(FIT_DTYPE), k.astype(FIT_DTYPE), causal)
+        for q, k in zip(qs, ks, strict=True)
+    ]
+
+    def loss_and_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        loss, grad = sequences_kl(theta.astype(FIT_DTYPE), narrow, fmap, p, eps)
+        return loss, grad.astype(float)
+
     theta0 = initial_theta(rng, qs[0].shape[1], p)
-    res = minimize(
-        sequences_kl,
-        theta0,
-        args=(targets, fmap, p, eps),
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": iters},
-    )
+    res = minimize(loss_and_grad, theta0, jac=True, method="L-BFGS-B", options={"maxiter": iters})
     theta = res.x if np.isfinite(res.fun) else theta0
+    targets = [Target.of(q, k, causal) for q, k in zip(qs, ks, strict=True)]
     return theta, float(sequences_kl(theta, targets, fmap, p, eps)[0])

@@ -6,7 +6,8 @@ that the cell can stop when the question it declares is resolved: is the ``compa
 the most accurate of the cell (the claims of SimRF Fig. 8 and DERF Fig. 3)? It reads the
 ``compare`` estimator's test accuracy minus each other estimator's, draw by draw, and stops when
 every difference is positive or one is negative
-(:func:`rfbench.compute.sequential.sample_until_resolved`, question ``best``).
+(:func:`rfbench.compute.sequential.sample_until_resolved`, question ``best``); an estimator whose
+difference is settled before the others draws no further (its row says over how many draws).
 
 Estimators are independent (each its own keyed stream, ``substream(rng, {"estimator": name})``,
 as in every experiment) and each batch is a keyed substream of its estimator's stream,
@@ -157,7 +158,9 @@ def cell_rows(
     declared = comparisons(names, spec["compare"])
     first = spec["val_trials"] if "sigmas" in spec else None
     result = sequential.sample_until_resolved(
-        lambda i, size: {name: arm[0](i, size) for name, arm in arms.items()},
+        lambda i, size, live: {
+            name: arm[0](i, size) for name, arm in arms.items() if live is None or name in live
+        },
         declared,
         cap=spec["trials"],
         batch=spec["batch"],
@@ -171,7 +174,7 @@ def cell_rows(
         mean, se = mean_se(acc)
         own = sequential.interval(acc, result.t_opt)
         row = {**base, "metric": "accuracy", "value": mean, "stderr": se,
-               "n_trials": len(acc), "stop": result.reason, "cs_low": own.low,
+               "n_trials": len(acc), "stop": result.reason_of(name), "cs_low": own.low,
                "cs_high": own.high}  # fmt: skip
         for comparison, (ref, other) in declared.items():
             if other == name:
