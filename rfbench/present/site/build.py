@@ -185,13 +185,9 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     _write(out / "assets" / "plotly.min.js", get_plotlyjs())  # shipped with the plotly package
     for name in ("site.css", "filter.js"):
         _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
-    pages: list[Path] = []
-    drawn = []
-    for spec in list_figures():
-        path = figure_page(spec, results, out)
-        if path is not None:
-            pages.append(path)
-            drawn.append(spec)
+    written = [(spec, figure_page(spec, results, out)) for spec in list_figures()]
+    drawn = [spec for spec, page in written if page is not None]
+    pages = [page for _, page in written if page is not None]
     pages += [result_page(p, results, out) for p in files]
     verdicts, counts = verdicts_page(results, out)
     pages += [verdicts, index_page(results, out, drawn, files, counts)]
