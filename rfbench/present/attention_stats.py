@@ -207,11 +207,8 @@ RUNS = {
 def model_and_mask(df: pd.DataFrame) -> tuple[str, str]:
     """(model, mask) of one attention result: the model's name from the dataset label
     ``<model>@<digest>[+causal]``, the mask 'causal' when the rows carry ``causal`` true."""
-    label = (
-        str(df["dataset"].dropna().iloc[0])
-        if "dataset" in df and df["dataset"].notna().any()
-        else "?"
-    )
+    labels = df["dataset"].dropna() if "dataset" in df else pd.Series(dtype=object)
+    label = str(labels.iloc[0]) if len(labels) else "?"
     causal = "causal" in df and df["causal"].fillna(False).astype(bool).any()
     return label.split("@")[0].removesuffix("+causal"), "causal" if causal else "bidirectional"
 

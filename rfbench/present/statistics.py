@@ -50,12 +50,9 @@ def projection_crossover(results: pd.DataFrame) -> pd.DataFrame:
     out = []
     for weights, group in rows.groupby("weights", sort=False):
         wide = group.pivot_table(index="d", columns="step", values="value").sort_index()
-        faster = (wide["structured"] < wide["dense"]).to_numpy()
-        cross = np.nan
-        for i in range(len(faster) - 1, -1, -1):
-            if not faster[i]:
-                break
-            cross = float(wide.index[i])
+        # the faster measured d's at the end of the range: their first is the crossover
+        tail = int((wide["structured"] < wide["dense"]).to_numpy()[::-1].cumprod().sum())
+        cross = float(wide.index[-tail]) if tail else np.nan
         top = wide.iloc[-1]
         out.append({"weights": weights, "crossover_d": cross,
                     "speedup_at_max_d": float(top["dense"] / top["structured"])})  # fmt: skip

@@ -283,18 +283,14 @@ def _timing(a: ResultFile, b: ResultFile, same_work: bool) -> dict[str, float | 
     """Jobs' seconds of both sides and the ratio B/A (CPU, else wall; None over different
     work)."""
     out = {
-        "wall_a": a.timing["jobs_wall_s"],
-        "wall_b": b.timing["jobs_wall_s"],
-        "cpu_a": a.timing["jobs_cpu_s"],
-        "cpu_b": b.timing["jobs_cpu_s"],
+        f"{s}_{x}": f.timing[f"jobs_{s}_s"]
+        for s in ("wall", "cpu")
+        for x, f in (("a", a), ("b", b))
     }
-    ratio = None
-    for side in ("cpu", "wall") if same_work else ():
-        x, y = out[f"{side}_a"], out[f"{side}_b"]
-        if x and y is not None:
-            ratio = y / x
-            break
-    out["ratio"] = ratio
+    sides = [
+        s for s in ("cpu", "wall") if same_work and out[f"{s}_a"] and out[f"{s}_b"] is not None
+    ]
+    out["ratio"] = out[f"{sides[0]}_b"] / out[f"{sides[0]}_a"] if sides else None
     return out
 
 

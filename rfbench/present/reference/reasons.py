@@ -85,18 +85,8 @@ def _reason_value(where: str, name: str, raw: Any, ids: set[str]) -> ReasonValue
             unknown = sorted(set(sel) - MATCH_KEYS)
             if unknown:
                 raise ReferenceDataError(f"{where}: value {name!r}.{key}: unknown {unknown}")
-    rows = {k: dict(raw[k]) for k in ("row", "over_row", "minus_row") if k in raw}
-    flags = {k: bool(raw[k]) for k in ("stderr", "square") if k in raw}
-    return ReasonValue(
-        name,
-        tuple(of),
-        tuple(over_of),
-        raw.get("what", "ours"),
-        raw.get("over", "max"),
-        **rows,
-        **flags,
-        scale=float(raw.get("scale", 1.0)),
-    )
+    scale = float(raw.get("scale", 1.0))
+    return ReasonValue(name, **{**raw, "of": tuple(of), "over_of": tuple(over_of), "scale": scale})
 
 
 @cache

@@ -7,7 +7,6 @@ import json
 import math
 import shutil
 from collections import Counter
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,7 +107,7 @@ def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
     rows = verdict_rows(build_report(results))
     selects = ""
     for col, label in (("paper", "Paper"), ("kind", "Kind"), ("verdict", "Verdict")):
-        values = sorted({getattr(r, col) for r in rows})
+        values = sorted({r[col] for r in rows})
         opts = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
         selects += (
             f'<label>{label} <select data-col="{col}" id="filter-{col}">'
@@ -116,11 +115,9 @@ def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
         )
     body_rows = []
     for r in rows:
-        data = "".join(f' data-{c}="{esc(getattr(r, c))}"' for c in ("paper", "kind", "verdict"))
-        cells = [
-            esc(r.paper), esc(r.kind), f"<code>{esc(r.id)}</code>", esc(r.figure), esc(r.what),
-            esc(r.paper_value), esc(r.ours), html.verdict_badge(r.verdict), esc(r.reason),
-        ]  # fmt: skip
+        data = "".join(f' data-{c}="{esc(r[c])}"' for c in ("paper", "kind", "verdict"))
+        cells = [esc(r[k]) for k in VERDICT_KEYS]
+        cells[2], cells[7] = f"<code>{cells[2]}</code>", html.verdict_badge(r["verdict"])
         body_rows.append(f"<tr{data}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     header = ("paper", "kind", "id", "figure", "what", "paper value", "ours", "verdict", "reason")
     table = (
@@ -135,7 +132,7 @@ def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
         f'<div class="card">{selects} <span class="muted"><span id="shown">{len(rows)}</span>'
         f" of {len(rows)} shown</span></div>{table}"
     )
-    counts = Counter(r.verdict for r in rows)
+    counts = Counter(r["verdict"] for r in rows)
     page = html.page("Verdicts", body, "", ["filter.js"])
     return _write(out / "verdicts.html", page), counts
 
@@ -188,30 +185,17 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     _write(out / "assets" / "plotly.min.js", get_plotlyjs())  # shipped with the plotly package
     for name in ("site.css", "filter.js"):
         _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
-    pages: list[Path] = []
-    drawn = []
-    for spec in list_figures():
-        path = figure_page(spec, results, out)
-        if path is not None:
-            pages.append(path)
-            drawn.append(spec)
+    written = [(spec, figure_page(spec, results, out)) for spec in list_figures()]
+    drawn = [spec for spec, page in written if page is not None]
+    pages = [page for _, page in written if page is not None]
     pages += [result_page(p, results, out) for p in files]
     verdicts, counts = verdicts_page(results, out)
     pages += [verdicts, index_page(results, out, drawn, files, counts)]
     return pages
 
 
-@dataclass(frozen=True)
-class VerdictRow:
-    paper: str
-    kind: str  # "number" | "claim"
-    id: str
-    figure: str
-    what: str
-    paper_value: str
-    ours: str
-    verdict: str
-    reason: str
+#: the keys of a row of :func:`verdict_rows` (``kind``: "number" or "claim")
+VERDICT_KEYS = ("paper", "kind", "id", "figure", "what", "paper_value", "ours", "verdict", "reason")
 
 
 def _fmt(value: float | None, se: float | None = None, scale: float = 1.0) -> str:
@@ -222,7 +206,7 @@ def _fmt(value: float | None, se: float | None = None, scale: float = 1.0) -> st
     return text + (f" ± {se / abs(scale):.2g}" if se is not None and math.isfinite(se) else "")
 
 
-def verdict_rows(report: Report) -> list[VerdictRow]:
+def verdict_rows(report: Report) -> list[dict[str, str]]:
     """Every number and claim of the report, in report order."""
     from rfbench.present.report.numbers import printed_literal
 
@@ -233,13 +217,11 @@ def verdict_rows(report: Report) -> list[VerdictRow]:
         paper = printed_literal(e) + (f" ± {pm:g}" if pm is not None else "")
         reason = getattr(r, "reason", "") or r.detail
         ours, what = _fmt(r.ours, r.stderr, e.scale), e.source or e.quantity
-        rows.append(
-            VerdictRow(e.paper, "number", e.id, e.figure, what, paper, ours, r.verdict, reason)
-        )
+        values = (e.paper, "number", e.id, e.figure, what, paper, ours, r.verdict, reason)
+        rows.append(dict(zip(VERDICT_KEYS, values, strict=True)))
     for c in report.claims:
         e = c.entry
         reason = getattr(c, "reason", "") or c.detail
-        rows.append(
-            VerdictRow(e.paper, "claim", e.id, e.figure, e.statement, "", "", c.verdict, reason)
-        )
+        values = (e.paper, "claim", e.id, e.figure, e.statement, "", "", c.verdict, reason)
+        rows.append(dict(zip(VERDICT_KEYS, values, strict=True)))
     return rows

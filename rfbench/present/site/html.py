@@ -43,19 +43,18 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], attrs: str = "")
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
 
 
+def _cell(v: object) -> str:
+    """A table cell of a data frame's value: a float right-aligned (6 significant digits)."""
+    if isinstance(v, float):
+        return f'<td class="num">{"" if pd.isna(v) else f"{v:.6g}"}</td>'
+    return f"<td>{esc('' if v is None or v is pd.NA else v)}</td>"
+
+
 def frame_table(df: pd.DataFrame, limit: int = 400) -> str:
     """A data frame as a scrollable table (numbers right-aligned, at most ``limit`` rows)."""
     shown = df.head(limit)
     head = "".join(f"<th>{esc(c)}</th>" for c in shown.columns)
-    rows = []
-    for rec in shown.itertuples(index=False):
-        cells = []
-        for v in rec:
-            if isinstance(v, float):
-                cells.append(f'<td class="num">{"" if pd.isna(v) else f"{v:.6g}"}</td>')
-            else:
-                cells.append(f"<td>{esc('' if v is None or v is pd.NA else v)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+    rows = ["<tr>" + "".join(map(_cell, rec)) + "</tr>" for rec in shown.itertuples(index=False)]
     note = (
         f'<p class="muted">First {limit} of {len(df)} rows; all rows are in the parquet file.</p>'
     )

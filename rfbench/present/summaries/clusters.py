@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from rfbench.present import reference
 from rfbench.present.reference import PAPER_NAMES, paper_name
 from rfbench.present.summaries import register_presentation
 
@@ -45,8 +46,6 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
 
 def paper_table3() -> dict[tuple[str, int, str], tuple[float, float]]:
     """HRF Table 3 (rfbench.present.reference) as {(data set, m, estimator): (min, max)}."""
-    from rfbench.present import reference
-
     keys = ("dataset", "m", "estimator", "aggregate")
     cells = reference.table("hrf-table3", *keys, metric="mse")
     return {
@@ -58,8 +57,6 @@ def paper_table3() -> dict[tuple[str, int, str], tuple[float, float]]:
 
 def paper_s() -> dict[str, tuple[float, ...]]:
     """HRF Table 3's s-lists (App. H.3, rfbench.present.reference): data set -> s, largest first."""
-    from rfbench.present import reference
-
     cells = reference.table("hrf-table3", "dataset", "pair_rank", metric="cluster_s")
     out: dict[str, list[tuple[int, float]]] = {}
     for (dataset, rank), entry in cells.items():

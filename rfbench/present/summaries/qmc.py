@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from rfbench.compute.text import split_name, weights_of
+from rfbench.present import reference
 from rfbench.present.summaries import register_presentation
 
 
@@ -59,8 +60,6 @@ def paper_column(estimator: str) -> str | None:
 def paper_table1() -> dict[tuple[str, str], tuple[float, float]]:
     """HRF Table 1 (rfbench.present.reference): (data set, paper column) -> (MSE, ±) in units of
     1e-3."""
-    from rfbench.present import reference
-
     cells = reference.table("hrf-table1", "dataset", "estimator")
     return {
         (dataset, paper_column(est) or est): (e.value, e.std) for (dataset, est), e in cells.items()
