@@ -11,13 +11,13 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.params import option, parameter_options, parse_value, renamed_options
+from rfbench.cli.params import parameter_options, parse_value, renamed_options
 from rfbench.cli.show import print_frame
 from rfbench.compute.experiments.base import PROFILES, ConfigError, Experiment
 from rfbench.compute.runner.backends import BACKENDS
@@ -28,56 +28,54 @@ if TYPE_CHECKING:
 RUN_PANEL = "Run options"
 
 
-def _option(
-    name: str, kind: Any, default: Any, help_text: str, metavar: str | None = None
-) -> inspect.Parameter:
-    flag = "--" + name.replace("_", "-")
-    return option(name, (flag,), kind, help_text, default=default, metavar=metavar, panel=RUN_PANEL)
+def _run(default: Any, help_text: str, metavar: str | None = None, *decls: str) -> Any:
+    """An option every run takes (its help panel: :data:`RUN_PANEL`); the flags ``decls`` of a
+    boolean, whose default the help does not show."""
+    return typer.Option(
+        default,
+        *decls,
+        help=help_text,
+        metavar=metavar,
+        show_default=not decls,
+        rich_help_panel=RUN_PANEL,
+    )
 
 
-#: (name, type, default, help, metavar) of the options every run takes, in their help's order
-_RUN_OPTION_SPECS: list[tuple[str, Any, Any, str, str]] = [
-    ("seed", int, 0, "Root seed.", "INT"),
-    ("out", str | None, None, "Output file (default: runs/<experiment>/<name>.parquet).", "PATH"),
-    (
-        "profile",
-        str | None,
-        None,
-        "quick (seconds, same code path) or paper (the papers' settings).",
-        "quick|paper",
+def _run_options(
+    *,
+    seed: int = _run(0, "Root seed.", "INT"),
+    out: str | None = _run(
+        None, "Output file (default: runs/<experiment>/<name>.parquet).", "PATH"
     ),
-    ("workers", int | None, None, "Worker processes (default: cores).", "INT"),
-    ("backend", str, "processes", "serial, processes or dask.", "TEXT"),
-    ("scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"),
-    (
-        "max_memory",
-        str | None,
+    profile: str | None = _run(
+        None, "quick (seconds, same code path) or paper (the papers' settings).", "quick|paper"
+    ),
+    workers: int | None = _run(None, "Worker processes (default: cores).", "INT"),
+    backend: str = _run("processes", "serial, processes or dask.", "TEXT"),
+    scheduler: str | None = _run(None, "Dask scheduler address (with --backend dask).", "ADDRESS"),
+    max_memory: str | None = _run(
         None,
         "Memory budget of one job, e.g. 4G (default: half the available memory / workers).",
         "SIZE",
     ),
-    (
-        "force",
-        bool,
+    force: bool = _run(
         False,
         "Ignore the job cache and recompute (reproduce: a job configs share, once).",
-        "",
+        None,
+        "--force",
     ),
-    ("replace", bool, False, "Overwrite an output file written by another profile or config.", ""),
-    ("quiet", bool, False, "No progress bar and no summary table.", ""),
-]
-RUN_OPTIONS: list[inspect.Parameter] = [
-    *(_option(*spec) for spec in _RUN_OPTION_SPECS),
-    option(
-        "plot",
-        ("--plot/--no-plot",),
-        bool,
-        "Draw a figure of the result as <out>.png beside it.",
-        default=True,
-        metavar="",
-        panel=RUN_PANEL,
+    replace: bool = _run(
+        False, "Overwrite an output file written by another profile or config.", None, "--replace"
     ),
-]
+    quiet: bool = _run(False, "No progress bar and no summary table.", None, "--quiet"),
+    plot: bool = _run(
+        True, "Draw a figure of the result as <out>.png beside it.", None, "--plot/--no-plot"
+    ),
+) -> None:
+    """The options every run takes, in their help's order (:data:`RUN_OPTIONS`)."""
+
+
+RUN_OPTIONS = list(inspect.signature(_run_options, eval_str=True).parameters.values())
 RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
 
@@ -213,10 +211,12 @@ def draw_figure_of(path: Path) -> Path | None:
     return None
 
 
-def _with_signature(
-    fn: Callable[..., None], params: list[inspect.Parameter]
-) -> Callable[..., None]:
-    fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+def _with_options(fn: Callable[..., None], options: list[inspect.Parameter]) -> Callable[..., None]:
+    """``fn`` as a command of its own parameters (``**options`` aside) and ``options``."""
+    own = inspect.signature(fn, eval_str=True).parameters.values()
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [p for p in own if p.kind != p.VAR_KEYWORD] + options
+    )
     return fn
 
 
@@ -247,13 +247,12 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
     params = parameter_options(shown, taken) + renamed_options(experiment.params, fields)
     app.command(
         experiment.name, help=experiment.description, short_help=experiment.short_description()
-    )(_with_signature(command, params + data_options + RUN_OPTIONS))
+    )(_with_options(command, params + data_options + RUN_OPTIONS))
 
 
 def _flags(param: inspect.Parameter) -> list[str]:
     """The option names a synthesised parameter declares."""
-    info = param.annotation.__metadata__[0]
-    return [flag for decl in info.param_decls for flag in decl.split("/")]
+    return [flag for decl in param.default.param_decls for flag in decl.split("/")]
 
 
 def config_files(root: Path | None = None) -> list[Path]:
@@ -336,9 +335,8 @@ def stop_overrides(path: str | Path, stop: str | None) -> dict[str, Any]:
     return {"stop": stop} if "stop" in experiment.parameters() else {}
 
 
-STOP_OPTION = _option(
-    "stop",
-    str | None,
+#: ``--stop`` of ``run`` and ``reproduce``
+STOP = _run(
     None,
     "fixed or resolved: the stopping rule of every config whose experiment has one (default: "
     "the config's own; docs/architecture.md#sequential-draws).",
@@ -353,7 +351,11 @@ def add_config_commands(app: typer.Typer) -> None:
     from rfbench.compute.skipped import record_skipped
 
     @handle_errors
-    def run_config(config: str, stop: str | None = None, **options: Any) -> None:
+    def run_config(
+        config: str = typer.Argument(help="A TOML config file (see configs/)."),
+        stop: str | None = STOP,
+        **options: Any,
+    ) -> None:
         check_run_options(options)
         if not Path(config).is_file():
             raise ConfigError(f"config file {config!r} does not exist")
@@ -362,20 +364,20 @@ def add_config_commands(app: typer.Typer) -> None:
         )
         execute(experiment, resolved, options)
 
-    config_arg = inspect.Parameter(
-        "config",
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        annotation=Annotated[str, typer.Argument(help="A TOML config file (see configs/).")],
-    )
     app.command("run", help="Run any experiment from a TOML config file.")(
-        _with_signature(run_config, [config_arg, STOP_OPTION] + RUN_OPTIONS)
+        _with_options(run_config, RUN_OPTIONS)
     )
 
     @handle_errors
     def reproduce(
-        configs: str | None = None,
-        out_dir: str | None = None,
-        stop: str | None = None,
+        configs: str | None = _run(None, "Config folder (default: ./configs)."),
+        out_dir: str | None = _run(
+            None,
+            "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
+            "profiles never collide; the paper results: results).",
+            "DIR",
+        ),
+        stop: str | None = STOP,
         **options: Any,
     ) -> None:
         check_run_options(options)
@@ -440,21 +442,9 @@ def add_config_commands(app: typer.Typer) -> None:
                 bold=True,
             )
 
-    extra = [
-        _option("configs", str | None, None, "Config folder (default: ./configs)."),
-        _option(
-            "out_dir",
-            str | None,
-            None,
-            "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
-            "profiles never collide; the paper results: results).",
-            "DIR",
-        ),
-        STOP_OPTION,
-    ]
     shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
     app.command(
         "reproduce",
         help="Run every config in configs/ (default profile: quick) into runs/<profile>/; every "
         "config is checked before the first job runs.",
-    )(_with_signature(reproduce, extra + shared))
+    )(_with_options(reproduce, shared))

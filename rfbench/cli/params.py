@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -74,15 +74,14 @@ def option(
 ) -> inspect.Parameter:
     """A keyword parameter of a synthesised command signature, declared as a Typer option."""
     info = typer.Option(
+        default,
         *decls,
         help=help_text,
         metavar=metavar,
         show_default=default is not None and not isinstance(default, bool),
         rich_help_panel=panel,
     )
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
-    )
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
 def parameter_option(param: Param, decls: tuple[str, ...]) -> Any:
