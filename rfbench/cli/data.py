@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from rfbench.cli.errors import fail, handle_errors
+from rfbench.cli.errors import UserError, handle_errors
 from rfbench.compute.datasets import DataError
 
 app = typer.Typer(help="Download and verify data sets.", no_args_is_help=True)
@@ -47,4 +47,4 @@ def fetch(
             typer.echo(f"{'built-in':<12} {one:<9} (scikit-learn, nothing to download)")
     typer.echo(f"data folder: {data_root()}")
     if failed:
-        fail(f"could not fetch {', '.join(failed)} (see the lines above)")
+        raise UserError(f"could not fetch {', '.join(failed)} (see the lines above)")

@@ -188,7 +188,7 @@ def draw_figure_of(path: Path) -> Path | None:
     (:func:`~rfbench.present.plots.generic.draw_result`); a figure that cannot be drawn is one
     warning line naming it, never a failure of the run whose results are written (a bug in
     drawing also leaves its traceback in a log file)."""
-    from rfbench.cli.errors import describe, first_line, user_error, write_log
+    from rfbench.cli.errors import explain
     from rfbench.compute.runner.outputs import writing
     from rfbench.present.plots.generic import NotOurs, draw_result
 
@@ -199,13 +199,9 @@ def draw_figure_of(path: Path) -> Path | None:
     except NotOurs as exc:
         typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
     except Exception as exc:
-        user = user_error(exc)
-        if user is not None:
-            why = first_line(user)
-        else:
-            why = f"{describe(exc)} (traceback in {write_log(exc)})"
         typer.echo(
-            f"rfbench: warning: figure {figure} not drawn; the results are kept in {path}: {why}",
+            f"rfbench: warning: figure {figure} not drawn; the results are kept in {path}: "
+            f"{explain(exc)}",
             err=True,
         )
     return None
@@ -291,7 +287,7 @@ def _plan_all(
     runs: list[tuple[Path, Experiment, Mapping[str, Any], Path]],
     options: Mapping[str, Any],
     stack: contextlib.ExitStack,
-    skip: Callable[[Path, str, str, Any], None],
+    skip: Callable[..., None],
 ) -> list[tuple[Path, Experiment, Mapping[str, Any], Plan]]:
     """Check every config before the first runs: a config whose data is not here is skipped, any
     other refusal stops the reproduction before its first job. Outputs of another profile or
@@ -307,10 +303,7 @@ def _plan_all(
             clashes.append(exc)
             continue
         except Exception as exc:
-            missing = data_unavailable(exc)
-            if missing is None:
-                raise
-            skip(path, f"{path.parent.name}/{path.name}", resolved["name"], missing)
+            skip(exc, path, resolved["name"])
             continue
         plans.append((path, experiment, resolved, stack.enter_context(plan)))
     if clashes:
@@ -344,107 +337,108 @@ STOP = _run(
 )
 
 
-def add_config_commands(app: typer.Typer) -> None:
-    """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
+@handle_errors
+def run_config(
+    config: str = typer.Argument(help="A TOML config file (see configs/)."),
+    stop: str | None = STOP,
+    **options: Any,
+) -> None:
+    """Run any experiment from a TOML config file."""
+    from rfbench.compute.runner import resolve_file
+
+    check_run_options(options)
+    if not Path(config).is_file():
+        raise ConfigError(f"config file {config!r} does not exist")
+    experiment, resolved = resolve_file(config, options["profile"], stop_overrides(config, stop))
+    execute(experiment, resolved, options)
+
+
+@handle_errors
+def reproduce(
+    configs: str | None = _run(None, "Config folder (default: ./configs)."),
+    out_dir: str | None = _run(
+        None,
+        "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
+        "profiles never collide; the paper results: results).",
+        "DIR",
+    ),
+    stop: str | None = STOP,
+    **options: Any,
+) -> None:
+    """Run every config in configs/ (default profile: quick) into runs/<profile>/; every config
+    is checked before the first job runs."""
     from rfbench.compute.runner import default_out, resolve_file
     from rfbench.compute.runner.outputs import SCRATCH_ROOT
     from rfbench.compute.skipped import record_skipped
 
-    @handle_errors
-    def run_config(
-        config: str = typer.Argument(help="A TOML config file (see configs/)."),
-        stop: str | None = STOP,
-        **options: Any,
-    ) -> None:
-        check_run_options(options)
-        if not Path(config).is_file():
-            raise ConfigError(f"config file {config!r} does not exist")
-        experiment, resolved = resolve_file(
-            config, options["profile"], stop_overrides(config, stop)
-        )
-        execute(experiment, resolved, options)
+    check_run_options(options)
+    files = config_files(Path(configs) if configs else None)
+    if not files:
+        raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
+    profile = options["profile"] or "quick"
+    root = Path(out_dir) if out_dir else Path(SCRATCH_ROOT) / profile
+    planned: dict[Path, Path] = {}
+    fresh: set[Path] = set()  # jobs computed by this reproduction (reused even with --force)
+    runs = []
+    skipped: list[dict[str, str]] = []
 
-    app.command("run", help="Run any experiment from a TOML config file.")(
-        _with_options(run_config, RUN_OPTIONS)
-    )
+    def skip(exc: Exception, path: Path, name: str, title: str | None = None) -> None:
+        """Skip a config whose data or model is not here, in one short line (a direct run
+        prints the data error in full); any other error stops the reproduction."""
+        missing = data_unavailable(exc)
+        if missing is None:
+            raise exc
+        title = title or f"{path.parent.name}/{path.name}"
+        why = f"{missing.dataset} is not here (get it with: {missing.fix})"
+        typer.secho(f"skipped {title}: {why}", err=True, fg="yellow")
+        skipped.append({"config": str(path), "name": name, "dataset": missing.dataset,
+                        "fix": missing.fix})  # fmt: skip
 
-    @handle_errors
-    def reproduce(
-        configs: str | None = _run(None, "Config folder (default: ./configs)."),
-        out_dir: str | None = _run(
-            None,
-            "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
-            "profiles never collide; the paper results: results).",
-            "DIR",
-        ),
-        stop: str | None = STOP,
-        **options: Any,
-    ) -> None:
-        check_run_options(options)
-        files = config_files(Path(configs) if configs else None)
-        if not files:
-            raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
-        profile = options["profile"] or "quick"
-        root = Path(out_dir) if out_dir else Path(SCRATCH_ROOT) / profile
-        planned: dict[Path, Path] = {}
-        fresh: set[Path] = set()  # jobs computed by this reproduction (reused even with --force)
-        runs = []
-        skipped: list[dict[str, str]] = []
-
-        def skip(path: Path, title: str, name: str, missing: Any) -> None:
-            # one short line; a direct run prints the data error in full
-            why = f"{missing.dataset} is not here (get it with: {missing.fix})"
-            typer.secho(f"skipped {title}: {why}", err=True, fg="yellow")
-            skipped.append({"config": str(path), "name": name, "dataset": missing.dataset,
-                            "fix": missing.fix})  # fmt: skip
-
-        for path in files:
-            try:
-                experiment, resolved = resolve_file(path, profile, stop_overrides(path, stop))
-            except Exception as exc:  # a config whose data or model is not here is skipped
-                missing = data_unavailable(exc)
-                if missing is None:
-                    raise
-                skip(path, f"{path.parent.name}/{path.name}", _config_name(path), missing)
-                continue
-            out = default_out(experiment.name, resolved["name"], root)
-            if out in planned:
-                raise ConfigError(
-                    f"configs {planned[out]} and {path} would both write {out} (same experiment "
-                    "and name): give one of them another name"
-                )
-            planned[out] = path
-            runs.append((path, experiment, resolved, out))
-        run_options = {**options, "profile": profile, "plot": False, "fresh": fresh}
-        if not options["quiet"] and runs:
-            typer.echo(f"checking {len(runs)} configs (data, memory, value ranges, outputs) "
-                       "before the first job", err=True)  # fmt: skip
-        with contextlib.ExitStack() as stack:
-            plans = _plan_all(runs, run_options, stack, skip)
-            for path, experiment, resolved, plan in plans:
-                title = f"{path.parent.name}/{path.name} ({profile})"
-                try:
-                    execute(experiment, resolved, {**run_options, "out": plan.out}, title, plan)
-                except Exception as exc:
-                    missing = data_unavailable(exc)
-                    if missing is None:
-                        raise
-                    skip(path, title, resolved["name"], missing)
-        record_skipped(root, skipped)
-        if skipped:
-            names = sorted({s["dataset"] for s in skipped})
-            fixes = list(dict.fromkeys(s["fix"] for s in skipped))
-            typer.secho(
-                f"{len(skipped)} of {len(files)} configs skipped: "
-                f"their data is not here ({', '.join(names)}); get it with: " + " && ".join(fixes),
-                err=True,
-                fg="yellow",
-                bold=True,
+    for path in files:
+        try:
+            experiment, resolved = resolve_file(path, profile, stop_overrides(path, stop))
+        except Exception as exc:
+            skip(exc, path, _config_name(path))
+            continue
+        out = default_out(experiment.name, resolved["name"], root)
+        if out in planned:
+            raise ConfigError(
+                f"configs {planned[out]} and {path} would both write {out} (same experiment "
+                "and name): give one of them another name"
             )
+        planned[out] = path
+        runs.append((path, experiment, resolved, out))
+    run_options = {**options, "profile": profile, "plot": False, "fresh": fresh}
+    if not options["quiet"] and runs:
+        typer.echo(f"checking {len(runs)} configs (data, memory, value ranges, outputs) "
+                   "before the first job", err=True)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        plans = _plan_all(runs, run_options, stack, skip)
+        for path, experiment, resolved, plan in plans:
+            title = f"{path.parent.name}/{path.name} ({profile})"
+            try:
+                execute(experiment, resolved, {**run_options, "out": plan.out}, title, plan)
+            except Exception as exc:
+                skip(exc, path, resolved["name"], title)
+    record_skipped(root, skipped)
+    if skipped:
+        names = sorted({s["dataset"] for s in skipped})
+        fixes = list(dict.fromkeys(s["fix"] for s in skipped))
+        typer.secho(
+            f"{len(skipped)} of {len(files)} configs skipped: "
+            f"their data is not here ({', '.join(names)}); get it with: " + " && ".join(fixes),
+            err=True,
+            fg="yellow",
+            bold=True,
+        )
 
-    shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
-    app.command(
-        "reproduce",
-        help="Run every config in configs/ (default profile: quick) into runs/<profile>/; every "
-        "config is checked before the first job runs.",
-    )(_with_options(reproduce, shared))
+
+_with_options(run_config, RUN_OPTIONS)
+# no --out, --plot: rfbench figures draws the figures
+_with_options(reproduce, [p for p in RUN_OPTIONS if p.name not in ("out", "plot")])
+
+
+def add_config_commands(app: typer.Typer) -> None:
+    """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
+    app.command("run")(run_config)
+    app.command("reproduce")(reproduce)

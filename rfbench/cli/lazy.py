@@ -12,7 +12,6 @@ import ast
 import difflib
 import functools
 import importlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,69 +23,44 @@ from rfbench.compute.text import first_sentence
 EXPERIMENTS_DIR = Path(__file__).resolve().parents[1] / "compute" / "experiments"
 
 
-def _sub_app(module: str, attribute: str) -> Callable[[], Any]:
-    """A Typer sub-app (``list``, ``data``, ``cache``) as a click group."""
-    return lambda: typer.main.get_group(getattr(importlib.import_module(module), attribute))
-
-
-def _function(help_: str, module: str, attribute: str) -> tuple[str, Callable[[], Any]]:
-    """A function command (``figures``, ``report``, ``site``, ``compare``): its help and builder."""
-
-    def build() -> Any:
-        single = _single_app()
-        single.command(short_help=help_)(getattr(importlib.import_module(module), attribute))
-        return typer.main.get_command(single)
-
-    return help_, build
-
-
-def _config_command(name: str) -> Callable[[], Any]:
-    """``run`` or ``reproduce`` (registered together by rfbench.cli.experiments)."""
-
-    def build() -> Any:
-        from rfbench.cli.experiments import add_config_commands
-
-        both = _single_app()
-        add_config_commands(both)
-        return typer.main.get_group(both).commands[name]
-
-    return build
-
-
-#: name -> (one-line help, builder) of the commands that are not experiments, in listing order
-COMMANDS: dict[str, tuple[str, Callable[[], Any]]] = {
-    "run": ("Run any experiment from a TOML config file.", _config_command("run")),
+#: name -> (one-line help, ``module:attribute``) of the commands that are not experiments, in
+#: listing order; the attribute is a Typer app (a group) or a function (a command)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("Run any experiment from a TOML config file.", "rfbench.cli.experiments:run_config"),
     "reproduce": (
         "Run every config in configs/ (default profile: quick).",
-        _config_command("reproduce"),
+        "rfbench.cli.experiments:reproduce",
     ),
-    "figures": _function(
-        "Redraw every figure (PNG, PDF) from the results.", "rfbench.cli.present", "figures"
-    ),
-    "report": _function(
-        "REPORT.md: the papers' numbers and claims vs ours.", "rfbench.cli.present", "report"
-    ),
-    "site": _function(
-        "A browsable HTML site of the results (works offline).", "rfbench.cli.present", "site"
-    ),
-    "compare": _function(
+    "figures": ("Redraw every figure (PNG, PDF) from the results.", "rfbench.cli.present:figures"),
+    "report": ("REPORT.md: the papers' numbers and claims vs ours.", "rfbench.cli.present:report"),
+    "site": ("A browsable HTML site of the results (works offline).", "rfbench.cli.present:site"),
+    "compare": (
         "Two result folders side by side: numbers beyond noise, timing ratios.",
-        "rfbench.cli.compare",
-        "compare",
+        "rfbench.cli.compare:compare",
     ),
     "list": (
         "List estimators, weights, data sets, experiments, figures.",
-        _sub_app("rfbench.cli.listing", "app"),
+        "rfbench.cli.listing:app",
     ),
-    "data": ("Download and verify data sets.", _sub_app("rfbench.cli.data", "app")),
-    "cache": (
-        "Show or remove the job caches of results folders.",
-        _sub_app("rfbench.cli.cache", "app"),
-    ),
+    "data": ("Download and verify data sets.", "rfbench.cli.data:app"),
+    "cache": ("Show or remove the job caches of results folders.", "rfbench.cli.cache:app"),
 }
 
 
-def _single_app() -> typer.Typer:
+def _command(name: str) -> Any:
+    """The click command of :data:`COMMANDS` ``name``."""
+    short_help, where = COMMANDS[name]
+    module, attribute = where.split(":")
+    target = getattr(importlib.import_module(module), attribute)
+    if isinstance(target, typer.Typer):
+        return typer.main.get_group(target)
+    single = single_app()
+    single.command(short_help=short_help)(target)
+    return typer.main.get_command(single)
+
+
+def single_app() -> typer.Typer:
+    """A Typer app of commands built apart from the top-level group (click's help layout)."""
     return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
@@ -150,7 +124,7 @@ def _experiment_command(name: str) -> Any:
     from rfbench.cli.experiments import add_experiment_command
     from rfbench.compute.experiments import get_experiment
 
-    single = _single_app()
+    single = single_app()
     add_experiment_command(single, get_experiment(name))
     return typer.main.get_command(single)
 
@@ -172,7 +146,7 @@ class LazyGroup(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in COMMANDS:
-            command = COMMANDS[cmd_name][1]()
+            command = _command(cmd_name)
         elif command is None and (cmd_name in experiments() or _registered(cmd_name)):
             command = _experiment_command(cmd_name)
         if command is not None:
