@@ -79,11 +79,10 @@ def builtin_experiments() -> dict[str, tuple[str, str]]:
         if "@register_experiment" not in source:
             continue
         for node in ast.parse(source).body:
-            if not isinstance(node, ast.ClassDef) or not any(
-                (d.id if isinstance(d, ast.Name) else getattr(d, "attr", ""))
-                == "register_experiment"
-                for d in node.decorator_list
-            ):
+            decorators = [
+                ast.unparse(d).rsplit(".")[-1] for d in getattr(node, "decorator_list", [])
+            ]
+            if not isinstance(node, ast.ClassDef) or "register_experiment" not in decorators:
                 continue
             attrs = {
                 target.id: _constant(stmt.value)
@@ -115,11 +114,6 @@ def experiment_texts() -> dict[str, tuple[str, str]]:
     return {e.name: (e.short_description(), e.description) for e in list_experiments()}
 
 
-def experiments() -> dict[str, str]:
-    """name -> one-line help of every experiment (:func:`experiment_texts`)."""
-    return {name: short for name, (short, _) in experiment_texts().items()}
-
-
 def _experiment_command(name: str) -> Any:
     from rfbench.cli.experiments import add_experiment_command
     from rfbench.compute.experiments import get_experiment
@@ -141,13 +135,13 @@ class LazyGroup(TyperGroup):
     """The top-level group: lists commands from declarations, builds the one invoked."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return [*experiments(), *COMMANDS, *super().list_commands(ctx)]
+        return [*experiment_texts(), *COMMANDS, *super().list_commands(ctx)]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is None and cmd_name in COMMANDS:
             command = _command(cmd_name)
-        elif command is None and (cmd_name in experiments() or _registered(cmd_name)):
+        elif command is None and (cmd_name in experiment_texts() or _registered(cmd_name)):
             command = _experiment_command(cmd_name)
         if command is not None:
             command.name = cmd_name
@@ -169,11 +163,11 @@ class LazyGroup(TyperGroup):
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """The command list from the declarations (building none of them)."""
-        helps = {**experiments(), **{k: v[0] for k, v in COMMANDS.items()}}
+        helps = {name: texts[0] for name, texts in {**experiment_texts(), **COMMANDS}.items()}
         rows = [(name, helps[name]) for name in self.list_commands(ctx) if name in helps]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
 
 
-__all__ = ["COMMANDS", "LazyGroup", "builtin_experiments", "experiment_texts", "experiments"]
+__all__ = ["COMMANDS", "LazyGroup", "builtin_experiments", "experiment_texts"]
