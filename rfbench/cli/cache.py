@@ -28,10 +28,7 @@ def _caches(folders: list[str] | None) -> list[Path]:
     """rfbench's job caches under the folders; look-alikes are named on stderr and left alone."""
     from rfbench.compute.runner.cache import find_caches
 
-    if folders:
-        roots = [Path(f) for f in folders]
-    else:
-        roots = [Path(f) for f in DEFAULT_FOLDERS if Path(f).is_dir()]
+    roots = [Path(f) for f in folders or [f for f in DEFAULT_FOLDERS if Path(f).is_dir()]]
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
         raise UserError(f"folder {missing[0]!r} does not exist")
