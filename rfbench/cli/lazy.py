@@ -54,12 +54,12 @@ def _command(name: str) -> Any:
     target = getattr(importlib.import_module(module), attribute)
     if isinstance(target, typer.Typer):
         return typer.main.get_group(target)
-    single = single_app()
+    single = _single_app()
     single.command(short_help=short_help)(target)
     return typer.main.get_command(single)
 
 
-def single_app() -> typer.Typer:
+def _single_app() -> typer.Typer:
     """A Typer app of commands built apart from the top-level group (click's help layout)."""
     return typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -118,7 +118,7 @@ def _experiment_command(name: str) -> Any:
     from rfbench.cli.experiments import add_experiment_command
     from rfbench.compute.experiments import get_experiment
 
-    single = single_app()
+    single = _single_app()
     add_experiment_command(single, get_experiment(name))
     return typer.main.get_command(single)
 
