@@ -83,9 +83,9 @@ def figures(
     from rfbench.present.plots.draw import draw_all
     from rfbench.present.plots.registry import list_figures
 
-    known = {spec.id for spec in list_figures()}
+    needs = {spec.id: spec.needs for spec in list_figures()}
     wanted = [f.strip() for f in only.split(",") if f.strip()]
-    unknown = sorted(set(wanted) - known)
+    unknown = sorted(set(wanted) - set(needs))
     if unknown:
         raise UserError(f"unknown figure id(s) {', '.join(unknown)}; see `rfbench list figures`")
     folder = checked_results(results)
@@ -101,7 +101,6 @@ def figures(
         table.add_row(o.id, f"[red]{status}[/red]" if o.problem else status)
     console.print(table)
     missing_data = skipped_names(folder)
-    needs = {spec.id: spec.needs for spec in list_figures()}
     lacking = {o.id: needs[o.id] if o.problem else o.missing for o in outcomes}
     offline = {
         o.id: sorted({missing_data[n] for n in lacking[o.id] if n in missing_data})
