@@ -76,42 +76,35 @@ def compare(
     """Two result folders side by side: row differences with standard errors, timing ratios."""
     from rfbench.compute.results import atomic_write
     from rfbench.compute.runner.memory import parse_size
+    from rfbench.present.compare import output
     from rfbench.present.compare.compare import compare as run_compare
     from rfbench.present.compare.compare import gate_failures, parse_fail_on
-    from rfbench.present.compare.output import (
-        changed_rows,
-        config_warning,
-        row_table,
-        summary_line,
-        summary_table,
-    )
-    from rfbench.present.compare.output import markdown as to_markdown
 
     numbers, slower = parse_fail_on(fail_on or [])
     target = markdown_target(markdown)
     budget = parse_size(max_memory or None)
     result = run_compare(a, b, z=z, method=method, max_memory=budget, across_configs=across_configs)
-    warning = config_warning(result)
+    warning = output.config_warning(result)
     if warning:
         typer.secho(f"rfbench: warning: {warning}", err=True, fg="yellow")
-    print_frame(summary_table(result), f"rfbench compare: {a} (A) vs {b} (B)", max_rows=1000)
+    print_frame(output.summary_table(result), f"rfbench compare: {a} (A) vs {b} (B)", max_rows=1000)
     for side, names in (("A", result.only_a), ("B", result.only_b)):
         if names:
             console.print(f"only in {side}: {', '.join(names)}")
-    flagged = row_table(result, only_flagged=True)
+    flagged = output.row_table(result, only_flagged=True)
     if len(flagged):
         print_frame(flagged, f"{len(flagged)} flagged row(s)", max_rows=rows)
     else:
-        moved = row_table(result, limit=rows, moved=True)
+        moved = output.row_table(result, limit=rows, moved=True)
         if len(moved):
             print_frame(moved, "largest differences (none flagged)", max_rows=rows)
     for which in ("missing", "new"):
-        table = changed_rows(result, which)
+        table = output.changed_rows(result, which)
         if len(table):
             print_frame(table, f"{len(table)} {which} row(s)", max_rows=rows)
-    console.print(summary_line(result))
+    console.print(output.summary_line(result))
     if target is not None:
-        text = to_markdown(result, a, b)
+        text = output.markdown(result, a, b)
         try:
             atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         except OSError as exc:
