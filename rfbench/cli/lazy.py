@@ -40,10 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "list": (
         "List estimators, weights, data sets, experiments, figures.",
-        "rfbench.cli.listing:app",
+        "rfbench.cli.groups:list_app",
     ),
-    "data": ("Download and verify data sets.", "rfbench.cli.data:app"),
-    "cache": ("Show or remove the job caches of results folders.", "rfbench.cli.cache:app"),
+    "data": ("Download and verify data sets.", "rfbench.cli.groups:data_app"),
+    "cache": ("Show or remove the job caches of results folders.", "rfbench.cli.groups:cache_app"),
 }
 
 
