@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "site": ("A browsable HTML site of the results (works offline).", "rfbench.cli.present:site"),
     "compare": (
         "Two result folders side by side: numbers beyond noise, timing ratios.",
-        "rfbench.cli.compare:compare",
+        "rfbench.cli.present:compare",
     ),
     "list": (
         "List estimators, weights, data sets, experiments, figures.",
