@@ -93,7 +93,7 @@ def datasets() -> None:
 @list_app.command("experiments")
 def experiments() -> None:
     """Every experiment with its description."""
-    from rfbench.cli.lazy import experiment_texts
+    from rfbench.cli.app import experiment_texts
 
     table = Table(title="rfbench experiments (rfbench <name> --help)")
     table.add_column("name", no_wrap=True)
