@@ -254,10 +254,7 @@ def _flags(param: inspect.Parameter) -> list[str]:
 def config_files(root: Path | None = None) -> list[Path]:
     """Every config file under ``configs/`` (the working directory's, else the checkout's)."""
     folders = [root] if root else [Path.cwd() / "configs", Path(__file__).parents[2] / "configs"]
-    for folder in folders:
-        if folder.is_dir():
-            return sorted(folder.rglob("*.toml"))
-    return []
+    return next((sorted(f.rglob("*.toml")) for f in folders if f.is_dir()), [])
 
 
 def _config_name(path: Path) -> str:
