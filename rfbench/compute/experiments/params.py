@@ -282,11 +282,8 @@ def renamed(
                 f"(give {new!r} only)"
             )
         _log.warning(
-            "rfbench: %r of experiment %r is now called %r (the old name is accepted until the "
-            "next release)",
-            old,
-            experiment,
-            new,
+            f"rfbench: {old!r} of experiment {experiment!r} is now called {new!r} (the old name is "
+            "accepted until the next release)"
         )
         out[new] = out.pop(old)
     return out
