@@ -17,14 +17,14 @@ import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import typer
 
 from rfbench import INTERNAL_EXIT, USER_EXIT
 from rfbench.compute.checks import UserError
 
-__all__ = ["UserError", "fail", "handle_errors", "report_exception", "set_debug"]
+__all__ = ["UserError", "explain", "handle_errors", "report_exception", "set_debug"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _debug = False
@@ -34,12 +34,6 @@ def set_debug(on: bool) -> None:
     """Print tracebacks (the global ``--debug`` option)."""
     global _debug
     _debug = on
-
-
-def fail(message: str) -> NoReturn:
-    """Print ``rfbench: error: message`` to stderr and exit with status 2."""
-    print(f"rfbench: error: {message}", file=sys.stderr)
-    raise typer.Exit(USER_EXIT)
 
 
 def first_line(exc: BaseException) -> str:
@@ -102,17 +96,22 @@ def write_log(exc: BaseException) -> Path:
     return Path(name)
 
 
+def explain(exc: BaseException) -> str:
+    """What the one line says of ``exc``: a user error's first line, else :func:`describe` and a
+    new log file holding its traceback (:func:`write_log`)."""
+    user = user_error(exc)
+    return (
+        first_line(user) if user is not None else f"{describe(exc)} (traceback in {write_log(exc)})"
+    )
+
+
 def report_exception(exc: BaseException) -> int:
     """Print the one line for ``exc`` (and its traceback with --debug); return the exit status."""
     if _debug or os.environ.get("RFBENCH_DEBUG", "0") not in ("", "0"):
         traceback.print_exception(exc, file=sys.stderr)
-    user = user_error(exc)
-    if user is not None:
-        print(f"rfbench: error: {first_line(user)}", file=sys.stderr)
-        return USER_EXIT
-    log = write_log(exc)
-    print(f"rfbench: internal error: {describe(exc)} (traceback in {log})", file=sys.stderr)
-    return INTERNAL_EXIT
+    user = user_error(exc) is not None
+    print(f"rfbench: {'error' if user else 'internal error'}: {explain(exc)}", file=sys.stderr)
+    return USER_EXIT if user else INTERNAL_EXIT
 
 
 def handle_errors(fn: F) -> F:

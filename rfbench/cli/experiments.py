@@ -11,13 +11,13 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from rfbench.cli import user_data
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.params import option, parameter_options, parse_value, renamed_options
+from rfbench.cli.params import parameter_options, parse_value, renamed_options
 from rfbench.cli.show import print_frame
 from rfbench.compute.experiments.base import PROFILES, ConfigError, Experiment
 from rfbench.compute.runner.backends import BACKENDS
@@ -28,56 +28,54 @@ if TYPE_CHECKING:
 RUN_PANEL = "Run options"
 
 
-def _option(
-    name: str, kind: Any, default: Any, help_text: str, metavar: str | None = None
-) -> inspect.Parameter:
-    flag = "--" + name.replace("_", "-")
-    return option(name, (flag,), kind, help_text, default=default, metavar=metavar, panel=RUN_PANEL)
+def _run(default: Any, help_text: str, metavar: str | None = None, *decls: str) -> Any:
+    """An option every run takes (its help panel: :data:`RUN_PANEL`); the flags ``decls`` of a
+    boolean, whose default the help does not show."""
+    return typer.Option(
+        default,
+        *decls,
+        help=help_text,
+        metavar=metavar,
+        show_default=not decls,
+        rich_help_panel=RUN_PANEL,
+    )
 
 
-#: (name, type, default, help, metavar) of the options every run takes, in their help's order
-_RUN_OPTION_SPECS: list[tuple[str, Any, Any, str, str]] = [
-    ("seed", int, 0, "Root seed.", "INT"),
-    ("out", str | None, None, "Output file (default: runs/<experiment>/<name>.parquet).", "PATH"),
-    (
-        "profile",
-        str | None,
-        None,
-        "quick (seconds, same code path) or paper (the papers' settings).",
-        "quick|paper",
+def _run_options(
+    *,
+    seed: int = _run(0, "Root seed.", "INT"),
+    out: str | None = _run(
+        None, "Output file (default: runs/<experiment>/<name>.parquet).", "PATH"
     ),
-    ("workers", int | None, None, "Worker processes (default: cores).", "INT"),
-    ("backend", str, "processes", "serial, processes or dask.", "TEXT"),
-    ("scheduler", str | None, None, "Dask scheduler address (with --backend dask).", "ADDRESS"),
-    (
-        "max_memory",
-        str | None,
+    profile: str | None = _run(
+        None, "quick (seconds, same code path) or paper (the papers' settings).", "quick|paper"
+    ),
+    workers: int | None = _run(None, "Worker processes (default: cores).", "INT"),
+    backend: str = _run("processes", "serial, processes or dask.", "TEXT"),
+    scheduler: str | None = _run(None, "Dask scheduler address (with --backend dask).", "ADDRESS"),
+    max_memory: str | None = _run(
         None,
         "Memory budget of one job, e.g. 4G (default: half the available memory / workers).",
         "SIZE",
     ),
-    (
-        "force",
-        bool,
+    force: bool = _run(
         False,
         "Ignore the job cache and recompute (reproduce: a job configs share, once).",
-        "",
+        None,
+        "--force",
     ),
-    ("replace", bool, False, "Overwrite an output file written by another profile or config.", ""),
-    ("quiet", bool, False, "No progress bar and no summary table.", ""),
-]
-RUN_OPTIONS: list[inspect.Parameter] = [
-    *(_option(*spec) for spec in _RUN_OPTION_SPECS),
-    option(
-        "plot",
-        ("--plot/--no-plot",),
-        bool,
-        "Draw a figure of the result as <out>.png beside it.",
-        default=True,
-        metavar="",
-        panel=RUN_PANEL,
+    replace: bool = _run(
+        False, "Overwrite an output file written by another profile or config.", None, "--replace"
     ),
-]
+    quiet: bool = _run(False, "No progress bar and no summary table.", None, "--quiet"),
+    plot: bool = _run(
+        True, "Draw a figure of the result as <out>.png beside it.", None, "--plot/--no-plot"
+    ),
+) -> None:
+    """The options every run takes, in their help's order (:data:`RUN_OPTIONS`)."""
+
+
+RUN_OPTIONS = list(inspect.signature(_run_options, eval_str=True).parameters.values())
 RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
 
@@ -190,7 +188,7 @@ def draw_figure_of(path: Path) -> Path | None:
     (:func:`~rfbench.present.plots.generic.draw_result`); a figure that cannot be drawn is one
     warning line naming it, never a failure of the run whose results are written (a bug in
     drawing also leaves its traceback in a log file)."""
-    from rfbench.cli.errors import describe, first_line, user_error, write_log
+    from rfbench.cli.errors import explain
     from rfbench.compute.runner.outputs import writing
     from rfbench.present.plots.generic import NotOurs, draw_result
 
@@ -201,22 +199,20 @@ def draw_figure_of(path: Path) -> Path | None:
     except NotOurs as exc:
         typer.echo(f"rfbench: figure not drawn: {exc}", err=True)
     except Exception as exc:
-        user = user_error(exc)
-        if user is not None:
-            why = first_line(user)
-        else:
-            why = f"{describe(exc)} (traceback in {write_log(exc)})"
         typer.echo(
-            f"rfbench: warning: figure {figure} not drawn; the results are kept in {path}: {why}",
+            f"rfbench: warning: figure {figure} not drawn; the results are kept in {path}: "
+            f"{explain(exc)}",
             err=True,
         )
     return None
 
 
-def _with_signature(
-    fn: Callable[..., None], params: list[inspect.Parameter]
-) -> Callable[..., None]:
-    fn.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+def _with_options(fn: Callable[..., None], options: list[inspect.Parameter]) -> Callable[..., None]:
+    """``fn`` as a command of its own parameters (``**options`` aside) and ``options``."""
+    own = inspect.signature(fn, eval_str=True).parameters.values()
+    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [p for p in own if p.kind != p.VAR_KEYWORD] + options
+    )
     return fn
 
 
@@ -247,22 +243,18 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
     params = parameter_options(shown, taken) + renamed_options(experiment.params, fields)
     app.command(
         experiment.name, help=experiment.description, short_help=experiment.short_description()
-    )(_with_signature(command, params + data_options + RUN_OPTIONS))
+    )(_with_options(command, params + data_options + RUN_OPTIONS))
 
 
 def _flags(param: inspect.Parameter) -> list[str]:
     """The option names a synthesised parameter declares."""
-    info = param.annotation.__metadata__[0]
-    return [flag for decl in info.param_decls for flag in decl.split("/")]
+    return [flag for decl in param.default.param_decls for flag in decl.split("/")]
 
 
 def config_files(root: Path | None = None) -> list[Path]:
     """Every config file under ``configs/`` (the working directory's, else the checkout's)."""
     folders = [root] if root else [Path.cwd() / "configs", Path(__file__).parents[2] / "configs"]
-    for folder in folders:
-        if folder.is_dir():
-            return sorted(folder.rglob("*.toml"))
-    return []
+    return next((sorted(f.rglob("*.toml")) for f in folders if f.is_dir()), [])
 
 
 def _config_name(path: Path) -> str:
@@ -292,7 +284,7 @@ def _plan_all(
     runs: list[tuple[Path, Experiment, Mapping[str, Any], Path]],
     options: Mapping[str, Any],
     stack: contextlib.ExitStack,
-    skip: Callable[[Path, str, str, Any], None],
+    skip: Callable[..., None],
 ) -> list[tuple[Path, Experiment, Mapping[str, Any], Plan]]:
     """Check every config before the first runs: a config whose data is not here is skipped, any
     other refusal stops the reproduction before its first job. Outputs of another profile or
@@ -308,10 +300,7 @@ def _plan_all(
             clashes.append(exc)
             continue
         except Exception as exc:
-            missing = data_unavailable(exc)
-            if missing is None:
-                raise
-            skip(path, f"{path.parent.name}/{path.name}", resolved["name"], missing)
+            skip(exc, path, resolved["name"])
             continue
         plans.append((path, experiment, resolved, stack.enter_context(plan)))
     if clashes:
@@ -336,9 +325,8 @@ def stop_overrides(path: str | Path, stop: str | None) -> dict[str, Any]:
     return {"stop": stop} if "stop" in experiment.parameters() else {}
 
 
-STOP_OPTION = _option(
-    "stop",
-    str | None,
+#: ``--stop`` of ``run`` and ``reproduce``
+STOP = _run(
     None,
     "fixed or resolved: the stopping rule of every config whose experiment has one (default: "
     "the config's own; docs/architecture.md#sequential-draws).",
@@ -346,115 +334,108 @@ STOP_OPTION = _option(
 )
 
 
-def add_config_commands(app: typer.Typer) -> None:
-    """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
+@handle_errors
+def run_config(
+    config: str = typer.Argument(help="A TOML config file (see configs/)."),
+    stop: str | None = STOP,
+    **options: Any,
+) -> None:
+    """Run any experiment from a TOML config file."""
+    from rfbench.compute.runner import resolve_file
+
+    check_run_options(options)
+    if not Path(config).is_file():
+        raise ConfigError(f"config file {config!r} does not exist")
+    experiment, resolved = resolve_file(config, options["profile"], stop_overrides(config, stop))
+    execute(experiment, resolved, options)
+
+
+@handle_errors
+def reproduce(
+    configs: str | None = _run(None, "Config folder (default: ./configs)."),
+    out_dir: str | None = _run(
+        None,
+        "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
+        "profiles never collide; the paper results: results).",
+        "DIR",
+    ),
+    stop: str | None = STOP,
+    **options: Any,
+) -> None:
+    """Run every config in configs/ (default profile: quick) into runs/<profile>/; every config
+    is checked before the first job runs."""
     from rfbench.compute.runner import default_out, resolve_file
     from rfbench.compute.runner.outputs import SCRATCH_ROOT
     from rfbench.compute.skipped import record_skipped
 
-    @handle_errors
-    def run_config(config: str, stop: str | None = None, **options: Any) -> None:
-        check_run_options(options)
-        if not Path(config).is_file():
-            raise ConfigError(f"config file {config!r} does not exist")
-        experiment, resolved = resolve_file(
-            config, options["profile"], stop_overrides(config, stop)
-        )
-        execute(experiment, resolved, options)
+    check_run_options(options)
+    files = config_files(Path(configs) if configs else None)
+    if not files:
+        raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
+    profile = options["profile"] or "quick"
+    root = Path(out_dir) if out_dir else Path(SCRATCH_ROOT) / profile
+    planned: dict[Path, Path] = {}
+    fresh: set[Path] = set()  # jobs computed by this reproduction (reused even with --force)
+    runs = []
+    skipped: list[dict[str, str]] = []
 
-    config_arg = inspect.Parameter(
-        "config",
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        annotation=Annotated[str, typer.Argument(help="A TOML config file (see configs/).")],
-    )
-    app.command("run", help="Run any experiment from a TOML config file.")(
-        _with_signature(run_config, [config_arg, STOP_OPTION] + RUN_OPTIONS)
-    )
+    def skip(exc: Exception, path: Path, name: str, title: str | None = None) -> None:
+        """Skip a config whose data or model is not here, in one short line (a direct run
+        prints the data error in full); any other error stops the reproduction."""
+        missing = data_unavailable(exc)
+        if missing is None:
+            raise exc
+        title = title or f"{path.parent.name}/{path.name}"
+        why = f"{missing.dataset} is not here (get it with: {missing.fix})"
+        typer.secho(f"skipped {title}: {why}", err=True, fg="yellow")
+        skipped.append({"config": str(path), "name": name, "dataset": missing.dataset,
+                        "fix": missing.fix})  # fmt: skip
 
-    @handle_errors
-    def reproduce(
-        configs: str | None = None,
-        out_dir: str | None = None,
-        stop: str | None = None,
-        **options: Any,
-    ) -> None:
-        check_run_options(options)
-        files = config_files(Path(configs) if configs else None)
-        if not files:
-            raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
-        profile = options["profile"] or "quick"
-        root = Path(out_dir) if out_dir else Path(SCRATCH_ROOT) / profile
-        planned: dict[Path, Path] = {}
-        fresh: set[Path] = set()  # jobs computed by this reproduction (reused even with --force)
-        runs = []
-        skipped: list[dict[str, str]] = []
-
-        def skip(path: Path, title: str, name: str, missing: Any) -> None:
-            # one short line; a direct run prints the data error in full
-            why = f"{missing.dataset} is not here (get it with: {missing.fix})"
-            typer.secho(f"skipped {title}: {why}", err=True, fg="yellow")
-            skipped.append({"config": str(path), "name": name, "dataset": missing.dataset,
-                            "fix": missing.fix})  # fmt: skip
-
-        for path in files:
-            try:
-                experiment, resolved = resolve_file(path, profile, stop_overrides(path, stop))
-            except Exception as exc:  # a config whose data or model is not here is skipped
-                missing = data_unavailable(exc)
-                if missing is None:
-                    raise
-                skip(path, f"{path.parent.name}/{path.name}", _config_name(path), missing)
-                continue
-            out = default_out(experiment.name, resolved["name"], root)
-            if out in planned:
-                raise ConfigError(
-                    f"configs {planned[out]} and {path} would both write {out} (same experiment "
-                    "and name): give one of them another name"
-                )
-            planned[out] = path
-            runs.append((path, experiment, resolved, out))
-        run_options = {**options, "profile": profile, "plot": False, "fresh": fresh}
-        if not options["quiet"] and runs:
-            typer.echo(f"checking {len(runs)} configs (data, memory, value ranges, outputs) "
-                       "before the first job", err=True)  # fmt: skip
-        with contextlib.ExitStack() as stack:
-            plans = _plan_all(runs, run_options, stack, skip)
-            for path, experiment, resolved, plan in plans:
-                title = f"{path.parent.name}/{path.name} ({profile})"
-                try:
-                    execute(experiment, resolved, {**run_options, "out": plan.out}, title, plan)
-                except Exception as exc:
-                    missing = data_unavailable(exc)
-                    if missing is None:
-                        raise
-                    skip(path, title, resolved["name"], missing)
-        record_skipped(root, skipped)
-        if skipped:
-            names = sorted({s["dataset"] for s in skipped})
-            fixes = list(dict.fromkeys(s["fix"] for s in skipped))
-            typer.secho(
-                f"{len(skipped)} of {len(files)} configs skipped: "
-                f"their data is not here ({', '.join(names)}); get it with: " + " && ".join(fixes),
-                err=True,
-                fg="yellow",
-                bold=True,
+    for path in files:
+        try:
+            experiment, resolved = resolve_file(path, profile, stop_overrides(path, stop))
+        except Exception as exc:
+            skip(exc, path, _config_name(path))
+            continue
+        out = default_out(experiment.name, resolved["name"], root)
+        if out in planned:
+            raise ConfigError(
+                f"configs {planned[out]} and {path} would both write {out} (same experiment "
+                "and name): give one of them another name"
             )
+        planned[out] = path
+        runs.append((path, experiment, resolved, out))
+    run_options = {**options, "profile": profile, "plot": False, "fresh": fresh}
+    if not options["quiet"] and runs:
+        typer.echo(f"checking {len(runs)} configs (data, memory, value ranges, outputs) "
+                   "before the first job", err=True)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        plans = _plan_all(runs, run_options, stack, skip)
+        for path, experiment, resolved, plan in plans:
+            title = f"{path.parent.name}/{path.name} ({profile})"
+            try:
+                execute(experiment, resolved, {**run_options, "out": plan.out}, title, plan)
+            except Exception as exc:
+                skip(exc, path, resolved["name"], title)
+    record_skipped(root, skipped)
+    if skipped:
+        names = sorted({s["dataset"] for s in skipped})
+        fixes = list(dict.fromkeys(s["fix"] for s in skipped))
+        typer.secho(
+            f"{len(skipped)} of {len(files)} configs skipped: "
+            f"their data is not here ({', '.join(names)}); get it with: " + " && ".join(fixes),
+            err=True,
+            fg="yellow",
+            bold=True,
+        )
 
-    extra = [
-        _option("configs", str | None, None, "Config folder (default: ./configs)."),
-        _option(
-            "out_dir",
-            str | None,
-            None,
-            "Results root: <out-dir>/<experiment>/<name>.parquet (default: runs/<profile>, so "
-            "profiles never collide; the paper results: results).",
-            "DIR",
-        ),
-        STOP_OPTION,
-    ]
-    shared = [p for p in RUN_OPTIONS if p.name not in ("out", "plot")]  # figures: rfbench figures
-    app.command(
-        "reproduce",
-        help="Run every config in configs/ (default profile: quick) into runs/<profile>/; every "
-        "config is checked before the first job runs.",
-    )(_with_signature(reproduce, extra + shared))
+
+_with_options(run_config, RUN_OPTIONS)
+# no --out, --plot: rfbench figures draws the figures
+_with_options(reproduce, [p for p in RUN_OPTIONS if p.name not in ("out", "plot")])
+
+
+def add_config_commands(app: typer.Typer) -> None:
+    """``rfbench run CONFIG.toml`` and ``rfbench reproduce``."""
+    app.command("run")(run_config)
+    app.command("reproduce")(reproduce)

@@ -6,9 +6,10 @@ defaults to None, so only the options a user gives override the experiment's def
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 SYMBOLS = frozenset({"sigma", "theta", "mu", "lambda", "alpha", "beta", "rho", "tau", "subset"})
 _METAVARS = {"bool": "BOOL", "int": "INT", "float": "FLOAT"}
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float}
+#: the words a true and a false boolean value may be given as
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def flags(key: str, default: Any) -> tuple[str, ...]:
@@ -74,15 +77,14 @@ def option(
 ) -> inspect.Parameter:
     """A keyword parameter of a synthesised command signature, declared as a Typer option."""
     info = typer.Option(
+        default,
         *decls,
         help=help_text,
         metavar=metavar,
         show_default=default is not None and not isinstance(default, bool),
         rich_help_panel=panel,
     )
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
-    )
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
 def parameter_option(param: Param, decls: tuple[str, ...]) -> Any:
@@ -137,18 +139,13 @@ def parse_value(param: Param, text: str | bool) -> Any:
 
 
 def _scalar(flag: str, text: str, kind: type) -> Any:
-    if kind is bool:
-        if text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text.lower() in ("0", "false", "no", "off"):
-            return False
-    elif kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    else:
+    if kind is str:
         return text
+    if kind is bool and text.lower() in _TRUE + _FALSE:
+        return text.lower() in _TRUE
+    if kind in (int, float):
+        with contextlib.suppress(ValueError):
+            return kind(text)
     raise ConfigError(f"invalid value for '{flag}': {text!r} (expected {kind.__name__})")
 
 

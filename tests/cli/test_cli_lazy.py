@@ -1,4 +1,4 @@
-"""The command line starts at once: listing commands imports no experiment (rfbench.cli.lazy)."""
+"""The command line starts at once: listing commands imports no experiment (rfbench.cli.app)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from rfbench.cli.lazy import COMMANDS, builtin_experiments, experiment_texts
+from rfbench.cli.app import COMMANDS, builtin_experiments, experiment_texts
 
 PROBE = """
 import sys

@@ -226,7 +226,7 @@ def config_error(
     errors = exc.errors()
     unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
     if unknown:
-        allowed = ", ".join(model.model_fields) or "none"
+        allowed = ", ".join(_properties(model)) or "none"
         return ConfigError(
             f"unknown parameter(s) {', '.join(map(repr, unknown))} for experiment "
             f"{experiment!r} (allowed: {allowed})"
@@ -236,7 +236,7 @@ def config_error(
     if isinstance(raised, ConfigError):  # a validator's own one-line message
         return raised
     loc, value, kind = error["loc"], error["input"], error["type"]
-    if not loc or str(loc[0]) not in model.model_fields:
+    if not loc or str(loc[0]) not in _properties(model):
         return ConfigError(f"invalid config for experiment {experiment!r}: {error['msg']}")
     key = str(loc[0])
     param = _param(key, _properties(model)[key], None)
@@ -282,11 +282,8 @@ def renamed(
                 f"(give {new!r} only)"
             )
         _log.warning(
-            "rfbench: %r of experiment %r is now called %r (the old name is accepted until the "
-            "next release)",
-            old,
-            experiment,
-            new,
+            f"rfbench: {old!r} of experiment {experiment!r} is now called {new!r} (the old name is "
+            "accepted until the next release)"
         )
         out[new] = out.pop(old)
     return out
