@@ -12,12 +12,13 @@ from rfbench.compute.checks import UserError
 from rfbench.present import reference
 from rfbench.present.report.claims import evaluate_claim
 from rfbench.present.report.numbers import evaluate_number, with_family_wise
-from rfbench.present.report.readings import beside_primary, depends_on_reading
 from rfbench.present.report.reasons import FilledReason, fill, resolve
 from rfbench.present.report.rows import load_folder
 from rfbench.present.report.verdicts import (
     ClaimResult,
     NumberResult,
+    beside_primary,
+    depends_on_reading,
 )
 
 

@@ -1,27 +1,27 @@
 """A claim's verdict: its check's rows prepared (closed forms, exact points), the rule of its kind
 applied (:data:`KINDS`), the outcome made a verdict.
 
+Closed forms in checks (``theory_metric``, ``theory_stderr``): the sample of a heavy-tailed
+estimator (SM⁺⁺ at large ‖x + y‖) misses the region carrying its second moment, so a check uses the
+closed form where one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
+
 The rule of each check kind of :data:`rfbench.present.reference.CHECKS` is the function of that
 name in one of :data:`RULE_MODULES` (docs/extending.md#a-report-claim).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 import pandas as pd
 
 from rfbench.present.reference import CHECKS, ClaimEntry, ErratumEntry
 from rfbench.present.report import comparisons, curves, rankings
 from rfbench.present.report.checks import Context
-from rfbench.present.report.closed_forms import (
-    closed_form_note,
-    closed_form_stderr,
-    computed,
-    exact_points,
-    prefer_closed_form,
-)
+from rfbench.present.report.frames import key_columns, plain
 from rfbench.present.report.rows import ResultSet, explain_empty, select
 from rfbench.present.report.verdicts import (
     FAIL,
@@ -107,3 +107,141 @@ def _all_exact(rows: pd.DataFrame, metric: str | None) -> bool:
     mine = rows[rows["metric"] == metric]
     se = pd.to_numeric(mine["stderr"], errors="coerce")
     return bool(len(mine)) and bool((se == 0).all())
+
+
+#: Columns a closed form averages over: null in a closed-form row, they match any value (the
+#: expected MSE of one repetition, of the paper's random stream or ours, is the same number).
+EXPECTED_OVER = frozenset({"rep", "protocol"})
+
+
+def _theory_lookup(rows: pd.DataFrame, theory_metric: str) -> list[tuple[list[int], dict]]:
+    """The ``theory_metric`` rows by their pattern of known key columns (positions → values →
+    value), most specific first; a null :data:`EXPECTED_OVER` column does not distinguish the rows a
+    closed form describes.
+    """
+    keys = [c for c in key_columns(rows) if c != "metric"]
+    theory = rows[rows["metric"] == theory_metric]
+    patterns: dict[tuple[int, ...], dict[tuple[Any, ...], float]] = {}
+    for row, value in zip(
+        theory[keys].itertuples(index=False, name=None), theory["value"], strict=True
+    ):
+        known = tuple(
+            i for i, v in enumerate(row) if plain(v) is not None or keys[i] not in EXPECTED_OVER
+        )
+        patterns.setdefault(known, {})[tuple(plain(row[i]) for i in known)] = float(value)
+    # the most specific pattern first: a closed form at the row's exact point wins
+    return [(list(k), v) for k, v in sorted(patterns.items(), key=lambda kv: -len(kv[0]))]
+
+
+def _theory_values(rows: pd.DataFrame, theory_metric: str) -> dict[tuple[Any, ...], float]:
+    """Point (key columns but ``metric``) of each row → the closed form there (if any)."""
+    lookup = _theory_lookup(rows, theory_metric)
+    out = {}
+    for point in _point_keys(rows):
+        for known, values in lookup:
+            found = values.get(tuple(point[i] for i in known))
+            if found is not None:
+                out[point] = found
+                break
+    return out
+
+
+def _point_keys(rows: pd.DataFrame) -> list[tuple[Any, ...]]:
+    keys = [c for c in key_columns(rows) if c != "metric"]
+    return [tuple(plain(v) for v in row) for row in rows[keys].itertuples(index=False, name=None)]
+
+
+def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> pd.DataFrame:
+    """Rows of ``metric`` with the exact value of ``theory_metric`` at the same point where it
+    exists (standard error 0, resolved; ``closed_form`` says which rows).
+    """
+    if rows.empty or "metric" not in rows.columns:
+        return rows
+    theory = _theory_values(rows, theory_metric)
+    out = rows.copy()
+    out["closed_form"] = False
+    mask = (out["metric"] == metric).to_numpy()
+    idx = [i for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True) if k in theory]
+    if idx:
+        keys = _point_keys(out.loc[idx])
+        out.loc[idx, "value"] = [theory[k] for k in keys]
+        out.loc[idx, "stderr"] = 0.0
+        out.loc[idx, "closed_form"] = True
+        if "resolved" in out.columns:
+            out.loc[idx, "resolved"] = True
+    return out
+
+
+def closed_form_stderr(rows: pd.DataFrame, metric: str, theory_mse: str) -> pd.DataFrame:
+    """Rows of ``metric`` (a bias or mean) with standard error √(theory_mse / n_trials): under the
+    claim that the estimator is unbiased its variance is its MSE.
+    """
+    if rows.empty or "metric" not in rows.columns:
+        return rows
+    theory = _theory_values(rows, theory_mse)
+    out = rows.copy()
+    mask = (out["metric"] == metric).to_numpy()
+    for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True):
+        n = plain(out.at[i, "n_trials"])
+        if k in theory and n:
+            out.at[i, "stderr"] = math.sqrt(theory[k] / float(n))
+    return out
+
+
+def closed_form_note(rows: pd.DataFrame, check: Mapping[str, Any]) -> str:
+    """Which values the check compares: closed forms, closed-form standard errors."""
+    if "theory_metric" in check and "closed_form" in rows.columns:
+        mine = rows[rows["metric"] == check["metric"]]
+        n = int(mine["closed_form"].sum())
+        return (
+            f"by closed form ({check['theory_metric']}) for {n} of {len(mine)} rows, "
+            "empirical values elsewhere"
+        )
+    if "theory_stderr" in check:
+        return f"standard errors from the closed form √({check['theory_stderr']}/n)"
+    return ""
+
+
+#: Relative error metrics: a value at round-off means every draw of the sample is exact.
+RELATIVE_ERRORS = frozenset({"rel_rmse", "rel_mae"})
+#: Largest relative error that is floating-point round-off rather than a random error.
+EXACT_TOL = 1e-10
+
+
+def exact_points(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows of a relative error ``metric`` at a zero-variance point marked resolved, standard error
+    0: at θ = 0 with equal norms every draw equals the kernel (HRF Thm 3.5, CSE Lemma 3.2), so a
+    value at most :data:`EXACT_TOL` with equal ``q05`` and ``q95`` (where given) is exact.
+    """
+    if rows.empty or metric not in RELATIVE_ERRORS or "resolved" not in rows.columns:
+        return rows
+    spread: dict[tuple[Any, ...], list[float]] = {}
+    quantiles = rows[rows["metric"].isin(["q05", "q95"])]
+    for point, value in zip(_point_keys(quantiles), quantiles["value"], strict=True):
+        spread.setdefault(point, []).append(float(value))
+    out = rows.copy()
+    mine = out[(out["metric"] == metric) & (out["value"].abs() <= EXACT_TOL)]
+    exact = []
+    for i, point in zip(mine.index, _point_keys(mine), strict=True):
+        qs = spread.get(point, [])
+        if len(qs) < 2 or max(qs) - min(qs) <= EXACT_TOL * max(abs(q) for q in qs):
+            exact.append(i)
+    if exact:
+        out.loc[exact, "resolved"] = True
+        out.loc[exact, "stderr"] = 0.0
+    return out
+
+
+def computed(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows computed rather than sampled (``n_trials`` 0) with standard error 0 where none is
+    given.
+    """
+    if rows.empty or "n_trials" not in rows.columns:
+        return rows
+    n = pd.to_numeric(rows["n_trials"], errors="coerce")
+    mask = (n == 0) & rows["stderr"].isna()
+    if not mask.any():
+        return rows
+    out = rows.copy()
+    out.loc[mask, "stderr"] = 0.0
+    return out

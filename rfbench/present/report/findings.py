@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from rfbench.compute.text import first_sentence
 from rfbench.present.report.beyond import attention_headline, stabilised_headline
-from rfbench.present.report.readings import HELD
 from rfbench.present.report.verdicts import (
     CONSISTENT,
     DEPENDS,
     DIFFERS,
     DOES_NOT_HOLD,
+    HELD,
     HOLDS,
     ORDERING_CONFIRMED,
     REPLAYED,

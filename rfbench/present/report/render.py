@@ -269,16 +269,6 @@ def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
     return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
 
 
-def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
-    if not errata:
-        return []
-    rows = [
-        [f"`{e.id}`", e.source, e.printed, e.corrected, e.magnitude, e.category] for e in errata
-    ]
-    header = ["id", "where", "printed", "corrected", "magnitude", "category"]
-    return ["### Errata", "", *table(header, rows)]
-
-
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
     """The whole ``REPORT.md`` (links relative to ``out_path``'s folder)."""
     out_dir = out_path.parent
@@ -324,9 +314,14 @@ def render_tables(report: Report) -> str:
         mine = [r for r in report.numbers if r.entry.paper == paper]
         if any(r.verdict != NOT_REPRODUCIBLE for r in mine):
             lines += [f"## {paper}", "", *_numbers(mine, full=True)]
-        errata = [e for e in report.errata if e.paper == paper]
+        errata = [
+            [f"`{e.id}`", e.source, e.printed, e.corrected, e.magnitude, e.category]
+            for e in report.errata
+            if e.paper == paper
+        ]
         if errata:
-            lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
+            header = ["id", "where", "printed", "corrected", "magnitude", "category"]
+            lines += [f"## {paper} errata", "", *table(header, errata)]
     tables = lm_section(report.results_dir) + similarity_section(report.results_dir)
     lines += [DOWNSTREAM, "", *tables] if tables else []  # issue 41: the causal LM's tables
     lines += _not_reproducible(report, full=True)
