@@ -6,20 +6,19 @@ estimator (SM⁺⁺ at large ‖x + y‖) misses the region carrying its second 
 closed form where one exists (HRF Lemma 2.2, Thm 3.1; CSE Thm 3.1).
 
 The rule of each check kind of :data:`rfbench.present.reference.CHECKS` is the function of that
-name in one of :data:`RULE_MODULES` (docs/extending.md#a-report-claim).
+name in :mod:`rfbench.present.report.rules` (docs/extending.md#a-report-claim).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from types import ModuleType
 from typing import Any
 
 import pandas as pd
 
 from rfbench.present.reference import CHECKS, ClaimEntry, ErratumEntry
-from rfbench.present.report import comparisons, curves, rankings
+from rfbench.present.report import rules
 from rfbench.present.report.checks import Context
 from rfbench.present.report.frames import key_columns, plain
 from rfbench.present.report.rows import ResultSet, explain_empty, select
@@ -39,9 +38,6 @@ from rfbench.present.report.verdicts import (
     likely_reason,
 )
 
-#: The modules holding the rules: ``rankings`` (ordering, count), ``comparisons`` (less_than,
-#: equals_within, ratio_at_least), ``curves`` (monotone, limit).
-RULE_MODULES: tuple[ModuleType, ...] = (rankings, comparisons, curves)
 #: Kinds decided by a person, never by a rule.
 NO_RULE = frozenset({"manual"})
 
@@ -49,10 +45,9 @@ NO_RULE = frozenset({"manual"})
 def _rules() -> dict[str, Callable[[Context], Outcome]]:
     out = {}
     for kind in sorted(set(CHECKS) - NO_RULE):
-        found = [getattr(m, kind) for m in RULE_MODULES if callable(getattr(m, kind, None))]
-        if len(found) != 1:
+        out[kind] = getattr(rules, kind, None)
+        if not callable(out[kind]):
             raise ImportError(f"check kind {kind!r} needs exactly one rule function of that name")
-        out[kind] = found[0]
     return out
 
 
