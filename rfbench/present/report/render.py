@@ -1,5 +1,7 @@
 """The markdown of ``REPORT.md`` and ``REPORT-tables.md``: a function of the results and the
-reference data only (no timestamp of its own).
+reference data only (no timestamp of its own). A partial run's report names the figures it checks
+that no result row carries, each with the command that produces it (and the data to fetch when
+``rfbench reproduce`` skipped it).
 """
 
 from __future__ import annotations
@@ -11,20 +13,20 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
 from rfbench.present.report.checks import fmt_num
-from rfbench.present.report.coverage import coverage, missing_figures
 from rfbench.present.report.downstream_lm import lm_section, lm_summary
 from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
 from rfbench.present.report.downstream_similarity import similarity_section
-from rfbench.present.report.findings import findings
 from rfbench.present.report.markdown import natural, rel_path, table
 from rfbench.present.report.numbers import printed_literal
 from rfbench.present.report.reasons import needs
-from rfbench.present.report.summary import method, provenance_line, summary
+from rfbench.present.report.summary import findings, method, provenance_line, summary
 from rfbench.present.report.verdicts import (
     DIFFERS,
+    MANUAL,
     NO_MATCH,
     NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
@@ -267,6 +269,53 @@ def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
     paper = errata[0].paper
     link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{paper} errata')})"
     return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
+
+
+def checked_figures(report: Report) -> list[str]:
+    """The figures with a number or claim the results can decide, in natural order."""
+    results = [*report.numbers, *report.claims]
+    ids = {r.entry.figure for r in results if r.verdict not in (NOT_REPRODUCIBLE, MANUAL)}
+    return sorted(ids - {""}, key=natural)
+
+
+def missing_figures(report: Report) -> list[str]:
+    """The checked figures no result row carries."""
+    present = set(report.figures)
+    return [f for f in checked_figures(report) if f not in present]
+
+
+def config_of(figure: str) -> str:
+    """The config file that produces a paper figure: ``configs/<paper>/<rest>.toml``."""
+    paper, _, rest = figure.partition("-")
+    return f"configs/{paper}/{rest}.toml"
+
+
+def coverage(report: Report) -> list[str]:
+    """The *Not in these results* section: what ran, and each missing figure with the command
+    that produces it; empty when every checked figure is in the results."""
+    missing = missing_figures(report)
+    if not missing:
+        return []
+    checked = checked_figures(report)
+    ran = [f for f in checked if f not in missing]
+    held = f"{len(ran) or 'none'} of the {len(checked)} figures and tables the report checks"
+    held += f" ({', '.join(ran)})" if ran else ""
+    skipped, fixes = skipped_names(report.results_dir), skipped_fixes(report.results_dir)
+    lines = [
+        "## Not in these results",
+        "",
+        f"These results hold {held}. The other {len(missing)} are left out of the tables below "
+        "(the summary counts their numbers and claims as *not run*); `rfbench reproduce` runs "
+        "every config, or one at a time:",
+        "",
+    ]
+    for figure in missing:
+        line = f"- `{figure}`: `rfbench run {config_of(figure)}`"
+        if figure in skipped:
+            data = skipped[figure]
+            line += f" (skipped: {data} is not here; get it with `{fixes.get(data, '')}`)"
+        lines.append(line)
+    return [*lines, ""]
 
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
