@@ -11,8 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from rfbench.compute.text import family_of
-from rfbench.present.report.beyond_attention import at_top, real_data_section
-from rfbench.present.report.beyond_learned import learned_headline
+from rfbench.present.report.beyond_attention import at_top, learned_headline, real_data_section
 from rfbench.present.report.beyond_models import models_headline
 from rfbench.present.report.markdown import load_named, rel_path, table
 from rfbench.present.statistics import projection_budget
