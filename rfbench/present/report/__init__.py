@@ -3,7 +3,8 @@
 
 Modules: ``rows`` and ``frames`` (the results), ``numbers``, ``claims`` and ``verdicts`` (the
 verdicts and readings; ``claims`` finds each check kind's rule in ``rules``, built on ``checks``),
-``reasons``, then the writers ``summary`` (with the findings), ``render``, ``beyond*``.
+``build`` (the report, its measured reasons filled in), then the writers ``summary`` (with the
+findings), ``render``, ``beyond*``.
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown files).
 """
 

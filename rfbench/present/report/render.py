@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
+from rfbench.present.report.build import needs
 from rfbench.present.report.checks import fmt_num
 from rfbench.present.report.downstream_lm import lm_section, lm_summary
 from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
 from rfbench.present.report.downstream_similarity import similarity_section
 from rfbench.present.report.markdown import natural, rel_path, table
 from rfbench.present.report.numbers import printed_literal
-from rfbench.present.report.reasons import needs
 from rfbench.present.report.summary import findings, method, provenance_line, summary
 from rfbench.present.report.verdicts import (
     DIFFERS,
@@ -237,7 +237,7 @@ def _claims(results: list[ClaimResult]) -> list[str]:
 
 def _reasons(report: Report, paper: str) -> list[str]:
     """Each measured root cause of the paper once, with the rows it explains (its numbers are
-    read from the results: :mod:`rfbench.present.report.reasons`)."""
+    read from the results: :mod:`rfbench.present.report.build`)."""
     mine = [r for r in report.reasons if r.key.startswith(f"{paper}-reason-")]
     if not mine:
         return []

@@ -73,7 +73,7 @@ Z_CI = 1.959963984540054
 #: Relative tolerance when neither our value nor the paper's has a standard error: the combined
 #: standard error is taken as REL_TOL/2 · |paper|, so "reproduced" means within REL_TOL.
 REL_TOL = 0.05
-#: Marker a row's detail carries for a measured reason until report.reasons.resolve fills it in.
+#: Marker a row's detail carries for a measured reason until report.build.resolve fills it in.
 MARK = "⟨reason:{}⟩"
 #: Check kinds whose success is reported as "ordering confirmed" rather than "holds".
 ORDER_KINDS = frozenset({"ordering", "count", "monotone", "less_than"})
@@ -177,7 +177,7 @@ def likely_reason(entry: NumberEntry | ClaimEntry, errata: list[ErratumEntry]) -
     and the errata of its figure (typos in the paper)."""
     parts = []
     measured = reason_of(entry.id)
-    if measured is not None:  # filled in from the results by rfbench.present.report.reasons
+    if measured is not None:  # filled in from the results by rfbench.present.report.build
         parts.append(f"measured: {MARK.format(measured.key)}")
         if measured.reading:
             parts.append("reading-dependent (see the reason)")
