@@ -49,6 +49,11 @@ class FilledReason:
         """Whether every number the reason quotes was read from the results."""
         return not self.missing
 
+    @property
+    def needs(self) -> str:
+        """What a reason not measured lacks, e.g. "rows of simrf-table2, simrf-table2-released"."""
+        return "rows of " + ", ".join(self.missing)
+
 
 class MissingValue(LookupError):
     """A reason value the results do not give (the reason prints "n/a")."""
@@ -165,18 +170,13 @@ def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
         if mark in detail:
             if not r.measured:
                 detail = detail.replace(
-                    mark, f"[{key}] not measured (these results lack {needs(r)})"
+                    mark, f"[{key}] not measured (these results lack {r.needs})"
                 )
                 continue
             head = first_sentence(r.text, clause=True, limit=140)
             state = "" if r.established else "cause not established: "
             detail = detail.replace(mark, f"{state}{head} [{key}]")
     return detail
-
-
-def needs(reason: FilledReason) -> str:
-    """What a reason not measured lacks, e.g. "rows of simrf-table2, simrf-table2-released"."""
-    return "rows of " + ", ".join(reason.missing)
 
 
 @dataclass(frozen=True)

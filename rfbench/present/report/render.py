@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
-from rfbench.present.report.build import needs
 from rfbench.present.report.checks import fmt_num
 from rfbench.present.report.downstream_lm import lm_section, lm_summary
 from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
@@ -251,7 +250,7 @@ def _reasons(report: Report, paper: str) -> list[str]:
             "",
         ]
         if not r.measured:
-            lines += [f"Not measured here: these results lack {needs(r)} that it reads.", ""]
+            lines += [f"Not measured here: these results lack {r.needs} that it reads.", ""]
             continue
         lines += [r.text, ""]
         if r.reading:
