@@ -128,15 +128,17 @@ def _theory_lookup(rows: pd.DataFrame, theory_metric: str) -> list[tuple[list[in
     return [(list(k), v) for k, v in sorted(patterns.items(), key=lambda kv: -len(kv[0]))]
 
 
-def _theory_values(rows: pd.DataFrame, theory_metric: str) -> dict[tuple[Any, ...], float]:
-    """Point (key columns but ``metric``) of each row → the closed form there (if any)."""
+def _closed_forms(rows: pd.DataFrame, metric: str, theory_metric: str) -> dict[Any, float]:
+    """Index of each ``metric`` row → the closed form ``theory_metric`` at its point (key columns
+    but ``metric``), where there is one."""
     lookup = _theory_lookup(rows, theory_metric)
+    mine = rows[rows["metric"] == metric]
     out = {}
-    for point in _point_keys(rows):
+    for i, point in zip(mine.index, _point_keys(mine), strict=True):
         for known, values in lookup:
-            found = values.get(tuple(point[i] for i in known))
+            found = values.get(tuple(point[j] for j in known))
             if found is not None:
-                out[point] = found
+                out[i] = found
                 break
     return out
 
@@ -152,14 +154,12 @@ def prefer_closed_form(rows: pd.DataFrame, metric: str, theory_metric: str) -> p
     """
     if rows.empty or "metric" not in rows.columns:
         return rows
-    theory = _theory_values(rows, theory_metric)
+    theory = _closed_forms(rows, metric, theory_metric)
     out = rows.copy()
     out["closed_form"] = False
-    mask = (out["metric"] == metric).to_numpy()
-    idx = [i for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True) if k in theory]
-    if idx:
-        keys = _point_keys(out.loc[idx])
-        out.loc[idx, "value"] = [theory[k] for k in keys]
+    if theory:
+        idx = list(theory)
+        out.loc[idx, "value"] = list(theory.values())
         out.loc[idx, "stderr"] = 0.0
         out.loc[idx, "closed_form"] = True
         if "resolved" in out.columns:
@@ -173,13 +173,11 @@ def closed_form_stderr(rows: pd.DataFrame, metric: str, theory_mse: str) -> pd.D
     """
     if rows.empty or "metric" not in rows.columns:
         return rows
-    theory = _theory_values(rows, theory_mse)
     out = rows.copy()
-    mask = (out["metric"] == metric).to_numpy()
-    for i, k in zip(out.index[mask], _point_keys(out[mask]), strict=True):
+    for i, mse in _closed_forms(rows, metric, theory_mse).items():
         n = plain(out.at[i, "n_trials"])
-        if k in theory and n:
-            out.at[i, "stderr"] = math.sqrt(theory[k] / float(n))
+        if n:
+            out.at[i, "stderr"] = math.sqrt(mse / float(n))
     return out
 
 
