@@ -17,9 +17,8 @@ from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
 from rfbench.present.report.checks import fmt_num
-from rfbench.present.report.downstream_lm import lm_section, lm_summary
 from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
-from rfbench.present.report.downstream_similarity import similarity_section
+from rfbench.present.report.downstream_similarity import lm_section, lm_summary, similarity_section
 from rfbench.present.report.markdown import natural, rel_path, table
 from rfbench.present.report.numbers import printed_literal
 from rfbench.present.report.summary import findings, method, provenance_line, summary
