@@ -18,7 +18,6 @@ from rfbench.compute.experiments.theory.experiment import simrf_fig4
 from rfbench.present import reference
 from rfbench.present.report.beyond import _error_split
 from rfbench.present.report.numbers import family_wise
-from rfbench.present.report.readings import depends_on_reading
 from rfbench.present.report.verdicts import (
     DEPENDS,
     DIFFERS,
@@ -27,6 +26,7 @@ from rfbench.present.report.verdicts import (
     REPLAYED,
     VERIFIED,
     ClaimResult,
+    depends_on_reading,
 )
 
 

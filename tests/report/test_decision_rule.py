@@ -11,8 +11,8 @@ import pytest
 
 from rfbench.present.reference.loader import make_entry
 from rfbench.present.report.claims import evaluate_claim
-from rfbench.present.report.comparisons import equal_within
 from rfbench.present.report.rows import ResultSet
+from rfbench.present.report.rules import equal_within
 from rfbench.present.report.verdicts import (
     CONSISTENT,
     DOES_NOT_HOLD,

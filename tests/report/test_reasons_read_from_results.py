@@ -15,8 +15,8 @@ import pytest
 
 from rfbench.present import reference
 from rfbench.present.reference import PLACEHOLDER, NumberEntry
+from rfbench.present.report.build import MissingValue, fill, value_of
 from rfbench.present.report.numbers import evaluate_number
-from rfbench.present.report.reasons import MissingValue, fill, value_of
 from rfbench.present.report.rows import ResultSet, load_folder
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"

@@ -47,7 +47,7 @@ def test_the_family_wise_correction_decides_each_row(committed_report) -> None: 
 
 
 def test_findings_give_each_claim_the_verdict_word_of_its_row(committed_report) -> None:  # type: ignore[no-untyped-def]
-    from rfbench.present.report.findings import findings
+    from rfbench.present.report.summary import findings
 
     text = "\n".join(findings(committed_report))
     verdicts = {r.entry.id: r.verdict for r in committed_report.claims}

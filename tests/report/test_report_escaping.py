@@ -11,7 +11,7 @@ import pandas as pd
 
 import rfbench.compute.experiments.attention.experiment  # noqa: F401 (its metric names)
 from rfbench.compute.results import make_provenance, write_results
-from rfbench.present.report.beyond_learned import NAME
+from rfbench.present.report.beyond_attention import LEARNED as NAME
 from rfbench.present.report.build import write_report
 from rfbench.present.report.markdown import escape_frame, escape_markup
 

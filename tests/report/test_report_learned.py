@@ -13,7 +13,8 @@ from rfbench.compute.results import make_provenance, write_results
 from rfbench.present.attention_stats import median_ci_text
 from rfbench.present.plots import FIGURES, list_figures
 from rfbench.present.plots.draw import draw_figure
-from rfbench.present.report.beyond_learned import NAME, learned_part, learned_section
+from rfbench.present.report.beyond_attention import LEARNED as NAME
+from rfbench.present.report.beyond_attention import learned_part, learned_section
 
 HEADS = [(layer, head) for layer in range(2) for head in range(6)]
 

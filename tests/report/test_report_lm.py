@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rfbench.present.report import downstream_lm
-from rfbench.present.report.downstream_lm import lm_section, lm_summary
+from rfbench.present.report import downstream_similarity as downstream_lm
+from rfbench.present.report.downstream_similarity import lm_section, lm_summary
 
 
 def lm_rows(seed: int = 0) -> pd.DataFrame:

@@ -13,8 +13,12 @@ import pytest
 
 from rfbench.compute.skipped import record_skipped
 from rfbench.present.report import build_report, write_report
-from rfbench.present.report.coverage import checked_figures, config_of
-from rfbench.present.report.render import _number_section, render_markdown
+from rfbench.present.report.render import (
+    _number_section,
+    checked_figures,
+    config_of,
+    render_markdown,
+)
 from rfbench.present.report.verdicts import DIFFERS
 
 ROOT = Path(__file__).resolve().parents[2]

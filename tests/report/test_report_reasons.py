@@ -12,7 +12,7 @@ import rfbench.compute.experiments.qmc  # noqa: F401  (registers the metric mse_
 from rfbench.compute.results import load_provenance, load_results, write_results
 from rfbench.present import reference
 from rfbench.present.report import build_report
-from rfbench.present.report.reasons import fill_text
+from rfbench.present.report.build import fill_text
 from rfbench.present.report.render import render_markdown
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"

@@ -1,10 +1,10 @@
 """``rfbench report``: the papers' published numbers and claims next to ours, with verdicts
 (docs/architecture.md#the-report-verdicts-and-reasons).
 
-Modules: ``rows`` and ``frames`` (the results), ``numbers``, ``claims`` and ``readings`` (the
-verdicts; ``claims`` finds each check kind's rule in ``rankings``, ``comparisons`` or ``curves``,
-which share ``checks``), ``reasons``, then the writers ``findings``, ``summary``, ``render``,
-``beyond*``.
+Modules: ``rows`` and ``frames`` (the results), ``numbers``, ``claims`` and ``verdicts`` (the
+verdicts and readings; ``claims`` finds each check kind's rule in ``rules``, built on ``checks``),
+``build`` (the report, its measured reasons filled in), then the writers ``summary`` (with the
+findings), ``render``, ``beyond*``.
 API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdown files).
 """
 

@@ -11,13 +11,18 @@ from pathlib import Path
 import pandas as pd
 
 from rfbench.compute.text import family_of
-from rfbench.present.report.beyond_attention import at_top, real_data_section
-from rfbench.present.report.beyond_learned import learned_headline
+from rfbench.present.report.beyond_attention import (
+    ATTENTION,
+    NYSTROM,
+    at_top,
+    learned_headline,
+    real_data_section,
+)
 from rfbench.present.report.beyond_models import models_headline
 from rfbench.present.report.markdown import load_named, rel_path, table
 from rfbench.present.statistics import projection_budget
 
-PRECISION, COST, ATTENTION = "beyond-precision", "beyond-cost", "beyond-attention"
+PRECISION, COST = "beyond-precision", "beyond-cost"
 DTYPES = ("float32", "float16", "bfloat16")
 FORMS = ("naive", "stabilised", "logspace")
 
@@ -317,7 +322,7 @@ def _landmarks(results_dir: Path) -> list[str]:
     """Where the Nyström rows' landmarks come from (the rows carry no fit of their own to say
     it): the very points they are scored on."""
     found = []
-    for name in ("beyond-nystrom", ATTENTION):
+    for name in (NYSTROM, ATTENTION):
         df = load_named(results_dir, name)
         if df is not None and not df.empty:
             names = [str(e) for e in df["estimator"].dropna().unique()]

@@ -300,14 +300,6 @@ def worst(a: str, b: str) -> str:
     return a if _RANK[a] >= _RANK[b] else b
 
 
-def empty_side(picks: Mapping[str, Picked]) -> Outcome | None:
-    """The first side that picked no rows, as an outcome (None if all have rows)."""
-    for name, p in picks.items():
-        if not p.ok:
-            return Outcome(p.verdict, f"{name}: {p.detail}")
-    return None
-
-
 def point_columns(pts: pd.DataFrame) -> list[str]:
     """The columns telling apart the aligned points of a group."""
     return [c for c in varying(pts) if ":" not in c]
@@ -321,10 +313,11 @@ def point_where(group: str, cols: list[str], pt: pd.Series) -> str:
 def aligned(
     ctx: Context, picks: Mapping[str, Picked]
 ) -> tuple[list[tuple[str, pd.DataFrame]], Missing, Outcome | None]:
-    """Per ``for_each`` group: the aligned points of all sides, or why a group has none."""
-    bad = empty_side(picks)
-    if bad is not None:
-        return [], [], bad
+    """Per ``for_each`` group: the aligned points of all sides, or why a group has none (the
+    first side that picked no rows: why there are none at all)."""
+    for name, p in picks.items():
+        if not p.ok:
+            return [], [], Outcome(p.verdict, f"{name}: {p.detail}")
     out, missing = [], []
     for key, frames in grouped({n: p.rows for n, p in picks.items()}, ctx.for_each):
         where = fmt_key(key, nulls=True)

@@ -1,9 +1,11 @@
-"""The encoders' part of the report's "Does it matter downstream?" section: agreement with human
-document similarity after the swap (``rfbench similarity``, configs/beyond/similarity.toml;
-docs/experiments.md#similarity), read from the rows.
+"""The report's "Does it matter downstream?" section, read from the rows: the causal language
+model's subsection (``configs/beyond/lm.toml``, docs/experiments.md#language-model: perplexity after
+the swap in every layer and in one layer at a time, and passkey recall, exact and uniform as the
+two ends), then the encoders' (agreement with human document similarity after the swap,
+``rfbench similarity``, configs/beyond/similarity.toml; docs/experiments.md#similarity).
 
-:func:`similarity_subsection` is the subsection (a ``###`` heading); the report's renderer puts it
-under the section's ``##`` heading (``HEADING``), after the causal language model's subsection.
+:func:`lm_section` and :func:`similarity_subsection` are the subsections (a ``###`` heading); the
+report's renderer puts them under the section's ``##`` heading (``HEADING``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rfbench.present.report.markdown import load_named, table
 
-#: the result file of configs/beyond/similarity.toml
-RESULT = "beyond-similarity"
+#: the result files of configs/beyond/similarity.toml and configs/beyond/lm.toml
+RESULT, LM = "beyond-similarity", "beyond-lm"
 #: the section's heading (shared with the language model's subsection)
 HEADING = "## Does it matter downstream?"
 ENDS = ("exact", "uniform")
@@ -161,3 +164,223 @@ def similarity_section(results_dir: Path, brief: bool = False) -> list[str]:
     """:func:`similarity_subsection` of the result in ``results_dir`` ([] when absent)."""
     df = load_named(results_dir, RESULT)
     return similarity_subsection(df, brief) if df is not None else []
+
+
+def _pm(value: float, se: float | None, digits: int = 3) -> str:
+    if not np.isfinite(value):
+        return "not finite"
+    text = f"{value:.{digits}g}"
+    if se is not None and np.isfinite(se) and se > 0:
+        text += f" ± {se:.2g}"
+    return text
+
+
+def _lm_rows(df: pd.DataFrame, kind: str, metric: str, every: bool = True) -> pd.DataFrame:
+    sel = (df["kind"] == kind) & (df["metric"] == metric)
+    if kind == "perplexity":
+        sel &= df["layer"].isna() if every else df["layer"].notna()
+    return df[sel]
+
+
+def _value(rows: pd.DataFrame, name: str) -> tuple[float, float | None]:
+    part = rows[rows["estimator"] == name]
+    if part.empty:
+        return float("nan"), None
+    se = part["stderr"].iloc[0]
+    return float(part["value"].iloc[0]), None if pd.isna(se) else float(se)
+
+
+def _every_layer(df: pd.DataFrame) -> list[str]:
+    ratio = _lm_rows(df, "perplexity", "ppl_ratio")
+    gap = _lm_rows(df, "perplexity", "gap_recovered")
+    ppl = _lm_rows(df, "perplexity", "perplexity")
+    exact, _ = _value(ppl, "exact")
+    uniform, _ = _value(ppl, "uniform")
+    tokens, seqs = int(ppl["tokens"].iloc[0]), int(ppl["sequences"].iloc[0])
+    budgets = sorted(ratio["budget"].dropna().astype(int).unique())
+    top = budgets[-1] if budgets else None
+    skipped = _lm_rows(df, "perplexity", "skipped")
+    methods = [e for e in dict.fromkeys([*ratio["estimator"], *skipped["estimator"]])
+               if e not in ENDS]  # fmt: skip
+    header = ["method", *(f"ppl / exact, F = {f}" for f in budgets), f"gap recovered, F = {top}"]
+    body = []
+    for name in methods:
+        cells: list[object] = [f"`{name}`"]
+        for f in budgets:
+            cells.append(_pm(*_value(ratio[ratio["budget"] == f], name)))
+        cells.append(_pm(*_value(gap[gap["budget"] == top], name), digits=2))
+        body.append(cells)
+    lines = [
+        f"Exact attention's perplexity on {seqs * tokens} tokens of the held-out text "
+        f"({ppl['text'].iloc[0]}): **{exact:.3g}**; uniform attention (the running mean of the "
+        f"values) in every layer: {uniform:.4g} ({uniform / exact:.3g}× exact). Each method in "
+        "every layer, perplexity as a multiple of exact (± standard error over draws for random "
+        "methods), and the share of the gap from uniform to exact it recovers "
+        "((L_uniform − L)/(L_uniform − L_exact) on the mean loss L; 1 = exact, 0 = uniform, "
+        "below 0 = worse than uniform):",
+        "",
+        *table(header, body),
+    ]
+    at = ratio[ratio["budget"] == top]
+    finite = at[np.isfinite(at["value"].astype(float)) & ~at["estimator"].isin(["top-k"])]
+    if not finite.empty:
+        gap = np.abs(np.log(finite["value"].astype(float)))  # closest to 1 on a log scale
+        best = finite.loc[gap.idxmin()]
+        maps = finite[~finite["estimator"].str.startswith("window")]
+        reading = (
+            f"At F = {top} the closest to exact short of the top-k oracle is `{best['estimator']}` "
+            f"({float(best['value']):.3g}× exact)"
+        )
+        if not maps.empty:
+            good = maps.loc[np.abs(np.log(maps["value"].astype(float))).idxmin()]
+            reading += (
+                f"; the best feature map alone is `{good['estimator']}` "
+                f"({float(good['value']):.3g}×)"
+            )
+        broken = at[~np.isfinite(at["value"].astype(float))]["estimator"].tolist()
+        if broken:
+            reading += "; non-finite outputs: " + ", ".join(f"`{e}`" for e in broken)
+        lines += [reading + ".", ""]
+    if not skipped.empty:
+        where = "; ".join(
+            f"`{name}` at F = {', '.join(str(int(f)) for f in part['budget'])}"
+            for name, part in skipped.groupby("estimator", sort=False)
+        )
+        lines += [f"No finite pass (the outputs turned NaN in every draw; the normaliser of a "
+                  f"map with non-negative features can vanish): {where}.", ""]  # fmt: skip
+    return lines
+
+
+def _one_layer(df: pd.DataFrame) -> list[str]:
+    ratio = _lm_rows(df, "perplexity", "ppl_ratio", every=False)
+    if ratio.empty:
+        return []
+    gap = _lm_rows(df, "perplexity", "gap_recovered", every=False)
+    layers = sorted(ratio["layer"].astype(int).unique())
+    budget = ratio["budget"].dropna()
+    at = f" (F = {int(budget.iloc[0])})" if not budget.empty else ""
+    body = []
+    for name, part in ratio.groupby("estimator", sort=False):
+        vals = part.set_index(part["layer"].astype(int))["value"].astype(float)
+        worst = int(vals.idxmax())
+        share = gap[(gap["estimator"] == name)]["value"].astype(float)
+        body.append([f"`{name}`", f"{vals.median():.3g}", f"{vals.max():.3g} (layer {worst})",
+                     f"{share.median():.2g}" if name != "uniform" else "0"])  # fmt: skip
+    return [
+        f"One layer swapped at a time{at}, the others exact ({len(layers)} layers: "
+        f"{', '.join(map(str, layers))}): perplexity / exact over the layers, and the median "
+        "share of that layer's uniform-to-exact gap recovered:",
+        "",
+        *table(["method", "median ppl / exact", "worst layer", "median gap recovered"], body),
+    ]
+
+
+def _heads(df: pd.DataFrame) -> list[str]:
+    rows = df[(df["kind"] == "heads") & (df["metric"] == "out_rel_frob")]
+    if rows.empty:
+        return []
+    top = int(rows["budget"].max())
+    at = rows[rows["budget"] == top]
+    layers = sorted(at["layer"].astype(int).unique())
+    body = []
+    for name, part in at.groupby("estimator", sort=False):
+        beats = part["beats_uniform"].astype(bool) if "beats_uniform" in part else None
+        share = f"{beats.mean():.0%}" if beats is not None else "—"
+        body.append([f"`{name}`", f"{part['value'].astype(float).median():.3g}", share])
+    n = at.groupby("estimator").size().max()
+    return [
+        f"The same methods head by head (the attention study's rows, causal; layers "
+        f"{', '.join(map(str, layers))}, {n} query heads, F = {top}): the median output error "
+        "‖Ô − O‖_F/‖O‖_F and the share of heads where it beats uniform attention (one-sided z > "
+        "2 over the draws, uncorrected):",
+        "",
+        *table(["method", "median output error", "beats uniform"], body),
+    ]
+
+
+def _passkey(df: pd.DataFrame) -> list[str]:
+    whole = _lm_rows(df, "passkey", "passkey_recall")
+    tokens = _lm_rows(df, "passkey", "passkey_token_accuracy")
+    if whole.empty:
+        return []
+    lengths = sorted(whole["tokens"].astype(int).unique())
+    budget = whole["budget"].dropna()
+    at = f"F = {int(budget.iloc[0])}" if not budget.empty else ""
+    body = []
+    for name in dict.fromkeys(whole["estimator"]):
+        cells: list[object] = [f"`{name}`"]
+        for length in lengths:
+            w, _ = _value(whole[whole["tokens"] == length], name)
+            t, se = _value(tokens[tokens["tokens"] == length], name)
+            cells.append(f"{w:.0%} ({_pm(t, se, 2)})")
+        body.append(cells)
+    trials = int(whole["n_trials"].max())
+    return [
+        f"Passkey recall ({trials} seeded prompts per length, methods at {at}, in every layer): "
+        "the share of prompts whose every answer token is the model's most likely next token "
+        "(teacher-forced), and in brackets the share of answer tokens:",
+        "",
+        *table(["method", *(f"{n} tokens" for n in lengths)], body),
+    ]
+
+
+def lm_section(results_dir: Path) -> list[str]:
+    """The LM subsection's Markdown lines ([] when configs/beyond/lm.toml has not run)."""
+    df = load_named(results_dir, LM)
+    if df is None or df.empty or not _lm_rows(df, "perplexity", "perplexity").shape[0]:
+        return []
+    model = str(df["dataset"].dropna().iloc[0])
+    return [
+        f"### A causal language model: {model} (`configs/beyond/lm.toml`)",
+        "",
+        "Every method of the attention study swapped into a causal LM's softmax attention "
+        "(grouped-query heads: one key-side map per key/value head serves its query heads; "
+        "window methods keep 4 attention sinks among their keys). Figure: `beyond-lm`.",
+        "",
+        *_every_layer(df),
+        *_one_layer(df),
+        *_passkey(df),
+        *_heads(df),
+    ]
+
+
+def lm_summary(results_dir: Path) -> list[str]:
+    """One paragraph of the LM's headline numbers for REPORT.md (its tables: :func:`lm_section`,
+    in REPORT-tables.md); [] when configs/beyond/lm.toml has not run."""
+    df = load_named(results_dir, LM)
+    if df is None or df.empty:
+        return []
+    ppl = _lm_rows(df, "perplexity", "perplexity")
+    ratio = _lm_rows(df, "perplexity", "ppl_ratio")
+    recall = _lm_rows(df, "passkey", "passkey_recall")
+    if ppl.empty:
+        return []
+    exact, _ = _value(ppl, "exact")
+    top = ratio["budget"].max()
+    at = ratio[ratio["budget"] == top]
+
+    def times(name: str) -> str:
+        value, _ = _value(ratio if name == "uniform" else at, name)
+        return f"`{name}` {value:.3g}×" if np.isfinite(value) else f"`{name}` not finite"
+
+    maps = [e for e in dict.fromkeys(at["estimator"])
+            if not e.startswith("window") and e != "top-k"]  # fmt: skip
+    spread = at[at["estimator"].isin(maps)]["value"].astype(float)
+    kept = sorted(recall[recall["value"] > 0]["estimator"].unique()) if not recall.empty else []
+    text = (
+        f"{df['dataset'].dropna().iloc[0]} (`configs/beyond/lm.toml`): exact "
+        f"perplexity {exact:.3g} on the held-out text; with each method in every layer at "
+        f"F = {int(top)}, perplexity / exact is {times('uniform')}, "
+        f"{times('window')}, {times('top-k')}, the feature maps "
+        f"{spread.min():.3g}–{spread.max():.3g}×"
+    )
+    if not recall.empty:
+        text += "; passkey recall survives only with " + (
+            ", ".join(f"`{e}`" for e in kept) if kept else "none"
+        )
+    return [
+        "### A causal language model: perplexity and recall (`rfbench lm`)",
+        "",
+        text + ". Tables: [REPORT-tables.md](REPORT-tables.md#does-it-matter-downstream).",
+        "",
+    ]

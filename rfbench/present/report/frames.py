@@ -96,16 +96,9 @@ def varies_within(df: pd.DataFrame, by: list[str], columns: list[str]) -> list[s
     """The ``columns`` that take more than one value (null counts as one) among the rows sharing a
     value of ``by``.
     """
-    if not len(df):
-        return []
     _, ids = _group_ids(df, by)
-    out = []
-    for c in columns:
-        codes, _ = pd.factorize(df[c].astype(object).map(plain), use_na_sentinel=False)
-        pairs = np.unique(np.stack([ids, codes]), axis=1)
-        if len(pairs[0]) > len(np.unique(ids)):
-            out.append(c)
-    return out
+    n = len(set(ids))
+    return [c for c in columns if len(set(zip(ids, map(plain, df[c]), strict=True))) > n]
 
 
 def split_at(df: pd.DataFrame, along: str) -> list[str]:
@@ -137,14 +130,22 @@ def needed(df: pd.DataFrame) -> float:
     return float(np.nanmax(vals)) if np.isfinite(vals).any() else math.nan
 
 
-def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool) -> pd.Series:
-    """A reduced row is resolved if every row it merges is, or (a ``pooled`` mean or sum: one
-    statistic of all their draws) when Σ n_trials ≥ the largest ``n_needed``.
+def _reduce(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
+    """One row for the group ``g``: ``at`` the min/max of ``param`` that row as it is; else the
+    row of the min/max value, or the sum or mean of the values, resolved if every row it merges
+    is, or (a pooled mean or sum: one statistic of all their draws) when Σ n_trials ≥ the largest
+    ``n_needed``.
     """
+    if at:
+        pos = g[param].to_numpy(dtype=float, na_value=np.nan)
+        if np.isnan(pos).all():
+            return g.iloc[0].copy()
+        return g.iloc[int(np.nanargmin(pos) if how == "min" else np.nanargmax(pos))].copy()
+    row = _combine(g, how)
     if "resolved" in g.columns:
         ok = bool(is_resolved(g).all())
         need = needed(g)
-        if not ok and pooled and math.isfinite(need) and "n_trials" in g.columns:
+        if not ok and how in ("mean", "sum") and math.isfinite(need) and "n_trials" in g.columns:
             ok = float(pd.to_numeric(g["n_trials"], errors="coerce").fillna(0).sum()) >= need
         row["resolved"] = ok
     if "n_needed" in g.columns:
@@ -152,27 +153,15 @@ def _with_resolution(row: pd.Series, g: pd.DataFrame, pooled: bool) -> pd.Series
     return row
 
 
-def _reduce(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
-    row = _reduce_values(g, how, at, param)
-    return row if at else _with_resolution(row, g, pooled=how in ("mean", "sum"))
-
-
-def _reduce_values(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
+def _combine(g: pd.DataFrame, how: str) -> pd.Series:
     values = g["value"].to_numpy(dtype=float)
     ses = g["stderr"].to_numpy(dtype=float, na_value=np.nan)
-    if at:
-        pos = g[param].to_numpy(dtype=float, na_value=np.nan)
-        if np.isnan(pos).all():
-            return g.iloc[0].copy()
-        i = int(np.nanargmin(pos) if how == "min" else np.nanargmax(pos))
-        return g.iloc[i].copy()
     row = g.iloc[0].copy()
     if how in ("min", "max"):
         if np.isnan(values).all():
             row["value"] = math.nan
             return row
-        i = int(np.nanargmin(values) if how == "min" else np.nanargmax(values))
-        return g.iloc[i].copy()
+        return g.iloc[int(np.nanargmin(values) if how == "min" else np.nanargmax(values))].copy()
     k = len(values)
     row["n_trials"] = int(g["n_trials"].sum())
     for col in SEQUENTIAL_COLUMNS:  # one row's interval does not describe a sum or mean of rows
@@ -284,12 +273,9 @@ def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         small = df[[*cols, "value", "stderr"]].rename(
             columns={"value": f"value:{name}", "stderr": f"stderr:{name}"}
         )
-        needs = (
-            df["n_needed"].to_numpy(dtype=float, na_value=np.nan)
-            if "n_needed" in df.columns
-            else np.full(len(df), np.nan)
-        )
-        small = small.assign(**{f"resolved:{name}": is_resolved(df), f"n_needed:{name}": needs})
+        needs = df["n_needed"] if "n_needed" in df.columns else pd.Series(np.nan, index=df.index)
+        small[f"resolved:{name}"] = is_resolved(df)
+        small[f"n_needed:{name}"] = needs.to_numpy(dtype=float, na_value=np.nan)
         # sequentially drawn rows (stop = resolved): the anytime-valid interval of the declared
         # comparison (versus minus this side), read by checks.sequential_status
         for col in ("stop", "versus", "diff_low", "diff_high"):

@@ -1,5 +1,7 @@
 """The markdown of ``REPORT.md`` and ``REPORT-tables.md``: a function of the results and the
-reference data only (no timestamp of its own).
+reference data only (no timestamp of its own). A partial run's report names the figures it checks
+that no result row carries, each with the command that produces it (and the data to fetch when
+``rfbench reproduce`` skipped it).
 """
 
 from __future__ import annotations
@@ -11,20 +13,18 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rfbench.compute.skipped import skipped_fixes, skipped_names
 from rfbench.present import reference
 from rfbench.present.report.beyond import beyond_section
 from rfbench.present.report.checks import fmt_num
-from rfbench.present.report.coverage import coverage, missing_figures
-from rfbench.present.report.downstream_lm import lm_section, lm_summary
 from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
-from rfbench.present.report.downstream_similarity import similarity_section
-from rfbench.present.report.findings import findings
+from rfbench.present.report.downstream_similarity import lm_section, lm_summary, similarity_section
 from rfbench.present.report.markdown import natural, rel_path, table
 from rfbench.present.report.numbers import printed_literal
-from rfbench.present.report.reasons import needs
-from rfbench.present.report.summary import method, provenance_line, summary
+from rfbench.present.report.summary import findings, method, provenance_line, summary
 from rfbench.present.report.verdicts import (
     DIFFERS,
+    MANUAL,
     NO_MATCH,
     NOT_COMPARABLE,
     NOT_REPRODUCIBLE,
@@ -235,7 +235,7 @@ def _claims(results: list[ClaimResult]) -> list[str]:
 
 def _reasons(report: Report, paper: str) -> list[str]:
     """Each measured root cause of the paper once, with the rows it explains (its numbers are
-    read from the results: :mod:`rfbench.present.report.reasons`)."""
+    read from the results: :mod:`rfbench.present.report.build`)."""
     mine = [r for r in report.reasons if r.key.startswith(f"{paper}-reason-")]
     if not mine:
         return []
@@ -249,7 +249,7 @@ def _reasons(report: Report, paper: str) -> list[str]:
             "",
         ]
         if not r.measured:
-            lines += [f"Not measured here: these results lack {needs(r)} that it reads.", ""]
+            lines += [f"Not measured here: these results lack {r.needs} that it reads.", ""]
             continue
         lines += [r.text, ""]
         if r.reading:
@@ -269,14 +269,51 @@ def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
     return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
 
 
-def _errata(errata: list[reference.ErratumEntry]) -> list[str]:
-    if not errata:
+def checked_figures(report: Report) -> list[str]:
+    """The figures with a number or claim the results can decide, in natural order."""
+    results = [*report.numbers, *report.claims]
+    ids = {r.entry.figure for r in results if r.verdict not in (NOT_REPRODUCIBLE, MANUAL)}
+    return sorted(ids - {""}, key=natural)
+
+
+def missing_figures(report: Report) -> list[str]:
+    """The checked figures no result row carries."""
+    present = set(report.figures)
+    return [f for f in checked_figures(report) if f not in present]
+
+
+def config_of(figure: str) -> str:
+    """The config file that produces a paper figure: ``configs/<paper>/<rest>.toml``."""
+    paper, _, rest = figure.partition("-")
+    return f"configs/{paper}/{rest}.toml"
+
+
+def coverage(report: Report) -> list[str]:
+    """The *Not in these results* section: what ran, and each missing figure with the command
+    that produces it; empty when every checked figure is in the results."""
+    missing = missing_figures(report)
+    if not missing:
         return []
-    rows = [
-        [f"`{e.id}`", e.source, e.printed, e.corrected, e.magnitude, e.category] for e in errata
+    checked = checked_figures(report)
+    ran = [f for f in checked if f not in missing]
+    held = f"{len(ran) or 'none'} of the {len(checked)} figures and tables the report checks"
+    held += f" ({', '.join(ran)})" if ran else ""
+    skipped, fixes = skipped_names(report.results_dir), skipped_fixes(report.results_dir)
+    lines = [
+        "## Not in these results",
+        "",
+        f"These results hold {held}. The other {len(missing)} are left out of the tables below "
+        "(the summary counts their numbers and claims as *not run*); `rfbench reproduce` runs "
+        "every config, or one at a time:",
+        "",
     ]
-    header = ["id", "where", "printed", "corrected", "magnitude", "category"]
-    return ["### Errata", "", *table(header, rows)]
+    for figure in missing:
+        line = f"- `{figure}`: `rfbench run {config_of(figure)}`"
+        if figure in skipped:
+            data = skipped[figure]
+            line += f" (skipped: {data} is not here; get it with `{fixes.get(data, '')}`)"
+        lines.append(line)
+    return [*lines, ""]
 
 
 def render_markdown(report: Report, out_path: Path, fig_dir: Path) -> str:
@@ -324,9 +361,14 @@ def render_tables(report: Report) -> str:
         mine = [r for r in report.numbers if r.entry.paper == paper]
         if any(r.verdict != NOT_REPRODUCIBLE for r in mine):
             lines += [f"## {paper}", "", *_numbers(mine, full=True)]
-        errata = [e for e in report.errata if e.paper == paper]
+        errata = [
+            [f"`{e.id}`", e.source, e.printed, e.corrected, e.magnitude, e.category]
+            for e in report.errata
+            if e.paper == paper
+        ]
         if errata:
-            lines += [f"## {paper} errata", "", *_errata(errata)[2:]]
+            header = ["id", "where", "printed", "corrected", "magnitude", "category"]
+            lines += [f"## {paper} errata", "", *table(header, errata)]
     tables = lm_section(report.results_dir) + similarity_section(report.results_dir)
     lines += [DOWNSTREAM, "", *tables] if tables else []  # issue 41: the causal LM's tables
     lines += _not_reproducible(report, full=True)
