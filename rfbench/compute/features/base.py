@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from rfbench.compute.checks import positive_int
 from rfbench.compute.features.component import Component
 from rfbench.compute.features.maps import (
     EstimateRangeError,
@@ -31,7 +32,7 @@ from rfbench.compute.features.projections import (
     check_inputs,
     full_projections,
 )
-from rfbench.compute.kernels import kernel_alpha
+from rfbench.compute.kernels import check_kernel, kernel_alpha
 
 #: the data a data-dependent draw is fitted to: (queries X, keys Y)
 Fit = tuple[np.ndarray, np.ndarray]
@@ -46,6 +47,7 @@ __all__ = [
     "Draw",
     "EstimateRangeError",
     "Estimator",
+    "FamilyEstimator",
     "Features",
     "Fit",
     "Parts",
@@ -283,6 +285,44 @@ class Estimator(ABC):
     def fit_code(self) -> str:
         """A digest of the code :meth:`fit_state` runs (and its options): a cache key part."""
         raise NotImplementedError(f"{self.name} has no separate data fit")
+
+
+class FamilyEstimator(Estimator):
+    """An estimator that is not ``component@weights`` but registered by its ``family``
+    (``HybridEntry.of(cls)``): it checks its kernel and m, takes no λ projections n unless it says
+    otherwise, and is named by its family."""
+
+    family: str = ""
+    paper: str = ""
+    description: str = ""
+    #: what m counts, in its error message
+    m_counts: str = "projections"
+
+    def __init__(
+        self,
+        kernel: str = "softmax",
+        m: int = 128,
+        n: int | None = None,
+        weights: WeightsSampler | None = None,
+    ) -> None:
+        check_kernel(self.family, kernel)
+        if n is not None:
+            raise ValueError(f"{self.family} has no λ projections: no n")
+        self.kernel, self.m = kernel, positive_int(f"m ({self.m_counts})", m)
+        self.name = self.family
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m})"
+
+    def _check_sample(self, d: int, draws: int, fit: Fit | None, frame: int | None, why: str):
+        """d and draws are positive, a data-dependent draw has its ``fit`` and no frame is asked
+        for (``why``: the reason, in the message)."""
+        positive_int("d", d)
+        positive_int("draws", draws)
+        if fit is None and self.data_dependent:
+            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
+        if frame is not None and frame < d:
+            raise ValueError(f"{self.name} {why}: no frames")
 
 
 def whole_maps(est: Estimator, draw: Draw, X: np.ndarray, Y: np.ndarray) -> list[Block]:

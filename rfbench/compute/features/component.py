@@ -119,17 +119,14 @@ class Component(ABC):
         log_mag, factor, row_log = self.log_terms(proj, X, side, params)
         a = proj.quadrature_weights()[:, None, :, None]
         signed = side == "key" and np.any(a < 0)
-        if log_mag is None:  # bounded features: no exponentials, no shift needed
-            if proj.weights is None:  # 1/M: carried by the row scale, no pass over the values
-                values = factor.reshape(factor.shape[0], factor.shape[1], -1)
-                row_log = row_log - 0.5 * np.log(proj.count)
-            else:
-                weight = np.sqrt(np.abs(a)) * (np.sign(a) if signed else 1.0)
-                values = (factor * weight).reshape(factor.shape[0], factor.shape[1], -1)
-            return Features(values, np.broadcast_to(row_log, values.shape[:2]).astype(float))
         if proj.weights is None:  # Monte Carlo 1/M: a constant, carried by the row scale
             row_log = row_log - 0.5 * np.log(proj.count)
-        else:
+        if log_mag is None:  # bounded features: no exponentials, no shift needed
+            if proj.weights is not None:
+                factor = factor * (np.sqrt(np.abs(a)) * (np.sign(a) if signed else 1.0))
+            values = factor.reshape(factor.shape[0], factor.shape[1], -1)
+            return Features(values, np.broadcast_to(row_log, values.shape[:2]).astype(float))
+        if proj.weights is not None:
             with np.errstate(divide="ignore"):
                 log_mag = log_mag + 0.5 * np.log(np.abs(a))
         if signed:

@@ -203,7 +203,7 @@ class _DenseExponential(Component):
     data_dependent = True
     rotation_invariant = False
 
-    ridge: float | None = None  # relative ridge of singular statistics (ADERF, SADERF only)
+    ridge: float | None = None  # relative ridge of singular statistics (:class:`_Ridged`)
     #: the closed-form fit of the mechanism: fitter(X, Y, d) or, with a ridge, (X, Y, d, ridge)
     fitter: Any = None
 
@@ -285,19 +285,23 @@ class GERF(_DenseExponential):
         return 0
 
 
+class _Ridged(_DenseExponential):
+    """An asymmetric mechanism whose fit takes the option ``ridge`` (ADERF, SADERF)."""
+
+    symmetric = False
+
+    def __init__(self, ridge: float | None = None) -> None:
+        self.ridge = ridge
+
+
 @register_component
-class ADERF(_DenseExponential):
+class ADERF(_Ridged):
     """Asymmetric DERF (DERF Theorem 4.2): scalar A, dense B^(1) ≠ B^(2), C^(k)."""
 
     name = "aderf"
     description = "asymmetric dense-exponential RFs (scalar A, dense B1 != B2)"
     paper = "DERF Thm 4.2"
-    symmetric = False
-
     fitter = staticmethod(fit_aderf)
-
-    def __init__(self, ridge: float | None = None) -> None:
-        self.ridge = ridge
 
 
 @register_component
@@ -311,15 +315,10 @@ class SDERF(_DenseExponential):
 
 
 @register_component
-class SADERF(_DenseExponential):
+class SADERF(_Ridged):
     """Simplified ADERF (DERF Sec. 4.3, eq. 13): GERF on Ψx and Ψ⁻¹y, Ψ diagonal, O(Ld)."""
 
     name = "saderf"
     description = "simplified asymmetric DERF: GERF on diag-rescaled inputs (FAVOR# GLUE)"
     paper = "DERF Sec. 4.3, eq. 12-13"
-    symmetric = False
-
     fitter = staticmethod(fit_saderf)
-
-    def __init__(self, ridge: float | None = None) -> None:
-        self.ridge = ridge

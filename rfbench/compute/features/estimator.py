@@ -158,8 +158,7 @@ class ComponentEstimator(Estimator):
     @property
     def pairing_weights(self) -> WeightsSampler | None:
         """The coupling, unless a fit or phases are part of the draw."""
-        own = self.component.data_dependent or self.weights.data_dependent
-        return None if own or self.component.random_phase else self.weights
+        return None if self.data_dependent or self.component.random_phase else self.weights
 
     def draw_from(self, proj: Projections) -> Draw:
         """``Draw({"omega": proj})`` without fitted parameters."""

@@ -16,7 +16,7 @@ from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
     Component,
     Draw,
-    Estimator,
+    FamilyEstimator,
     Features,
     Fit,
     Parts,
@@ -36,7 +36,6 @@ from rfbench.compute.features.registry import (
     register_alias,
     register_hybrid,
 )
-from rfbench.compute.kernels import check_kernel
 
 VARIANTS = ("independent", "shared-base", "shared-all")
 DEFAULT_N = 8  # λ projections (HRF App. I; docs/methods.md#hrf-flop-matching: m·n = M with n = 8)
@@ -72,16 +71,13 @@ def _first_rows(proj: Projections, n: int) -> Projections:
     return Projections(proj.W[:, :n], proj.sq_norms[:, :n], proj.d, w)
 
 
-class HybridBase(Estimator):
+class HybridBase(FamilyEstimator):
     """Shared checks: kernel, m, the coupling and the kernel row factor e^{α‖x‖²}."""
 
-    family: str = ""
-    paper: str = ""
-    description: str = ""
+    m_counts = "projections per base estimator"
 
     def __init__(self, kernel: str, m: int, weights: WeightsSampler | None) -> None:
-        check_kernel(self.family, kernel)
-        self.kernel, self.m = kernel, positive_int("m (projections per base estimator)", m)
+        super().__init__(kernel, m)
         self.weights = make_weights("iid") if weights is None else weights
         self.name = f"{self.family}@{self.weights.name}"
 

@@ -32,15 +32,16 @@ from rfbench.compute.checks import positive_int
 from rfbench.compute.features import learned_fit as lf
 from rfbench.compute.features.base import (
     Draw,
-    Estimator,
+    FamilyEstimator,
     Features,
     Projections,
+    Side,
     WeightsSampler,
     check_inputs,
     kernel_row_log,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import check_kernel, sq_norms
+from rfbench.compute.kernels import sq_norms
 
 #: L-BFGS-B iterations of a fit (about 0.7 CPU s per head at T = 512, d = 32, 64 features)
 ITERS = 150
@@ -55,12 +56,9 @@ def _source_digest() -> str:
     return sha.hexdigest()
 
 
-class LearnedMap(Estimator):
+class LearnedMap(FamilyEstimator):
     """A per-head feature map fitted to softmax attention (module doc)."""
 
-    family = ""
-    paper = ""
-    description = ""
     data_dependent = True  # fitted to the heads' q, k (``sample(..., fit=)``)
     #: features per column of W
     features_per_projection: int = 1
@@ -75,12 +73,8 @@ class LearnedMap(Estimator):
         weights: WeightsSampler | None = None,
         iters: int = ITERS,
     ) -> None:
-        check_kernel(self.family, kernel)
-        if n is not None:
-            raise ValueError(f"{self.family} has no λ projections: no n")
-        self.kernel, self.m = kernel, positive_int("m (projections)", m)
+        super().__init__(kernel, m, n)
         self.iters = positive_int("iters (L-BFGS-B iterations)", iters)
-        self.name = self.family
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m}, iters={self.iters})"
@@ -166,13 +160,12 @@ class LearnedMap(Estimator):
         """Fit on ``fit = (Q, K)`` (required), then the fitted map (every draw the same)."""
         if fit is None:
             raise ValueError(f"{self.name} is fitted to data: pass fit=(Q, K) to sample()")
-        if frame is not None and frame < d:
-            raise ValueError(f"{self.name} is fitted in R^d: no frames")
+        self._check_sample(d, draws, fit, frame, "is fitted in R^d")
         return self.draw_from_state(self.fit_state(rng, d, fit), d, draws)
 
     # ------------------------------------------------------------------ features
 
-    def _features(self, draw: Draw, X: np.ndarray, side: str) -> Features:
+    def log_features(self, draw: Draw, X: np.ndarray, side: Side) -> Features:
         proj = draw.projections[side]
         X = check_inputs(X, proj.frame)
         u = X @ np.swapaxes(proj.W, -1, -2) + draw.params[f"b{side[0]}"]
@@ -181,12 +174,6 @@ class LearnedMap(Estimator):
         if self.alpha != 0.0:
             log_row = log_row + kernel_row_log(self.alpha, X)
         return Features(values, log_row)
-
-    def query_log_features(self, draw: Draw, X: np.ndarray) -> Features:
-        return self._features(draw, X, "query")
-
-    def key_log_features(self, draw: Draw, Y: np.ndarray) -> Features:
-        return self._features(draw, Y, "key")
 
 
 class Hedgehog(LearnedMap):

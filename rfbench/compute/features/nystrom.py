@@ -8,7 +8,7 @@ import numpy as np
 from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
     Draw,
-    Estimator,
+    FamilyEstimator,
     Features,
     Fit,
     Projections,
@@ -18,7 +18,7 @@ from rfbench.compute.features.base import (
     check_inputs,
 )
 from rfbench.compute.features.registry import HybridEntry, register_alias, register_hybrid
-from rfbench.compute.kernels import check_kernel, log_kernel, sq_norms
+from rfbench.compute.kernels import log_kernel, sq_norms
 
 LANDMARKS = ("uniform", "kmeans")
 
@@ -71,7 +71,7 @@ def _inverse_sqrt_basis(W: np.ndarray, rcond: float) -> np.ndarray:
     return U * scale[:, None, :]
 
 
-class Nystrom(Estimator):
+class Nystrom(FamilyEstimator):
     """Nyström features φ(u) = K(u, L)·U_+Λ_+^{-1/2} (module doc). m landmarks from
     ``fit=(X, Y)``; options ``landmarks`` ("uniform" | "kmeans"), ``rcond``, ``iters``."""
 
@@ -79,6 +79,7 @@ class Nystrom(Estimator):
     data_dependent = True
     paper = "Williams & Seeger (NIPS 2001) Eq. 8; k-means: Zhang, Tsang & Kwok (ICML 2008)"
     description = "Nyström features, landmarks from the fit data (uniform or k-means)"
+    m_counts = "landmarks"
 
     def __init__(
         self,
@@ -90,17 +91,13 @@ class Nystrom(Estimator):
         rcond: float = 1e-10,
         iters: int = 10,
     ) -> None:
-        check_kernel("nystrom", kernel)
-        if n is not None:
-            raise ValueError("nystrom has no λ projections: no n")
+        super().__init__(kernel, m, n)
         if landmarks not in LANDMARKS:
             raise ValueError(f"landmarks must be one of {', '.join(LANDMARKS)}, got {landmarks!r}")
         if isinstance(rcond, bool) or not 0.0 <= float(rcond) < 1.0:
             raise ValueError(f"rcond must be in [0, 1), got {rcond!r}")
-        self.kernel, self.m = kernel, positive_int("m (landmarks)", m)
         self.landmarks, self.rcond = landmarks, float(rcond)
         self.iters = positive_int("iters (k-means sweeps)", iters)
-        self.name = self.family
 
     def __repr__(self) -> str:
         return f"Nystrom(kernel={self.kernel!r}, m={self.m}, landmarks={self.landmarks!r})"
@@ -109,12 +106,7 @@ class Nystrom(Estimator):
         self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
         """Landmarks (draws, k, d) from the pooled fit data and their basis B (draws, k, k)."""
-        positive_int("d", d)
-        positive_int("draws", draws)
-        if fit is None:
-            raise ValueError(f"{self.name} is data-dependent: pass fit=(X, Y) to sample()")
-        if frame is not None and frame < d:
-            raise ValueError(f"{self.name} takes its landmarks from the data: no frames")
+        self._check_sample(d, draws, fit, frame, "takes its landmarks from the data")
         pool = np.unique(np.vstack([check_inputs(a, d).reshape(-1, d) for a in fit]), axis=0)
         L = _uniform_landmarks(rng, pool, self.m, draws)
         if self.landmarks == "kmeans":

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from rfbench.compute.checks import positive_int
 from rfbench.compute.features.base import (
     Draw,
-    Estimator,
+    FamilyEstimator,
     Features,
     Fit,
     Projections,
@@ -21,35 +20,6 @@ from rfbench.compute.features.base import (
     shifted_exp,
 )
 from rfbench.compute.features.registry import HybridEntry, register_hybrid
-from rfbench.compute.kernels import check_kernel
-
-
-class _PolynomialBase(Estimator):
-    """Shared checks: kernel, m, no coupling, no frames, the kernel row factor e^{α‖u‖²}."""
-
-    family = ""
-
-    def __init__(
-        self,
-        kernel: str = "softmax",
-        m: int = 128,
-        n: int | None = None,
-        weights: WeightsSampler | None = None,
-    ) -> None:
-        check_kernel(self.family, kernel)
-        if n is not None:
-            raise ValueError(f"{self.family} has no λ projections: no n")
-        self.kernel, self.m = kernel, positive_int("m (number of features)", m)
-        self.name = self.family
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(kernel={self.kernel!r}, m={self.m})"
-
-    def _check_sample(self, d: int, draws: int, frame: int | None) -> None:
-        positive_int("d", d)
-        positive_int("draws", draws)
-        if frame is not None and frame < d:
-            raise ValueError(f"{self.name} is not rotation invariant: no frames")
 
 
 def taylor2_features(X: np.ndarray) -> np.ndarray:
@@ -75,11 +45,12 @@ def taylor2_features(X: np.ndarray) -> np.ndarray:
     return np.concatenate([ones, X, quad], axis=-1)
 
 
-class Taylor2(_PolynomialBase):
+class Taylor2(FamilyEstimator):
     """Second-order Taylor map of exp(xᵀy) (module doc): deterministic, biased, width
     1 + d + d(d+1)/2 independent of m; every draw is the same map."""
 
     family = "taylor2"
+    m_counts = "number of features"
     paper = "Based (Arora et al., 2024) §3: 1 + xᵀy + (xᵀy)²/2"
     description = "second-order Taylor features of exp(xᵀy), deterministic (width 1+d+d(d+1)/2)"
 
@@ -90,7 +61,7 @@ class Taylor2(_PolynomialBase):
     def sample(
         self, rng: Rng, d: int, draws: int = 1, fit: Fit | None = None, frame: int | None = None
     ) -> Draw:
-        self._check_sample(d, draws, frame)
+        self._check_sample(d, draws, fit, frame, "is not rotation invariant")
         empty = np.zeros((draws, 0, d))
         return Draw({"omega": Projections(empty, np.zeros((draws, 0)), d)}, {}, d)
 
@@ -113,7 +84,7 @@ def _log_maclaurin_weight(degree: np.ndarray, ratio: float) -> np.ndarray:
     return -gammaln(degree + 1) - np.log1p(-ratio) - degree * np.log(ratio)
 
 
-class RandomMaclaurin(_PolynomialBase):
+class RandomMaclaurin(FamilyEstimator):
     """Random Maclaurin features of exp(xᵀy) (Kar & Karnick 2012, Alg. 1; module doc).
 
     Option ``ratio`` r ∈ (0, 1): the degree law P(N = n) = (1 − r) rⁿ (default ½, the paper's
@@ -122,6 +93,7 @@ class RandomMaclaurin(_PolynomialBase):
     """
 
     family = "maclaurin"
+    m_counts = "number of features"
     paper = "Kar & Karnick (AISTATS 2012) Alg. 1, Lemma 7"
     description = "random Maclaurin features of exp(xᵀy): geometric degree, Rademacher products"
 
@@ -149,7 +121,7 @@ class RandomMaclaurin(_PolynomialBase):
         (draws, T, d) with T = max over draws of Σ_i N_i (≈ m·r/(1 − r)): feature i uses rows
         start_i … start_i + N_i − 1, start = the exclusive cumulative sum of the degrees; rows
         past a draw's total are padding."""
-        self._check_sample(d, draws, frame)
+        self._check_sample(d, draws, fit, frame, "is not rotation invariant")
         degree = rng.geometric(1.0 - self.ratio, size=(draws, self.m)) - 1
         end = np.cumsum(degree, axis=1)
         total = int(end[:, -1].max())

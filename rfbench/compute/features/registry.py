@@ -118,9 +118,7 @@ def load_builtins() -> None:
     """Import every module of this package (registration happens on import)."""
     from rfbench.compute.plugins import import_submodules
 
-    import_submodules(
-        "rfbench.compute.features", skip=("theory",)
-    )  # theory: loaded on its first use
+    import_submodules("rfbench.compute.features", skip=("theory",))  # theory: on its first use
 
 
 #: the built-ins, then the plugins, on first use (rfbench.compute.plugins)

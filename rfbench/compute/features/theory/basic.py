@@ -50,7 +50,7 @@ def _hyperbolic(est: Estimator, x, y):
     return hyperbolic_mse(est.m, x, y)
 
 
-@register_theory("positive@fitted", data_dependent=True)
+@register_theory("positive@fitted")
 def _positive_fitted(est: Estimator, x: np.ndarray, y: np.ndarray, params: dict) -> np.ndarray:
     """(E_q[(p/q)² f(ω, x)² f(ω, y)²] − K²)/M."""
     second = np.exp(positive_second_moment(x, y, params["proposal_cov"]))

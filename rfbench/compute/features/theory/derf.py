@@ -187,6 +187,6 @@ def log_relative_variance(
     raise ValueError(f"reduce must be 'mean' or 'logmeanexp', got {reduce!r}")
 
 
-@register_theory("gerf@iid", "aderf@iid", "sderf@iid", "saderf@iid", data_dependent=True)
+@register_theory("gerf@iid", "aderf@iid", "sderf@iid", "saderf@iid")
 def _fitted(est: Estimator, x: np.ndarray, y: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     return derf_variance(family_of(est.name), params, x, y, est.m)

@@ -12,10 +12,10 @@ from scipy.special import comb
 
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.derf import MECHANISMS
+from rfbench.compute.features.theory.coupled import COMPONENTS
 from rfbench.compute.kernels import sq_norms
 
 ORDERS = (1, 2, 3, 4)
-COMPONENTS = ("positive", "hyperbolic", "trig")
 
 
 def term_moments(kind: str, v: np.ndarray) -> list[np.ndarray]:

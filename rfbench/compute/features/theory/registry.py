@@ -14,21 +14,19 @@ from rfbench.compute.plugins import BuiltinsThenPlugins, claim, tracked
 TheoryFn = Callable[..., np.ndarray]
 PACKAGE = "rfbench.compute.features.theory"
 FORMULAS: dict[str, TheoryFn] = tracked({})
-DATA_DEPENDENT: set[str] = tracked(set())
 
 
-def register_theory(*names: str, data_dependent: bool = False) -> Callable[[TheoryFn], TheoryFn]:
+def register_theory(*names: str) -> Callable[[TheoryFn], TheoryFn]:
     """Register a softmax-MSE formula for the given estimator names.
 
-    A data-dependent formula is called as fn(estimator, x, y, params) with the fitted parameters
-    of a draw (``draw.params``); the others as fn(estimator, x, y).
+    The formula of a data-dependent estimator (``estimator.data_dependent``) is called as
+    fn(estimator, x, y, params) with the fitted parameters of a draw (``draw.params``); the others
+    as fn(estimator, x, y).
     """
 
     def deco(fn: TheoryFn) -> TheoryFn:
         for name in names:
             claim(FORMULAS, "closed form", name, fn, fn)
-            if data_dependent:
-                DATA_DEPENDENT.add(name)
         return fn
 
     return deco
@@ -63,7 +61,7 @@ def mse(
     if fn is None:
         raise NotImplementedError(f"no closed-form MSE for {estimator.name}")
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if estimator.name in DATA_DEPENDENT:
+    if estimator.data_dependent:
         if params is None:
             raise ValueError(
                 f"{estimator.name} is data-dependent: pass params=draw.params of a fitted draw"

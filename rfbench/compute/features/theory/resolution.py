@@ -15,6 +15,7 @@ from scipy.special import log_ndtr
 
 from rfbench.compute.features.base import Estimator
 from rfbench.compute.features.derf import MECHANISMS
+from rfbench.compute.text import family_of
 
 #: Expected draws in the region carrying a moment for the sample to resolve it.
 MIN_TAIL_DRAWS = 30.0
@@ -23,14 +24,9 @@ BOUNDED = frozenset({"trig", "sign"})
 EXPONENTIAL = frozenset({"positive", "hyperbolic"})
 
 
-def _head(est: Estimator) -> tuple[str, str]:
-    head, _, weights = est.name.partition("@")
-    return head, weights
-
-
 def assessable(est: Estimator) -> bool:
     """Whether the criterion covers ``est`` (its family and its projections' law)."""
-    head, _ = _head(est)
+    head = family_of(est.name)
     weights = getattr(est, "weights", None)
     if weights is not None and not getattr(weights, "marginally_gaussian", False):
         return head in BOUNDED
@@ -44,7 +40,7 @@ def _tilt_maps(
     "infinite", or None (not assessed)."""
     if not assessable(est):
         return None
-    head, _ = _head(est)
+    head = family_of(est.name)
     if head in BOUNDED:
         return "bounded"
     if head in EXPONENTIAL or est.bipolar:  # a bipolar hybrid: by its SM⁺⁺ part
@@ -60,22 +56,6 @@ def _tilt_maps(
 
 def _apply(P: np.ndarray, X: np.ndarray) -> np.ndarray:
     return P * X if P.ndim == 0 else X @ P
-
-
-def tilted_mean_norm(
-    est: Estimator, x: np.ndarray, y: np.ndarray, order: int, params: dict[str, Any] | None = None
-) -> np.ndarray | None:
-    """‖μ_k‖ of the law carrying E f^k at pairs x, y (..., d): 0 if bounded, inf if E f^k = ∞,
-    None if not assessed."""
-    maps = _tilt_maps(est, order, params)
-    if maps is None:
-        return None
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    shape = np.broadcast_shapes(x.shape, y.shape)[:-1]
-    if isinstance(maps, str):
-        return np.full(shape, 0.0 if maps == "bounded" else np.inf)
-    mu = _apply(maps[0], x) + _apply(maps[1], y)
-    return np.sqrt(np.sum(mu**2, axis=-1))
 
 
 def pairs_resolved(
@@ -106,10 +86,16 @@ def expected_tail_draws(
     order: int = 2,
     params: dict[str, Any] | None = None,
 ) -> np.ndarray | None:
-    """n·Φ̄(‖μ_k‖): expected projections of ``samples`` estimates in the region carrying E f^k."""
-    norm = tilted_mean_norm(est, x, y, order, params)
-    if norm is None:
+    """n·Φ̄(‖μ_k‖): expected projections of ``samples`` estimates in the region carrying E f^k,
+    ‖μ_k‖ the norm of the tilted mean at pairs x, y (..., d) (inf if bounded, 0 if E f^k = ∞)."""
+    maps = _tilt_maps(est, order, params)
+    if maps is None:
         return None
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if isinstance(maps, str):
+        shape = np.broadcast_shapes(x.shape, y.shape)[:-1]
+        return np.full(shape, np.inf if maps == "bounded" else 0.0)
+    norm = np.sqrt(np.sum((_apply(maps[0], x) + _apply(maps[1], y)) ** 2, axis=-1))
     return np.where(norm == 0, np.inf, _tail_draws(est, samples, norm))
 
 
