@@ -162,8 +162,7 @@ def _feature_map(
     t, s = q.shape[1], k.shape[1]
     map_name = local.feature_map if local is not None else name
     keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
-    m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
-    est = registry.get(map_name, kernel="softmax", m=m)
+    est = budget.estimator(map_name, features - keys)
     # one stream per coupling, keyed on it (not on the job's other methods): every estimator of
     # a coupling draws the same ω, and adding a method leaves the others' draws bit-identical
     key = name if local is not None else _coupling(name)
@@ -174,7 +173,7 @@ def _feature_map(
         if local is not None
         else None
     )
-    out = _Measured([], {"m": m})
+    out = _Measured([], {"m": est.m})
 
     def metrics_of(draw, h: int) -> dict[str, np.ndarray]:
         if mask is None:
