@@ -226,45 +226,26 @@ class Cost(Experiment):
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         common = {k: config[k] for k in ("n", "r", "samples")}
-        frontier = [
-            JobSpec(
-                **common,
-                part="frontier",
-                estimator=e,
-                m=budget,  # a job's key keeps the name m for M: the same seeds and cached rows
-                d=config["d"],
-                points=config["points"],
-                repeats=config["repeats"],
-            )  # fmt: skip
+        frontier = {**common, "part": "frontier", "d": config["d"], "points": config["points"]}
+        crossover = {**common, "part": "crossover", "points": config["crossover_points"]}
+        projection = {"part": "projection", "r": config["r"], "points": config["projection_points"]}
+        # a job's key keeps the name m for M: the same seeds and cached rows
+        jobs = [
+            JobSpec(frontier, estimator=e, m=budget, repeats=config["repeats"])
             for e in config["estimators"]
             for budget in config["projection_budget"]
         ]
-        crossover = [
-            JobSpec(
-                **common,
-                part="crossover",
-                estimator=e,
-                m=config["crossover_projection_budget"],
-                d=d,
-                points=config["crossover_points"],
-                target=config["target"],
-            )  # fmt: skip
+        at = {"m": config["crossover_projection_budget"], "target": config["target"]}
+        jobs += [
+            JobSpec(crossover, estimator=e, d=d, **at)
             for e in config["estimators"]
             for d in config["crossover_d"]
         ]
-        projection = [
-            JobSpec(
-                part="projection",
-                weights=w,
-                d=d,
-                r=config["r"],
-                points=config["projection_points"],
-                repeats=config["repeats"],
-            )  # fmt: skip
+        return jobs + [
+            JobSpec(projection, weights=w, d=d, repeats=config["repeats"])
             for w in config["projection_weights"]
             for d in config["projection_d"]
         ]
-        return frontier + crossover + projection
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
         if spec["part"] == "projection":  # a coupling's timing: it names the rows
