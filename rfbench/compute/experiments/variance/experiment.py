@@ -141,16 +141,8 @@ class Variance(Experiment):
             row(metric, np.mean(v), standard_error(v), n, mechanism=mech, resolved=True)
             for mech, v in values.items()
         ]
-        common = {
-            "kernel": "softmax",
-            "d": d,
-            "m": 1,
-            "sigma": sigma,
-            "regime": regime,
-            "dataset": regime_label(regime),
-            "points": L,
-            "note": regime_note(regime, L),
-        }
+        common = {"kernel": "softmax", "d": d, "m": 1, "sigma": sigma, "regime": regime}
+        common |= {"dataset": regime_label(regime), "points": L, "note": regime_note(regime, L)}
         return [
             {"estimator": estimator_name(r["mechanism"]), **common, **r} for r in rows + mc_rows
         ]
