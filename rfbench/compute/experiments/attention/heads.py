@@ -134,11 +134,8 @@ def _local_only(
         heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
     column = "window" if local.kind == "window" else "top_k"
     sinks = {"sinks": spec["sinks"]} if local.kind == "window" and spec.get("sinks") else {}
-    notes = [_covers(local, spec, s)] + (
-        ["oracle: chooses its keys from every logit (the cost of exact attention)"]
-        if local.oracle
-        else []
-    )
+    oracle = "oracle: chooses its keys from every logit (the cost of exact attention)"
+    notes = [_covers(local, spec, s), oracle if local.oracle else None]
     note = "; ".join(n for n in notes if n) or None
     return _Measured(heads, {"features": keys, column: keys, **sinks}, note=note)
 
