@@ -27,10 +27,7 @@ from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.causal import FORMS as CAUSAL_FORMS
 from rfbench.compute.experiments.attention.heads import FAILURES, baseline_rows, head_rows
 from rfbench.compute.experiments.attention.lm import study
-from rfbench.compute.experiments.attention.local import (
-    LocalMethod,
-    is_local,
-)
+from rfbench.compute.experiments.attention.local import LocalMethod, is_local
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry

@@ -22,12 +22,7 @@ from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
 from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
-from rfbench.compute.models.bert import (
-    AttentionFn,
-    FixedPrefix,
-    causal_attention,
-    exact_attention,
-)
+from rfbench.compute.models.bert import AttentionFn, FixedPrefix, causal_attention, exact_attention
 from rfbench.compute.stats import standard_error
 
 
