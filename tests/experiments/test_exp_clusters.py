@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rfbench.compute.experiments import ConfigError, get_experiment
+from rfbench.compute.experiments.clusters import legacy_ortho as lo
 from rfbench.compute.experiments.clusters.experiment import (
     PAPER_ESTIMATORS,
     rfbench_mse,
@@ -20,17 +21,28 @@ from rfbench.compute.experiments.clusters.legacy_ortho import (
     fit_paper_clusters,
     ortho_group_2021,
     paper_clusters,
-    replay_mse,
     replay_mses,
 )
 from rfbench.compute.features import registry
-from rfbench.compute.features.base import EstimateRangeError, Features
+from rfbench.compute.features.base import Draw, EstimateRangeError, Features
 from rfbench.compute.results import load_results
 from rfbench.compute.runner import RunOptions, run
 from rfbench.present.summaries import terminal_summary
 from rfbench.present.summaries.clusters import paper_s, paper_table3
 
 TABLE3 = paper_table3()
+
+
+def replay_mse(name: str, m: int, rep: int, kmeans_seed: int = 0) -> dict[str, float]:
+    """One m's Gram-matrix MSEs of repetition ``rep``, replaying the notebook's streams: the
+    reference of :func:`replay_mses` (every m at once)."""
+    pc = paper_clusters(name, kmeans_seed)
+    W = lo.legacy_projections(m, rep)
+    out = {"cluster-hybrid": lo.cluster_gram_sse(pc, lo.projections(W["cluster-hybrid"]))}
+    for est_name in ("positive@iid", "trig@iid"):
+        draw = Draw({"omega": lo.projections(W[est_name])}, {}, lo.DIM)
+        out[est_name] = estimator_gram_sse(registry.get(est_name, m=len(W[est_name])), draw, pc)
+    return {k: v / pc.T.size for k, v in out.items()}
 
 
 def _replayed_min_max(dataset: str, m: int, reps: int = 20) -> dict[str, tuple[float, float]]:

@@ -115,8 +115,17 @@ def test_spearman_matches_scipy_with_ties_and_batches() -> None:
     assert np.isnan(st.spearman(np.array([1.0, np.nan, 3.0]), np.arange(3.0)))
 
 
+def resampled_pairs(sample: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The document pairs (i, j) of one resample, the reference of the bootstrap's weights: every
+    pair of positions a < b whose documents differ (rfbench's similarity stats module doc)."""
+    a, b = np.triu_indices(len(sample), 1)
+    i, j = sample[a], sample[b]
+    keep = i != j
+    return i[keep], j[keep]
+
+
 def test_resampled_pairs_weigh_a_repeated_document_and_skip_its_copies() -> None:
-    i, j = st.resampled_pairs(np.array([0, 0, 1, 2]))
+    i, j = resampled_pairs(np.array([0, 0, 1, 2]))
     pairs = sorted(zip(i.tolist(), j.tolist(), strict=True))
     # positions (0,1) are one document twice: no pair; document 0 then pairs twice with 1 and 2
     assert pairs == [(0, 1), (0, 1), (0, 2), (0, 2), (1, 2)]
@@ -183,6 +192,6 @@ def test_the_weighted_bootstrap_equals_scoring_each_resamples_pairs() -> None:
     got = st.bootstrap({"m": sims}, human, samples)["m"]
     want = []
     for sample in samples:
-        i, j = st.resampled_pairs(sample)
+        i, j = resampled_pairs(sample)
         want.append(np.mean([stats.spearmanr(s[i, j], human[i, j]).statistic for s in sims]))
     np.testing.assert_allclose(got, want, rtol=1e-10)

@@ -4,6 +4,7 @@ projections at budget F (docs/experiments.md#attention, "Equal feature budgets")
 
 from __future__ import annotations
 
+from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator
 
 
@@ -28,3 +29,10 @@ def projections(est: Estimator, features: int) -> int:
         0 when a single projection already exceeds the budget.
     """
     return features // features_per_projection(est)
+
+
+def estimator(name: str, features: int) -> Estimator:
+    """The softmax estimator ``name`` with its :func:`projections` at feature budget
+    ``features``."""
+    one = registry.get(name, kernel="softmax", m=1)
+    return registry.get(name, kernel="softmax", m=projections(one, features))

@@ -27,10 +27,7 @@ from rfbench.compute.experiments.attention import metrics as am
 from rfbench.compute.experiments.attention.causal import FORMS as CAUSAL_FORMS
 from rfbench.compute.experiments.attention.heads import FAILURES, baseline_rows, head_rows
 from rfbench.compute.experiments.attention.lm import study
-from rfbench.compute.experiments.attention.local import (
-    LocalMethod,
-    is_local,
-)
+from rfbench.compute.experiments.attention.local import LocalMethod, is_local
 from rfbench.compute.experiments.attention.params import Params
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.features import registry
@@ -114,8 +111,8 @@ class Attention(Experiment):
             est = _softmax(local.feature_map if local is not None else name, "estimators")
             for features in config["budget"] + (config["swap_budget"] if not local else []):
                 keys = local.keys(features, config["window"]) if local else 0
+                per = budget.features_per_projection(est)
                 if features - keys < 1 or budget.projections(est, features - keys) < 1:
-                    per = budget.features_per_projection(est)
                     if local and config["window"] and features > per:  # --window took it all
                         raise ConfigError.bad_value(
                             "window", config["window"],
@@ -124,8 +121,7 @@ class Attention(Experiment):
                         )  # fmt: skip
                     raise ConfigError.bad_value(
                         "budget", features,
-                        f"at least {budget.features_per_projection(est) + keys} for {name} "
-                        f"({budget.features_per_projection(est)} features per projection)",
+                        f"at least {per + keys} for {name} ({per} features per projection)",
                     )  # fmt: skip
         for name in config["swap_per_layer"]:
             if is_local(name):

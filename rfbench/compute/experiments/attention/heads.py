@@ -134,11 +134,8 @@ def _local_only(
         heads.append({key: np.repeat(val, spec["draws"]) for key, val in metrics.items()})
     column = "window" if local.kind == "window" else "top_k"
     sinks = {"sinks": spec["sinks"]} if local.kind == "window" and spec.get("sinks") else {}
-    notes = [_covers(local, spec, s)] + (
-        ["oracle: chooses its keys from every logit (the cost of exact attention)"]
-        if local.oracle
-        else []
-    )
+    oracle = "oracle: chooses its keys from every logit (the cost of exact attention)"
+    notes = [_covers(local, spec, s), oracle if local.oracle else None]
     note = "; ".join(n for n in notes if n) or None
     return _Measured(heads, {"features": keys, column: keys, **sinks}, note=note)
 
@@ -162,8 +159,7 @@ def _feature_map(
     t, s = q.shape[1], k.shape[1]
     map_name = local.feature_map if local is not None else name
     keys = min(local.keys(features, spec["window"]), s) if local is not None else 0
-    m = budget.projections(registry.get(map_name, kernel="softmax", m=1), features - keys)
-    est = registry.get(map_name, kernel="softmax", m=m)
+    est = budget.estimator(map_name, features - keys)
     # one stream per coupling, keyed on it (not on the job's other methods): every estimator of
     # a coupling draws the same ω, and adding a method leaves the others' draws bit-identical
     key = name if local is not None else _coupling(name)
@@ -174,7 +170,7 @@ def _feature_map(
         if local is not None
         else None
     )
-    out = _Measured([], {"m": m})
+    out = _Measured([], {"m": est.m})
 
     def metrics_of(draw, h: int) -> dict[str, np.ndarray]:
         if mask is None:

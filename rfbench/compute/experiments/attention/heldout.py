@@ -16,6 +16,7 @@ import json
 import re
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,35 @@ def cache_dir() -> Path:
     return models.cache_root() / FOLDER
 
 
+def cached_fit(
+    est: Estimator,
+    folder: Path,
+    identity: dict[str, str],
+    seed: int,
+    d: int,
+    fit: Callable[[], Any],
+    causal: bool,
+    shapes: dict[str, tuple[int, ...]] | None = None,
+) -> dict[str, np.ndarray]:
+    """A learned map's fit state and its CPU seconds (``fit_seconds``), cached in ``folder`` under
+    the estimator's name and the hash of ``identity`` (:func:`models.cached`); ``fit()`` gives
+    the fitting data when the fit is computed."""
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+    path = folder / f"{re.sub(r'[^A-Za-z0-9.-]', '_', est.name)}-{key[:24]}.npz"
+
+    def compute() -> dict[str, np.ndarray]:
+        data = fit()
+        # one BLAS thread: the cached fit is the one any worker computes, and its CPU time is one
+        # core's
+        with threadpool_limits(limits=1):
+            start = time.process_time()
+            state = est.fit_state(np.random.default_rng(seed), d, data, causal)
+            seconds = time.process_time() - start
+        return {**state, "fit_seconds": np.array(seconds)}
+
+    return models.cached(path, identity, compute, shapes)
+
+
 class Fitter:
     """Draws of one layer's estimators, each fitted on the fitting heads (learned maps through the
     cache), with the fit cost of each learned map and head."""
@@ -167,21 +197,9 @@ class Fitter:
             "seed": str(seed),
             "causal": str(self.causal),
         }
-        key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-        path = cache_dir() / f"{re.sub(r'[^A-Za-z0-9.-]', '_', est.name)}-{key[:24]}.npz"
-
-        def compute() -> dict[str, np.ndarray]:
-            # one BLAS thread: the cached fit is the one any worker computes, and its CPU time
-            # is one core's
-            with threadpool_limits(limits=1):
-                start = time.process_time()
-                state = est.fit_state(np.random.default_rng(seed), d, fit, self.causal)
-                seconds = time.process_time() - start
-            return {**state, "fit_seconds": np.array(seconds)}
-
         d = self.heads.q.shape[-1]
         shapes = {**est.state_shapes(d), "fit_seconds": ()}
-        return models.cached(path, identity, compute, shapes)
+        return cached_fit(est, cache_dir(), identity, seed, d, lambda: fit, self.causal, shapes)
 
     def cost_rows(
         self, common: dict[str, Any], columns: dict[str, dict[str, Any]]

@@ -20,15 +20,9 @@ from rfbench.compute.experiments import JobSpec
 from rfbench.compute.experiments.attention import budget
 from rfbench.compute.experiments.attention.causal import prefix_attention
 from rfbench.compute.experiments.attention.metrics import _real_maps, key_weights
-from rfbench.compute.features import registry
 from rfbench.compute.features.base import Estimator, declares
 from rfbench.compute.models import texts
-from rfbench.compute.models.bert import (
-    AttentionFn,
-    FixedPrefix,
-    causal_attention,
-    exact_attention,
-)
+from rfbench.compute.models.bert import AttentionFn, FixedPrefix, causal_attention, exact_attention
 from rfbench.compute.stats import standard_error
 
 
@@ -198,11 +192,9 @@ def run(spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     bert = models.load_model(model, "float32")
     sentences = texts.sentences()[:n]
     name = spec["estimator"]
-    m = 0
-    est = None
-    if name != "uniform":  # m = ⌊F/l⌋ projections at the feature budget F (equal features)
-        m = budget.projections(registry.get(name, kernel="softmax", m=1), spec["budget"])
-        est = registry.get(name, kernel="softmax", m=m)
+    # m = ⌊F/l⌋ projections at the feature budget F (equal features)
+    est = budget.estimator(name, spec["budget"]) if name != "uniform" else None
+    m = est.m if est is not None else 0
     base = {"kind": "swap", "estimator": name, "kernel": "softmax", "dataset": spec["dataset"],
             "m": m or None, "budget": spec["budget"] or None,
             "features": m * est.features_per_projection  # None: no per-projection width

@@ -18,8 +18,7 @@ Precision: ``dtype=float32`` computes projections, exponentials and products in 
 while every log-magnitude and summed row term stays within ±``FLOAT32_MAX_LOG`` (exponents then
 carry an absolute error ≲ 1e-4, far below any Monte Carlo effect; a bounded feature's cosine of
 |ωᵀx| ≤ ``FLOAT32_MAX_ARG`` carries ≤ 6e-4); ``"auto"`` falls back to float64 for an
-evaluation that leaves that range. ``loop_accuracies`` is the plain per-trial computation (dense
-features, float64) that the papers' scripts use, kept as the reference for tests and benchmarks.
+evaluation that leaves that range.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.features.base import Draw, Estimator, Projections
+from rfbench.compute.features.base import Estimator, Projections
 from rfbench.compute.kernels import log_kernel, sq_norms
 
 #: elements of one chunk of features (4 MB of float32): cache-sized row blocks
@@ -223,26 +222,6 @@ def rf_accuracies(
         except Float32Unsafe:
             return _accuracies(est, proj, params, Xtr, Ytr, Xq, yq, np.float64)
     return _accuracies(est, proj, params, Xtr, Ytr, Xq, yq, np.dtype(dtype).type)
-
-
-def loop_accuracies(
-    est: Estimator,
-    proj: Projections,
-    params: dict,
-    Xtr: np.ndarray,
-    Ytr: np.ndarray,
-    Xq: np.ndarray,
-    yq: np.ndarray,
-) -> np.ndarray:
-    """The plain per-trial loop of the papers' scripts: for each draw, dense float64 features
-    and argmax(φ(X*) (Ψᵀ Y)). Only for moderate scales (dense features may underflow)."""
-    out = np.empty(proj.draws)
-    for b in range(proj.draws):
-        draw = Draw({"omega": slice_draws(proj, b, b + 1)}, params, proj.d)
-        psi, phi = est.key_features(draw, Xtr)[0], est.query_features(draw, Xq)[0]
-        scores = np.real(phi @ (psi.T @ Ytr))
-        out[b] = np.mean(np.argmax(scores, axis=1) == yq)
-    return out
 
 
 def exact_accuracy(

@@ -183,16 +183,9 @@ class ClusterTable(Experiment):
             names = PAPER_ESTIMATORS if protocol == "paper" else tuple(config["estimators"])
             # the replay's projections of every m are nested (legacy_ortho.replay_mses): one job
             ms = [tuple(config["m"])] if protocol == "paper" else config["m"]
+            gram = {"task": "gram", "protocol": protocol, "reps": reps, "estimators": names}
             jobs += [
-                JobSpec(
-                    task="gram",
-                    protocol=protocol,
-                    dataset=ds,
-                    m=m,
-                    reps=reps,
-                    estimators=names,
-                    kmeans_seed=seed,
-                )
+                JobSpec(gram, dataset=ds, m=m, kmeans_seed=seed)
                 for ds in config["datasets"]
                 for m in ms
             ]

@@ -265,17 +265,6 @@ def estimator_gram_sse(est: Estimator, draw: Draw, pc: PaperClusters) -> float:
     )
 
 
-def replay_mse(name: str, m: int, rep: int, kmeans_seed: int = 0) -> dict[str, float]:
-    """Gram-matrix MSEs (mean over the 2000 × 2000 entries) of repetition ``rep`` with m features,
-    replaying the notebook's streams: {"cluster-hybrid", "positive@iid", "trig@iid"} -> MSE."""
-    pc = paper_clusters(name, kmeans_seed)
-    W = legacy_projections(m, rep)
-    out = {"cluster-hybrid": cluster_gram_sse(pc, projections(W["cluster-hybrid"]))}
-    for est_name in ("positive@iid", "trig@iid"):
-        out[est_name] = _registry_sse(pc, est_name, W[est_name])
-    return {k: v / pc.T.size for k, v in out.items()}
-
-
 def _registry_sse(pc: PaperClusters, est_name: str, W: np.ndarray) -> float:
     est = registry.get(est_name, m=len(W))
     return estimator_gram_sse(est, Draw({"omega": projections(W)}, {}, DIM), pc)
@@ -284,7 +273,8 @@ def _registry_sse(pc: PaperClusters, est_name: str, W: np.ndarray) -> float:
 def replay_mses(
     name: str, ms: Sequence[int], rep: int, kmeans_seed: int = 0
 ) -> dict[int, dict[str, float]]:
-    """:func:`replay_mse` for every m of ``ms`` at once: {m: {estimator: MSE}}.
+    """Gram-matrix MSEs (mean over the 2000 × 2000 entries) of repetition ``rep`` for every m of
+    ``ms`` at once, replaying the notebook's streams: {m: {estimator: MSE}}.
 
     The notebook's trig and cluster-hybrid projections of m are the first m rows of the largest
     m's (one RandomState stream, read in order), so their estimates are partial products of the

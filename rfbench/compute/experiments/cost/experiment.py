@@ -88,9 +88,21 @@ def timed(est: Estimator, X: np.ndarray, Y: np.ndarray, repeats: int, rng: np.ra
     return best, draw, est.feature_width(draw, X)
 
 
+def _error_rows(err: dict[str, Any], samples: int) -> list[dict[str, Any]]:
+    """The rows of :func:`errors` (a closed form has no draws)."""
+    return [{"metric": k, "value": v, "stderr": se, "n_trials": 0 if "theory" in k else samples}
+            for k, (v, se) in err.items()]  # fmt: skip
+
+
+def _inputs(spec: JobSpec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """N queries and N keys of norm r in random directions of R^d."""
+    d, N, r = spec["d"], spec["points"], spec["r"]
+    return random_directions(rng, N, d, r), random_directions(rng, N, d, r)
+
+
 def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
     d, N = spec["d"], spec["points"]
-    X, Y = random_directions(rng, N, d, spec["r"]), random_directions(rng, N, d, spec["r"])
+    X, Y = _inputs(spec, rng)
     times, draw, width = timed(est, X, Y, spec["repeats"], rng)
     counts = cm.projections(draw)
     flops = {
@@ -106,15 +118,13 @@ def _frontier(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[d
     ]
     rows.append({"step": None, "metric": WIDTH, "value": float(width),
                  "n_trials": 0})  # fmt: skip
-    for k, (v, se) in errors(est, X, Y, spec["samples"], rng).items():
-        rows.append({"step": None, "metric": k, "value": v, "stderr": se,
-                     "n_trials": 0 if "theory" in k else spec["samples"]})  # fmt: skip
-    return rows
+    err = errors(est, X, Y, spec["samples"], rng)
+    return rows + [{"step": None, **row} for row in _error_rows(err, spec["samples"])]
 
 
 def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-    d, N, target = spec["d"], spec["points"], spec["target"]
-    X, Y = random_directions(rng, N, d, spec["r"]), random_directions(rng, N, d, spec["r"])
+    d, target = spec["d"], spec["target"]
+    X, Y = _inputs(spec, rng)
     err = errors(est, X, Y, spec["samples"], rng)
     used = err.get(THEORY_RMS, err[RMS])[0]
     draw = est.sample(rng, d=d, draws=1, fit=(X, Y))
@@ -125,9 +135,7 @@ def _crossover(est: Estimator, spec: JobSpec, rng: np.random.Generator) -> list[
     fit_rate = cm.draw_flops(est, counts, d, 1) - draw0
     per_point = cm.feature_flops(est, counts, d, width * scale)
     L = cm.crossover_length(d, d, draw0, per_point, width * scale, fit_rate)
-    rows = [{"metric": k, "value": v, "stderr": se,
-             "n_trials": 0 if "theory" in k else spec["samples"]}
-            for k, (v, se) in err.items()]  # fmt: skip
+    rows = _error_rows(err, spec["samples"])
     rows.append({"metric": M_NEEDED, "value": float(math.ceil(spec["m"] * scale)), "n_trials": 0})
     rows.append({"metric": CROSSOVER, "value": L, "n_trials": 0})
     return [{**row, "target": target} for row in rows]
@@ -218,62 +226,41 @@ class Cost(Experiment):
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         common = {k: config[k] for k in ("n", "r", "samples")}
-        frontier = [
-            JobSpec(
-                **common,
-                part="frontier",
-                estimator=e,
-                m=budget,  # a job's key keeps the name m for M: the same seeds and cached rows
-                d=config["d"],
-                points=config["points"],
-                repeats=config["repeats"],
-            )  # fmt: skip
+        frontier = {**common, "part": "frontier", "d": config["d"], "points": config["points"]}
+        crossover = {**common, "part": "crossover", "points": config["crossover_points"]}
+        projection = {"part": "projection", "r": config["r"], "points": config["projection_points"]}
+        # a job's key keeps the name m for M: the same seeds and cached rows
+        jobs = [
+            JobSpec(frontier, estimator=e, m=budget, repeats=config["repeats"])
             for e in config["estimators"]
             for budget in config["projection_budget"]
         ]
-        crossover = [
-            JobSpec(
-                **common,
-                part="crossover",
-                estimator=e,
-                m=config["crossover_projection_budget"],
-                d=d,
-                points=config["crossover_points"],
-                target=config["target"],
-            )  # fmt: skip
+        at = {"m": config["crossover_projection_budget"], "target": config["target"]}
+        jobs += [
+            JobSpec(crossover, estimator=e, d=d, **at)
             for e in config["estimators"]
             for d in config["crossover_d"]
         ]
-        projection = [
-            JobSpec(
-                part="projection",
-                weights=w,
-                d=d,
-                r=config["r"],
-                points=config["projection_points"],
-                repeats=config["repeats"],
-            )  # fmt: skip
+        return jobs + [
+            JobSpec(projection, weights=w, d=d, repeats=config["repeats"])
             for w in config["projection_weights"]
             for d in config["projection_d"]
         ]
-        return frontier + crossover + projection
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> pd.DataFrame:
-        if spec["part"] == "projection":
-            out = pd.DataFrame(_projection(spec, rng)).assign(stderr=np.nan)
-            return out.assign(
-                part="projection", estimator=spec["weights"], kernel="softmax", d=spec["d"],
-                points=spec["points"], r=spec["r"], weights=spec["weights"],
-            )  # fmt: skip
-        est = make(spec["estimator"], spec["m"], spec["n"])
-        part = _frontier if spec["part"] == "frontier" else _crossover
-        try:
-            out = pd.DataFrame(part(est, spec, rng))
-        except cm.NoCostModel as exc:  # the estimator cannot say what it costs: say so
-            out = pd.DataFrame([{"metric": "skipped", "value": 1.0, "n_trials": 0,
-                                 "note": f"no FLOP model: {exc}"}])  # fmt: skip
+        if spec["part"] == "projection":  # a coupling's timing: it names the rows
+            out, size, weights = pd.DataFrame(_projection(spec, rng)), {}, spec["weights"]
+        else:
+            est = make(spec["estimator"], spec["m"], spec["n"])
+            size, weights = sized(est, spec["m"]), est.weights_name
+            part = _frontier if spec["part"] == "frontier" else _crossover
+            try:
+                out = pd.DataFrame(part(est, spec, rng))
+            except cm.NoCostModel as exc:  # the estimator cannot say what it costs: say so
+                out = pd.DataFrame([{"metric": "skipped", "value": 1.0, "n_trials": 0,
+                                     "note": f"no FLOP model: {exc}"}])  # fmt: skip
         out["stderr"] = out.get("stderr", pd.Series(np.nan, index=out.index)).astype(float)
         return out.assign(
-            part=spec["part"], estimator=spec["estimator"], kernel="softmax", d=spec["d"],
-            points=spec["points"], **sized(est, spec["m"]), r=spec["r"], weights=est.weights_name,
+            part=spec["part"], estimator=spec.get("estimator", weights), kernel="softmax",
+            d=spec["d"], points=spec["points"], **size, r=spec["r"], weights=weights,
         )  # fmt: skip

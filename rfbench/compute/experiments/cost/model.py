@@ -75,16 +75,6 @@ def structured_projection_flops(p: float, d: int) -> float:
     return math.ceil(p / dp) * (3 * dp * math.log2(max(dp, 2)) + 4 * dp)
 
 
-def exact_attention_flops(L: float, d: int, d_v: int) -> float:
-    """FLOPs of exact softmax attention (QKᵀ, exps, row sums, AV)."""
-    return L * L * (2 * d + 2 * d_v + 2)
-
-
-def rf_attention_flops(L: float, d_v: int, draw: float, per_point: float, width: float) -> float:
-    """FLOPs of random-feature attention: one draw, both feature maps, the two linear products."""
-    return draw + 2 * L * per_point + L * width * (4 * d_v + 4)
-
-
 def crossover_length(
     d: int, d_v: int, draw: float, per_point: float, width: float, fit_rate: float = 0.0
 ) -> float:

@@ -210,21 +210,11 @@ class QMCTable(Experiment):
         ]
         if theory.has_theory(est.name):
             metrics.append(("theory_mse", float(np.mean(theory.mse(est, X, Y))), None, 0))
-        base = {
-            "estimator": spec["estimator"],
-            "kernel": spec["kernel"],
-            "dataset": spec["dataset"],
-            "d": X.shape[1],
-            "m": spec["m"],
-            "n": spec["n"],
-            "weights": est.weights_name,
-            "r": spec["norm"] if spec["scaling"] == "rows" else None,
-            "norm": spec["norm"],
-            "scaling": spec["scaling"],
-            "pairs": spec["pairs"],
-        }
-        flags = {k: _resolved(est, X, Y, reps, o) for k, o in (("mse", 2), ("mse_std", 2))}
-        flags["bias"] = _resolved(est, X, Y, reps, 1)
+        keys = ("estimator", "kernel", "dataset", "m", "n", "norm", "scaling", "pairs")
+        base = {k: spec[k] for k in keys} | {"d": X.shape[1], "weights": est.weights_name}
+        base["r"] = spec["norm"] if spec["scaling"] == "rows" else None
+        orders = {"mse": 2, "mse_std": 2, "bias": 1}
+        flags = {k: _resolved(est, X, Y, reps, order) for k, order in orders.items()}
         return [  # theory_mse: exact, resolved
             row(k, v, s, t, **base, resolved=flags.get(k, True)) for k, v, s, t in metrics
         ]

@@ -107,13 +107,9 @@ class Variance(Experiment):
         kept, _ = self._runnable(config)
         keys = ("d", "points", "set_pairs", "mechanisms", "power", "reduce", "mc_pairs")
         fixed = {k: config[k] for k in keys}
+        mc, top = config["mc_samples"], config["mc_sigma_max"]
         return [
-            JobSpec(
-                regime=regime,
-                sigma=float(sigma),
-                mc_samples=config["mc_samples"] if sigma <= config["mc_sigma_max"] else 0,
-                **fixed,
-            )
+            JobSpec(fixed, regime=regime, sigma=float(sigma), mc_samples=mc if sigma <= top else 0)
             for regime in kept
             for sigma in config["sigma"]
         ]
@@ -145,16 +141,8 @@ class Variance(Experiment):
             row(metric, np.mean(v), standard_error(v), n, mechanism=mech, resolved=True)
             for mech, v in values.items()
         ]
-        common = {
-            "kernel": "softmax",
-            "d": d,
-            "m": 1,
-            "sigma": sigma,
-            "regime": regime,
-            "dataset": regime_label(regime),
-            "points": L,
-            "note": regime_note(regime, L),
-        }
+        common = {"kernel": "softmax", "d": d, "m": 1, "sigma": sigma, "regime": regime}
+        common |= {"dataset": regime_label(regime), "points": L, "note": regime_note(regime, L)}
         return [
             {"estimator": estimator_name(r["mechanism"]), **common, **r} for r in rows + mc_rows
         ]

@@ -12,20 +12,18 @@ digest.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import json
-import re
-import time
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from rfbench.compute import models
 from rfbench.compute.checks import UserError
+from rfbench.compute.experiments.attention.heldout import cached_fit
 from rfbench.compute.features.base import Draw, Estimator
 from rfbench.compute.models import lm, texts
 from rfbench.compute.models.cache import read_layer
@@ -180,23 +178,13 @@ class Fits:
         """The learned map ``est`` of (layer, g), fitted causally on the fitting sequences
         (cached), as ``draws`` identical draws."""
         seed = zlib.crc32(f"{est.name} {est.m} {layer} {g}".encode())
-        path, identity = _identity(self.model, texts.text(FIT_TEXT), "fit", self.tokens,
-                                   self.length, layer, g, est.m)  # fmt: skip
+        _, identity = _identity(self.model, texts.text(FIT_TEXT), "fit", self.tokens,
+                                self.length, layer, g, est.m)  # fmt: skip
         identity.update({"estimator": est.name, "fit_code": est.fit_code, "seed": str(seed)})
-        key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
-        path = path.with_name(f"{re.sub(r'[^A-Za-z0-9.-]', '_', est.name)}-{key[:24]}.npz")
-
         config = lm.lm_config(self.model)
         d = config["hidden"] // config["heads"]
-
-        def compute() -> dict[str, np.ndarray]:
-            fit = self.sequences(layer, g)
-            with threadpool_limits(limits=1):
-                start = time.process_time()
-                state = est.fit_state(np.random.default_rng(seed), d, fit, True)
-                return {**state, "fit_seconds": np.array(time.process_time() - start)}
-
-        state = models.cached(path, identity, compute)
+        fit = functools.partial(self.sequences, layer, g)  # read only when fitted
+        state = cached_fit(est, cache_dir(), identity, seed, d, fit, True)
         self.seconds[(est.name, layer, g)] = float(state["fit_seconds"])
         return est.draw_from_state(state, d, draws)
 

@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 
 from rfbench.compute.experiments import ConfigError, Experiment, JobSpec, register_experiment
-from rfbench.compute.experiments.attention.lm import data, passkey, runs
+from rfbench.compute.experiments.attention.lm import data, passkey, study
 from rfbench.compute.experiments.attention.lm.methods import EXACT, UNIFORM
 from rfbench.compute.experiments.attention.lm.params import Params
-from rfbench.compute.experiments.attention.lm.study import check_methods, job_cost
 from rfbench.compute.models import lm
 
 
@@ -68,11 +67,11 @@ class LanguageModel(Experiment):
         if config["tokens"] > spec["context"]:
             raise ConfigError.bad_value("tokens", config["tokens"], f"≤ {spec['context']}")
         for f in config["budget"]:
-            check_methods(config["estimators"], [f], config["sinks"], "budget")
-        check_methods(config["per_layer"], [config["per_layer_budget"]], config["sinks"],
+            study.check_methods(config["estimators"], [f], config["sinks"], "budget")
+        study.check_methods(config["per_layer"], [config["per_layer_budget"]], config["sinks"],
                       "per_layer_budget")  # fmt: skip
         if config["passkey_lengths"]:
-            check_methods(config["estimators"], [config["passkey_budget"]], config["sinks"],
+            study.check_methods(config["estimators"], [config["passkey_budget"]], config["sinks"],
                           "passkey_budget")  # fmt: skip
         for option in ("layers", "head_layers"):
             bad = [x for x in config[option] if x >= spec["layers"]]
@@ -125,14 +124,8 @@ class LanguageModel(Experiment):
         return jobs
 
     def run_job(self, spec: JobSpec, rng: np.random.Generator) -> list[dict[str, Any]]:
-        if spec["kind"] == "heads":
-            from rfbench.compute.experiments.attention.lm.heads import heads_rows
-
-            return heads_rows(spec, rng)
-        if spec["kind"] == "passkey":
-            return runs.passkey_rows(spec, rng)
-        return runs.perplexity_rows(spec, rng)
+        return study.run_job(spec, rng)
 
     def job_cost(self, spec: JobSpec) -> float | None:
         """Token-layers computed (study.job_cost)."""
-        return job_cost(spec)
+        return study.job_cost(spec)

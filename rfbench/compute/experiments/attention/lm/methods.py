@@ -82,11 +82,7 @@ class Method:
     def estimator(self) -> Estimator | None:
         """The feature map at its share of the budget (None without one)."""
         name = self.map_name
-        if name is None:
-            return None
-        share = self.features - self.keys()
-        m = budget.projections(registry.get(name, kernel="softmax", m=1), share)
-        return registry.get(name, kernel="softmax", m=m)
+        return None if name is None else budget.estimator(name, self.features - self.keys())
 
     @property
     def random(self) -> bool:

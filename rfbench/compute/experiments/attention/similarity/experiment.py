@@ -164,35 +164,18 @@ class Similarity(Experiment):
         base = {**base, **method.columns(), "draws": draws}
         name = spec["method"]
         bad = float(1 - np.mean(finite))
-        return [
-            _row(base, name, "human_spearman", per_draw, boot["m"]),
-            _row(
-                base, name, "human_spearman_minus_exact", per_draw - rho_e, boot["m"] - boot[EXACT]
-            ),
-            _row(
-                base,
-                name,
-                "human_spearman_minus_uniform",
-                per_draw - rho_u,
-                boot["m"] - boot[UNIFORM],
-            ),
-            _row(
-                base,
-                name,
-                "human_gap_recovered",
-                st.gap_recovered(per_draw, rho_e, rho_u),
-                st.gap_recovered(boot["m"], boot[EXACT], boot[UNIFORM]),
-            ),  # fmt: skip
-            {
-                **base,
-                "estimator": name,
-                "metric": "embedding_nonfinite",
-                "value": bad,
-                "stderr": None,
-                "n_trials": draws,
-                "note": NOTES["embedding_nonfinite"],
-            },  # fmt: skip
-        ]
+        m, exact_b, uniform_b = boot["m"], boot[EXACT], boot[UNIFORM]
+        gap = st.gap_recovered(per_draw, rho_e, rho_u), st.gap_recovered(m, exact_b, uniform_b)
+        metrics = {
+            "human_spearman": (per_draw, m),
+            "human_spearman_minus_exact": (per_draw - rho_e, m - exact_b),
+            "human_spearman_minus_uniform": (per_draw - rho_u, m - uniform_b),
+            "human_gap_recovered": gap,
+        }
+        rows = [_row(base, name, metric, *values) for metric, values in metrics.items()]
+        note = NOTES["embedding_nonfinite"]
+        nonfinite = {"metric": "embedding_nonfinite", "value": bad, "stderr": None, "note": note}
+        return [*rows, {**base, "estimator": name, **nonfinite, "n_trials": draws}]
 
     def job_cost(self, spec: JobSpec) -> float | None:
         """Forward passes: one per draw of a method (two for the ends), in units of one pass;

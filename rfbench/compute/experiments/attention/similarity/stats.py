@@ -50,15 +50,6 @@ def resamples(n: int, count: int, seed: int = SEED) -> np.ndarray:
     return np.random.default_rng([seed, n]).integers(0, n, size=(count, n))
 
 
-def resampled_pairs(sample: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The document pairs (i, j) of one resample: every pair of positions a < b whose documents
-    differ (module doc); two int arrays of equal length."""
-    a, b = np.triu_indices(len(sample), 1)
-    i, j = sample[a], sample[b]
-    keep = i != j
-    return i[keep], j[keep]
-
-
 def pair_spearman(model: np.ndarray, human: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Spearman between model and human similarities over the pairs (i, j).
 
@@ -78,7 +69,7 @@ def pair_spearman(model: np.ndarray, human: np.ndarray, i: np.ndarray, j: np.nda
 
 def pair_weights(samples: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """How often each document pair (i, j) occurs among a resample's pairs of positions with
-    distinct documents (:func:`resampled_pairs`): c_i c_j, c the documents' counts; (B, P)."""
+    distinct documents (module doc): c_i c_j, c the documents' counts; (B, P)."""
     n = int(max(i.max(), j.max())) + 1
     counts = np.stack([np.bincount(s, minlength=n) for s in samples]).astype(float)
     return counts[:, i] * counts[:, j]
@@ -115,7 +106,7 @@ def weighted_spearman(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray
 def bootstrap(
     models: dict[str, np.ndarray], human: np.ndarray, samples: np.ndarray
 ) -> dict[str, np.ndarray]:
-    """Per resample, each method's Spearman over the resample's pairs (:func:`resampled_pairs`),
+    """Per resample, each method's Spearman over the resample's pairs (module doc),
     averaged over its draws.
 
     A resample's pairs are the document pairs repeated c_i c_j times (:func:`pair_weights`), so
