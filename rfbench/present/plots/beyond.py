@@ -11,8 +11,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from rfbench.compute.text import family_of
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.statistics import projection_budget
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")

@@ -13,8 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from rfbench.compute.text import family_of, weights_of
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.variance import legend_on_top, panel_grid
 from rfbench.present.reference import PAPER_NAMES, paper_name
 

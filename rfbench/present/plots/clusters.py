@@ -7,8 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import metric
 from rfbench.present.reference import paper_name
 

@@ -8,7 +8,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import style
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.pointwise import (
     EXACT,
     Z_BAND,
@@ -25,7 +25,6 @@ from rfbench.present.plots.pointwise import (
     theta_axis,
     unique,
 )
-from rfbench.present.plots.registry import register_figure
 
 
 def paper_negatives() -> dict[str, int]:

@@ -14,8 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rfbench.compute.text import split_name
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import metric, simrf_name
 from rfbench.present.reference import PAPER_NAMES
 

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from rfbench.present.plots import style
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.pointwise import (
     Curve,
     band,
@@ -34,7 +34,6 @@ from rfbench.present.plots.pointwise import (
     theta_axis,
     unique,
 )
-from rfbench.present.plots.registry import register_figure
 
 ZERO_STYLE = {"color": "red", "linestyle": ":", "linewidth": 1.0}
 PANEL_HEIGHT = 1.55  # inches per (r, estimator) row

@@ -11,8 +11,7 @@ from matplotlib.figure import Figure
 
 from rfbench.compute.schema import better
 from rfbench.compute.text import weights_of
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.reference import paper_name
 
 #: Black dash-dot: the reference curve of a panel (Fig. 4: the optimum; Fig. 5: f(w, v)).

@@ -11,8 +11,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.reference import PAPER_NAMES
 
 #: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
