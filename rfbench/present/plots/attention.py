@@ -59,10 +59,15 @@ def draw_method(ax, name: str, rows: pd.DataFrame, label: str | None) -> None:
     """One method's curve: per budget the median over heads with its 95 % interval."""
     curve = head_medians(rows)
     low, high = curve["value"] - curve["low"], curve["high"] - curve["value"]
-    line = {"color": method_colour(name), "marker": style.marker(name)}
-    # dashed: orthogonal couplings; dotted: local methods (a window or top-k keys); solid: the rest
-    line["linestyle"] = "--" if name.endswith("@orf") else ":" if is_local(rows) else "-"
+    line = method_line(name, is_local(rows))
     ax.errorbar(curve.index, curve["value"], yerr=[low, high], label=label, capsize=2, **line)
+
+
+def method_line(name: str, local: bool) -> dict[str, object]:
+    """A method's colour and marker; dashed: orthogonal couplings, dotted: local methods (a
+    window or top-k keys), solid: the rest."""
+    style_ = "--" if name.endswith("@orf") else ":" if local else "-"
+    return {"color": method_colour(name), "marker": style.marker(name), "linestyle": style_}
 
 
 @register_figure(

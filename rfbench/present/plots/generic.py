@@ -137,8 +137,7 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         if s.y and s.y[0] is not None:
             ax.axhline(s.y[0], color=s.colour, **style)
         return
-    x = s.x
-    y = [float("nan") if v is None else v for v in s.y]
+    x, y = s.x, _nan(s.y)
     if s.kind == THEORY and (len(x) == 1 or s.points):  # a dash at each point
         ax.plot(x, y, color=s.colour, marker="_", ms=7 if s.points else 14, mew=1.5,
                 linestyle="none")  # fmt: skip
@@ -155,9 +154,11 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         return
     ax.plot(x, y, color=s.colour, marker=mark or None, linestyle=line, ms=3.5)
     if has_err:
-        lo = [float("nan") if v is None else v for v in s.lo]
-        hi = [float("nan") if v is None else v for v in s.hi]
-        ax.fill_between(x, lo, hi, color=s.colour, alpha=0.18, linewidth=0)
+        ax.fill_between(x, _nan(s.lo), _nan(s.hi), color=s.colour, alpha=0.18, linewidth=0)
+
+
+def _nan(values: list) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
 
 
 def _has_bounds(s: Series) -> bool:
@@ -187,8 +188,7 @@ def _draw_categories(ax, panel: Panel, bands: bool) -> None:
                 ax.axvline(s.y[0], color=s.colour, linestyle=style, lw=1.2)
             baseline += s.kind != THEORY
             continue
-        pos = [rows[c] for c in s.x]
-        y = [float("nan") if v is None else v for v in s.y]
+        pos, y = [rows[c] for c in s.x], _nan(s.y)
         if s.kind == THEORY:
             ax.plot(y, pos, color=s.colour, marker="|", ms=12, mew=1.5, linestyle="none")
             continue

@@ -117,9 +117,7 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
         top = _right_top(row)
         for j, est in enumerate(estimators):
             ax = fig.add_subplot(gs[1 + i, j * we : (j + 1) * we])
-            twin = ax.twinx()
-            twin.spines["right"].set_visible(True)
-            twin.grid(False)
+            twin = style.twin(ax)
             if (r, est) in by:
                 _panel(ax, twin, by[(r, est)])
             ax.set_ylim(lo, hi)

@@ -22,23 +22,16 @@ MSE_FLOOR = 1e-8
 SLICE_R = 1.0
 
 
-def coupling(row_estimator: str, weights: object = None) -> str:
-    """The coupling of a SimRF row: its ``weights`` column, else the part after ``@``."""
-    if isinstance(weights, str) and weights:
-        return weights
-    return weights_of(row_estimator)
-
-
 def with_coupling(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with a ``coupling`` column (see :func:`coupling`)."""
+    """``df`` with a ``coupling`` column: a SimRF row's ``weights``, else the part after ``@``."""
     weights = df["weights"] if "weights" in df else pd.Series(None, index=df.index, dtype=object)
     pairs = zip(df["estimator"], weights, strict=True)
-    return df.assign(coupling=[coupling(e, w) for e, w in pairs])
+    return df.assign(coupling=[w if isinstance(w, str) and w else weights_of(e) for e, w in pairs])
 
 
 def simrf_name(estimator: str) -> str:
     """SimRF's name of the coupling of ``estimator`` (e.g. ``positive@orf`` -> ``ORFs``)."""
-    return paper_name(coupling(estimator), "simrf")
+    return paper_name(weights_of(estimator), "simrf")
 
 
 def simrf_colour(c: str) -> str:
@@ -205,9 +198,7 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
     dens, integrand = metric(df, "density"), metric(df, "conformity_integrand")
     fig, axes = style.new_figure(height=2.5)
     ax = axes[0, 0]
-    twin = ax.twinx()
-    twin.spines["right"].set_visible(True)
-    twin.grid(False)
+    twin = style.twin(ax)
     f_of = {v: g.sort_values("w") for v, g in integrand.groupby("v")}
     for c, g in with_coupling(dens).groupby("coupling", sort=False):
         g = g.sort_values("w")
