@@ -4,6 +4,7 @@ as ``<name>.png`` (replacing only a PNG that rfbench drew)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from rfbench.present.plots.series import (
@@ -98,16 +99,12 @@ def render(data: PlotData):
         sharey=nrows * ncols > 1,
     )  # fmt: skip
     for ax, panel in zip(axes.flat, data.panels, strict=False):
-        baseline = 0
         bands = data.spread and sum(s.kind == MEASURED for s in panel.series) <= MAX_BANDS
         if categorical:
             _draw_categories(ax, panel, bands)
+        styles = itertools.cycle(BASELINE_STYLES)
         for s in [] if categorical else panel.series:
-            if s.kind in (BASELINE, LEVEL):
-                _draw(ax, s, BASELINE_STYLES[baseline % len(BASELINE_STYLES)], bands)
-                baseline += 1
-            else:
-                _draw(ax, s, "-", bands)
+            _draw(ax, s, next(styles) if s.kind in (BASELINE, LEVEL) else "-", bands)
         ax.set_title(_plain_text(panel.title), fontsize=8)
         _axes(ax, data)
     for ax in axes.flat[n:]:
@@ -229,15 +226,14 @@ def _legend(fig, data: PlotData) -> None:
     from matplotlib.lines import Line2D
 
     handles = []
-    baseline = 0
+    styles = itertools.cycle(BASELINE_STYLES)
     theory = False
     for s in data.legend_entries():
         if s.kind == THEORY:
             theory = True
             continue
         if s.kind in (BASELINE, LEVEL):
-            ls = BASELINE_STYLES[baseline % len(BASELINE_STYLES)]
-            baseline += 1
+            ls = next(styles)
             handles.append(Line2D([], [], color=s.colour, linestyle=ls, label=_plain_text(s.label)))
         else:
             ls = "none" if s.points else "-"

@@ -101,12 +101,9 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
     cols = math.lcm(ne, nr)
     we, wr = cols // ne, cols // nr
 
-    style.apply()
-    import matplotlib.pyplot as plt
-
     key = KEY_HEIGHT + tail_height(all_curves)
     height = key + PANEL_HEIGHT * nr + SUMMARY_HEIGHT + 0.4
-    fig = plt.figure(figsize=(style.FULL_WIDTH, height))
+    fig = style.figure(style.FULL_WIDTH, height)
     ratios = [key, *([PANEL_HEIGHT] * nr), SUMMARY_HEIGHT]
     gs = fig.add_gridspec(nr + 2, cols, height_ratios=ratios)
     _key(fig.add_subplot(gs[0, :]), estimators, all_curves)

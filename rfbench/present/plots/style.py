@@ -154,6 +154,12 @@ def apply() -> None:
     )
 
 
+def figure(width: float, height: float) -> Figure:
+    """An empty figure in the shared style, its panels laid out by the caller."""
+    apply()
+    return plt.figure(figsize=(width, height))
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float = 2.4):
     """A figure with ``nrows`` × ``ncols`` panels sized for a paper column (or the full width)."""
     apply()

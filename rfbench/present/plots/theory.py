@@ -74,8 +74,7 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     norm = LogNorm(vmin=MSE_FLOOR, vmax=top)
     cmap = plt.get_cmap("viridis").with_extremes(under="white", bad="white")
 
-    style.apply()
-    fig = plt.figure(figsize=(style.FULL_WIDTH, 2.7))
+    fig = style.figure(style.FULL_WIDTH, 2.7)
     outer = fig.add_gridspec(1, 2, width_ratios=[3.1, 1.2])
     gs = outer[0].subgridspec(2, len(names), height_ratios=[1, 0.05], wspace=0.1, hspace=0.7)
     r_all = next(iter(surfaces.values()))[1]
@@ -142,10 +141,7 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     span = np.array([x.min(), x.max()])
     sd = metric(df, "rf_conformity_sd")
 
-    import matplotlib.pyplot as plt
-
-    style.apply()
-    fig = plt.figure(figsize=(style.COLUMN_WIDTH, 3.7))
+    fig = style.figure(style.COLUMN_WIDTH, 3.7)
     gs = fig.add_gridspec(3, 1, height_ratios=[1.6, 1, 0.5])
     top = fig.add_subplot(gs[0])
     zoom = fig.add_subplot(gs[1], sharex=top)
