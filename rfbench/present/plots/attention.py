@@ -99,13 +99,9 @@ def attention_error(results: dict[str, pd.DataFrame]) -> Figure:
         rank = rank[rank.index.isin(part["budget"].unique())]
         ax.plot(rank.index, np.maximum(rank.to_numpy(), 1e-6), color="grey", linestyle="-.",
                 label="oracle rank-F A_F V" if idx == 0 else None)  # fmt: skip
-        ax.set_xscale("log", base=2)
-        ms = sorted(part["budget"].unique())
-        bottom_row = idx >= len(layers) - ncols
-        xlabel = "feature budget F" if bottom_row else ""
-        ax.set(yscale="log", title=f"layer {layer}", xlabel=xlabel, xticks=ms,
-               xticklabels=[str(int(m)) for m in ms], ylabel="‖Ô − O‖_F / ‖O‖_F")  # fmt: skip
-        ax.minorticks_off()
+        xlabel = "feature budget F" if idx >= len(layers) - ncols else ""
+        ax.set(yscale="log", title=f"layer {layer}", xlabel=xlabel, ylabel="‖Ô − O‖_F / ‖O‖_F")
+        style.log_ticks(ax, sorted(part["budget"].unique()), base=2)
     for ax in axes.flat[len(layers) :]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
@@ -266,13 +262,11 @@ def _model_panel(ax, df: pd.DataFrame, methods: list[str]) -> None:
     )
     budgets = sorted(heads["budget"].unique())
     model, mask = model_and_mask(df)
-    n_heads = len(uniform)
-    ax.set(xscale="log", yscale="log", title=f"{model}, {mask} ({n_heads} heads, "
-           f"{int(heads['tokens'].max())} tokens)", xticks=budgets)  # fmt: skip
-    ax.set_xticklabels([str(int(b)) for b in budgets])
+    n_heads, tokens = len(uniform), int(heads["tokens"].max())
+    ax.set(yscale="log", title=f"{model}, {mask} ({n_heads} heads, {tokens} tokens)")
+    style.log_ticks(ax, budgets)
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
-    ax.minorticks_off()
 
 
 def _not_run(ax, name: str) -> None:

@@ -190,10 +190,8 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     err = _error(front)
     projection = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
     ncols = 4 if len(projection) else 3
-    fig, axes = style.new_figure(ncols=ncols, width=style.FULL_WIDTH, height=2.6)
-    fig.set_figheight(3.6)
-    if ncols == 4:
-        fig.set_figwidth(fig.get_figwidth() * 4 / 3)
+    width = style.FULL_WIDTH * 4 / 3 if ncols == 4 else style.FULL_WIDTH
+    fig, axes = style.new_figure(ncols=ncols, width=width, height=3.6)
     estimators = list(dict.fromkeys(front["estimator"]))
     for ax, metric, xlabel in (
         (axes[0, 0], "time_s", "seconds (per-step minima): draw + maps + ΦΨᵀ"),

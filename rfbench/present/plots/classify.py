@@ -78,9 +78,7 @@ def draw_exact(ax: Axes, exact: pd.DataFrame, scale: float = 1.0) -> None:
 
 def log_x(ax: Axes, ticks: list[float]) -> None:
     """Log x-axis with the grid's values as tick labels."""
-    ax.set_xscale("log")
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
+    style.log_ticks(ax, ticks)
     lo, hi = min(ticks), max(ticks)
     ax.set_xlim(lo / (hi / lo) ** 0.08, hi * (hi / lo) ** 0.08)
 

@@ -58,10 +58,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
                 low.errorbar(x, ratio, err, capsize=1.5, linewidth=0.8, **line)
         low.axhline(1.0, color="0.3", linewidth=0.8)
         for ax in (top, low):
-            ax.set_xscale("log")
-            ticks = sorted(part["m"].unique() / part["d"].max())
-            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-            ax.minorticks_off()
+            style.log_ticks(ax, sorted(part["m"].unique() / part["d"].max()))
         top.set_yscale("log")
         top.tick_params(labelbottom=False)
         low.set_xlabel("no. features m / d")

@@ -43,10 +43,9 @@ def _budgets(ax, df: pd.DataFrame) -> None:
         ax.axhline(float(uniform.iloc[0]), color="black", linestyle="--", label="uniform")
     ax.axhline(1.0, color="grey", linestyle="-", linewidth=0.8, label="exact")
     budgets = sorted(rows["budget"].dropna().astype(int).unique())
-    ax.set(xscale="log", yscale="log", xticks=budgets, xlabel="feature budget F",
-           ylabel="perplexity / exact", title="every layer swapped")  # fmt: skip
-    ax.set_xticklabels([str(b) for b in budgets])
-    ax.minorticks_off()
+    ax.set(yscale="log", xlabel="feature budget F", ylabel="perplexity / exact")
+    ax.set_title("every layer swapped")
+    style.log_ticks(ax, budgets)
 
 
 def _layers(ax, df: pd.DataFrame) -> None:

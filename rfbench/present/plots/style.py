@@ -168,6 +168,13 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     return fig, axes
 
 
+def log_ticks(ax, ticks, base: float = 10) -> None:
+    """A log x axis ticked at ``ticks`` alone, written plainly (64, not 2⁶), no minor ticks."""
+    ax.set_xscale("log", base=base)
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+
+
 def legend_entries(axes) -> dict[str, object]:
     """``{label: handle}``: the first handle of each label over ``axes``, in drawing order."""
     entries: dict[str, object] = {}
