@@ -178,13 +178,6 @@ class _Rows:
         )
         return _Rows(keep(self.main), keep(self.theory), keep(self.measured), (*self.notes, note))
 
-    def only(self, estimators: Sequence[str], baselines: Sequence[str]) -> _Rows:
-        """The rows of ``estimators`` (and of the ``baselines``)."""
-        main = self.main[self.main["estimator"].isin([*estimators, *baselines])]
-        theory = self.theory[self.theory["estimator"].isin(estimators)]
-        measured = self.measured[self.measured["estimator"].isin(estimators)]
-        return _Rows(main, theory, measured, self.notes)
-
 
 @dataclass(frozen=True)
 class Layout:
@@ -372,8 +365,9 @@ def _best(
         f"the {len(kept)} of {len(estimators)} estimators with the {word} median "
         f"{words.short_metric(metric)} shown; all are in the file"
     )
-    rows = rows.only(kept, baselines)
-    return kept, replace(rows, notes=(*rows.notes, note))
+    theory, measured = (d[d["estimator"].isin(kept)] for d in (rows.theory, rows.measured))
+    main = rows.main[rows.main["estimator"].isin([*kept, *baselines])]
+    return kept, _Rows(main, theory, measured, (*rows.notes, note))
 
 
 def _points(measured: pd.DataFrame, x: str, panels: Sequence[str]) -> bool:

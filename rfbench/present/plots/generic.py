@@ -232,13 +232,10 @@ def _legend(fig, data: PlotData) -> None:
         if s.kind == THEORY:
             theory = True
             continue
-        if s.kind in (BASELINE, LEVEL):
-            ls = next(styles)
-            handles.append(Line2D([], [], color=s.colour, linestyle=ls, label=_plain_text(s.label)))
-        else:
-            ls = "none" if s.points else "-"
-            handles.append(Line2D([], [], color=s.colour, marker=s.marker, linestyle=ls,
-                                  label=_plain_text(s.label)))  # fmt: skip
+        baseline = s.kind in (BASELINE, LEVEL)
+        ls = next(styles) if baseline else "none" if s.points else "-"
+        mark, label = None if baseline else s.marker, _plain_text(s.label)
+        handles.append(Line2D([], [], color=s.colour, marker=mark, linestyle=ls, label=label))
     ticks = any(s.kind == THEORY and s.points for s in data.series)
     if theory and (data.categorical or ticks):
         handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,

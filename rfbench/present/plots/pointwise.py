@@ -191,14 +191,13 @@ def curve_handles(items: Sequence[Curve]) -> list[object]:
     from matplotlib.lines import Line2D
 
     varied = several_variants(items)
-    out, seen = [], set()
+    first: dict[tuple[str, str | None], Curve] = {}
     for c in items:
-        if (c.estimator, c.variant) in seen:
-            continue
-        seen.add((c.estimator, c.variant))
-        text = label(c, with_variant=c.estimator in varied)
-        out.append(Line2D([], [], label=text, **line_style(c)))
-    return out
+        first.setdefault((c.estimator, c.variant), c)
+    return [
+        Line2D([], [], label=label(c, with_variant=c.estimator in varied), **line_style(c))
+        for c in first.values()
+    ]
 
 
 def tail_note(items: Sequence[Curve]) -> list[object]:
