@@ -12,7 +12,7 @@ from matplotlib.ticker import NullFormatter
 
 from rfbench.compute.text import family_of
 from rfbench.present.plots import register_figure, style
-from rfbench.present.statistics import projection_budget
+from rfbench.present.statistics import projection_budget, projection_crossover
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 FORMS = {
@@ -243,8 +243,6 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
 def _projection_panel(ax, df: pd.DataFrame) -> None:
     """Structured (solid) vs dense (dashed) projection time against d per Hadamard coupling,
     the crossover dimension marked by a vertical line."""
-    from rfbench.present.statistics import projection_crossover
-
     rows = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
     cross = projection_crossover(df).set_index("weights")["crossover_d"]
     for weights, group in rows.groupby("weights", sort=False):

@@ -16,7 +16,7 @@ from rfbench.compute.text import family_of, weights_of
 from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import simrf_name
 from rfbench.present.plots.variance import legend_on_top, panel_grid
-from rfbench.present.reference import PAPER_NAMES
+from rfbench.present.reference import PAPER_NAMES, table
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.
@@ -144,9 +144,7 @@ def accuracy_grid(
 
 def _paper_table2() -> dict[tuple[str, str], float]:
     """(data set, estimator) -> SimRF Table 2 accuracy at m = d (rfbench.present.reference)."""
-    from rfbench.present import reference
-
-    cells = reference.table("simrf-table2", "dataset", "estimator", metric="accuracy")
+    cells = table("simrf-table2", "dataset", "estimator", metric="accuracy")
     return {key: e.scaled for key, e in cells.items()}
 
 

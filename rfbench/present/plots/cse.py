@@ -25,15 +25,14 @@ from rfbench.present.plots.pointwise import (
     theta_axis,
     unique,
 )
+from rfbench.present.reference import table
 
 
 def paper_negatives() -> dict[str, int]:
     """CSE Sec. 4, text after Fig. 4: negative estimates among 10,000, per estimator (trig and
     the hybrid; rfbench.present.reference, ids cse-fig4-trig-negatives and
     cse-fig4-cse-negatives)."""
-    from rfbench.present import reference
-
-    return {est: int(e.value) for (est,), e in reference.table("cse-fig4", "estimator").items()}
+    return {est: int(e.value) for (est,), e in table("cse-fig4", "estimator").items()}
 
 
 ROWS = (("rel_mae", False, "mean |K̂ − K| / K"), ("rel_rmse", True, "√MSE / K"))

@@ -7,6 +7,12 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+from rfbench.compute.results import atomic_write, load_results
+from rfbench.present.plots.choose import plot_data
 from rfbench.present.plots.series import (
     BASELINE,
     LEVEL,
@@ -48,11 +54,6 @@ def draw_result(path: str | Path) -> Path | None:
 
     Raises :class:`NotOurs` if a file rfbench did not draw is in the way.
     """
-    import matplotlib.pyplot as plt
-
-    from rfbench.compute.results import atomic_write, load_results
-    from rfbench.present.plots.choose import plot_data
-
     path = Path(path)
     data = plot_data(load_results(path))
     if data is None:
@@ -80,8 +81,6 @@ LEGEND_COLUMN, LEGEND_WIDTH = 20, 1.8
 
 def render(data: PlotData):
     """A matplotlib Figure of ``data``: a grid of panels sharing one legend outside the axes."""
-    import matplotlib.pyplot as plt
-
     apply()
     n = len(data.panels)
     ncols = min(COLUMNS, n)
@@ -210,8 +209,6 @@ def _axes(ax, data: PlotData) -> None:
 def _plain_log_ticks(ax, data: PlotData) -> None:
     """A log x axis ticked at the data's own values in plain numbers (m = 16, 32, 64) when they
     are few, else at powers of ten only (minor labels such as 3×10⁰ crowd each other)."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
-
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
     xs = sorted({v for s in data.series for v in s.x if isinstance(v, int | float) and v > 0})
@@ -223,8 +220,6 @@ def _plain_log_ticks(ax, data: PlotData) -> None:
 
 
 def _legend(fig, data: PlotData) -> None:
-    from matplotlib.lines import Line2D
-
     handles = []
     styles = itertools.cycle(BASELINE_STYLES)
     theory = False

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
 from rfbench.present.plots import style
 from rfbench.present.reference import paper_name
@@ -188,8 +189,6 @@ def legend_strip(ax: Axes, *rows: Sequence[object]) -> None:
 
 def curve_handles(items: Sequence[Curve]) -> list[object]:
     """One legend entry per distinct (estimator, variant) of ``items``, in their style."""
-    from matplotlib.lines import Line2D
-
     varied = several_variants(items)
     first: dict[tuple[str, str | None], Curve] = {}
     for c in items:
@@ -203,8 +202,6 @@ def curve_handles(items: Sequence[Curve]) -> list[object]:
 def tail_note(items: Sequence[Curve]) -> list[object]:
     """A text-only legend entry naming the estimators whose empirical √MSE lies far (> 2×) below
     the closed form: their error has a heavy right tail that the draws rarely reach."""
-    from matplotlib.lines import Line2D
-
     low = []
     for c in items:
         if c.has("theory_rel_rmse") and c.has("rel_rmse"):

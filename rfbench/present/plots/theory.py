@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -65,8 +66,6 @@ def _theta_ticks(ax: Axes) -> None:
 def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     """Three log-colour MSE maps over (θ, r), r mirrored to [−r, r] as in the paper, and the
     grey slice at r ≈ SLICE_R drawn as curves (HRF Fig. 1)."""
-    import matplotlib.pyplot as plt
-
     df = metric(results["hrf-fig1"], "theory_mse")
     names = list(dict.fromkeys(df["estimator"]))
     surfaces = {e: _surface(df[df["estimator"] == e]) for e in names}

@@ -11,6 +11,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from rfbench.present import reference
 from rfbench.present.plots import register_figure, style
 from rfbench.present.reference import PAPER_NAMES
 
@@ -153,8 +154,6 @@ def variance_panel(
 def paper_gaps(figure_id: str) -> dict[str, float]:
     """Regime -> the paper's log variance ratio GERF / SDERF ("about e^k";
     rfbench.present.reference)."""
-    from rfbench.present import reference
-
     return {
         e.match["regime"]: e.scaled
         for e in reference.by_figure(figure_id)
