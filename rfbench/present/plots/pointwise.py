@@ -208,15 +208,9 @@ def tail_note(items: Sequence[Curve]) -> list[object]:
             upper = c.values("rel_rmse") + Z_BAND * c.stderr("rel_rmse")
             if np.any(upper < c.values("theory_rel_rmse") / 2):
                 low.append(name(c.estimator))
-    notes = []
-    if low:
-        notes.append(
-            f"empirical √MSE < ½ closed form for {', '.join(unique(low))}: "
-            "a heavy right tail the draws rarely reach"
-        )
-    zero = zero_note(items)
-    if zero:
-        notes.append(zero)
+    names = ", ".join(unique(low))
+    tail = f"empirical √MSE < ½ closed form for {names}: a heavy right tail the draws rarely reach"
+    notes = [note for note in (tail if low else "", zero_note(items)) if note]
     return [Line2D([], [], linestyle="none", label="\n".join(notes))] if notes else []
 
 
