@@ -15,8 +15,8 @@ import pytest
 from rfbench.present.plots import words
 from rfbench.present.plots.choose import plot_data
 from rfbench.present.plots.generic import draw_result, render
-from rfbench.present.plots.palette import assign
 from rfbench.present.plots.series import LEVEL, MEASURED, THEORY
+from rfbench.present.plots.style import assign
 
 THETAS = np.linspace(0, np.pi, 5)
 

@@ -11,9 +11,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import NullFormatter
 
 from rfbench.compute.text import family_of
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
-from rfbench.present.statistics import projection_budget
+from rfbench.present.plots import register_figure, style
+from rfbench.present.statistics import projection_budget, projection_crossover
 
 DTYPES = ("float64", "float32", "float16", "bfloat16")
 FORMS = {
@@ -191,10 +190,8 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
     err = _error(front)
     projection = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
     ncols = 4 if len(projection) else 3
-    fig, axes = style.new_figure(ncols=ncols, width=style.FULL_WIDTH, height=2.6)
-    fig.set_figheight(3.6)
-    if ncols == 4:
-        fig.set_figwidth(fig.get_figwidth() * 4 / 3)
+    width = style.FULL_WIDTH * 4 / 3 if ncols == 4 else style.FULL_WIDTH
+    fig, axes = style.new_figure(ncols=ncols, width=width, height=3.6)
     estimators = list(dict.fromkeys(front["estimator"]))
     for ax, metric, xlabel in (
         (axes[0, 0], "time_s", "seconds (per-step minima): draw + maps + ΦΨᵀ"),
@@ -246,8 +243,6 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
 def _projection_panel(ax, df: pd.DataFrame) -> None:
     """Structured (solid) vs dense (dashed) projection time against d per Hadamard coupling,
     the crossover dimension marked by a vertical line."""
-    from rfbench.present.statistics import projection_crossover
-
     rows = df[(df["part"] == "projection") & (df["metric"] == "time_s")]
     cross = projection_crossover(df).set_index("weights")["crossover_d"]
     for weights, group in rows.groupby("weights", sort=False):

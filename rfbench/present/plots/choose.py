@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.schema import HEADLINE_METRICS, HIGHER_IS_BETTER
-from rfbench.present.plots import palette, scales, words
+from rfbench.present.plots import scales, style, words
 from rfbench.present.plots.series import (
     BASELINE,
     LEVEL,
@@ -153,9 +153,7 @@ def _values(df: pd.DataFrame, column: str) -> list:
 
 
 def _plain(value: object) -> object:
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return value.item() if isinstance(value, np.generic) else value
 
 
 @dataclass(frozen=True)
@@ -179,13 +177,6 @@ class _Rows:
             f"(of {len(values)} {column} values in the file)"
         )
         return _Rows(keep(self.main), keep(self.theory), keep(self.measured), (*self.notes, note))
-
-    def only(self, estimators: Sequence[str], baselines: Sequence[str]) -> _Rows:
-        """The rows of ``estimators`` (and of the ``baselines``)."""
-        main = self.main[self.main["estimator"].isin([*estimators, *baselines])]
-        theory = self.theory[self.theory["estimator"].isin(estimators)]
-        measured = self.measured[self.measured["estimator"].isin(estimators)]
-        return _Rows(main, theory, measured, self.notes)
 
 
 @dataclass(frozen=True)
@@ -235,7 +226,7 @@ def infer_layout(
     points = x is not None and _points(rows.measured, x, panels)
     return Layout(rows, metric, view, tuple(settings), tuple(baselines), tuple(labels),
                   tuple(panels), x, tuple(aggregate), bands, points,
-                  palette.assign(estimators))  # fmt: skip
+                  style.assign(estimators))  # fmt: skip
 
 
 def _baselines(main: pd.DataFrame, settings: Sequence[str], view: View) -> list[str]:
@@ -374,21 +365,22 @@ def _best(
         f"the {len(kept)} of {len(estimators)} estimators with the {word} median "
         f"{words.short_metric(metric)} shown; all are in the file"
     )
-    rows = rows.only(kept, baselines)
-    return kept, replace(rows, notes=(*rows.notes, note))
+    theory, measured = (d[d["estimator"].isin(kept)] for d in (rows.theory, rows.measured))
+    main = rows.main[rows.main["estimator"].isin([*kept, *baselines])]
+    return kept, _Rows(main, theory, measured, (*rows.notes, note))
 
 
 def _points(measured: pd.DataFrame, x: str, panels: Sequence[str]) -> bool:
     """The x values are different inputs (a user's pairs with their own norms, the same for every
     estimator): no lines between them."""
     keys = [*panels, x]
-    inputs = [
-        c for c in measured.columns if c not in NOT_SETTINGS and c not in keys
+    return any(
+        c not in NOT_SETTINGS and c not in keys
         and _varies(measured, c) and _determines(measured, keys, c)
         and not _integer(measured, c) and _numeric(measured, c)
         and not (panels and _determines(measured, panels, c))
-    ]  # fmt: skip
-    return bool(inputs)
+        for c in measured.columns
+    )  # fmt: skip
 
 
 def _plot_data(layout: Layout) -> PlotData | None:
@@ -455,7 +447,7 @@ def _panel(layout: Layout, key: tuple) -> Panel:
     for i, name in enumerate(b for b in layout.baselines if b in set(main["estimator"])):
         part = main[main["estimator"] == name]
         kind = BASELINE if layout.x and part[layout.x].notna().any() else LEVEL
-        panel.series.append(_series(layout, part, name, kind, palette.grey(i), ""))
+        panel.series.append(_series(layout, part, name, kind, style.grey(i), ""))
     return panel
 
 
@@ -475,14 +467,11 @@ def _series(
 ) -> Series:
     x = layout.x
     if x is None or kind == LEVEL or (x not in part or part[x].isna().all()):
-        xs = [label] if x is None else []
         y, lo, hi = _point(part, layout.aggregate)
-        kind = kind if x is None else (LEVEL if kind != THEORY else THEORY)
-        series = Series(label, xs, [y], kind, colour, mark, [lo], [hi])
-        if x is not None:  # a level: the renderer draws it across the axis
-            series.x = []
-        series.legend = x is not None or kind != MEASURED
-        return series
+        if x is not None and kind != THEORY:  # a level: the renderer draws it across the axis
+            kind = LEVEL
+        xs, legend = ([label], kind != MEASURED) if x is None else ([], True)
+        return Series(label, xs, [y], kind, colour, mark, [lo], [hi], legend=legend)
     groups = part[part[x].notna()].groupby(x, sort=True)
     points = [(_plain(value), *_point(at, layout.aggregate)) for value, at in groups]
     xs, ys, los, his = (list(column) for column in zip(*points, strict=True))

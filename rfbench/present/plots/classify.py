@@ -13,10 +13,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from rfbench.compute.text import family_of, weights_of
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.variance import legend_on_top, panel_grid
-from rfbench.present.reference import PAPER_NAMES, paper_name
+from rfbench.present.reference import PAPER_NAMES, paper_name, table
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.
@@ -78,9 +77,7 @@ def draw_exact(ax: Axes, exact: pd.DataFrame, scale: float = 1.0) -> None:
 
 def log_x(ax: Axes, ticks: list[float]) -> None:
     """Log x-axis with the grid's values as tick labels."""
-    ax.set_xscale("log")
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-    ax.minorticks_off()
+    style.log_ticks(ax, ticks)
     lo, hi = min(ticks), max(ticks)
     ax.set_xlim(lo / (hi / lo) ** 0.08, hi * (hi / lo) ** 0.08)
 
@@ -146,9 +143,7 @@ def accuracy_grid(
 
 def _paper_table2() -> dict[tuple[str, str], float]:
     """(data set, estimator) -> SimRF Table 2 accuracy at m = d (rfbench.present.reference)."""
-    from rfbench.present import reference
-
-    cells = reference.table("simrf-table2", "dataset", "estimator", metric="accuracy")
+    cells = table("simrf-table2", "dataset", "estimator", metric="accuracy")
     return {key: e.scaled for key, e in cells.items()}
 
 

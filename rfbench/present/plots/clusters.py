@@ -7,8 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import metric
 from rfbench.present.reference import paper_name
 
@@ -58,8 +57,6 @@ def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
     """One panel per data set (columns) and protocol (rows: the replay of the paper's notebook,
     then rfbench's own estimators and streams): mean MSE over the repetitions vs m on a log axis,
     the min–max band (HRF Table 3's numbers), the closed form for iid projections dashed."""
-    import matplotlib.pyplot as plt
-
     df = results["hrf-fig6"]
     means = metric(df, "mse_mean")
     protocols = [p for p in ("paper", "rfbench") if p in set(means["protocol"])]
@@ -69,10 +66,9 @@ def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
     theory = metric(df, "theory_mse")
     reps = int(means["n_trials"].max()) if len(means) else 0
 
-    style.apply()
     width = style.FULL_WIDTH if len(datasets) > 1 else style.COLUMN_WIDTH
     key_h = 0.2 if width >= style.FULL_WIDTH else 0.5
-    fig = plt.figure(figsize=(width, key_h + 0.15 + 2.0 * len(protocols) + 0.2))
+    fig = style.figure(width, key_h + 0.15 + 2.0 * len(protocols) + 0.2)
     ratios = [key_h / 2.0, *[1] * len(protocols)]
     gs = fig.add_gridspec(1 + len(protocols), len(datasets), height_ratios=ratios)
     _key(fig.add_subplot(gs[0, :]), estimators, reps)

@@ -8,7 +8,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import style
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.pointwise import (
     EXACT,
     Z_BAND,
@@ -25,16 +25,14 @@ from rfbench.present.plots.pointwise import (
     theta_axis,
     unique,
 )
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.reference import table
 
 
 def paper_negatives() -> dict[str, int]:
     """CSE Sec. 4, text after Fig. 4: negative estimates among 10,000, per estimator (trig and
     the hybrid; rfbench.present.reference, ids cse-fig4-trig-negatives and
     cse-fig4-cse-negatives)."""
-    from rfbench.present import reference
-
-    return {est: int(e.value) for (est,), e in reference.table("cse-fig4", "estimator").items()}
+    return {est: int(e.value) for (est,), e in table("cse-fig4", "estimator").items()}
 
 
 ROWS = (("rel_mae", False, "mean |K̂ − K| / K"), ("rel_rmse", True, "√MSE / K"))
@@ -92,18 +90,15 @@ def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
     with the closed form of √MSE/K dashed (CSE eqs. 44-49; none for the biased shared-all CSE,
     docs/methods.md#cse-erratum-17); one column per ``split`` value. With one column and several
     sharing variants (Fig. 5), a third panel compares the variants."""
-    import matplotlib.pyplot as plt
-
     all_curves = curves(df)
     values = unique(getattr(c, split) for c in all_curves) if split else [None]
     k = len(values)
-    style.apply()
     one = k == 1
     extra = one and len(unique(c.variant for c in all_curves if c.variant)) > 1
     shape = (2, 2 + extra) if one else (3, k)  # one column: the two rows side by side
     key = 0.55 + tail_height(all_curves)
     height = [key, 2.3] if one else [key, 2.0, 2.0]
-    fig = plt.figure(figsize=(style.FULL_WIDTH, sum(height) + 0.5))
+    fig = style.figure(style.FULL_WIDTH, sum(height) + 0.5)
     gs = fig.add_gridspec(*shape, height_ratios=height)
     legend_strip(
         fig.add_subplot(gs[0, :]),

@@ -4,8 +4,15 @@ as ``<name>.png`` (replacing only a PNG that rfbench drew)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
+from rfbench.compute.results import atomic_write, load_results
+from rfbench.present.plots.choose import plot_data
 from rfbench.present.plots.series import (
     BASELINE,
     LEVEL,
@@ -47,11 +54,6 @@ def draw_result(path: str | Path) -> Path | None:
 
     Raises :class:`NotOurs` if a file rfbench did not draw is in the way.
     """
-    import matplotlib.pyplot as plt
-
-    from rfbench.compute.results import atomic_write, load_results
-    from rfbench.present.plots.choose import plot_data
-
     path = Path(path)
     data = plot_data(load_results(path))
     if data is None:
@@ -79,8 +81,6 @@ LEGEND_COLUMN, LEGEND_WIDTH = 20, 1.8
 
 def render(data: PlotData):
     """A matplotlib Figure of ``data``: a grid of panels sharing one legend outside the axes."""
-    import matplotlib.pyplot as plt
-
     apply()
     n = len(data.panels)
     ncols = min(COLUMNS, n)
@@ -98,16 +98,12 @@ def render(data: PlotData):
         sharey=nrows * ncols > 1,
     )  # fmt: skip
     for ax, panel in zip(axes.flat, data.panels, strict=False):
-        baseline = 0
         bands = data.spread and sum(s.kind == MEASURED for s in panel.series) <= MAX_BANDS
         if categorical:
             _draw_categories(ax, panel, bands)
+        styles = itertools.cycle(BASELINE_STYLES)
         for s in [] if categorical else panel.series:
-            if s.kind in (BASELINE, LEVEL):
-                _draw(ax, s, BASELINE_STYLES[baseline % len(BASELINE_STYLES)], bands)
-                baseline += 1
-            else:
-                _draw(ax, s, "-", bands)
+            _draw(ax, s, next(styles) if s.kind in (BASELINE, LEVEL) else "-", bands)
         ax.set_title(_plain_text(panel.title), fontsize=8)
         _axes(ax, data)
     for ax in axes.flat[n:]:
@@ -137,8 +133,7 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         if s.y and s.y[0] is not None:
             ax.axhline(s.y[0], color=s.colour, **style)
         return
-    x = s.x
-    y = [float("nan") if v is None else v for v in s.y]
+    x, y = s.x, _nan(s.y)
     if s.kind == THEORY and (len(x) == 1 or s.points):  # a dash at each point
         ax.plot(x, y, color=s.colour, marker="_", ms=7 if s.points else 14, mew=1.5,
                 linestyle="none")  # fmt: skip
@@ -155,9 +150,11 @@ def _draw(ax, s: Series, baseline_style: object, bands: bool = True) -> None:
         return
     ax.plot(x, y, color=s.colour, marker=mark or None, linestyle=line, ms=3.5)
     if has_err:
-        lo = [float("nan") if v is None else v for v in s.lo]
-        hi = [float("nan") if v is None else v for v in s.hi]
-        ax.fill_between(x, lo, hi, color=s.colour, alpha=0.18, linewidth=0)
+        ax.fill_between(x, _nan(s.lo), _nan(s.hi), color=s.colour, alpha=0.18, linewidth=0)
+
+
+def _nan(values: list) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
 
 
 def _has_bounds(s: Series) -> bool:
@@ -187,8 +184,7 @@ def _draw_categories(ax, panel: Panel, bands: bool) -> None:
                 ax.axvline(s.y[0], color=s.colour, linestyle=style, lw=1.2)
             baseline += s.kind != THEORY
             continue
-        pos = [rows[c] for c in s.x]
-        y = [float("nan") if v is None else v for v in s.y]
+        pos, y = [rows[c] for c in s.x], _nan(s.y)
         if s.kind == THEORY:
             ax.plot(y, pos, color=s.colour, marker="|", ms=12, mew=1.5, linestyle="none")
             continue
@@ -213,8 +209,6 @@ def _axes(ax, data: PlotData) -> None:
 def _plain_log_ticks(ax, data: PlotData) -> None:
     """A log x axis ticked at the data's own values in plain numbers (m = 16, 32, 64) when they
     are few, else at powers of ten only (minor labels such as 3×10⁰ crowd each other)."""
-    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
-
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
     xs = sorted({v for s in data.series for v in s.x if isinstance(v, int | float) and v > 0})
@@ -226,23 +220,17 @@ def _plain_log_ticks(ax, data: PlotData) -> None:
 
 
 def _legend(fig, data: PlotData) -> None:
-    from matplotlib.lines import Line2D
-
     handles = []
-    baseline = 0
+    styles = itertools.cycle(BASELINE_STYLES)
     theory = False
     for s in data.legend_entries():
         if s.kind == THEORY:
             theory = True
             continue
-        if s.kind in (BASELINE, LEVEL):
-            ls = BASELINE_STYLES[baseline % len(BASELINE_STYLES)]
-            baseline += 1
-            handles.append(Line2D([], [], color=s.colour, linestyle=ls, label=_plain_text(s.label)))
-        else:
-            ls = "none" if s.points else "-"
-            handles.append(Line2D([], [], color=s.colour, marker=s.marker, linestyle=ls,
-                                  label=_plain_text(s.label)))  # fmt: skip
+        baseline = s.kind in (BASELINE, LEVEL)
+        ls = next(styles) if baseline else "none" if s.points else "-"
+        mark, label = None if baseline else s.marker, _plain_text(s.label)
+        handles.append(Line2D([], [], color=s.colour, marker=mark, linestyle=ls, label=label))
     ticks = any(s.kind == THEORY and s.points for s in data.series)
     if theory and (data.categorical or ticks):
         handles.append(Line2D([], [], color="0.3", marker="|" if data.categorical else "_", ms=8,

@@ -14,8 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from rfbench.compute.text import split_name
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import metric, simrf_name
 from rfbench.present.reference import PAPER_NAMES
 
@@ -59,10 +58,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
                 low.errorbar(x, ratio, err, capsize=1.5, linewidth=0.8, **line)
         low.axhline(1.0, color="0.3", linewidth=0.8)
         for ax in (top, low):
-            ax.set_xscale("log")
-            ticks = sorted(part["m"].unique() / part["d"].max())
-            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-            ax.minorticks_off()
+            style.log_ticks(ax, sorted(part["m"].unique() / part["d"].max()))
         top.set_yscale("log")
         top.tick_params(labelbottom=False)
         low.set_xlabel("no. features m / d")
@@ -96,11 +92,6 @@ COLOUR_PERCENTILE = 95
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def _split(estimator: str) -> tuple[str, str]:
-    component, weights = split_name(estimator)
-    return component, weights or "—"
-
-
 def _short(value: float) -> str:
     """Two significant digits without a leading zero: .081, .15, 1.0, 12."""
     text = f"{value:.2g}" if value < 100 else f"{value:.0f}"
@@ -126,7 +117,8 @@ def _grid_cells(df: pd.DataFrame, name: str, kernel: str, r: float) -> pd.DataFr
             note = "not computed: " + re.sub(r"^[A-Za-z]*(Error|Exception|Warning): ", "", note)
         if note is None and est not in values.index:
             continue
-        rows.append((*_split(est), value if np.isfinite(value) else np.nan, note))
+        component, weights = split_name(est)
+        rows.append((component, weights or "—", value if np.isfinite(value) else np.nan, note))
     return pd.DataFrame(rows, columns=["component", "weights", "value", "note"])
 
 
@@ -184,8 +176,6 @@ def _footnotes(notes: dict[str, int], cells: pd.DataFrame) -> list[str]:
 def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
     """Heat maps (rows: weights, columns: components) per metric/kernel (columns) and r (rows),
     cells annotated; a cell not computed is hatched and numbered, its reason in a footnote."""
-    import matplotlib.pyplot as plt
-
     df = results["spectraformer-grid"]
     if "inputs" in df:
         df = df[df["inputs"] == "attention"]
@@ -199,12 +189,11 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
     notes = {n: k + 1 for k, n in enumerate(dict.fromkeys(every["note"].dropna()))}
     lines = _footnotes(notes, every)
 
-    style.apply()
     cell_h, extra = 0.15, 0.5  # inches per row of cells; titles of a row of panels
     panel_h = [len(rows) * cell_h + extra] * len(radii)
     panel_h[-1] += 0.5  # the component names under the last row
     ratios = [*panel_h, 0.2 + 0.1 * (len(lines) + 2)]
-    fig = plt.figure(figsize=(style.FULL_WIDTH, sum(ratios) + 0.3))
+    fig = style.figure(style.FULL_WIDTH, sum(ratios) + 0.3)
     gs = fig.add_gridspec(len(radii) + 1, max(1, len(panels)), height_ratios=ratios)
     for i, r in enumerate(radii):
         for j, panel in enumerate(panels):

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from rfbench.present.plots import style
+from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.pointwise import (
     Curve,
     band,
@@ -34,7 +34,6 @@ from rfbench.present.plots.pointwise import (
     theta_axis,
     unique,
 )
-from rfbench.present.plots.registry import register_figure
 
 ZERO_STYLE = {"color": "red", "linestyle": ":", "linewidth": 1.0}
 PANEL_HEIGHT = 1.55  # inches per (r, estimator) row
@@ -102,12 +101,9 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
     cols = math.lcm(ne, nr)
     we, wr = cols // ne, cols // nr
 
-    style.apply()
-    import matplotlib.pyplot as plt
-
     key = KEY_HEIGHT + tail_height(all_curves)
     height = key + PANEL_HEIGHT * nr + SUMMARY_HEIGHT + 0.4
-    fig = plt.figure(figsize=(style.FULL_WIDTH, height))
+    fig = style.figure(style.FULL_WIDTH, height)
     ratios = [key, *([PANEL_HEIGHT] * nr), SUMMARY_HEIGHT]
     gs = fig.add_gridspec(nr + 2, cols, height_ratios=ratios)
     _key(fig.add_subplot(gs[0, :]), estimators, all_curves)
@@ -118,9 +114,7 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
         top = _right_top(row)
         for j, est in enumerate(estimators):
             ax = fig.add_subplot(gs[1 + i, j * we : (j + 1) * we])
-            twin = ax.twinx()
-            twin.spines["right"].set_visible(True)
-            twin.grid(False)
+            twin = style.twin(ax)
             if (r, est) in by:
                 _panel(ax, twin, by[(r, est)])
             ax.set_ylim(lo, hi)

@@ -8,8 +8,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from rfbench.present.plots import register_figure, style
-from rfbench.present.plots.attention import method_colour
-from rfbench.present.plots.palette import grey
+from rfbench.present.plots.attention import method_line
 
 NAME = "beyond-lm"
 #: the two ends every method sits between
@@ -19,21 +18,13 @@ ENDS = ("exact", "uniform")
 def _line(name: str) -> dict[str, object]:
     if name == "uniform":  # as the line of the first panel
         return {"color": "black", "marker": "o", "linestyle": "--"}
-    local = name.startswith("window") or name == "top-k"
-    return {"color": method_colour(name), "marker": style.marker(name),
-            "linestyle": "--" if name.endswith("@orf") else ":" if local else "-"}  # fmt: skip
+    return method_line(name, local=name.startswith("window") or name == "top-k")
 
 
-def every_layer(df: pd.DataFrame, metric: str = "ppl_ratio") -> pd.DataFrame:
-    """The perplexity rows of ``metric`` with the method in every layer."""
-    sel = (df["kind"] == "perplexity") & (df["metric"] == metric) & df["layer"].isna()
-    return df[sel]
-
-
-def one_layer(df: pd.DataFrame, metric: str = "ppl_ratio") -> pd.DataFrame:
-    """The perplexity rows of ``metric`` with the method in one layer."""
-    sel = (df["kind"] == "perplexity") & (df["metric"] == metric) & df["layer"].notna()
-    return df[sel]
+def _perplexity(df: pd.DataFrame, every: bool) -> pd.DataFrame:
+    """The perplexity ratios with the method in every layer (or in one)."""
+    ratios = df[(df["kind"] == "perplexity") & (df["metric"] == "ppl_ratio")]
+    return ratios[ratios["layer"].isna() == every]
 
 
 def _errorbar(ax, x, rows: pd.DataFrame, name: str, label: str | None) -> None:
@@ -42,7 +33,7 @@ def _errorbar(ax, x, rows: pd.DataFrame, name: str, label: str | None) -> None:
 
 
 def _budgets(ax, df: pd.DataFrame) -> None:
-    rows = every_layer(df)
+    rows = _perplexity(df, every=True)
     for name, part in rows[~rows["estimator"].isin(ENDS)].groupby("estimator", sort=False):
         part = part[np.isfinite(part["value"].astype(float))].sort_values("budget")
         if not part.empty:
@@ -52,14 +43,13 @@ def _budgets(ax, df: pd.DataFrame) -> None:
         ax.axhline(float(uniform.iloc[0]), color="black", linestyle="--", label="uniform")
     ax.axhline(1.0, color="grey", linestyle="-", linewidth=0.8, label="exact")
     budgets = sorted(rows["budget"].dropna().astype(int).unique())
-    ax.set(xscale="log", yscale="log", xticks=budgets, xlabel="feature budget F",
-           ylabel="perplexity / exact", title="every layer swapped")  # fmt: skip
-    ax.set_xticklabels([str(b) for b in budgets])
-    ax.minorticks_off()
+    ax.set(yscale="log", xlabel="feature budget F", ylabel="perplexity / exact")
+    ax.set_title("every layer swapped")
+    style.log_ticks(ax, budgets)
 
 
 def _layers(ax, df: pd.DataFrame) -> None:
-    rows = one_layer(df)
+    rows = _perplexity(df, every=False)
     for name, part in rows.groupby("estimator", sort=False):
         part = part.sort_values("layer")
         label = "uniform" if name == "uniform" else name
@@ -80,7 +70,7 @@ def _recall(ax, df: pd.DataFrame) -> None:
         part = rows[rows["tokens"] == length].set_index("estimator").reindex(names)
         x = np.arange(len(names)) + (j - (len(lengths) - 1) / 2) * width
         ax.bar(x, part["value"].astype(float), width, yerr=part["stderr"].astype(float).fillna(0),
-               label=f"{length} tokens", color=grey(j), capsize=2)  # fmt: skip
+               label=f"{length} tokens", color=style.grey(j), capsize=2)  # fmt: skip
     ax.set_xticks(np.arange(len(names)))
     ax.set_xticklabels(names, rotation=90, fontsize="x-small")
     budget = rows["budget"].dropna()

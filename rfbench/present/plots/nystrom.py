@@ -8,8 +8,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 
 
 def _curve(rows: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -36,11 +35,9 @@ def beyond_nystrom(results: dict[str, pd.DataFrame]) -> Figure:
     """One panel per data set: Gram RMSE vs m (log-log), mean ± 2 s.e. (delta method) per
     estimator, the closed form dashed (far above the sample where the draws miss a heavy tail:
     the rows' ``resolved``), the best rank-m matrix dotted grey (a bound, not an estimator)."""
-    from rfbench.present.plots import palette
-
     fig, axes, panels = _panels(results["beyond-nystrom"])
     # one colour and marker per estimator (trig@iid and trig@pnc share a family colour)
-    looks = palette.assign(list(dict.fromkeys(results["beyond-nystrom"]["estimator"])))
+    looks = style.assign(list(dict.fromkeys(results["beyond-nystrom"]["estimator"])))
     for ax, name, rows in panels:
         for est, part in rows.groupby("estimator", sort=False):
             emp = _curve(part, "frob_sq_per_entry")
@@ -64,10 +61,7 @@ def beyond_nystrom(results: dict[str, pd.DataFrame]) -> Figure:
         ax.set(xlabel="projections / landmarks m", ylabel="Gram RMSE")
         ax.set_title(f"{name} (d = {d}, n = {n})")
     if panels:  # one legend of what any panel draws, each entry once
-        drawn: dict[str, object] = {}
-        for ax in axes:
-            for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-                drawn.setdefault(label, handle)
+        drawn = style.legend_entries(axes)
         axes[-1].legend(list(drawn.values()), list(drawn), fontsize=6, loc="upper left",
                         bbox_to_anchor=(1.02, 1.0))  # fmt: skip
     return fig

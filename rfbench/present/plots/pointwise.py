@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 
 from rfbench.present.plots import style
 from rfbench.present.reference import paper_name
@@ -188,39 +189,28 @@ def legend_strip(ax: Axes, *rows: Sequence[object]) -> None:
 
 def curve_handles(items: Sequence[Curve]) -> list[object]:
     """One legend entry per distinct (estimator, variant) of ``items``, in their style."""
-    from matplotlib.lines import Line2D
-
     varied = several_variants(items)
-    out, seen = [], set()
+    first: dict[tuple[str, str | None], Curve] = {}
     for c in items:
-        if (c.estimator, c.variant) in seen:
-            continue
-        seen.add((c.estimator, c.variant))
-        text = label(c, with_variant=c.estimator in varied)
-        out.append(Line2D([], [], label=text, **line_style(c)))
-    return out
+        first.setdefault((c.estimator, c.variant), c)
+    return [
+        Line2D([], [], label=label(c, with_variant=c.estimator in varied), **line_style(c))
+        for c in first.values()
+    ]
 
 
 def tail_note(items: Sequence[Curve]) -> list[object]:
     """A text-only legend entry naming the estimators whose empirical √MSE lies far (> 2×) below
     the closed form: their error has a heavy right tail that the draws rarely reach."""
-    from matplotlib.lines import Line2D
-
     low = []
     for c in items:
         if c.has("theory_rel_rmse") and c.has("rel_rmse"):
             upper = c.values("rel_rmse") + Z_BAND * c.stderr("rel_rmse")
             if np.any(upper < c.values("theory_rel_rmse") / 2):
                 low.append(name(c.estimator))
-    notes = []
-    if low:
-        notes.append(
-            f"empirical √MSE < ½ closed form for {', '.join(unique(low))}: "
-            "a heavy right tail the draws rarely reach"
-        )
-    zero = zero_note(items)
-    if zero:
-        notes.append(zero)
+    names = ", ".join(unique(low))
+    tail = f"empirical √MSE < ½ closed form for {names}: a heavy right tail the draws rarely reach"
+    notes = [note for note in (tail if low else "", zero_note(items)) if note]
     return [Line2D([], [], linestyle="none", label="\n".join(notes))] if notes else []
 
 

@@ -1,4 +1,5 @@
-"""One style for every figure: fixed colour and marker per estimator, paper-column size, saving.
+"""One style for every figure: fixed colour and marker per estimator (and a palette for charts
+whose estimators these do not tell apart), paper-column size, saving.
 
 Colours come from the estimator's *family* (component or hybrid) and markers from its coupling,
 so ``trig@iid`` and ``trig@orf`` share a colour and differ by marker in every figure.
@@ -6,6 +7,7 @@ so ``trig@iid`` and ``trig@orf`` share a colour and differ by marker in every fi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -14,6 +16,7 @@ matplotlib.use("Agg")  # figures are files; never open a window
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from rfbench.compute.text import family_of, weights_of  # noqa: E402
 
@@ -89,6 +92,45 @@ def marker(estimator: str) -> str:
     return COUPLING_MARKERS.get(weights_of(estimator), "o")
 
 
+#: 24 colours: as many as a chart shows estimators (choose.MAX_ESTIMATORS), so none recycles
+PALETTE = (
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+    "#9467BD", "#8C564B", "#17BECF", "#BCBD22", "#7F7F7F", "#1F3A93",
+    "#882255", "#117733", "#AA4499", "#44AA99", "#999933", "#332288",
+    "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BB5566",
+)  # fmt: skip
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<")
+#: baselines (exact, uniform, zero) are drawn in greys, darkest first
+GREYS = ("#000000", "#666666", "#999999", "#BBBBBB")
+
+
+def assign(estimators: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``{estimator: (colour, marker)}``: the paper figures' colours (by family, else by coupling:
+    :func:`colour`, :func:`coupling_colour`) when they tell the estimators apart, else one of the 24
+    of :data:`PALETTE` each, with a marker of its own among neighbours (and another marker in
+    each further round of colours)."""
+    known = {
+        colour: lambda e: family_of(e) in FAMILY_COLOURS,
+        coupling_colour: lambda e: weights_of(e) in COUPLING_COLOURS,
+    }
+    for choose, fixed in known.items():
+        colours = [choose(e) for e in estimators]
+        if (
+            all(map(fixed, estimators))
+            and len(set(colours)) == len(colours)
+            and ("#000000" not in colours)
+        ):
+            return {e: (c, marker(e)) for e, c in zip(estimators, colours, strict=True)}
+    return {
+        e: (PALETTE[i % len(PALETTE)], MARKERS[(i + i // len(PALETTE)) % len(MARKERS)])
+        for i, e in enumerate(estimators)
+    }
+
+
+def grey(index: int) -> str:
+    return GREYS[index % len(GREYS)]
+
+
 def apply() -> None:
     """The shared rcParams: small fonts for a paper column, light grid, no top/right spines."""
     plt.rcParams.update(
@@ -112,12 +154,25 @@ def apply() -> None:
     )
 
 
+def figure(width: float, height: float) -> Figure:
+    """An empty figure in the shared style, its panels laid out by the caller."""
+    apply()
+    return plt.figure(figsize=(width, height))
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, height: float = 2.4):
     """A figure with ``nrows`` × ``ncols`` panels sized for a paper column (or the full width)."""
     apply()
     width = width or (COLUMN_WIDTH if ncols == 1 else FULL_WIDTH)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
     return fig, axes
+
+
+def log_ticks(ax, ticks, base: float = 10) -> None:
+    """A log x axis ticked at ``ticks`` alone, written plainly (64, not 2⁶), no minor ticks."""
+    ax.set_xscale("log", base=base)
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
 
 
 def legend_entries(axes) -> dict[str, object]:
@@ -142,17 +197,21 @@ def with_legend_row(ncols: int, nrows: int, height: float, ratio: float):
     return fig, grid[:-1], legend_ax
 
 
+def twin(ax):
+    """A right-hand y axis on ``ax``, its spine shown, without a second grid."""
+    right = ax.twinx()
+    right.spines["right"].set_visible(True)
+    right.grid(False)
+    return right
+
+
 def handle(estimator: str, label: str):
     """A legend entry in the estimator's colour and marker."""
-    from matplotlib.lines import Line2D
-
     return Line2D([], [], color=colour(estimator), marker=marker(estimator), label=label)
 
 
 def theory_handle(text: str = "closed form (theory)"):
     """A legend entry for the dashed closed-form curves."""
-    from matplotlib.lines import Line2D
-
     return Line2D([], [], color="0.3", label=text, **THEORY_LINE)
 
 

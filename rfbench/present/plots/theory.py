@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -11,8 +12,7 @@ from matplotlib.figure import Figure
 
 from rfbench.compute.schema import better
 from rfbench.compute.text import weights_of
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present.plots import register_figure, style
 from rfbench.present.reference import paper_name
 
 #: Black dash-dot: the reference curve of a panel (Fig. 4: the optimum; Fig. 5: f(w, v)).
@@ -23,23 +23,16 @@ MSE_FLOOR = 1e-8
 SLICE_R = 1.0
 
 
-def coupling(row_estimator: str, weights: object = None) -> str:
-    """The coupling of a SimRF row: its ``weights`` column, else the part after ``@``."""
-    if isinstance(weights, str) and weights:
-        return weights
-    return weights_of(row_estimator)
-
-
 def with_coupling(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with a ``coupling`` column (see :func:`coupling`)."""
+    """``df`` with a ``coupling`` column: a SimRF row's ``weights``, else the part after ``@``."""
     weights = df["weights"] if "weights" in df else pd.Series(None, index=df.index, dtype=object)
     pairs = zip(df["estimator"], weights, strict=True)
-    return df.assign(coupling=[coupling(e, w) for e, w in pairs])
+    return df.assign(coupling=[w if isinstance(w, str) and w else weights_of(e) for e, w in pairs])
 
 
 def simrf_name(estimator: str) -> str:
     """SimRF's name of the coupling of ``estimator`` (e.g. ``positive@orf`` -> ``ORFs``)."""
-    return paper_name(coupling(estimator), "simrf")
+    return paper_name(weights_of(estimator), "simrf")
 
 
 def simrf_colour(c: str) -> str:
@@ -73,8 +66,6 @@ def _theta_ticks(ax: Axes) -> None:
 def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     """Three log-colour MSE maps over (θ, r), r mirrored to [−r, r] as in the paper, and the
     grey slice at r ≈ SLICE_R drawn as curves (HRF Fig. 1)."""
-    import matplotlib.pyplot as plt
-
     df = metric(results["hrf-fig1"], "theory_mse")
     names = list(dict.fromkeys(df["estimator"]))
     surfaces = {e: _surface(df[df["estimator"] == e]) for e in names}
@@ -82,8 +73,7 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     norm = LogNorm(vmin=MSE_FLOOR, vmax=top)
     cmap = plt.get_cmap("viridis").with_extremes(under="white", bad="white")
 
-    style.apply()
-    fig = plt.figure(figsize=(style.FULL_WIDTH, 2.7))
+    fig = style.figure(style.FULL_WIDTH, 2.7)
     outer = fig.add_gridspec(1, 2, width_ratios=[3.1, 1.2])
     gs = outer[0].subgridspec(2, len(names), height_ratios=[1, 0.05], wspace=0.1, hspace=0.7)
     r_all = next(iter(surfaces.values()))[1]
@@ -150,10 +140,7 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
     span = np.array([x.min(), x.max()])
     sd = metric(df, "rf_conformity_sd")
 
-    import matplotlib.pyplot as plt
-
-    style.apply()
-    fig = plt.figure(figsize=(style.COLUMN_WIDTH, 3.7))
+    fig = style.figure(style.COLUMN_WIDTH, 3.7)
     gs = fig.add_gridspec(3, 1, height_ratios=[1.6, 1, 0.5])
     top = fig.add_subplot(gs[0])
     zoom = fig.add_subplot(gs[1], sharex=top)
@@ -206,9 +193,7 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
     dens, integrand = metric(df, "density"), metric(df, "conformity_integrand")
     fig, axes = style.new_figure(height=2.5)
     ax = axes[0, 0]
-    twin = ax.twinx()
-    twin.spines["right"].set_visible(True)
-    twin.grid(False)
+    twin = style.twin(ax)
     f_of = {v: g.sort_values("w") for v, g in integrand.groupby("v")}
     for c, g in with_coupling(dens).groupby("coupling", sort=False):
         g = g.sort_values("w")

@@ -11,8 +11,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from rfbench.present.plots import style
-from rfbench.present.plots.registry import register_figure
+from rfbench.present import reference
+from rfbench.present.plots import register_figure, style
 from rfbench.present.reference import PAPER_NAMES
 
 #: The paper's panel order (DERF §5.1); other regimes follow in the order of the results.
@@ -80,16 +80,11 @@ def empty_panel(ax: Axes, title: str, reason: str) -> None:
     ax.grid(False)
 
 
-def regimes(df: pd.DataFrame) -> list[str]:
-    """Regimes of the run (computed or skipped), the paper's first."""
-    seen = list(dict.fromkeys(df["regime"].dropna()))
-    return [r for r in REGIME_ORDER if r in seen] + [r for r in seen if r not in REGIME_ORDER]
-
-
-def mechanisms(df: pd.DataFrame) -> list[str]:
-    seen = list(dict.fromkeys(df["mechanism"].dropna()))
-    seen = [m for m in seen if m]
-    return [m for m in DERF_NAMES if m in seen] + [m for m in seen if m not in DERF_NAMES]
+def ordered(values: pd.Series, order: Sequence[str]) -> list[str]:
+    """The distinct values (not empty), those in ``order`` first: the regimes of the run
+    (computed or skipped) in the paper's order, the mechanisms in DERF's."""
+    seen = [v for v in dict.fromkeys(values.dropna()) if v]
+    return [v for v in order if v in seen] + [v for v in seen if v not in order]
 
 
 def line_style(mech: str) -> dict[str, object]:
@@ -136,7 +131,7 @@ def variance_panel(
         reason = "; ".join(dict.fromkeys(skipped["note"].dropna())) or "no results"
         empty_panel(ax, rf"$\bf{{{regime}}}$", reason)
         return False
-    for mech in mechanisms(main):
+    for mech in ordered(main["mechanism"], list(DERF_NAMES)):
         line = main[main["mechanism"] == mech].sort_values("sigma")
         ls = line_style(mech)
         se = line["stderr"].fillna(0.0).to_numpy(float)
@@ -159,8 +154,6 @@ def variance_panel(
 def paper_gaps(figure_id: str) -> dict[str, float]:
     """Regime -> the paper's log variance ratio GERF / SDERF ("about e^k";
     rfbench.present.reference)."""
-    from rfbench.present import reference
-
     return {
         e.match["regime"]: e.scaled
         for e in reference.by_figure(figure_id)
@@ -209,7 +202,7 @@ def variance_figure(
             f"no variance metric in the results (expected one of {list(METRIC_LABELS)})"
         )
     metric = present[0]
-    names = regimes(df)
+    names = ordered(df["regime"], REGIME_ORDER)
     notes = {n: None for r in names for n in _notes(df[(df["regime"] == r)
                                                         & (df["metric"] == metric)])}  # fmt: skip
     symbols = dict(zip(notes, FOOTNOTE_MARKS, strict=False))

@@ -64,12 +64,8 @@ def parameter_words(column: str) -> str:
 
 def number(value: object) -> str:
     """A setting's value as a reader writes it: 1.5, 64, 0.353, π/4."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
     if isinstance(value, float):
-        if value.is_integer():
-            return str(int(value))
-        return f"{value:.3g}"
+        return str(int(value)) if value.is_integer() else f"{value:.3g}"
     return str(value)
 
 
