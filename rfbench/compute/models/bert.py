@@ -42,7 +42,7 @@ def exact_attention(
     -------
     ndarray, shape (B, heads, T, d_head)
     """
-    return _softmax_attention(q, k, v, key_mask[:, None, None, :])
+    return softmax_attention(q, k, v, key_mask[:, None, None, :])
 
 
 def causal_attention(
@@ -54,10 +54,10 @@ def causal_attention(
     Parameters and returns as :func:`exact_attention`.
     """
     t = q.shape[-2]
-    return _softmax_attention(q, k, v, key_mask[:, None, None, :] & np.tri(t, dtype=bool))
+    return softmax_attention(q, k, v, key_mask[:, None, None, :] & np.tri(t, dtype=bool))
 
 
-def _softmax_attention(
+def softmax_attention(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray
 ) -> np.ndarray:
     """softmax(qkᵀ) v over the keys ``visible`` (bool, broadcastable to (B, heads, T, T)) marks."""

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from rfbench.compute.models.bert import softmax_attention
+
 #: an attention replacement: (layer, q, k, v) -> output, causal; q (heads, T, d_head) and k
 #: (kv_heads, T, d_head) rotated and scaled by d_head^(-1/4), v (kv_heads, T, d_head); query head
 #: h reads key/value head h // (heads / kv_heads); returns (heads, T, d_head)
@@ -51,13 +53,8 @@ def causal_softmax(q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndar
     hkv, t, _ = k.shape
     if visible is None:
         visible = np.tri(t, dtype=bool)
-    qg = grouped(q, hkv)
-    logits = qg @ np.swapaxes(k, -1, -2)[:, None]  # (kv_heads, group, T, T)
-    logits = np.where(visible, logits, -np.inf)
-    logits -= logits.max(axis=-1, keepdims=True)
-    w = np.exp(logits)
-    w /= w.sum(axis=-1, keepdims=True)
-    return (w @ v[:, None]).reshape(q.shape)
+    # (kv_heads, group, T, d): each key/value head against its group of query heads
+    return softmax_attention(grouped(q, hkv), k[:, None], v[:, None], visible).reshape(q.shape)
 
 
 def exact_attention(layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
