@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rfbench.compute.datasets import cache, errors, images, user
-from rfbench.compute.datasets.dataset import Dataset
+from rfbench.compute.datasets.preprocess import Dataset
 from rfbench.compute.datasets.registry import DATASETS, DatasetInfo, Table, get
 
 

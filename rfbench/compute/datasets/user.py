@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.datasets.cache import digest
-from rfbench.compute.datasets.dataset import Dataset
 from rfbench.compute.datasets.errors import DataError
 from rfbench.compute.datasets.filesize import NPY_MAGIC, check_fits, declared
+from rfbench.compute.datasets.preprocess import Dataset
 
 TABLES = (".csv", ".parquet", ".pq")
 ARRAYS = (".npy", ".npz")
