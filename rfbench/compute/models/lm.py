@@ -19,6 +19,7 @@ import numpy as np
 
 from rfbench.compute.datasets.errors import ModelError
 from rfbench.compute.models.files import models_dir
+from rfbench.compute.models.gguf_llama import read_gguf_config, read_gguf_llama, read_gguf_tokenizer
 from rfbench.compute.models.llama import Llama, memory_bytes
 from rfbench.compute.models.packaged import Packaged, _pinned, converted
 from rfbench.compute.models.tokens import load_tokenizer
@@ -74,8 +75,6 @@ def lm_folder(name: str = "") -> Path:
         Not installed (ModelUnavailable, with the install command), a file that does not match
         its pin, or a cache folder not writable.
     """
-    from rfbench.compute.models.gguf_llama import read_gguf_llama
-
     return converted(entry(name), models_dir(), read_gguf_llama)
 
 
@@ -86,14 +85,7 @@ def lm_config(name: str = "") -> dict[str, Any]:
     target = lm.target(models_dir())
     if _pinned(target, lm):
         return json.loads((target / "config.json").read_text())
-    return dict(_gguf_config(lm.source_file()))
-
-
-@functools.lru_cache(maxsize=2)
-def _gguf_config(path: Path) -> dict[str, Any]:
-    from rfbench.compute.models.gguf_llama import read_gguf_config
-
-    return read_gguf_config(path)
+    return dict(read_gguf_config(lm.source_file()))
 
 
 def lm_memory(name: str, tokens: int) -> int:
@@ -124,8 +116,6 @@ def _tokenizer(name: str) -> Any:
     if _pinned(target, lm):
         return load_tokenizer(target)
     from tokenizers import Tokenizer
-
-    from rfbench.compute.models.gguf_llama import read_gguf_tokenizer
 
     # not converted yet: the same tokenizer from the GGUF header (no weights read)
     data = read_gguf_tokenizer(lm.source_file())
