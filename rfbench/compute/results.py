@@ -89,9 +89,9 @@ _INFERRED_KIND = {
     "mixed-integer-float": FLOAT,
     "boolean": BOOL,
 }
-#: the canonical dtype of each kind (STRING: the running pandas' default string dtype, str in
-#: pandas 3, else object)
-_DTYPES = {STRING: pd.Series(["a"]).dtype, FLOAT: "float64", INT: "Int64", BOOL: "boolean"}
+#: the canonical dtype of each kind but STRING (the running pandas' default string dtype, str in
+#: pandas 3, else object: asked only when a string column is typed, as it may start pyarrow)
+_DTYPES = {FLOAT: "float64", INT: "Int64", BOOL: "boolean"}
 
 
 def _coerce_column(name: str, col: pd.Series, kind: str | None = None) -> pd.Series:
@@ -115,7 +115,7 @@ def _coerce_column(name: str, col: pd.Series, kind: str | None = None) -> pd.Ser
             raise ResultSchemaError(
                 f"column {name!r} must hold integers, got {col.dropna().iloc[0]}"
             )
-    return col.astype(_DTYPES[kind])
+    return col.astype(_DTYPES[kind] if kind in _DTYPES else pd.Series(["a"]).dtype)
 
 
 def validate_results(

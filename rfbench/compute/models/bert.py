@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
+from rfbench.compute.models.llama import softmax_attention
 from rfbench.compute.models.tokens import encode_batch, load_tokenizer
 
 #: an attention replacement: (layer, q, k, v, key_mask) -> output, with q, k of shape
@@ -55,18 +56,6 @@ def causal_attention(
     """
     t = q.shape[-2]
     return softmax_attention(q, k, v, key_mask[:, None, None, :] & np.tri(t, dtype=bool))
-
-
-def softmax_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray
-) -> np.ndarray:
-    """softmax(qkᵀ) v over the keys ``visible`` (bool, broadcastable to (B, heads, T, T)) marks."""
-    logits = q @ np.swapaxes(k, -1, -2)
-    logits = np.where(visible, logits, -np.inf)
-    logits -= logits.max(axis=-1, keepdims=True)
-    weights = np.exp(logits)
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return weights @ v
 
 
 @dataclass(frozen=True)

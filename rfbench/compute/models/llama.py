@@ -21,12 +21,22 @@ from typing import Any
 
 import numpy as np
 
-from rfbench.compute.models.bert import softmax_attention
-
 #: an attention replacement: (layer, q, k, v) -> output, causal; q (heads, T, d_head) and k
 #: (kv_heads, T, d_head) rotated and scaled by d_head^(-1/4), v (kv_heads, T, d_head); query head
 #: h reads key/value head h // (heads / kv_heads); returns (heads, T, d_head)
 LMAttentionFn = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+def softmax_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray
+) -> np.ndarray:
+    """softmax(qkᵀ) v over the keys ``visible`` (bool, broadcastable to (B, heads, T, T)) marks."""
+    logits = q @ np.swapaxes(k, -1, -2)
+    logits = np.where(visible, logits, -np.inf)
+    logits -= logits.max(axis=-1, keepdims=True)
+    weights = np.exp(logits)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ v
 
 
 def grouped(q: np.ndarray, kv_heads: int) -> np.ndarray:
