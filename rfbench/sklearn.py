@@ -88,9 +88,7 @@ class RandomFeatures(TransformerMixin, BaseEstimator):
         return registry.get(self.estimator, kernel=self.kernel, m=m, **extra)
 
     def _scale(self, X: np.ndarray) -> float:
-        if isinstance(self.gamma, str):
-            if self.gamma != "scale":
-                raise ValueError(f"gamma must be 'scale' or a positive number, got {self.gamma!r}")
+        if isinstance(self.gamma, str) and self.gamma == "scale":
             var = float(X.var())
             gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
         elif isinstance(self.gamma, Real) and np.isfinite(self.gamma) and self.gamma > 0:

@@ -18,17 +18,6 @@ import resource
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = [
-    "DEFAULT_FRACTION",
-    "Budget",
-    "address_space_headroom",
-    "available_memory",
-    "budget",
-    "cgroup_headroom",
-    "human",
-    "set_requested",
-]
-
 #: the share of the available memory a run takes by default
 DEFAULT_FRACTION = 0.5
 #: cgroup files of the limit and the usage: (v2 limit, v2 usage), (v1 limit, v1 usage)

@@ -94,7 +94,8 @@ def claim(
         plugin = None  # a built-in module the plugin imported before its registry had loaded
     elif plugin:
         _builtins_first()
-    who = f"{plugin} ({identity})" if plugin else _describe(identity)
+    builtin = f"built-in {identity}" if _is_builtin(identity) else identity
+    who = f"{plugin} ({identity})" if plugin else builtin
     key = (space or kind, name)
     taken = _OWNERS.get(key)
     if taken is None and name in table:  # registered without claim (by hand)
@@ -112,10 +113,6 @@ def claim(
 
 def _is_builtin(identity: str) -> bool:
     return identity.startswith("rfbench.")
-
-
-def _describe(identity: str) -> str:
-    return f"built-in {identity}" if _is_builtin(identity) else identity
 
 
 def _keep(saved: list, table: MutableMapping, key: Any, value: Any) -> None:

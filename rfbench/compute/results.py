@@ -82,7 +82,16 @@ _ACCEPTS: dict[str, frozenset[str]] = {
     INT: frozenset({"integer", "floating", "mixed-integer-float", "empty"}),
     BOOL: frozenset({"boolean", "empty"}),
 }
-_INFERRED_KIND = {"string": STRING, "integer": INT, "floating": FLOAT, "mixed-integer-float": FLOAT}
+_INFERRED_KIND = {
+    "string": STRING,
+    "integer": INT,
+    "floating": FLOAT,
+    "mixed-integer-float": FLOAT,
+    "boolean": BOOL,
+}
+#: the canonical dtype of each kind but STRING (the running pandas' default string dtype, str in
+#: pandas 3, else object: asked only when a string column is typed, as it may start pyarrow)
+_DTYPES = {FLOAT: "float64", INT: "Int64", BOOL: "boolean"}
 
 
 def _coerce_column(name: str, col: pd.Series, kind: str | None = None) -> pd.Series:
@@ -91,8 +100,6 @@ def _coerce_column(name: str, col: pd.Series, kind: str | None = None) -> pd.Ser
     inferred = pd.api.types.infer_dtype(col, skipna=True)
     kind = kind or _kind_of(name)
     if kind is None:  # an extra parameter column: its kind follows from its values
-        if inferred == "boolean":
-            return col.astype("boolean")
         if inferred == "empty":
             return col.astype(object).where(col.notna(), None)
         kind = _INFERRED_KIND.get(inferred)
@@ -102,18 +109,13 @@ def _coerce_column(name: str, col: pd.Series, kind: str | None = None) -> pd.Ser
             )
     if inferred not in _ACCEPTS[kind]:
         raise ResultSchemaError(f"column {name!r} must hold {kind} values, got {inferred} values")
-    if kind == STRING:  # the running pandas' default string dtype (str in pandas 3, else object)
-        return col.astype(pd.Series(["a"]).dtype)
-    if kind == FLOAT:
-        return col.astype("float64")
-    if kind == BOOL:
-        return col.astype("boolean")
-    values = col.astype("Float64")
-    if (values.dropna() % 1 != 0).any():
-        raise ResultSchemaError(
-            f"column {name!r} must hold integers, got {values.dropna().iloc[0]}"
-        )
-    return values.astype("Int64")
+    if kind == INT:
+        col = col.astype("Float64")
+        if (col.dropna() % 1 != 0).any():
+            raise ResultSchemaError(
+                f"column {name!r} must hold integers, got {col.dropna().iloc[0]}"
+            )
+    return col.astype(_DTYPES[kind] if kind in _DTYPES else pd.Series(["a"]).dtype)
 
 
 def validate_results(

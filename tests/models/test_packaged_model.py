@@ -43,11 +43,11 @@ def test_conversion_writes_the_pinned_files_outside_the_package(converted) -> No
     assert sorted(p.name for p in converted.iterdir()) == sorted(ENTRY.files)
     for name, sha in ENTRY.files.items():
         assert models.file_sha256(converted / name) == sha
-    shipped = Path(dist.locate_file(ENTRY.onnx)).parents[1]
+    shipped = Path(dist.locate_file(ENTRY.source)).parents[1]
     held = {p.relative_to(shipped).as_posix() for p in shipped.rglob("*") if p.is_file()}
     assert {h for h in held if "__pycache__" not in h} == {
         "__init__.py",
-        ENTRY.onnx.split("/", 1)[1],
+        ENTRY.source.split("/", 1)[1],
     }
     spec = models.check_model(str(converted), [texts.sentences()[0]])
     assert (spec.layers, spec.heads, spec.d_head, spec.hidden) == (3, 12, 32, 384)
@@ -60,7 +60,7 @@ def test_encoder_reproduces_the_onnx_hidden_states(converted) -> None:
     bert = models.Bert(converted)
     ids, mask = bert.tokenize(texts.sentences()[:4], 64)
     assert not mask.all()  # padding included: masked keys must not change the real tokens
-    graph = ReferenceEvaluator(str(packaged._onnx_file(ENTRY)))
+    graph = ReferenceEvaluator(str(ENTRY.source_file()))
     (onnx_hidden,) = graph.run(
         ["onnx::Shape_422"], {"input_ids": ids, "attention_mask": mask.astype(np.int64)}
     )

@@ -7,9 +7,14 @@ preprocessing: docs/experiments.md#datasets).
 
 from rfbench.compute.datasets.api import available, check, fetch, load, local_status, options
 from rfbench.compute.datasets.cache import data_root
-from rfbench.compute.datasets.dataset import Dataset, Split
 from rfbench.compute.datasets.errors import DataError
-from rfbench.compute.datasets.preprocess import PROTOCOLS, split, standardize_and_scale
+from rfbench.compute.datasets.preprocess import (
+    PROTOCOLS,
+    Dataset,
+    Split,
+    split,
+    standardize_and_scale,
+)
 from rfbench.compute.datasets.registry import DATASETS, DatasetInfo, FileSpec
 
 __all__ = [

@@ -24,8 +24,6 @@ import numpy as np
 from rfbench.compute.datasets.errors import DataError
 from rfbench.compute.memlimits import budget, human
 
-__all__ = ["Declared", "NpyHeader", "check_fits", "declared", "read_npy_header"]
-
 NPY_MAGIC = b"\x93NUMPY"
 #: numpy's own bound on a .npy header it reads without ``allow_pickle`` (numpy.lib.format)
 MAX_HEADER = 10_000

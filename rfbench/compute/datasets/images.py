@@ -20,7 +20,7 @@ import numpy as np
 
 from rfbench.compute.datasets import cache, errors
 from rfbench.compute.datasets import preprocess as pp
-from rfbench.compute.datasets.dataset import Dataset
+from rfbench.compute.datasets.preprocess import Dataset
 from rfbench.compute.datasets.registry import DatasetInfo
 
 CIFAR_CLASSES = (

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.compute.datasets.cache import digest
-from rfbench.compute.datasets.dataset import Dataset
 from rfbench.compute.datasets.errors import DataError
 from rfbench.compute.datasets.filesize import NPY_MAGIC, check_fits, declared
+from rfbench.compute.datasets.preprocess import Dataset
 
 TABLES = (".csv", ".parquet", ".pq")
 ARRAYS = (".npy", ".npz")
@@ -175,15 +175,13 @@ def _why(exc: BaseException) -> str:
 
 
 def _check_kind(path: Path) -> None:
-    """Refuse an .npz that is no zip archive or an .npy without its header (one line)."""
-    suffix = path.suffix.lower()
-    with open(path, "rb") as f:
-        head = f.read(len(NPY_MAGIC))
-    if suffix == ".npz" and not zipfile.is_zipfile(path):
+    """Refuse an .npz that is no zip archive (one line; an .npy without its header is refused by
+    its header's reader, rfbench.compute.datasets.filesize)."""
+    if path.suffix.lower() == ".npz" and not zipfile.is_zipfile(path):
+        with open(path, "rb") as f:
+            head = f.read(len(NPY_MAGIC))
         kind = "a .npy array" if head == NPY_MAGIC else "not a zip archive"
         raise DataError(f"data file {path}: not a NumPy .npz file ({kind})")
-    if suffix == ".npy" and head != NPY_MAGIC:
-        raise DataError(f"data file {path}: not a NumPy .npy file (no .npy header)")
 
 
 def _arrays(path: Path) -> dict[str, np.ndarray]:

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
-from rfbench.compute.models.tokens import guarded, load_tokenizer
+from rfbench.compute.models.llama import softmax_attention
+from rfbench.compute.models.tokens import encode_batch, load_tokenizer
 
 #: an attention replacement: (layer, q, k, v, key_mask) -> output, with q, k of shape
 #: (B, heads, T, d_head) already scaled by d_head^(-1/4), v (B, heads, T, d_head), key_mask
@@ -42,7 +43,7 @@ def exact_attention(
     -------
     ndarray, shape (B, heads, T, d_head)
     """
-    return _softmax_attention(q, k, v, key_mask[:, None, None, :])
+    return softmax_attention(q, k, v, key_mask[:, None, None, :])
 
 
 def causal_attention(
@@ -54,19 +55,7 @@ def causal_attention(
     Parameters and returns as :func:`exact_attention`.
     """
     t = q.shape[-2]
-    return _softmax_attention(q, k, v, key_mask[:, None, None, :] & np.tri(t, dtype=bool))
-
-
-def _softmax_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray
-) -> np.ndarray:
-    """softmax(qkᵀ) v over the keys ``visible`` (bool, broadcastable to (B, heads, T, T)) marks."""
-    logits = q @ np.swapaxes(k, -1, -2)
-    logits = np.where(visible, logits, -np.inf)
-    logits -= logits.max(axis=-1, keepdims=True)
-    weights = np.exp(logits)
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return weights @ v
+    return softmax_attention(q, k, v, key_mask[:, None, None, :] & np.tri(t, dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -153,16 +142,6 @@ class Bert:
         }
         self.tokenizer = load_tokenizer(folder)
 
-    def _encode(self, texts: list[str], limit: int) -> list:
-        """The tokenizer's encodings, truncated to ``limit`` (a failure or a Rust panic of the
-        tokenizer is one ModelError line)."""
-
-        def encode() -> list:
-            self.tokenizer.enable_truncation(limit)
-            return self.tokenizer.encode_batch(texts)
-
-        return guarded(self.folder, "fails on the text", encode)
-
     # ------------------------------------------------------------------ tokens
 
     def tokenize(
@@ -182,7 +161,7 @@ class Bert:
         mask : ndarray of bool, shape (B, T)
         """
         limit = min(max_tokens or self.max_tokens, self.max_tokens)
-        encoded = self._encode(list(texts), limit)
+        encoded = encode_batch(self.folder, self.tokenizer, texts, limit)
         length = max(len(e.ids) for e in encoded)
         ids = np.zeros((len(encoded), length), dtype=np.int64)
         mask = np.zeros((len(encoded), length), dtype=bool)
@@ -312,7 +291,7 @@ class Bert:
         """
         texts = list(texts)
         limit = min(max_tokens or self.max_tokens, self.max_tokens)
-        lengths = [len(e.ids) for e in self._encode(texts, limit)]
+        lengths = [len(e.ids) for e in encode_batch(self.folder, self.tokenizer, texts, limit)]
         order = np.argsort(lengths, kind="stable")  # batches of similar length: little padding
         out = np.empty((len(texts), self.hidden))
         for start in range(0, len(texts), batch):

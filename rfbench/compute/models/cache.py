@@ -75,13 +75,18 @@ def recompute(force: bool) -> None:
 
 
 def _read(
-    path: Path, identity: dict[str, str], shapes: dict[str, tuple[int, ...]] | None = None
+    path: Path,
+    identity: dict[str, str],
+    shapes: dict[str, tuple[int, ...]] | None = None,
+    members: tuple[str, ...] | None = None,
 ) -> dict[str, np.ndarray] | None:
-    """The arrays of a cache file whose identity matches and whose values are finite (and, given
-    ``shapes``, exactly those arrays with those shapes), else None."""
+    """The arrays of a cache file (given ``members``: only those are read) whose identity matches
+    and whose values are finite (and, given ``shapes``, exactly those arrays with those shapes),
+    else None."""
     try:
         with np.load(path, allow_pickle=False) as f:
-            arrays = {key: f[key] for key in f.files}
+            names = f.files if members is None else [*identity, *members]
+            arrays = {key: f[key] for key in names}
     except Exception:  # noqa: BLE001 - any damage (BadZipFile: Bad CRC-32, truncation, …)
         return None
     for key, value in identity.items():
@@ -294,15 +299,10 @@ def read_layer(
     members (None: absent, damaged or of another identity; :func:`cached` then decides)."""
     if path in _UNWRITTEN or not path.is_file():
         return None
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            if any(key not in f.files or str(f[key]) != v for key, v in identity.items()):
-                return None
-            q, k, lengths = f[f"q{layer}"], f[f"k{layer}"], f["lengths"]
-    except Exception:  # noqa: BLE001 - any damage: computed again through cached()
+    arrays = _read(path, identity, members=(f"q{layer}", f"k{layer}", "lengths"))
+    if arrays is None:
         return None
-    if not all(a.dtype.kind == "f" and np.isfinite(a).all() for a in (q, k, lengths)):
-        return None
+    q, k, lengths = arrays[f"q{layer}"], arrays[f"k{layer}"], arrays["lengths"]
     total = int(lengths.sum())
     if q.ndim != 3 or k.ndim != 3 or q.shape[1] != total or k.shape[1] != total:
         return None

@@ -14,10 +14,9 @@ import numpy as np
 
 from rfbench.compute.datasets.errors import INSTALL, ModelError, ModelUnavailable
 from rfbench.compute.models.bert import Bert
-from rfbench.compute.models.header import file_kind
 from rfbench.compute.models.packaged import DEFAULT_FILES, PACKAGED, Packaged
 from rfbench.compute.models.packaged import folder as packaged_folder
-from rfbench.compute.models.spec import ModelSpec, check_config, regular_file
+from rfbench.compute.models.spec import ModelSpec, check_config, file_kind, regular_file
 from rfbench.compute.models.tokens import check_tokenizer
 
 #: the default model

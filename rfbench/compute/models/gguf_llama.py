@@ -15,6 +15,7 @@ model's hyperparameters as ``llama.*`` fields and its byte-level BPE vocabulary 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -80,8 +81,10 @@ def _config(reader: Any, path: Path) -> dict[str, Any]:
     return config
 
 
+@functools.lru_cache(maxsize=2)
 def read_gguf_config(path: Path) -> dict[str, Any]:
-    """The config of a llama GGUF file (as :func:`read_gguf_llama`), from its header only."""
+    """The config of a llama GGUF file (as :func:`read_gguf_llama`), from its header only
+    (memoised per path: copy it before changing it)."""
     return _config(_open(path), path)
 
 

@@ -27,6 +27,18 @@ import numpy as np
 LMAttentionFn = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
+def softmax_attention(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndarray
+) -> np.ndarray:
+    """softmax(qkᵀ) v over the keys ``visible`` (bool, broadcastable to (B, heads, T, T)) marks."""
+    logits = q @ np.swapaxes(k, -1, -2)
+    logits = np.where(visible, logits, -np.inf)
+    logits -= logits.max(axis=-1, keepdims=True)
+    weights = np.exp(logits)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return weights @ v
+
+
 def grouped(q: np.ndarray, kv_heads: int) -> np.ndarray:
     """Query heads (heads, T, d) as (kv_heads, group, T, d): the query heads of each key/value
     head together."""
@@ -51,13 +63,8 @@ def causal_softmax(q: np.ndarray, k: np.ndarray, v: np.ndarray, visible: np.ndar
     hkv, t, _ = k.shape
     if visible is None:
         visible = np.tri(t, dtype=bool)
-    qg = grouped(q, hkv)
-    logits = qg @ np.swapaxes(k, -1, -2)[:, None]  # (kv_heads, group, T, T)
-    logits = np.where(visible, logits, -np.inf)
-    logits -= logits.max(axis=-1, keepdims=True)
-    w = np.exp(logits)
-    w /= w.sum(axis=-1, keepdims=True)
-    return (w @ v[:, None]).reshape(q.shape)
+    # (kv_heads, group, T, d): each key/value head against its group of query heads
+    return softmax_attention(grouped(q, hkv), k[:, None], v[:, None], visible).reshape(q.shape)
 
 
 def exact_attention(layer: int, q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:

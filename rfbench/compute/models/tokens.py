@@ -73,6 +73,17 @@ def guarded(folder: Path, what: str, call: Callable[[], T]) -> T:
         raise ModelError(f"model folder {folder}: tokenizer.json {what}: {kind} ({why})") from None
 
 
+def encode_batch(folder: Path, tokenizer: Any, texts: Sequence[str], limit: int) -> list[Any]:
+    """The tokenizer's encodings of ``texts``, truncated to ``limit`` tokens (a failure or a Rust
+    panic of the tokenizer is one ModelError line, :func:`guarded`)."""
+
+    def encode() -> list[Any]:
+        tokenizer.enable_truncation(limit)
+        return tokenizer.encode_batch(list(texts))
+
+    return guarded(folder, "fails on the text", encode)
+
+
 def load_tokenizer(folder: Path) -> Any:
     """The ``tokenizers.Tokenizer`` of ``folder/tokenizer.json``, without padding."""
     from tokenizers import Tokenizer
@@ -117,12 +128,7 @@ def check_tokenizer(folder: Path, vocab: int, max_tokens: int, samples: Sequence
                 f"model folder {folder}: tokenizer.json has token id {top}, but config.json "
                 f"vocab_size = {vocab} (the model's vocabulary is smaller than its tokenizer's)"
             )
-
-        def encode() -> list[Any]:
-            tokenizer.enable_truncation(max_tokens)
-            return tokenizer.encode_batch(list(samples))
-
-        encoded = guarded(folder, "fails on the text", encode)
+        encoded = encode_batch(folder, tokenizer, samples, max_tokens)
     for text, enc in zip(samples, encoded, strict=True):
         if not enc.ids:
             raise ModelError(

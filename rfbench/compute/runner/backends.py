@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent import futures
+from functools import partial
 from typing import Any
 
 import pandas as pd
@@ -136,7 +137,7 @@ def run_serial(
     """Run the jobs one after the other in this process."""
     with single_blas_thread():
         for index, spec in tasks:
-            sink = _progress_sink(index, on_progress)
+            sink = None if on_progress is None else _grains(partial(on_progress, index))
             try:
                 with reporting(sink) if sink else contextlib.nullcontext():
                     rows = execute_job(experiment, spec, seed)
@@ -159,12 +160,6 @@ def _grains(send: Callable[[float], None]) -> Callable[[float], None]:
             pending = 0.0
 
     return sink
-
-
-def _progress_sink(
-    index: int, on_progress: ProgressCallback | None
-) -> Callable[[float], None] | None:
-    return None if on_progress is None else _grains(lambda share: on_progress(index, share))
 
 
 _queue: Any = None  # a worker's progress queue (set by its initializer)

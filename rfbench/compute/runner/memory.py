@@ -14,8 +14,6 @@ from typing import Any
 from rfbench.compute.experiments.base import ConfigError, Experiment
 from rfbench.compute.memlimits import budget, human
 
-__all__ = ["check_memory", "largest_fitting", "parse_size"]
-
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 

@@ -27,11 +27,6 @@ _HINTS = {
 }
 
 
-def profile_name(profile: str | None) -> str:
-    """A profile as the user calls it: ``default`` when none was given."""
-    return profile or "default"
-
-
 class OutputClash(ConfigError):
     """The output holds a result of another profile or config (any resolved parameter differs:
     a causal mask, a data file, a model); ``--replace`` overwrites it."""
@@ -147,8 +142,9 @@ def _tag(key: str, value: Any) -> str:
 
 def _clash_message(out: Path, key: str, old: Any, new: Any, option: str) -> str:
     if key == "profile":
-        what = f"profile {profile_name(old)} results; this run is profile {profile_name(new)}"
-        tag = profile_name(new)
+        # a profile as the user calls it: "default" when none was given
+        tag = new or "default"
+        what = f"profile {old or 'default'} results; this run is profile {tag}"
     elif key == "name":
         what = f"the results of config {old!r}; this run is config {new!r}"
         tag = str(new)

@@ -24,8 +24,6 @@ import pandas as pd
 from rfbench.compute.experiments.base import ConfigError, Experiment, JobSpec
 from rfbench.compute.features.base import EstimateRangeError
 
-__all__ = ["check_ranges", "probe_ok"]
-
 #: how far a search for a value that runs goes (factors of 2) before calling it a bug
 _MAX_STEPS = 40
 #: geometric bisection steps once a bracket is known (2**-10 relative precision in log-scale)

@@ -18,8 +18,6 @@ import hashlib
 import re
 from importlib import resources
 
-__all__ = ["SOURCE", "TEXTS", "sentences", "text"]
-
 #: file name -> sha256 of the verbatim copy
 TEXTS = {
     "GPL-3": "3972dc9744f6499f0f9b2dbf76696f2ae7ad8af9b23dde66d6af86c9dfb36986",
