@@ -117,9 +117,9 @@ def _claim(verdict: str, **fields: object) -> ClaimResult:
 
 def test_a_weaker_reading_shows_but_does_not_decide(committed_report) -> None:  # type: ignore[no-untyped-def]
     primary = _claim(DOES_NOT_HOLD)
-    weaker = _claim(VERIFIED, id="w", reading_of=primary.entry.id, reading="direction",
+    weaker = _claim(VERIFIED, id="hrf-w", reading_of=primary.entry.id, reading="direction",
                     weaker=True)  # fmt: skip
-    deciding = _claim(VERIFIED, id="d", reading_of=primary.entry.id, reading="direction")
+    deciding = _claim(VERIFIED, id="hrf-d", reading_of=primary.entry.id, reading="direction")
     assert depends_on_reading([primary], [primary, weaker], [])[0].verdict == DOES_NOT_HOLD
     assert depends_on_reading([primary], [primary, deciding], [])[0].verdict == DEPENDS
     by_id = {r.entry.id: r for r in committed_report.claims}
