@@ -238,17 +238,21 @@ def fit_map(
     qs, ks = as_sequences(Q), as_sequences(K)
     if len(qs) != len(ks) or not qs:
         raise ValueError(f"{len(qs)} query and {len(ks)} key sequences: need as many, at least 1")
+    targets = [Target.of(q, k, causal) for q, k in zip(qs, ks, strict=True)]
     narrow = [
         Target.of(q.astype(FIT_DTYPE), k.astype(FIT_DTYPE), causal)
         for q, k in zip(qs, ks, strict=True)
     ]
 
     def loss_and_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        loss, grad = sequences_kl(theta.astype(FIT_DTYPE), narrow, fmap, p, eps)
-        return loss, grad.astype(float)
+        with np.errstate(all="ignore"):
+            loss, grad = sequences_kl(theta.astype(FIT_DTYPE), narrow, fmap, p, eps)
+        if np.isfinite(loss) and np.isfinite(grad).all():
+            return loss, grad.astype(float)
+        # a step where float32 under- or overflows (features of 0, G of 0): float64 decides it
+        return sequences_kl(theta, targets, fmap, p, eps)
 
     theta0 = initial_theta(rng, qs[0].shape[1], p)
     res = minimize(loss_and_grad, theta0, jac=True, method="L-BFGS-B", options={"maxiter": iters})
     theta = res.x if np.isfinite(res.fun) else theta0
-    targets = [Target.of(q, k, causal) for q, k in zip(qs, ks, strict=True)]
     return theta, float(sequences_kl(theta, targets, fmap, p, eps)[0])
