@@ -54,7 +54,7 @@ class Params(ExperimentParams):
         ge=0,
         description="tokens of the GPL-3 fitting text the fitted methods are fitted on, in "
         "sequences of `tokens` tokens (0 = the whole text, about 6,800 tokens: 13x the fitting "
-        "CPU of one 512-token sequence, and for the causal LM about 37 CPU-minutes; fits are "
+        "CPU of one 512-token sequence, and for the causal LM about 20 CPU-minutes; fits are "
         "cached per machine)",
     )
     layers: Values[Annotated[int, Field(ge=0)]] = Field(
