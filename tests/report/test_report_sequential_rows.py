@@ -33,8 +33,9 @@ def _rows(values: dict[str, list[float]], diffs: list[tuple[float, float]] | Non
             if diffs is not None:
                 row.update(stop=stop, cs_low=v - 0.05, cs_high=v + 0.05)
                 if est == "b":
+                    excludes_zero = diffs[i][0] > 0 or diffs[i][1] < 0
                     row.update(versus="a", diff_low=diffs[i][0], diff_high=diffs[i][1],
-                               p_anytime=0.01 if diffs[i][0] > 0 else 0.5)  # fmt: skip
+                               p_anytime=0.01 if excludes_zero else 0.5)  # fmt: skip
             out.append(row)
     return pd.DataFrame(out)
 
@@ -57,6 +58,39 @@ def test_a_sequential_rows_interval_decides_not_its_z() -> None:
     assert evaluate_claim(_claim(BEST), ResultSet(rows), {}).verdict == ORDERING_CONFIRMED
     rows = _rows({"a": [0.90, 0.79], "b": [0.80, 0.80]}, [(0.02, 0.18), (-0.03, -0.001)], "cap")
     assert evaluate_claim(_claim(BEST), ResultSet(rows), {}).verdict == DOES_NOT_HOLD
+
+
+def _family(n: int, p_wrong: float) -> pd.DataFrame:
+    """n data sets drawn sequentially: ``a`` resolved best on all but d0, where b's interval says
+    a − b < 0 at anytime p-value ``p_wrong``."""
+    values = {"a": [0.79] + [0.90] * (n - 1), "b": [0.80] * n}
+    rows = _rows(values, [(-0.03, -0.001)] + [(0.02, 0.18)] * (n - 1), "resolved")
+    rows.loc[(rows["estimator"] == "b") & (rows["dataset"] == "d0"), "p_anytime"] = p_wrong
+    rows.loc[(rows["estimator"] == "b") & (rows["dataset"] != "d0"), "p_anytime"] = 1e-4
+    return rows
+
+
+def test_a_failure_must_survive_holm_over_the_claims_comparisons() -> None:
+    # p = 0.011 fails alone at α = 0.05, but not among 32 comparisons (0.05/32 = 0.0016)
+    alone = evaluate_claim(_claim(BEST), ResultSet(_family(1, 0.011)), {})
+    assert alone.verdict == DOES_NOT_HOLD, alone.detail
+    many = evaluate_claim(_claim(BEST), ResultSet(_family(32, 0.011)), {})
+    assert many.verdict != DOES_NOT_HOLD, many.detail
+    assert "not significant after Holm over the claim's 32 comparisons" in many.detail
+    # a failure far beyond the family's threshold still fails
+    strong = evaluate_claim(_claim(BEST), ResultSet(_family(32, 1e-4)), {})
+    assert strong.verdict == DOES_NOT_HOLD, strong.detail
+
+
+def test_a_fixed_draw_failure_must_survive_holm_too() -> None:
+    # b beats a by 2.5 combined standard errors on d0 (two-sided p 0.012 < 0.0455 alone), a
+    # clearly best elsewhere
+    def rows(n: int) -> pd.DataFrame:
+        bad = 0.80 - 2.5 * 0.01 * np.sqrt(2)
+        return _rows({"a": [bad] + [0.90] * (n - 1), "b": [0.80] * n}, None, "")
+
+    assert evaluate_claim(_claim(BEST), ResultSet(rows(1)), {}).verdict == DOES_NOT_HOLD
+    assert evaluate_claim(_claim(BEST), ResultSet(rows(32)), {}).verdict != DOES_NOT_HOLD
 
 
 def test_the_mean_over_data_sets_of_sequential_rows_is_one_row_per_estimator() -> None:

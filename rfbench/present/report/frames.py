@@ -278,7 +278,7 @@ def align(sides: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         small[f"n_needed:{name}"] = needs.to_numpy(dtype=float, na_value=np.nan)
         # sequentially drawn rows (stop = resolved): the anytime-valid interval of the declared
         # comparison (versus minus this side), read by checks.sequential_status
-        for col in ("stop", "versus", "diff_low", "diff_high"):
+        for col in ("stop", "versus", "diff_low", "diff_high", "p_anytime"):
             if col in df.columns:
                 small[f"{col}:{name}"] = df[col].to_numpy()
         if acc is None:

@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 
+from rfbench.compute.sequential import ALPHA as SEQUENTIAL_ALPHA
 from rfbench.present.report.checks import (
     Context,
     Missing,
@@ -54,8 +56,10 @@ from rfbench.present.report.verdicts import (
     PASS,
     UNRESOLVED,
     WEAK,
+    Z_REPRODUCED,
     Outcome,
 )
+from rfbench.present.statistics import holm
 
 
 def _operand(ctx: Context, pt: pd.Series, side: str, const: str, expr: str) -> tuple[float, Any]:
@@ -370,10 +374,39 @@ def _panel_ranges(ctx: Context, rows: pd.DataFrame) -> dict[tuple[Any, ...], flo
     return out
 
 
+#: The two-sided level at which a comparison of fixed draws fails (|z| > Z_REPRODUCED).
+FIXED_ALPHA = 2.0 * float(norm.sf(Z_REPRODUCED))
+
+
+def holm_failures(found: list[tuple]) -> list[tuple]:
+    """A claim's comparisons ``(where, status, text, pt, other, small, level)`` with each failure
+    that does not survive Holm's procedure over all of them (Holm 1979) read as within noise.
+
+    ``level`` is the comparison's p-value over the level at which it fails alone (``p/α``: a
+    fixed comparison's two-sided normal p over :data:`FIXED_ALPHA`, a sequential one's anytime
+    p-value over the confidence sequence's α), so a failure alone is ``level < 1`` and Holm
+    rejects the k-th smallest when ``level < 1/(n − k + 1)``. Sequential p-values test a
+    difference of 0, which is the failure's bound when the check's tolerance is 0.
+    """
+    if not found:
+        return []
+    levels = np.array([row[-1] if row[1] == FAIL else np.inf for row in found])
+    kept = holm(levels, 1.0)
+    out = []
+    for (where, status, text, pt, other, small, _), ok in zip(found, kept, strict=True):
+        if status == FAIL and not ok:
+            status = NOISE
+            text += f" (not significant after Holm over the claim's {len(found)} comparisons)"
+        out.append((where, status, text, pt, other, small))
+    return out
+
+
 def count(ctx: Context) -> Outcome:
     """Is ``estimator`` the best (``best`` min | max) value of ``by`` in enough groups? Ties within
     ``abs_tol`` or, with ``range_tol``, that fraction of the metric's range over the group's
-    ``panel`` (the plotted axis) count as best.
+    ``panel`` (the plotted axis) count as best. A comparison going the wrong way fails only when
+    it survives Holm's procedure over all the claim's comparisons (:func:`holm_failures`);
+    otherwise it is within noise.
     """
     c = ctx.check
     by, est, tol = c.get("by", "estimator"), str(c["estimator"]), float(c.get("abs_tol", 0.0))
@@ -384,7 +417,7 @@ def count(ctx: Context) -> Outcome:
         return Outcome(*explain_empty(picked.rows, {by: est}))
     panel = list(c.get("panel", []))
     ranges = _panel_ranges(ctx, picked.rows) if "range_tol" in c else {}
-    units, missing = [], []
+    found, missing = [], []
     for key, frames in grouped({"all": picked.rows}, ctx.for_each):
         where = fmt_key(key, nulls=True)
         comp = {str(k[by]): g for k, g in groups(frames["all"], [by])}
@@ -404,16 +437,21 @@ def count(ctx: Context) -> Outcome:
             other = pick(vals, key=lambda o: vals[o][0])
             o, so = vals[other]
             status = sequential_status(pt, est, other, g_tol, c["best"])
-            if status is None and c["best"] == "min":
-                status, _ = compare_le(v - g_tol, o, sv, so, strict=False)
-            elif status is None:
-                status, _ = compare_le(o, v + g_tol, so, sv, strict=False)
+            if status is not None:
+                level = float(pt[f"p_anytime:{other}"]) / SEQUENTIAL_ALPHA
+            else:
+                low, high = (
+                    ((v - g_tol, sv), (o, so)) if c["best"] == "min" else ((o, so), (v + g_tol, sv))
+                )
+                status, z = compare_le(low[0], high[0], low[1], high[1], strict=False)
+                level = 2.0 * float(norm.sf(z)) / FIXED_ALPHA
             text = f"{est} {fmt_num(v)} vs {other} {fmt_num(o)}"
             if ranges and not passed(status):
                 text += f" (on par within {fmt_num(g_tol)})"
             small = est if c["best"] == "min" else other
-            unit = judged(
-                point_where(where, cols, pt), status, text, pt, [est, other], small, c["metric"]
-            )
-            units.append(unit)
+            found.append((point_where(where, cols, pt), status, text, pt, other, small, level))
+    units = [
+        judged(w, status, text, pt, [est, other], small, c["metric"])
+        for w, status, text, pt, other, small in holm_failures(found)
+    ]
     return summarise(units, missing, float(c["at_least_fraction"]))

@@ -321,7 +321,11 @@ def method() -> list[str]:
         "- **Claims**: *holds* / *ordering confirmed* / *verified analytically* (closed forms "
         "only) when every comparison holds; *consistent*, *within noise*, *does not hold* as the "
         "rule says; *untestable at this sample size* only when nothing decides; *manual* (needs "
-        "a person). ⚠ marks a verdict that contradicts the reference's `expect`.",
+        "a person). ⚠ marks a verdict that contradicts the reference's `expect`. A claim that "
+        "one method is the best of many groups (a `count` check) is a family of comparisons: "
+        "one going the wrong way fails only if it survives Holm's procedure over all of them, "
+        "at the level at which it would fail alone (a sequentially drawn row: its anytime "
+        "p-value); otherwise it is within noise.",
         "- **Readings**: the primary reading of a sentence is the paper's own definitions; every "
         "other reading is shown in the row (`other reading —`) with its own verdict, and when "
         "the readings disagree on whether the claim holds the verdict is *depends on the "
