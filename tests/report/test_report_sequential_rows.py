@@ -10,7 +10,7 @@ import pandas as pd
 from rfbench.present.attention_stats import beats_uniform_tests
 from rfbench.present.reference.loader import make_entry
 from rfbench.present.report.claims import evaluate_claim
-from rfbench.present.report.rows import ResultSet
+from rfbench.present.report.rows import ResultSet, pick
 from rfbench.present.report.verdicts import CONSISTENT, DOES_NOT_HOLD, ORDERING_CONFIRMED
 
 
@@ -121,3 +121,17 @@ def test_attention_heads_resolved_early_are_tested_by_their_anytime_p_value() ->
     fixed = rows.drop(columns=["stop", "p_anytime", "diff_low", "diff_high"])
     assert not beats_uniform_tests(fixed)["raw"].iloc[0]  # today's t(2) test at the same z
     assert np.isclose(0.004 / 2, 0.002)
+
+
+def test_a_row_stopped_early_is_read_with_its_anytime_width() -> None:
+    # a row's own z at a data-dependent stopping time is not a test: a resolved row's stderr is
+    # its anytime interval's half-width over 1.96; a row at the cap (every draw) keeps its own
+    rows = pd.DataFrame({
+        "estimator": ["a", "b", "c"], "metric": ["accuracy"] * 3, "value": [0.8, 0.8, 0.8],
+        "stderr": [0.01, 0.01, 0.2], "stop": ["resolved", "cap", "resolved"],
+        "cs_low": [0.7, 0.7, 0.7], "cs_high": [0.9, 0.9, 0.9],
+    })  # fmt: skip
+    picked = pick(rows, {"metric": "accuracy"})
+    assert np.allclose(picked.rows["stderr"], [0.1 / 1.959963984540054, 0.01, 0.2])
+    plain_rows = rows.drop(columns=["stop"])
+    assert pick(plain_rows, {"metric": "accuracy"}).rows["stderr"].tolist() == [0.01, 0.01, 0.2]

@@ -153,6 +153,34 @@ def _reduce(g: pd.DataFrame, how: str, at: bool, param: str) -> pd.Series:
     return row
 
 
+#: The normal quantile of a two-sided 95 % interval.
+Z95 = 1.959963984540054
+
+
+def anytime_stderr(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with the standard error of each row drawn sequentially and stopped early
+    (``stop`` = resolved) widened to its anytime-valid interval: half of ``cs_high − cs_low``
+    over :data:`Z95`, when that is larger. A z from value ± stderr read at a data-dependent
+    stopping time is not a valid test; the interval holds at every stopping time
+    (docs/architecture.md#sequential-draws). Rows at the cap took every draw and keep theirs.
+    """
+    if not {"stop", "cs_low", "cs_high"} <= set(rows.columns):
+        return rows
+    half = (
+        pd.to_numeric(rows["cs_high"], errors="coerce")
+        - pd.to_numeric(rows["cs_low"], errors="coerce")
+    ) / (2.0 * Z95)
+    early = (rows["stop"] == "resolved").to_numpy(dtype=bool, na_value=False) & np.isfinite(
+        half.to_numpy(dtype=float, na_value=np.nan)
+    )
+    if not early.any():
+        return rows
+    out = rows.copy()
+    se = pd.to_numeric(out["stderr"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    out["stderr"] = np.where(early, np.fmax(se, half.to_numpy(dtype=float, na_value=np.nan)), se)
+    return out
+
+
 def _combine(g: pd.DataFrame, how: str) -> pd.Series:
     values = g["value"].to_numpy(dtype=float)
     ses = g["stderr"].to_numpy(dtype=float, na_value=np.nan)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from rfbench.compute.results import REQUIRED_COLUMNS as REQUIRED
 from rfbench.compute.results import ResultSchemaError, load_provenance, load_results, result_paths
-from rfbench.present.report.frames import aggregate, derive, plain
+from rfbench.present.report.frames import aggregate, anytime_stderr, derive, plain
 from rfbench.present.report.markdown import escape_frame, escape_markup
 from rfbench.present.report.verdicts import NO_MATCH, NOT_RUN
 
@@ -175,12 +175,12 @@ def pick(
     ``keep`` as in :func:`rfbench.present.report.frames.aggregate`.
     """
     how = selector.get("derive", "value")
-    rows = select(df, selector)
+    rows = anytime_stderr(select(df, selector))
     if rows.empty:
         return Picked(rows, *explain_empty(df, selector))
     if how != "value":
         base_sel = {**selector, "estimator": selector["baseline"]}
-        base = select(df, base_sel)
+        base = anytime_stderr(select(df, base_sel))
         if base.empty:
             return Picked(base, *explain_empty(df, base_sel))
         rows = derive(rows, base, how)
