@@ -7,6 +7,7 @@ summaries, figures and report): one copy of each.
   ``projection_budget`` (their ``m`` is M // n), the other rows' ``m`` is M. Files written before
   ``projection_budget`` was a column have M in ``m`` on every row, so they read the same.
   (Attention's ``budget`` column is a feature budget F, another unit: it is never read here.)
+- The σ at the peak of an accuracy-vs-σ curve (:func:`peak_rows`).
 - Where a structured projection starts to beat the dense one, read from ``rfbench cost`` rows
   (:func:`projection_crossover`; the cost summary and the beyond-the-papers figure both show it).
 """
@@ -29,6 +30,16 @@ def holm(p: np.ndarray, alpha: float) -> np.ndarray:
     hit = np.zeros(n, bool)
     hit[order[:stop]] = True
     return hit
+
+
+def peak_rows(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per ``by`` group, the row of the highest ``value`` among the rows that drew the most
+    (``n_trials``): with σ chosen by successive elimination (classify's ``select_sigma``) the
+    survivors, which is the σ the elimination selects; with fixed draws every row.
+    """
+    most = rows.groupby(by)["n_trials"].transform("max")
+    survivors = rows[rows["n_trials"] == most]
+    return survivors.loc[survivors.groupby(by)["value"].idxmax()]
 
 
 def projection_budget(rows: pd.DataFrame) -> pd.Series:

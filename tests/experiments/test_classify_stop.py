@@ -146,3 +146,52 @@ def test_stop_applies_to_the_configs_whose_experiment_has_it():
     assert stop_overrides(ROOT / "configs" / "hrf" / "fig2.toml", None) == {}
     with pytest.raises(ConfigError, match="stop"):
         stop_overrides(ROOT / "configs" / "hrf" / "fig2.toml", "later")
+
+
+SELECT = {**CLEAR, "estimators": ["positive@iid"], "compare": "", "m": [2], "trials": 80,
+          "sigma": [0.01, 0.3, 1.0, 3.0], "select_sigma": True, "batch": 20}  # fmt: skip
+
+
+def test_a_sigma_cell_drops_the_sigmas_clearly_behind_and_keeps_the_best(tmp_path):
+    from rfbench.compute import sequential
+    from rfbench.present.statistics import peak_rows
+
+    exp = Classify()
+    config = exp.check_config(SELECT)
+    jobs = exp.grid(config)
+    cells = [job for job in jobs if "sigma_grid" in job]
+    assert len(cells) == 1 and cells[0]["sigma_grid"] == (0.01, 0.3, 1.0, 3.0)
+    res = load_results(run(exp, config, RunOptions(out=tmp_path / "s.parquet", quiet=True)))
+    rf = res[(res["metric"] == "accuracy") & (res["estimator"] == "positive@iid")]
+    assert sorted(rf["sigma"]) == [0.01, 0.3, 1.0, 3.0]
+    assert rf["n_trials"].isin([20, 40, 60, 80]).all()
+    # σ = 0.01 predicts the majority class at every draw: dropped well before the cap
+    tiny = rf[rf["sigma"] == 0.01].iloc[0]
+    assert tiny["n_trials"] <= 40 and tiny["stop"] == "resolved"
+    assert rf["n_trials"].sum() < 4 * 80
+    assert (rf["cs_low"] <= rf["value"] + 1e-12).all() and (
+        rf["value"] <= rf["cs_high"] + 1e-12
+    ).all()
+    # the figure's and the summary's peak is the σ the elimination selects
+    cell = cells[0]
+    values: dict = {}
+    select_best = sequential.select_best
+
+    def select(evaluate, grid, n, look):  # what the cell's rows were drawn with
+        best, values["drawn"] = select_best(evaluate, grid, n, look)
+        values["best"] = best
+        return best, values["drawn"]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sequential, "select_best", select)
+        again = exp.run_job(cell, job_rng(0, job_key("classify", cell)))
+    assert [r["value"] for r in again if r["metric"] == "accuracy"] == rf["value"].tolist()
+    assert peak_rows(rf, ["estimator"])["sigma"].iloc[0] == values["best"]
+
+
+def test_select_sigma_needs_a_sigma_grid():
+    with pytest.raises(ConfigError, match="select_sigma"):
+        Classify().check_config({**SELECT, "sigma": [0.3]})
+    # with stop = fixed it asks nothing: today's jobs, one per σ
+    fixed = Classify().check_config({**SELECT, "stop": "fixed"})
+    assert all("sigma_grid" not in job for job in Classify().grid(fixed))

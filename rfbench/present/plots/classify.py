@@ -16,6 +16,7 @@ from rfbench.compute.text import family_of, weights_of
 from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.variance import legend_on_top, panel_grid
 from rfbench.present.reference import PAPER_NAMES, paper_name, table
+from rfbench.present.statistics import peak_rows
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.
@@ -211,7 +212,7 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]
         if len(iid):
-            best = float(iid.loc[iid["value"].idxmax(), "sigma"])
+            best = float(peak_rows(iid, ["estimator"])["sigma"].iloc[0])
             ax.axvline(best, label="σ at the IIDRF peak", **chosen)
         published_sigma = part["sigma_published"].dropna() if "sigma_published" in part else ()
         if len(published_sigma):  # the SimRF code's σ, written by the run

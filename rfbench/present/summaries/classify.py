@@ -13,6 +13,7 @@ import pandas as pd
 from rfbench.compute.schema import better
 from rfbench.compute.text import family_of, weights_of
 from rfbench.present import reference
+from rfbench.present.statistics import peak_rows
 from rfbench.present.summaries import FIRST_ROWS, register_presentation
 
 
@@ -111,7 +112,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         return out
     per_point = acc.groupby(["dataset", "estimator"])["sigma"].nunique()
     if (per_point > 1).any():  # σ search (SimRF Fig. 10): best σ per estimator
-        best = acc.loc[acc.groupby(["dataset", "estimator"])["value"].idxmax()]
+        best = peak_rows(acc, ["dataset", "estimator"])
         best = best.assign(best=best["sigma"].round(3).astype(str) + " → "
                            + best["value"].round(4).astype(str))  # fmt: skip
         out = best.pivot(index="dataset", columns="estimator", values="best").reset_index()

@@ -33,7 +33,7 @@ from rfbench.compute.experiments.classify.kernel_regression import (
     slice_draws,
 )
 from rfbench.compute.experiments.classify.params import DTYPES, Params, budget_given
-from rfbench.compute.experiments.classify.sequential import cell_rows, cell_specs
+from rfbench.compute.experiments.classify.sequential import cell_rows, cell_specs, sigma_rows
 from rfbench.compute.experiments.classify.simrf_replay import (
     RELEASED,
     RELEASED_FAST,
@@ -177,6 +177,9 @@ class Classify(Experiment):
                   f"one of estimators ({', '.join(config['estimators'])}) or empty")  # fmt: skip
             check("alternatives", set(config["alternatives"]) <= set(config["estimators"]),
                   "names of the run's estimators")  # fmt: skip
+            grid = len(sig) > 1 and not config["tune"]
+            check("select_sigma", not config["select_sigma"] or grid,
+                  "false unless sigma is a grid of two or more (and tune is false)")  # fmt: skip
 
     def grid(self, config: Mapping[str, Any]) -> list[JobSpec]:
         keys = ("protocol", "kernel", "pad", "fit", "compat", "dtype", "split_seed")
@@ -222,8 +225,8 @@ class Classify(Experiment):
         )  # fmt: skip
         if spec.get("estimator") == EXACT:
             rows = self._exact(spec, data)
-        elif "estimators" in spec:  # a sequential cell (stop = resolved)
-            rows = cell_rows(
+        elif "estimators" in spec or "sigma_grid" in spec:  # a sequential cell
+            rows = (sigma_rows if "sigma_grid" in spec else cell_rows)(
                 spec, data, rng, lambda s, part: self._sets(data, s, part),
                 lambda name: projections(spec.replace(estimator=name), data.d), fitted_params,
             )  # fmt: skip
@@ -241,9 +244,12 @@ class Classify(Experiment):
             "protocol": spec["protocol"], "note": "; ".join(note),
             "sigma_published": SIMRF_SIGMA.get(spec["dataset"]),
         }  # fmt: skip
-        return [
-            {**common, **row, "sigma_rule": sigma_rule(spec, data, row["metric"])} for row in rows
-        ]
+
+        def at(row: dict[str, Any]) -> JobSpec:  # a σ-selection cell's row names its σ
+            return spec.replace(sigma=row["sigma"]) if "sigma_grid" in spec else spec
+
+        return [{**common, **row, "sigma_rule": sigma_rule(at(row), data, row["metric"])}
+                for row in rows]  # fmt: skip
 
     # ------------------------------------------------------------------ jobs
 
@@ -322,11 +328,12 @@ class Classify(Experiment):
         if rows is None or d is None:
             return None
         rows = sum(spec["subset"]) if spec["subset"] else rows
-        sigmas = len(spec["sigmas"]) if "sigmas" in spec else 1
+        sigmas = len(spec.get("sigmas", spec.get("sigma_grid", [0])))
         if estimator == EXACT:
             return rows * rows * d * (sigmas + 1) / 100
         features = projections(spec, d)
         draws = spec["trials"] + (spec["val_trials"] * sigmas if "sigmas" in spec else 0)
+        draws *= sigmas if "sigma_grid" in spec else 1
         return float(rows * features * draws)
 
     memory_parameters = ("m", "budget", "trials")

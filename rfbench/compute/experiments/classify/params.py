@@ -160,6 +160,12 @@ class Params(ExperimentParams):
         "Fig. 3's two TrigRFs); the question 'is compare the best?' is resolved for each reading, "
         "each keeping one of them as a rival",
     )
+    select_sigma: bool = Field(
+        False,
+        description="with stop = resolved and a σ grid: the question is which σ is the most "
+        "accurate (SimRF App. B.1); every σ shares the draws and one clearly behind the best "
+        "draws no further (docs/experiments.md#classify-stop)",
+    )
     stream: Literal[STREAMS] = Field(
         "rfbench",
         description="rfbench, or released: replay the SimRF authors' code "

@@ -186,9 +186,96 @@ def cell_rows(
     return rows
 
 
+def sigma_rows(
+    spec: JobSpec,
+    data,
+    rng: np.random.Generator,
+    sets: Callable[[float, str], tuple],
+    size_of: Callable[[str], int],
+    fitted: Callable,
+) -> list[dict[str, Any]]:
+    """The rows of a σ-selection cell (``select_sigma``): one estimator over the σ grid
+    ``sigma_grid``, its test accuracy read by successive elimination
+    (:func:`rfbench.compute.sequential.select_best`): every σ is evaluated on the same draws,
+    batch i of the estimator's keyed stream, and a σ whose paired difference to the leading σ
+    lies wholly below zero is evaluated no further. One ``accuracy`` row per σ over the draws it
+    used, ``stop`` resolved (dropped, or the last one left) or cap, and its anytime-valid
+    interval.
+
+    Parameters
+    ----------
+    spec : JobSpec
+        The cell: ``estimator``, ``sigma_grid``, ``trials`` (the cap), ``batch`` and the keys of
+        a fixed-mode classify job but ``sigma``.
+    data, rng, sets, size_of, fitted
+        As for :func:`cell_rows`.
+
+    Returns
+    -------
+    list of dict
+    """
+    name, d, size = spec["estimator"], data.d, spec["batch"]
+    M = size_of(name)
+    est = registry.get(name, kernel=spec["kernel"], m=M)
+    own = substream(rng, {"estimator": name})
+    dtype = DTYPES[spec["dtype"]]
+
+    def fit_sets(sigma: float) -> tuple[np.ndarray, np.ndarray]:
+        Xtr, q = sigma * data.train.X, sigma * data.test.X
+        return (Xtr, Xtr) if spec["fit"] == "train" else (q, Xtr)
+
+    grid = spec["sigma_grid"]
+    params = {s: fitted(est, substream(own, ("fit", "test", s)), d, *fit_sets(s)) for s in grid}
+    drawn: dict[int, Any] = {}
+
+    def evaluate(sigma: float, start: int, stop: int) -> np.ndarray:
+        i = start // size
+        if i not in drawn:  # every σ reads batch i before batch i + 1 is drawn
+            drawn.clear()
+            batch_rng = substream(own, ("batch", i))
+            drawn[i] = est.sample(batch_rng, d, draws=stop - start, fit=fit_sets(grid[0]))
+        proj = drawn[i].projections["omega"]
+        return rf_accuracies(est, proj, params[sigma], *sets(sigma, "test"), dtype=dtype)
+
+    cap = spec["trials"]
+    _, values = sequential.select_best(evaluate, grid, cap, size)
+    rows = []
+    for sigma in grid:
+        acc = values[sigma]
+        mean, se = mean_se(acc)
+        own_cs = sequential.interval(acc, max(cap / 2.0, 2.0))
+        rows.append({"estimator": name, "m": M, "m_per_d": M / d, "sigma": sigma,
+                     "metric": "accuracy", "value": mean, "stderr": se, "n_trials": len(acc),
+                     "stop": "cap" if len(acc) == cap else "resolved", "cs_low": own_cs.low,
+                     "cs_high": own_cs.high})  # fmt: skip
+    return rows
+
+
+def sigma_specs(jobs: list[JobSpec], config: Mapping[str, Any]) -> list[JobSpec]:
+    """The fixed-mode jobs of a config gathered into one job per σ-selection cell (an estimator
+    over every σ of the config), the exact-kernel jobs kept as they are, in grid order."""
+    cells: dict[JobSpec, list[float]] = {}
+    out: list[JobSpec | None] = []
+    for job in jobs:
+        if job["estimator"] not in config["estimators"]:
+            out.append(job)
+            continue
+        key = JobSpec({k: v for k, v in job.items() if k != "sigma"})
+        if key not in cells:
+            cells[key] = []
+            out.append(key)
+        cells[key].append(job["sigma"])
+    extra = {"batch": config["batch"], "stop": "resolved"}
+    return [
+        job if job not in cells else JobSpec(job, sigma_grid=cells[job], **extra) for job in out
+    ]
+
+
 def cell_specs(jobs: list[JobSpec], config: Mapping[str, Any]) -> list[JobSpec]:
     """The fixed-mode jobs of a config gathered into one job per cell (every estimator of the
     config), the exact-kernel jobs kept as they are, in grid order."""
+    if config["select_sigma"]:
+        return sigma_specs(jobs, config)
     out: list[JobSpec] = []
     seen: set[JobSpec] = set()
     extra = {"estimators": list(config["estimators"]), "compare": config["compare"],
