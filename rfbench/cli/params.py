@@ -87,19 +87,10 @@ def option(
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
-def parameter_option(param: Param, decls: tuple[str, ...]) -> Any:
-    """The option of one experiment parameter (default None: given options override only)."""
-    if param.kind == "bool" and not param.many:
-        dashed = param.key.replace("_", "-")
-        return option(
-            param.key, (f"--{dashed}/--no-{dashed}",), bool | None, help_text(param), metavar=""
-        )
-    return option(param.key, decls, str | None, help_text(param), metavar=metavar(param))
-
-
 def parameter_options(params: Sequence[Param], taken: set[str]) -> list[inspect.Parameter]:
-    """One option per parameter. An alias that another option's flag already takes is dropped
-    (a list ``kernels`` keeps ``--kernels`` only when a scalar ``kernel`` owns ``--kernel``); two
+    """One option per parameter (default None: given options override only); a boolean is
+    ``--x/--no-x``. An alias that another option's flag already takes is dropped (a list
+    ``kernels`` keeps ``--kernels`` only when a scalar ``kernel`` owns ``--kernel``); two
     parameters claiming the same flag are an error of the experiment."""
     names = {p.key: flags(p.key, p.default) for p in params}
     owner: dict[str, str] = {flag: "(run option)" for flag in taken}
@@ -110,9 +101,14 @@ def parameter_options(params: Sequence[Param], taken: set[str]) -> list[inspect.
             )
         owner[decls[0]] = key
     options = []
-    for param in params:
-        decls = tuple(d for i, d in enumerate(names[param.key]) if i == 0 or d not in owner)
-        options.append(parameter_option(param, decls))
+    for p in params:
+        if p.kind == "bool" and not p.many:
+            flag = p.key.replace("_", "-")
+            decls, kind, shown_as = (f"--{flag}/--no-{flag}",), bool | None, ""
+        else:
+            decls = tuple(d for i, d in enumerate(names[p.key]) if i == 0 or d not in owner)
+            kind, shown_as = str | None, metavar(p)
+        options.append(option(p.key, decls, kind, help_text(p), metavar=shown_as))
     return options
 
 

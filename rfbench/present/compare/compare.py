@@ -265,12 +265,8 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
     p = np.concatenate(p_all) if p_all else np.empty(0)
     n = len(p)
     alpha = family_alpha(z)
-    if method == "none":
-        hit = p < alpha
-    elif method == "bonferroni":
-        hit = p < alpha / max(n, 1)
-    else:
-        hit = holm(p, alpha)
+    per_row = {"none": alpha, "bonferroni": alpha / max(n, 1)}
+    hit = p < per_row[method] if method in per_row else holm(p, alpha)
     start = 0
     for table, part in zip(shared, p_all, strict=True):
         noisy = table["kind"] == "noisy"
