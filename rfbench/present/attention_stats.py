@@ -94,11 +94,11 @@ def beats_uniform_tests(rows: pd.DataFrame, significance: float = 2.0) -> pd.Dat
         family = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
         z = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
         p = _p_values(rows)
-        for g in np.unique(family):
-            at = np.flatnonzero((family == g) & ~np.isnan(p) & ~point)
-            if at.size:
-                raw[at] = p[at] < alpha
-                corrected[at] = holm(p[at], alpha)
+        tested = ~np.isnan(p) & ~point
+        raw[tested] = p[tested] < alpha
+        for g in np.unique(family[tested]):
+            at = np.flatnonzero((family == g) & tested)
+            corrected[at] = holm(p[at], alpha)
         raw[point] = corrected[point] = z[point] > 0  # the sign of uniform − value
     return pd.DataFrame({"raw": raw, "corrected": corrected, "point": point}, index=rows.index)
 
