@@ -248,19 +248,18 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
     for table in shared:
         noisy = table["kind"] == "noisy"
         table["p"] = np.where(noisy, 2 * stats.norm.sf(np.abs(table["z"].fillna(0.0))), np.nan)
-        table["flagged"] = False
-        exact = table["kind"] == "exact"
         scale = np.maximum(np.abs(table["value_a"]), np.abs(table["value_b"]))
         by = table["metric"] if "metric" in table else pd.Series(0, index=table.index)
         metric_scale = scale.where(np.isfinite(scale)).groupby(by).transform("max")
         same = (table["value_a"] == table["value_b"]) | (
             np.abs(table["diff"]) <= np.fmax(EXACT_RTOL * scale, EXACT_METRIC_ATOL * metric_scale)
         )
-        table.loc[exact & ~same, "flagged"] = True
         moved = _finiteness(table["value_a"], table["se_a"]) != _finiteness(
             table["value_b"], table["se_b"]
         )
-        table.loc[(table["kind"] == "non-finite") & moved, "flagged"] = True
+        table["flagged"] = ((table["kind"] == "exact") & ~same) | (
+            (table["kind"] == "non-finite") & moved
+        )
         p_all.append(table.loc[noisy, "p"].to_numpy())
     p = np.concatenate(p_all) if p_all else np.empty(0)
     n = len(p)

@@ -147,15 +147,10 @@ def _across(trace: dict, data: PlotData) -> dict:
 
 
 def _axis(title: str, log: bool, bounds: tuple[float, float] | None, categorical: bool) -> dict:
-    axis: dict = {"title": {"text": _text(title)}, **NUMBER_FORMAT}
-    if categorical:
-        axis["type"] = "category"
-    elif log:
-        axis["type"] = "log"
-        if bounds:
-            axis["range"] = [math.log10(bounds[0]), math.log10(bounds[1])]
-    else:
-        axis["type"] = "linear"
+    kind = "category" if categorical else "log" if log else "linear"
+    axis: dict = {"title": {"text": _text(title)}, **NUMBER_FORMAT, "type": kind}
+    if kind == "log" and bounds:
+        axis["range"] = [math.log10(bounds[0]), math.log10(bounds[1])]
     return axis
 
 
