@@ -87,14 +87,9 @@ def check_run_options(options: Mapping[str, Any]) -> None:
 
     set_requested(parse_size(options.get("max_memory")))
     if options["profile"] not in (None, *PROFILES):
-        raise ConfigError(
-            f"invalid value for '--profile': {options['profile']!r} (allowed: quick, paper)"
-        )
+        raise ConfigError.bad_value("--profile", options["profile"], ", ".join(PROFILES))
     if options["backend"] not in BACKENDS:
-        raise ConfigError(
-            f"invalid value for '--backend': {options['backend']!r} "
-            f"(allowed: {', '.join(BACKENDS)})"
-        )
+        raise ConfigError.bad_value("--backend", options["backend"], ", ".join(BACKENDS))
 
 
 def plan_run(
@@ -132,7 +127,7 @@ def execute(
     plan = plan or plan_run(experiment, config, options, "--out")
     with plan:
         path = execute_plan(plan)
-        if plan.replaced is not None:  # the figure drawn of the replaced result (not another's)
+        if plan.replaced is not None:  # the replaced result's figure goes, unless not ours
             with contextlib.suppress(NotOurs):
                 _check_ours(path.with_suffix(".png"))
                 path.with_suffix(".png").unlink(missing_ok=True)

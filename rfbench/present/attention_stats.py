@@ -105,19 +105,8 @@ def beats_uniform_tests(rows: pd.DataFrame, significance: float = 2.0) -> pd.Dat
 
 def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
     """Per head row, "beats uniform attention" with Holm's step-down over the heads of one
-    :data:`FAMILY` (the ``corrected`` column of :func:`beats_uniform_tests`: t(n − 1) p-values;
-    deterministic rows compared as points).
-
-    Parameters
-    ----------
-    rows : DataFrame
-        ``out_rel_frob`` head rows with ``z_uniform`` and ``n_trials``.
-    significance : float
-
-    Returns
-    -------
-    Series of bool, aligned with ``rows`` (False where z is missing).
-    """
+    :data:`FAMILY`: the ``corrected`` column of :func:`beats_uniform_tests` (a Series of bool
+    aligned with ``rows``, False where z is missing)."""
     return beats_uniform_tests(rows, significance)["corrected"]
 
 
