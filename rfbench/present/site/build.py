@@ -25,7 +25,7 @@ PROVENANCE = (
     "scipy", "backend",
 )  # fmt: skip
 ASSETS = resources.files("rfbench.present.site").joinpath("assets")
-SETTING_SKIP = {"experiment", "metric", "value", "stderr"}
+SETTING_SKIP = {"experiment", "metric", "value", "stderr", "n_trials"}
 
 
 def _write(path: Path, text: str) -> Path:
@@ -41,7 +41,6 @@ def _slug(path: Path) -> str:
 def wide_numbers(df: pd.DataFrame) -> pd.DataFrame:
     """One row per parameter point, one column per metric (the values)."""
     settings = [c for c in df.columns if c not in SETTING_SKIP and df[c].nunique(dropna=True) > 0]
-    settings = [c for c in settings if c != "n_trials"]
     keyed = df.assign(**{c: df[c].astype(object).where(df[c].notna(), "") for c in settings})
     wide = keyed.pivot_table(
         index=settings, columns="metric", values="value", aggfunc="first", sort=False
