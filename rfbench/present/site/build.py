@@ -118,7 +118,7 @@ def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
         cells = [esc(r[k]) for k in VERDICT_KEYS]
         cells[2], cells[7] = f"<code>{cells[2]}</code>", html.verdict_badge(r["verdict"])
         body_rows.append(f"<tr{data}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    header = ("paper", "kind", "id", "figure", "what", "paper value", "ours", "verdict", "reason")
+    header = [key.replace("_", " ") for key in VERDICT_KEYS]
     table = (
         '<table id="verdicts"><thead><tr>'
         + "".join(f"<th>{h}</th>" for h in header)
