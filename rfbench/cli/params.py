@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 #: names of math symbols: a parameter whose last word is one of these or a single letter
 #: (``r``, ``m``, ``crossover_d``, ``density_v``) keeps its name even when it takes a list
 SYMBOLS = frozenset({"sigma", "theta", "mu", "lambda", "alpha", "beta", "rho", "tau", "subset"})
-_METAVARS = {"bool": "BOOL", "int": "INT", "float": "FLOAT"}
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float}
 #: the words a true and a false boolean value may be given as
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -43,7 +42,7 @@ def metavar(param: Param) -> str:
     """``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``; tables ``NAME=INT[,...]``."""
     if param.kind == "table":
         return "NAME=INT[,NAME=INT...]"
-    name = _METAVARS.get(param.kind, "TEXT")
+    name = param.kind.upper() if param.kind in _TYPES else "TEXT"
     return f"{name}[,{name}...]" if param.many else name
 
 
