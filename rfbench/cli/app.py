@@ -251,8 +251,6 @@ SUGGESTION_CUTOFF = 0.6
 def _without_far_suggestions(exc: Exception) -> Exception:
     """An unknown option's error suggesting only options whose names are alike (click's own
     cutoff offers ``--out`` for ``--nosuch``)."""
-    import difflib
-
     if type(exc).__name__ != "NoSuchOption" or not getattr(exc, "possibilities", None):
         return exc
     name = exc.option_name.lstrip("-")

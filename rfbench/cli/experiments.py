@@ -87,14 +87,9 @@ def check_run_options(options: Mapping[str, Any]) -> None:
 
     set_requested(parse_size(options.get("max_memory")))
     if options["profile"] not in (None, *PROFILES):
-        raise ConfigError(
-            f"invalid value for '--profile': {options['profile']!r} (allowed: quick, paper)"
-        )
+        raise ConfigError.bad_value("--profile", options["profile"], ", ".join(PROFILES))
     if options["backend"] not in BACKENDS:
-        raise ConfigError(
-            f"invalid value for '--backend': {options['backend']!r} "
-            f"(allowed: {', '.join(BACKENDS)})"
-        )
+        raise ConfigError.bad_value("--backend", options["backend"], ", ".join(BACKENDS))
 
 
 def plan_run(
@@ -107,34 +102,13 @@ def plan_run(
     from rfbench.compute.runner.options import RunOptions
     from rfbench.compute.runner.preflight import prepare
 
-    run_options = RunOptions(
-        seed=options["seed"],
-        out=options.get("out"),
-        workers=options.get("workers"),
-        backend=options["backend"],
-        force=options.get("force", False),
-        quiet=options.get("quiet", False),
-        command_line=shlex.join(["rfbench", *sys.argv[1:]]),
-        scheduler=options.get("scheduler"),
-        max_memory=parse_size(options.get("max_memory")),
-        replace=options.get("replace", False),
-        fresh=options.get("fresh"),
-        output_option=option,
-    )
-    return prepare(experiment, config, run_options)
-
-
-def remove_stale_figure(result: Path) -> None:
-    """Remove the figure rfbench drew beside a result this run replaced with one of another profile
-    or config (``<name>.png``); a file rfbench did not draw stays."""
-    from rfbench.present.plots.generic import NotOurs, _check_ours
-
-    figure = result.with_suffix(".png")
-    try:
-        _check_ours(figure)
-    except NotOurs:
-        return
-    figure.unlink(missing_ok=True)
+    given = {k: v for k, v in options.items() if k in RunOptions.__dataclass_fields__}
+    fixed = {
+        "command_line": shlex.join(["rfbench", *sys.argv[1:]]),
+        "max_memory": parse_size(options.get("max_memory")),
+        "output_option": option,
+    }
+    return prepare(experiment, config, RunOptions(**(given | fixed)))
 
 
 def execute(
@@ -148,12 +122,15 @@ def execute(
     table and the output path."""
     from rfbench.compute.results import load_results
     from rfbench.compute.runner.core import execute_plan
+    from rfbench.present.plots.generic import NotOurs, _check_ours
 
     plan = plan or plan_run(experiment, config, options, "--out")
     with plan:
         path = execute_plan(plan)
-        if plan.replaced is not None:
-            remove_stale_figure(path)
+        if plan.replaced is not None:  # the replaced result's figure goes, unless not ours
+            with contextlib.suppress(NotOurs):
+                _check_ours(path.with_suffix(".png"))
+                path.with_suffix(".png").unlink(missing_ok=True)
     results = load_results(path)
     if not options["quiet"]:
         say_cached(path)
@@ -225,7 +202,9 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
     old_names = experiment.params.renamed
     data_options = user_data.data_options(experiment)
     shown = [p for k, p in fields.items() if not (data_options and k == "data")]
-    taken = {flag for p in RUN_OPTIONS + data_options for flag in _flags(p)}
+    taken = {
+        f for p in RUN_OPTIONS + data_options for d in p.default.param_decls for f in d.split("/")
+    }
 
     @handle_errors
     def command(**given: Any) -> None:
@@ -244,11 +223,6 @@ def add_experiment_command(app: typer.Typer, experiment: Experiment) -> None:
     app.command(
         experiment.name, help=experiment.description, short_help=experiment.short_description()
     )(_with_options(command, params + data_options + RUN_OPTIONS))
-
-
-def _flags(param: inspect.Parameter) -> list[str]:
-    """The option names a synthesised parameter declares."""
-    return [flag for decl in param.default.param_decls for flag in decl.split("/")]
 
 
 def config_files(root: Path | None = None) -> list[Path]:

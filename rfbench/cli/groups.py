@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.show import console
+from rfbench.cli.show import print_table
 from rfbench.compute.checks import UserError
 
 list_app = typer.Typer(help="List estimators, weights, datasets, ...", no_args_is_help=True)
@@ -35,18 +34,20 @@ def estimators() -> None:
     from rfbench.compute.features import theory
     from rfbench.compute.features.registry import list_estimators
 
-    table = Table(title="rfbench estimators (component@weights, hybrids, aliases)")
-    for col in ("name", "kernels", "paper", "unbiased", "theory"):
-        table.add_column(col, no_wrap=col == "name")
-    for info in list_estimators():
-        table.add_row(
+    rows = [
+        (
             info.name,
             ", ".join(info.kernels),
             info.paper,
             _yes(info.estimator.unbiased),
             _yes(info.theory_name is not None and theory.has_theory(info.theory_name)),
         )
-    console.print(table)
+        for info in list_estimators()
+    ]
+    columns = ("name", "kernels", "paper", "unbiased", "theory")
+    print_table(
+        "rfbench estimators (component@weights, hybrids, aliases)", columns, rows, no_wrap={"name"}
+    )
 
 
 @list_app.command("weights")
@@ -54,18 +55,18 @@ def weights() -> None:
     """Every coupling of the projections."""
     from rfbench.compute.features.registry import weights_samplers
 
-    table = Table(title="rfbench weights (couplings of the projections)")
-    for col in ("name", "description", "paper", "rows N(0, I)", "rotation invariant"):
-        table.add_column(col)
-    for name, cls in weights_samplers().items():
-        table.add_row(
+    rows = [
+        (
             name,
             cls.description,
             cls.paper,
             _yes(cls.marginally_gaussian),
             _yes(cls.rotation_invariant),
         )
-    console.print(table)
+        for name, cls in weights_samplers().items()
+    ]
+    columns = ("name", "description", "paper", "rows N(0, I)", "rotation invariant")
+    print_table("rfbench weights (couplings of the projections)", columns, rows)
 
 
 @list_app.command("datasets")
@@ -73,21 +74,21 @@ def datasets() -> None:
     """Every data set: size after preprocessing, classes, download, source, licence, local copy."""
     from rfbench.compute.datasets import DATASETS, data_root, local_status
 
-    table = Table(title=f"rfbench data sets (data folder: {data_root()})")
-    for col in ("name", "rows x features", "classes", "download", "source", "licence", "local"):
-        table.add_column(col, no_wrap=col in ("name", "rows x features"))
-    for info in DATASETS.values():
-        size = f"{info.download_bytes / 1e6:.2f} MB" if info.download_bytes else "-"
-        table.add_row(
+    rows = [
+        (
             info.name,
             info.shape,
             info.classes,
-            size,
+            f"{info.download_bytes / 1e6:.2f} MB" if info.download_bytes else "-",
             info.source,
             info.licence,
             local_status(info.name),
         )
-    console.print(table)
+        for info in DATASETS.values()
+    ]
+    columns = ("name", "rows x features", "classes", "download", "source", "licence", "local")
+    title = f"rfbench data sets (data folder: {data_root()})"
+    print_table(title, columns, rows, no_wrap={"name", "rows x features"})
 
 
 @list_app.command("experiments")
@@ -95,12 +96,9 @@ def experiments() -> None:
     """Every experiment with its description."""
     from rfbench.cli.app import experiment_texts
 
-    table = Table(title="rfbench experiments (rfbench <name> --help)")
-    table.add_column("name", no_wrap=True)
-    table.add_column("description")
-    for name, (_, description) in experiment_texts().items():
-        table.add_row(name, description)
-    console.print(table)
+    rows = [(name, description) for name, (_, description) in experiment_texts().items()]
+    title = "rfbench experiments (rfbench <name> --help)"
+    print_table(title, ("name", "description"), rows, no_wrap={"name"})
 
 
 @list_app.command("figures")
@@ -108,12 +106,9 @@ def figures() -> None:
     """Every figure id, the results it reads and what it shows."""
     from rfbench.present.plots.registry import list_figures
 
-    table = Table(title="rfbench figures (rfbench figures; results/figures/<id>.png|pdf)")
-    for col in ("figure", "reads results", "title"):
-        table.add_column(col, no_wrap=col == "figure")
-    for spec in list_figures():
-        table.add_row(spec.id, ", ".join(spec.needs), spec.title)
-    console.print(table)
+    rows = [(spec.id, ", ".join(spec.needs), spec.title) for spec in list_figures()]
+    title = "rfbench figures (rfbench figures; results/figures/<id>.png|pdf)"
+    print_table(title, ("figure", "reads results", "title"), rows, no_wrap={"figure"})
 
 
 @data_app.command("fetch")
@@ -197,18 +192,17 @@ def info(folders: list[str] | None = FOLDERS) -> None:
     from rfbench.compute.runner.digest import code_tag, environment
 
     env = environment()
-    table = Table(
-        title=f"job caches (current code {code_tag()}: rfbench source sha256 "
+    title = (
+        f"job caches (current code {code_tag()}: rfbench source sha256 "
         f"{env['code'][:12]}, numpy {env['numpy']}, scipy {env['scipy']})"
     )
-    for col in ("folder", "job files", "size", "current", "stale"):
-        table.add_column(col, justify="left" if col == "folder" else "right")
+    rows = []
     for root in _caches(folders):
         u = cache_usage(root)
         _report_foreign(u.foreign)
-        row = (u.files, _size(u.size), u.current, u.stale)
-        table.add_row(str(u.folder), *map(str, row))
-    console.print(table)
+        rows.append((str(u.folder), *map(str, (u.files, _size(u.size), u.current, u.stale))))
+    columns = ("folder", "job files", "size", "current", "stale")
+    print_table(title, columns, rows, right=columns[1:])
 
 
 @cache_app.command("clear")

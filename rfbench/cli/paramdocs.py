@@ -67,14 +67,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     text = args.page.read_text(encoding="utf-8")
     new = render(text)
-    if args.check:
-        if new != text:
-            print(f"{args.page}: parameter tables are stale; run {COMMAND}", file=sys.stderr)
-            return 1
+    if new == text:
         return 0
-    if new != text:
-        args.page.write_text(new, encoding="utf-8")
-        print(f"{args.page}: parameter tables rewritten")
+    if args.check:
+        print(f"{args.page}: parameter tables are stale; run {COMMAND}", file=sys.stderr)
+        return 1
+    args.page.write_text(new, encoding="utf-8")
+    print(f"{args.page}: parameter tables rewritten")
     return 0
 
 

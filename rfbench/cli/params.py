@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 #: names of math symbols: a parameter whose last word is one of these or a single letter
 #: (``r``, ``m``, ``crossover_d``, ``density_v``) keeps its name even when it takes a list
 SYMBOLS = frozenset({"sigma", "theta", "mu", "lambda", "alpha", "beta", "rho", "tau", "subset"})
-_METAVARS = {"bool": "BOOL", "int": "INT", "float": "FLOAT"}
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float}
 #: the words a true and a false boolean value may be given as
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -43,7 +42,7 @@ def metavar(param: Param) -> str:
     """``INT``, ``FLOAT``, ``TEXT``; lists ``FLOAT[,FLOAT...]``; tables ``NAME=INT[,...]``."""
     if param.kind == "table":
         return "NAME=INT[,NAME=INT...]"
-    name = _METAVARS.get(param.kind, "TEXT")
+    name = param.kind.upper() if param.kind in _TYPES else "TEXT"
     return f"{name}[,{name}...]" if param.many else name
 
 
@@ -87,19 +86,10 @@ def option(
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=kind)
 
 
-def parameter_option(param: Param, decls: tuple[str, ...]) -> Any:
-    """The option of one experiment parameter (default None: given options override only)."""
-    if param.kind == "bool" and not param.many:
-        dashed = param.key.replace("_", "-")
-        return option(
-            param.key, (f"--{dashed}/--no-{dashed}",), bool | None, help_text(param), metavar=""
-        )
-    return option(param.key, decls, str | None, help_text(param), metavar=metavar(param))
-
-
 def parameter_options(params: Sequence[Param], taken: set[str]) -> list[inspect.Parameter]:
-    """One option per parameter. An alias that another option's flag already takes is dropped
-    (a list ``kernels`` keeps ``--kernels`` only when a scalar ``kernel`` owns ``--kernel``); two
+    """One option per parameter (default None: given options override only); a boolean is
+    ``--x/--no-x``. An alias that another option's flag already takes is dropped (a list
+    ``kernels`` keeps ``--kernels`` only when a scalar ``kernel`` owns ``--kernel``); two
     parameters claiming the same flag are an error of the experiment."""
     names = {p.key: flags(p.key, p.default) for p in params}
     owner: dict[str, str] = {flag: "(run option)" for flag in taken}
@@ -110,9 +100,14 @@ def parameter_options(params: Sequence[Param], taken: set[str]) -> list[inspect.
             )
         owner[decls[0]] = key
     options = []
-    for param in params:
-        decls = tuple(d for i, d in enumerate(names[param.key]) if i == 0 or d not in owner)
-        options.append(parameter_option(param, decls))
+    for p in params:
+        if p.kind == "bool" and not p.many:
+            flag = p.key.replace("_", "-")
+            decls, kind, shown_as = (f"--{flag}/--no-{flag}",), bool | None, ""
+        else:
+            decls = tuple(d for i, d in enumerate(names[p.key]) if i == 0 or d not in owner)
+            kind, shown_as = str | None, metavar(p)
+        options.append(option(p.key, decls, kind, help_text(p), metavar=shown_as))
     return options
 
 

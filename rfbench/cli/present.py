@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from rfbench.cli.errors import handle_errors
-from rfbench.cli.show import console, print_frame
+from rfbench.cli.show import console, print_frame, print_table
 from rfbench.compute.checks import UserError
 
 #: the ``--results`` option of ``figures``, ``report`` and ``site``
@@ -100,15 +99,13 @@ def figures(
     folder = checked_results(results)
     out_dir = Path(out) if out else folder / "figures"
     outcomes = draw_all(folder, out_dir, wanted)
-    table = Table(title=f"figures from {results} -> {out_dir}")
-    for col in ("figure", "status"):
-        table.add_column(col)
+    rows = []
     for o in outcomes:
         status = o.problem or ", ".join(p.name for p in o.paths)
         if o.missing and not o.problem:
             status += f" [yellow](without {', '.join(o.missing)}: not in the results)[/yellow]"
-        table.add_row(o.id, f"[red]{status}[/red]" if o.problem else status)
-    console.print(table)
+        rows.append((o.id, f"[red]{status}[/red]" if o.problem else status))
+    print_table(f"figures from {results} -> {out_dir}", ("figure", "status"), rows)
     missing_data = skipped_names(folder)
     lacking = {o.id: needs[o.id] if o.problem else o.missing for o in outcomes}
     offline = {
@@ -156,12 +153,13 @@ def report(
     if strict and rep.problems:
         raise UserError(f"unreadable result file {rep.problems[0]} (--strict)")
     numbers, claims = rep.number_counts(), rep.claim_counts()
-    table = Table(title=f"report on {results}")
-    for col in ("verdict", "numbers", "claims"):
-        table.add_column(col, justify="left" if col == "verdict" else "right")
-    for verdict in dict.fromkeys([*NUMBER_VERDICTS, *CLAIM_VERDICTS]):
-        table.add_row(verdict, str(numbers.get(verdict, "")), str(claims.get(verdict, "")))
-    console.print(table)
+    rows = [
+        (verdict, str(numbers.get(verdict, "")), str(claims.get(verdict, "")))
+        for verdict in dict.fromkeys([*NUMBER_VERDICTS, *CLAIM_VERDICTS])
+    ]
+    print_table(
+        f"report on {results}", ("verdict", "numbers", "claims"), rows, right={"numbers", "claims"}
+    )
     surprises = rep.surprises()
     if surprises:
         console.print(f"{len(surprises)} claim(s) contradict their expectation (⚠ in the report)")

@@ -1,9 +1,10 @@
-"""Rich tables for DataFrames (headline numbers after a run)."""
+"""Rich tables: of rows (the listings) and of DataFrames (headline numbers after a run)."""
 
 from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -28,6 +29,24 @@ def _cell(value: object) -> str:
     if value is None or type(value).__name__ == "NAType":
         return ""
     return str(value)
+
+
+def print_table(
+    title: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    no_wrap: Collection[str] = (),
+    right: Collection[str] = (),
+) -> None:
+    """Print ``rows`` as a rich table of ``columns``: those in ``no_wrap`` never wrap, those in
+    ``right`` are right-justified."""
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, justify="right" if col in right else "left", no_wrap=col in no_wrap)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:

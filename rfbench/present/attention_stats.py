@@ -94,30 +94,19 @@ def beats_uniform_tests(rows: pd.DataFrame, significance: float = 2.0) -> pd.Dat
         family = rows.groupby(keys, dropna=False, sort=False).ngroup().to_numpy()
         z = pd.to_numeric(rows["z_uniform"], errors="coerce").to_numpy(dtype=float)
         p = _p_values(rows)
-        for g in np.unique(family):
-            at = np.flatnonzero((family == g) & ~np.isnan(p) & ~point)
-            if at.size:
-                raw[at] = p[at] < alpha
-                corrected[at] = holm(p[at], alpha)
+        tested = ~np.isnan(p) & ~point
+        raw[tested] = p[tested] < alpha
+        for g in np.unique(family[tested]):
+            at = np.flatnonzero((family == g) & tested)
+            corrected[at] = holm(p[at], alpha)
         raw[point] = corrected[point] = z[point] > 0  # the sign of uniform − value
     return pd.DataFrame({"raw": raw, "corrected": corrected, "point": point}, index=rows.index)
 
 
 def beats_uniform_corrected(rows: pd.DataFrame, significance: float = 2.0) -> pd.Series:
     """Per head row, "beats uniform attention" with Holm's step-down over the heads of one
-    :data:`FAMILY` (the ``corrected`` column of :func:`beats_uniform_tests`: t(n − 1) p-values;
-    deterministic rows compared as points).
-
-    Parameters
-    ----------
-    rows : DataFrame
-        ``out_rel_frob`` head rows with ``z_uniform`` and ``n_trials``.
-    significance : float
-
-    Returns
-    -------
-    Series of bool, aligned with ``rows`` (False where z is missing).
-    """
+    :data:`FAMILY`: the ``corrected`` column of :func:`beats_uniform_tests` (a Series of bool
+    aligned with ``rows``, False where z is missing)."""
     return beats_uniform_tests(rows, significance)["corrected"]
 
 

@@ -248,29 +248,24 @@ def flag_rows(shared: Sequence[pd.DataFrame], z: float, method: str = "holm") ->
     for table in shared:
         noisy = table["kind"] == "noisy"
         table["p"] = np.where(noisy, 2 * stats.norm.sf(np.abs(table["z"].fillna(0.0))), np.nan)
-        table["flagged"] = False
-        exact = table["kind"] == "exact"
         scale = np.maximum(np.abs(table["value_a"]), np.abs(table["value_b"]))
         by = table["metric"] if "metric" in table else pd.Series(0, index=table.index)
         metric_scale = scale.where(np.isfinite(scale)).groupby(by).transform("max")
         same = (table["value_a"] == table["value_b"]) | (
             np.abs(table["diff"]) <= np.fmax(EXACT_RTOL * scale, EXACT_METRIC_ATOL * metric_scale)
         )
-        table.loc[exact & ~same, "flagged"] = True
         moved = _finiteness(table["value_a"], table["se_a"]) != _finiteness(
             table["value_b"], table["se_b"]
         )
-        table.loc[(table["kind"] == "non-finite") & moved, "flagged"] = True
+        table["flagged"] = ((table["kind"] == "exact") & ~same) | (
+            (table["kind"] == "non-finite") & moved
+        )
         p_all.append(table.loc[noisy, "p"].to_numpy())
     p = np.concatenate(p_all) if p_all else np.empty(0)
     n = len(p)
     alpha = family_alpha(z)
-    if method == "none":
-        hit = p < alpha
-    elif method == "bonferroni":
-        hit = p < alpha / max(n, 1)
-    else:
-        hit = holm(p, alpha)
+    per_row = {"none": alpha, "bonferroni": alpha / max(n, 1)}
+    hit = p < per_row[method] if method in per_row else holm(p, alpha)
     start = 0
     for table, part in zip(shared, p_all, strict=True):
         noisy = table["kind"] == "noisy"

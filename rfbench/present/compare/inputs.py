@@ -81,9 +81,7 @@ def read_result_file(path: str | Path) -> ResultFile:
         rows, columns = int(meta.num_rows), int(meta.num_columns)
     except (OSError, ValueError, pa.ArrowException) as exc:
         raise UnreadableResultError(f"result file {path} is unreadable: {exc}") from exc
-    config = provenance.get("config")
-    if config is None:
-        config = {}
+    config = {} if provenance.get("config") is None else provenance["config"]
     if not isinstance(config, Mapping):
         raise UserError(f"result file {path}: its provenance 'config' is {_kind(config)}, "
                         "not an object")  # fmt: skip

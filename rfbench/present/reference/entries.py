@@ -123,7 +123,4 @@ def table(figure_id: str, *keys: str, **where: Any) -> dict[tuple[Any, ...], Num
 
 def get(entry_id: str) -> Entry:
     """One entry by its id."""
-    for e in load():
-        if e.id == entry_id:
-            return e
-    raise KeyError(entry_id)
+    return {e.id: e for e in load()}[entry_id]

@@ -133,7 +133,4 @@ def reasons() -> tuple[Reason, ...]:
 
 def reason_of(entry_id: str) -> Reason | None:
     """The measured reason explaining an entry (None if none)."""
-    for r in reasons():
-        if entry_id in r.ids:
-            return r
-    return None
+    return next((r for r in reasons() if entry_id in r.ids), None)

@@ -25,7 +25,7 @@ PROVENANCE = (
     "scipy", "backend",
 )  # fmt: skip
 ASSETS = resources.files("rfbench.present.site").joinpath("assets")
-SETTING_SKIP = {"experiment", "metric", "value", "stderr"}
+SETTING_SKIP = {"experiment", "metric", "value", "stderr", "n_trials"}
 
 
 def _write(path: Path, text: str) -> Path:
@@ -41,7 +41,6 @@ def _slug(path: Path) -> str:
 def wide_numbers(df: pd.DataFrame) -> pd.DataFrame:
     """One row per parameter point, one column per metric (the values)."""
     settings = [c for c in df.columns if c not in SETTING_SKIP and df[c].nunique(dropna=True) > 0]
-    settings = [c for c in settings if c != "n_trials"]
     keyed = df.assign(**{c: df[c].astype(object).where(df[c].notna(), "") for c in settings})
     wide = keyed.pivot_table(
         index=settings, columns="metric", values="value", aggfunc="first", sort=False
@@ -119,7 +118,7 @@ def verdicts_page(results: Path, out: Path) -> tuple[Path, dict[str, int]]:
         cells = [esc(r[k]) for k in VERDICT_KEYS]
         cells[2], cells[7] = f"<code>{cells[2]}</code>", html.verdict_badge(r["verdict"])
         body_rows.append(f"<tr{data}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    header = ("paper", "kind", "id", "figure", "what", "paper value", "ours", "verdict", "reason")
+    header = [key.replace("_", " ") for key in VERDICT_KEYS]
     table = (
         '<table id="verdicts"><thead><tr>'
         + "".join(f"<th>{h}</th>" for h in header)

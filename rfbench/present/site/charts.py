@@ -125,10 +125,8 @@ def _trace(s: Series, data: PlotData, xaxis: str, yaxis: str, span: list, legend
         trace["marker"]["symbol"] = "line-ew-open"
         trace["marker"]["size"] = 14
     if data.spread and s.lo is not None and any(v is not None for v in s.lo):
-        up = [None if v is None or h is None else h - v for v, h in zip(s.y, s.hi, strict=True)]
-        down = [
-            None if v is None or lo is None else v - lo for v, lo in zip(s.y, s.lo, strict=True)
-        ]
+        up = [None if v is None or b is None else b - v for v, b in zip(s.y, s.hi, strict=True)]
+        down = [None if v is None or b is None else v - b for v, b in zip(s.y, s.lo, strict=True)]
         trace["error_y"] = {"type": "data", "array": _plain(up), "arrayminus": _plain(down),
                             "visible": True}  # fmt: skip
     if data.categorical:
@@ -149,15 +147,10 @@ def _across(trace: dict, data: PlotData) -> dict:
 
 
 def _axis(title: str, log: bool, bounds: tuple[float, float] | None, categorical: bool) -> dict:
-    axis: dict = {"title": {"text": _text(title)}, **NUMBER_FORMAT}
-    if categorical:
-        axis["type"] = "category"
-    elif log:
-        axis["type"] = "log"
-        if bounds:
-            axis["range"] = [math.log10(bounds[0]), math.log10(bounds[1])]
-    else:
-        axis["type"] = "linear"
+    kind = "category" if categorical else "log" if log else "linear"
+    axis: dict = {"title": {"text": _text(title)}, **NUMBER_FORMAT, "type": kind}
+    if kind == "log" and bounds:
+        axis["range"] = [math.log10(bounds[0]), math.log10(bounds[1])]
     return axis
 
 

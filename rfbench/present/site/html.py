@@ -36,10 +36,10 @@ def verdict_badge(verdict: str) -> str:
     return f'<span class="v v-{kind}">{esc(verdict)}</span>'
 
 
-def table(header: Sequence[str], rows: Iterable[Sequence[str]], attrs: str = "") -> str:
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """An HTML table; cells are given already escaped (so they may hold markup)."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
-    body = "\n".join(f"<tr{attrs}>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    body = "\n".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
 
 
