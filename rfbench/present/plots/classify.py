@@ -82,15 +82,6 @@ def log_x(ax: Axes, ticks: list[float]) -> None:
     ax.set_xlim(lo / (hi / lo) ** 0.08, hi * (hi / lo) ** 0.08)
 
 
-def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> tuple[list, list]:
-    """Unique entries over the panels in drawing order, references (exact kernel, σ lines) last."""
-    entries = style.legend_entries(panels)
-    curves = [(lab, h) for lab, h in entries.items() if not isinstance(h, Line2D)]
-    lines = [(lab, h) for lab, h in entries.items() if isinstance(h, Line2D)]
-    ordered = curves + lines + [(lab, h) for h, lab in extra]
-    return [h for _, h in ordered], [lab for lab, _ in ordered]
-
-
 def _mark_alike(ax: Axes, rows: pd.DataFrame, x: str, scale: float) -> None:
     """Label the curves whose every point has no spread over draws: each draw predicted alike, at
     a σ so small that the kernel is flat (DERF Fig. 3 on car: TrigRF's tuned σ = 0.01 gives the
@@ -177,10 +168,8 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
     for ax in panels[::3]:
         ax.set_ylabel("accuracy")
     extra = [(Line2D([], [], color="0.3", **star), "paper Table 2 (m = d)")] if shown else []
-    handles, labels = legend_handles(panels, extra)
-    legend_on_top(fig, handles, labels, ncol=len(labels),
-                  title="SimRF Fig. 8: kernel-regression classification, Gaussian kernel, "
-                  "positive RFs (mean ± 1 s.e. over draws)")  # fmt: skip
+    title = "SimRF Fig. 8: kernel-regression classification, Gaussian kernel, positive RFs"
+    legend_on_top(fig, panels, f"{title} (mean ± 1 s.e. over draws)", extra=extra)
     fig.supxlabel("no. features m / d", fontsize=8)
     return fig
 
@@ -229,10 +218,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         ax.set_title(title, fontsize=6.5)
     for ax in panels[::ncols]:
         ax.set_ylabel("accuracy")
-    handles, labels = legend_handles(panels)
-    legend_on_top(fig, handles, labels, ncol=len(labels),
-                  title="SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split "
-                  "(IIDRFs shaded ±1 s.e. over draws)")  # fmt: skip
+    title = "SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split"
+    legend_on_top(fig, panels, f"{title} (IIDRFs shaded ±1 s.e. over draws)")
     fig.supxlabel("σ (data rescaling x → σx; kernel length scale 1/σ)", fontsize=8)
     return fig
 
@@ -260,11 +247,12 @@ def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
     fig, panels = accuracy_grid(df, "features", style.colour, derf_name, subtitle, scale=100.0)
     for ax in panels[::3]:
         ax.set_ylabel("test accuracy (%)")
-    handles, labels = legend_handles(panels)
     couplings = sorted({weights_of(e) for e in estimators(df)})
-    legend_on_top(fig, handles, labels, ncol=min(len(labels), 7),
-                  title="DERF Fig. 3: kernel classification, Gaussian kernel, "
-                  f"ω: {', '.join(couplings)}, σ tuned on the validation split\n"
-                  "per (data set, method, M); test accuracy, mean ± 1 s.e. over draws")  # fmt: skip
+    title = (
+        f"DERF Fig. 3: kernel classification, Gaussian kernel, ω: {', '.join(couplings)}, σ tuned "
+        "on the validation split\nper (data set, method, M); test accuracy, mean ± 1 s.e. over "
+        "draws"
+    )
+    legend_on_top(fig, panels, title, ncol=7)
     fig.supxlabel("number of features M (TrigRF [sin, cos]: M/2 projections ω)", fontsize=8)
     return fig
