@@ -69,16 +69,12 @@ def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent")
         rel = np.hypot(
             c.stderr("rel_rmse") / np.where(ok, a, 1), ref.stderr("rel_rmse") / np.where(ok, b, 1)
         )
-        band(ax, c.theta, ratio, np.nan_to_num(ratio * rel), **line_style(c))
+        st = line_style(c)
+        band(ax, c.theta, ratio, np.nan_to_num(ratio * rel), **st)
         if c.has("theory_rel_rmse") and ref.has("theory_rel_rmse"):
             ta, tb = c.values("theory_rel_rmse"), ref.values("theory_rel_rmse")
             good = (ta > EXACT) & (tb > EXACT)
-            ax.plot(
-                c.theta[good],
-                ta[good] / tb[good],
-                color=line_style(c)["color"],
-                **style.THEORY_LINE,
-            )
+            ax.plot(c.theta[good], ta[good] / tb[good], color=st["color"], **style.THEORY_LINE)
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     theta_axis(ax)
     ax.set_ylabel(f"ratio of √MSE (±{Z_BAND:g} s.e.)")
