@@ -203,8 +203,7 @@ def attention_learned(results: dict[str, pd.DataFrame]) -> Figure:
     if np.isfinite(u_low + u_high):
         ax.axhspan(u_low, u_high, color="0.5", alpha=0.15, lw=0)
     ax.axhline(1.0, color="0.3", ls="-.", lw=0.8, label="zero output")
-    ax.set_yscale("log")
-    ax.set_ylim(Y_RANGE[0] / 1.15, Y_RANGE[1] * 1.15)
+    ax.set(yscale="log", ylim=(Y_RANGE[0] / 1.15, Y_RANGE[1] * 1.15))
     ax.set_xticks(range(len(medians)))
     ax.set_xticklabels([_label(n, heads[heads["estimator"] == n], df) for n in medians.index],
                        rotation=35, ha="right", fontsize=7)  # fmt: skip

@@ -71,10 +71,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
         if k == 0:
             top.set_ylabel("Σ(K − K̂)² / N²  (Frob. /d²)")
             low.set_ylabel("ratio")
-            handles, _ = top.get_legend_handles_labels()
-            handles.append(
-                top.plot([], [], color="0.3", label="closed form", **style.THEORY_LINE)[0]
-            )
+            handles = [*top.get_legend_handles_labels()[0], style.theory_handle("closed form")]
             top.legend(handles=handles, loc="upper right", ncol=1, fontsize=6)
     return fig
 
@@ -200,10 +197,7 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
             ax = fig.add_subplot(gs[i, j])
             _heat(ax, cells[(panel, r)], rows, cols, notes)
             ax.set_title(f"{panel[2]}\nr = {r:g}", fontsize=7)
-            if j:
-                ax.tick_params(labelleft=False)
-            if i < len(radii) - 1:
-                ax.tick_params(labelbottom=False)
+            ax.tick_params(labelleft=j == 0, labelbottom=i == len(radii) - 1)
     key = fig.add_subplot(gs[-1, :])
     key.axis("off")
     text = [
