@@ -207,11 +207,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         log_x(ax, [t for t in SIGMA_TICKS if part["sigma"].min() <= t <= part["sigma"].max()])
         ax.set_xlim(part["sigma"].min() / 1.1, part["sigma"].max() * 1.1)
         rf = part[part["estimator"] != EXACT]
-        m_d = rf["m_per_d"].dropna()
-        sub = [f"d = {int(part['d'].iloc[0])}"]
-        if len(m_d):
-            sub.append(f"m = {float(m_d.iloc[0]):g}d")
-        sub.append(_draws(rf))
+        m_d = [f"m = {float(m):g}d" for m in rf["m_per_d"].dropna()[:1]]
+        sub = [f"d = {int(part['d'].iloc[0])}", *m_d, _draws(rf)]
         notes = [textwrap.fill(n, 34) for n in dict.fromkeys(part["note"].dropna()) if n]
         title = rf"$\bf{{{ds}}}$" + "\n" + ", ".join(sub) + "".join(f"\n{n}" for n in notes)
         ax.set_title(title, fontsize=6.5)

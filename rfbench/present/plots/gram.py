@@ -17,6 +17,7 @@ from rfbench.compute.text import split_name
 from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import metric, simrf_name
 from rfbench.present.reference import PAPER_NAMES
+from rfbench.present.summaries.gram import GRID_PANELS
 
 
 def _series(df: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -76,13 +77,6 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-#: Panels (metric, kernel) in order; the attention is the softmax one
-#: (docs/experiments.md#spectraformer-grid).
-GRID_PANELS = (
-    ("rel_frob", "softmax", "‖K̂ − K‖_F / ‖K‖_F, softmax"),
-    ("rel_frob", "gaussian", "‖K̂ − K‖_F / ‖K‖_F, Gaussian"),
-    ("attn_rel_frob", "softmax", "‖Â − A‖_F / ‖A‖_F, softmax attention"),
-)
 SKIPPED_CELL = {"facecolor": "0.88", "hatch": "////", "edgecolor": "0.6", "linewidth": 0}
 CELL_TEXT = {"ha": "center", "va": "center", "fontsize": 4.8}
 COLOUR_PERCENTILE = 95

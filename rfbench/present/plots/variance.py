@@ -206,19 +206,18 @@ def variance_figure(
             f"no variance metric in the results (expected one of {list(METRIC_LABELS)})"
         )
     metric = present[0]
+    main = df[df["metric"] == metric]
     names = ordered(df["regime"], REGIME_ORDER)
-    notes = {n: None for r in names for n in _notes(df[(df["regime"] == r)
-                                                        & (df["metric"] == metric)])}  # fmt: skip
-    symbols = dict(zip(notes, FOOTNOTE_MARKS, strict=False))
+    notes = {r: _notes(main[main["regime"] == r]) for r in names}
+    symbols = dict(zip(dict.fromkeys(sum(notes.values(), [])), FOOTNOTE_MARKS, strict=False))
     fig, panels = panel_grid(len(names), ncols=ncols, panel_height=panel_height)
     paper = paper_gaps(figure_id)
     for k, (ax, regime) in enumerate(zip(panels, names, strict=True)):
-        rows = df[(df["regime"] == regime) & (df["metric"] == metric)]
-        mark = "".join(symbols.get(n, "") for n in _notes(rows))
+        mark = "".join(symbols.get(n, "") for n in notes[regime])
         drawn = variance_panel(ax, df, regime, metric, mark, paper.get(regime))
         if drawn and k % ncols == 0:
             ax.set_ylabel(METRIC_LABELS[metric])
-    row = df[df["metric"] == metric].iloc[0]
+    row = main.iloc[0]
     title = (
         f"{title}: softmax kernel, M = 1, d = {int(row['d'])}, L = {int(row['points'])} "
         f"points per set, {int(row['n_trials'])} set pairs (closed form, shaded ±1 s.e.)"
