@@ -133,11 +133,8 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
 
     def head_map(ax, values: pd.Series, title: str, **colours):
         """``values`` indexed by (layer, head) as a layer × head image."""
-        grid = np.full((len(layers), n_heads), np.nan)
-        for (layer, head), value in values.items():
-            if layer in layers and head < n_heads:
-                grid[layers.index(layer), int(head)] = value
-        image = ax.imshow(grid, aspect="auto", **colours)
+        grid = values.unstack().reindex(index=layers, columns=range(n_heads))
+        image = ax.imshow(grid.to_numpy(float), aspect="auto", **colours)
         ax.set(title=title, xlabel="head", ylabel="layer", yticks=range(len(layers)))
         ax.set_yticklabels(layers)
         return image

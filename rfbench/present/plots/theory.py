@@ -167,10 +167,9 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
         f"zoom on SimRFs, SimRFs+ and the optimum ({better('rf_conformity')})", fontsize=7
     )
     top.tick_params(labelbottom=False)
-    zoom.set_xlabel("SimRFs+ iterations (full passes)")
+    zoom.set(xlabel="SimRFs+ iterations (full passes)", ylabel="ρ (zoom)")
     zoom.xaxis.get_major_locator().set_params(integer=True)
     top.set_ylabel("RF-conformity ρ")
-    zoom.set_ylabel("ρ (zoom)")
     key.axis("off")
     key.legend(*zoom.get_legend_handles_labels(), loc="center", ncol=2, fontsize=6)
     d, v = int(df["d"].max()), float(df["v"].max())
