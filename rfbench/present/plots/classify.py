@@ -14,9 +14,8 @@ from matplotlib.lines import Line2D
 
 from rfbench.compute.text import family_of, weights_of
 from rfbench.present.plots import register_figure, style
-from rfbench.present.plots.theory import simrf_name
 from rfbench.present.plots.variance import legend_on_top, panel_grid
-from rfbench.present.reference import PAPER_NAMES, table
+from rfbench.present.reference import PAPER_NAMES, paper_name, table
 
 EXACT = "exact"
 #: The exact-kernel reference, in every figure of this module.
@@ -154,7 +153,9 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
         rf = rows[rows["estimator"] != EXACT]
         return f"d = {int(r['d'])}, σ = {float(r['sigma']):.3g}, {_draws(rf)}"
 
-    fig, panels = accuracy_grid(df, "m_per_d", style.coupling_colour, simrf_name, subtitle)
+    fig, panels = accuracy_grid(
+        df, "m_per_d", style.coupling_colour, lambda e: paper_name(weights_of(e), "simrf"), subtitle
+    )
     padded = df["note"].fillna("").str.contains("padded").any()
     table2 = {} if padded else _paper_table2()
     star = {"marker": "*", "markersize": 6, "markerfacecolor": "none", "linestyle": "none"}
@@ -194,7 +195,7 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
             y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
             c = style.coupling_colour(est)
             ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
-            ax.plot(line["sigma"], y, color=c, label=simrf_name(est))
+            ax.plot(line["sigma"], y, color=c, label=paper_name(weights_of(est), "simrf"))
         ex = part[part["estimator"] == EXACT].sort_values("sigma")
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]
