@@ -72,7 +72,10 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
         if k == 0:
             top.set_ylabel("Σ(K − K̂)² / N²  (Frob. /d²)")
             low.set_ylabel("ratio")
-            handles = [*top.get_legend_handles_labels()[0], style.theory_handle("closed form")]
+            handles, _ = top.get_legend_handles_labels()
+            handles.append(
+                top.plot([], [], color="0.3", label="closed form", **style.THEORY_LINE)[0]
+            )
             top.legend(handles=handles, loc="upper right", ncol=1, fontsize=6)
     return fig
 

@@ -30,10 +30,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         top = files[files["m"] == files.groupby(by, dropna=False)["m"].transform("max")]
         wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
         keys = [c for c in ("dataset", "kernel", "metric", "value") if c in wanted]
-        up = [True] * len(keys)
-        up[keys.index("metric")] = False
-        order = wanted.sort_values(keys, ascending=up)
-        parts.append(_ranked(order))
+        parts.append(_ranked(wanted.sort_values(keys, ascending=[c != "metric" for c in keys])))
     cols = ["figure", "dataset", "estimator", "kernel", "metric", "m", "sigma", "r", "rank",
             "value"]  # fmt: skip
     out = pd.concat(parts, ignore_index=True) if parts else results[:0]
