@@ -192,10 +192,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         part = acc[acc["dataset"] == ds]
         for est in estimators(part):
             line = part[part["estimator"] == est].sort_values("sigma")
-            y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
-            c = style.coupling_colour(est)
-            ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
-            ax.plot(line["sigma"], y, color=c, label=paper_name(weights_of(est), "simrf"))
+            name = paper_name(weights_of(est), "simrf")
+            style.se_band(ax, line["sigma"], line, color=style.coupling_colour(est), label=name)
         ex = part[part["estimator"] == EXACT].sort_values("sigma")
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]

@@ -47,10 +47,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
             rows = part[part["estimator"] == name]
             mc, th = _series(rows, "frob_sq_per_entry"), _series(rows, "theory_frob_sq_per_entry")
             line = {"color": style.coupling_colour(name), "marker": style.marker(name)}
-            se = mc["stderr"].fillna(0)
-            band = (mc["value"] - se, mc["value"] + se)
-            top.fill_between(mc["x"], *band, alpha=0.25, color=line["color"], linewidth=0)
-            top.plot(mc["x"], mc["value"], label=f"{simrf_name(name)} ±1 s.e.", **line)
+            style.se_band(top, mc["x"], mc, label=f"{simrf_name(name)} ±1 s.e.", **line)
             if len(th):
                 top.plot(th["x"], th["value"], color=line["color"], **style.THEORY_LINE)
                 both = mc.merge(th[["m", "value"]], on="m", suffixes=("", "_th"))

@@ -190,6 +190,13 @@ def with_legend_row(ncols: int, nrows: int, height: float, ratio: float):
     return fig, grid[:-1], legend_ax
 
 
+def se_band(ax, x, rows, **line) -> None:
+    """The values of ``rows`` over ``x`` as a line, shaded ±1 standard error in its colour."""
+    y, se = rows["value"].to_numpy(float), rows["stderr"].fillna(0.0).to_numpy(float)
+    ax.fill_between(x, y - se, y + se, color=line["color"], alpha=0.25, linewidth=0)
+    ax.plot(x, y, **line)
+
+
 def twin(ax):
     """A right-hand y axis on ``ax``, its spine shown, without a second grid."""
     right = ax.twinx()

@@ -150,11 +150,8 @@ def variance_panel(
     for mech in ordered(main["mechanism"], list(DERF_NAMES)):
         line = main[main["mechanism"] == mech].sort_values("sigma")
         ls = line_style(mech)
-        se = line["stderr"].fillna(0.0).to_numpy(float)
-        y = line["value"].to_numpy(float)
-        ax.fill_between(line["sigma"], y - se, y + se, color=ls["color"], alpha=0.25, lw=0)
         name = DERF_NAMES.get(mech, mech) + (" (not in paper)" if mech in NOT_IN_PAPER else "")
-        ax.plot(line["sigma"], y, **ls, label=name)
+        style.se_band(ax, line["sigma"], line, **ls, label=name)
         mc = rows[(rows["metric"] == MC) & (rows["mechanism"] == mech)]
         if len(mc) and metric == "log_rel_var":  # the MC check is a mean of log(MSE/K²)
             est = mc["estimator"].iloc[0]
