@@ -133,11 +133,8 @@ def attention_map(results: dict[str, pd.DataFrame]) -> Figure:
 
     def head_map(ax, values: pd.Series, title: str, **colours):
         """``values`` indexed by (layer, head) as a layer × head image."""
-        grid = np.full((len(layers), n_heads), np.nan)
-        for (layer, head), value in values.items():
-            if layer in layers and head < n_heads:
-                grid[layers.index(layer), int(head)] = value
-        image = ax.imshow(grid, aspect="auto", **colours)
+        grid = values.unstack().reindex(index=layers, columns=range(n_heads))
+        image = ax.imshow(grid.to_numpy(float), aspect="auto", **colours)
         ax.set(title=title, xlabel="head", ylabel="layer", yticks=range(len(layers)))
         ax.set_yticklabels(layers)
         return image
@@ -203,8 +200,7 @@ def attention_learned(results: dict[str, pd.DataFrame]) -> Figure:
     if np.isfinite(u_low + u_high):
         ax.axhspan(u_low, u_high, color="0.5", alpha=0.15, lw=0)
     ax.axhline(1.0, color="0.3", ls="-.", lw=0.8, label="zero output")
-    ax.set_yscale("log")
-    ax.set_ylim(Y_RANGE[0] / 1.15, Y_RANGE[1] * 1.15)
+    ax.set(yscale="log", ylim=(Y_RANGE[0] / 1.15, Y_RANGE[1] * 1.15))
     ax.set_xticks(range(len(medians)))
     ax.set_xticklabels([_label(n, heads[heads["estimator"] == n], df) for n in medians.index],
                        rotation=35, ha="right", fontsize=7)  # fmt: skip

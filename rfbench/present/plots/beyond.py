@@ -155,8 +155,7 @@ def precision_error(results: dict[str, pd.DataFrame]) -> Figure:
                 ax.set_title(label, fontsize=7.5)
             if i == len(comps) - 1:
                 ax.set_xlabel("input norm r")
-            else:
-                ax.tick_params(labelbottom=False)
+            ax.tick_params(labelbottom=i == len(comps) - 1)
     handles = [Line2D([], [], color=c, label=d) for d, c in DTYPE_COLOURS.items()]
     handles += [Line2D([], [], color="0.3", ls=ls, label=FORMS[f]) for f, ls in FORM_STYLES.items()]
     fig.legend(handles=handles, loc="upper center", ncol=4, bbox_to_anchor=(0.5, 0.975),
@@ -204,9 +203,8 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
                     label=est)  # fmt: skip
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide
-        ax.set_yscale("log")
+        ax.set(yscale="log", ylabel="RMS relative Frobenius error")
         ax.set_xlabel(xlabel, fontsize=6.5)
-        ax.set_ylabel("RMS relative Frobenius error")
     cross = df[(df["part"] == "crossover") & (df["metric"] == "crossover_L")]
     ax = axes[0, 2]
     for est in estimators:
@@ -217,8 +215,7 @@ def cost_figure(results: dict[str, pd.DataFrame]) -> Figure:
         ax.plot(ds, 18 * ds * np.log(ds), "k:", lw=1.2, label="L = 18·d·ln d (a folk rule)")
         ax.legend(loc="upper left", fontsize=6)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("head dimension d (= d_v)")
+    ax.set(yscale="log", xlabel="head dimension d (= d_v)")
     target = cross["target"].dropna()
     eps = f"{target.iloc[0]:g}" if len(target) else "?"
     ax.set_ylabel(f"crossover length L* (error {eps})")
@@ -254,9 +251,7 @@ def _projection_panel(ax, df: pd.DataFrame) -> None:
         if np.isfinite(cross.get(weights, np.nan)):
             ax.axvline(cross[weights], color=colour, ls=":", lw=1)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("d (m = d′ projections)")
-    ax.set_ylabel("seconds for ωᵀx")
+    ax.set(yscale="log", xlabel="d (m = d′ projections)", ylabel="seconds for ωᵀx")
     points = int(rows["points"].max())
     title = f"ωᵀx of {points} inputs: structured (solid)\nvs dense (dashed), crossover (dotted)"
     ax.set_title(title, fontsize=7)

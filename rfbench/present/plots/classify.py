@@ -83,15 +83,6 @@ def log_x(ax: Axes, ticks: list[float]) -> None:
     ax.set_xlim(lo / (hi / lo) ** 0.08, hi * (hi / lo) ** 0.08)
 
 
-def legend_handles(panels: list[Axes], extra: list[tuple[object, str]] = ()) -> tuple[list, list]:
-    """Unique entries over the panels in drawing order, references (exact kernel, σ lines) last."""
-    entries = style.legend_entries(panels)
-    curves = [(lab, h) for lab, h in entries.items() if not isinstance(h, Line2D)]
-    lines = [(lab, h) for lab, h in entries.items() if isinstance(h, Line2D)]
-    ordered = curves + lines + [(lab, h) for h, lab in extra]
-    return [h for _, h in ordered], [lab for lab, _ in ordered]
-
-
 def _mark_alike(ax: Axes, rows: pd.DataFrame, x: str, scale: float) -> None:
     """Label the curves whose every point has no spread over draws: each draw predicted alike, at
     a σ so small that the kernel is flat (DERF Fig. 3 on car: TrigRF's tuned σ = 0.01 gives the
@@ -178,10 +169,8 @@ def simrf_fig8(results: dict[str, pd.DataFrame]) -> Figure:
     for ax in panels[::3]:
         ax.set_ylabel("accuracy")
     extra = [(Line2D([], [], color="0.3", **star), "paper Table 2 (m = d)")] if shown else []
-    handles, labels = legend_handles(panels, extra)
-    legend_on_top(fig, handles, labels, ncol=len(labels),
-                  title="SimRF Fig. 8: kernel-regression classification, Gaussian kernel, "
-                  "positive RFs (mean ± 1 s.e. over draws)")  # fmt: skip
+    title = "SimRF Fig. 8: kernel-regression classification, Gaussian kernel, positive RFs"
+    legend_on_top(fig, panels, f"{title} (mean ± 1 s.e. over draws)", extra=extra)
     fig.supxlabel("no. features m / d", fontsize=8)
     return fig
 
@@ -204,10 +193,8 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         part = acc[acc["dataset"] == ds]
         for est in estimators(part):
             line = part[part["estimator"] == est].sort_values("sigma")
-            y, se = line["value"].to_numpy(float), line["stderr"].fillna(0.0).to_numpy(float)
-            c = style.coupling_colour(est)
-            ax.fill_between(line["sigma"], y - se, y + se, color=c, alpha=0.25, lw=0)
-            ax.plot(line["sigma"], y, color=c, label=paper_name(weights_of(est), "simrf"))
+            name = paper_name(weights_of(est), "simrf")
+            style.se_band(ax, line["sigma"], line, color=style.coupling_colour(est), label=name)
         ex = part[part["estimator"] == EXACT].sort_values("sigma")
         ax.plot(ex["sigma"], ex["value"], label="exact kernel", **EXACT_LINE)
         iid = part[part["estimator"] == "positive@iid"]
@@ -220,20 +207,15 @@ def simrf_fig10(results: dict[str, pd.DataFrame]) -> Figure:
         log_x(ax, [t for t in SIGMA_TICKS if part["sigma"].min() <= t <= part["sigma"].max()])
         ax.set_xlim(part["sigma"].min() / 1.1, part["sigma"].max() * 1.1)
         rf = part[part["estimator"] != EXACT]
-        m_d = rf["m_per_d"].dropna()
-        sub = [f"d = {int(part['d'].iloc[0])}"]
-        if len(m_d):
-            sub.append(f"m = {float(m_d.iloc[0]):g}d")
-        sub.append(_draws(rf))
+        m_d = [f"m = {float(m):g}d" for m in rf["m_per_d"].dropna()[:1]]
+        sub = [f"d = {int(part['d'].iloc[0])}", *m_d, _draws(rf)]
         notes = [textwrap.fill(n, 34) for n in dict.fromkeys(part["note"].dropna()) if n]
         title = rf"$\bf{{{ds}}}$" + "\n" + ", ".join(sub) + "".join(f"\n{n}" for n in notes)
         ax.set_title(title, fontsize=6.5)
     for ax in panels[::ncols]:
         ax.set_ylabel("accuracy")
-    handles, labels = legend_handles(panels)
-    legend_on_top(fig, handles, labels, ncol=len(labels),
-                  title="SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split "
-                  "(IIDRFs shaded ±1 s.e. over draws)")  # fmt: skip
+    title = "SimRF Fig. 10: choosing σ, accuracy on the authors' evaluation split"
+    legend_on_top(fig, panels, f"{title} (IIDRFs shaded ±1 s.e. over draws)")
     fig.supxlabel("σ (data rescaling x → σx; kernel length scale 1/σ)", fontsize=8)
     return fig
 
@@ -261,11 +243,12 @@ def derf_fig3(results: dict[str, pd.DataFrame]) -> Figure:
     fig, panels = accuracy_grid(df, "features", style.colour, derf_name, subtitle, scale=100.0)
     for ax in panels[::3]:
         ax.set_ylabel("test accuracy (%)")
-    handles, labels = legend_handles(panels)
     couplings = sorted({weights_of(e) for e in estimators(df)})
-    legend_on_top(fig, handles, labels, ncol=min(len(labels), 7),
-                  title="DERF Fig. 3: kernel classification, Gaussian kernel, "
-                  f"ω: {', '.join(couplings)}, σ tuned on the validation split\n"
-                  "per (data set, method, M); test accuracy, mean ± 1 s.e. over draws")  # fmt: skip
+    title = (
+        f"DERF Fig. 3: kernel classification, Gaussian kernel, ω: {', '.join(couplings)}, σ tuned "
+        "on the validation split\nper (data set, method, M); test accuracy, mean ± 1 s.e. over "
+        "draws"
+    )
+    legend_on_top(fig, panels, title, ncol=7)
     fig.supxlabel("number of features M (TrigRF [sin, cos]: M/2 projections ω)", fontsize=8)
     return fig

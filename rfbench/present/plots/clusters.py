@@ -93,14 +93,9 @@ def hrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
             ax.set_yscale("log")
             if i == 0:
                 ax.set_title(_dataset_title(df, dataset), fontsize=7)
-            if i == len(protocols) - 1:
-                ax.set_xlabel("no. random features m")
-            else:
-                ax.tick_params(labelbottom=False)
-            if j == 0:
-                ax.set_ylabel(f"{PROTOCOL_NAMES.get(protocol, protocol)}\nGram-matrix MSE")
-            else:
-                ax.tick_params(labelleft=False)
+            ax.set_xlabel("no. random features m")
+            ax.set_ylabel(f"{PROTOCOL_NAMES.get(protocol, protocol)}\nGram-matrix MSE")
+            ax.label_outer()
     d = f", d = {int(df['d'].max())}" if df["d"].notna().any() else ""
     fig.suptitle(f"HRF Fig. 6: Gram-matrix MSE, clustered data{d}", fontsize=8)
     return fig

@@ -69,20 +69,15 @@ def _variant_ratio(ax: Axes, items: list[Curve], reference: str = "independent")
         rel = np.hypot(
             c.stderr("rel_rmse") / np.where(ok, a, 1), ref.stderr("rel_rmse") / np.where(ok, b, 1)
         )
-        band(ax, c.theta, ratio, np.nan_to_num(ratio * rel), **line_style(c))
+        st = line_style(c)
+        band(ax, c.theta, ratio, np.nan_to_num(ratio * rel), **st)
         if c.has("theory_rel_rmse") and ref.has("theory_rel_rmse"):
             ta, tb = c.values("theory_rel_rmse"), ref.values("theory_rel_rmse")
             good = (ta > EXACT) & (tb > EXACT)
-            ax.plot(
-                c.theta[good],
-                ta[good] / tb[good],
-                color=line_style(c)["color"],
-                **style.THEORY_LINE,
-            )
+            ax.plot(c.theta[good], ta[good] / tb[good], color=st["color"], **style.THEORY_LINE)
     ax.axhline(1.0, color="0.3", linewidth=0.8)
     theta_axis(ax)
-    ax.set_ylabel(f"ratio of √MSE (±{Z_BAND:g} s.e.)")
-    ax.set_title(f"√MSE relative to {reference}")
+    ax.set(ylabel=f"ratio of √MSE (±{Z_BAND:g} s.e.)", title=f"√MSE relative to {reference}")
 
 
 def error_figure(df: pd.DataFrame, split: str | None, title: str) -> Figure:
@@ -155,10 +150,8 @@ def _bars(ax: Axes, counts: pd.DataFrame) -> None:
         for e in estimators
     ]
     ax.set_xticks(range(len(estimators)), ticks)
-    ax.set_xlim(-0.55, len(estimators) - 0.45)
-    ax.set_ylim(0, top)
-    n = int(counts["n_trials"].max())
-    ax.set_ylabel(f"negative estimates among {n:,}")
+    ax.set(xlim=(-0.55, len(estimators) - 0.45), ylim=(0, top))
+    ax.set_ylabel(f"negative estimates among {int(counts['n_trials'].max()):,}")
     ax.set_title(f"count of K̂ < 0 (±{Z_BAND:g} s.e.; red: paper)")
 
 
@@ -181,8 +174,7 @@ def _fractions(ax: Axes, items: list[Curve], per_angle: int) -> None:
             label=label, **st,
         )  # fmt: skip
     theta_axis(ax)
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel("negative estimates (% of draws)")
+    ax.set(ylim=(0, None), ylabel="negative estimates (% of draws)")
     ax.legend(loc="upper left")
     ax.set_title("fraction K̂ < 0 per angle (dashed: exact)")
 

@@ -17,6 +17,7 @@ from rfbench.compute.text import split_name
 from rfbench.present.plots import register_figure, style
 from rfbench.present.plots.theory import metric, simrf_name
 from rfbench.present.reference import PAPER_NAMES
+from rfbench.present.summaries.gram import GRID_PANELS
 
 
 def _series(df: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -46,10 +47,7 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
             rows = part[part["estimator"] == name]
             mc, th = _series(rows, "frob_sq_per_entry"), _series(rows, "theory_frob_sq_per_entry")
             line = {"color": style.coupling_colour(name), "marker": style.marker(name)}
-            se = mc["stderr"].fillna(0)
-            band = (mc["value"] - se, mc["value"] + se)
-            top.fill_between(mc["x"], *band, alpha=0.25, color=line["color"], linewidth=0)
-            top.plot(mc["x"], mc["value"], label=f"{simrf_name(name)} ±1 s.e.", **line)
+            style.se_band(top, mc["x"], mc, label=f"{simrf_name(name)} ±1 s.e.", **line)
             if len(th):
                 top.plot(th["x"], th["value"], color=line["color"], **style.THEORY_LINE)
                 both = mc.merge(th[["m", "value"]], on="m", suffixes=("", "_th"))
@@ -79,13 +77,6 @@ def simrf_fig7(results: dict[str, pd.DataFrame]) -> Figure:
     return fig
 
 
-#: Panels (metric, kernel) in order; the attention is the softmax one
-#: (docs/experiments.md#spectraformer-grid).
-GRID_PANELS = (
-    ("rel_frob", "softmax", "‖K̂ − K‖_F / ‖K‖_F, softmax"),
-    ("rel_frob", "gaussian", "‖K̂ − K‖_F / ‖K‖_F, Gaussian"),
-    ("attn_rel_frob", "softmax", "‖Â − A‖_F / ‖A‖_F, softmax attention"),
-)
 SKIPPED_CELL = {"facecolor": "0.88", "hatch": "////", "edgecolor": "0.6", "linewidth": 0}
 CELL_TEXT = {"ha": "center", "va": "center", "fontsize": 4.8}
 COLOUR_PERCENTILE = 95
@@ -200,10 +191,7 @@ def spectraformer_grid(results: dict[str, pd.DataFrame]) -> Figure:
             ax = fig.add_subplot(gs[i, j])
             _heat(ax, cells[(panel, r)], rows, cols, notes)
             ax.set_title(f"{panel[2]}\nr = {r:g}", fontsize=7)
-            if j:
-                ax.tick_params(labelleft=False)
-            if i < len(radii) - 1:
-                ax.tick_params(labelbottom=False)
+            ax.tick_params(labelleft=j == 0, labelbottom=i == len(radii) - 1)
     key = fig.add_subplot(gs[-1, :])
     key.axis("off")
     text = [

@@ -125,14 +125,10 @@ def pointwise_grid(df: pd.DataFrame, title: str) -> Figure:
                 ax.set_title(f"{name(est)}\n({sizes(c)})" if c else name(est))
             if j == 0:
                 ax.set_ylabel(f"r = {r:g}\nSM(x, y)")
-            else:
-                ax.tick_params(labelleft=False)
             if j == ne - 1:
                 twin.set_ylabel("relative error")
-            else:
-                twin.tick_params(labelright=False)
-            if i < nr - 1:
-                ax.tick_params(labelbottom=False)
+            ax.tick_params(labelleft=j == 0, labelbottom=i == nr - 1)
+            twin.tick_params(labelright=j == ne - 1)
 
     for k, r in enumerate(radii):
         ax = fig.add_subplot(gs[nr + 1, k * wr : (k + 1) * wr])

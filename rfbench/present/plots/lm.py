@@ -27,9 +27,9 @@ def _perplexity(df: pd.DataFrame, every: bool) -> pd.DataFrame:
     return ratios[ratios["layer"].isna() == every]
 
 
-def _errorbar(ax, x, rows: pd.DataFrame, name: str, label: str | None) -> None:
+def _errorbar(ax, x, rows: pd.DataFrame, name: str) -> None:
     se = rows["stderr"].astype(float).fillna(0.0).to_numpy()
-    ax.errorbar(x, rows["value"].astype(float), yerr=se, label=label, capsize=2, **_line(name))
+    ax.errorbar(x, rows["value"].astype(float), yerr=se, label=name, capsize=2, **_line(name))
 
 
 def _budgets(ax, df: pd.DataFrame) -> None:
@@ -37,7 +37,7 @@ def _budgets(ax, df: pd.DataFrame) -> None:
     for name, part in rows[~rows["estimator"].isin(ENDS)].groupby("estimator", sort=False):
         part = part[np.isfinite(part["value"].astype(float))].sort_values("budget")
         if not part.empty:
-            _errorbar(ax, part["budget"].astype(int), part, name, name)
+            _errorbar(ax, part["budget"].astype(int), part, name)
     uniform = rows[rows["estimator"] == "uniform"]["value"]
     if not uniform.empty:
         ax.axhline(float(uniform.iloc[0]), color="black", linestyle="--", label="uniform")
@@ -52,8 +52,7 @@ def _layers(ax, df: pd.DataFrame) -> None:
     rows = _perplexity(df, every=False)
     for name, part in rows.groupby("estimator", sort=False):
         part = part.sort_values("layer")
-        label = "uniform" if name == "uniform" else name
-        _errorbar(ax, part["layer"].astype(int), part, name, label)
+        _errorbar(ax, part["layer"].astype(int), part, name)
     ax.axhline(1.0, color="grey", linestyle="-", linewidth=0.8)
     budget = rows["budget"].dropna()
     at = f" (F = {int(budget.iloc[0])})" if not budget.empty else ""

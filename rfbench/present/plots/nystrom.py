@@ -82,7 +82,6 @@ def vrc_kernel(results: dict[str, pd.DataFrame]) -> Figure:
             _curve(rows, metric).set_index("estimator")["rmse"]
             for metric in ("theory_frob_sq_per_entry", "oracle_frob_sq_per_entry")
         )
-        x = np.arange(len(names))
         for i, est in enumerate(names):
             if est in oracle.index:
                 ax.bar(i, oracle[est], width=0.7, color="0.85", zorder=0,
@@ -98,7 +97,7 @@ def vrc_kernel(results: dict[str, pd.DataFrame]) -> Figure:
                 ax.plot(i, theory[est], marker="o", mfc="none", mec="k", ms=7, zorder=4,
                         label="closed form" if "closed form" not in
                         ax.get_legend_handles_labels()[1] else None)  # fmt: skip
-        ax.set_xticks(x, names, rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
         ax.set_yscale("log")
         d, n = int(rows["d"].iloc[0]), int(rows["n_points"].iloc[0])
         ax.set_title(f"{name} (d = m = {d}, n = {n})", fontsize=8)

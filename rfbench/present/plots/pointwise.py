@@ -168,8 +168,7 @@ def error_curves(ax: Axes, items: Sequence[Curve], metric: str, theory: bool) ->
         )  # fmt: skip
         if theory and c.has("theory_rel_rmse"):
             ax.plot(c.theta, c.values("theory_rel_rmse"), color=st["color"], **style.THEORY_LINE)
-    ax.set_yscale("log")
-    ax.set_ylim(floor, max(2 * top, 2 * floor))
+    ax.set(yscale="log", ylim=(floor, max(2 * top, 2 * floor)))
     theta_axis(ax)
 
 

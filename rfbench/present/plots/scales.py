@@ -44,19 +44,15 @@ def drop_empty_panels(data: PlotData) -> None:
 def spans(column: pd.Series, factor: float) -> bool:
     """Whether a column's values are all positive and span at least ``factor``."""
     values = column.dropna().astype(float)
-    if values.empty or (values <= 0).any():
-        return False
-    return bool(len(values) > 1 and values.max() / values.min() >= factor)
+    return bool(len(values) > 1 and (values > 0).all() and values.max() / values.min() >= factor)
 
 
 def set_y_scale(data: PlotData, always: bool = False) -> None:
     """A log y axis when the positive values span more than :data:`LOG_SPAN` (or ``always``),
     starting above the round-off of exact points, which are left off and counted in a note."""
     ys = [v for s in data.series for v in s.y if v is not None]
-    if not ys or min(ys) < 0:
-        return
     positive = sorted(v for v in ys if v > 0)
-    if not positive:
+    if not positive or min(ys) < 0:
         return
     median = positive[len(positive) // 2]
     informative = [v for v in positive if v >= ROUND_OFF_FRACTION * median]

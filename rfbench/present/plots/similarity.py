@@ -98,9 +98,8 @@ def beyond_similarity(results: dict[str, pd.DataFrame]) -> Figure:
     datasets = list(dict.fromkeys(df["dataset"]))
     methods = method_order(df)
     fig, axes = style.new_figure(ncols=len(datasets), height=0.28 * len(methods) + 1.6)
-    for idx, (ax, name) in enumerate(zip(axes[0], datasets, strict=True)):
+    for ax, name in zip(axes[0], datasets, strict=True):
         _panel(ax, df[df["dataset"] == name], methods)
         ax.legend(fontsize="x-small", loc="best")
-        if idx:
-            ax.tick_params(labelleft=False)
+        ax.label_outer()
     return fig

@@ -76,16 +76,14 @@ THEORY_LINE = {"linestyle": (0, (4, 2)), "linewidth": 1.0}
 def colour(estimator: str) -> str:
     """The colour of an estimator's family (stable across figures)."""
     family = family_of(estimator)
-    if family in FAMILY_COLOURS:
-        return FAMILY_COLOURS[family]
-    return matplotlib.colors.to_hex(_EXTRA[sum(map(ord, family)) % len(_EXTRA)])
+    fixed = FAMILY_COLOURS.get(family)
+    return fixed or matplotlib.colors.to_hex(_EXTRA[sum(map(ord, family)) % len(_EXTRA)])
 
 
 def coupling_colour(estimator: str) -> str:
     """The colour of an estimator's coupling, for figures that compare couplings."""
-    if estimator in COUPLING_COLOURS:  # "exact" and bare coupling names
-        return COUPLING_COLOURS[estimator]
-    return COUPLING_COLOURS.get(weights_of(estimator)) or colour(estimator)
+    fixed = COUPLING_COLOURS.get(estimator)  # "exact" and bare coupling names
+    return fixed or COUPLING_COLOURS.get(weights_of(estimator)) or colour(estimator)
 
 
 def marker(estimator: str) -> str:
@@ -109,17 +107,13 @@ def assign(estimators: Sequence[str]) -> dict[str, tuple[str, str]]:
     :func:`colour`, :func:`coupling_colour`) when they tell the estimators apart, else one of the 24
     of :data:`PALETTE` each, with a marker of its own among neighbours (and another marker in
     each further round of colours)."""
-    known = {
-        colour: lambda e: family_of(e) in FAMILY_COLOURS,
-        coupling_colour: lambda e: weights_of(e) in COUPLING_COLOURS,
-    }
-    for choose, fixed in known.items():
+    for choose, part, known in (
+        (colour, family_of, FAMILY_COLOURS),
+        (coupling_colour, weights_of, COUPLING_COLOURS),
+    ):
         colours = [choose(e) for e in estimators]
-        if (
-            all(map(fixed, estimators))
-            and len(set(colours)) == len(colours)
-            and ("#000000" not in colours)
-        ):
+        fixed = all(part(e) in known for e in estimators)
+        if fixed and len(set(colours)) == len(colours) and "#000000" not in colours:
             return {e: (c, marker(e)) for e, c in zip(estimators, colours, strict=True)}
     return {
         e: (PALETTE[i % len(PALETTE)], MARKERS[(i + i // len(PALETTE)) % len(MARKERS)])
@@ -164,8 +158,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float | None = None, heigh
     """A figure with ``nrows`` × ``ncols`` panels sized for a paper column (or the full width)."""
     apply()
     width = width or (COLUMN_WIDTH if ncols == 1 else FULL_WIDTH)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
-    return fig, axes
+    return plt.subplots(nrows, ncols, figsize=(width, height * nrows), squeeze=False)
 
 
 def log_ticks(ax, ticks, base: float = 10) -> None:
@@ -195,6 +188,13 @@ def with_legend_row(ncols: int, nrows: int, height: float, ratio: float):
     legend_ax = fig.add_subplot(spec[-1, :])
     legend_ax.axis("off")
     return fig, grid[:-1], legend_ax
+
+
+def se_band(ax, x, rows, **line) -> None:
+    """The values of ``rows`` over ``x`` as a line, shaded ±1 standard error in its colour."""
+    y, se = rows["value"].to_numpy(float), rows["stderr"].fillna(0.0).to_numpy(float)
+    ax.fill_between(x, y - se, y + se, color=line["color"], alpha=0.25, linewidth=0)
+    ax.plot(x, y, **line)
 
 
 def twin(ax):

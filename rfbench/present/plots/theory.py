@@ -92,8 +92,7 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
         ax.grid(False)
         _theta_ticks(ax)
         ax.set_ylabel("input norm r (mirrored)" if k == 0 else "")
-        if k:
-            ax.tick_params(labelleft=False)
+        ax.tick_params(labelleft=k == 0)
     bar = fig.colorbar(
         mesh, cax=fig.add_subplot(gs[1, : len(names)]), orientation="horizontal", extend="min"
     )
@@ -107,13 +106,11 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
         label = paper_name(name, "hrf")
         every = max(1, len(theta) // 12)
         ax.plot(theta, np.clip(row, MSE_FLOOR, None), markevery=every, label=label, **line)
-    ax.set_yscale("log")
-    ax.set_ylim(MSE_FLOOR / 3, None)
+    ax.set(yscale="log", ylim=(MSE_FLOOR / 3, None))
     ax.axhspan(MSE_FLOOR / 3, MSE_FLOOR, color="0.85", linewidth=0)
     ax.text(np.pi / 2, MSE_FLOOR * 0.6, "MSE ≈ 0", ha="center", va="center", fontsize=6)
     _theta_ticks(ax)
-    ax.set_title(f"grey slice: r = {r_slice:g}")
-    ax.set_ylabel("MSE")
+    ax.set(title=f"grey slice: r = {r_slice:g}", ylabel="MSE")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 0.07), fontsize=6, handlelength=1.6)
     m, n = df["m"].dropna(), df["n"].dropna()
     sizes = f"m = {int(m.max())}" + (f", n = {int(n.max())}" if len(n) else "")
@@ -170,10 +167,9 @@ def simrf_fig4(results: dict[str, pd.DataFrame]) -> Figure:
         f"zoom on SimRFs, SimRFs+ and the optimum ({better('rf_conformity')})", fontsize=7
     )
     top.tick_params(labelbottom=False)
-    zoom.set_xlabel("SimRFs+ iterations (full passes)")
+    zoom.set(xlabel="SimRFs+ iterations (full passes)", ylabel="ρ (zoom)")
     zoom.xaxis.get_major_locator().set_params(integer=True)
     top.set_ylabel("RF-conformity ρ")
-    zoom.set_ylabel("ρ (zoom)")
     key.axis("off")
     key.legend(*zoom.get_legend_handles_labels(), loc="center", ncol=2, fontsize=6)
     d, v = int(df["d"].max()), float(df["v"].max())
@@ -206,11 +202,8 @@ def simrf_fig5(results: dict[str, pd.DataFrame]) -> Figure:
         ax.fill_between(w, p, color=simrf_colour(c), alpha=0.08, linewidth=0)
     for v, g in f_of.items():
         twin.plot(g["w"], g["value"], label=f"f(w, v = {v:g}) (right axis)", **REFERENCE_LINE)
-    twin.set_yscale("log")
-    twin.set_ylabel("f(w_ij, v) = 0F1(; d/2; v²w²/4)")
-    ax.set_xlabel("w_ij = ‖ω_i + ω_j‖")
-    ax.set_ylabel("probability density p(w_ij)")
-    ax.set_ylim(0, None)
+    twin.set(yscale="log", ylabel="f(w_ij, v) = 0F1(; d/2; v²w²/4)")
+    ax.set(xlabel="w_ij = ‖ω_i + ω_j‖", ylabel="probability density p(w_ij)", ylim=(0, None))
     ax.set_xlim(0, dens["w"].max())
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
     title = "E f = ∫ p f dw (ρ averages f)"
@@ -242,9 +235,7 @@ def simrf_fig6(results: dict[str, pd.DataFrame]) -> Figure:
             text = f"v → 0: {limit.iloc[0]:.4g}"
             offset = {"xytext": (6, 4), "textcoords": "offset points"}
             ax.annotate(text, (v0, limit.iloc[0]), fontsize=6, color=simrf_colour(c), **offset)
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.08)
-    ax.set_xlabel("v = ‖x + y‖")
+    ax.set(xscale="log", ylim=(0, 1.08), xlabel="v = ‖x + y‖")
     ax.set_ylabel("MSE ratio to IIDRFs (closed form)")
     ax.legend(loc="center right")
     d, m = int(df["d"].max()), int(df["m"].max())

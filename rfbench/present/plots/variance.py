@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from rfbench.present import reference
 from rfbench.present.plots import register_figure, style
@@ -34,6 +35,8 @@ FRAME_HEIGHT = 1.0
 ARROW_MIN = 0.08
 FOOTNOTE_MARKS = ("†", "‡", "§", "¶")
 MC, MC_THEORY, SKIPPED = "log_rel_var_mc", "log_rel_var_mc_theory", "skipped"
+#: the Monte Carlo check's markers (and their legend entry)
+MC_MARKER = {"linestyle": "none", "markeredgecolor": "black", "markeredgewidth": 0.4}
 
 
 def panel_grid(n: int, ncols: int, panel_height: float) -> tuple[Figure, list[Axes]]:
@@ -50,14 +53,27 @@ def panel_grid(n: int, ncols: int, panel_height: float) -> tuple[Figure, list[Ax
     return fig, panels[:n]
 
 
+def legend_handles(panels: Sequence[Axes], extra: Sequence[tuple[object, str]] = ()):
+    """Unique entries over the panels in drawing order, references (exact kernel, σ lines) last,
+    then ``extra`` (handle, label) pairs: (handles, labels)."""
+    entries = style.legend_entries(panels)
+    curves = [(lab, h) for lab, h in entries.items() if not isinstance(h, Line2D)]
+    lines = [(lab, h) for lab, h in entries.items() if isinstance(h, Line2D)]
+    ordered = curves + lines + [(lab, h) for h, lab in extra]
+    return [h for _, h in ordered], [lab for lab, _ in ordered]
+
+
 def legend_on_top(
-    fig: Figure, handles: Sequence, labels: Sequence[str], ncol: int, title: str
+    fig: Figure, panels: Sequence[Axes], title: str, ncol: int = 0, extra: Sequence = ()
 ) -> None:
-    """Suptitle, then the figure legend in a band under it that the tight layout keeps free.
+    """Suptitle, then the figure legend of ``panels`` (:func:`legend_handles`; in at most ``ncol``
+    columns, 0: one row) in a band under it that the tight layout keeps free.
 
     ``style.save`` runs ``tight_layout``, which ignores figure legends but reserves the
     suptitle's height: the suptitle gets blank lines as tall as the legend, which sits there.
     """
+    handles, labels = legend_handles(panels, extra)
+    ncol = min(len(labels), ncol or len(labels))
     rows = -(-len(labels) // max(1, ncol))
     title_size = 8.0
     line = 1.2 * title_size  # points per suptitle line
@@ -134,18 +150,14 @@ def variance_panel(
     for mech in ordered(main["mechanism"], list(DERF_NAMES)):
         line = main[main["mechanism"] == mech].sort_values("sigma")
         ls = line_style(mech)
-        se = line["stderr"].fillna(0.0).to_numpy(float)
-        y = line["value"].to_numpy(float)
-        ax.fill_between(line["sigma"], y - se, y + se, color=ls["color"], alpha=0.25, lw=0)
         name = DERF_NAMES.get(mech, mech) + (" (not in paper)" if mech in NOT_IN_PAPER else "")
-        ax.plot(line["sigma"], y, **ls, label=name)
+        style.se_band(ax, line["sigma"], line, **ls, label=name)
         mc = rows[(rows["metric"] == MC) & (rows["mechanism"] == mech)]
         if len(mc) and metric == "log_rel_var":  # the MC check is a mean of log(MSE/K²)
             est = mc["estimator"].iloc[0]
             ax.errorbar(mc["sigma"], mc["value"], mc["stderr"], color=ls["color"],
-                        marker=style.marker(est), markersize=3.5, linestyle="none",
-                        capsize=1.5, elinewidth=0.8, markeredgecolor="black",
-                        markeredgewidth=0.4, zorder=5)  # fmt: skip
+                        marker=style.marker(est), markersize=3.5, capsize=1.5, elinewidth=0.8,
+                        zorder=5, **MC_MARKER)  # fmt: skip
     lines = [rf"$\bf{{{regime}}}${mark}", _mc_check_text(rows), mark_gap(ax, main, paper_gap)]
     ax.set_title("\n".join(line for line in lines if line), fontsize=6.5)
     return True
@@ -181,17 +193,6 @@ def mark_gap(ax: Axes, rows: pd.DataFrame, paper: float | None) -> str | None:
     return text + (f" (paper ≈ e$^{{{paper:g}}}$)" if paper is not None else "")
 
 
-def legend_entries(axes: Sequence[Axes], with_mc: bool) -> tuple[list, list[str]]:
-    """Unique line handles over the panels, then the MC marker and the s.e. band."""
-    entries = style.legend_entries(axes)
-    handles, labels = list(entries.values()), list(entries)
-    if with_mc:
-        handles.append(plt.Line2D([], [], color="0.5", marker="o", markeredgecolor="black",
-                                  markeredgewidth=0.4, linestyle="none"))  # fmt: skip
-        labels.append("Monte Carlo ±1 s.e.")
-    return handles, labels
-
-
 def variance_figure(
     df: pd.DataFrame, figure_id: str, title: str, ncols: int, panel_height: float = 1.9
 ) -> Figure:
@@ -202,26 +203,25 @@ def variance_figure(
             f"no variance metric in the results (expected one of {list(METRIC_LABELS)})"
         )
     metric = present[0]
+    main = df[df["metric"] == metric]
     names = ordered(df["regime"], REGIME_ORDER)
-    notes = {n: None for r in names for n in _notes(df[(df["regime"] == r)
-                                                        & (df["metric"] == metric)])}  # fmt: skip
-    symbols = dict(zip(notes, FOOTNOTE_MARKS, strict=False))
+    notes = {r: _notes(main[main["regime"] == r]) for r in names}
+    symbols = dict(zip(dict.fromkeys(sum(notes.values(), [])), FOOTNOTE_MARKS, strict=False))
     fig, panels = panel_grid(len(names), ncols=ncols, panel_height=panel_height)
     paper = paper_gaps(figure_id)
     for k, (ax, regime) in enumerate(zip(panels, names, strict=True)):
-        rows = df[(df["regime"] == regime) & (df["metric"] == metric)]
-        mark = "".join(symbols.get(n, "") for n in _notes(rows))
+        mark = "".join(symbols.get(n, "") for n in notes[regime])
         drawn = variance_panel(ax, df, regime, metric, mark, paper.get(regime))
         if drawn and k % ncols == 0:
             ax.set_ylabel(METRIC_LABELS[metric])
-    handles, labels = legend_entries(panels, with_mc=(df["metric"] == MC).any())
-    row = df[df["metric"] == metric].iloc[0]
+    row = main.iloc[0]
     title = (
         f"{title}: softmax kernel, M = 1, d = {int(row['d'])}, L = {int(row['points'])} "
         f"points per set, {int(row['n_trials'])} set pairs (closed form, shaded ±1 s.e.)"
     )
-    legend_on_top(fig, handles, labels, ncol=min(len(labels), 4 if ncols < 3 else 7),
-                  title=title)  # fmt: skip
+    mc = Line2D([], [], color="0.5", marker="o", **MC_MARKER)
+    extra = [(mc, "Monte Carlo ±1 s.e.")] if (df["metric"] == MC).any() else []
+    legend_on_top(fig, panels, title, ncol=4 if ncols < 3 else 7, extra=extra)
     foot = [f"{sym} {textwrap.fill(note, 110)}" for note, sym in symbols.items()]
     fig.supxlabel("\n".join(["σ (scale of the sets: x → σx, y → σy)", *foot]), fontsize=7)
     return fig

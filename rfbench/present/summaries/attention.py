@@ -10,6 +10,8 @@ from rfbench.present.summaries import View, register_presentation
 
 #: the column of the methods' values, in words with its direction
 VALUE = f"output error, median ({better('out_rel_frob')})"
+#: the columns of the swap-in rows (and, but the standard error, of the others)
+COLUMNS = ["estimator", "metric", "budget", "value", "stderr"]
 
 
 VIEW = View(
@@ -47,16 +49,11 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
             tokens = top["tokens"].max()
             top = top[top["tokens"] == tokens]
         top = top.assign(beats_uniform=beats_uniform_corrected(top))
-        g = top.groupby("estimator", sort=False)
-        methods = pd.DataFrame(
-            {
-                "estimator": list(g.groups),
-                "metric": VALUE,
-                "budget": budget,
-                "value": g["value"].median().to_numpy(),
-                "heads_beating_uniform": g["beats_uniform"].mean().to_numpy(),
-            }
+        methods = top.groupby("estimator", sort=False).agg(
+            value=("value", "median"), heads_beating_uniform=("beats_uniform", "mean")
         )
+        methods = methods.reset_index().assign(metric=VALUE, budget=budget)
+        methods = methods[[*COLUMNS[:4], "heads_beating_uniform"]]
         parts.append(methods.sort_values("value", kind="stable"))
     base = results[(results["kind"] == "baselines") & (results["metric"] == "out_rel_frob")]
     if len(base):
@@ -73,7 +70,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     if "layer" in swap:
         swap = swap[swap["layer"].isna()]  # every layer swapped (per layer: the report)
     if len(swap):
-        gaps = swap_gaps(swap)[["estimator", "metric", "budget", "value", "stderr"]]
+        gaps = swap_gaps(swap)[COLUMNS]
         gaps = gaps.assign(metric=gaps["metric"] + f" ({better('swap_cosine')})")
         parts.append(gaps)
     parts += _perplexity(results)
@@ -109,9 +106,8 @@ def _perplexity(results: pd.DataFrame) -> list[pd.DataFrame]:
     budgets = ppl["budget"].dropna()
     if len(budgets):
         ppl = ppl[ppl["budget"].isna() | (ppl["budget"] == budgets.max())]
-    ppl = ppl[["estimator", "metric", "budget", "value", "stderr"]]
     label = f"perplexity / exact ({better('ppl_ratio')})"
-    return [ppl.assign(metric=label).sort_values("value", kind="stable")]
+    return [ppl[COLUMNS].assign(metric=label).sort_values("value", kind="stable")]
 
 
 def _rank_like(ranks: pd.Series, budget: int | None) -> int | None:

@@ -19,11 +19,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     grid = results[results["inputs"] == "attention"] if "inputs" in results else own[:0]
     if len(grid):
         r_ref = grid["r"].iloc[(grid["r"] - 1.0).abs().argmin()]
-        for kernel, metric in (
-            ("softmax", "rel_frob"),
-            ("gaussian", "rel_frob"),
-            ("softmax", "attn_rel_frob"),
-        ):
+        for metric, kernel, _ in GRID_PANELS:
             sub = grid[(grid["kernel"] == kernel) & (grid["metric"] == metric)]
             sub = sub[(sub["r"] == r_ref) & np.isfinite(sub["value"])]
             parts += [sub.nsmallest(2, "value").assign(rank="best")]
@@ -34,10 +30,7 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         top = files[files["m"] == files.groupby(by, dropna=False)["m"].transform("max")]
         wanted = top[top["metric"].isin(["theory_frob_sq_per_entry", "frob_sq_per_entry"])]
         keys = [c for c in ("dataset", "kernel", "metric", "value") if c in wanted]
-        up = [True] * len(keys)
-        up[keys.index("metric")] = False
-        order = wanted.sort_values(keys, ascending=up)
-        parts.append(_ranked(order))
+        parts.append(_ranked(wanted.sort_values(keys, ascending=[c != "metric" for c in keys])))
     cols = ["figure", "dataset", "estimator", "kernel", "metric", "m", "sigma", "r", "rank",
             "value"]  # fmt: skip
     out = pd.concat(parts, ignore_index=True) if parts else results[:0]
@@ -48,6 +41,13 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     return out[[c for c in [*cols, "stderr", "resolved"] if c in out.columns]].head(15)
 
 
+#: The Spectraformer grid's panels (metric, kernel, title) in order; the attention is the softmax
+#: one (docs/experiments.md#spectraformer-grid).
+GRID_PANELS = (
+    ("rel_frob", "softmax", "‖K̂ − K‖_F / ‖K‖_F, softmax"),
+    ("rel_frob", "gaussian", "‖K̂ − K‖_F / ‖K‖_F, Gaussian"),
+    ("attn_rel_frob", "softmax", "‖Â − A‖_F / ‖A‖_F, softmax attention"),
+)
 #: what σ = 0 means for a data set's points (gram's ``sigma`` parameter): the lengthscale rule
 RULE = "1/(2·mean distance)"
 

@@ -20,23 +20,20 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
     if "resolved" in mse:
         bad = mse[mse["resolved"].eq(False).fillna(False).astype(bool)]
         unresolved = set(bad[keys].itertuples(index=False, name=None))
-    table = results.pivot_table(
-        index=["dataset", "norm", "estimator"], columns="metric", values="value", sort=False
-    )
+    table = results.pivot_table(index=keys, columns="metric", values="value", sort=False)
     for (dataset, norm, est), row in table.iterrows():
-        col = paper_column(est)
-        paper = published.get((dataset, col or ""))
+        col = paper_column(est) or ""
+        paper = published.get((dataset, col))
+        star = " *" if (dataset, norm, est) in unresolved else ""
+        theory = row.get("theory_mse")
         rows.append(
             {
                 "dataset": dataset,
                 "norm": norm,
                 "estimator": est,
-                "paper column": col or "",
-                "mse×1e3": f"{1e3 * row['mse']:.3f} ± {1e3 * row['mse_std']:.3f}"
-                + (" *" if (dataset, norm, est) in unresolved else ""),
-                "theory×1e3": f"{1e3 * row['theory_mse']:.3f}"
-                if pd.notna(row.get("theory_mse"))
-                else "",
+                "paper column": col,
+                "mse×1e3": f"{1e3 * row['mse']:.3f} ± {1e3 * row['mse_std']:.3f}{star}",
+                "theory×1e3": f"{1e3 * theory:.3f}" if pd.notna(theory) else "",
                 "paper×1e3": f"{paper[0]:.2f} ± {paper[1]:.2f}" if paper else "",
             }
         )
