@@ -77,13 +77,8 @@ def _of(value: ReasonValue, numbers: Mapping[str, NumberResult], ids: tuple[str,
         if got is None or not math.isfinite(float(got)):
             raise MissingValue(f"{nid}: {res.verdict}")
         found.append(float(got))
-    if value.over == "min":
-        return min(found)
-    if value.over == "count":
-        return float(len(found))
-    if value.over == "mean":
-        return sum(found) / len(found)
-    return max(found)
+    over = {"min": min, "count": len, "mean": lambda f: sum(f) / len(f)}.get(value.over, max)
+    return float(over(found))
 
 
 def _row(result: ResultSet, selector: Mapping[str, Any], stderr: bool = False) -> float:

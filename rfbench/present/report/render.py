@@ -91,6 +91,8 @@ def _ours(r: NumberResult) -> str:
 SHOWN_VERDICTS = frozenset({WITHIN_NOISE, DIFFERS, NOT_COMPARABLE, NO_MATCH})
 #: A table up to this many rows is shown whole in REPORT.md.
 SHORT_TABLE = 8
+#: The columns of a number table.
+NUMBER_HEADER = "id|entry|paper|ours ± se|ours − paper [95 % CI]|z|verdict|why".split("|")
 #: The companion file of full tables, beside REPORT.md.
 TABLES_FILE = "REPORT-tables.md"
 
@@ -98,22 +100,6 @@ TABLES_FILE = "REPORT-tables.md"
 def anchor(text: str) -> str:
     """A GitHub-style anchor of a heading."""
     return re.sub(r"[^a-z0-9 _-]", "", text.lower()).strip().replace(" ", "-")
-
-
-def _number_rows(results: list[NumberResult], prefix: str) -> list[list[object]]:
-    return [
-        [
-            f"`{r.entry.id}`",
-            r.entry.source[len(prefix) :],
-            _paper_value(r.entry),
-            _ours(r),
-            _ci(r),
-            _z(r),
-            r.verdict,
-            r.detail,
-        ]
-        for r in results
-    ]
 
 
 def _number_section(results: list[NumberResult], figure: str, full: bool = True) -> list[str]:
@@ -144,17 +130,20 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         else:
             lines += [f"{len(results)} numbers, all below {every}.", ""]
     if shown:
-        header = [
-            "id",
-            "entry",
-            "paper",
-            "ours ± se",
-            "ours − paper [95 % CI]",
-            "z",
-            "verdict",
-            "why",
+        rows = [
+            [
+                f"`{r.entry.id}`",
+                r.entry.source[len(prefix) :],
+                _paper_value(r.entry),
+                _ours(r),
+                _ci(r),
+                _z(r),
+                r.verdict,
+                r.detail,
+            ]
+            for r in shown
         ]
-        lines += table(header, _number_rows(shown, prefix))
+        lines += table(NUMBER_HEADER, rows)
     notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
     for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:
         for text in sorted({t for t in texts if t}):
