@@ -41,6 +41,7 @@ from rfbench.present.report.frames import (
     align,
     groups,
     is_resolved,
+    needed,
     plain,
     quadrature,
     split_at,
@@ -266,7 +267,6 @@ def monotone(ctx: Context) -> Outcome:
             continue
         vals, ses, pos = g["value"].to_numpy(float), g["stderr"].tolist(), g[along].tolist()
         ok = is_resolved(g)
-        need = g["n_needed"].tolist() if "n_needed" in g else [math.nan] * len(g)
         status, text, steps = PASS, "", 0
         for i in range(len(vals) - 1):
             if not (ok[i] and ok[i + 1]):  # a step on an unresolved sample decides nothing
@@ -280,12 +280,8 @@ def monotone(ctx: Context) -> Outcome:
                 text = f"{along} {fmt_num(pos[i])} → {fmt_num(pos[i + 1])}: "
                 text += f"{fmt_num(vals[i])} → {fmt_num(vals[i + 1])}"
             status = worst(status, s)
-        if not steps:
-            unknown = [float(n) for n, r in zip(need, ok, strict=True) if not r]
-            known = [n for n in unknown if math.isfinite(n)]
-            units.append(
-                Unit(where, UNRESOLVED, f"{len(vals)} points", max(known) if known else math.nan)
-            )
+        if not steps:  # the sample size that would resolve the unresolved points, if known
+            units.append(Unit(where, UNRESOLVED, f"{len(vals)} points", needed(g[~ok])))
             continue
         units.append(Unit(where, status, text or f"{len(vals)} points"))
     return summarise(units, missing)
