@@ -150,21 +150,21 @@ def get(table: pd.DataFrame, row: str, col: object) -> float:
     return float(table.loc[row, col]) if ok else float("nan")
 
 
+def _by_estimator(rows: pd.DataFrame, columns: str) -> pd.DataFrame:
+    """Estimator × ``columns``: the rows' values."""
+    return rows.pivot_table(index="estimator", columns=columns, values="value")
+
+
 def _cost(df: pd.DataFrame) -> list[str]:
     front = df[df["part"] == "frontier"]
     front = front.assign(M=projection_budget(front))
     m_top = front["M"].max()
     top = front[front["M"] == m_top]
-    total = top[top["step"] == "total"].pivot_table(index="estimator", columns="metric",
-                                                     values="value")  # fmt: skip
-    err = top[top["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])].pivot_table(
-        index="estimator", columns="metric", values="value"
-    )
+    total = _by_estimator(top[top["step"] == "total"], "metric")
+    err = _by_estimator(top[top["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])], "metric")
     cross = df[df["part"] == "crossover"]
-    L = cross[cross["metric"] == "crossover_L"].pivot_table(index="estimator", columns="d",
-                                                            values="value")  # fmt: skip
-    need = cross[cross["metric"] == "m_needed"].pivot_table(index="estimator", columns="d",
-                                                            values="value")  # fmt: skip
+    L = _by_estimator(cross[cross["metric"] == "crossover_L"], "d")
+    need = _by_estimator(cross[cross["metric"] == "m_needed"], "d")
     ds = sorted(L.columns)
     d_ref = 64 if 64 in ds else ds[len(ds) // 2]
     target = cross["target"].dropna()
@@ -274,7 +274,7 @@ def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]
     without a closed form of its MSE.
     """
     rows = front[front["metric"] == "rms_rel_frob"]
-    err = rows.pivot_table(index="estimator", columns="M", values="value")
+    err = _by_estimator(rows, "M")
     exact = set(front.loc[front["metric"] == "theory_rms_rel_frob", "estimator"])
     out = {}
     for est, curve in err.iterrows():
