@@ -127,12 +127,12 @@ def _model_part(df: pd.DataFrame, brief: bool = False) -> list[str]:
     return lines + table(header, body)
 
 
-def similarity_subsection(df: pd.DataFrame, brief: bool = False) -> list[str]:
+def similarity_subsection(df: pd.DataFrame | None, brief: bool = False) -> list[str]:
     """The encoders' subsection from the rows of ``rfbench similarity`` ([] when empty).
 
     Parameters
     ----------
-    df : DataFrame
+    df : DataFrame or None
         The result of configs/beyond/similarity.toml (or any ``rfbench similarity`` run).
     brief : bool
         REPORT.md's form: one paragraph per encoder and a link to the tables, which are in
@@ -165,8 +165,7 @@ def similarity_subsection(df: pd.DataFrame, brief: bool = False) -> list[str]:
 
 def similarity_section(results_dir: Path, brief: bool = False) -> list[str]:
     """:func:`similarity_subsection` of the result in ``results_dir`` ([] when absent)."""
-    df = load_named(results_dir, RESULT)
-    return similarity_subsection(df, brief) if df is not None else []
+    return similarity_subsection(load_named(results_dir, RESULT), brief)
 
 
 def _lm_rows(df: pd.DataFrame, kind: str, metric: str, every: bool = True) -> pd.DataFrame:
