@@ -106,9 +106,8 @@ def evaluate_number(
             match = {k: v for k, v in entry.match.items() if k != "std_metric"}
             detail = f"{detail} [match: {fmt_selector({**match, 'figure': entry.figure})}]"
         return NumberResult(entry, verdict, detail=detail)
-    ours_std = None
-    if entry.match.get("std_metric"):
-        ours_std, _, _, _ = _single(result, entry, entry.match["std_metric"])
+    std_metric = entry.match.get("std_metric")
+    ours_std = _single(result, entry, std_metric)[0] if std_metric else None
     unit = printed_unit(entry)
     rounding = unit * abs(entry.scale) / math.sqrt(12.0)
     z, tolerance_based, diff_se = combined_z(ours, entry.scaled, se, _paper_se(entry), rounding)
