@@ -182,10 +182,8 @@ def _not_reproducible(report: Report, full: bool) -> list[str]:
             f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
             "",
         ]
-        figs = sorted({r.entry.figure for r in dead}, key=natural)
-        counts = ", ".join(
-            f"{fig or 'other'} ({sum(r.entry.figure == fig for r in dead)})" for fig in figs
-        )
+        n = Counter(r.entry.figure for r in dead)
+        counts = ", ".join(f"{fig or 'other'} ({n[fig]})" for fig in sorted(n, key=natural))
         ids = ", ".join(f"`{r.entry.id}`" for r in claims)
         lines.append(f"Numbers by figure: {counts}." + (f" Claims: {ids}." if ids else ""))
         return lines + [""]
