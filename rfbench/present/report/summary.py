@@ -146,15 +146,12 @@ def _reading_dependent(report: Report) -> list[str]:
 
 def _errata(report: Report) -> list[str]:
     verdicts = {r.entry.id: r for r in report.claims}
-    out = []
-    for e in report.errata:
-        claim = verdicts.get(e.checked_by)
-        if claim is None:
-            continue
-        out.append(
-            f"- `{e.id}` ({e.source}): printed {e.printed}; corrected {e.corrected}. On the "
-            f"results the printed form {claim.verdict} (`{claim.entry.id}`)."
-        )
+    out = [
+        f"- `{e.id}` ({e.source}): printed {e.printed}; corrected {e.corrected}. On the "
+        f"results the printed form {claim.verdict} (`{claim.entry.id}`)."
+        for e in report.errata
+        if (claim := verdicts.get(e.checked_by)) is not None
+    ]
     return ["**Errata that change numbers**", "", *out, ""] if out else []
 
 
