@@ -120,15 +120,9 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         hidden = Counter(r.verdict for r in results if r.verdict not in SHOWN_VERDICTS)
         counts = ", ".join(f"{n} {v}" for v, n in sorted(hidden.items()))
         every = f"(every row: [{TABLES_FILE}]({TABLES_FILE}#{anchor(title)}))"
-        if counts:
-            lines += [
-                f"{len(results)} numbers: {counts}"
-                + (f"; the other {len(shown)} below" if shown else "")
-                + f" {every}.",
-                "",
-            ]
-        else:
-            lines += [f"{len(results)} numbers, all below {every}.", ""]
+        head = f"{len(results)} numbers" + (f": {counts}" if counts else ", all below")
+        other = f"; the other {len(shown)} below" if counts and shown else ""
+        lines += [f"{head}{other} {every}.", ""]
     if shown:
         rows = [
             [
@@ -157,13 +151,11 @@ def _numbers(results: list[NumberResult], full: bool = True) -> list[str]:
     if not live:
         return []
     lines = ["### Published numbers", ""]
-    for fig in sorted({r.entry.figure for r in live}, key=natural):
-        tables: dict[tuple[str, str], list[NumberResult]] = {}
-        for r in live:
-            if r.entry.figure == fig:
-                tables.setdefault((r.entry.quantity, r.entry.unit), []).append(r)
-        for group in tables.values():
-            lines += _number_section(group, fig, full)
+    tables: dict[tuple[str, str, str], list[NumberResult]] = {}
+    for r in live:
+        tables.setdefault((r.entry.figure, r.entry.quantity, r.entry.unit), []).append(r)
+    for (fig, _, _), group in sorted(tables.items(), key=lambda kv: natural(kv[0][0])):
+        lines += _number_section(group, fig, full)
     return lines
 
 
