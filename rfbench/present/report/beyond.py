@@ -301,32 +301,27 @@ def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]
 
 
 def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]:
-    """Markdown lines of the section, or [] when neither result file exists."""
-
-    frames = {name: load_named(results_dir, name) for name in (PRECISION, COST)}
+    """Markdown lines of the section, or [] when none of its result files exists."""
+    own = []  # precision and cost
+    for name, part in ((PRECISION, _precision), (COST, _cost)):
+        df = load_named(results_dir, name)
+        own += part(df) if df is not None and not df.empty else []
     real = real_data_section(results_dir)
-    if all(df is None or df.empty for df in frames.values()) and not real:
+    if not own and not real:
         return []
     figs = sorted(fig_dir.glob("beyond-*.png")) if fig_dir.is_dir() else []
     links = " · ".join(f"[{p.stem}]({rel_path(p, out_dir)})" for p in figs)
     intro = "Results of this repository's own experiments (`configs/beyond/`), not paper claims."
     lines = ["## Beyond the papers", "", intro + (f" Figures: {links}" if links else ""), ""]
-    if frames[PRECISION] is not None and not frames[PRECISION].empty:
-        lines += _precision(frames[PRECISION])
-    if frames[COST] is not None and not frames[COST].empty:
-        lines += _cost(frames[COST])
-    return lines + real + _landmarks(results_dir)
+    return lines + own + real + _landmarks(results_dir)
 
 
 def _landmarks(results_dir: Path) -> list[str]:
     """Where the Nyström rows' landmarks come from (the rows carry no fit of their own to say
     it): the very points they are scored on."""
-    found = []
-    for name in (NYSTROM, ATTENTION):
-        df = load_named(results_dir, name)
-        if df is not None and not df.empty:
-            names = [str(e) for e in df["estimator"].dropna().unique()]
-            found += [e for e in names if family_of(e).startswith("nystrom")]
+    frames = [load_named(results_dir, name) for name in (NYSTROM, ATTENTION)]
+    names = [str(e) for df in frames if df is not None for e in df["estimator"].dropna().unique()]
+    found = [e for e in names if family_of(e).startswith("nystrom")]
     if not found:
         return []
     shown = ", ".join(f"`{e}`" for e in dict.fromkeys(found))

@@ -318,13 +318,10 @@ def learned_headline(results_dir: Path) -> str:
 def real_data_section(results_dir: Path) -> list[str]:
     """The attention part, the finding per model and mask, and the Nyström part (each left out
     when its result files are missing)."""
-    lines: list[str] = []
-    attention = load_named(results_dir, ATTENTION)
-    if attention is not None:
-        lines += attention_part(attention)
-    lines += learned_section(results_dir)
-    lines += models_section(results_dir)
-    nystrom = load_named(results_dir, NYSTROM)
-    if nystrom is not None:
-        lines += nystrom_part(nystrom)
-    return lines
+    attention, nystrom = (load_named(results_dir, name) for name in (ATTENTION, NYSTROM))
+    return [
+        *(attention_part(attention) if attention is not None else []),
+        *learned_section(results_dir),
+        *models_section(results_dir),
+        *(nystrom_part(nystrom) if nystrom is not None else []),
+    ]
