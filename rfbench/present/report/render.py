@@ -43,11 +43,9 @@ def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> l
     ids = {e.figure for e in entries if e.figure}
     if fig_dir.is_dir():
         ids |= {p.stem for p in fig_dir.glob(f"{paper}-*.png")}
-    ids_sorted = sorted(ids, key=natural)
-    drawn = [i for i in ids_sorted if (fig_dir / f"{i}.png").is_file()]
+    drawn = [i for i in sorted(ids, key=natural) if (fig_dir / f"{i}.png").is_file()]
     links = [f"[{i}]({rel_path(fig_dir / f'{i}.png', out_dir)})" for i in drawn]
-    lines = [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn."]
-    return lines + [""]
+    return [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn.", ""]
 
 
 def _z(r: NumberResult) -> str:
@@ -243,8 +241,7 @@ def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
         return []
     counts = Counter(e.category for e in errata)
     text = ", ".join(f"{n} {cat}" for cat, n in sorted(counts.items()))
-    paper = errata[0].paper
-    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{paper} errata')})"
+    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{errata[0].paper} errata')})"
     return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
 
 
