@@ -198,11 +198,8 @@ def _every_layer(df: pd.DataFrame) -> list[str]:
     header = ["method", *(f"ppl / exact, F = {f}" for f in budgets), f"gap recovered, F = {top}"]
     body = []
     for name in methods:
-        cells: list[object] = [f"`{name}`"]
-        for f in budgets:
-            cells.append(_pm(*_value(ratio[ratio["budget"] == f], name)))
-        cells.append(_pm(*_value(gap[gap["budget"] == top], name), 2))
-        body.append(cells)
+        ratios = [_pm(*_value(ratio[ratio["budget"] == f], name)) for f in budgets]
+        body.append([f"`{name}`", *ratios, _pm(*_value(gap[gap["budget"] == top], name), 2)])
     lines = [
         f"Exact attention's perplexity on {seqs * tokens} tokens of the held-out text "
         f"({ppl['text'].iloc[0]}): **{exact:.3g}**; uniform attention (the running mean of the "
