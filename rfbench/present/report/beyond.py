@@ -80,11 +80,9 @@ def _precision(df: pd.DataFrame) -> list[str]:
         text = "; ".join(f"{dt} {form} from r = {r:g}" for (dt, form), r in bad.items())
         lines += [f"Attention rows D̂⁻¹Â with a non-finite weight: {text}.", ""]
     lines += _error_split(df, comps, r_max)
-    tv = df[df["metric"] == "attn_tv"]
-    tv = tv.assign(component=tv["estimator"].map(family_of))
-    spread = tv.groupby(["component", "r"])["value"].agg(["min", "max"])
-    top = spread.xs(r_max, level="r") if r_max in spread.index.get_level_values("r") else None
-    if top is not None:
+    tv = df[(df["metric"] == "attn_tv") & (df["r"] == r_max)]
+    top = tv.groupby(tv["estimator"].map(family_of))["value"].agg(["min", "max"])
+    if len(top):
         text = ", ".join(f"{c} {_g(row['min'])}–{_g(row['max'])}" for c, row in top.iterrows())
         lines += [
             f"Attention-row total variation ½Σ|P̂ − P| against softmax at r = {r_max:g}, range "
@@ -250,8 +248,7 @@ def stabilised_headline(results_dir: Path) -> str:
     at = df[
         (df["r"] == df["r"].max()) & (df["metric"] == "dtype_to_mc") & (df["dtype"] == "float64")
     ]
-    at = at.assign(component=at["estimator"].map(family_of))
-    med = at.groupby(["component", "form"])["value"].median()
+    med = at.groupby([at["estimator"].map(family_of), "form"])["value"].median()
     bad = med[med > 1]
     if bad.empty:
         return ""
