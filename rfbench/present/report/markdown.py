@@ -26,7 +26,11 @@ def natural(figure_id: str) -> list[object]:
 
 
 def pm(
-    value: float | None, se: float | None = None, digits: int = 3, se_digits: int = 1, missing="—"
+    value: float | None,
+    se: float | None = None,
+    digits: int = 3,
+    se_digits: int = 1,
+    missing: str = "—",
 ) -> str:
     """``value ± se`` to ``digits`` (``se_digits``) significant digits, the ± left out when the
     standard error is unknown or 0; ``missing`` for a value that is not finite."""
