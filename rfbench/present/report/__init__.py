@@ -9,18 +9,11 @@ API: :func:`build_report` (a :class:`Report`), :func:`write_report` (the markdow
 """
 
 from rfbench.present.report.build import Report, build_report, write_report
-from rfbench.present.report.verdicts import (
-    CLAIM_VERDICTS,
-    NUMBER_VERDICTS,
-    ClaimResult,
-    NumberResult,
-)
+from rfbench.present.report.verdicts import CLAIM_VERDICTS, NUMBER_VERDICTS
 
 __all__ = [
     "CLAIM_VERDICTS",
     "NUMBER_VERDICTS",
-    "ClaimResult",
-    "NumberResult",
     "Report",
     "build_report",
     "write_report",

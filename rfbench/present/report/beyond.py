@@ -80,11 +80,9 @@ def _precision(df: pd.DataFrame) -> list[str]:
         text = "; ".join(f"{dt} {form} from r = {r:g}" for (dt, form), r in bad.items())
         lines += [f"Attention rows D̂⁻¹Â with a non-finite weight: {text}.", ""]
     lines += _error_split(df, comps, r_max)
-    tv = df[df["metric"] == "attn_tv"]
-    tv = tv.assign(component=tv["estimator"].map(family_of))
-    spread = tv.groupby(["component", "r"])["value"].agg(["min", "max"])
-    top = spread.xs(r_max, level="r") if r_max in spread.index.get_level_values("r") else None
-    if top is not None:
+    tv = df[(df["metric"] == "attn_tv") & (df["r"] == r_max)]
+    top = tv.groupby(tv["estimator"].map(family_of))["value"].agg(["min", "max"])
+    if len(top):
         text = ", ".join(f"{c} {_g(row['min'])}–{_g(row['max'])}" for c, row in top.iterrows())
         lines += [
             f"Attention-row total variation ½Σ|P̂ − P| against softmax at r = {r_max:g}, range "
@@ -150,21 +148,21 @@ def get(table: pd.DataFrame, row: str, col: object) -> float:
     return float(table.loc[row, col]) if ok else float("nan")
 
 
+def _by_estimator(rows: pd.DataFrame, columns: str) -> pd.DataFrame:
+    """Estimator × ``columns``: the rows' values."""
+    return rows.pivot_table(index="estimator", columns=columns, values="value")
+
+
 def _cost(df: pd.DataFrame) -> list[str]:
     front = df[df["part"] == "frontier"]
     front = front.assign(M=projection_budget(front))
     m_top = front["M"].max()
     top = front[front["M"] == m_top]
-    total = top[top["step"] == "total"].pivot_table(index="estimator", columns="metric",
-                                                     values="value")  # fmt: skip
-    err = top[top["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])].pivot_table(
-        index="estimator", columns="metric", values="value"
-    )
+    total = _by_estimator(top[top["step"] == "total"], "metric")
+    err = _by_estimator(top[top["metric"].isin(["theory_rms_rel_frob", "rms_rel_frob"])], "metric")
     cross = df[df["part"] == "crossover"]
-    L = cross[cross["metric"] == "crossover_L"].pivot_table(index="estimator", columns="d",
-                                                            values="value")  # fmt: skip
-    need = cross[cross["metric"] == "m_needed"].pivot_table(index="estimator", columns="d",
-                                                            values="value")  # fmt: skip
+    L = _by_estimator(cross[cross["metric"] == "crossover_L"], "d")
+    need = _by_estimator(cross[cross["metric"] == "m_needed"], "d")
     ds = sorted(L.columns)
     d_ref = 64 if 64 in ds else ds[len(ds) // 2]
     target = cross["target"].dropna()
@@ -250,8 +248,7 @@ def stabilised_headline(results_dir: Path) -> str:
     at = df[
         (df["r"] == df["r"].max()) & (df["metric"] == "dtype_to_mc") & (df["dtype"] == "float64")
     ]
-    at = at.assign(component=at["estimator"].map(family_of))
-    med = at.groupby(["component", "form"])["value"].median()
+    med = at.groupby([at["estimator"].map(family_of), "form"])["value"].median()
     bad = med[med > 1]
     if bad.empty:
         return ""
@@ -274,7 +271,7 @@ def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]
     without a closed form of its MSE.
     """
     rows = front[front["metric"] == "rms_rel_frob"]
-    err = rows.pivot_table(index="estimator", columns="M", values="value")
+    err = _by_estimator(rows, "M")
     exact = set(front.loc[front["metric"] == "theory_rms_rel_frob", "estimator"])
     out = {}
     for est, curve in err.iterrows():
@@ -301,32 +298,27 @@ def _not_extrapolated(front: pd.DataFrame, need: pd.DataFrame) -> dict[str, str]
 
 
 def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]:
-    """Markdown lines of the section, or [] when neither result file exists."""
-
-    frames = {name: load_named(results_dir, name) for name in (PRECISION, COST)}
+    """Markdown lines of the section, or [] when none of its result files exists."""
+    own = []  # precision and cost
+    for name, part in ((PRECISION, _precision), (COST, _cost)):
+        df = load_named(results_dir, name)
+        own += part(df) if df is not None and not df.empty else []
     real = real_data_section(results_dir)
-    if all(df is None or df.empty for df in frames.values()) and not real:
+    if not own and not real:
         return []
     figs = sorted(fig_dir.glob("beyond-*.png")) if fig_dir.is_dir() else []
     links = " · ".join(f"[{p.stem}]({rel_path(p, out_dir)})" for p in figs)
     intro = "Results of this repository's own experiments (`configs/beyond/`), not paper claims."
     lines = ["## Beyond the papers", "", intro + (f" Figures: {links}" if links else ""), ""]
-    if frames[PRECISION] is not None and not frames[PRECISION].empty:
-        lines += _precision(frames[PRECISION])
-    if frames[COST] is not None and not frames[COST].empty:
-        lines += _cost(frames[COST])
-    return lines + real + _landmarks(results_dir)
+    return lines + own + real + _landmarks(results_dir)
 
 
 def _landmarks(results_dir: Path) -> list[str]:
     """Where the Nyström rows' landmarks come from (the rows carry no fit of their own to say
     it): the very points they are scored on."""
-    found = []
-    for name in (NYSTROM, ATTENTION):
-        df = load_named(results_dir, name)
-        if df is not None and not df.empty:
-            names = [str(e) for e in df["estimator"].dropna().unique()]
-            found += [e for e in names if family_of(e).startswith("nystrom")]
+    frames = [load_named(results_dir, name) for name in (NYSTROM, ATTENTION)]
+    names = [str(e) for df in frames if df is not None for e in df["estimator"].dropna().unique()]
+    found = [e for e in names if family_of(e).startswith("nystrom")]
     if not found:
         return []
     shown = ", ".join(f"`{e}`" for e in dict.fromkeys(found))

@@ -23,19 +23,12 @@ from rfbench.present.attention_stats import (
     swap_gaps,
 )
 from rfbench.present.report.beyond_models import models_section
-from rfbench.present.report.markdown import load_named, table
+from rfbench.present.report.markdown import load_named, pm, table
 
 ATTENTION, NYSTROM = "beyond-attention", "beyond-nystrom"
 #: what approximates a real model's attention at a fixed feature budget, and what the fit costs
 #: (configs/beyond/attention-learned.toml)
 LEARNED = "beyond-attention-learned"
-
-
-def _fmt(value: float, se: float | None = None, digits: int = 3) -> str:
-    if value is None or not math.isfinite(value):
-        return "—"
-    text = f"{value:.{digits}g}"
-    return f"{text} ± {se:.1g}" if se is not None and math.isfinite(se) and se > 0 else text
 
 
 def _swap_cell(gaps: pd.DataFrame, est: str) -> str:
@@ -44,9 +37,9 @@ def _swap_cell(gaps: pd.DataFrame, est: str) -> str:
     gap = gaps[(gaps["estimator"] == est) & (gaps["metric"] == "swap_cosine gap recovered")]
     if cos.empty:
         return "—"
-    text = _fmt(float(cos["value"].iloc[0]), _se(cos))
+    text = pm(float(cos["value"].iloc[0]), _se(cos))
     if len(gap):
-        text += f" (gap {_fmt(float(gap['value'].iloc[0]), _se(gap), 2)})"
+        text += f" (gap {pm(float(gap['value'].iloc[0]), _se(gap), 2)})"
     return text
 
 
@@ -123,29 +116,28 @@ def attention_part(df: pd.DataFrame) -> list[str]:
     out = at[at["metric"] == "out_rel_frob"]
     swap = df[(df["kind"] == "swap") & df["metric"].isin(["swap_cosine", "swap_spearman"])]
     gaps = swap_gaps(swap) if len(swap) else swap
-    rows, medians = [], {}
+    rows, medians, points = [], {}, []  # medians: oracles aside; points: deterministic methods
     for est, part in out.groupby("estimator", sort=False):
         bad = at[(at["estimator"] == est) & (at["metric"] == "bad_normaliser")]["value"]
         width = part["features"].dropna().unique() if "features" in part else []
-        medians[est] = float(np.median(part["value"]))
+        if not _oracle(part):
+            medians[est] = float(np.median(part["value"]))
+        if is_deterministic(part).all():
+            points.append(f"`{est}`")
         rows.append([
             f"`{est}`" + (" (oracle)" if _oracle(part) else "") + _fitted(part),
             ", ".join(str(int(w)) for w in width) or "—",
             median_ci_text(part["value"]),
             beats_text(part),
-            _fmt(float(bad.mean())) if len(bad) else "—",
+            pm(float(bad.mean())) if len(bad) else "—",
             *([_swap_cell(gaps, est)] if len(swap) else []),
         ])  # fmt: skip
     swap_uniform = gaps[(gaps["estimator"] == "uniform") & (gaps["metric"] == "swap_cosine")]
-    uniform_cos = _fmt(float(swap_uniform["value"].iloc[0])) if len(swap_uniform) else "—"
+    uniform_cos = pm(float(swap_uniform["value"].iloc[0])) if len(swap_uniform) else "—"
     n_draws = int(out["n_trials"].max()) if len(out) else 0
     trials = swap["n_trials"].max() if len(swap) else float("nan")
     swap_f = swap["budget"].dropna() if "budget" in swap else pd.Series(dtype=float)
-    oracles = {e for e, part in out.groupby("estimator", sort=False) if _oracle(part)}
-    points = [f"`{e}`" for e, part in out.groupby("estimator", sort=False)
-              if is_deterministic(part).all()]  # fmt: skip
-    honest = {e: v for e, v in medians.items() if e not in oracles}
-    best = min(honest, key=honest.get) if honest else None
+    best = min(medians, key=medians.get) if medians else None
     unit = "features (the width of φ(q))" if budget == "budget" else "projections"
     lines = [
         "### Real attention (`rfbench attention`, all-MiniLM-L6-v2)",
@@ -202,7 +194,7 @@ def _per_layer(gaps: pd.DataFrame) -> list[str]:
     for est, sub in part.groupby("estimator", sort=False):
         sub = sub.sort_values("layer")
         cells = [
-            _fmt(float(v), float(se) if pd.notna(se) else None, 2)
+            pm(float(v), float(se) if pd.notna(se) else None, 2)
             for v, se in zip(sub["value"], sub["stderr"], strict=True)
         ]
         rows.append([f"`{est}`", *cells])
@@ -233,9 +225,9 @@ def nystrom_part(df: pd.DataFrame) -> list[str]:
             flag = emp.loc[est, "resolved"] if "resolved" in emp else None
             unresolved = flag is not None and not pd.isna(flag) and not bool(flag)
             heavy = " (unresolved: heavy tail, closed form above)" if unresolved else ""
-            cells.append(f"`{est}` {_fmt(math.sqrt(mse), se_rmse)}{heavy}")
+            cells.append(f"`{est}` {pm(math.sqrt(mse), se_rmse)}{heavy}")
         bound = math.sqrt(float(oracle["value"].min())) if len(oracle) else float("nan")
-        rows.append([dataset, d, "; ".join(cells), _fmt(bound)])
+        rows.append([dataset, d, "; ".join(cells), pm(bound)])
     return [
         "### Random features vs Nyström (`configs/beyond/nystrom.toml`)",
         "",
@@ -326,13 +318,10 @@ def learned_headline(results_dir: Path) -> str:
 def real_data_section(results_dir: Path) -> list[str]:
     """The attention part, the finding per model and mask, and the Nyström part (each left out
     when its result files are missing)."""
-    lines: list[str] = []
-    attention = load_named(results_dir, ATTENTION)
-    if attention is not None:
-        lines += attention_part(attention)
-    lines += learned_section(results_dir)
-    lines += models_section(results_dir)
-    nystrom = load_named(results_dir, NYSTROM)
-    if nystrom is not None:
-        lines += nystrom_part(nystrom)
-    return lines
+    attention, nystrom = (load_named(results_dir, name) for name in (ATTENTION, NYSTROM))
+    return [
+        *(attention_part(attention) if attention is not None else []),
+        *learned_section(results_dir),
+        *models_section(results_dir),
+        *(nystrom_part(nystrom) if nystrom is not None else []),
+    ]

@@ -77,13 +77,8 @@ def _of(value: ReasonValue, numbers: Mapping[str, NumberResult], ids: tuple[str,
         if got is None or not math.isfinite(float(got)):
             raise MissingValue(f"{nid}: {res.verdict}")
         found.append(float(got))
-    if value.over == "min":
-        return min(found)
-    if value.over == "count":
-        return float(len(found))
-    if value.over == "mean":
-        return sum(found) / len(found)
-    return max(found)
+    over = {"min": min, "count": len, "mean": lambda f: sum(f) / len(f)}.get(value.over, max)
+    return float(over(found))
 
 
 def _row(result: ResultSet, selector: Mapping[str, Any], stderr: bool = False) -> float:
@@ -166,16 +161,12 @@ def resolve(detail: str, filled: Mapping[str, FilledReason]) -> str:
     """``detail`` with each reason marker replaced by the reason's key and first sentence (a
     reason not measured: the key and the results it needs)."""
     for key, r in filled.items():
-        mark = MARK.format(key)
-        if mark in detail:
-            if not r.measured:
-                detail = detail.replace(
-                    mark, f"[{key}] not measured (these results lack {r.needs})"
-                )
-                continue
-            head = first_sentence(r.text, clause=True, limit=140)
+        if r.measured:
             state = "" if r.established else "cause not established: "
-            detail = detail.replace(mark, f"{state}{head} [{key}]")
+            text = f"{state}{first_sentence(r.text, clause=True, limit=140)} [{key}]"
+        else:
+            text = f"[{key}] not measured (these results lack {r.needs})"
+        detail = detail.replace(MARK.format(key), text)
     return detail
 
 

@@ -117,13 +117,11 @@ def _theory_lookup(rows: pd.DataFrame, theory_metric: str) -> list[tuple[list[in
     keys = [c for c in key_columns(rows) if c != "metric"]
     theory = rows[rows["metric"] == theory_metric]
     patterns: dict[tuple[int, ...], dict[tuple[Any, ...], float]] = {}
-    for row, value in zip(
-        theory[keys].itertuples(index=False, name=None), theory["value"], strict=True
-    ):
+    for point, value in zip(_point_keys(theory), theory["value"], strict=True):
         known = tuple(
-            i for i, v in enumerate(row) if plain(v) is not None or keys[i] not in EXPECTED_OVER
+            i for i, v in enumerate(point) if v is not None or keys[i] not in EXPECTED_OVER
         )
-        patterns.setdefault(known, {})[tuple(plain(row[i]) for i in known)] = float(value)
+        patterns.setdefault(known, {})[tuple(point[i] for i in known)] = float(value)
     # the most specific pattern first: a closed form at the row's exact point wins
     return [(list(k), v) for k, v in sorted(patterns.items(), key=lambda kv: -len(kv[0]))]
 

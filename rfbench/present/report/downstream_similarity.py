@@ -11,38 +11,42 @@ report's renderer puts them under the section's ``##`` heading (``HEADING``).
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from rfbench.present.report.markdown import load_named, table
+from rfbench.present.report.markdown import load_named, pm, table
 
 #: the result files of configs/beyond/similarity.toml and configs/beyond/lm.toml
 RESULT, LM = "beyond-similarity", "beyond-lm"
 #: the section's heading (shared with the language model's subsection)
 HEADING = "## Does it matter downstream?"
 ENDS = ("exact", "uniform")
+_pm = partial(pm, se_digits=2, missing="not finite")
 
 
-def _num(value: object, digits: int = 3) -> str:
-    v = float(value) if value is not None else math.nan
-    return f"{v:.{digits}f}" if math.isfinite(v) else "—"
-
-
-def _ci(row: pd.Series, digits: int = 3, percent: bool = False) -> str:
-    """``value [low, high]`` of a row with a bootstrap interval."""
+def _ci(row: pd.Series, percent: bool = False) -> str:
+    """``value [low, high]`` of a row with a bootstrap interval (``percent``: signed, in %)."""
+    vals = [
+        float(row[k]) if row[k] is not None else math.nan for k in ("value", "ci_low", "ci_high")
+    ]
     if percent:
-        vals = [float(row[k]) * 100 for k in ("value", "ci_low", "ci_high")]
+        vals = [v * 100 for v in vals]
         if not math.isfinite(vals[0]):
             return "—"
         return f"{vals[0]:+.0f} % [{vals[1]:+.0f}, {vals[2]:+.0f}]"
-    low, high = _num(row["ci_low"], digits), _num(row["ci_high"], digits)
-    return f"{_num(row['value'], digits)} [{low}, {high}]"
+    v, low, high = (f"{v:.3f}" if math.isfinite(v) else "—" for v in vals)
+    return f"{v} [{low}, {high}]"
 
 
 def _rows(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     return df[df["metric"] == metric].set_index("estimator")
+
+
+def _at(rows: pd.DataFrame, name: str) -> pd.Series | None:
+    return rows.loc[name] if name in rows.index else None
 
 
 def _verdict(row: pd.Series | None) -> str:
@@ -63,31 +67,22 @@ def _model_part(df: pd.DataFrame, brief: bool = False) -> list[str]:
     minus_uniform = _rows(df, "human_spearman_minus_uniform")
     gap_rows = _rows(df, "human_gap_recovered")
     model = str(df["dataset"].iloc[0]).split("@")[0]
-    gap = minus_exact.loc["uniform"] if "uniform" in minus_exact.index else None
+    gap = _at(minus_exact, "uniform")
     resolved = _verdict(gap) == "below"
     methods = [e for e in dict.fromkeys(spear.index) if e not in ENDS]
     methods.sort(key=lambda e: -float(spear.loc[e, "value"]))
     body = []
-    near, above, below_uniform = [], [], []
     for name in methods:
         r = spear.loc[name]
         se = r["stderr"]
         se_text = f"± {float(se):.3f}" if se is not None and math.isfinite(float(se)) else "—"
-        d_exact = minus_exact.loc[name] if name in minus_exact.index else None
-        d_uniform = minus_uniform.loc[name] if name in minus_uniform.index else None
+        d_exact = _at(minus_exact, name)
         share = (
             _ci(gap_rows.loc[name], percent=True) if resolved and name in gap_rows.index else "—"
         )
         draws = int(r["draws"]) if "draws" in r and pd.notna(r["draws"]) else 1
         d_text = _ci(d_exact) if d_exact is not None else "—"
         body.append([f"`{name}`", draws, _ci(r), se_text, d_text, share])
-        where = _verdict(d_exact)
-        if where == "across":
-            near.append(name)
-        elif where == "above":
-            above.append(name)
-        if _verdict(d_uniform) != "above":
-            below_uniform.append(name)
     e, u = spear.loc["exact"], spear.loc["uniform"]
     if gap is not None:
         lead = pd.Series({"value": -gap["value"], "ci_low": -gap["ci_high"],
@@ -106,30 +101,38 @@ def _model_part(df: pd.DataFrame, brief: bool = False) -> list[str]:
         ),
         "",
     ]
-    if near:
-        lines.append(f"Not distinguishable from exact (paired interval of ρ − ρ_exact across 0): "
-                     f"{', '.join(f'`{n}`' for n in near)}.")  # fmt: skip
-    if above:
-        lines.append(
-            f"Above exact (paired interval above 0): {', '.join(f'`{n}`' for n in above)}."
-        )
-    if below_uniform:
-        lines.append(f"Not above uniform attention (paired interval of ρ − ρ_uniform not above 0): "
-                     f"{', '.join(f'`{n}`' for n in below_uniform)}.")  # fmt: skip
+    lists = [  # (methods whose paired interval of a difference lies where)
+        (
+            "Not distinguishable from exact (paired interval of ρ − ρ_exact across 0)",
+            minus_exact,
+            {"across"},
+        ),
+        ("Above exact (paired interval above 0)", minus_exact, {"above"}),
+        (
+            "Not above uniform attention (paired interval of ρ − ρ_uniform not above 0)",
+            minus_uniform,
+            {"below", "across", "?"},
+        ),
+    ]
+    listed = []
+    for text, rows, where in lists:
+        names = [n for n in methods if _verdict(_at(rows, n)) in where]
+        listed += [f"{text}: {', '.join(f'`{n}`' for n in names)}."] if names else []
+    lines += listed
     if brief:
         return [" ".join(line for line in lines if line), ""]
-    lines += [""] if near or above or below_uniform else []
+    lines += [""] if listed else []
     header = ["method", "draws", "Spearman ρ [95 % CI]", "s.e. over draws",
               "ρ − ρ_exact [paired CI]", "share of the gap recovered [CI]"]  # fmt: skip
     return lines + table(header, body)
 
 
-def similarity_subsection(df: pd.DataFrame, brief: bool = False) -> list[str]:
+def similarity_subsection(df: pd.DataFrame | None, brief: bool = False) -> list[str]:
     """The encoders' subsection from the rows of ``rfbench similarity`` ([] when empty).
 
     Parameters
     ----------
-    df : DataFrame
+    df : DataFrame or None
         The result of configs/beyond/similarity.toml (or any ``rfbench similarity`` run).
     brief : bool
         REPORT.md's form: one paragraph per encoder and a link to the tables, which are in
@@ -162,17 +165,7 @@ def similarity_subsection(df: pd.DataFrame, brief: bool = False) -> list[str]:
 
 def similarity_section(results_dir: Path, brief: bool = False) -> list[str]:
     """:func:`similarity_subsection` of the result in ``results_dir`` ([] when absent)."""
-    df = load_named(results_dir, RESULT)
-    return similarity_subsection(df, brief) if df is not None else []
-
-
-def _pm(value: float, se: float | None, digits: int = 3) -> str:
-    if not np.isfinite(value):
-        return "not finite"
-    text = f"{value:.{digits}g}"
-    if se is not None and np.isfinite(se) and se > 0:
-        text += f" ± {se:.2g}"
-    return text
+    return similarity_subsection(load_named(results_dir, RESULT), brief)
 
 
 def _lm_rows(df: pd.DataFrame, kind: str, metric: str, every: bool = True) -> pd.DataFrame:
@@ -205,11 +198,8 @@ def _every_layer(df: pd.DataFrame) -> list[str]:
     header = ["method", *(f"ppl / exact, F = {f}" for f in budgets), f"gap recovered, F = {top}"]
     body = []
     for name in methods:
-        cells: list[object] = [f"`{name}`"]
-        for f in budgets:
-            cells.append(_pm(*_value(ratio[ratio["budget"] == f], name)))
-        cells.append(_pm(*_value(gap[gap["budget"] == top], name), digits=2))
-        body.append(cells)
+        ratios = [_pm(*_value(ratio[ratio["budget"] == f], name)) for f in budgets]
+        body.append([f"`{name}`", *ratios, _pm(*_value(gap[gap["budget"] == top], name), 2)])
     lines = [
         f"Exact attention's perplexity on {seqs * tokens} tokens of the held-out text "
         f"({ppl['text'].iloc[0]}): **{exact:.3g}**; uniform attention (the running mean of the "

@@ -6,6 +6,7 @@ another.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -16,12 +17,29 @@ import pandas as pd
 from rfbench.compute.results import find_result, load_results
 from rfbench.compute.text import markdown_table as table
 
-__all__ = ["escape_frame", "escape_markup", "load_named", "natural", "rel_path", "table"]
+__all__ = ["escape_frame", "escape_markup", "load_named", "natural", "pm", "rel_path", "table"]
 
 
 def natural(figure_id: str) -> list[object]:
     """Sort key putting hrf-fig2 before hrf-fig10."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", figure_id)]
+
+
+def pm(
+    value: float | None,
+    se: float | None = None,
+    digits: int = 3,
+    se_digits: int = 1,
+    missing: str = "—",
+) -> str:
+    """``value ± se`` to ``digits`` (``se_digits``) significant digits, the ± left out when the
+    standard error is unknown or 0; ``missing`` for a value that is not finite."""
+    if value is None or not math.isfinite(value):
+        return missing
+    text = f"{value:.{digits}g}"
+    return (
+        f"{text} ± {se:.{se_digits}g}" if se is not None and math.isfinite(se) and se > 0 else text
+    )
 
 
 def rel_path(path: Path, start: Path) -> str:

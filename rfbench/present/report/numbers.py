@@ -46,11 +46,9 @@ def printed_literal(entry: NumberEntry) -> str:
     """The value as written in the reference file (keeps trailing zeros: ``"0.70"``)."""
     text = _toml_text(entry.paper)
     start = text.find(f'id = "{entry.id}"')
-    if start >= 0:
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", start)
-        line = text[line_start : line_end if line_end >= 0 else None]
-        found = _VALUE.search(line)
+    if start >= 0:  # the value on the entry's line
+        end = text.find("\n", start)
+        found = _VALUE.search(text, text.rfind("\n", 0, start) + 1, end if end >= 0 else len(text))
         if found:
             return found.group(1).replace("_", "")
     return repr(entry.value)
@@ -106,9 +104,8 @@ def evaluate_number(
             match = {k: v for k, v in entry.match.items() if k != "std_metric"}
             detail = f"{detail} [match: {fmt_selector({**match, 'figure': entry.figure})}]"
         return NumberResult(entry, verdict, detail=detail)
-    ours_std = None
-    if entry.match.get("std_metric"):
-        ours_std, _, _, _ = _single(result, entry, entry.match["std_metric"])
+    std_metric = entry.match.get("std_metric")
+    ours_std = _single(result, entry, std_metric)[0] if std_metric else None
     unit = printed_unit(entry)
     rounding = unit * abs(entry.scale) / math.sqrt(12.0)
     z, tolerance_based, diff_se = combined_z(ours, entry.scaled, se, _paper_se(entry), rounding)

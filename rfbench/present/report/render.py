@@ -43,11 +43,9 @@ def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> l
     ids = {e.figure for e in entries if e.figure}
     if fig_dir.is_dir():
         ids |= {p.stem for p in fig_dir.glob(f"{paper}-*.png")}
-    ids_sorted = sorted(ids, key=natural)
-    drawn = [i for i in ids_sorted if (fig_dir / f"{i}.png").is_file()]
+    drawn = [i for i in sorted(ids, key=natural) if (fig_dir / f"{i}.png").is_file()]
     links = [f"[{i}]({rel_path(fig_dir / f'{i}.png', out_dir)})" for i in drawn]
-    lines = [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn."]
-    return lines + [""]
+    return [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn.", ""]
 
 
 def _z(r: NumberResult) -> str:
@@ -91,6 +89,8 @@ def _ours(r: NumberResult) -> str:
 SHOWN_VERDICTS = frozenset({WITHIN_NOISE, DIFFERS, NOT_COMPARABLE, NO_MATCH})
 #: A table up to this many rows is shown whole in REPORT.md.
 SHORT_TABLE = 8
+#: The columns of a number table.
+NUMBER_HEADER = "id|entry|paper|ours ± se|ours − paper [95 % CI]|z|verdict|why".split("|")
 #: The companion file of full tables, beside REPORT.md.
 TABLES_FILE = "REPORT-tables.md"
 
@@ -98,22 +98,6 @@ TABLES_FILE = "REPORT-tables.md"
 def anchor(text: str) -> str:
     """A GitHub-style anchor of a heading."""
     return re.sub(r"[^a-z0-9 _-]", "", text.lower()).strip().replace(" ", "-")
-
-
-def _number_rows(results: list[NumberResult], prefix: str) -> list[list[object]]:
-    return [
-        [
-            f"`{r.entry.id}`",
-            r.entry.source[len(prefix) :],
-            _paper_value(r.entry),
-            _ours(r),
-            _ci(r),
-            _z(r),
-            r.verdict,
-            r.detail,
-        ]
-        for r in results
-    ]
 
 
 def _number_section(results: list[NumberResult], figure: str, full: bool = True) -> list[str]:
@@ -134,27 +118,24 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
         hidden = Counter(r.verdict for r in results if r.verdict not in SHOWN_VERDICTS)
         counts = ", ".join(f"{n} {v}" for v, n in sorted(hidden.items()))
         every = f"(every row: [{TABLES_FILE}]({TABLES_FILE}#{anchor(title)}))"
-        if counts:
-            lines += [
-                f"{len(results)} numbers: {counts}"
-                + (f"; the other {len(shown)} below" if shown else "")
-                + f" {every}.",
-                "",
-            ]
-        else:
-            lines += [f"{len(results)} numbers, all below {every}.", ""]
+        head = f"{len(results)} numbers" + (f": {counts}" if counts else ", all below")
+        other = f"; the other {len(shown)} below" if counts and shown else ""
+        lines += [f"{head}{other} {every}.", ""]
     if shown:
-        header = [
-            "id",
-            "entry",
-            "paper",
-            "ours ± se",
-            "ours − paper [95 % CI]",
-            "z",
-            "verdict",
-            "why",
+        rows = [
+            [
+                f"`{r.entry.id}`",
+                r.entry.source[len(prefix) :],
+                _paper_value(r.entry),
+                _ours(r),
+                _ci(r),
+                _z(r),
+                r.verdict,
+                r.detail,
+            ]
+            for r in shown
         ]
-        lines += table(header, _number_rows(shown, prefix))
+        lines += table(NUMBER_HEADER, rows)
     notes = [("Note", [e.note for e in entries]), ("Spec", [e.spec_note for e in entries])]
     for label, texts in notes if full or len(results) <= SHORT_TABLE else notes[:1]:
         for text in sorted({t for t in texts if t}):
@@ -168,13 +149,11 @@ def _numbers(results: list[NumberResult], full: bool = True) -> list[str]:
     if not live:
         return []
     lines = ["### Published numbers", ""]
-    for fig in sorted({r.entry.figure for r in live}, key=natural):
-        tables: dict[tuple[str, str], list[NumberResult]] = {}
-        for r in live:
-            if r.entry.figure == fig:
-                tables.setdefault((r.entry.quantity, r.entry.unit), []).append(r)
-        for group in tables.values():
-            lines += _number_section(group, fig, full)
+    tables: dict[tuple[str, str, str], list[NumberResult]] = {}
+    for r in live:
+        tables.setdefault((r.entry.figure, r.entry.quantity, r.entry.unit), []).append(r)
+    for (fig, _, _), group in sorted(tables.items(), key=lambda kv: natural(kv[0][0])):
+        lines += _number_section(group, fig, full)
     return lines
 
 
@@ -193,10 +172,8 @@ def _not_reproducible(report: Report, full: bool) -> list[str]:
             f"[{TABLES_FILE}]({TABLES_FILE}#appendix-not-reproducible-on-a-cpu)).",
             "",
         ]
-        figs = sorted({r.entry.figure for r in dead}, key=natural)
-        counts = ", ".join(
-            f"{fig or 'other'} ({sum(r.entry.figure == fig for r in dead)})" for fig in figs
-        )
+        n = Counter(r.entry.figure for r in dead)
+        counts = ", ".join(f"{fig or 'other'} ({n[fig]})" for fig in sorted(n, key=natural))
         ids = ", ".join(f"`{r.entry.id}`" for r in claims)
         lines.append(f"Numbers by figure: {counts}." + (f" Claims: {ids}." if ids else ""))
         return lines + [""]
@@ -264,8 +241,7 @@ def _errata_line(errata: list[reference.ErratumEntry]) -> list[str]:
         return []
     counts = Counter(e.category for e in errata)
     text = ", ".join(f"{n} {cat}" for cat, n in sorted(counts.items()))
-    paper = errata[0].paper
-    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{paper} errata')})"
+    link = f"[{TABLES_FILE}]({TABLES_FILE}#{anchor(f'{errata[0].paper} errata')})"
     return [f"**Errata**: {len(errata)} ({text}); every one, printed and corrected: {link}.", ""]
 
 

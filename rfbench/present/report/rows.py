@@ -98,12 +98,8 @@ def column_mask(df: pd.DataFrame, key: str, wanted: Any) -> np.ndarray:
     values = _as_list(wanted)
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         arr = col.to_numpy(dtype=float, na_value=np.nan)
-        mask = np.zeros(len(df), dtype=bool)
-        for v in values:
-            number = _number(v)
-            if number is not None:
-                mask |= np.isclose(arr, number, rtol=1e-9, atol=1e-12)
-        return mask
+        numbers = [n for n in map(_number, values) if n is not None]
+        return np.isclose(arr[:, None], numbers, rtol=1e-9, atol=1e-12).any(axis=1)
     return col.isin([str(v) for v in values]).to_numpy(dtype=bool)
 
 

@@ -43,6 +43,7 @@ from rfbench.present.report.frames import (
     align,
     groups,
     is_resolved,
+    needed,
     plain,
     quadrature,
     split_at,
@@ -73,7 +74,6 @@ def _operand(ctx: Context, pt: pd.Series, side: str, const: str, expr: str) -> t
 def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str, str]]) -> Outcome:
     """Apply ``rule(a, sa, b, sb)`` at every aligned point of the lhs/rhs selectors."""
     names = [n for n in ("lhs", "rhs") if n in ctx.check]
-    bounds = _bounded(ctx)
     if not names:
         a, _ = _operand(ctx, pd.Series(dtype=object), "lhs", "lhs_value", "")
         b, _ = _operand(ctx, pd.Series(dtype=object), "rhs", "rhs_value", "rhs_expr")
@@ -89,37 +89,26 @@ def _two_sided(ctx: Context, rule: Callable[[float, Any, float, Any], tuple[str,
             rhs_const = "rhs_value" if "rhs_value" in ctx.check else "value"
             rhs_expr = "rhs_expr" if "rhs_expr" in ctx.check else "value_expr"
             b, sb = _operand(ctx, pt, "rhs", rhs_const, rhs_expr)
-            where = point_where(group, cols, pt)
-            unit = judged(where, *rule(a, sa, b, sb), pt, names)
-            if unit.status == UNRESOLVED and bounds is not None:
-                unit = bounds(where, unit, b, sb, pt)
-            units.append(unit)
+            unit = judged(point_where(group, cols, pt), *rule(a, sa, b, sb), pt, names)
+            units.append(_bounded(ctx, unit, b, sb, pt) if unit.status == UNRESOLVED else unit)
     return summarise(units, missing)
 
 
-def _bounded(ctx: Context) -> Callable[[str, Unit, float, Any, pd.Series], Unit] | None:
-    """For ``less_than`` with ``lhs.upper_bound``: an unresolved lhs whose declared bound (e.g. 2
-    for the relative MAE of a nonnegative unbiased estimator: E|K̂ − K| ≤ E K̂ + K = 2K) is below a
-    resolved rhs holds; otherwise the comparison stays unresolved.
+def _bounded(ctx: Context, unit: Unit, b: float, sb: Any, pt: pd.Series) -> Unit:
+    """An unresolved ``unit`` of ``less_than`` with ``lhs.upper_bound``: an unresolved lhs whose
+    declared bound (e.g. 2 for the relative MAE of a nonnegative unbiased estimator:
+    E|K̂ − K| ≤ E K̂ + K = 2K) is below a resolved rhs holds; otherwise it stays unresolved.
     """
-    bound = (
-        ctx.check.sides.get("lhs", {}).get("upper_bound") if ctx.check.kind == "less_than" else None
+    c = ctx.check
+    bound = c.sides.get("lhs", {}).get("upper_bound") if c.kind == "less_than" else None
+    if bound is None or not resolution(pt, ["rhs"])[0]:
+        return unit
+    status, _ = compare_le(float(bound), b, None, sb, bool(c.get("strict", True)))
+    if not passed(status):
+        return unit
+    return Unit(
+        unit.where, status, f"lhs ≤ {fmt_num(bound)} ({c['bound_reason']}) < rhs {fmt_num(b)}"
     )
-    if bound is None:
-        return None
-    strict = bool(ctx.check.get("strict", True))
-
-    def decide(where: str, unit: Unit, b: float, sb: Any, pt: pd.Series) -> Unit:
-        if not resolution(pt, ["rhs"])[0]:
-            return unit
-        status, _ = compare_le(float(bound), b, None, sb, strict)
-        if not passed(status):
-            return unit
-        why = ctx.check["bound_reason"]
-        text = f"lhs ≤ {fmt_num(bound)} ({why}) < rhs {fmt_num(b)}"
-        return Unit(where, status, text)
-
-    return decide
 
 
 def less_than(ctx: Context) -> Outcome:
@@ -270,7 +259,6 @@ def monotone(ctx: Context) -> Outcome:
             continue
         vals, ses, pos = g["value"].to_numpy(float), g["stderr"].tolist(), g[along].tolist()
         ok = is_resolved(g)
-        need = g["n_needed"].tolist() if "n_needed" in g else [math.nan] * len(g)
         status, text, steps = PASS, "", 0
         for i in range(len(vals) - 1):
             if not (ok[i] and ok[i + 1]):  # a step on an unresolved sample decides nothing
@@ -284,12 +272,8 @@ def monotone(ctx: Context) -> Outcome:
                 text = f"{along} {fmt_num(pos[i])} → {fmt_num(pos[i + 1])}: "
                 text += f"{fmt_num(vals[i])} → {fmt_num(vals[i + 1])}"
             status = worst(status, s)
-        if not steps:
-            unknown = [float(n) for n, r in zip(need, ok, strict=True) if not r]
-            known = [n for n in unknown if math.isfinite(n)]
-            units.append(
-                Unit(where, UNRESOLVED, f"{len(vals)} points", max(known) if known else math.nan)
-            )
+        if not steps:  # the sample size that would resolve the unresolved points, if known
+            units.append(Unit(where, UNRESOLVED, f"{len(vals)} points", needed(g[~ok])))
             continue
         units.append(Unit(where, status, text or f"{len(vals)} points"))
     return summarise(units, missing)

@@ -48,9 +48,9 @@ from rfbench.present.report.verdicts import (
 if TYPE_CHECKING:
     from rfbench.present.report import Report
 
-NUMBER_COLUMNS = NUMBER_VERDICTS
-#: "ordering confirmed" is counted with "holds"
-CLAIM_COLUMNS = tuple(v for v in CLAIM_VERDICTS if v != ORDERING_CONFIRMED)
+#: the claim verdicts counted in a column of their own (after "verified" and "hold", which
+#: counts "ordering confirmed" with "holds")
+CLAIM_COLUMNS = tuple(v for v in CLAIM_VERDICTS if v not in (VERIFIED, HOLDS, ORDERING_CONFIRMED))
 #: Surprises listed in the summary.
 SHOWN_SURPRISES = 8
 
@@ -146,15 +146,12 @@ def _reading_dependent(report: Report) -> list[str]:
 
 def _errata(report: Report) -> list[str]:
     verdicts = {r.entry.id: r for r in report.claims}
-    out = []
-    for e in report.errata:
-        claim = verdicts.get(e.checked_by)
-        if claim is None:
-            continue
-        out.append(
-            f"- `{e.id}` ({e.source}): printed {e.printed}; corrected {e.corrected}. On the "
-            f"results the printed form {claim.verdict} (`{claim.entry.id}`)."
-        )
+    out = [
+        f"- `{e.id}` ({e.source}): printed {e.printed}; corrected {e.corrected}. On the "
+        f"results the printed form {claim.verdict} (`{claim.entry.id}`)."
+        for e in report.errata
+        if (claim := verdicts.get(e.checked_by)) is not None
+    ]
     return ["**Errata that change numbers**", "", *out, ""] if out else []
 
 
@@ -256,17 +253,16 @@ def summary(report: Report) -> list[str]:
         f"{c[NOT_REPRODUCIBLE]} not reproducible on a CPU.",
         "",
     ]
-    papers = reference.papers()
     rows = []
-    for p in [*papers, None]:
+    for p in [*reference.papers(), None]:
         nc, cc = report.number_counts(p), report.claim_counts(p)
         rows.append(
             [p or "**all**", sum(nc.values())]
-            + [nc[v] for v in NUMBER_COLUMNS]
+            + [nc[v] for v in NUMBER_VERDICTS]
             + [sum(cc.values()), cc[VERIFIED], cc[HOLDS] + cc[ORDERING_CONFIRMED]]
-            + [cc[v] for v in CLAIM_COLUMNS[2:]]
+            + [cc[v] for v in CLAIM_COLUMNS]
         )
-    header = ["paper", "numbers", *NUMBER_COLUMNS, "claims", VERIFIED, "hold", *CLAIM_COLUMNS[2:]]
+    header = ["paper", "numbers", *NUMBER_VERDICTS, "claims", VERIFIED, "hold", *CLAIM_COLUMNS]
     lines += table(header, rows)
     surprises = report.surprises()
     if surprises:
