@@ -271,7 +271,7 @@ def draw_metrics(
     np.subtract(log_a, log_hat, out=log_hat)
     log_hat *= A  # A (log A − log Â)
     if seen is not None:
-        log_hat[:, ~seen] = 0.0
+        np.copyto(log_hat, 0.0, where=~seen)
     kl_rows = np.sum(log_hat, axis=-1)  # (draws, R)
     count = valid.sum(axis=-1)
     with np.errstate(invalid="ignore"):
