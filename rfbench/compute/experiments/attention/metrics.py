@@ -9,6 +9,7 @@ docs/experiments.md#attention.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -106,6 +107,11 @@ class HeadTruth:
         A, log_a = softmax_attention(q, k)
         return cls(A, log_a, A @ v, v)
 
+    @cached_property
+    def out_norms(self) -> tuple[float, float]:
+        """(Frobenius, spectral) norm of ``out``: computed once, divided into every draw's."""
+        return float(np.linalg.norm(self.out)), float(spectral_norm(self.out))
+
 
 def spectral_norm(x: np.ndarray) -> np.ndarray:
     """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
@@ -136,7 +142,7 @@ def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray
     dict
         ``out_rel_frob`` and ``out_rel_spec``, each (draws,); non-finite where ``out_hat`` is.
     """
-    frob, spec = float(np.linalg.norm(truth.out)), float(spectral_norm(truth.out))
+    frob, spec = truth.out_norms
     err = out_hat - truth.out
     finite = np.isfinite(err).all(axis=(-2, -1))
     safe = err if finite.all() else np.where(finite[:, None, None], err, 0.0)
