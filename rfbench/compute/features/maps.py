@@ -81,7 +81,11 @@ def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> 
     values = log_magnitude - top[:, :, None, None]
     np.exp(values, out=values)
     if factor is not None:
-        values = values * factor
+        shape = np.broadcast_shapes(values.shape, np.shape(factor))
+        if np.result_type(values, factor) == values.dtype and shape == values.shape:
+            np.multiply(values, factor, out=values)  # a real factor: in place
+        else:
+            values = values * factor
     return Features(values.reshape(draws, n, -1), top)
 
 
