@@ -220,15 +220,28 @@ def estimate_head(
     floor = normaliser_floor(est, draw, fq.log_scale, np.where(np.isfinite(top), top, 0.0))
     den_eps = den + np.asarray(floor)[..., None] if np.ndim(floor) else den
     with np.errstate(divide="ignore", invalid="ignore"):
-        out, matrix = _divided(num, den_eps), _divided(raw, den_eps[:, rows])
+        out, matrix = divided(num, den_eps), divided(raw, den_eps[:, rows])
     return HeadEstimate(out, den[..., 0], rows, matrix)
 
 
-def _divided(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """x / y, written into x (a fresh product) when x's dtype holds the quotient."""
-    if np.result_type(x, y) != x.dtype:
+def _in_place(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether x op y fits x: its dtype and shape hold the result."""
+    return np.result_type(x, y) == x.dtype and np.broadcast_shapes(x.shape, y.shape) == x.shape
+
+
+def divided(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x / y, written into x (a fresh product the caller gives up) where it fits."""
+    if not _in_place(x, y):
         return x / y
     x /= y
+    return x
+
+
+def scaled_in_place(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x · y, written into x (a fresh product the caller gives up) where it fits."""
+    if not _in_place(x, y):
+        return x * y
+    x *= y
     return x
 
 
