@@ -112,6 +112,15 @@ class HeadTruth:
         """(Frobenius, spectral) norm of ``out``: computed once, divided into every draw's."""
         return float(np.linalg.norm(self.out)), float(spectral_norm(self.out))
 
+    def at_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(A, log A) on the query ``rows`` and ‖A_rows‖_F, computed once per set of rows."""
+        cache = self.__dict__.setdefault("_rows", {})
+        key = rows.tobytes()
+        if key not in cache:
+            A = self.A[rows]
+            cache[key] = A, self.log_A[rows], np.linalg.norm(A)
+        return cache[key]
+
 
 def spectral_norm(x: np.ndarray) -> np.ndarray:
     """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
@@ -269,7 +278,7 @@ def draw_metrics(
         the fraction of all rows with D̂_ii ≤ 0 or not finite.
     """
     metrics = output_errors(truth, estimate.out)
-    A, log_a = truth.A[estimate.rows], truth.log_A[estimate.rows]
+    A, log_a, norm_a = truth.at_rows(estimate.rows)
     A_hat, den = estimate.matrix, estimate.normaliser
     # the masks below are applied only where they mask something: the same values, fewer passes
     err = A_hat - A
@@ -277,7 +286,7 @@ def draw_metrics(
     if not finite.all():
         err = np.where(finite[:, None, None], err, 0.0)
     frob = np.linalg.norm(err, axis=(-2, -1))
-    metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(A), np.inf)
+    metrics["attn_rel_frob"] = np.where(finite, frob / norm_a, np.inf)
     bad = ~(np.isfinite(den) & (den > 0))
     metrics["bad_normaliser"] = bad.mean(axis=-1)
     positive = A_hat > 0
