@@ -106,7 +106,7 @@ class ComponentEstimator(Estimator):
         if self.alpha != 0.0:
             row_log = row_log + kernel_row_log(self.alpha, X)
             col_log = col_log + kernel_row_log(self.alpha, Y)
-        return scaled_estimate(values, row_log, col_log)
+        return scaled_estimate(values, row_log, col_log, fresh=True)
 
     def estimate_blocks(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> list[Block] | None:
         """The two maps, one block, unless the component's pair shortcut forms the estimate."""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import log_softmax, softmax
+from scipy.special import log_softmax
 
 #: (features (N, F), backward: dL/dfeatures -> dL/du (N, P)) of a map applied to u = XW + b
 MapFn = Callable[[np.ndarray], tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]
@@ -49,7 +49,7 @@ def hedgehog_map(u: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.n
         dL/dφ (N, 2P) -> dL/du (N, P).
     """
     p = u.shape[-1]
-    s_pos, s_neg = softmax(u, axis=-1), softmax(-u, axis=-1)
+    s_pos, s_neg = _softmax(u), _softmax(-u)
 
     def backward(g: np.ndarray) -> np.ndarray:
         g_pos, g_neg = g[:, :p], g[:, p:]
@@ -60,6 +60,15 @@ def hedgehog_map(u: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.n
     return np.concatenate([s_pos, s_neg], axis=-1), backward
 
 
+def _softmax(u: np.ndarray) -> np.ndarray:
+    """scipy.special.softmax(u, axis=-1), the same operations in place, without its per-call
+    array-namespace dispatch (the fit calls it four times per loss evaluation)."""
+    e = np.subtract(u, np.max(u, axis=-1, keepdims=True))
+    np.exp(e, out=e)
+    e /= np.sum(e, axis=-1, keepdims=True)
+    return e
+
+
 def hedgehog_log_map(u: np.ndarray) -> np.ndarray:
     """log φ of :func:`hedgehog_map` (exact, for the log-space features): (..., 2P)."""
     return np.concatenate([log_softmax(u, axis=-1), log_softmax(-u, axis=-1)], axis=-1)
@@ -68,7 +77,11 @@ def hedgehog_log_map(u: np.ndarray) -> np.ndarray:
 def relu_map(u: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
     """T2R's map φ = max(u, 0) (Kasai et al. 2021, Eq. 4): features (N, P) and its backward."""
     active = u > 0
-    return np.where(active, u, 0.0), lambda g: np.where(active, g, 0.0)
+    # = np.where(active, u, 0.0) at a sixth of its cost: fmax gives 0 for u ≤ 0 and NaN, and
+    # adding 0 turns its −0 into +0
+    phi = np.fmax(u, 0)
+    phi += 0
+    return phi, lambda g: np.where(active, g, 0.0)
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,11 @@ def shifted_exp(log_magnitude: np.ndarray, factor: np.ndarray | None = None) -> 
     values = log_magnitude - top[:, :, None, None]
     np.exp(values, out=values)
     if factor is not None:
-        values = values * factor
+        shape = np.broadcast_shapes(values.shape, np.shape(factor))
+        if np.result_type(values, factor) == values.dtype and shape == values.shape:
+            np.multiply(values, factor, out=values)  # a real factor: in place
+        else:
+            values = values * factor
     return Features(values.reshape(draws, n, -1), top)
 
 
@@ -97,21 +101,30 @@ def real_product(phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
 
 def bilinear_estimate(query: Features, key: Features) -> np.ndarray:
     """K̂ = Re(φ(x)ᵀψ(y)) (bilinear, no conjugation) for every draw and pair: (draws, N, N')."""
-    return scaled_estimate(real_product(query.values, key.values), query.log_scale, key.log_scale)
+    gram = real_product(query.values, key.values)
+    return scaled_estimate(gram, query.log_scale, key.log_scale, fresh=True)
 
 
 #: row scales below this in magnitude are exponentiated separately (no overflow possible)
 SAFE_LOG = 300.0
 
 
-def scaled_estimate(gram: np.ndarray, row_log: np.ndarray, col_log: np.ndarray) -> np.ndarray:
+def scaled_estimate(
+    gram: np.ndarray, row_log: np.ndarray, col_log: np.ndarray, fresh: bool = False
+) -> np.ndarray:
     """gram·exp(row_log[i] + col_log[j]), or EstimateRangeError if an estimate is not
     representable. Moderate scales (the usual case) multiply by e^row and e^col in turn: two
-    passes over the pairs instead of an exponential of each."""
+    passes over the pairs instead of an exponential of each. ``fresh``: ``gram`` is the caller's
+    to overwrite (the same products, written into it where its dtype and shape hold them)."""
     with np.errstate(over="ignore", invalid="ignore"):
         safe = all(np.max(np.abs(a), initial=0.0) < SAFE_LOG for a in (row_log, col_log))
         if safe:
-            out = gram * np.exp(row_log)[..., :, None]
+            rows = np.exp(row_log)[..., :, None]
+            fits = np.result_type(gram, rows) == gram.dtype
+            if fresh and fits and np.broadcast_shapes(gram.shape, rows.shape) == gram.shape:
+                out = np.multiply(gram, rows, out=gram)
+            else:
+                out = gram * rows
             out *= np.exp(col_log)[..., None, :]
         else:
             out = gram * np.exp(row_log[..., :, None] + col_log[..., None, :])

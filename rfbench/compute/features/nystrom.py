@@ -120,7 +120,8 @@ class Nystrom(FamilyEstimator):
         X = check_inputs(X, L.shape[-1])
         log_k = log_kernel(self.kernel, X, L)  # (draws, N, k)
         top = np.max(log_k, axis=-1)
-        values = np.exp(log_k - top[..., None]) @ draw.params["basis"]
+        log_k -= top[..., None]  # a fresh array: exponentiated in place
+        values = np.exp(log_k, out=log_k) @ draw.params["basis"]
         return Features(values, top)
 
 

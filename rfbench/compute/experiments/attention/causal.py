@@ -44,7 +44,8 @@ def _visible_weights(b: np.ndarray, m: np.ndarray, rows: np.ndarray) -> np.ndarr
     s = b.shape[-1]
     seen = np.arange(s)[None, :] <= rows[:, None]  # (R, S)
     gap = b[..., None, :] - m[..., rows, None]
-    return np.exp(np.where(seen, gap, -np.inf))
+    np.copyto(gap, -np.inf, where=~seen)
+    return np.exp(gap, out=gap)
 
 
 def prefix_attention(
@@ -134,7 +135,9 @@ def estimate_head(
     phi, psi = am._real_maps(fq.values, fk.values)
     out, den, m = prefix_attention(phi, psi, fk.log_scale, v)
     rows = np.arange(len(q)) if rows is None else rows
-    raw = (phi[:, rows] @ np.swapaxes(psi, -1, -2)) * _visible_weights(fk.log_scale, m, rows)
+    raw = am.scaled_in_place(
+        phi[:, rows] @ np.swapaxes(psi, -1, -2), _visible_weights(fk.log_scale, m, rows)
+    )
     floor = am.normaliser_floor(est, draw, fq.log_scale, m)
     den_eps = den + floor
     if np.ndim(floor):  # the estimator's ε: Ô = D̂ Ô' / (D̂ + ε)
@@ -142,7 +145,7 @@ def estimate_head(
             out = out * (den / den_eps)[..., None]
         out = np.where((den == 0)[..., None], 0.0, out)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return am.HeadEstimate(out, den, rows, raw / den_eps[:, rows, None])
+        return am.HeadEstimate(out, den, rows, am.divided(raw, den_eps[:, rows, None]))
 
 
 def draw_metrics(truth: am.HeadTruth, estimate: am.HeadEstimate) -> dict[str, np.ndarray]:

@@ -189,12 +189,22 @@ def hybrid_estimate(
         np.where(outer[None] & np.isfinite(b)[:, None, :], b[:, None, :], -np.inf), axis=-1
     )  # (draws, T): the largest key scale each row's features use
     c = np.maximum(inside[None], a + b_top)  # (draws, T)
+    # (draws, T, S) arrays computed in place: the operations of exact + outside, fewer passes
     with np.errstate(over="ignore", invalid="ignore"):
-        exact = np.where(mask, np.exp(logits[None] - c[..., None]), 0.0)
-        scale = np.exp(a[..., None] + b[:, None, :] - c[..., None])
-        outside = np.where(outer, (phi @ np.swapaxes(psi, -1, -2)) * scale, 0.0)
-    raw = exact + outside  # (draws, T, S)
+        raw = np.subtract(logits[None], c[..., None])
+        np.exp(raw, out=raw)
+        np.copyto(raw, 0.0, where=~mask)  # exact inside the window
+        scale = np.add(a[..., None], b[:, None, :])
+        scale -= c[..., None]
+        np.exp(scale, out=scale)
+        outside = phi @ np.swapaxes(psi, -1, -2)
+        outside *= scale
+        np.copyto(outside, 0.0, where=~outer)  # the keys the features cover
+    raw += outside  # (draws, T, S)
     den = raw.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        matrix = raw[:, rows] / den[:, rows, None]
-        return HeadEstimate((raw @ v) / den[..., None], den, rows, matrix)
+        matrix = raw[:, rows]
+        matrix /= den[:, rows, None]
+        out = raw @ v
+        out /= den[..., None]
+    return HeadEstimate(out, den, rows, matrix)

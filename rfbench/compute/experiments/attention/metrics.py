@@ -9,6 +9,7 @@ docs/experiments.md#attention.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -106,6 +107,20 @@ class HeadTruth:
         A, log_a = softmax_attention(q, k)
         return cls(A, log_a, A @ v, v)
 
+    @cached_property
+    def out_norms(self) -> tuple[float, float]:
+        """(Frobenius, spectral) norm of ``out``: computed once, divided into every draw's."""
+        return float(np.linalg.norm(self.out)), float(spectral_norm(self.out))
+
+    def at_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(A, log A) on the query ``rows`` and ‖A_rows‖_F, computed once per set of rows."""
+        cache = self.__dict__.setdefault("_rows", {})
+        key = rows.tobytes()
+        if key not in cache:
+            A = self.A[rows]
+            cache[key] = A, self.log_A[rows], np.linalg.norm(A)
+        return cache[key]
+
 
 def spectral_norm(x: np.ndarray) -> np.ndarray:
     """Largest singular value of each matrix in a batch, via the eigenvalues of the smaller Gram
@@ -136,10 +151,10 @@ def output_errors(truth: HeadTruth, out_hat: np.ndarray) -> dict[str, np.ndarray
     dict
         ``out_rel_frob`` and ``out_rel_spec``, each (draws,); non-finite where ``out_hat`` is.
     """
-    frob, spec = float(np.linalg.norm(truth.out)), float(spectral_norm(truth.out))
+    frob, spec = truth.out_norms
     err = out_hat - truth.out
     finite = np.isfinite(err).all(axis=(-2, -1))
-    safe = np.where(finite[:, None, None], err, 0.0)
+    safe = err if finite.all() else np.where(finite[:, None, None], err, 0.0)
     spec_err = spectral_norm(safe) / spec
     return {
         "out_rel_frob": np.where(finite, np.linalg.norm(safe, axis=(-2, -1)) / frob, np.inf),
@@ -214,7 +229,29 @@ def estimate_head(
     floor = normaliser_floor(est, draw, fq.log_scale, np.where(np.isfinite(top), top, 0.0))
     den_eps = den + np.asarray(floor)[..., None] if np.ndim(floor) else den
     with np.errstate(divide="ignore", invalid="ignore"):
-        return HeadEstimate(num / den_eps, den[..., 0], rows, raw / den_eps[:, rows])
+        out, matrix = divided(num, den_eps), divided(raw, den_eps[:, rows])
+    return HeadEstimate(out, den[..., 0], rows, matrix)
+
+
+def _in_place(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether x op y fits x: its dtype and shape hold the result."""
+    return np.result_type(x, y) == x.dtype and np.broadcast_shapes(x.shape, y.shape) == x.shape
+
+
+def divided(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x / y, written into x (a fresh product the caller gives up) where it fits."""
+    if not _in_place(x, y):
+        return x / y
+    x /= y
+    return x
+
+
+def scaled_in_place(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x · y, written into x (a fresh product the caller gives up) where it fits."""
+    if not _in_place(x, y):
+        return x * y
+    x *= y
+    return x
 
 
 def draw_metrics(
@@ -241,19 +278,29 @@ def draw_metrics(
         the fraction of all rows with D̂_ii ≤ 0 or not finite.
     """
     metrics = output_errors(truth, estimate.out)
-    A, log_a = truth.A[estimate.rows], truth.log_A[estimate.rows]
+    A, log_a, norm_a = truth.at_rows(estimate.rows)
     A_hat, den = estimate.matrix, estimate.normaliser
+    # the masks below are applied only where they mask something: the same values, fewer passes
     err = A_hat - A
     finite = np.isfinite(err).all(axis=(-2, -1))
-    frob = np.linalg.norm(np.where(finite[:, None, None], err, 0.0), axis=(-2, -1))
-    metrics["attn_rel_frob"] = np.where(finite, frob / np.linalg.norm(A), np.inf)
+    if not finite.all():
+        err = np.where(finite[:, None, None], err, 0.0)
+    frob = np.linalg.norm(err, axis=(-2, -1))
+    metrics["attn_rel_frob"] = np.where(finite, frob / norm_a, np.inf)
     bad = ~(np.isfinite(den) & (den > 0))
     metrics["bad_normaliser"] = bad.mean(axis=-1)
-    seen = np.True_ if seen is None else seen
-    valid = ~bad[:, estimate.rows] & np.all((A_hat > 0) | ~seen, axis=-1)  # (draws, R)
+    positive = A_hat > 0
+    if seen is not None:
+        positive |= ~seen
+    valid = ~bad[:, estimate.rows] & np.all(positive, axis=-1)  # (draws, R)
+    take = valid[..., None] if seen is None else valid[..., None] & seen
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_hat = np.log(np.where(valid[..., None] & seen, A_hat, 1.0))
-    kl_rows = np.sum(np.where(seen, A * (log_a - log_hat), 0.0), axis=-1)  # (draws, R)
+        log_hat = np.log(A_hat if take.all() else np.where(take, A_hat, 1.0))
+    np.subtract(log_a, log_hat, out=log_hat)
+    log_hat *= A  # A (log A − log Â)
+    if seen is not None:
+        np.copyto(log_hat, 0.0, where=~seen)
+    kl_rows = np.sum(log_hat, axis=-1)  # (draws, R)
     count = valid.sum(axis=-1)
     with np.errstate(invalid="ignore"):
         metrics["attn_kl"] = np.where(count > 0, np.sum(kl_rows * valid, axis=-1) / count, np.nan)

@@ -131,9 +131,12 @@ def _attention(K: np.ndarray) -> np.ndarray:
         return K / K.sum(axis=-1, keepdims=True)
 
 
-def _rel_frob(est: np.ndarray, true: np.ndarray) -> np.ndarray:
-    """‖est - true‖_F/‖true‖_F per draw (est: (draws, N, N'))."""
-    return np.sqrt(np.sum((est - true) ** 2, axis=(-2, -1)) / np.sum(true**2))
+def _sq_error(est: np.ndarray, true: np.ndarray) -> np.ndarray:
+    """‖est - true‖_F² per draw (est: (draws, N, N')), squared in place; ‖est - true‖_F/‖true‖_F
+    is its square root over Σ true² (computed once per cell)."""
+    diff = est - true
+    np.square(diff, out=diff)
+    return np.sum(diff, axis=(-2, -1))
 
 
 def theory_frob_sq(est: Estimator, X: np.ndarray, Y: np.ndarray, draw: Draw) -> float | None:
@@ -157,17 +160,21 @@ class _Cell:
 
     def __init__(self, est: Estimator, K: np.ndarray, attention: bool) -> None:
         self.est, self.K = est, K
+        self.K_sq = np.sum(K**2)
         self.A = _attention(K) if attention else None
+        self.A_sq = np.sum(self.A**2) if attention else None
         self.errors: dict[str, list[np.ndarray]] = {"frob_sq": [], "rel_frob": []}
         if attention:
             self.errors["attn_rel_frob"] = []
 
     def add(self, draw: Draw, X: np.ndarray, Y: np.ndarray) -> None:
         K_hat = self.est.estimate(draw, X, Y)
-        self.errors["frob_sq"].append(np.sum((K_hat - self.K) ** 2, axis=(-2, -1)))
-        self.errors["rel_frob"].append(_rel_frob(K_hat, self.K))
+        frob_sq = _sq_error(K_hat, self.K)
+        self.errors["frob_sq"].append(frob_sq)
+        self.errors["rel_frob"].append(np.sqrt(frob_sq / self.K_sq))
         if self.A is not None:
-            self.errors["attn_rel_frob"].append(_rel_frob(_attention(K_hat), self.A))
+            attn_sq = _sq_error(_attention(K_hat), self.A)
+            self.errors["attn_rel_frob"].append(np.sqrt(attn_sq / self.A_sq))
 
 
 def _draw_bytes(spec: Mapping[str, Any], kernels: int) -> int:
