@@ -66,7 +66,8 @@ def _ci(r: NumberResult) -> str:
     return f"{r.diff:+.3g} [{r.diff - half:+.3g}, {r.diff + half:+.3g}]"
 
 
-def _paper_value(e: reference.NumberEntry) -> str:
+def paper_value(e: reference.NumberEntry) -> str:
+    """The published value as printed, with its ± where the paper gives one."""
     pm = e.stderr if e.stderr is not None else e.std
     return printed_literal(e) + (f" ± {pm:g}" if pm is not None else "")
 
@@ -126,7 +127,7 @@ def _number_section(results: list[NumberResult], figure: str, full: bool = True)
             [
                 f"`{r.entry.id}`",
                 r.entry.source[len(prefix) :],
-                _paper_value(r.entry),
+                paper_value(r.entry),
                 _ours(r),
                 _ci(r),
                 _z(r),
@@ -181,9 +182,7 @@ def _not_reproducible(report: Report, full: bool) -> list[str]:
         group = [r for r in dead if r.entry.figure == fig]
         reasons = "; ".join(sorted({r.detail for r in group}))
         lines += [f"### {fig or 'other'}: {len(group)} numbers", "", f"{reasons}.", ""]
-        rows = [
-            [f"`{r.entry.id}`", r.entry.source, _paper_value(r.entry), r.verdict] for r in group
-        ]
+        rows = [[f"`{r.entry.id}`", r.entry.source, paper_value(r.entry), r.verdict] for r in group]
         lines += table(["id", "entry", "paper", "verdict"], rows)
     if claims:
         rows = [[f"`{r.entry.id}`", r.entry.statement, r.verdict, r.detail] for r in claims]

@@ -207,13 +207,12 @@ def _fmt(value: float | None, se: float | None = None, scale: float = 1.0) -> st
 
 def verdict_rows(report: Report) -> list[dict[str, str]]:
     """Every number and claim of the report, in report order."""
-    from rfbench.present.report.numbers import printed_literal
+    from rfbench.present.report.render import paper_value
 
     rows = []
     for r in report.numbers:
         e = r.entry
-        pm = e.stderr if e.stderr is not None else e.std
-        paper = printed_literal(e) + (f" ± {pm:g}" if pm is not None else "")
+        paper = paper_value(e)
         reason = getattr(r, "reason", "") or r.detail
         ours, what = _fmt(r.ours, r.stderr, e.scale), e.source or e.quantity
         values = (e.paper, "number", e.id, e.figure, what, paper, ours, r.verdict, reason)
