@@ -105,3 +105,10 @@ def prepared(
 
     Y = np.eye(parts.train.n_classes)[parts.train.y]
     return Prepared(part(parts.train), Y, part(parts.test), part(parts.val), d_raw)
+
+
+def fit_sets(data, fit: str, sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
+    """What a data-dependent estimator is fitted on at scale σ (DERF eq. 8; the ``fit`` option):
+    (σ·train, σ·train) with ``fit = "train"``, else (σ·queries of ``part``, σ·train)."""
+    Xtr, q = sigma * data.train.X, sigma * getattr(data, part).X
+    return (Xtr, Xtr) if fit == "train" else (q, Xtr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from rfbench.compute.experiments.base import ConfigError, DataFile, Experiment, 
 from rfbench.compute.experiments.chunks import CHUNK_BYTES
 from rfbench.compute.experiments.classify import bandwidth
 from rfbench.compute.experiments.classify.data import SIMRF_SIGMA, default_sigma, prepared
+from rfbench.compute.experiments.classify.data import fit_sets as fit_on
 from rfbench.compute.experiments.classify.kernel_regression import (
     CHUNK,
     exact_accuracy,
@@ -287,9 +289,7 @@ class Classify(Experiment):
         if "budget" in spec:
             base["budget"] = spec["budget"]
 
-        def fit_sets(sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
-            Xtr, q = sigma * data.train.X, sigma * getattr(data, part).X
-            return (Xtr, Xtr) if spec["fit"] == "train" else (q, Xtr)
+        fit_sets = partial(fit_on, data, spec["fit"])
 
         def evaluate(proj, sigma: float, part: str, metric: str) -> dict[str, Any]:
             params = fitted_params(est, rng, d, *fit_sets(sigma, part))

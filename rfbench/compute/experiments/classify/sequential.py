@@ -26,12 +26,14 @@ many draws), and those draws are the first test batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from rfbench.compute import sequential
 from rfbench.compute.experiments.base import JobSpec
+from rfbench.compute.experiments.classify.data import fit_sets as fit_on
 from rfbench.compute.experiments.classify.kernel_regression import rf_accuracies, slice_draws
 from rfbench.compute.experiments.classify.params import DTYPES
 from rfbench.compute.features import registry
@@ -83,10 +85,7 @@ def _arm(
     if "budget" in spec:
         base["budget"] = spec["budget"]
 
-    def fit_sets(sigma: float, part: str) -> tuple[np.ndarray, np.ndarray]:
-        Xtr, q = sigma * data.train.X, sigma * getattr(data, part).X
-        return (Xtr, Xtr) if spec["fit"] == "train" else (q, Xtr)
-
+    fit_sets = partial(fit_on, data, spec["fit"])
     tuned = "sigmas" in spec
     draw_fit = fit_sets(spec["sigmas"][0], "val") if tuned else fit_sets(spec["sigma"], "test")
 
@@ -220,10 +219,7 @@ def sigma_rows(
     own = substream(rng, {"estimator": name})
     dtype = DTYPES[spec["dtype"]]
 
-    def fit_sets(sigma: float) -> tuple[np.ndarray, np.ndarray]:
-        Xtr, q = sigma * data.train.X, sigma * data.test.X
-        return (Xtr, Xtr) if spec["fit"] == "train" else (q, Xtr)
-
+    fit_sets = partial(fit_on, data, spec["fit"], part="test")
     grid = spec["sigma_grid"]
     params = {s: fitted(est, substream(own, ("fit", "test", s)), d, *fit_sets(s)) for s in grid}
     drawn: dict[int, Any] = {}
