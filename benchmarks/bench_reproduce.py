@@ -8,7 +8,7 @@ whole run) and ``bench/reproduce-configs.parquet`` (one row per config, so ``rfb
 of two bench folders gives per-config ratios). ``make bench-reproduce`` or ``make bench
 REPRODUCE=1``.
 
-Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper] [--out-dir DIR]
+Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper] [--stop fixed] [--out-dir DIR]
 """
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--profile", default="paper")
     ap.add_argument(
+        "--stop",
+        choices=("fixed", "resolved"),
+        help="the stopping rule of every config that has one (default: each config's own), e.g. "
+        "fixed to time what the sequential rule saves",
+    )
+    ap.add_argument(
         "--out-dir",
         help="keep the results in this folder (e.g. results, to time the regeneration of the "
         "committed results); default: a temporary folder, removed afterwards",
@@ -73,15 +79,17 @@ def main() -> None:
         cmd = [str(rfbench), "reproduce", "--profile", args.profile, "--out-dir", out]
         cmd += ["--workers", str(args.workers), "--force", "--quiet"]
         cmd += ["--replace"] if args.out_dir else []  # a kept folder is regenerated whole
+        cmd += ["--stop", args.stop] if args.stop else []
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
         wall = time.perf_counter() - t0
         configs = config_timings(out)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = kids.ru_utime + kids.ru_stime
-    print(f"rfbench reproduce --profile {args.profile} --workers {args.workers}:")
+    stop = f" --stop {args.stop}" if args.stop else ""
+    print(f"rfbench reproduce --profile {args.profile} --workers {args.workers}{stop}:")
     print(f"  wall {wall / 60:.1f} min ({wall:.0f} s), CPU {cpu / 60:.1f} min")
-    label = f"rfbench reproduce --profile {args.profile} --workers {args.workers}"
+    label = f"rfbench reproduce --profile {args.profile} --workers {args.workers}{stop}"
     rows = [{"estimator": label, "metric": "time_s", "value": wall},
             {"estimator": label, "metric": "cpu_s", "value": cpu}]  # fmt: skip
     record("reproduce", rows, vars(args))
