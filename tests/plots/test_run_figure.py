@@ -111,6 +111,39 @@ def test_exact_is_a_reference_line_and_each_estimator_one_legend_entry() -> None
     assert all(len(s.x) == 2 for s in data.series if s.kind == MEASURED)  # lines, not dots
 
 
+def test_a_stopping_reason_splits_no_chart() -> None:
+    """A sequentially drawn run (stop = resolved) has cells that stopped early beside cells at the
+    cap, each with its own anytime interval: what a row measured, not what it is, so every data
+    set and every m is drawn (they once showed only the cap's cells and named 'stop' a setting)."""
+    rows = classify_rows()
+    measured = rows["estimator"] != "exact"
+    rows["stop"] = np.where(measured, np.where(rows["dataset"] == "wine", "resolved", "cap"), None)
+    rows["cs_low"] = np.where(measured, rows["value"] - 0.05 * rows["m"], np.nan)
+    rows["sigma_published"] = np.where(rows["dataset"] == "wine", 0.35, 1.06)
+    data = plot_data(rows)
+    assert len(data.panels) == 2 and not data.notes
+    assert all(len(s.x) == 2 for s in data.series if s.kind == MEASURED)
+    assert not any("stop" in p.title or "sigma_published" in p.title for p in data.panels)
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_panels_on_scales_far_apart_get_their_own_value_axis(apart: bool) -> None:
+    """Accuracies near 0.7 on one data set and 0.9 on another: one shared axis would flatten both
+    panels' curves to a sliver, so each gets its own; panels on one scale still share theirs."""
+    import matplotlib.pyplot as plt
+
+    rows = classify_rows()
+    if apart:  # wine's curves and exact kernel within 0.69-0.73, banknote's 0.9-1.15
+        wine = rows["dataset"] == "wine"
+        rows.loc[wine, "value"] = rows.loc[wine, "value"] / 10 + 0.63
+        rows.loc[~wine, "value"] += 0.2
+    rows["stderr"] = 0.002
+    fig = render(plot_data(rows))
+    first, second = fig.axes[:2]
+    assert first.get_shared_y_axes().joined(first, second) is not apart
+    plt.close(fig)
+
+
 def test_twelve_estimators_get_twelve_colours() -> None:
     names = [f"plugin{i}@iid" for i in range(12)]
     colours = {colour for colour, _ in assign(names).values()}

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from rfbench.compute.schema import HEADLINE_METRICS, HIGHER_IS_BETTER
+from rfbench.compute.schema import DERIVED_COLUMNS, HEADLINE_METRICS, HIGHER_IS_BETTER
 from rfbench.present.plots import scales, style, words
 from rfbench.present.plots.series import (
     BASELINE,
@@ -49,11 +49,11 @@ from rfbench.present.summaries import View, view_of
 
 #: Candidate x axes, in order of preference.
 X_AXES = ("theta", "sigma", "m_per_d", "r", "m", "n", "d", "L", "layer", "passes", "v")
-#: Columns that never split a chart: bookkeeping and verdicts about a row.
+#: Columns that never split a chart: bookkeeping, and what is computed from a row's own
+#: measurement or its estimator (a verdict, a stopping reason, an interval: schema.DERIVED_COLUMNS)
 NOT_SETTINGS = {
-    "experiment", "figure", "metric", "value", "stderr", "n_trials", "resolved", "note",
-    "reference", "beats_uniform", "bound", "z_uniform",
-}  # fmt: skip
+    "experiment", "figure", "metric", "value", "stderr", "n_trials", "note", "reference", "bound",
+} | DERIVED_COLUMNS  # fmt: skip
 #: Settings fixed over a chart are named in its title in this order.
 TITLE_ORDER = ("kernel", "dataset", "r", "d", "budget", "m", "n", "sigma", "theta")
 #: Integer columns that index replicates of one setting: always a distribution, never an axis.

@@ -5,6 +5,7 @@ as ``<name>.png`` (replacing only a PNG that rfbench drew)."""
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -95,7 +96,7 @@ def render(data: PlotData):
     height = max(panel_height * nrows, LEGEND_ROW * (entries / legend_columns + 3))
     fig, axes = plt.subplots(
         nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained",
-        sharey=nrows * ncols > 1,
+        sharey=nrows * ncols > 1 and _one_scale(data),
     )  # fmt: skip
     for ax, panel in zip(axes.flat, data.panels, strict=False):
         bands = data.spread and sum(s.kind == MEASURED for s in panel.series) <= MAX_BANDS
@@ -120,6 +121,35 @@ def render(data: PlotData):
         fig.text(0.0, 0.0, notes, fontsize=6, color="0.35", ha="left", va="top",
                  transform=fig.transFigure)  # fmt: skip
     return fig
+
+
+#: panels share their value axis unless one of them spans less than this share of all of them
+MIN_SHARED_SPAN = 0.25
+
+
+def _one_scale(data: PlotData) -> bool:
+    """Whether the panels share one value axis: yes on a categorical chart (the rows are the same
+    estimators) or a log axis cut to its informative range; otherwise unless a panel's values
+    (with their bounds; decades on a log axis) span less than :data:`MIN_SHARED_SPAN` of all the
+    panels' together, where one scale would flatten its curves (classification accuracy at 0.14 on
+    one data set and 0.9 on another)."""
+    if data.categorical or data.y_range is not None:
+        return True
+    spans = []
+    for panel in data.panels:
+        values = [
+            v
+            for s in panel.series
+            for v in (*s.y, *(s.lo or ()), *(s.hi or ()))
+            if v is not None and math.isfinite(v) and (v > 0 or not data.y_log)
+        ]
+        if values:
+            low, high = min(values), max(values)
+            spans.append((math.log10(low), math.log10(high)) if data.y_log else (low, high))
+    if len(spans) < 2:
+        return True
+    whole = max(h for _, h in spans) - min(lo for lo, _ in spans)
+    return all(h - lo >= MIN_SHARED_SPAN * whole for lo, h in spans if h > lo)
 
 
 def _plain_text(text: str) -> str:
