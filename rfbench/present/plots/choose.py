@@ -49,11 +49,10 @@ from rfbench.present.summaries import View, view_of
 
 #: Candidate x axes, in order of preference.
 X_AXES = ("theta", "sigma", "m_per_d", "r", "m", "n", "d", "L", "layer", "passes", "v")
-#: Columns that never split a chart: bookkeeping, and what is computed from a row's own
-#: measurement or its estimator (a verdict, a stopping reason, an interval: schema.DERIVED_COLUMNS)
-NOT_SETTINGS = {
+#: Bookkeeping columns, which never split a chart (nor does a derived column: :func:`_setting`)
+BOOKKEEPING = {
     "experiment", "figure", "metric", "value", "stderr", "n_trials", "note", "reference", "bound",
-} | DERIVED_COLUMNS  # fmt: skip
+}  # fmt: skip
 #: Settings fixed over a chart are named in its title in this order.
 TITLE_ORDER = ("kernel", "dataset", "r", "d", "budget", "m", "n", "sigma", "theta")
 #: Integer columns that index replicates of one setting: always a distribution, never an axis.
@@ -112,10 +111,17 @@ def _headline(rows: pd.DataFrame) -> str | None:
     return next((m for m in dict.fromkeys(rows["metric"]) if not m.startswith("theory_")), None)
 
 
+def _setting(column: str) -> bool:
+    """Whether a column may set rows apart in a chart: not bookkeeping, and not computed from a
+    row's own measurement or its estimator (a verdict, a stopping reason, an anytime interval:
+    :data:`rfbench.compute.schema.DERIVED_COLUMNS`, plugins' included)."""
+    return column not in BOOKKEEPING and column not in DERIVED_COLUMNS
+
+
 def _with_metric(part: pd.DataFrame, rows: pd.DataFrame, x_metric: str) -> pd.DataFrame:
     """``part`` with a column ``x_metric``: that metric's value at the same settings."""
     other = rows[rows["metric"] == x_metric]
-    keys = [c for c in part.columns if c not in NOT_SETTINGS and c in other.columns]
+    keys = [c for c in part.columns if _setting(c) and c in other.columns]
     keys = [c for c in keys if part[c].notna().any() and other[c].notna().any()]
     x = other[keys + ["value"]].rename(columns={"value": x_metric})
     x = x.drop_duplicates(keys)
@@ -205,9 +211,7 @@ def infer_layout(
     """The chart of ``main`` (one metric's rows) and ``theory`` (their closed forms): what the
     ``view`` declares, the rest chosen in order from what varies in the rows (baselines, panels,
     x, what still varies); None when nothing is left to draw."""
-    settings = [
-        c for c in main.columns if c not in NOT_SETTINGS and c != "estimator" and _varies(main, c)
-    ]
+    settings = [c for c in main.columns if _setting(c) and c != "estimator" and _varies(main, c)]
     if view.x_metric and view.x_metric not in settings:
         settings.append(view.x_metric)
     baselines = _baselines(main, settings, view)
@@ -375,7 +379,7 @@ def _points(measured: pd.DataFrame, x: str, panels: Sequence[str]) -> bool:
     estimator): no lines between them."""
     keys = [*panels, x]
     return any(
-        c not in NOT_SETTINGS and c not in keys
+        _setting(c) and c not in keys
         and _varies(measured, c) and _determines(measured, keys, c)
         and not _integer(measured, c) and _numeric(measured, c)
         and not (panels and _determines(measured, panels, c))
