@@ -184,16 +184,20 @@ def site(
 
 def markdown_target(markdown: str) -> Path | None:
     """The file ``--markdown`` names (None if not given), refused before any work if it is a
-    folder or lies under a file."""
+    folder, lies under a file, or is a link or a file rfbench did not write
+    (:func:`rfbench.present.outputs.check_file`)."""
+    from rfbench.present.outputs import check_file
+
     if not markdown:
         return None
     path = Path(markdown)
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise UserError(f"--markdown {markdown} is a folder; give a file name, e.g. "
                         f"{path / 'compare.md'}")  # fmt: skip
     parent = next((p for p in path.parents if p.exists()), None)
     if parent is not None and not parent.is_dir():
         raise UserError(f"--markdown {markdown}: {parent} is a file, not a folder")
+    check_file(path, "--markdown")
     return path
 
 

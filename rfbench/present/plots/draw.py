@@ -58,6 +58,15 @@ def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
 
 
 def draw_all(results_dir: Path, out_dir: Path, only: Sequence[str] = ()) -> list[Outcome]:
-    """Every registered figure (or those in ``only``) from ``results_dir`` into ``out_dir``."""
+    """Every registered figure (or those in ``only``) from ``results_dir`` into ``out_dir``;
+    a file in the way that rfbench did not draw (:func:`rfbench.present.outputs.check_file`) is
+    refused before any is drawn."""
+    from rfbench.present.outputs import check_file, check_folder
+    from rfbench.present.plots.style import figure_paths
+
     specs = [s for s in list_figures() if not only or s.id in only]
+    check_folder(Path(out_dir))  # every file in the way refused before any figure is drawn
+    for spec in specs:
+        for path in figure_paths(Path(out_dir), spec.id):
+            check_file(path)
     return [draw_figure(spec, Path(results_dir), Path(out_dir)) for spec in specs]

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from rfbench.compute.results import atomic_write  # noqa: E402
 from rfbench.compute.text import family_of, weights_of  # noqa: E402
 
 COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
@@ -215,16 +216,29 @@ def theory_handle(text: str = "closed form (theory)"):
     return Line2D([], [], color="0.3", label=text, **THEORY_LINE)
 
 
+def figure_paths(out_dir: Path, figure_id: str) -> list[Path]:
+    """The files :func:`save` writes: ``<out_dir>/<figure_id>.png`` and ``.pdf``."""
+    return [out_dir / f"{figure_id}.{ext}" for ext in ("png", "pdf")]
+
+
 def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:
-    """Write ``<out_dir>/<figure_id>.png`` and ``.pdf``; close the figure."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{figure_id}.{ext}" for ext in ("png", "pdf")]
+    """Write ``<out_dir>/<figure_id>.png`` and ``.pdf`` atomically, signed as rfbench's
+    (:data:`rfbench.present.outputs.SOFTWARE`: a later run replaces them, never a file of the
+    user's); close the figure."""
+    from rfbench.present.outputs import SOFTWARE, check_file
+
+    paths = figure_paths(out_dir, figure_id)
+    for path in paths:
+        check_file(path)
     fig.tight_layout()
     for path in paths:
-        tmp = path.with_suffix(path.suffix + ".tmp")
         fmt = path.suffix[1:]
         # No creation date in the PDF: the same results give byte-identical files.
-        fig.savefig(tmp, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
-        tmp.replace(path)
+        meta = (
+            {"CreationDate": None, "Creator": SOFTWARE} if fmt == "pdf" else {"Software": SOFTWARE}
+        )
+        atomic_write(
+            path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, metadata=meta)
+        )
     plt.close(fig)
     return paths

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from collections import Counter
 from importlib import resources
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from rfbench.compute.checks import UserError
+from rfbench.present.outputs import copy_file
 from rfbench.present.site import charts, html
 from rfbench.present.site.html import esc
 
@@ -25,13 +25,15 @@ PROVENANCE = (
     "scipy", "backend",
 )  # fmt: skip
 ASSETS = resources.files("rfbench.present.site").joinpath("assets")
+#: the files of ``assets/`` copied from the package (beside plotly's own script)
+ASSET_FILES = ("site.css", "filter.js")
 SETTING_SKIP = {"experiment", "metric", "value", "stderr", "n_trials"}
 
 
 def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    from rfbench.present.outputs import write_text
+
+    return write_text(path, text)
 
 
 def _slug(path: Path) -> str:
@@ -83,7 +85,7 @@ def figure_page(spec, results: Path, out: Path) -> Path | None:
         return None
     body = f"<h1>{esc(spec.title)}</h1>"
     if png.is_file():
-        shutil.copyfile(png, out / "img" / png.name)
+        copy_file(png, out / "img" / png.name)
         body += f'<img class="figure" src="../img/{esc(png.name)}" alt="{esc(spec.title)}">'
     for path in found:
         if path is not None:
@@ -168,6 +170,38 @@ def index_page(results: Path, out: Path, figures: list, files: list[Path], count
     return _write(out / "index.html", html.page("Results", body, ""))
 
 
+#: the folders of a site, under its top folder
+SITE_FOLDERS = ("assets", "img", "figures", "results")
+
+
+def check_site_folder(out: Path, files: list[Path], results: Path) -> None:
+    """Refuse, before any page is written, a site folder rfbench must not write into: a link, a
+    file, a folder holding anything but a site rfbench wrote (its ``index.html``), one whose
+    sub-folders are links, or one with a file in the way that rfbench did not write."""
+    from rfbench.present.outputs import check_file, check_folder, written_by_rfbench
+    from rfbench.present.plots import list_figures
+
+    check_folder(out)
+    if out.is_dir() and any(out.iterdir()) and not written_by_rfbench(out / "index.html"):
+        raise UserError(
+            f"--out {out} holds files and no site rfbench wrote; rfbench writes a site only into "
+            "a new or empty folder or over its own site (choose another --out)"
+        )
+    for name in SITE_FOLDERS:
+        check_folder(out / name)
+    pages = [out / "index.html", out / "verdicts.html"]
+    pages += [out / "figures" / f"{spec.id}.html" for spec in list_figures()]
+    pages += [out / "results" / f"{_slug(p)}.html" for p in files]
+    for page in pages:
+        check_file(page)
+    # the assets and the copies of the figures (a figure's own signature is not checked when it
+    # is copied): any regular file in a site of rfbench's own
+    copies = [out / "assets" / name for name in ("plotly.min.js", *ASSET_FILES)]
+    copies += [out / "img" / f"{spec.id}.png" for spec in list_figures()]
+    for path in copies:
+        check_file(path, ours=Path.is_file)
+
+
 def build_site(results: str | Path = "results", out: str | Path | None = None) -> list[Path]:
     """Write the site of ``results`` into ``out`` (default ``<results>/site``); the pages."""
     from plotly.offline import get_plotlyjs
@@ -180,9 +214,10 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     files = result_paths(results)
     if not files:
         raise UserError(f"no result files (*/*.parquet) under {results}")
+    check_site_folder(out, files, results)
     (out / "img").mkdir(parents=True, exist_ok=True)
     _write(out / "assets" / "plotly.min.js", get_plotlyjs())  # shipped with the plotly package
-    for name in ("site.css", "filter.js"):
+    for name in ASSET_FILES:
         _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
     written = [(spec, figure_page(spec, results, out)) for spec in list_figures()]
     drawn = [spec for spec, page in written if page is not None]
