@@ -104,6 +104,8 @@ def figures(
         status = o.problem or ", ".join(p.name for p in o.paths)
         if o.missing and not o.problem:
             status += f" [yellow](without {', '.join(o.missing)}: not in the results)[/yellow]"
+        if o.nonfinite:
+            status += f" [yellow]({o.nonfinite} row(s) of infinite value left out)[/yellow]"
         rows.append((o.id, f"[red]{status}[/red]" if o.problem else status))
     print_table(f"figures from {results} -> {out_dir}", ("figure", "status"), rows)
     missing_data = skipped_names(folder)

@@ -80,8 +80,7 @@ def check_folder(folder: Path, option: str = "--out") -> None:
     """Refuse an output folder that is a symbolic link, a file, or lies under a file."""
     if folder.is_symlink():
         raise UserError(
-            f"{folder} is a symbolic link; rfbench does not write through links "
-            f"({_option(option)})"
+            f"{folder} is a symbolic link; rfbench does not write through links ({_option(option)})"
         )
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{folder} is a file, not a folder ({_option(option)})")

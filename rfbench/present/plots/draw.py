@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rfbench.present.plots.registry import FigureSpec, list_figures
@@ -19,42 +20,59 @@ class Outcome:
     problem: str = ""
     #: inputs of a partial figure that are not in the results (it was drawn without them)
     missing: tuple[str, ...] = ()
+    #: rows left out because their value is not finite (±inf: no axis shows it)
+    nonfinite: int = 0
 
 
-def load_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataFrame], str]:
-    """The result tables a figure reads, or ({}, the reason they are not all there); a partial
-    figure's tables that are there (or ({}, why) when none is)."""
+def finite_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the rows whose value is ±inf (a figure's axis cannot show them)."""
+    keep = ~np.isinf(df["value"].to_numpy(dtype=float, na_value=np.nan))
+    return df if keep.all() else df[keep].reset_index(drop=True)
+
+
+def read_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataFrame], str, int]:
+    """:func:`load_inputs`, and how many rows were left out for a value that is not finite."""
     from rfbench.compute.results import find_result, load_results
 
     found = {name: find_result(results_dir, name) for name in spec.needs}
     missing = [name for name, path in found.items() if path is None]
     if missing and (not spec.partial or len(missing) == len(found)):
-        return {}, f"missing results: {', '.join(missing)}"
-    frames = {name: load_results(path) for name, path in found.items() if path is not None}
+        return {}, f"missing results: {', '.join(missing)}", 0
+    read = {name: load_results(path) for name, path in found.items() if path is not None}
+    frames = {name: finite_rows(df) for name, df in read.items()}
+    dropped = sum(len(read[name]) - len(df) for name, df in frames.items())
     empty = [name for name, df in frames.items() if df.empty]
     if empty and (not spec.partial or len(empty) == len(frames)):
-        return {}, f"empty results: {', '.join(empty)}"
-    return {name: df for name, df in frames.items() if not df.empty}, ""
+        return {}, f"empty results: {', '.join(empty)}", dropped
+    return {name: df for name, df in frames.items() if not df.empty}, "", dropped
+
+
+def load_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The result tables a figure reads (their rows of finite value: :func:`finite_rows`), or
+    ({}, the reason they are not all there); a partial figure's tables that are there (or
+    ({}, why) when none is)."""
+    frames, problem, _ = read_inputs(spec, results_dir)
+    return frames, problem
 
 
 def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
     """Draw one figure, or say which results it lacks."""
     from rfbench.present.plots.style import save
 
-    frames, problem = load_inputs(spec, Path(results_dir))
+    frames, problem, nonfinite = read_inputs(spec, Path(results_dir))
     if problem:
-        return Outcome(spec.id, problem=problem)
+        return Outcome(spec.id, problem=problem, nonfinite=nonfinite)
     fig = spec.draw(frames)
     missing = tuple(name for name in spec.needs if name not in frames)
     if not any(ax.has_data() for ax in fig.axes):
         import matplotlib.pyplot as plt
 
         plt.close(fig)
-        return Outcome(spec.id, problem="the figure has no data")
+        return Outcome(spec.id, problem="the figure has no data", nonfinite=nonfinite)
     paths = tuple(save(fig, out_dir, spec.id))
     small = [p.name for p in paths if p.stat().st_size < 1000]
     problem = f"empty file(s): {', '.join(small)}" if small else ""
-    return Outcome(spec.id, paths, problem, missing)
+    return Outcome(spec.id, paths, problem, missing, nonfinite)
 
 
 def draw_all(results_dir: Path, out_dir: Path, only: Sequence[str] = ()) -> list[Outcome]:
