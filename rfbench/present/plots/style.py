@@ -221,6 +221,24 @@ def figure_paths(out_dir: Path, figure_id: str) -> list[Path]:
     return [out_dir / f"{figure_id}.{ext}" for ext in ("png", "pdf")]
 
 
+def literal_unparsable(fig: Figure) -> None:
+    """Show as written every text of ``fig`` that looks like mathtext and does not parse: a name
+    from the results (an estimator, a data set: ``$\\sqrt{$``) drawn, never a failed figure."""
+    from matplotlib import cbook
+    from matplotlib.mathtext import MathTextParser
+    from matplotlib.text import Text
+
+    parser = MathTextParser("path")
+    for text in fig.findobj(Text):
+        content = text.get_text()
+        if not text.get_parse_math() or not cbook.is_math_text(content):
+            continue
+        try:
+            parser.parse(content, dpi=72)
+        except ValueError:
+            text.set_parse_math(False)
+
+
 def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:
     """Write ``<out_dir>/<figure_id>.png`` and ``.pdf`` atomically, signed as rfbench's
     (:data:`rfbench.present.outputs.SOFTWARE`: a later run replaces them, never a file of the
@@ -230,6 +248,7 @@ def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:
     paths = figure_paths(out_dir, figure_id)
     for path in paths:
         check_file(path)
+    literal_unparsable(fig)
     fig.tight_layout()
     for path in paths:
         fmt = path.suffix[1:]
