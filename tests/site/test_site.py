@@ -174,3 +174,22 @@ def test_no_hostile_script_runs_in_chromium(hostile_site: Path, browser) -> None
     browser.get(next(p for p in pages if p.parent.name == "results").as_uri())
     drawn = "return document.querySelectorAll('.js-plotly-plot').length"
     assert browser.execute_script(drawn) == 1  # the chart still draws, hostile names and all
+
+
+def test_verdicts_show_a_name_from_the_results_escaped_once(tmp_path: Path) -> None:
+    """The report's texts are markdown (a result's ``<`` as ``&lt;``); the verdicts page showed
+    those entities as written (``&amp;lt;``) when it escaped them again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rfbench.present.report import build_report
+    from rfbench.present.site.build import verdict_rows
+
+    path = tmp_path / "pointwise" / "cse-fig1.parquet"
+    path.parent.mkdir()
+    table = pq.read_table(RESULTS / "pointwise" / "cse-fig1.parquet")  # with its provenance
+    names = ["a<b>&c" if n == "trig@iid" else n for n in table["estimator"].to_pylist()]
+    i = table.schema.get_field_index("estimator")
+    pq.write_table(table.set_column(i, "estimator", pa.array(names)), path)
+    texts = " ".join(v for r in verdict_rows(build_report(tmp_path)) for v in r.values())
+    assert "a<b>&c" in texts and "&lt;" not in texts and "&amp;" not in texts

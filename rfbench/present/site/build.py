@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from html import unescape
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -241,7 +242,9 @@ def _fmt(value: float | None, se: float | None = None, scale: float = 1.0) -> st
 
 
 def verdict_rows(report: Report) -> list[dict[str, str]]:
-    """Every number and claim of the report, in report order."""
+    """Every number and claim of the report, in report order, as plain text (the report's are
+    for markdown: a name read from a result file has its ``&``, ``<`` and ``>`` as entities,
+    which the page would show as written when it escapes them again)."""
     from rfbench.present.report.render import paper_value
 
     rows = []
@@ -257,4 +260,4 @@ def verdict_rows(report: Report) -> list[dict[str, str]]:
         reason = getattr(c, "reason", "") or c.detail
         values = (e.paper, "claim", e.id, e.figure, e.statement, "", "", c.verdict, reason)
         rows.append(dict(zip(VERDICT_KEYS, values, strict=True)))
-    return rows
+    return [{k: unescape(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
