@@ -3,8 +3,10 @@ report's, one row per published number and per claim: :func:`verdict_rows`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 from collections import Counter
 from html import unescape
 from importlib import resources
@@ -37,8 +39,20 @@ def _write(path: Path, text: str) -> Path:
     return write_text(path, text)
 
 
+#: the longest page name made from a result file's name (a file system takes 255 bytes)
+SLUG_LENGTH = 100
+
+
 def _slug(path: Path) -> str:
-    return f"{path.parent.name}-{path.stem}"
+    """``<experiment>-<name>`` of a result file, as the name of its page: kept when it is plain
+    ASCII letters, digits and ``._+-`` and short, else those characters of it (others as ``_``,
+    at most :data:`SLUG_LENGTH`) and a digest of the whole, so that a ``#``, ``?`` or ``%`` in a
+    file name breaks no link and a long one no file system."""
+    name = f"{path.parent.name}-{path.stem}"
+    safe = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    if safe == name and len(name) <= SLUG_LENGTH:
+        return name
+    return f"{safe[:SLUG_LENGTH]}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
 
 
 def wide_numbers(df: pd.DataFrame) -> pd.DataFrame:
