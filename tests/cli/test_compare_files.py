@@ -177,3 +177,17 @@ def test_a_result_path_that_is_no_regular_file_is_one_line(tmp_path, capsys, kin
     os.mkfifo(odd) if kind == "fifo" else odd.mkdir()
     assert cli(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     one_line(capsys, f"{odd} is not a regular file")
+
+
+def test_markdown_shows_names_from_the_files_as_text(tmp_path):
+    """Names read from result files reach compare's markdown as text, never as HTML (as in
+    REPORT.md): an estimator ``<script>`` was copied as written."""
+    hostile = '<script>alert(1)</script>&"'
+    table = rows(20).assign(estimator=hostile)
+    a, b = _both(tmp_path, table)
+    write(tmp_path / "b", table, name="<b>only")
+    md = tmp_path / "cmp.md"
+    assert cli(["compare", a, b, "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in text and "&lt;b&gt;only" in text
+    assert "<script" not in text and "<b>" not in text
