@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console, print_frame, print_table
@@ -101,13 +102,13 @@ def figures(
     outcomes = draw_all(folder, out_dir, wanted)
     rows = []
     for o in outcomes:
-        status = o.problem or ", ".join(p.name for p in o.paths)
+        status = escape(o.problem or ", ".join(p.name for p in o.paths))
         if o.missing and not o.problem:
             status += f" [yellow](without {', '.join(o.missing)}: not in the results)[/yellow]"
         if o.nonfinite:
             status += f" [yellow]({o.nonfinite} row(s) of infinite value left out)[/yellow]"
         rows.append((o.id, f"[red]{status}[/red]" if o.problem else status))
-    print_table(f"figures from {results} -> {out_dir}", ("figure", "status"), rows)
+    print_table(escape(f"figures from {results} -> {out_dir}"), ("figure", "status"), rows)
     missing_data = skipped_names(folder)
     lacking = {o.id: needs[o.id] if o.problem else o.missing for o in outcomes}
     offline = {
@@ -160,12 +161,15 @@ def report(
         for verdict in dict.fromkeys([*NUMBER_VERDICTS, *CLAIM_VERDICTS])
     ]
     print_table(
-        f"report on {results}", ("verdict", "numbers", "claims"), rows, right={"numbers", "claims"}
+        escape(f"report on {results}"),
+        ("verdict", "numbers", "claims"),
+        rows,
+        right={"numbers", "claims"},
     )
     surprises = rep.surprises()
     if surprises:
         console.print(f"{len(surprises)} claim(s) contradict their expectation (⚠ in the report)")
-    console.print(f"report: {path}")
+    console.print(escape(f"report: {path}"))
     if strict and (numbers.get(DIFFERS) or surprises):
         raise typer.Exit(1)
 
@@ -181,7 +185,7 @@ def site(
     folder = checked_results(results)
     out_dir = Path(out) if out else folder / "site"
     pages = build_site(results, out_dir)
-    console.print(f"{len(pages)} pages -> {out_dir / 'index.html'}")
+    console.print(escape(f"{len(pages)} pages -> {out_dir / 'index.html'}"))
 
 
 def markdown_target(markdown: str) -> Path | None:
@@ -259,7 +263,7 @@ def compare(
     print_frame(output.summary_table(result), f"rfbench compare: {a} (A) vs {b} (B)", max_rows=1000)
     for side, names in (("A", result.only_a), ("B", result.only_b)):
         if names:
-            console.print(f"only in {side}: {', '.join(names)}")
+            console.print(escape(f"only in {side}: {', '.join(names)}"))
     flagged = output.row_table(result, only_flagged=True)
     if len(flagged):
         print_frame(flagged, f"{len(flagged)} flagged row(s)", max_rows=rows)
@@ -271,14 +275,14 @@ def compare(
         table = output.changed_rows(result, which)
         if len(table):
             print_frame(table, f"{len(table)} {which} row(s)", max_rows=rows)
-    console.print(output.summary_line(result))
+    console.print(escape(output.summary_line(result)))
     if target is not None:
         text = output.markdown(result, a, b)
         try:
             atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         except OSError as exc:
             raise UserError(f"cannot write --markdown {target}: {exc.strerror or exc}") from None
-        console.print(f"markdown: {target}")
+        console.print(escape(f"markdown: {target}"))
     failed = gate_failures(result, numbers, slower)
     if failed:
         typer.echo(f"rfbench compare: {'; '.join(failed)}", err=True)

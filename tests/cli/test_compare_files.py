@@ -191,3 +191,14 @@ def test_markdown_shows_names_from_the_files_as_text(tmp_path):
     text = md.read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in text and "&lt;b&gt;only" in text
     assert "<script" not in text and "<b>" not in text
+
+
+def test_the_terminal_shows_names_as_written(tmp_path, capsys):
+    """A ``[/red]`` in a name is no rich markup: it stopped compare with an internal error
+    (MarkupError), and a ``[bold]`` vanished from the name it was in."""
+    table = rows(20).assign(estimator="[/red] [bold]x")
+    a, b = _both(tmp_path, table)
+    write(tmp_path / "b", table, name="[red]only")
+    assert cli(["compare", a, b]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "estimator=[/red] [bold]x" in out and "only in B: toy/[red]only.parquet" in out
