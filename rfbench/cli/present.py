@@ -191,8 +191,8 @@ def site(
 def markdown_target(markdown: str) -> Path | None:
     """The file ``--markdown`` names (None if not given), refused before any work if it is a
     folder, lies under a file, or is a link or a file rfbench did not write
-    (:func:`rfbench.present.outputs.check_file`)."""
-    from rfbench.present.outputs import check_file
+    (:func:`rfbench.present.outputs.check_markdown`: a name not ending in .md too)."""
+    from rfbench.present.outputs import check_markdown
 
     if not markdown:
         return None
@@ -203,7 +203,7 @@ def markdown_target(markdown: str) -> Path | None:
     parent = next((p for p in path.parents if p.exists()), None)
     if parent is not None and not parent.is_dir():
         raise UserError(f"--markdown {markdown}: {parent} is a file, not a folder")
-    check_file(path, "--markdown")
+    check_markdown(path, "--markdown")
     return path
 
 

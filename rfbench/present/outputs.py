@@ -10,7 +10,7 @@ file is written.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from rfbench.compute.checks import UserError
@@ -109,10 +109,16 @@ def check_file(
         )
 
 
-def check_files(paths: Iterable[Path], option: str = "--out") -> None:
-    """:func:`check_file` of each of ``paths``."""
-    for path in paths:
-        check_file(path, option)
+def check_markdown(path: Path, option: str = "--out") -> None:
+    """Refuse a markdown output whose name does not end in ``.md`` (a report written as
+    ``<results>/<experiment>/x.parquet`` made every later command refuse the folder), then
+    :func:`check_file` it."""
+    if path.suffix.lower() != ".md":
+        raise UserError(
+            f"invalid value for {option.lstrip('-')!r}: {str(path)!r} "
+            "(allowed: a file name ending in .md)"
+        )
+    check_file(path, option)
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -123,3 +123,13 @@ def test_figures_drawn_before_they_were_signed_are_replaced(tmp_path: Path) -> N
     (tmp_path / "x.pdf").write_bytes(b"%PDF-1.4 not a figure")
     (tmp_path / "x.md").write_text("# my report\n")
     assert not written_by_rfbench(tmp_path / "x.pdf") and not written_by_rfbench(tmp_path / "x.md")
+
+
+def test_a_markdown_output_must_end_in_md(results: Path) -> None:
+    """A report written as ``<results>/<experiment>/x.parquet`` made every later command refuse
+    the results folder (an unreadable result file)."""
+    bad = results / "theory" / "x.parquet"
+    one_line_error(run("report", "--results", str(results), "--out", str(bad)), "ending in .md")
+    one_line_error(run("compare", str(results), str(results), "--markdown", str(bad)),
+                   "ending in .md")  # fmt: skip
+    assert not bad.exists() and not (results / "theory" / "REPORT-tables.md").exists()

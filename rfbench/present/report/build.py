@@ -253,15 +253,16 @@ def write_report(
     the report.
 
     Either file in the way that rfbench did not write (a user's ``README.md`` given as ``out``, a
-    symbolic link) is refused before any work (:func:`rfbench.present.outputs.check_file`).
+    symbolic link) or an ``out`` not ending in ``.md`` is refused before any work
+    (:func:`rfbench.present.outputs.check_markdown`).
     """
-    from rfbench.present.outputs import check_file, write_text
+    from rfbench.present.outputs import check_file, check_markdown, write_text
     from rfbench.present.report.render import TABLES_FILE, render_markdown, render_tables
 
     path = Path(out) if out else Path(results) / "REPORT.md"
     if not Path(results).is_dir():
         raise UserError(f"results folder {str(results)!r} does not exist")
-    check_file(path)
+    check_markdown(path)
     check_file(path.parent / TABLES_FILE)
     report = build_report(results)
     fig_dir = Path(figures) if figures else Path(results) / "figures"
