@@ -128,6 +128,9 @@ def figures(
         )
     drawn = sum(1 for o in outcomes if not o.problem)
     console.print(f"{drawn} of {len(outcomes)} figures drawn")
+    bug = next((o.error for o in outcomes if o.error is not None), None)
+    if bug is not None:  # exit 1 naming the log, once every other figure is drawn
+        raise bug
     if strict and failed:
         raise typer.Exit(1)
 

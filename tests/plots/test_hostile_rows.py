@@ -54,3 +54,27 @@ def test_a_name_that_is_broken_mathtext_is_drawn_as_written(tmp_path: Path) -> N
     done, out = _figures(tmp_path)
     assert done.exit_code == 0, done.output
     assert (out / "cse-fig1.png").stat().st_size > 10_000
+
+
+def test_a_figure_that_raises_leaves_the_others_drawn(tmp_path: Path, monkeypatch) -> None:
+    """A bug in one figure stopped every figure after it; now they are drawn, then the command
+    fails with exit status 1 naming the figure and a log file."""
+    import dataclasses
+
+    from rfbench.present.plots.registry import FIGURES, list_figures
+
+    list_figures()
+    path, _ = _copy(tmp_path)
+    shutil.copyfile(RESULTS / "pointwise" / "cse-fig2.parquet", path.with_name("cse-fig2.parquet"))
+
+    def broken(frames):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setitem(FIGURES, "cse-fig1", dataclasses.replace(FIGURES["cse-fig1"], draw=broken))
+    monkeypatch.setenv("RFBENCH_LOG_DIR", str(tmp_path / "logs"))
+    out = tmp_path / "figures"
+    args = ["figures", "--results", str(tmp_path / "results"), "--out", str(out)]
+    done = CliRunner().invoke(app, [*args, "--only", "cse-fig1,cse-fig2"])
+    assert done.exit_code == 1, done.output
+    assert "figure cse-fig1 could not be drawn: ZeroDivisionError: a bug" in done.output
+    assert "traceback in" in done.output and (out / "cse-fig2.png").is_file()

@@ -4,7 +4,7 @@ drawn and why."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +22,13 @@ class Outcome:
     missing: tuple[str, ...] = ()
     #: rows left out because their value is not finite (±inf: no axis shows it)
     nonfinite: int = 0
+    #: the bug that stopped this figure (:class:`FigureFailed`), told once the others are drawn
+    error: Exception | None = field(default=None, compare=False)
+
+
+class FigureFailed(Exception):
+    """Drawing one figure raised (a bug): the other figures are still drawn, then the command
+    fails with this (its cause's traceback in the log)."""
 
 
 def finite_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -57,16 +64,25 @@ def load_inputs(spec: FigureSpec, results_dir: Path) -> tuple[dict[str, pd.DataF
 
 def draw_figure(spec: FigureSpec, results_dir: Path, out_dir: Path) -> Outcome:
     """Draw one figure, or say which results it lacks."""
+    import matplotlib.pyplot as plt
+
+    from rfbench.compute.checks import UserError
     from rfbench.present.plots.style import save
 
     frames, problem, nonfinite = read_inputs(spec, Path(results_dir))
     if problem:
         return Outcome(spec.id, problem=problem, nonfinite=nonfinite)
-    fig = spec.draw(frames)
+    try:
+        fig = spec.draw(frames)
+    except UserError:
+        raise
+    except Exception as exc:  # a bug in one figure: the others are drawn all the same
+        plt.close("all")
+        error = FigureFailed(f"figure {spec.id} could not be drawn: {type(exc).__name__}: {exc}")
+        error.__cause__ = exc
+        return Outcome(spec.id, problem=f"not drawn: {type(exc).__name__} (a bug)", error=error)
     missing = tuple(name for name in spec.needs if name not in frames)
     if not any(ax.has_data() for ax in fig.axes):
-        import matplotlib.pyplot as plt
-
         plt.close(fig)
         return Outcome(spec.id, problem="the figure has no data", nonfinite=nonfinite)
     paths = tuple(save(fig, out_dir, spec.id))

@@ -230,11 +230,13 @@ def literal_unparsable(fig: Figure) -> None:
 
     parser = MathTextParser("path")
     for text in fig.findobj(Text):
-        content = text.get_text()
-        if not text.get_parse_math() or not cbook.is_math_text(content):
+        if not text.get_parse_math():
             continue
+        # line by line, as matplotlib lays a text out (a newline is no glyph of mathtext)
+        lines = [line for line in text.get_text().split("\n") if cbook.is_math_text(line)]
         try:
-            parser.parse(content, dpi=72)
+            for line in lines:
+                parser.parse(line, dpi=72)
         except ValueError:
             text.set_parse_math(False)
 
