@@ -234,7 +234,9 @@ def compare(
             "CPU time); repeat or comma-separate.",
         ),
     ] = None,
-    rows: int = typer.Option(20, help="Shared rows shown in the terminal, largest |z| first."),
+    rows: int = typer.Option(
+        20, min=0, help="Shared rows shown in the terminal, largest |z| first."
+    ),
     across_configs: bool = typer.Option(
         False,
         "--across-configs",

@@ -202,3 +202,10 @@ def test_the_terminal_shows_names_as_written(tmp_path, capsys):
     assert cli(["compare", a, b]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "estimator=[/red] [bold]x" in out and "only in B: toy/[red]only.parquet" in out
+
+
+def test_negative_rows_is_refused(tmp_path, capsys):
+    """``--rows -5`` showed every row but the last five (pandas' head(-5))."""
+    a, b = _both(tmp_path, rows(20))
+    assert cli(["compare", a, b, "--rows", "-5"]) == 2
+    one_line(capsys, "--rows")
