@@ -133,3 +133,10 @@ def test_a_markdown_output_must_end_in_md(results: Path) -> None:
     one_line_error(run("compare", str(results), str(results), "--markdown", str(bad)),
                    "ending in .md")  # fmt: skip
     assert not bad.exists() and not (results / "theory" / "REPORT-tables.md").exists()
+
+
+def test_report_writes_nothing_into_a_folder_without_results(tmp_path: Path) -> None:
+    """``rfbench report --results ~`` (a mistyped folder) wrote REPORT.md and REPORT-tables.md of
+    nothing into it, as the site refuses to."""
+    one_line_error(run("report", "--results", str(tmp_path)), "no result files")
+    assert list(tmp_path.iterdir()) == []

@@ -256,12 +256,15 @@ def write_report(
     symbolic link) or an ``out`` not ending in ``.md`` is refused before any work
     (:func:`rfbench.present.outputs.check_markdown`).
     """
+    from rfbench.compute.results import result_paths
     from rfbench.present.outputs import check_file, check_markdown, write_text
     from rfbench.present.report.render import TABLES_FILE, render_markdown, render_tables
 
     path = Path(out) if out else Path(results) / "REPORT.md"
     if not Path(results).is_dir():
         raise UserError(f"results folder {str(results)!r} does not exist")
+    if not result_paths(results):  # a mistyped folder gets no report of nothing written into it
+        raise UserError(f"no result files (*/*.parquet) under {results}")
     check_markdown(path)
     check_file(path.parent / TABLES_FILE)
     report = build_report(results)
