@@ -113,6 +113,8 @@ def check_markdown(path: Path, option: str = "--out") -> None:
     """Refuse a markdown output whose name does not end in ``.md`` (a report written as
     ``<results>/<experiment>/x.parquet`` made every later command refuse the folder), then
     :func:`check_file` it."""
+    if path.is_dir() and not path.is_symlink():
+        raise UserError(f"{option} {path} is a folder; give a file name ending in .md")
     if path.suffix.lower() != ".md":
         raise UserError(
             f"invalid value for {option.lstrip('-')!r}: {str(path)!r} "

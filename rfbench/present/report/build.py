@@ -263,10 +263,10 @@ def write_report(
     path = Path(out) if out else Path(results) / "REPORT.md"
     if not Path(results).is_dir():
         raise UserError(f"results folder {str(results)!r} does not exist")
-    if not result_paths(results):  # a mistyped folder gets no report of nothing written into it
-        raise UserError(f"no result files (*/*.parquet) under {results}")
     check_markdown(path)
     check_file(path.parent / TABLES_FILE)
+    if not result_paths(results):  # a mistyped folder gets no report of nothing written into it
+        raise UserError(f"no result files (*/*.parquet) under {results}")
     report = build_report(results)
     fig_dir = Path(figures) if figures else Path(results) / "figures"
     text = render_markdown(report, path, fig_dir)
