@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import console, print_frame, print_table
@@ -101,11 +102,13 @@ def figures(
     outcomes = draw_all(folder, out_dir, wanted)
     rows = []
     for o in outcomes:
-        status = o.problem or ", ".join(p.name for p in o.paths)
+        status = escape(o.problem or ", ".join(p.name for p in o.paths))
         if o.missing and not o.problem:
             status += f" [yellow](without {', '.join(o.missing)}: not in the results)[/yellow]"
+        if o.nonfinite:
+            status += f" [yellow]({o.nonfinite} row(s) of infinite value left out)[/yellow]"
         rows.append((o.id, f"[red]{status}[/red]" if o.problem else status))
-    print_table(f"figures from {results} -> {out_dir}", ("figure", "status"), rows)
+    print_table(escape(f"figures from {results} -> {out_dir}"), ("figure", "status"), rows)
     missing_data = skipped_names(folder)
     lacking = {o.id: needs[o.id] if o.problem else o.missing for o in outcomes}
     offline = {
@@ -125,6 +128,9 @@ def figures(
         )
     drawn = sum(1 for o in outcomes if not o.problem)
     console.print(f"{drawn} of {len(outcomes)} figures drawn")
+    bug = next((o.error for o in outcomes if o.error is not None), None)
+    if bug is not None:  # exit 1 naming the log, once every other figure is drawn
+        raise bug
     if strict and failed:
         raise typer.Exit(1)
 
@@ -158,12 +164,15 @@ def report(
         for verdict in dict.fromkeys([*NUMBER_VERDICTS, *CLAIM_VERDICTS])
     ]
     print_table(
-        f"report on {results}", ("verdict", "numbers", "claims"), rows, right={"numbers", "claims"}
+        escape(f"report on {results}"),
+        ("verdict", "numbers", "claims"),
+        rows,
+        right={"numbers", "claims"},
     )
     surprises = rep.surprises()
     if surprises:
         console.print(f"{len(surprises)} claim(s) contradict their expectation (⚠ in the report)")
-    console.print(f"report: {path}")
+    console.print(escape(f"report: {path}"))
     if strict and (numbers.get(DIFFERS) or surprises):
         raise typer.Exit(1)
 
@@ -179,21 +188,25 @@ def site(
     folder = checked_results(results)
     out_dir = Path(out) if out else folder / "site"
     pages = build_site(results, out_dir)
-    console.print(f"{len(pages)} pages -> {out_dir / 'index.html'}")
+    console.print(escape(f"{len(pages)} pages -> {out_dir / 'index.html'}"))
 
 
 def markdown_target(markdown: str) -> Path | None:
     """The file ``--markdown`` names (None if not given), refused before any work if it is a
-    folder or lies under a file."""
+    folder, lies under a file, or is a link or a file rfbench did not write
+    (:func:`rfbench.present.outputs.check_markdown`: a name not ending in .md too)."""
+    from rfbench.present.outputs import check_markdown
+
     if not markdown:
         return None
     path = Path(markdown)
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise UserError(f"--markdown {markdown} is a folder; give a file name, e.g. "
                         f"{path / 'compare.md'}")  # fmt: skip
     parent = next((p for p in path.parents if p.exists()), None)
     if parent is not None and not parent.is_dir():
         raise UserError(f"--markdown {markdown}: {parent} is a file, not a folder")
+    check_markdown(path, "--markdown")
     return path
 
 
@@ -221,7 +234,9 @@ def compare(
             "CPU time); repeat or comma-separate.",
         ),
     ] = None,
-    rows: int = typer.Option(20, help="Shared rows shown in the terminal, largest |z| first."),
+    rows: int = typer.Option(
+        20, min=0, help="Shared rows shown in the terminal, largest |z| first."
+    ),
     across_configs: bool = typer.Option(
         False,
         "--across-configs",
@@ -253,7 +268,7 @@ def compare(
     print_frame(output.summary_table(result), f"rfbench compare: {a} (A) vs {b} (B)", max_rows=1000)
     for side, names in (("A", result.only_a), ("B", result.only_b)):
         if names:
-            console.print(f"only in {side}: {', '.join(names)}")
+            console.print(escape(f"only in {side}: {', '.join(names)}"))
     flagged = output.row_table(result, only_flagged=True)
     if len(flagged):
         print_frame(flagged, f"{len(flagged)} flagged row(s)", max_rows=rows)
@@ -265,14 +280,14 @@ def compare(
         table = output.changed_rows(result, which)
         if len(table):
             print_frame(table, f"{len(table)} {which} row(s)", max_rows=rows)
-    console.print(output.summary_line(result))
+    console.print(escape(output.summary_line(result)))
     if target is not None:
         text = output.markdown(result, a, b)
         try:
             atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         except OSError as exc:
             raise UserError(f"cannot write --markdown {target}: {exc.strerror or exc}") from None
-        console.print(f"markdown: {target}")
+        console.print(escape(f"markdown: {target}"))
     failed = gate_failures(result, numbers, slower)
     if failed:
         typer.echo(f"rfbench compare: {'; '.join(failed)}", err=True)

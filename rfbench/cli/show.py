@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:  # pandas is imported by the commands that print frames, not by the CLI's start
@@ -20,6 +21,12 @@ FOOTNOTES_SHOWN: set[str] = set()
 
 
 def _cell(value: object) -> str:
+    """A value as the table shows it: text as written (a ``[/red]`` in an estimator's name is no
+    rich markup)."""
+    return escape(_text(value))
+
+
+def _text(value: object) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return ""
@@ -58,14 +65,15 @@ def print_frame(frame: pd.DataFrame, title: str, max_rows: int = 30) -> None:
     if frame.attrs.get("title"):
         title = f"{title}: {frame.attrs['title']}"
     frame = frame.dropna(axis=1, how="all").head(max_rows)
-    table = Table(title=title, caption=caption, caption_justify="left")
+    # every text as written: a title, a column or a cell holds names from configs and results
+    table = Table(title=escape(title), caption=caption and escape(caption), caption_justify="left")
     for column in frame.columns:
         table.add_column(
-            str(column), justify="right" if frame[column].dtype.kind in "fiu" else "left"
+            escape(str(column)), justify="right" if frame[column].dtype.kind in "fiu" else "left"
         )
     for row in frame.itertuples(index=False):
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
     if footnote and footnote not in FOOTNOTES_SHOWN:  # reproduce: 8 pointwise tables, 1 footnote
         FOOTNOTES_SHOWN.add(footnote)
-        console.print(footnote)
+        console.print(escape(footnote))

@@ -177,3 +177,35 @@ def test_a_result_path_that_is_no_regular_file_is_one_line(tmp_path, capsys, kin
     os.mkfifo(odd) if kind == "fifo" else odd.mkdir()
     assert cli(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
     one_line(capsys, f"{odd} is not a regular file")
+
+
+def test_markdown_shows_names_from_the_files_as_text(tmp_path):
+    """Names read from result files reach compare's markdown as text, never as HTML (as in
+    REPORT.md): an estimator ``<script>`` was copied as written."""
+    hostile = '<script>alert(1)</script>&"'
+    table = rows(20).assign(estimator=hostile)
+    a, b = _both(tmp_path, table)
+    write(tmp_path / "b", table, name="<b>only")
+    md = tmp_path / "cmp.md"
+    assert cli(["compare", a, b, "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&amp;" in text and "&lt;b&gt;only" in text
+    assert "<script" not in text and "<b>" not in text
+
+
+def test_the_terminal_shows_names_as_written(tmp_path, capsys):
+    """A ``[/red]`` in a name is no rich markup: it stopped compare with an internal error
+    (MarkupError), and a ``[bold]`` vanished from the name it was in."""
+    table = rows(20).assign(estimator="[/red] [bold]x")
+    a, b = _both(tmp_path, table)
+    write(tmp_path / "b", table, name="[red]only")
+    assert cli(["compare", a, b]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "estimator=[/red] [bold]x" in out and "only in B: toy/[red]only.parquet" in out
+
+
+def test_negative_rows_is_refused(tmp_path, capsys):
+    """``--rows -5`` showed every row but the last five (pandas' head(-5))."""
+    a, b = _both(tmp_path, rows(20))
+    assert cli(["compare", a, b, "--rows", "-5"]) == 2
+    one_line(capsys, "--rows")

@@ -54,3 +54,17 @@ def test_escaping_reaches_through_containers_and_leaves_numbers() -> None:
     assert out["v"].equals(df["v"]) and list(df["s"][:2]) == ["plain", "<x>"]  # a copy
     plain = df[["v"]]
     assert escape_frame(plain) is plain  # nothing to escape: the frame itself
+
+
+def test_an_unreadable_files_name_is_plain_on_the_terminal(tmp_path: Path) -> None:
+    """Escaped for REPORT.md only: the warning line showed ``&lt;b&gt;`` for ``<b>``."""
+    from typer.testing import CliRunner
+
+    from rfbench.cli.app import app
+
+    (tmp_path / "pointwise").mkdir()
+    (tmp_path / "pointwise" / "x<b>&.parquet").write_text("not parquet")
+    done = CliRunner().invoke(app, ["report", "--results", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    assert "unreadable result file pointwise/x<b>&.parquet" in done.output
+    assert "pointwise/x&lt;b&gt;&amp;.parquet" in (tmp_path / "REPORT.md").read_text()

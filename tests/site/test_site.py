@@ -174,3 +174,41 @@ def test_no_hostile_script_runs_in_chromium(hostile_site: Path, browser) -> None
     browser.get(next(p for p in pages if p.parent.name == "results").as_uri())
     drawn = "return document.querySelectorAll('.js-plotly-plot').length"
     assert browser.execute_script(drawn) == 1  # the chart still draws, hostile names and all
+
+
+def test_verdicts_show_a_name_from_the_results_escaped_once(tmp_path: Path) -> None:
+    """The report's texts are markdown (a result's ``<`` as ``&lt;``); the verdicts page showed
+    those entities as written (``&amp;lt;``) when it escaped them again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from rfbench.present.report import build_report
+    from rfbench.present.site.build import verdict_rows
+
+    path = tmp_path / "pointwise" / "cse-fig1.parquet"
+    path.parent.mkdir()
+    table = pq.read_table(RESULTS / "pointwise" / "cse-fig1.parquet")  # with its provenance
+    names = ["a<b>&c" if n == "trig@iid" else n for n in table["estimator"].to_pylist()]
+    i = table.schema.get_field_index("estimator")
+    pq.write_table(table.set_column(i, "estimator", pa.array(names)), path)
+    texts = " ".join(v for r in verdict_rows(build_report(tmp_path)) for v in r.values())
+    assert "a<b>&c" in texts and "&lt;" not in texts and "&amp;" not in texts
+
+
+def test_odd_result_file_names_give_pages_the_index_links_to(tmp_path: Path) -> None:
+    """A ``#``, ``?`` or ``%`` in a file name broke its link (read as a fragment, a query, an
+    escape) and a long name stopped the site with an internal error (no such file name)."""
+    names = ["a#b?c%20d", "x" * 245, "plain"]
+    for name in names:
+        (tmp_path / "theory").mkdir(exist_ok=True)
+        shutil.copyfile(
+            RESULTS / "theory" / "hrf-fig1.parquet", tmp_path / "theory" / f"{name}.parquet"
+        )
+    out = tmp_path / "site"
+    build_site(tmp_path, out)
+    parser = _Links()
+    parser.feed((out / "index.html").read_text(encoding="utf-8"))
+    pages = [urlparse(link) for link in parser.links if link.startswith("results/")]
+    assert len(pages) == len(names) and all(not (p.fragment or p.query) for p in pages)
+    assert all((out / p.path).is_file() for p in pages)
+    assert (out / "results" / "theory-plain.html").is_file()  # a plain name is kept

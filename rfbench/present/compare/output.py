@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -147,20 +148,31 @@ def config_table(result: Comparison) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["file", "key", "A", "B"])
 
 
+def _md_text(value: object) -> str:
+    """Text read from result files (a name, a config value) as markdown shows it: as text,
+    never as HTML (``&``, ``<`` and ``>`` as entities, as in REPORT.md)."""
+    return escape(str(value), quote=False)
+
+
+def _md_code(path: str) -> str:
+    """A path as code (as text where a backquote in it would end the code)."""
+    return f"`{path}`" if "`" not in path else _md_text(path)
+
+
 def _md_cell(value: Any) -> str:
     """A value as table text (empty for a missing one; the table escapes it)."""
     if value is None or value is pd.NA:
         return ""
     if isinstance(value, float | np.floating):
         return "" if math.isnan(value) else f"{value:.4g}"
-    return str(value)
+    return _md_text(value)
 
 
 def _md_table(frame: pd.DataFrame) -> str:
     if not len(frame):
         return "(none)\n"
     rows = ([_md_cell(v) for v in row] for row in frame.itertuples(index=False))
-    return "\n".join(markdown_table([str(c) for c in frame.columns], rows))
+    return "\n".join(markdown_table([_md_text(c) for c in frame.columns], rows))
 
 
 def summary_line(result: Comparison) -> str:
@@ -178,14 +190,14 @@ def summary_line(result: Comparison) -> str:
 def markdown(result: Comparison, a: str, b: str) -> str:
     """The whole comparison as a markdown document (every shared row included)."""
     out = [
-        f"# rfbench compare: `{a}` (A) vs `{b}` (B)\n",
+        f"# rfbench compare: {_md_code(a)} (A) vs {_md_code(b)} (B)\n",
         summary_line(result) + ".\n",
         "## Files\n",
         _md_table(summary_table(result)),
     ]
     if result.only_a or result.only_b:
-        out += ["\nOnly in A: " + (", ".join(result.only_a) or "none") + "  \n"
-                "Only in B: " + (", ".join(result.only_b) or "none") + "\n"]  # fmt: skip
+        out += ["\nOnly in A: " + (_md_text(", ".join(result.only_a)) or "none") + "  \n"
+                "Only in B: " + (_md_text(", ".join(result.only_b)) or "none") + "\n"]  # fmt: skip
     if result.differing():
         out += ["\n## Configs that differ\n",
                 "Only the rows both runs have are compared; the others are *outside* the other "

@@ -13,6 +13,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
 from rfbench.compute.results import atomic_write, load_results
+from rfbench.present.outputs import SOFTWARE
 from rfbench.present.plots.choose import plot_data
 from rfbench.present.plots.series import (
     BASELINE,
@@ -25,8 +26,6 @@ from rfbench.present.plots.series import (
     Series,
 )
 from rfbench.present.plots.style import THEORY_LINE, apply, theory_handle
-
-SOFTWARE = "rfbench"
 
 
 class NotOurs(Exception):

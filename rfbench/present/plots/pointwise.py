@@ -51,7 +51,9 @@ class Curve:
         se = self.data.get(f"{metric}_se")
         out = np.zeros(len(self.data)) if se is None else se.fillna(0).to_numpy(float)
         ok = self.data.get(f"{metric}_ok")
-        return out if ok is None else np.where(ok.eq(False).to_numpy(bool), 0.0, out)
+        return (
+            out if ok is None else np.where(ok.eq(False).to_numpy(bool, na_value=False), 0.0, out)
+        )
 
     @property
     def theta(self) -> np.ndarray:

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from rfbench.compute.results import atomic_write  # noqa: E402
 from rfbench.compute.text import family_of, weights_of  # noqa: E402
 
 COLUMN_WIDTH = 3.4  # inches: one column of a two-column paper
@@ -215,16 +216,50 @@ def theory_handle(text: str = "closed form (theory)"):
     return Line2D([], [], color="0.3", label=text, **THEORY_LINE)
 
 
+def figure_paths(out_dir: Path, figure_id: str) -> list[Path]:
+    """The files :func:`save` writes: ``<out_dir>/<figure_id>.png`` and ``.pdf``."""
+    return [out_dir / f"{figure_id}.{ext}" for ext in ("png", "pdf")]
+
+
+def literal_unparsable(fig: Figure) -> None:
+    """Show as written every text of ``fig`` that looks like mathtext and does not parse: a name
+    from the results (an estimator, a data set: ``$\\sqrt{$``) drawn, never a failed figure."""
+    from matplotlib import cbook
+    from matplotlib.mathtext import MathTextParser
+    from matplotlib.text import Text
+
+    parser = MathTextParser("path")
+    for text in fig.findobj(Text):
+        if not text.get_parse_math():
+            continue
+        # line by line, as matplotlib lays a text out (a newline is no glyph of mathtext)
+        lines = [line for line in text.get_text().split("\n") if cbook.is_math_text(line)]
+        try:
+            for line in lines:
+                parser.parse(line, dpi=72)
+        except ValueError:
+            text.set_parse_math(False)
+
+
 def save(fig: Figure, out_dir: Path, figure_id: str) -> list[Path]:
-    """Write ``<out_dir>/<figure_id>.png`` and ``.pdf``; close the figure."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{figure_id}.{ext}" for ext in ("png", "pdf")]
+    """Write ``<out_dir>/<figure_id>.png`` and ``.pdf`` atomically, signed as rfbench's
+    (:data:`rfbench.present.outputs.SOFTWARE`: a later run replaces them, never a file of the
+    user's); close the figure."""
+    from rfbench.present.outputs import SOFTWARE, check_file
+
+    paths = figure_paths(out_dir, figure_id)
+    for path in paths:
+        check_file(path)
+    literal_unparsable(fig)
     fig.tight_layout()
     for path in paths:
-        tmp = path.with_suffix(path.suffix + ".tmp")
         fmt = path.suffix[1:]
         # No creation date in the PDF: the same results give byte-identical files.
-        fig.savefig(tmp, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
-        tmp.replace(path)
+        meta = (
+            {"CreationDate": None, "Creator": SOFTWARE} if fmt == "pdf" else {"Software": SOFTWARE}
+        )
+        atomic_write(
+            path, lambda tmp, fmt=fmt, meta=meta: fig.savefig(tmp, format=fmt, metadata=meta)
+        )
     plt.close(fig)
     return paths

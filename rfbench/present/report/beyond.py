@@ -19,7 +19,7 @@ from rfbench.present.report.beyond_attention import (
     real_data_section,
 )
 from rfbench.present.report.beyond_models import models_headline
-from rfbench.present.report.markdown import load_named, rel_path, table
+from rfbench.present.report.markdown import link_target, load_named, table
 from rfbench.present.statistics import projection_budget
 
 PRECISION, COST = "beyond-precision", "beyond-cost"
@@ -307,7 +307,7 @@ def beyond_section(results_dir: Path, out_dir: Path, fig_dir: Path) -> list[str]
     if not own and not real:
         return []
     figs = sorted(fig_dir.glob("beyond-*.png")) if fig_dir.is_dir() else []
-    links = " · ".join(f"[{p.stem}]({rel_path(p, out_dir)})" for p in figs)
+    links = " · ".join(f"[{p.stem}]({link_target(p, out_dir)})" for p in figs)
     intro = "Results of this repository's own experiments (`configs/beyond/`), not paper claims."
     lines = ["## Beyond the papers", "", intro + (f" Figures: {links}" if links else ""), ""]
     return lines + own + real + _landmarks(results_dir)

@@ -251,15 +251,26 @@ def write_report(
     """Write ``REPORT.md`` (default ``<results>/REPORT.md``) and ``REPORT-tables.md`` beside it,
     linking the drawn figures of ``figures`` (default ``<results>/figures``); return the path and
     the report.
+
+    Either file in the way that rfbench did not write (a user's ``README.md`` given as ``out``, a
+    symbolic link) or an ``out`` not ending in ``.md`` is refused before any work
+    (:func:`rfbench.present.outputs.check_markdown`).
     """
-    from rfbench.compute.results import atomic_write
+    from rfbench.compute.results import result_paths
+    from rfbench.present.outputs import check_file, check_markdown, write_text
     from rfbench.present.report.render import TABLES_FILE, render_markdown, render_tables
 
-    report = build_report(results)
     path = Path(out) if out else Path(results) / "REPORT.md"
+    if not Path(results).is_dir():
+        raise UserError(f"results folder {str(results)!r} does not exist")
+    check_markdown(path)
+    check_file(path.parent / TABLES_FILE)
+    if not result_paths(results):  # a mistyped folder gets no report of nothing written into it
+        raise UserError(f"no result files (*/*.parquet) under {results}")
+    report = build_report(results)
     fig_dir = Path(figures) if figures else Path(results) / "figures"
     text = render_markdown(report, path, fig_dir)
     tables = render_tables(report)
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-    atomic_write(path.parent / TABLES_FILE, lambda tmp: tmp.write_text(tables, encoding="utf-8"))
+    write_text(path, text)
+    write_text(path.parent / TABLES_FILE, tables)
     return path, report

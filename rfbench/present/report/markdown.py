@@ -11,13 +11,17 @@ import os
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
 from rfbench.compute.results import find_result, load_results
 from rfbench.compute.text import markdown_table as table
 
-__all__ = ["escape_frame", "escape_markup", "load_named", "natural", "pm", "rel_path", "table"]
+__all__ = [
+    "escape_frame", "escape_markup", "link_target", "load_named", "natural", "pm", "rel_path",
+    "table",
+]  # fmt: skip
 
 
 def natural(figure_id: str) -> list[object]:
@@ -45,6 +49,12 @@ def pm(
 def rel_path(path: Path, start: Path) -> str:
     """``path`` relative to the folder ``start``, with forward slashes (for links)."""
     return Path(os.path.relpath(path.resolve(), start.resolve())).as_posix()
+
+
+def link_target(path: Path, start: Path) -> str:
+    """``path`` relative to the folder ``start`` as a markdown link's target: percent-encoded, so
+    that a space, a parenthesis or a ``#`` in a folder's name ends no link early."""
+    return quote(rel_path(path, start), safe="/._-~")
 
 
 def escape_markup(value: Any) -> Any:

@@ -19,7 +19,7 @@ from rfbench.present.report.beyond import beyond_section
 from rfbench.present.report.checks import fmt_num
 from rfbench.present.report.downstream_similarity import HEADING as DOWNSTREAM
 from rfbench.present.report.downstream_similarity import lm_section, lm_summary, similarity_section
-from rfbench.present.report.markdown import natural, rel_path, table
+from rfbench.present.report.markdown import link_target, natural, table
 from rfbench.present.report.numbers import printed_literal
 from rfbench.present.report.summary import findings, method, provenance_line, summary
 from rfbench.present.report.verdicts import (
@@ -44,7 +44,7 @@ def _figure_links(report: Report, paper: str, out_dir: Path, fig_dir: Path) -> l
     if fig_dir.is_dir():
         ids |= {p.stem for p in fig_dir.glob(f"{paper}-*.png")}
     drawn = [i for i in sorted(ids, key=natural) if (fig_dir / f"{i}.png").is_file()]
-    links = [f"[{i}]({rel_path(fig_dir / f'{i}.png', out_dir)})" for i in drawn]
+    links = [f"[{i}]({link_target(fig_dir / f'{i}.png', out_dir)})" for i in drawn]
     return [f"Figures: {' · '.join(links)}" if links else "Figures: none drawn.", ""]
 
 

@@ -52,7 +52,8 @@ class ResultSet:
 
 
 def load_folder(folder: str | Path) -> ResultSet:
-    """Every result file ``<folder>/<experiment>/<name>.parquet``; unreadable ones are listed."""
+    """Every result file ``<folder>/<experiment>/<name>.parquet``; unreadable ones are listed
+    (as plain text: the report escapes them where it prints them)."""
     folder = Path(folder)
     files = result_paths(folder)
     frames, good, provenance, problems = [], [], [], []
@@ -72,7 +73,6 @@ def load_folder(folder: str | Path) -> ResultSet:
     # strings from result files reach REPORT.md: as text, never as markup
     rows = escape_frame(rows)
     provenance = [escape_markup(p) for p in provenance]
-    problems = [escape_markup(p) for p in problems]
     return ResultSet(rows, tuple(good), tuple(provenance), tuple(problems))
 
 

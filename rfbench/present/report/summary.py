@@ -16,7 +16,7 @@ from rfbench.compute.text import first_sentence
 from rfbench.present import reference
 from rfbench.present.report.beyond import attention_headline, stabilised_headline
 from rfbench.present.report.checks import OVERSHOOT
-from rfbench.present.report.markdown import rel_path, table
+from rfbench.present.report.markdown import escape_markup, rel_path, table
 from rfbench.present.report.numbers import family_wise
 from rfbench.present.report.verdicts import (
     ALPHA,
@@ -276,7 +276,8 @@ def summary(report: Report) -> list[str]:
             lines.append(f"- ... {len(surprises) - SHOWN_SURPRISES} more (⚠ in the claim tables)")
         lines.append("")
     if report.problems:
-        lines += ["Unreadable result files:", *[f"- {p}" for p in report.problems], ""]
+        problems = [f"- {escape_markup(p)}" for p in report.problems]
+        lines += ["Unreadable result files:", *problems, ""]
     return lines
 
 

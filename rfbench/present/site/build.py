@@ -3,10 +3,12 @@ report's, one row per published number and per claim: :func:`verdict_rows`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-import shutil
+import re
 from collections import Counter
+from html import unescape
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from rfbench.compute.checks import UserError
+from rfbench.present.outputs import copy_file
 from rfbench.present.site import charts, html
 from rfbench.present.site.html import esc
 
@@ -25,17 +28,31 @@ PROVENANCE = (
     "scipy", "backend",
 )  # fmt: skip
 ASSETS = resources.files("rfbench.present.site").joinpath("assets")
+#: the files of ``assets/`` copied from the package (beside plotly's own script)
+ASSET_FILES = ("site.css", "filter.js")
 SETTING_SKIP = {"experiment", "metric", "value", "stderr", "n_trials"}
 
 
 def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    from rfbench.present.outputs import write_text
+
+    return write_text(path, text)
+
+
+#: the longest page name made from a result file's name (a file system takes 255 bytes)
+SLUG_LENGTH = 100
 
 
 def _slug(path: Path) -> str:
-    return f"{path.parent.name}-{path.stem}"
+    """``<experiment>-<name>`` of a result file, as the name of its page: kept when it is plain
+    ASCII letters, digits and ``._+-`` and short, else those characters of it (others as ``_``,
+    at most :data:`SLUG_LENGTH`) and a digest of the whole, so that a ``#``, ``?`` or ``%`` in a
+    file name breaks no link and a long one no file system."""
+    name = f"{path.parent.name}-{path.stem}"
+    safe = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    if safe == name and len(name) <= SLUG_LENGTH:
+        return name
+    return f"{safe[:SLUG_LENGTH]}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
 
 
 def wide_numbers(df: pd.DataFrame) -> pd.DataFrame:
@@ -83,7 +100,7 @@ def figure_page(spec, results: Path, out: Path) -> Path | None:
         return None
     body = f"<h1>{esc(spec.title)}</h1>"
     if png.is_file():
-        shutil.copyfile(png, out / "img" / png.name)
+        copy_file(png, out / "img" / png.name)
         body += f'<img class="figure" src="../img/{esc(png.name)}" alt="{esc(spec.title)}">'
     for path in found:
         if path is not None:
@@ -168,6 +185,38 @@ def index_page(results: Path, out: Path, figures: list, files: list[Path], count
     return _write(out / "index.html", html.page("Results", body, ""))
 
 
+#: the folders of a site, under its top folder
+SITE_FOLDERS = ("assets", "img", "figures", "results")
+
+
+def check_site_folder(out: Path, files: list[Path], results: Path) -> None:
+    """Refuse, before any page is written, a site folder rfbench must not write into: a link, a
+    file, a folder holding anything but a site rfbench wrote (its ``index.html``), one whose
+    sub-folders are links, or one with a file in the way that rfbench did not write."""
+    from rfbench.present.outputs import check_file, check_folder, written_by_rfbench
+    from rfbench.present.plots import list_figures
+
+    check_folder(out)
+    if out.is_dir() and any(out.iterdir()) and not written_by_rfbench(out / "index.html"):
+        raise UserError(
+            f"--out {out} holds files and no site rfbench wrote; rfbench writes a site only into "
+            "a new or empty folder or over its own site (choose another --out)"
+        )
+    for name in SITE_FOLDERS:
+        check_folder(out / name)
+    pages = [out / "index.html", out / "verdicts.html"]
+    pages += [out / "figures" / f"{spec.id}.html" for spec in list_figures()]
+    pages += [out / "results" / f"{_slug(p)}.html" for p in files]
+    for page in pages:
+        check_file(page)
+    # the assets and the copies of the figures (a figure's own signature is not checked when it
+    # is copied): any regular file in a site of rfbench's own
+    copies = [out / "assets" / name for name in ("plotly.min.js", *ASSET_FILES)]
+    copies += [out / "img" / f"{spec.id}.png" for spec in list_figures()]
+    for path in copies:
+        check_file(path, ours=Path.is_file)
+
+
 def build_site(results: str | Path = "results", out: str | Path | None = None) -> list[Path]:
     """Write the site of ``results`` into ``out`` (default ``<results>/site``); the pages."""
     from plotly.offline import get_plotlyjs
@@ -180,9 +229,10 @@ def build_site(results: str | Path = "results", out: str | Path | None = None) -
     files = result_paths(results)
     if not files:
         raise UserError(f"no result files (*/*.parquet) under {results}")
+    check_site_folder(out, files, results)
     (out / "img").mkdir(parents=True, exist_ok=True)
     _write(out / "assets" / "plotly.min.js", get_plotlyjs())  # shipped with the plotly package
-    for name in ("site.css", "filter.js"):
+    for name in ASSET_FILES:
         _write(out / "assets" / name, ASSETS.joinpath(name).read_text(encoding="utf-8"))
     written = [(spec, figure_page(spec, results, out)) for spec in list_figures()]
     drawn = [spec for spec, page in written if page is not None]
@@ -206,7 +256,9 @@ def _fmt(value: float | None, se: float | None = None, scale: float = 1.0) -> st
 
 
 def verdict_rows(report: Report) -> list[dict[str, str]]:
-    """Every number and claim of the report, in report order."""
+    """Every number and claim of the report, in report order, as plain text (the report's are
+    for markdown: a name read from a result file has its ``&``, ``<`` and ``>`` as entities,
+    which the page would show as written when it escapes them again)."""
     from rfbench.present.report.render import paper_value
 
     rows = []
@@ -222,4 +274,4 @@ def verdict_rows(report: Report) -> list[dict[str, str]]:
         reason = getattr(c, "reason", "") or c.detail
         values = (e.paper, "claim", e.id, e.figure, e.statement, "", "", c.verdict, reason)
         rows.append(dict(zip(VERDICT_KEYS, values, strict=True)))
-    return rows
+    return [{k: unescape(v) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
