@@ -8,7 +8,8 @@ whole run) and ``bench/reproduce-configs.parquet`` (one row per config, so ``rfb
 of two bench folders gives per-config ratios). ``make bench-reproduce`` or ``make bench
 REPRODUCE=1``.
 
-Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper] [--stop fixed] [--out-dir DIR]
+Usage: python benchmarks/bench_reproduce.py [--workers 2] [--profile paper] [--stop fixed]
+       [--out-dir DIR]
 """
 
 from __future__ import annotations
