@@ -34,6 +34,9 @@ BAD = [
     (["gram", "--sigma", "100"], "'sigma': 100 is out of float64 range"),
     (["gram", "--estimators", "sign@iid", "--kernels", "gaussian"], "every gram row was skipped"),
     (["pointwise", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach"),
+    # the samples × angles estimates a job keeps were not in its memory estimate: MemoryError
+    (["pointwise", "--samples", "1000000000000"], "'samples' = 1000000000000 is too large"),
+    (["pointwise", "--angles", "1000000000000"], "'angles' = 1000000000000 is too large"),
 ]
 #: inputs whose refusal waits for a timeout (an unreachable scheduler: 5 s)
 SLOW_INPUTS = {"--scheduler"}
