@@ -172,3 +172,27 @@ def test_the_experiment_says_what_its_data_file_is(files) -> None:
     assert [p.name for p in user_data.data_options(points())] == ["user_data"]
     with pytest.raises(UserError, match="every column"):
         user_data.apply(points(), {}, user_data=str(files["qk.npz"]), user_target="a")
+
+
+def test_a_config_naming_a_file_without_its_sha_is_pinned_to_the_content(
+    files, tmp_path: Path
+) -> None:
+    """``data = "t.csv#label"`` in a config (or --dataset t.csv#label) was keyed on the path
+    alone: after the file changed, the job cache served the rows of its old content."""
+    config = tmp_path / "mine.toml"
+    config.write_text(f'experiment = "classify"\nname = "mine"\n[params]\n'
+                      f'data = "{files["t.csv"]}#label"\nm = [2]\ntrials = 3\n'
+                      'estimators = ["positive@iid"]\n')  # fmt: skip
+    out = tmp_path / "c.parquet"
+    for labels in ("pn", "np"):
+        table = pd.read_csv(files["t.csv"])
+        table["label"] = np.where(table["a"] > 0, *labels)
+        table.to_csv(files["t.csv"], index=False)
+        ok(invoke("run", config, "--out", out))
+        want = user.reference(files["t.csv"], "label")
+        assert load_provenance(out)["config"]["data"] == want
+        assert set(load_results(out)["dataset"]) == {want}
+        ok(invoke("classify", "--dataset", f"{files['t.csv']}#label", "--m", "2", "--trials",
+                  "3", "--estimator", "positive@iid", "--out", tmp_path / "d.parquet",
+                  "--replace"))  # fmt: skip
+        assert load_provenance(tmp_path / "d.parquet")["config"]["dataset"] == [want]

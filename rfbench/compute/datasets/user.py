@@ -74,6 +74,17 @@ def declared_shape(name: str) -> tuple[int, int]:
     return found.rows, found.columns
 
 
+def pinned(name: str) -> str:
+    """``name`` as a pinned reference: a config's ``PATH[#TARGET]`` gets its file's sha256
+    prefix (:func:`reference`), so the job cache keys on the file's content as it does for
+    ``--data`` (a changed file used to be read from the cache of its old content); a pinned
+    reference or a registry name is unchanged."""
+    if not is_reference(name):
+        return name
+    path, target, sha = parse(name)
+    return name if sha else reference(path, target)
+
+
 def _check_exists(path: Path) -> None:
     if path.is_dir():
         raise DataError(f"data file {path}: is a folder; give a file in it")
