@@ -196,3 +196,25 @@ def test_a_config_naming_a_file_without_its_sha_is_pinned_to_the_content(
                   "3", "--estimator", "positive@iid", "--out", tmp_path / "d.parquet",
                   "--replace"))  # fmt: skip
         assert load_provenance(tmp_path / "d.parquet")["config"]["dataset"] == [want]
+
+
+def test_data_takes_the_reference_form_of_configs_and_provenance(files, tmp_path: Path) -> None:
+    """``--data t.csv#label`` (a config's form) said 'no such file'; a reference copied from a
+    result's provenance reruns on the same content, and a file whose path holds a '#' is told
+    apart instead of 'unsupported type'."""
+    out = tmp_path / "c.parquet"
+    run = ("--m", "2", "--trials", "3", "--estimator", "positive@iid", "--out", out)
+    ok(invoke("classify", "--data", f"{files['t.csv']}#label", *run))
+    ref = load_provenance(out)["config"]["data"]
+    assert ref == user.reference(files["t.csv"], "label")
+    ok(invoke("classify", "--data", ref, *run))
+    assert load_provenance(out)["config"]["data"] == ref
+    one_line_error(invoke("classify", "--data", f"{files['t.csv']}#label", "--target", "b", *run),
+                   "names the column 'label', --target 'b': give one")  # fmt: skip
+    one_line_error(invoke("classify", "--data", f"{files['t.csv']}#label@0123456789abcdef",
+                          *run), "is not the 0123456789abcdef")  # fmt: skip
+    odd = tmp_path / "a#b"
+    odd.mkdir()
+    (odd / "t.csv").write_bytes(files["t.csv"].read_bytes())
+    one_line_error(invoke("classify", "--data", odd / "t.csv", "--target", "label", *run),
+                   "a '#' in its path reads as PATH#TARGET")  # fmt: skip
