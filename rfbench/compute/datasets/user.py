@@ -286,6 +286,11 @@ def load_table(name: str) -> Dataset:
     classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
     if len(classes) < 2:
         raise DataError(f"data file {path}: column {target!r} has a single class")
+    if len(classes) == len(y):  # a continuous or an id column: no class is ever seen twice
+        raise DataError(
+            f"data file {path}: column {target!r} has a different value in each of its {len(y)} "
+            "rows, so no class can be learnt; --target names a column of class labels"
+        )
     meta = {"path": str(path), "sha256": sha256(path), "target": target, "user_file": True}
     return Dataset(
         name=str(name), X=X, y=y.astype(np.int64), feature_names=tuple(map(str, features.columns)),
