@@ -87,6 +87,20 @@ def test_classify_on_a_csv_with_a_label_column(files, tmp_path: Path) -> None:
         ("flat.npy", np.ones(5), "gram", "shape (5,)"),
         ("nan.csv", "a,b\n1,2\n3,\n", "gram", "NaN or infinite"),
         ("text.csv", "a,b,label\n1,2,p\n3,x,n\n", "classify", "column 'b' is not numeric"),
+        # a continuous or an id column as the target: accuracy 0, exit 0
+        (
+            "ids.csv",
+            "a,b,label\n" + "".join(f"{i % 3},{i},{i / 7}\n" for i in range(30)),
+            "classify",
+            "each of its 30 rows",
+        ),
+        # one feature column: the default estimators' simplex couplings failed in the job (exit 1)
+        (
+            "one.csv",
+            "a,label\n" + "".join(f"{i / 7},{i % 2}\n" for i in range(30)),
+            "classify",
+            "estimator 'positive@simrf': simplex couplings need d >= 2",
+        ),
         ("fake.npy", "not an array", "gram", "not a NumPy .npy file"),
         ("fake.parquet", "\x00\x01garbage", "pointwise", "not a readable parquet file"),
         ("t.csv", None, "classify", "no column 'nope'"),
