@@ -17,11 +17,12 @@ from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import print_table
 from rfbench.compute.checks import UserError
 
-list_app = typer.Typer(help="List estimators, weights, datasets, ...", no_args_is_help=True)
-data_app = typer.Typer(help="Download and verify data sets.", no_args_is_help=True)
-cache_app = typer.Typer(
-    help="Show or remove the job caches of results folders.", no_args_is_help=True
-)
+#: click's help layout, as the top-level app (rich boxed its panels and wrapped the help's
+#: source lines where they broke, not into paragraphs)
+_LAYOUT = {"no_args_is_help": True, "rich_markup_mode": None}
+list_app = typer.Typer(help="List estimators, weights, datasets, ...", **_LAYOUT)
+data_app = typer.Typer(help="Download and verify data sets.", **_LAYOUT)
+cache_app = typer.Typer(help="Show or remove the job caches of results folders.", **_LAYOUT)
 
 
 def _yes(flag: bool) -> str:
@@ -236,3 +237,15 @@ def clear(
         files += removed
         size += freed
     typer.echo(f"removed {files} job file(s), {_size(size)}")
+
+
+def _whole_summaries(*groups: typer.Typer) -> None:
+    """Each command's summary in its group's help is its docstring's first paragraph, whole
+    (click cut it to fit one line, ending in '...')."""
+    for group in groups:
+        for command in group.registered_commands:
+            doc = (command.callback.__doc__ or "").strip() if command.callback else ""
+            command.short_help = command.short_help or " ".join(doc.split("\n\n")[0].split())
+
+
+_whole_summaries(list_app, data_app, cache_app)
