@@ -10,6 +10,7 @@ numpy and scipy versions); the others are *stale*: no run of this code reads the
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 
@@ -131,7 +132,11 @@ def fetch(
     from rfbench.compute.datasets import DATASETS, DataError, data_root
     from rfbench.compute.datasets import fetch as fetch_files
     from rfbench.compute.datasets.registry import get
+    from rfbench.compute.experiments.base import ConfigError
 
+    if url is not None and urlsplit(url).scheme.lower() not in ("http", "https"):
+        local = "a local copy: set RFBENCH_DATA to its folder"
+        raise ConfigError.bad_value("url", url, f"an http:// or https:// mirror; {local}")
     names = list(DATASETS) if name == "all" else [get(name).name]
     failed = []
     for one in names:
