@@ -169,9 +169,11 @@ def _caches(folders: list[str] | None) -> list[Path]:
     from rfbench.compute.runner.cache import find_caches
 
     roots = [Path(f) for f in folders or [f for f in DEFAULT_FOLDERS if Path(f).is_dir()]]
-    missing = [str(r) for r in roots if not r.is_dir()]
+    missing = [r for r in roots if not r.is_dir()]
+    if missing and missing[0].exists():
+        raise UserError(f"{str(missing[0])!r} is a file; give the results folders that hold caches")
     if missing:
-        raise UserError(f"folder {missing[0]!r} does not exist")
+        raise UserError(f"folder {str(missing[0])!r} does not exist")
     caches: set[Path] = set()
     for root in roots:
         found, skipped = find_caches(root)
