@@ -318,7 +318,7 @@ def run_config(
     from rfbench.compute.runner import resolve_file
 
     check_run_options(options)
-    if not Path(config).is_file():
+    if not Path(config).exists():  # a folder: read_config_file says so
         raise ConfigError(f"config file {config!r} does not exist")
     experiment, resolved = resolve_file(config, options["profile"], stop_overrides(config, stop))
     execute(experiment, resolved, options)
@@ -343,9 +343,15 @@ def reproduce(
     from rfbench.compute.skipped import record_skipped
 
     check_run_options(options)
+    if configs and Path(configs).is_file():
+        raise ConfigError(f"--configs {configs!r} is a file; give a folder of configs (one "
+                          f"config runs with: rfbench run {configs})")  # fmt: skip
+    if configs and not Path(configs).is_dir():
+        raise ConfigError(f"config folder {configs!r} does not exist")
     files = config_files(Path(configs) if configs else None)
     if not files:
-        raise ConfigError("no config files found (looked for ./configs/**/*.toml)")
+        where = configs.rstrip("/") if configs else "./configs"
+        raise ConfigError(f"no config files found (looked for {where}/**/*.toml)")
     profile = options["profile"] or "quick"
     root = Path(out_dir) if out_dir else Path(SCRATCH_ROOT) / profile
     planned: dict[Path, Path] = {}

@@ -10,6 +10,7 @@ numpy and scipy versions); the others are *stale*: no run of this code reads the
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 
@@ -17,11 +18,12 @@ from rfbench.cli.errors import handle_errors
 from rfbench.cli.show import print_table
 from rfbench.compute.checks import UserError
 
-list_app = typer.Typer(help="List estimators, weights, datasets, ...", no_args_is_help=True)
-data_app = typer.Typer(help="Download and verify data sets.", no_args_is_help=True)
-cache_app = typer.Typer(
-    help="Show or remove the job caches of results folders.", no_args_is_help=True
-)
+#: click's help layout, as the top-level app (rich boxed its panels and wrapped the help's
+#: source lines where they broke, not into paragraphs)
+_LAYOUT = {"no_args_is_help": True, "rich_markup_mode": None}
+list_app = typer.Typer(help="List estimators, weights, datasets, ...", **_LAYOUT)
+data_app = typer.Typer(help="Download and verify data sets.", **_LAYOUT)
+cache_app = typer.Typer(help="Show or remove the job caches of results folders.", **_LAYOUT)
 
 
 def _yes(flag: bool) -> str:
@@ -130,7 +132,11 @@ def fetch(
     from rfbench.compute.datasets import DATASETS, DataError, data_root
     from rfbench.compute.datasets import fetch as fetch_files
     from rfbench.compute.datasets.registry import get
+    from rfbench.compute.experiments.base import ConfigError
 
+    if url is not None and urlsplit(url).scheme.lower() not in ("http", "https"):
+        local = "a local copy: set RFBENCH_DATA to its folder"
+        raise ConfigError.bad_value("url", url, f"an http:// or https:// mirror; {local}")
     names = list(DATASETS) if name == "all" else [get(name).name]
     failed = []
     for one in names:
@@ -163,9 +169,11 @@ def _caches(folders: list[str] | None) -> list[Path]:
     from rfbench.compute.runner.cache import find_caches
 
     roots = [Path(f) for f in folders or [f for f in DEFAULT_FOLDERS if Path(f).is_dir()]]
-    missing = [str(r) for r in roots if not r.is_dir()]
+    missing = [r for r in roots if not r.is_dir()]
+    if missing and missing[0].exists():
+        raise UserError(f"{str(missing[0])!r} is a file; give the results folders that hold caches")
     if missing:
-        raise UserError(f"folder {missing[0]!r} does not exist")
+        raise UserError(f"folder {str(missing[0])!r} does not exist")
     caches: set[Path] = set()
     for root in roots:
         found, skipped = find_caches(root)
@@ -236,3 +244,15 @@ def clear(
         files += removed
         size += freed
     typer.echo(f"removed {files} job file(s), {_size(size)}")
+
+
+def _whole_summaries(*groups: typer.Typer) -> None:
+    """Each command's summary in its group's help is its docstring's first paragraph, whole
+    (click cut it to fit one line, ending in '...')."""
+    for group in groups:
+        for command in group.registered_commands:
+            doc = (command.callback.__doc__ or "").strip() if command.callback else ""
+            command.short_help = command.short_help or " ".join(doc.split("\n\n")[0].split())
+
+
+_whole_summaries(list_app, data_app, cache_app)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rfbench.cli.errors import UserError
@@ -59,6 +60,7 @@ def apply(
         raise UserError("--target names a column of --data; give --data PATH too")
     if not user_data:
         return dict(params)
+    user_data, user_target, sha = _split(user_data, user_target)
     replaced = file.table_for
     if user_target and not replaced:
         raise UserError(
@@ -71,10 +73,34 @@ def apply(
         if key in params and params[key] != value:
             raise UserError(f"--data needs --{key} {value} (got {params[key]!r})")
     cleared = {replaced: []} if replaced else {}  # not the profile's data sets (provenance)
+    named = (
+        f"{user_data}#{user_target}" if user_target else user_data
+    )  # a given sha: checked on load
     return {
         **file.defaults,
         **file.sets,
         **params,
         **cleared,
-        "data": user.reference(user_data, user_target or ""),
+        "data": f"{named}@{sha}" if sha else user.reference(user_data, user_target or ""),
     }
+
+
+def _split(user_data: str, user_target: str | None) -> tuple[str, str | None, str]:
+    """``--data`` as (path, target, sha prefix): a path that is not a file but a reference
+    ``PATH#TARGET[@SHA]`` (as in a config's ``data``, or a result's provenance) is split; a
+    file whose path holds a '#' cannot be told from one."""
+    if Path(user_data).exists():
+        if "#" in user_data:
+            raise UserError(
+                f"data file {user_data}: a '#' in its path reads as PATH#TARGET; rename the file "
+                "or the folder that holds it"
+            )
+        return user_data, user_target, ""
+    if not user.is_reference(user_data):
+        return user_data, user_target, ""
+    path, target, sha = user.parse(user_data)
+    if target and user_target and target != user_target:
+        raise UserError(
+            f"--data {user_data} names the column {target!r}, --target {user_target!r}: give one"
+        )
+    return str(path), target or user_target, sha

@@ -34,6 +34,9 @@ BAD = [
     (["gram", "--sigma", "100"], "'sigma': 100 is out of float64 range"),
     (["gram", "--estimators", "sign@iid", "--kernels", "gaussian"], "every gram row was skipped"),
     (["pointwise", "--backend", "dask", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach"),
+    # the samples × angles estimates a job keeps were not in its memory estimate: MemoryError
+    (["pointwise", "--samples", "1000000000000"], "'samples' = 1000000000000 is too large"),
+    (["pointwise", "--angles", "1000000000000"], "'angles' = 1000000000000 is too large"),
 ]
 #: inputs whose refusal waits for a timeout (an unreachable scheduler: 5 s)
 SLOW_INPUTS = {"--scheduler"}
@@ -116,3 +119,24 @@ def test_lists_whose_default_repeats_a_value_may_repeat() -> None:
         0,
     ]  # (train, test) sizes, not a set of values
     assert classify.check_config({"subset": [0, 0]})["subset"] == [0, 0]
+
+
+def test_config_paths_that_are_not_what_the_command_takes(tmp_path: Path, monkeypatch) -> None:
+    """``run FOLDER`` said the folder did not exist; ``reproduce --configs`` naming a missing
+    folder, a file or an empty folder said no configs were found in ./configs."""
+    from cli_helpers import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "one.toml").write_text('experiment = "theory"\n')
+    run = CliRunner().invoke(app, ["run", "empty"])
+    one_line_error(run, "config file empty is a directory, not a TOML file")
+    for folder, message in [
+        ("nothere", "config folder 'nothere' does not exist"),
+        ("one.toml", "--configs 'one.toml' is a file; give a folder of configs (one config runs "
+                     "with: rfbench run one.toml)"),
+        ("empty", "no config files found (looked for empty/**/*.toml)"),
+    ]:  # fmt: skip
+        done = CliRunner().invoke(app, ["reproduce", "--configs", folder, "--quiet"])
+        one_line_error(done, message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "one.toml"]

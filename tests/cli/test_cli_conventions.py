@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 import rfbench
 from rfbench.cli import experiments as cli_experiments
+from rfbench.cli import groups
 from rfbench.cli.app import app
 from rfbench.cli.experiments import add_experiment_command
 from rfbench.cli.params import flags
@@ -158,3 +159,17 @@ def test_version_and_completion() -> None:
     assert res.exit_code == 0 and res.output.strip() == f"rfbench {rfbench.__version__}"
     help_text = CliRunner().invoke(app, ["--help"]).output
     assert "--install-completion" in help_text and "--show-completion" in help_text
+
+
+@pytest.mark.parametrize("group", ["list", "data", "cache"])
+def test_groups_use_the_command_layout_with_whole_summaries(group: str) -> None:
+    """list, data and cache had rich's boxed panels, their help's source lines wrapped where
+    they broke, and (in click's layout) summaries cut to one line."""
+    res = CliRunner().invoke(app, [group, "--help"])
+    assert res.exit_code == 0, res.output
+    assert "╭" not in res.output and "..." not in res.output.split("Commands:")[1], res.output
+    for command in typer.main.get_group(getattr(groups, f"{group}_app")).commands.values():
+        doc = " ".join(command.callback.__doc__.strip().split("\n\n")[0].split())
+        assert " ".join(res.output.split()).count(doc) == 1, (doc, res.output)
+        sub = CliRunner().invoke(app, [group, command.name, "--help"])
+        assert sub.exit_code == 0 and "╭" not in sub.output, sub.output

@@ -87,6 +87,20 @@ def test_classify_on_a_csv_with_a_label_column(files, tmp_path: Path) -> None:
         ("flat.npy", np.ones(5), "gram", "shape (5,)"),
         ("nan.csv", "a,b\n1,2\n3,\n", "gram", "NaN or infinite"),
         ("text.csv", "a,b,label\n1,2,p\n3,x,n\n", "classify", "column 'b' is not numeric"),
+        # a continuous or an id column as the target: accuracy 0, exit 0
+        (
+            "ids.csv",
+            "a,b,label\n" + "".join(f"{i % 3},{i},{i / 7}\n" for i in range(30)),
+            "classify",
+            "each of its 30 rows",
+        ),
+        # one feature column: the default estimators' simplex couplings failed in the job (exit 1)
+        (
+            "one.csv",
+            "a,label\n" + "".join(f"{i / 7},{i % 2}\n" for i in range(30)),
+            "classify",
+            "estimator 'positive@simrf': simplex couplings need d >= 2",
+        ),
         ("fake.npy", "not an array", "gram", "not a NumPy .npy file"),
         ("fake.parquet", "\x00\x01garbage", "pointwise", "not a readable parquet file"),
         ("t.csv", None, "classify", "no column 'nope'"),
@@ -172,3 +186,49 @@ def test_the_experiment_says_what_its_data_file_is(files) -> None:
     assert [p.name for p in user_data.data_options(points())] == ["user_data"]
     with pytest.raises(UserError, match="every column"):
         user_data.apply(points(), {}, user_data=str(files["qk.npz"]), user_target="a")
+
+
+def test_a_config_naming_a_file_without_its_sha_is_pinned_to_the_content(
+    files, tmp_path: Path
+) -> None:
+    """``data = "t.csv#label"`` in a config (or --dataset t.csv#label) was keyed on the path
+    alone: after the file changed, the job cache served the rows of its old content."""
+    config = tmp_path / "mine.toml"
+    config.write_text(f'experiment = "classify"\nname = "mine"\n[params]\n'
+                      f'data = "{files["t.csv"]}#label"\nm = [2]\ntrials = 3\n'
+                      'estimators = ["positive@iid"]\n')  # fmt: skip
+    out = tmp_path / "c.parquet"
+    for labels in ("pn", "np"):
+        table = pd.read_csv(files["t.csv"])
+        table["label"] = np.where(table["a"] > 0, *labels)
+        table.to_csv(files["t.csv"], index=False)
+        ok(invoke("run", config, "--out", out))
+        want = user.reference(files["t.csv"], "label")
+        assert load_provenance(out)["config"]["data"] == want
+        assert set(load_results(out)["dataset"]) == {want}
+        ok(invoke("classify", "--dataset", f"{files['t.csv']}#label", "--m", "2", "--trials",
+                  "3", "--estimator", "positive@iid", "--out", tmp_path / "d.parquet",
+                  "--replace"))  # fmt: skip
+        assert load_provenance(tmp_path / "d.parquet")["config"]["dataset"] == [want]
+
+
+def test_data_takes_the_reference_form_of_configs_and_provenance(files, tmp_path: Path) -> None:
+    """``--data t.csv#label`` (a config's form) said 'no such file'; a reference copied from a
+    result's provenance reruns on the same content, and a file whose path holds a '#' is told
+    apart instead of 'unsupported type'."""
+    out = tmp_path / "c.parquet"
+    run = ("--m", "2", "--trials", "3", "--estimator", "positive@iid", "--out", out)
+    ok(invoke("classify", "--data", f"{files['t.csv']}#label", *run))
+    ref = load_provenance(out)["config"]["data"]
+    assert ref == user.reference(files["t.csv"], "label")
+    ok(invoke("classify", "--data", ref, *run))
+    assert load_provenance(out)["config"]["data"] == ref
+    one_line_error(invoke("classify", "--data", f"{files['t.csv']}#label", "--target", "b", *run),
+                   "names the column 'label', --target 'b': give one")  # fmt: skip
+    one_line_error(invoke("classify", "--data", f"{files['t.csv']}#label@0123456789abcdef",
+                          *run), "is not the 0123456789abcdef")  # fmt: skip
+    odd = tmp_path / "a#b"
+    odd.mkdir()
+    (odd / "t.csv").write_bytes(files["t.csv"].read_bytes())
+    one_line_error(invoke("classify", "--data", odd / "t.csv", "--target", "label", *run),
+                   "a '#' in its path reads as PATH#TARGET")  # fmt: skip

@@ -195,3 +195,16 @@ def test_cli_fetch_from_mirror(data_dir: Path, server, cache_dir: Path) -> None:
     assert out.output.startswith("downloaded") and str(cache_dir) in out.output
     X = D.load("yeast").X
     assert X.shape == facts.shapes()["yeast"][:2] and np.isfinite(X).all()
+
+
+@pytest.mark.parametrize("url", ["file:///srv/mirror", "/srv/mirror", "ftp://mirror/data"])
+def test_cli_fetch_refuses_a_mirror_it_cannot_download_from(url: str, cache_dir: Path) -> None:
+    """A local folder or file:// mirror was tried and failed as 'cannot connect'."""
+    from cli_helpers import one_line_error
+    from typer.testing import CliRunner
+
+    from rfbench.cli.app import app
+
+    out = CliRunner().invoke(app, ["data", "fetch", "yeast", "--url", url])
+    one_line_error(out, f"invalid value for 'url': '{url}'", "set RFBENCH_DATA to its folder")
+    assert not cache_dir.exists()

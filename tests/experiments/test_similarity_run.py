@@ -141,6 +141,23 @@ def test_the_report_gives_no_share_when_the_gap_is_not_resolved(tiny_run) -> Non
     assert "within its interval" in text and "no share of the gap is given" in text
 
 
+@pytest.mark.parametrize("key", ["draws", "bootstrap", "budget"])
+def test_a_huge_loop_or_budget_is_refused_before_allocating(key, tmp_path, monkeypatch) -> None:
+    """draws, bootstrap and budget size a job's arrays; they were not in the memory estimate, so
+    10¹² of any of them ran into a MemoryError (exit 1) instead of a refusal."""
+    from rfbench.compute.runner.memory import check_memory
+
+    monkeypatch.setattr(lee, "load", lambda: synthetic_set())
+    folder = make_model(tmp_path / "tiny-bert")
+    big = 10**12
+    params = {"models": [str(folder)], "methods": ["positive@iid"], "budget": [64],
+              key: [big] if key == "budget" else big}  # fmt: skip
+    exp = get_experiment("similarity")
+    config = exp.resolve_config(params)
+    with pytest.raises(ConfigError, match=rf"'{key}' = {big} is too large; at most \d+ fits"):
+        check_memory(exp, config, 1, 4 * 2**30)
+
+
 def test_bad_methods_and_budgets_are_one_line(monkeypatch) -> None:
     monkeypatch.setattr(lee, "load", lambda: synthetic_set())
     exp = get_experiment("similarity")

@@ -177,6 +177,9 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
 
     missing = runner.invoke(app, ["cache", "info", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+    file = runner.invoke(app, ["cache", "clear", str(out)])  # a file: it said 'does not exist'
+    assert file.exit_code == 2 and f"'{out}' is a file; give the results folders" in file.output
+    assert out.exists()
 
 
 def test_workers_with_other_code_are_refused() -> None:

@@ -62,6 +62,8 @@ def test_oversized_runs_of_every_experiment_are_refused_before_allocating(tmp_pa
                  "datasets": ["wine"], "estimators": ["trig@orf", "angular-hybrid@orf"]}),
         ("clusters", {"datasets": ["s1"], "m": [400], "reps": 1, "protocol": ["rfbench"],
                       "estimators": ["trig@iid", "cluster-hybrid"]}),
+        ("pointwise", {"estimators": ["trig@iid:1", "positive@iid:1"], "angles": 25, "d": 2,
+                       "r": [1.0], "samples": 200_000, "paired": True}),
         ("theory", {"hrf_r_points": 200, "hrf_theta_points": 31, "density_w_points": 1500,
                     "ratio_v_points": 1500, "conformity_iid_couplings": 10}),
     ],

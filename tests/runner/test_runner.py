@@ -475,6 +475,15 @@ def test_load_config(tmp_path, monkeypatch) -> None:
             "experiment = 'toy-mc'\n[profiles.fast]\nsamples = 2\n",
             "unknown profile [profiles.fast]",
         ),
+        # a profile other than the run's: its typo was found only when that profile ran
+        (
+            "experiment = 'toy-mc'\n[profiles.paper]\nsampels = 2\n",
+            "[profiles.paper]: unknown parameter(s) 'sampels'",
+        ),
+        (
+            "experiment = 'toy-mc'\n[profiles.paper]\nsamples = 'x'\n",
+            "[profiles.paper]: invalid value for 'samples': 'x' (allowed: an integer)",
+        ),
     ],
 )
 def test_malformed_config(tmp_path, monkeypatch, text, message) -> None:
@@ -483,7 +492,7 @@ def test_malformed_config(tmp_path, monkeypatch, text, message) -> None:
     if text is not None:
         path.write_text(text)
     with pytest.raises(ConfigError) as info:
-        load_config(path)
+        load_config(path, "quick")
     assert message in str(info.value) and str(path) in str(info.value)
     assert "\n" not in str(info.value).strip()  # one line on stderr
 

@@ -125,6 +125,8 @@ def test_a_user_file_is_never_replaced(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not an rfbench result file"):
         _run(mine)
     assert mine.read_bytes() == blob
+    # nothing beside it either: the refusal came after the job cache folder was made
+    assert [p.name for p in tmp_path.iterdir()] == ["mydata.parquet"]
     other = tmp_path / "other.parquet"
     _run(other)
     with pytest.raises(ConfigError, match="holds results of experiment 'safety-cubes'"):

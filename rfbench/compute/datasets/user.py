@@ -74,6 +74,17 @@ def declared_shape(name: str) -> tuple[int, int]:
     return found.rows, found.columns
 
 
+def pinned(name: str) -> str:
+    """``name`` as a pinned reference: a config's ``PATH[#TARGET]`` gets its file's sha256
+    prefix (:func:`reference`), so the job cache keys on the file's content as it does for
+    ``--data`` (a changed file used to be read from the cache of its old content); a pinned
+    reference or a registry name is unchanged."""
+    if not is_reference(name):
+        return name
+    path, target, sha = parse(name)
+    return name if sha else reference(path, target)
+
+
 def _check_exists(path: Path) -> None:
     if path.is_dir():
         raise DataError(f"data file {path}: is a folder; give a file in it")
@@ -275,6 +286,11 @@ def load_table(name: str) -> Dataset:
     classes, y = np.unique(labels.astype(str).to_numpy(), return_inverse=True)
     if len(classes) < 2:
         raise DataError(f"data file {path}: column {target!r} has a single class")
+    if len(classes) == len(y):  # a continuous or an id column: no class is ever seen twice
+        raise DataError(
+            f"data file {path}: column {target!r} has a different value in each of its {len(y)} "
+            "rows, so no class can be learnt; --target names a column of class labels"
+        )
     meta = {"path": str(path), "sha256": sha256(path), "target": target, "user_file": True}
     return Dataset(
         name=str(name), X=X, y=y.astype(np.int64), feature_names=tuple(map(str, features.columns)),

@@ -253,6 +253,7 @@ class Experiment:
                 raise ConfigError.bad_value(key, reserved[key], SAFE_NAME_RULE)
         values = {k: v for k, v in config.items() if k not in RESERVED_KEYS}
         resolved = {**reserved, **resolve(self.params, values, self.name)}
+        resolved.update(self._pinned_files(resolved))
         for key in self.range_parameters:
             found = resolved.get(key)
             for value in found if isinstance(found, list) else [found]:
@@ -262,6 +263,20 @@ class Experiment:
                     )
         self.validate_config(resolved)
         return ResolvedConfig(resolved)
+
+    def _pinned_files(self, resolved: Mapping[str, Any]) -> dict[str, Any]:
+        """The user files a config names (``data``; a labelled table also among the data sets
+        it replaces) as pinned references ``PATH[#TARGET]@SHA256PREFIX``
+        (rfbench.compute.datasets.user.pinned)."""
+        from rfbench.compute.datasets import user
+
+        out: dict[str, Any] = {}
+        if isinstance(resolved.get("data"), str) and resolved["data"]:
+            out["data"] = user.pinned(resolved["data"])
+        table = self.data_file.table_for
+        if table and isinstance(resolved.get(table), list):
+            out[table] = [user.pinned(v) if isinstance(v, str) else v for v in resolved[table]]
+        return out
 
     #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
     #: refusal names them (the runner finds the largest value of each that fits)

@@ -4,6 +4,7 @@ in docs/architecture.md#configs. Every error names the file, the key and what is
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
@@ -13,7 +14,7 @@ from typing import Any
 
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.base import PROFILES, RESERVED_KEYS, ConfigError, Experiment
-from rfbench.compute.experiments.params import renamed
+from rfbench.compute.experiments.params import renamed, resolve
 
 TOP_LEVEL_KEYS: tuple[str, ...] = (
     "experiment",
@@ -142,7 +143,27 @@ def resolve_file(
         config = experiment.resolve_config(params, profile, name=cfg.name, figure=cfg.figure)
     except ConfigError as exc:
         raise type(exc)(f"{cfg.path}: {exc}") from None
+    _check_other_profiles(cfg, experiment, profile)
     return experiment, config
+
+
+def _check_other_profiles(cfg: ConfigFile, experiment: Experiment, profile: str | None) -> None:
+    """The keys and types of the file's other profiles: a typo in [profiles.paper] is found by a
+    quick run too (and by ``reproduce``'s check of every config), not in the first paper run."""
+    notices = logging.getLogger("rfbench.params")  # an old name's notice: once, for the run's
+    for other, overrides in cfg.profiles.items():
+        if other == profile:
+            continue
+        params: dict[str, Any] = {}
+        disabled, notices.disabled = notices.disabled, True
+        try:
+            for layer in (cfg.params, overrides):
+                params.update(renamed(experiment.params, layer, cfg.experiment))
+            resolve(experiment.params, params, cfg.experiment)
+        except ConfigError as exc:
+            raise type(exc)(f"{cfg.path}: [profiles.{other}]: {exc}") from None
+        finally:
+            notices.disabled = disabled
 
 
 def load_config(

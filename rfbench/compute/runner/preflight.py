@@ -119,6 +119,9 @@ def prepare(
     specs = expand_grid(exp, config)
     check_data(specs)
     check_ranges(exp, specs)
+    # again under the output's lock below; first before the lock and the cache folder are made,
+    # so that a refused output (a user's file) leaves nothing beside it
+    check_replaceable(out, exp.name, config, options.replace, option)
     cache = JobCache(cache_dir(out), exp, options.seed, config)
     plan = Plan(exp, config, out, specs, cache, options)
     try:

@@ -11,7 +11,7 @@ same ω reused across σ and on test. Every row says where its σ came from (``s
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -142,6 +142,21 @@ class Classify(Experiment):
                 f"(at least {least} rows: its smallest part takes {100 // least} %)"
             )
 
+    @staticmethod
+    def _check_features(name: str, estimators: Sequence[str], kernel: str) -> None:
+        """An estimator whose projections a user table's few features cannot carry (simplex
+        couplings need two) is a one-line error, not a failed job."""
+        d = user.load_table(name).X.shape[1]
+        for estimator in estimators:
+            weights = getattr(registry.get(estimator, kernel=kernel, m=1), "weights", None)
+            if weights is None or weights.data_dependent:
+                continue
+            try:
+                weights.sample(np.random.default_rng(0), d, 1, 1)
+            except ValueError as exc:
+                path, _, _ = user.parse(name)
+                raise ConfigError(f"data file {path}: estimator {estimator!r}: {exc}") from None
+
     def validate_config(self, config: Mapping[str, Any]) -> None:
         def check(key: str, ok: bool, allowed: str) -> None:
             if not ok:
@@ -155,6 +170,7 @@ class Classify(Experiment):
                 raise ConfigError(str(exc)) from None
             if user.is_reference(name):
                 self._check_rows(name, config["protocol"])
+                self._check_features(name, config["estimators"], config["kernel"])
         check("estimators", bool(config["estimators"]) or config["exact"], "component@weights")
         for name in config["estimators"]:
             try:

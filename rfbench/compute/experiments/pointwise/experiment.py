@@ -189,17 +189,28 @@ class Pointwise(Experiment):
     spec_only = True
     profiles = {"quick": {"angles": 5, "samples": 500, "r": [1.0]}, "paper": {}}
 
-    memory_parameters = ("projection_budget", "d", "n")
+    memory_parameters = ("projection_budget", "d", "n", "samples", "angles", "pairs")
     range_parameters = ("r", "sigma")
     probe_overrides = {"samples": 64, "angles": 5}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """A few chunks of :data:`CHUNK_BYTES`, plus one draw: up to max(M, d)·d projection
-        entries (orthogonal blocks are d × d) and their working copies, in float64."""
+        entries (orthogonal blocks are d × d) and their working copies, in float64; plus the
+        estimates a job keeps, samples × angles (the user's pairs) per curve of the job (paired:
+        every curve of a radius, and their paired differences), a few working copies of one
+        angle's samples, with importance a few more."""
         d, big_m = config["d"], max(config["projection_budget"]) * max(config["n"], 1)
-        if config["data"]:  # the user's pairs decide d
-            d = user.declared_shape(config["data"])[1]
-        return 4 * CHUNK_BYTES + 8 * (3 * max(big_m, d) * d + 8 * big_m)
+        points = config["angles"]
+        if config["data"]:  # the user's pairs decide d and the points
+            rows, d = user.declared_shape(config["data"])
+            points = min(config["pairs"], rows)
+        curves = 1
+        if config["paired"]:
+            curves = 4 * len(config["estimators"]) * len(config["variants"])
+            curves *= len(config["projection_budget"])
+        per_sample = points * curves + 8 + (16 if config["importance"] else 0)
+        draw = 3 * max(big_m, d) * d + 8 * big_m
+        return 4 * CHUNK_BYTES + 8 * (draw + config["samples"] * per_sample)
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         n = config["n"]

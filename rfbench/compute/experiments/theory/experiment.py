@@ -206,7 +206,7 @@ class TheoryCurves(Experiment):
 
     memory_parameters = ("hrf_r_points", "hrf_theta_points", "density_w_points",
                          "ratio_v_points", "conformity_iid_couplings", "conformity_d")  # fmt: skip
-    range_parameters = ("hrf_r_max",)
+    range_parameters = ("hrf_r_max", "ratio_d")  # Fig. 6's closed form overflows in d ≳ 400
     probe_overrides = {"hrf_r_points": 3, "hrf_theta_points": 5}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:

@@ -71,18 +71,27 @@ class Similarity(Experiment):
         "paper": {},
     }  # fmt: skip
     spec_only = True
+    memory_parameters = ("budget", "draws", "bootstrap")
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """The largest encoder's weights (from its safetensors header) and one batch's forward
-        pass at the model's positions (hidden states, q/k/v, the feed-forward layer and one
-        (T × T) logit matrix per head), in float64."""
+        pass at the model's positions (hidden states, q/k/v, the feed-forward layer, one
+        (T × T) logit matrix per head and every head's query and key features at the largest
+        budget F, with every layer's projections), in float64; plus the draws' similarity
+        matrices and the bootstrap's resamples, pair weights and weighted ranks."""
+        n = config["documents"] or len(lee.load().documents)
+        pairs, draws, resamples = n * (n - 1) // 2, config["draws"], config["bootstrap"]
+        scores = resamples * (10 * pairs + 2 * n) + draws * (2 * n * n + resamples)
         peak = 0
         for model in config["models"]:
             spec = models.check_model(model)
             t = spec.max_positions
             forward = BATCH * t * (6 * spec.hidden + 2 * spec.intermediate + spec.heads * t)
-            peak = max(peak, spec.load_bytes() + 8 * forward)
-        return peak
+            features = max(config["budget"]) * (
+                spec.layers * spec.hidden + 4 * BATCH * spec.heads * t
+            )
+            peak = max(peak, spec.load_bytes() + 8 * (forward + features))
+        return peak + 8 * scores
 
     def validate_config(self, config: Mapping[str, Any]) -> None:
         data = lee.load()  # a missing wheel or a wrong file: one line (exit 2)
