@@ -140,3 +140,19 @@ def test_config_paths_that_are_not_what_the_command_takes(tmp_path: Path, monkey
         done = CliRunner().invoke(app, ["reproduce", "--configs", folder, "--quiet"])
         one_line_error(done, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "one.toml"]
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [(["--seed", "-1"], "'seed': -1"), (["--workers", "0"], "'workers': 0")],
+)
+def test_reproduce_refuses_bad_run_options_before_checking_configs(
+    tmp_path: Path, option, message
+) -> None:
+    """They were refused after every config had been checked (a paper profile's range probes
+    take minutes); here the broken config would be found first."""
+    from cli_helpers import one_line_error
+
+    (tmp_path / "bad.toml").write_text('experiment = "theory"\n[params]\nbogus = 1\n')
+    done = CliRunner().invoke(app, ["reproduce", "--configs", str(tmp_path), *option])
+    one_line_error(done, f"invalid value for {message}")
