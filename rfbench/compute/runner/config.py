@@ -149,16 +149,17 @@ def resolve_file(
 
 def _check_other_profiles(cfg: ConfigFile, experiment: Experiment, profile: str | None) -> None:
     """The keys and types of the file's other profiles: a typo in [profiles.paper] is found by a
-    quick run too (and by ``reproduce``'s check of every config), not in the first paper run.
-    Each profile's own values are checked, on the defaults: how they combine with [params] (say
-    a budget there and an m here) is the business of a run of that profile."""
+    quick run too (and by ``reproduce``'s check of every config), not in the first paper run."""
     notices = logging.getLogger("rfbench.params")  # an old name's notice: once, for the run's
     for other, overrides in cfg.profiles.items():
         if other == profile:
             continue
+        params: dict[str, Any] = {}
         disabled, notices.disabled = notices.disabled, True
         try:
-            resolve(experiment.params, overrides, cfg.experiment)
+            for layer in (cfg.params, overrides):
+                params.update(renamed(experiment.params, layer, cfg.experiment))
+            resolve(experiment.params, params, cfg.experiment)
         except ConfigError as exc:
             raise type(exc)(f"{cfg.path}: [profiles.{other}]: {exc}") from None
         finally:
