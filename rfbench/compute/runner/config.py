@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from rfbench.compute.experiments import get_experiment
 from rfbench.compute.experiments.base import PROFILES, RESERVED_KEYS, ConfigError, Experiment
-from rfbench.compute.experiments.params import renamed, resolve
+from rfbench.compute.experiments.params import config_error, renamed
 
 TOP_LEVEL_KEYS: tuple[str, ...] = (
     "experiment",
@@ -149,17 +151,23 @@ def resolve_file(
 
 def _check_other_profiles(cfg: ConfigFile, experiment: Experiment, profile: str | None) -> None:
     """The keys and types of the file's other profiles: a typo in [profiles.paper] is found by a
-    quick run too (and by ``reproduce``'s check of every config), not in the first paper run."""
+    quick run too (and by ``reproduce``'s check of every config), not in the first paper run. A
+    combination of values (``m`` and ``budget`` both given) is the experiment's to judge when that
+    profile runs (its profile values may replace a key), so only a key or a value is refused."""
     notices = logging.getLogger("rfbench.params")  # an old name's notice: once, for the run's
     for other, overrides in cfg.profiles.items():
         if other == profile:
             continue
-        params: dict[str, Any] = {}
         disabled, notices.disabled = notices.disabled, True
         try:
+            params: dict[str, Any] = {}
             for layer in (cfg.params, overrides):
                 params.update(renamed(experiment.params, layer, cfg.experiment))
-            resolve(experiment.params, params, cfg.experiment)
+            experiment.params.model_validate(params)
+        except ValidationError as exc:
+            if any(error["loc"] for error in exc.errors()):  # a key or a value, not a combination
+                error = config_error(exc, experiment.params, cfg.experiment)
+                raise ConfigError(f"{cfg.path}: [profiles.{other}]: {error}") from None
         except ConfigError as exc:
             raise type(exc)(f"{cfg.path}: [profiles.{other}]: {exc}") from None
         finally:
