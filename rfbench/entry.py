@@ -38,6 +38,9 @@ def interrupted() -> None:
 
 
 def main() -> None:  # pragma: no cover - console entry (tested through subprocesses)
+    for stream in (sys.stdout, sys.stderr):  # a console that cannot show σ or ━ gets '?' for them
+        with contextlib.suppress(AttributeError, ValueError):  # (it raised UnicodeEncodeError)
+            stream.reconfigure(errors="replace")
     try:
         from rfbench.cli.app import cli
 

@@ -80,16 +80,20 @@ RUN_KEYS = tuple(p.name for p in RUN_OPTIONS)
 
 
 def check_run_options(options: Mapping[str, Any]) -> None:
-    """Refuse a bad profile or backend; state ``--max-memory`` for the readers of user files
-    (rfbench.compute.memlimits), which check a file before the config that names it is resolved."""
+    """Refuse a bad profile, backend, seed or worker count (before ``reproduce`` checks every
+    config); state ``--max-memory`` for the readers of user files (rfbench.compute.memlimits),
+    which check a file before the config that names it is resolved."""
     from rfbench.compute.memlimits import set_requested
     from rfbench.compute.runner.memory import parse_size
+    from rfbench.compute.runner.options import RunOptions
 
     set_requested(parse_size(options.get("max_memory")))
     if options["profile"] not in (None, *PROFILES):
         raise ConfigError.bad_value("--profile", options["profile"], ", ".join(PROFILES))
     if options["backend"] not in BACKENDS:
         raise ConfigError.bad_value("--backend", options["backend"], ", ".join(BACKENDS))
+    keys = ("seed", "workers", "backend", "scheduler")
+    RunOptions(**{k: options[k] for k in keys if k in options}).checked()
 
 
 def plan_run(

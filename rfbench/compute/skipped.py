@@ -10,20 +10,37 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from rfbench.compute.checks import UserError
 from rfbench.compute.results import atomic_write
 
 SKIPPED_FILE = "skipped-data.json"
 
 
 def record_skipped(out_dir: Path, skipped: list[dict[str, str]]) -> None:
-    """Write (or clear) the record of configs skipped for missing data in ``out_dir``."""
+    """Write (or clear) the record of configs skipped for missing data in ``out_dir``; a file of
+    that name rfbench did not write (or a link) is never replaced or removed."""
     path = out_dir / SKIPPED_FILE
+    foreign = path.is_symlink() or (path.exists() and not _ours(path))
     if not skipped:
-        if path.is_file():
+        if path.is_file() and not foreign:
             path.unlink()
         return
+    if foreign:
+        raise UserError(
+            f"cannot record the configs skipped for missing data: {path} exists and rfbench did "
+            "not write it; rfbench never replaces it (move it, then run again)"
+        )
     text = json.dumps({"tool": "rfbench", "skipped": skipped}, indent=2, sort_keys=True)
     atomic_write(path, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+
+
+def _ours(path: Path) -> bool:
+    """Whether ``path`` is a record rfbench wrote (JSON whose ``tool`` is rfbench)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record.get("tool") == "rfbench"
 
 
 def _records(results: Path) -> list[dict]:

@@ -37,6 +37,7 @@ BAD = [
     # the samples × angles estimates a job keeps were not in its memory estimate: MemoryError
     (["pointwise", "--samples", "1000000000000"], "'samples' = 1000000000000 is too large"),
     (["pointwise", "--angles", "1000000000000"], "'angles' = 1000000000000 is too large"),
+    (["classify", "--dataset", "wine", "--val-trials", str(10**12)], "'val_trials' = 10000"),
 ]
 #: inputs whose refusal waits for a timeout (an unreachable scheduler: 5 s)
 SLOW_INPUTS = {"--scheduler"}
@@ -140,3 +141,28 @@ def test_config_paths_that_are_not_what_the_command_takes(tmp_path: Path, monkey
         done = CliRunner().invoke(app, ["reproduce", "--configs", folder, "--quiet"])
         one_line_error(done, message)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "one.toml"]
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [(["--seed", "-1"], "'seed': -1"), (["--workers", "0"], "'workers': 0")],
+)
+def test_reproduce_refuses_bad_run_options_before_checking_configs(
+    tmp_path: Path, option, message
+) -> None:
+    """They were refused after every config had been checked (a paper profile's range probes
+    take minutes); here the broken config would be found first."""
+    from cli_helpers import one_line_error
+
+    (tmp_path / "bad.toml").write_text('experiment = "theory"\n[params]\nbogus = 1\n')
+    done = CliRunner().invoke(app, ["reproduce", "--configs", str(tmp_path), *option])
+    one_line_error(done, f"invalid value for {message}")
+
+
+def test_a_users_table_among_the_data_sets_is_sized_before_allocating(tmp_path: Path) -> None:
+    """--dataset t.csv#label was given no memory estimate (only --data was): a huge m ran into a
+    MemoryError (exit 1)."""
+    rows = "\n".join(f"{i},{i % 5},{i % 2}" for i in range(40))
+    (tmp_path / "t.csv").write_text("a,b,label\n" + rows + "\n")
+    args = ["classify", "--dataset", f"{tmp_path / 't.csv'}#label", "--m", "100000000"]
+    test_bad_input_is_one_line_and_exit_2(tmp_path, args, "'m' = 100000000 is too large")

@@ -112,3 +112,19 @@ def test_user_errors_exit_2_in_one_line_without_output(tmp_path, logs, capsys) -
         line = _one_line(capsys)
         assert line.startswith("rfbench: error: ") and needle in line, line
     assert not out.exists() and not logs.exists()
+
+
+def test_a_console_that_cannot_encode_the_output_gets_it_replaced_not_a_crash() -> None:
+    """With an ascii (or latin-1) console, σ, λ or § in a help or a table ended the command in
+    an internal error (UnicodeEncodeError)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    command = [sys.executable, "-c", "from rfbench.entry import main; main()"]
+    for args in (["list", "estimators"], ["pointwise", "--help"]):
+        done = subprocess.run([*command, *args], capture_output=True, env=env, timeout=120)
+        assert done.returncode == 0 and b"rfbench" in done.stdout, done.stderr.decode()
+    bad = subprocess.run([*command, "pointwise", "--r", "nan"], capture_output=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith(b"rfbench: error: invalid value for 'r'")

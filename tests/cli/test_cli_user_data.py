@@ -232,3 +232,23 @@ def test_data_takes_the_reference_form_of_configs_and_provenance(files, tmp_path
     (odd / "t.csv").write_bytes(files["t.csv"].read_bytes())
     one_line_error(invoke("classify", "--data", odd / "t.csv", "--target", "label", *run),
                    "a '#' in its path reads as PATH#TARGET")  # fmt: skip
+
+
+def test_a_table_named_by_its_path_elsewhere_in_a_config_is_pinned_alike(
+    files, tmp_path: Path
+) -> None:
+    """trials_by_dataset's key and subset_datasets' entry name the table as dataset does; pinned
+    only there, they no longer matched ('names of the run's data sets')."""
+    table = f"{files['t.csv']}#label"
+    config = tmp_path / "mine.toml"
+    config.write_text(f'experiment = "classify"\nname = "mine"\n[params]\n'
+                      f'dataset = ["wine", "{table}"]\nm = [2]\ntrials = 3\n'
+                      f'estimators = ["positive@iid"]\ntrials_by_dataset = {{"{table}" = 4}}\n'
+                      f'subset_datasets = ["{table}"]\n')  # fmt: skip
+    out = tmp_path / "c.parquet"
+    ok(invoke("run", config, "--out", out))
+    ref = user.reference(files["t.csv"], "label")
+    config = load_provenance(out)["config"]
+    assert config["trials_by_dataset"] == {ref: 4} and config["subset_datasets"] == [ref]
+    rows = load_results(out).query("metric == 'accuracy' and estimator == 'positive@iid'")
+    assert dict(zip(rows["dataset"], rows["n_trials"], strict=True)) == {"wine": 3, ref: 4}

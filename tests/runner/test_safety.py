@@ -344,3 +344,32 @@ def test_data_unavailable_survives_a_process_boundary() -> None:
     again = pickle.loads(pickle.dumps(DataUnavailable("data set 'cmc' is missing", "cmc")))
     assert isinstance(again, DataUnavailable) and again.dataset == "cmc"
     assert str(again) == "data set 'cmc' is missing" and again.fix == "rfbench data fetch cmc"
+
+
+def test_the_skipped_record_never_replaces_or_removes_a_file_rfbench_did_not_write(
+    tmp_path: Path,
+) -> None:
+    """reproduce --out-dir FOLDER removed a skipped-data.json of the user's (or a link of that
+    name) when nothing was skipped, and replaced it when something was."""
+    from rfbench.compute.checks import UserError
+    from rfbench.compute.skipped import SKIPPED_FILE, record_skipped, skipped_names
+
+    mine, victim = tmp_path / SKIPPED_FILE, tmp_path / "victim.txt"
+    mine.write_text('{"mine": true}\n')
+    victim.write_text("precious")
+    skip = [{"config": "c.toml", "name": "c", "dataset": "mnist", "fix": "rfbench data fetch"}]
+    record_skipped(tmp_path, [])
+    with pytest.raises(UserError, match="rfbench did not write it"):
+        record_skipped(tmp_path, skip)
+    assert mine.read_text() == '{"mine": true}\n'
+    mine.unlink()
+    mine.symlink_to(victim)
+    record_skipped(tmp_path, [])
+    with pytest.raises(UserError, match="rfbench never replaces it"):
+        record_skipped(tmp_path, skip)
+    assert mine.is_symlink() and victim.read_text() == "precious"
+    mine.unlink()
+    record_skipped(tmp_path, skip)  # its own record: written, then cleared
+    assert skipped_names(tmp_path) == {"c": "mnist"}
+    record_skipped(tmp_path, [])
+    assert not mine.exists()

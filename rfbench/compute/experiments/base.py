@@ -267,16 +267,26 @@ class Experiment:
     def _pinned_files(self, resolved: Mapping[str, Any]) -> dict[str, Any]:
         """The user files a config names (``data``; a labelled table also among the data sets
         it replaces) as pinned references ``PATH[#TARGET]@SHA256PREFIX``
-        (rfbench.compute.datasets.user.pinned)."""
+        (rfbench.compute.datasets.user.pinned), wherever the config names them (a list's entry,
+        a table's key: classify's trials_by_dataset, subset_datasets)."""
         from rfbench.compute.datasets import user
 
-        out: dict[str, Any] = {}
-        if isinstance(resolved.get("data"), str) and resolved["data"]:
-            out["data"] = user.pinned(resolved["data"])
         table = self.data_file.table_for
-        if table and isinstance(resolved.get(table), list):
-            out[table] = [user.pinned(v) if isinstance(v, str) else v for v in resolved[table]]
-        return out
+        names = [resolved.get("data")]
+        names += resolved.get(table) or [] if table else []
+        pins = {n: user.pinned(n) for n in names if isinstance(n, str) and user.is_reference(n)}
+        pins = {name: ref for name, ref in pins.items() if name != ref}
+
+        def pin(value: Any) -> Any:
+            if isinstance(value, str):
+                return pins.get(value, value)
+            if isinstance(value, list):
+                return [pin(v) for v in value]
+            if isinstance(value, dict):
+                return {pins.get(k, k): v for k, v in value.items()}
+            return value
+
+        return {k: pin(v) for k, v in resolved.items() if k not in RESERVED_KEYS} if pins else {}
 
     #: integer parameters (scalars or lists) that :meth:`peak_memory` grows with, in the order a
     #: refusal names them (the runner finds the largest value of each that fits)

@@ -352,19 +352,24 @@ class Classify(Experiment):
         draws *= sigmas if "sigma_grid" in spec else 1
         return float(rows * features * draws)
 
-    memory_parameters = ("m", "budget", "trials")
+    memory_parameters = ("m", "budget", "trials", "val_trials")
     range_parameters = ("sigma",)
     probe_overrides = {"trials": 2, "val_trials": 2}
 
     def peak_memory(self, config: Mapping[str, Any]) -> int:
         """All trials' projections (trials × M × d) with a working copy, and three row chunks of
         the 2M-column feature matrix (at least 64 rows; kernel_regression.CHUNK entries), in
-        float64, for the widest of the run's data sets (0 for data sets of unknown width)."""
+        float64, for the widest of the run's data sets, a user's tables included (0 for data sets
+        of unknown width)."""
         from rfbench.compute.datasets.registry import DATASETS, get
 
-        widths = [get(n).n_features for n in config["dataset"] if n in DATASETS]
-        if config["data"]:  # the user's table: its columns but the label
-            widths = [user.declared_shape(config["data"])[1] - 1]
+        def width(name: str) -> int | None:  # a user's table: its columns but the label
+            if user.is_reference(name):
+                return user.declared_shape(name)[1] - 1
+            return get(name).n_features
+
+        names = [config["data"]] if config["data"] else config["dataset"]
+        widths = [width(n) for n in names if n in DATASETS or user.is_reference(n)]
         if not widths or None in widths:
             return 0
         d = max(widths)
