@@ -78,3 +78,32 @@ def test_a_figure_that_raises_leaves_the_others_drawn(tmp_path: Path, monkeypatc
     assert done.exit_code == 1, done.output
     assert "figure cse-fig1 could not be drawn: ZeroDivisionError: a bug" in done.output
     assert "traceback in" in done.output and (out / "cse-fig2.png").is_file()
+
+
+def _hrf_fig1(tmp_path: Path, keep) -> tuple:
+    """hrf-fig1's committed closed forms cut to the rows ``keep`` selects, drawn alone."""
+    path = tmp_path / "results" / "theory" / "hrf-fig1.parquet"
+    path.parent.mkdir(parents=True)
+    table = pq.read_table(RESULTS / "theory" / "hrf-fig1.parquet")
+    rows = table.to_pandas()
+    cut = pa.Table.from_pandas(rows[keep(rows)], preserve_index=False)
+    pq.write_table(cut.replace_schema_metadata(table.schema.metadata), path)
+    out = tmp_path / "figures"
+    args = ["figures", "--results", str(tmp_path / "results"), "--out", str(out)]
+    return CliRunner().invoke(app, [*args, "--only", "hrf-fig1"]), out
+
+
+def test_hrf_fig1_of_one_line_of_points_is_drawn(tmp_path: Path) -> None:
+    """Two closed-form values at one r: no contour can be drawn through a line (it raised)."""
+    done, out = _hrf_fig1(
+        tmp_path, lambda df: (df["metric"] == "theory_mse") & (df["value"] > 1) & (df["r"] == 1.3)
+    )
+    assert done.exit_code == 0, done.output
+    assert (out / "hrf-fig1.png").is_file()
+
+
+def test_hrf_fig1_of_mse_zero_only_says_it_has_no_data(tmp_path: Path) -> None:
+    """Every MSE 0 (exact at θ = 0): a log scale shows nothing; it raised on log10(0)."""
+    done, out = _hrf_fig1(tmp_path, lambda df: (df["metric"] == "theory_mse") & (df["value"] == 0))
+    assert done.exit_code == 0, done.output
+    assert "the figure has no data" in done.output and not (out / "hrf-fig1.png").exists()

@@ -70,10 +70,12 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
     names = list(dict.fromkeys(df["estimator"]))
     surfaces = {e: _surface(df[df["estimator"] == e]) for e in names}
     top = max(np.nanmax(z) for _, _, z in surfaces.values())
+    fig = style.figure(style.FULL_WIDTH, 2.7)
+    if not top > MSE_FLOOR:  # every MSE ≈ 0: a log scale shows nothing ("the figure has no data")
+        return fig
     norm = LogNorm(vmin=MSE_FLOOR, vmax=top)
     cmap = plt.get_cmap("viridis").with_extremes(under="white", bad="white")
 
-    fig = style.figure(style.FULL_WIDTH, 2.7)
     outer = fig.add_gridspec(1, 2, width_ratios=[3.1, 1.2])
     gs = outer[0].subgridspec(2, len(names), height_ratios=[1, 0.05], wspace=0.1, hspace=0.7)
     r_all = next(iter(surfaces.values()))[1]
@@ -85,7 +87,8 @@ def hrf_fig1(results: dict[str, pd.DataFrame]) -> Figure:
         mesh = ax.pcolormesh(theta, r, z, norm=norm, cmap=cmap, shading="nearest")
         logz = np.log10(np.clip(z, MSE_FLOOR, None))
         levels = np.arange(0, np.log10(top), 10)
-        ax.contour(theta, r, logz, levels=levels, colors="white", linewidths=0.4, alpha=0.7)
+        if min(logz.shape) > 1 and len(levels):  # a contour needs a grid, not a line of points
+            ax.contour(theta, r, logz, levels=levels, colors="white", linewidths=0.4, alpha=0.7)
         for sign in (-1, 1):
             ax.axhline(sign * r_slice, color="0.55", linewidth=1.4)
         ax.set_title(paper_name(name, "hrf"))
