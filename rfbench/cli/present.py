@@ -203,10 +203,7 @@ def markdown_target(markdown: str) -> Path | None:
     if path.is_dir() and not path.is_symlink():
         raise UserError(f"--markdown {markdown} is a folder; give a file name, e.g. "
                         f"{path / 'compare.md'}")  # fmt: skip
-    parent = next((p for p in path.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise UserError(f"--markdown {markdown}: {parent} is a file, not a folder")
-    check_markdown(path, "--markdown")
+    check_markdown(path, "--markdown")  # a path under a file too (outputs.check_folder)
     return path
 
 
